@@ -1,0 +1,70 @@
+//! The one crate of pertinax that talks to the OS below the standard library
+//! and holds `unsafe` code.
+//!
+//! Everything above it is `#![forbid(unsafe_code)]`. What lives here:
+//!
+//! - [`segment`]: the job's shared-memory segment (an anonymous `memfd`
+//!   inherited by every process of the job, so there is no name in
+//!   `/dev/shm` to leak), its layout, per-process control blocks and the
+//!   per-pair rings.
+//! - [`ring`]: a lock-free single-producer/single-consumer byte ring of
+//!   variable-size records. The fast path is plain loads and stores: no
+//!   system call, no locked instruction.
+//! - [`futex`]: sleeping and waking across processes on a word of the
+//!   segment.
+//! - [`cma`]: single-copy transfers between processes (`process_vm_readv`),
+//!   with a probe that says whether the kernel allows it.
+//! - [`process`]: set-up of a child between `fork` and `exec` (keep inherited
+//!   descriptors, die with the launcher, own process group), signals, and
+//!   reaping.
+//!
+//! Every `unsafe` block carries a `// SAFETY:` comment.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+pub mod cma;
+pub mod futex;
+pub mod process;
+pub mod ring;
+pub mod segment;
+
+/// Reads `n` random bytes from the kernel (`getrandom`).
+///
+/// # Errors
+/// The OS error if the kernel refuses.
+pub fn random_bytes(buf: &mut [u8]) -> std::io::Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let rest = &mut buf[filled..];
+        // SAFETY: `rest` is a valid, writable buffer of `rest.len()` bytes.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        filled += n as usize;
+    }
+    Ok(())
+}
+
+/// Gives up the CPU to another runnable thread (`sched_yield`).
+pub fn yield_cpu() {
+    // SAFETY: sched_yield has no preconditions.
+    unsafe {
+        libc::sched_yield();
+    }
+}
+
+/// The id of the calling process.
+pub fn pid() -> u32 {
+    std::process::id()
+}
+
+/// Number of CPUs this process may run on (`sched_getaffinity`), at least 1.
+pub fn online_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}

@@ -1,0 +1,165 @@
+//! Child processes: set-up between `fork` and `exec`, signals, reaping.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// How a child ended, as `waitpid` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitKind {
+    /// Exited with this status code.
+    Code(i32),
+    /// Killed by this signal.
+    Signal(i32),
+}
+
+/// Prepares `cmd` so that the child:
+/// - inherits the descriptors `keep` (close-on-exec cleared in the child
+///   only; the same numbers are valid there);
+/// - is killed with SIGKILL if the process that spawned it dies
+///   (`PR_SET_PDEATHSIG`), even if that happened during the fork;
+/// - runs in a process group of its own, so that a terminal's Ctrl-C reaches
+///   the launcher alone and the launcher can signal the child's descendants.
+pub fn configure_child(cmd: &mut Command, keep: Vec<RawFd>) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and calls
+    // only async-signal-safe functions (fcntl, setpgid, prctl, getppid,
+    // _exit); it allocates nothing (`keep` was allocated before the fork).
+    unsafe {
+        cmd.pre_exec(move || {
+            for &fd in &keep {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            libc::setpgid(0, 0);
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(127);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Sends `sig` to process `pid`. A process that is already gone is not an error.
+///
+/// # Errors
+/// Other OS errors (e.g. `EPERM`).
+pub fn kill(pid: u32, sig: i32) -> io::Result<()> {
+    // SAFETY: kill has no memory-safety preconditions.
+    if unsafe { libc::kill(pid as libc::pid_t, sig) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ESRCH) {
+            return Ok(());
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Sends `sig` to every process of process group `pgid`.
+///
+/// # Errors
+/// As [`kill`].
+pub fn kill_group(pgid: u32, sig: i32) -> io::Result<()> {
+    // SAFETY: kill with a negative pid signals a process group; no memory
+    // is touched.
+    if unsafe { libc::kill(-(pgid as libc::pid_t), sig) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ESRCH) {
+            return Ok(());
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Waits for any child of this process to end and reaps it.
+/// Returns `None` when there are no children left.
+pub fn wait_any() -> Option<(u32, ExitKind)> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid writes the status into a valid c_int.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return None;
+        }
+        if libc::WIFEXITED(status) {
+            return Some((pid as u32, ExitKind::Code(libc::WEXITSTATUS(status))));
+        }
+        if libc::WIFSIGNALED(status) {
+            return Some((pid as u32, ExitKind::Signal(libc::WTERMSIG(status))));
+        }
+    }
+}
+
+/// The usual name of a signal number ("SIGKILL"), or "signal N".
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGCONT => "SIGCONT",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
+}
+
+/// Whether `pid` names a live process (zombies count as live).
+pub fn is_alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}
+
+/// Asks the kernel to send `sig` to this process when its parent dies.
+pub fn die_with_parent(sig: i32) {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only changes a process attribute.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, sig, 0, 0, 0);
+    }
+}
+
+/// Ends the process at once with `code`, running no destructors or
+/// `atexit` handlers (used when the launcher is gone).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and has no preconditions.
+    unsafe { libc::_exit(code) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(signal_name(9), "SIGKILL");
+        assert_eq!(signal_name(63), "signal 63");
+    }
+
+    #[test]
+    fn kill_of_missing_process_is_ok() {
+        // pid_max is far below this.
+        assert!(kill(0x3fff_fff0, 0).is_ok());
+        assert!(!is_alive(0x3fff_fff0));
+    }
+}
