@@ -1,0 +1,156 @@
+//! The control protocol between a process and the launcher.
+//!
+//! Frames are a little-endian `u32` length followed by a bincode-encoded
+//! message. The process speaks first with [`ToLauncher::Hello`], presenting
+//! the job secret; the launcher drops any connection whose secret is wrong.
+
+use std::io::{self, Read, Write};
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// Largest frame either side accepts.
+pub const MAX_FRAME: usize = 64 << 20;
+
+/// Messages a process sends to the launcher.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ToLauncher {
+    /// First message: who I am, proven by the job secret.
+    Hello {
+        /// Slot in the shared segment.
+        slot: u32,
+        /// World rank.
+        rank: u32,
+        /// Process id.
+        pid: u32,
+        /// The job secret from the environment.
+        secret: Vec<u8>,
+    },
+    /// Publish a bootstrap key/value pair (visible after the next fence).
+    Put {
+        /// Key.
+        key: String,
+        /// Value.
+        value: Vec<u8>,
+    },
+    /// Wait until every rank has reached its fence; answered by
+    /// [`ToRank::FenceDone`] with everything published before it.
+    Fence,
+    /// The process finalized cleanly and will exit.
+    Finalize,
+    /// The program asks to end the whole job with this exit code.
+    Abort {
+        /// Exit code for the job.
+        code: i32,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Messages the launcher sends to a process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ToRank {
+    /// The hello was accepted.
+    Welcome,
+    /// Every rank reached the fence; here is all that was published.
+    FenceDone {
+        /// Key/value pairs, in key order.
+        entries: Vec<(String, Vec<u8>)>,
+    },
+    /// The job is ending; exit now.
+    Shutdown,
+}
+
+/// Errors of the framing layer.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The socket failed.
+    #[error("control socket: {0}")]
+    Io(#[from] io::Error),
+    /// The frame could not be decoded or encoded.
+    #[error("control message: {0}")]
+    Codec(#[from] bincode::Error),
+    /// A frame announced more than [`MAX_FRAME`] bytes.
+    #[error("control frame of {0} bytes exceeds the limit")]
+    TooLarge(usize),
+}
+
+/// Writes one frame.
+///
+/// # Errors
+/// Encoding and I/O errors.
+pub fn write_frame<W: Write, T: Serialize>(w: &mut W, msg: &T) -> Result<(), FrameError> {
+    let body = bincode::serialize(msg)?;
+    if body.len() > MAX_FRAME {
+        return Err(FrameError::TooLarge(body.len()));
+    }
+    let mut buf = Vec::with_capacity(4 + body.len());
+    buf.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&body);
+    w.write_all(&buf)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// Reads one frame; `Ok(None)` on a clean end of stream before a frame.
+///
+/// # Errors
+/// I/O errors (including a stream cut inside a frame), decoding errors,
+/// oversized frames.
+pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> Result<Option<T>, FrameError> {
+    let mut len = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match r.read(&mut len[got..]) {
+            Ok(0) if got == 0 => return Ok(None),
+            Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(FrameError::TooLarge(len));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body)?;
+    Ok(Some(bincode::deserialize(&body)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_eof() {
+        let mut buf = Vec::new();
+        let m1 = ToLauncher::Hello {
+            slot: 3,
+            rank: 3,
+            pid: 42,
+            secret: vec![1, 2, 3],
+        };
+        let m2 = ToLauncher::Put {
+            key: "k".into(),
+            value: vec![9; 1000],
+        };
+        write_frame(&mut buf, &m1).unwrap();
+        write_frame(&mut buf, &m2).unwrap();
+        let mut r = &buf[..];
+        assert_eq!(read_frame::<_, ToLauncher>(&mut r).unwrap(), Some(m1));
+        assert_eq!(read_frame::<_, ToLauncher>(&mut r).unwrap(), Some(m2));
+        assert!(read_frame::<_, ToLauncher>(&mut r).unwrap().is_none());
+    }
+
+    #[test]
+    fn truncated_and_oversized_frames_are_errors() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &ToRank::Shutdown).unwrap();
+        let cut = &buf[..buf.len() - 1];
+        assert!(read_frame::<_, ToRank>(&mut &cut[..]).is_err());
+        let huge = (u32::MAX).to_le_bytes();
+        assert!(matches!(read_frame::<_, ToRank>(&mut &huge[..]), Err(FrameError::TooLarge(_))));
+        let garbage = [1u8, 0, 0, 0, 0xff];
+        assert!(read_frame::<_, ToRank>(&mut &garbage[..]).is_err());
+    }
+}

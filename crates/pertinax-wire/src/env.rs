@@ -1,0 +1,58 @@
+//! Environment variables set by the launcher for every process it starts.
+//!
+//! A process that finds none of them runs as a singleton job of size 1.
+
+/// Rank in the world communicator (decimal).
+pub const RANK: &str = "PERTINAX_RANK";
+/// Number of ranks in the world communicator (decimal).
+pub const SIZE: &str = "PERTINAX_SIZE";
+/// Slot of this process in the shared segment (decimal).
+pub const SLOT: &str = "PERTINAX_SLOT";
+/// Job id (32 hex digits).
+pub const JOB_ID: &str = "PERTINAX_JOB_ID";
+/// Per-job secret (64 hex digits) that the process presents to the launcher.
+pub const SECRET: &str = "PERTINAX_SECRET";
+/// Inherited descriptor of the job's shared-memory segment (decimal).
+pub const SHM_FD: &str = "PERTINAX_SHM_FD";
+/// Inherited descriptor of this process's control socket (decimal).
+pub const CTRL_FD: &str = "PERTINAX_CTRL_FD";
+
+/// Tunables read by the runtime (all optional).
+pub mod tune {
+    /// Largest message sent eagerly through the ring (bytes).
+    pub const EAGER_LIMIT: &str = "PERTINAX_EAGER_LIMIT";
+    /// `0` disables the single-copy (cross-memory attach) path.
+    pub const CMA: &str = "PERTINAX_CMA";
+    /// Polling rounds before a waiting process starts yielding.
+    pub const SPIN: &str = "PERTINAX_SPIN";
+    /// Yields before a waiting process goes to sleep on its futex.
+    pub const YIELDS: &str = "PERTINAX_YIELDS";
+}
+
+/// Formats bytes as lowercase hex.
+pub fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses lowercase or uppercase hex; `None` on odd length or a bad digit.
+pub fn from_hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_round_trip() {
+        let b = [0u8, 1, 0xab, 0xff];
+        assert_eq!(super::to_hex(&b), "0001abff");
+        assert_eq!(super::from_hex("0001ABff").unwrap(), b);
+        assert!(super::from_hex("abc").is_none());
+        assert!(super::from_hex("zz").is_none());
+    }
+}
