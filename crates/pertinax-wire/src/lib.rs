@@ -12,3 +12,16 @@
 pub mod ctrl;
 pub mod env;
 pub mod msg;
+
+/// States of a process slot in the shared segment (`ProcBlock::state`),
+/// written by the launcher, read by every process.
+pub mod slot {
+    /// Nobody occupies the slot.
+    pub const EMPTY: u32 = 0;
+    /// A process was started in the slot and has not ended.
+    pub const RUNNING: u32 = 1;
+    /// The process finalized and exited cleanly.
+    pub const FINALIZED: u32 = 2;
+    /// The process ended without finalizing (killed, crashed, exited early).
+    pub const FAILED: u32 = 3;
+}
