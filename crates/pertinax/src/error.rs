@@ -1,0 +1,101 @@
+//! The one error type of the core, with a matchable kind per failure.
+
+use crate::types::{Rank, Tag};
+
+/// Everything that can go wrong in a pertinax call.
+///
+/// Failures cross layers (a collective fails because a receive failed
+/// because a peer died), so recovery code matches on the variant wherever it
+/// arose.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A peer this operation needs has failed.
+    #[error("process failure: rank(s) {ranks:?} of the communicator failed")]
+    ProcFailed {
+        /// Ranks (in the communicator used) known to have failed.
+        ranks: Vec<Rank>,
+    },
+    /// An any-source receive could match a failed peer whose failure was
+    /// not acknowledged yet.
+    #[error("any-source receive while failures of rank(s) {ranks:?} are unacknowledged")]
+    ProcFailedPending {
+        /// The unacknowledged failed ranks.
+        ranks: Vec<Rank>,
+    },
+    /// The communicator was revoked.
+    #[error("the communicator was revoked")]
+    Revoked,
+    /// The message is longer than the receive buffer. The message was not
+    /// consumed: a receive with a large enough buffer still gets it.
+    #[error("message truncated: {sent} bytes sent, receive buffer holds {capacity}")]
+    Truncated {
+        /// Bytes in the message.
+        sent: usize,
+        /// Bytes the receive buffer holds.
+        capacity: usize,
+    },
+    /// The message length is not a multiple of the receive element size.
+    /// The message was not consumed.
+    #[error("message of {len} bytes is not a whole number of {elem}-byte elements")]
+    LengthNotMultiple {
+        /// Bytes in the message.
+        len: usize,
+        /// Size of one element of the receive buffer.
+        elem: usize,
+    },
+    /// A rank outside `0..size`.
+    #[error("invalid rank {rank} for a communicator of size {size}")]
+    InvalidRank {
+        /// The rank given.
+        rank: Rank,
+        /// The communicator's size.
+        size: usize,
+    },
+    /// A tag outside `0..=TAG_UB`.
+    #[error("invalid tag {tag} (valid tags are 0..={max})")]
+    InvalidTag {
+        /// The tag given.
+        tag: Tag,
+        /// The largest valid tag.
+        max: i32,
+    },
+    /// An argument is invalid (the message says which and why).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The communicator was freed.
+    #[error("the communicator was freed")]
+    CommFreed,
+    /// The request already completed and its result was taken.
+    #[error("the request is no longer active (its result was already returned)")]
+    RequestInactive,
+    /// The runtime was finalized (or is being finalized).
+    #[error("the runtime is finalized")]
+    Finalized,
+    /// `init` was called twice in one process.
+    #[error("the runtime is already initialized in this process")]
+    AlreadyInitialized,
+    /// Bootstrap with the launcher failed.
+    #[error("bootstrap failed: {0}")]
+    Bootstrap(String),
+    /// The operating system refused something the transport needs.
+    #[error("transport: {0}")]
+    Transport(String),
+    /// A value could not be serialized or deserialized.
+    #[error("serialization: {0}")]
+    Serialization(String),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// True for the failure kinds that recovery code reacts to
+    /// (`ProcFailed`, `ProcFailedPending`, `Revoked`).
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Error::ProcFailed { .. } | Error::ProcFailedPending { .. } | Error::Revoked
+        )
+    }
+}

@@ -1,0 +1,263 @@
+//! Point-to-point communication on a communicator.
+//!
+//! Buffers are slices of plain-old-data types ([`bytemuck::Pod`]): sent and
+//! received without conversion or copies at the call site. Values of any
+//! `serde` type can be sent with [`Comm::send_value`].
+//!
+//! # Example
+//! ```
+//! let u = pertinax::init()?;
+//! let world = u.world();
+//! // A singleton job sends to itself.
+//! world.send(&[1.5f64, 2.5], 0, 7)?;
+//! let mut got = [0f64; 2];
+//! let st = world.recv(&mut got, 0, 7)?;
+//! assert_eq!((got, st.len), ([1.5, 2.5], 16));
+//! # Ok::<(), pertinax::Error>(())
+//! ```
+
+use bytemuck::Pod;
+use pertinax_sys::lend;
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::comm::Comm;
+use crate::engine::MatchSpec;
+use crate::error::{Error, Result};
+use crate::request::{Request, Scope};
+use crate::types::{Rank, Source, Status, Tag, TagMatch};
+use crate::wait::Backoff;
+
+impl Comm {
+    /// Sends bytes on context `ctx` (validated rank).
+    pub(crate) fn raw_send(&self, ctx: u32, data: &[u8], dest: u32, tag: i32) -> Result<()> {
+        let rt = &self.inner.rt;
+        let slot = self.slot_of(dest);
+        let mut e = rt.engine.borrow_mut();
+        if data.len() <= e.eager_limit() {
+            return e.send_eager(slot, dest, ctx, self.inner.rank, tag, data);
+        }
+        drop(e);
+        let mut b = Backoff::default();
+        lend::scope(
+            |s| {
+                let mut e = rt.engine.borrow_mut();
+                let k = e.isend(slot, dest, ctx, self.inner.rank, tag, s.lend(data))?;
+                e.wait(k).map(|_| ())
+            },
+            || rt.drain_step(&mut b),
+        )
+    }
+
+    /// Receives into bytes (elements of `elem` bytes).
+    pub(crate) fn raw_recv(&self, spec: MatchSpec, buf: &mut [u8], elem: usize) -> Result<Status> {
+        let rt = &self.inner.rt;
+        let mut b = Backoff::default();
+        lend::scope(
+            |s| {
+                let mut e = rt.engine.borrow_mut();
+                let k = e.irecv(spec, self.inner.peers.clone(), s.lend_mut(buf), elem);
+                e.wait(k)
+            },
+            || rt.drain_step(&mut b),
+        )
+    }
+
+    pub(crate) fn spec(&self, src: Source, tag: TagMatch) -> Result<MatchSpec> {
+        Ok(MatchSpec {
+            ctx: self.inner.ctx,
+            src: match src {
+                Source::Any => None,
+                Source::Rank(r) => Some(self.check_rank(r)?),
+            },
+            tag: match tag {
+                TagMatch::Any => None,
+                TagMatch::Tag(t) => Some(Self::check_tag(t)?),
+            },
+        })
+    }
+
+    /// Sends `buf` to rank `dest` with `tag`. Returns when the buffer may be
+    /// reused: small messages are copied out at once, large ones when the
+    /// receiver has taken them.
+    ///
+    /// # Errors
+    /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized`; `ProcFailed`
+    /// if the destination has failed.
+    pub fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: impl Into<Tag>) -> Result<()> {
+        self.live()?;
+        let dest = self.check_rank(dest.into())?;
+        let tag = Self::check_tag(tag.into())?;
+        self.raw_send(self.inner.ctx, bytemuck::cast_slice(buf), dest, tag)
+    }
+
+    /// Receives a message into `buf`, which must be large enough.
+    ///
+    /// # Errors
+    /// `Truncated` if the message is longer than `buf`, `LengthNotMultiple`
+    /// if it is not a whole number of `T` (in both cases the message stays
+    /// queued for a later receive); `InvalidRank`, `InvalidTag`,
+    /// `CommFreed`, `Finalized`; `ProcFailed` if the source failed;
+    /// `ProcFailedPending` for an any-source receive while a member failed.
+    pub fn recv<T: Pod>(&self, buf: &mut [T], src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
+        self.live()?;
+        let spec = self.spec(src.into(), tag.into())?;
+        self.raw_recv(spec, bytemuck::cast_slice_mut(buf), std::mem::size_of::<T>())
+    }
+
+    /// Receives a message into a new vector of exactly its length.
+    ///
+    /// # Errors
+    /// As [`Comm::recv`] (never `Truncated`).
+    pub fn recv_vec<T: Pod>(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<(Vec<T>, Status)> {
+        self.live()?;
+        let st = self.probe(src, tag)?;
+        let elem = std::mem::size_of::<T>().max(1);
+        if st.len % elem != 0 {
+            return Err(Error::LengthNotMultiple { len: st.len, elem });
+        }
+        let mut v = vec![T::zeroed(); st.len / elem];
+        let spec = MatchSpec {
+            ctx: self.inner.ctx,
+            src: Some(st.source.0 as u32),
+            tag: Some(st.tag.0),
+        };
+        let st = self.raw_recv(spec, bytemuck::cast_slice_mut(&mut v), elem)?;
+        Ok((v, st))
+    }
+
+    /// Sends any serializable value (encoded with bincode).
+    ///
+    /// # Errors
+    /// `Serialization` if encoding fails; otherwise as [`Comm::send`].
+    pub fn send_value<V: Serialize + ?Sized>(&self, value: &V, dest: impl Into<Rank>, tag: impl Into<Tag>) -> Result<()> {
+        let bytes = bincode::serialize(value).map_err(|e| Error::Serialization(e.to_string()))?;
+        self.send(&bytes, dest, tag)
+    }
+
+    /// Receives a value sent with [`Comm::send_value`].
+    ///
+    /// # Errors
+    /// `Serialization` if the message does not decode as `V` (it is
+    /// consumed); otherwise as [`Comm::recv_vec`].
+    pub fn recv_value<V: DeserializeOwned>(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<(V, Status)> {
+        let (bytes, st) = self.recv_vec::<u8>(src, tag)?;
+        let v = bincode::deserialize(&bytes).map_err(|e| Error::Serialization(e.to_string()))?;
+        Ok((v, st))
+    }
+
+    /// Sends `sbuf` to `dest` and receives into `rbuf` from `src` at the
+    /// same time (no deadlock when two ranks exchange).
+    ///
+    /// # Errors
+    /// As [`Comm::send`] and [`Comm::recv`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn sendrecv<S: Pod, R: Pod>(
+        &self,
+        sbuf: &[S],
+        dest: impl Into<Rank>,
+        stag: impl Into<Tag>,
+        rbuf: &mut [R],
+        src: impl Into<Source>,
+        rtag: impl Into<TagMatch>,
+    ) -> Result<Status> {
+        self.live()?;
+        let (dest, stag, src, rtag) = (dest.into(), stag.into(), src.into(), rtag.into());
+        crate::request::scope(|s| {
+            let r = self.irecv(s, rbuf, src, rtag)?;
+            let q = self.isend(s, sbuf, dest, stag)?;
+            let st = r.wait();
+            q.wait()?;
+            st
+        })
+    }
+
+    /// Waits for a matching message and describes it without receiving it.
+    ///
+    /// # Errors
+    /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized`, or a failure
+    /// of the peer(s) it could come from.
+    pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
+        self.live()?;
+        let spec = self.spec(src.into(), tag.into())?;
+        let mut e = self.inner.rt.engine.borrow_mut();
+        let mut out = None;
+        let peers = self.inner.peers.clone();
+        e.wait_until(|e| {
+            if let Some(st) = e.find(&spec) {
+                out = Some(Ok(st));
+            } else if let Some(err) = e.probe_doomed(&spec, &peers) {
+                out = Some(Err(err));
+            }
+            out.is_some()
+        });
+        out.unwrap_or(Err(Error::Finalized))
+    }
+
+    /// Describes a matching message if one is here, without waiting.
+    ///
+    /// # Errors
+    /// As [`Comm::probe`].
+    pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Status>> {
+        self.live()?;
+        let spec = self.spec(src.into(), tag.into())?;
+        let mut e = self.inner.rt.engine.borrow_mut();
+        e.progress();
+        if let Some(st) = e.find(&spec) {
+            return Ok(Some(st));
+        }
+        match e.probe_doomed(&spec, &self.inner.peers) {
+            Some(err) => Err(err),
+            None => Ok(None),
+        }
+    }
+
+    /// Starts sending `buf`; it stays borrowed until the request completes.
+    ///
+    /// # Errors
+    /// As [`Comm::send`], for what can be checked at once.
+    pub fn isend<'s, T: Pod>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Request<'s>> {
+        self.live()?;
+        let dest = self.check_rank(dest.into())?;
+        let tag = Self::check_tag(tag.into())?;
+        let slot = self.slot_of(dest);
+        let lent = scope.lend(bytemuck::cast_slice(buf));
+        let k = self
+            .inner
+            .rt
+            .engine
+            .borrow_mut()
+            .isend(slot, dest, self.inner.ctx, self.inner.rank, tag, lent)?;
+        Ok(Request::new(self.inner.rt.clone(), k))
+    }
+
+    /// Starts receiving into `buf`; it stays borrowed until the request
+    /// completes.
+    ///
+    /// # Errors
+    /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized` at once; the
+    /// others of [`Comm::recv`] when waited for.
+    pub fn irecv<'s, T: Pod>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Request<'s>> {
+        self.live()?;
+        let spec = self.spec(src.into(), tag.into())?;
+        let lent = scope.lend_mut(bytemuck::cast_slice_mut(buf));
+        let k = self
+            .inner
+            .rt
+            .engine
+            .borrow_mut()
+            .irecv(spec, self.inner.peers.clone(), lent, std::mem::size_of::<T>());
+        Ok(Request::new(self.inner.rt.clone(), k))
+    }
+}
