@@ -1,0 +1,68 @@
+//! Shared helpers of the pertinax rank programs used by the tests.
+#![forbid(unsafe_code)]
+
+/// A small, fast, seedable generator (SplitMix64) so that every rank can
+/// recompute what another rank sent.
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+/// Deterministic content of message `seq` from `src`: byte `i`.
+#[inline]
+pub fn content_byte(src: usize, seq: u64, i: usize) -> u8 {
+    (seq.wrapping_mul(131) as usize ^ src.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8
+}
+
+/// Fills `buf` with the content of message `seq` from `src`.
+pub fn fill(buf: &mut [u8], src: usize, seq: u64) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = content_byte(src, seq, i);
+    }
+}
+
+/// Index of the first wrong byte, if any.
+pub fn first_bad(buf: &[u8], src: usize, seq: u64) -> Option<usize> {
+    buf.iter().enumerate().position(|(i, &b)| b != content_byte(src, seq, i))
+}
+
+/// Size of message `seq` of the mixed-size load: mostly small, some
+/// medium, a few up to 4 MiB.
+pub fn mixed_size(rng: &mut Rng) -> usize {
+    match rng.below(1000) {
+        0 => rng.below(4 << 20) as usize + 1,
+        1..=9 => rng.below(64 << 10) as usize,
+        _ => rng.below(257) as usize,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_round_trip() {
+        let mut b = vec![0u8; 1000];
+        fill(&mut b, 3, 17);
+        assert_eq!(first_bad(&b, 3, 17), None);
+        b[500] ^= 1;
+        assert_eq!(first_bad(&b, 3, 17), Some(500));
+        let mut r = Rng(1);
+        let sizes: Vec<usize> = (0..10_000).map(|_| mixed_size(&mut r)).collect();
+        assert!(sizes.iter().any(|&s| s > 64 << 10));
+        assert!(sizes.iter().all(|&s| s <= 4 << 20));
+    }
+}
