@@ -23,6 +23,7 @@
 
 pub mod cma;
 pub mod futex;
+pub mod lend;
 pub mod process;
 pub mod ring;
 pub mod segment;

@@ -163,3 +163,27 @@ mod tests {
         assert!(!is_alive(0x3fff_fff0));
     }
 }
+
+/// Takes ownership of a descriptor inherited from the launcher, after
+/// checking that it is open, and marks it close-on-exec so that programs the
+/// process starts do not inherit it.
+///
+/// Call it at most once per descriptor number (the runtime does so during
+/// initialization, which it guards against running twice).
+///
+/// # Errors
+/// `EBADF` if the descriptor is not open.
+pub fn adopt_inherited_fd(fd: RawFd) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl on an arbitrary number only queries or sets flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags < 0 || fd < 3 {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    // SAFETY: as above.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) };
+    // SAFETY: the descriptor is open (checked) and was handed to this
+    // process by the launcher for the runtime alone; the runtime adopts it
+    // once, so no other owner exists.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}

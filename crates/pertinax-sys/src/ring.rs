@@ -74,9 +74,11 @@ fn round_up(n: usize) -> usize {
     (n + LINE - 1) & !(LINE - 1)
 }
 
-/// Largest payload of one record in a ring of `size` bytes.
+/// Largest payload of one record in a ring of `size` bytes: a record of
+/// at most half the ring less a line, so that a record, the padding before
+/// it and the slack line after it always fit in an empty ring.
 pub fn max_payload(size: usize) -> usize {
-    size / 4 - HEADER_BYTES
+    size / 2 - LINE - HEADER_BYTES
 }
 
 struct Raw {

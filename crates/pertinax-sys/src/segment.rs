@@ -70,7 +70,7 @@ pub struct Layout {
 }
 
 fn page_round(n: usize) -> usize {
-    (n + PAGE - 1) / PAGE * PAGE
+    n.div_ceil(PAGE) * PAGE
 }
 
 impl Layout {

@@ -21,8 +21,14 @@ pub const CTRL_FD: &str = "PERTINAX_CTRL_FD";
 pub mod tune {
     /// Largest message sent eagerly through the ring (bytes).
     pub const EAGER_LIMIT: &str = "PERTINAX_EAGER_LIMIT";
+    /// Fragment size (bytes) of large messages streamed through a ring.
+    pub const FRAG: &str = "PERTINAX_FRAG";
     /// `0` disables the single-copy (cross-memory attach) path.
     pub const CMA: &str = "PERTINAX_CMA";
+    /// Protocol for large messages: `stream` (pipelined copies through the
+    /// ring), `cma` (single copy), or `auto` (the default: single copy when
+    /// ranks outnumber cores and the kernel allows it, stream otherwise).
+    pub const LARGE: &str = "PERTINAX_LARGE";
     /// Polling rounds before a waiting process starts yielding.
     pub const SPIN: &str = "PERTINAX_SPIN";
     /// Yields before a waiting process goes to sleep on its futex.

@@ -8,11 +8,12 @@
 //!   the ring into its buffer; otherwise it is copied to the unexpected
 //!   queue.
 //! - *Rendezvous* (larger): the sender publishes an RTS record with the
-//!   address of its buffer. When a receive matches it, the receiver copies the
-//!   data in one step from the sender's memory (cross-memory attach) and
-//!   answers FIN, which completes the send. Where the kernel forbids
-//!   cross-memory attach, the receiver answers CTS instead and the sender
-//!   streams the message through the ring in fragments.
+//!   address of its buffer. When a receive matches it, the receiver either
+//!   answers CTS, and the sender streams the message through the ring in
+//!   fragments that both sides copy in a pipeline (fastest when both ranks
+//!   run at once: the fragments stay in cache), or copies the data in one
+//!   step from the sender's memory (cross-memory attach) and answers FIN
+//!   (best when ranks outnumber cores, since the sender need not run).
 //!
 //! # Matching
 //!
@@ -161,9 +162,14 @@ struct Outbox {
 }
 
 impl Outbox {
+    /// Wakes `dest` if it sleeps. No fence here (it would stall every
+    /// send until the record's cache line is written back): the sleeper
+    /// publishes its flag with a full barrier and then keeps re-checking
+    /// its rings for a grace period before it sleeps, which covers a record
+    /// whose store was still in this core's store buffer when we read the
+    /// flag (see `Engine::idle`); its futex timeout is the safety net.
     #[inline]
     fn wake(&self, dest: usize) {
-        fence(Ordering::SeqCst);
         let pb = self.seg.proc_block(dest);
         if pb.sleeping.load(Ordering::Relaxed) != 0 {
             pb.wake.fetch_add(1, Ordering::SeqCst);
@@ -516,6 +522,16 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// Largest message sent in one ring record by default.
+const DEFAULT_EAGER: usize = 32 << 10;
+
+/// Fragment size of streamed large messages: small enough to stay in the
+/// caches of both cores while the next one is copied.
+const DEFAULT_FRAG: usize = 32 << 10;
+
+/// How long a process that is about to sleep keeps checking its rings.
+const GRACE: std::time::Duration = std::time::Duration::from_micros(5);
+
 /// Largest backlog a blocking send lets build up before it waits.
 const BACKLOG_CAP: usize = 8 << 20;
 
@@ -524,8 +540,13 @@ impl Engine {
     pub fn new(seg: Segment, me: usize, nslots: usize, policy: WaitPolicy, eager_limit: Option<usize>, cma: bool) -> Engine {
         let inb = (0..nslots).map(|s| seg.consumer(s, me)).collect();
         let out: Vec<Producer> = (0..nslots).map(|d| seg.producer(me, d)).collect();
-        let frag = out.first().map_or(4096, |p| p.max_payload());
-        let eager_limit = eager_limit.unwrap_or(8192).min(frag);
+        let max = out.first().map_or(4096, |p| p.max_payload());
+        let eager_limit = eager_limit.unwrap_or(DEFAULT_EAGER).min(max);
+        let frag = std::env::var(pertinax_wire::env::tune::FRAG)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_FRAG)
+            .clamp(1024, max);
         Engine {
             outbox: Outbox {
                 seg: seg.clone(),
@@ -822,8 +843,20 @@ impl Engine {
                 }
                 let pb = self.seg.proc_block(self.me);
                 pb.sleeping.store(1, Ordering::SeqCst);
+                fence(Ordering::SeqCst);
                 let w = pb.wake.load(Ordering::SeqCst);
-                if !self.anything_ready() {
+                // Grace period: a sender that read `sleeping == 0` just
+                // before our store may still have its record in flight.
+                let t = std::time::Instant::now();
+                let mut ready = false;
+                while t.elapsed() < GRACE {
+                    if self.anything_ready() {
+                        ready = true;
+                        break;
+                    }
+                    std::hint::spin_loop();
+                }
+                if !ready {
                     futex::wait(&pb.wake, w, Some(self.policy.sleep));
                 }
                 pb.sleeping.store(0, Ordering::Relaxed);

@@ -250,7 +250,13 @@ pub fn init() -> Result<Universe> {
     let policy = WaitPolicy::for_job(boot.job.size, cpus);
     let eager = std::env::var(env::tune::EAGER_LIMIT).ok().and_then(|v| v.trim().parse().ok());
     let nslots = boot.job.size;
-    let engine = Engine::new(boot.seg, boot.slot, nslots, policy, eager, boot.cma);
+    let single_copy = boot.cma
+        && match std::env::var(env::tune::LARGE).as_deref().map(str::trim) {
+            Ok("cma") => true,
+            Ok("stream") => false,
+            _ => boot.job.size > cpus,
+        };
+    let engine = Engine::new(boot.seg, boot.slot, nslots, policy, eager, single_copy);
     let rt = Rc::new(Runtime {
         engine: RefCell::new(engine),
         job: boot.job.clone(),
@@ -281,7 +287,8 @@ impl Universe {
         &self.rt.job.job_id
     }
 
-    /// Whether large messages move by a single copy (cross-memory attach).
+    /// Whether large messages move by a single copy (cross-memory attach)
+    /// rather than pipelined through the shared-memory ring.
     pub fn single_copy(&self) -> bool {
         self.rt.engine.borrow().uses_cma()
     }

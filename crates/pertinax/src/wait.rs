@@ -30,13 +30,13 @@ impl WaitPolicy {
             WaitPolicy {
                 spins: 64,
                 yields: 400,
-                sleep: Duration::from_millis(50),
+                sleep: Duration::from_millis(10),
             }
         } else {
             WaitPolicy {
                 spins: 200_000,
                 yields: 2_000,
-                sleep: Duration::from_millis(50),
+                sleep: Duration::from_millis(10),
             }
         };
         if let Some(v) = env_u32(pertinax_wire::env::tune::SPIN) {
