@@ -354,6 +354,34 @@ fn peerdeath(w: &Comm, _a: &[String]) -> R {
     Ok(())
 }
 
+/// The last rank writes its pid to the file named by the first argument and
+/// sleeps; every other rank blocks receiving from it (a blocking receive on
+/// rank 0, an any-source receive in a request scope elsewhere). The test
+/// kills the victim: survivors must see the failure and finish.
+fn victim(w: &Comm, a: &[String]) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let v = n - 1;
+    if me == v {
+        let path = a.first().ok_or("victim needs a pid file")?;
+        std::fs::write(format!("{path}.tmp"), std::process::id().to_string()).map_err(|x| x.to_string())?;
+        std::fs::rename(format!("{path}.tmp"), path).map_err(|x| x.to_string())?;
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    }
+    let mut x = [0u8; 16];
+    if me == 0 {
+        match w.recv(&mut x, v, 0) {
+            Err(Error::ProcFailed { ranks }) => check!(ranks == vec![Rank::from(v)], "ranks {ranks:?}"),
+            other => return Err(format!("expected ProcFailed, got {other:?}")),
+        }
+    } else {
+        let r = pertinax::scope(|s| w.irecv(s, &mut x, ANY_SOURCE, 0)?.wait());
+        check!(matches!(r, Err(Error::ProcFailedPending { .. })), "any-source: expected ProcFailedPending, got {r:?}");
+    }
+    Ok(())
+}
+
 /// Sleeps forever (for launcher kill tests).
 fn hang(_w: &Comm, _a: &[String]) -> R {
     loop {
@@ -385,6 +413,7 @@ fn main() {
         "misc" => misc,
         "peerdeath" => peerdeath,
         "hang" => hang,
+        "victim" => victim,
         "hello" => |_, _| Ok(()),
         other => {
             eprintln!("unknown scenario {other}");

@@ -1,0 +1,75 @@
+//! Point-to-point and communicator behaviour of real jobs.
+
+mod common;
+use common::{check, run, Spec};
+
+#[test]
+fn pingpong_every_size_and_protocol() {
+    check(2, &["pingpong"]);
+    for large in ["stream", "cma"] {
+        run(Spec::new(2, &["pingpong"]).env("PERTINAX_LARGE", large)).assert_ok(2);
+    }
+    run(Spec::new(2, &["pingpong"]).env("PERTINAX_CMA", "0").env("PERTINAX_LARGE", "cma")).assert_ok(2);
+}
+
+#[test]
+fn ring_at_many_sizes_including_oversubscribed() {
+    for n in [1, 3, 5, 16] {
+        check(n, &["ring", "20"]);
+    }
+    check(64, &["ring", "3"]);
+}
+
+#[test]
+fn any_source_fan_in_keeps_per_sender_order() {
+    check(4, &["fanin", "5000"]);
+    check(16, &["fanin", "200"]);
+}
+
+/// Over a million messages of 0 B to 4 MiB between all pairs, every byte
+/// and the order per sender checked, on both large-message protocols.
+#[test]
+fn ordering_under_load() {
+    let j = check(4, &["order", "85000", "11"]);
+    eprintln!("1.02 M messages (4 ranks, stream) in {:?}", j.elapsed);
+    run(Spec::new(3, &["order", "4000", "12"]).env("PERTINAX_LARGE", "cma")).assert_ok(3);
+    run(Spec::new(3, &["order", "2000", "13"]).env("PERTINAX_CMA", "0").env("PERTINAX_LARGE", "cma")).assert_ok(3);
+    run(Spec::new(8, &["order", "300", "14"]).launcher_arg("--ring-bytes").launcher_arg("8192")).assert_ok(8);
+}
+
+#[test]
+fn dup_split_create_are_isolated() {
+    for n in [2, 4, 7] {
+        check(n, &["isolation"]);
+    }
+    check(64, &["isolation"]);
+}
+
+#[test]
+fn bad_input_gives_typed_errors() {
+    check(3, &["badinput"]);
+    check(1, &["badinput"]);
+}
+
+#[test]
+fn probe_sendrecv_values_wait_any() {
+    check(4, &["misc"]);
+    check(1, &["misc"]);
+}
+
+#[test]
+fn singleton_without_launcher() {
+    for scenario in ["ring", "misc", "badinput", "isolation"] {
+        let out = std::process::Command::new(common::testprog())
+            .arg(scenario)
+            .env_remove("PERTINAX_RANK")
+            .output()
+            .expect("run the rank program alone");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(&format!("OK {scenario} rank=0")),
+            "{scenario}: {stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
