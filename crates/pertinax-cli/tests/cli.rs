@@ -1,0 +1,254 @@
+//! `pertinax run` from the outside: exit statuses, summaries, output
+//! forwarding, bad command lines.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use common::{sh, Outcome, Sandbox};
+
+const BOUND: Duration = Duration::from_secs(20);
+
+/// Runs `pertinax run -n N [opts] -- sh -c SCRIPT` in a fresh sandbox.
+fn run_sh(n: usize, opts: &[&str], script: &str) -> Outcome {
+    let sb = Sandbox::new();
+    let n = n.to_string();
+    let mut args = vec!["run", "-n", &n];
+    args.extend_from_slice(opts);
+    args.push("--");
+    args.extend(sh(script));
+    sb.run(&args, BOUND)
+}
+
+#[test]
+fn all_ranks_exit_0_gives_0_and_no_summary() {
+    let o = run_sh(4, &[], "echo rank $PERTINAX_RANK of $PERTINAX_SIZE");
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(o.stderr, "");
+    let mut lines = o.lines();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["rank 0 of 4", "rank 1 of 4", "rank 2 of 4", "rank 3 of 4"]
+    );
+}
+
+#[test]
+fn one_rank_exiting_3_gives_3_and_is_named() {
+    let o = run_sh(
+        3,
+        &[],
+        "if [ $PERTINAX_RANK = 2 ]; then exit 3; fi; sleep 0.2",
+    );
+    assert_eq!(o.code, Some(3), "{o:?}");
+    assert!(o.stderr.contains("pertinax: rank 2 (pid "), "{}", o.stderr);
+    assert!(
+        o.stderr.contains(") exited with code 3 at "),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        o.stderr.lines().count(),
+        1,
+        "only the failed rank: {}",
+        o.stderr
+    );
+}
+
+#[test]
+fn rank_killed_by_sigkill_gives_137() {
+    let o = run_sh(
+        2,
+        &[],
+        "if [ $PERTINAX_RANK = 1 ]; then kill -9 $$; fi; sleep 0.2",
+    );
+    assert_eq!(o.code, Some(137), "{o:?}");
+    assert!(o.stderr.contains("rank 1 (pid "), "{}", o.stderr);
+    assert!(o.stderr.contains("killed by SIGKILL"), "{}", o.stderr);
+}
+
+#[test]
+fn first_failure_in_time_gives_the_status() {
+    let o = run_sh(
+        2,
+        &[],
+        "if [ $PERTINAX_RANK = 0 ]; then sleep 0.3; exit 5; else exit 7; fi",
+    );
+    assert_eq!(o.code, Some(7), "{o:?}");
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", o.stderr);
+    assert!(
+        lines[0].contains("rank 1") && lines[0].contains("code 7"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        lines[1].contains("rank 0") && lines[1].contains("code 5"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn programs_that_do_not_speak_the_protocol_succeed() {
+    let sb = Sandbox::new();
+    let o = sb.run(&["run", "-n", "3", "--", "true"], BOUND);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(o.stderr, "");
+}
+
+#[test]
+fn environment_options_reach_the_ranks() {
+    let o = run_sh(
+        2,
+        &["-x", "GREETING=hi there", "--env", "N=1"],
+        "echo \"$GREETING/$N\"",
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(o.lines(), ["hi there/1", "hi there/1"]);
+}
+
+#[test]
+fn tag_output_prefixes_every_line_of_both_streams() {
+    let o = run_sh(
+        3,
+        &["--tag-output"],
+        "echo one; echo two; echo oops >&2; printf 'no newline'",
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    for r in 0..3 {
+        let mine: Vec<&str> = o
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("[{r}] ")))
+            .collect();
+        assert_eq!(
+            mine,
+            [
+                format!("[{r}] one"),
+                format!("[{r}] two"),
+                format!("[{r}] no newline")
+            ]
+        );
+        assert!(o.stderr.contains(&format!("[{r}] oops\n")), "{}", o.stderr);
+    }
+    assert_eq!(o.stdout.lines().count(), 9, "{}", o.stdout);
+}
+
+#[test]
+fn partial_lines_wait_for_their_end() {
+    // Rank 0 writes half a line, rank 1 a whole line in the middle of it.
+    let o = run_sh(
+        2,
+        &[],
+        "if [ $PERTINAX_RANK = 0 ]; then printf 'begin-'; sleep 0.4; echo end; \
+         else sleep 0.1; echo 'whole line'; fi",
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(o.lines(), ["whole line", "begin-end"]);
+}
+
+#[test]
+fn many_lines_from_many_ranks_stay_whole() {
+    let lines = 500;
+    let script = format!(
+        "i=0; while [ $i -lt {lines} ]; do \
+         echo \"rank=$PERTINAX_RANK line=$i ................................................................\"; \
+         i=$((i+1)); done"
+    );
+    let o = run_sh(4, &[], &script);
+    assert_eq!(o.code, Some(0), "{:?}", o.stderr);
+    let mut next = [0usize; 4];
+    for line in o.lines() {
+        let rest = line
+            .strip_prefix("rank=")
+            .unwrap_or_else(|| panic!("mangled line {line:?}"));
+        let (r, rest) = rest
+            .split_once(" line=")
+            .unwrap_or_else(|| panic!("mangled line {line:?}"));
+        let (i, dots) = rest
+            .split_once(' ')
+            .unwrap_or_else(|| panic!("mangled line {line:?}"));
+        let r: usize = r.parse().unwrap();
+        assert_eq!(i.parse::<usize>().unwrap(), next[r], "order of rank {r}");
+        assert_eq!(dots.len(), 64, "mangled line {line:?}");
+        next[r] += 1;
+    }
+    assert_eq!(next, [lines; 4]);
+}
+
+/// Checks that `pertinax ARGS` is refused with status 2 and a one-line
+/// message containing `message`.
+fn check_usage_error(args: &[&str], message: &str) {
+    let sb = Sandbox::new();
+    let o = sb.run(args, BOUND);
+    assert_eq!(o.code, Some(2), "{args:?}: {o:?}");
+    assert_eq!(o.stdout, "");
+    assert_eq!(o.stderr.lines().count(), 1, "{args:?}: {}", o.stderr);
+    assert!(o.stderr.starts_with("pertinax: "), "{args:?}: {}", o.stderr);
+    assert!(o.stderr.contains(message), "{args:?}: {}", o.stderr);
+}
+
+#[test]
+fn bad_invocations_exit_2_with_one_clear_line() {
+    check_usage_error(&["run", "-n", "2"], "<PROGRAM>");
+    check_usage_error(&["run", "-n", "2", "--"], "<PROGRAM>");
+    check_usage_error(
+        &["run", "-n", "0", "--", "true"],
+        "the number of ranks must be at least 1",
+    );
+    check_usage_error(
+        &["run", "-n", "-2", "--", "true"],
+        "the number of ranks must be at least 1",
+    );
+    check_usage_error(
+        &["run", "--bogus", "-n", "2", "--", "true"],
+        "unexpected argument '--bogus'",
+    );
+    check_usage_error(&["run", "--", "true"], "--np <N>");
+    check_usage_error(
+        &["run", "-n", "2", "--", "no-such-program-pertinax"],
+        "cannot execute 'no-such-program-pertinax': no such file in PATH",
+    );
+    check_usage_error(
+        &["run", "-n", "2", "--", "./missing"],
+        "cannot execute './missing': no such file",
+    );
+    check_usage_error(
+        &["run", "-n", "2", "--", "/"],
+        "cannot execute '/': is a directory",
+    );
+}
+
+#[test]
+fn non_executable_file_is_refused() {
+    let sb = Sandbox::new();
+    let script = sb.file("script.sh");
+    std::fs::write(&script, "#!/bin/sh\necho should not run\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let path = script.to_str().unwrap();
+    check_usage_error(
+        &["run", "-n", "2", "--", path],
+        &format!("cannot execute '{path}': permission denied"),
+    );
+}
+
+#[test]
+fn version_and_help() {
+    let sb = Sandbox::new();
+    let o = sb.run(&["--version"], BOUND);
+    assert_eq!(o.code, Some(0));
+    assert_eq!(
+        o.stdout.trim(),
+        format!("pertinax {}", env!("CARGO_PKG_VERSION"))
+    );
+    let o = sb.run(&["run", "--help"], BOUND);
+    assert_eq!(o.code, Some(0));
+    assert!(
+        o.stdout
+            .contains("pertinax run [OPTIONS] -n <N> [--] <PROGRAM> [ARGS]..."),
+        "{}",
+        o.stdout
+    );
+}

@@ -1,0 +1,130 @@
+//! The one error type of the launcher.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a job could not be launched. A job that started and then had ranks
+/// fail is not an error: its [`JobReport`](crate::JobReport) says how it
+/// ended.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    /// The job asked for zero ranks.
+    #[error("the number of ranks must be at least 1")]
+    NoRanks,
+    /// The job asked for more ranks than one machine's launcher serves.
+    #[error("{ranks} ranks requested; at most {max} are supported")]
+    TooManyRanks {
+        /// Ranks asked for.
+        ranks: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The job asked for rings larger than the launcher allows.
+    #[error("rings of {ring_bytes} bytes requested; at most {max} are supported")]
+    RingTooLarge {
+        /// Ring size asked for.
+        ring_bytes: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The program cannot be run.
+    #[error("cannot execute '{}': {problem}", program.display())]
+    Program {
+        /// The program as the caller named it.
+        program: PathBuf,
+        /// What is wrong with it.
+        problem: ProgramProblem,
+    },
+    /// The job's shared-memory segment could not be created.
+    #[error(
+        "cannot create the job's shared-memory segment ({ring_bytes} bytes per ring): {source}"
+    )]
+    Segment {
+        /// Ring size that was asked for.
+        ring_bytes: usize,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// A rank's process could not be started; ranks started before it were
+    /// killed.
+    #[error("cannot start rank {rank}: {source}")]
+    Spawn {
+        /// The rank that failed to start.
+        rank: u32,
+        /// The OS error of `fork`/`exec`.
+        source: io::Error,
+    },
+    /// Another resource of the launcher itself (random bytes, sockets,
+    /// threads, signal handlers) could not be had.
+    #[error("launcher: cannot {what}: {source}")]
+    Os {
+        /// What the launcher tried to do.
+        what: &'static str,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+impl LaunchError {
+    /// Whether the error comes from what the user asked for (bad rank count,
+    /// program that cannot run) rather than from the machine; a command-line
+    /// tool reports these as usage errors.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            LaunchError::NoRanks
+                | LaunchError::TooManyRanks { .. }
+                | LaunchError::RingTooLarge { .. }
+                | LaunchError::Program { .. }
+        )
+    }
+}
+
+/// What prevents a program from being run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProgramProblem {
+    /// A bare name that no directory of `PATH` holds.
+    #[error("no such file in PATH")]
+    NotInPath,
+    /// A path that does not exist.
+    #[error("no such file")]
+    NoSuchFile,
+    /// A directory.
+    #[error("is a directory")]
+    IsADirectory,
+    /// Neither a regular file nor a directory (a socket, a device...).
+    #[error("not a regular file")]
+    NotAFile,
+    /// The file is not executable (or cannot be looked at).
+    #[error("permission denied")]
+    PermissionDenied,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_program_and_the_problem() {
+        let e = LaunchError::Program {
+            program: "foo".into(),
+            problem: ProgramProblem::NotInPath,
+        };
+        assert_eq!(e.to_string(), "cannot execute 'foo': no such file in PATH");
+        assert!(e.is_usage());
+        let e = LaunchError::Program {
+            program: "./x".into(),
+            problem: ProgramProblem::PermissionDenied,
+        };
+        assert_eq!(e.to_string(), "cannot execute './x': permission denied");
+        assert!(LaunchError::NoRanks.is_usage());
+        let e = LaunchError::Spawn {
+            rank: 3,
+            source: io::Error::from(io::ErrorKind::OutOfMemory),
+        };
+        assert!(!e.is_usage());
+        assert!(e.to_string().starts_with("cannot start rank 3: "));
+    }
+}

@@ -1,0 +1,123 @@
+//! Forwarding of the ranks' stdout and stderr.
+//!
+//! One thread per stream copies whole lines to the launcher's own stream,
+//! each batch under the stream's lock, so that lines of different ranks
+//! never interleave within a line. A partial line waits for its end (or for
+//! end of file, or for [`MAX_PENDING`] bytes, whichever comes first).
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::sync::mpsc::Sender;
+
+use crate::event::Event;
+
+/// Longest partial line held back before it is forwarded anyway.
+const MAX_PENDING: usize = 64 * 1024;
+
+/// Where a forwarder writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sink {
+    /// The launcher's stdout.
+    Stdout,
+    /// The launcher's stderr.
+    Stderr,
+}
+
+impl Sink {
+    fn write(self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()
+            }
+            Sink::Stderr => io::stderr().lock().write_all(bytes),
+        }
+    }
+}
+
+/// Formats `data` (complete lines, or a final partial line) for output:
+/// as is, or with every line prefixed by `[rank] ` and newline-terminated.
+pub(crate) fn format_lines(data: &[u8], tag: Option<u32>, out: &mut Vec<u8>) {
+    out.clear();
+    let Some(rank) = tag else {
+        out.extend_from_slice(data);
+        return;
+    };
+    let prefix = format!("[{rank}] ");
+    for line in data.split_inclusive(|&b| b == b'\n') {
+        out.extend_from_slice(prefix.as_bytes());
+        out.extend_from_slice(line);
+        if line.last() != Some(&b'\n') {
+            out.push(b'\n');
+        }
+    }
+}
+
+/// Copies `src` to `sink` line by line until end of file, then sends
+/// [`Event::OutputClosed`]. Write errors (a closed terminal, a broken pipe)
+/// do not stop the copy: the rank must never block on a full pipe.
+pub(crate) fn forward(src: impl Read, sink: Sink, tag: Option<u32>, events: &Sender<Event>) {
+    let mut src = BufReader::with_capacity(16 * 1024, src);
+    let mut pending: Vec<u8> = Vec::new();
+    let mut formatted: Vec<u8> = Vec::new();
+    let mut emit = |data: &[u8]| {
+        format_lines(data, tag, &mut formatted);
+        let _ = sink.write(&formatted);
+    };
+    loop {
+        let buf = match src.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => &[],
+        };
+        if buf.is_empty() {
+            if !pending.is_empty() {
+                emit(&pending);
+            }
+            break;
+        }
+        let n = buf.len();
+        if let Some(last) = buf.iter().rposition(|&b| b == b'\n') {
+            if pending.is_empty() {
+                emit(&buf[..=last]);
+            } else {
+                pending.extend_from_slice(&buf[..=last]);
+                emit(&pending);
+                pending.clear();
+            }
+            pending.extend_from_slice(&buf[last + 1..]);
+        } else {
+            pending.extend_from_slice(buf);
+        }
+        src.consume(n);
+        if pending.len() >= MAX_PENDING {
+            emit(&pending);
+            pending.clear();
+        }
+    }
+    let _ = events.send(Event::OutputClosed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(data: &str, tag: Option<u32>) -> String {
+        let mut out = Vec::new();
+        format_lines(data.as_bytes(), tag, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn untagged_output_passes_through() {
+        assert_eq!(fmt("a\nb\n", None), "a\nb\n");
+        assert_eq!(fmt("partial", None), "partial");
+    }
+
+    #[test]
+    fn tagged_lines_get_a_prefix_and_an_end() {
+        assert_eq!(fmt("a\nb\n", Some(3)), "[3] a\n[3] b\n");
+        assert_eq!(fmt("x\npartial", Some(12)), "[12] x\n[12] partial\n");
+        assert_eq!(fmt("\n", Some(0)), "[0] \n");
+    }
+}

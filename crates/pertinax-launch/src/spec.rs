@@ -1,0 +1,199 @@
+//! What to launch: the job specification and the resolution of its program.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::ProgramProblem;
+
+/// Search path used when `PATH` is not set (as `execvp` does).
+const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
+/// A job to launch: `ranks` copies of `program args...` on this machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobSpec {
+    /// Number of rank processes (at least 1).
+    pub ranks: usize,
+    /// The program every rank runs; searched in `PATH` when it has no `/`.
+    pub program: PathBuf,
+    /// Arguments after the program name.
+    pub args: Vec<OsString>,
+    /// Prefix every line of output with `[R] `.
+    pub tag_output: bool,
+    /// Terminate the job when it runs longer than this.
+    pub timeout: Option<Duration>,
+    /// Bytes of each shared-memory ring; [`default_ring_bytes`] when `None`.
+    pub ring_bytes: Option<usize>,
+    /// Extra environment variables for every rank (the launcher's own
+    /// `PERTINAX_*` variables take precedence).
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl JobSpec {
+    /// A job of `ranks` copies of `program` without arguments and with every
+    /// option at its default.
+    pub fn new(ranks: usize, program: impl Into<PathBuf>) -> JobSpec {
+        JobSpec {
+            ranks,
+            program: program.into(),
+            args: Vec::new(),
+            tag_output: false,
+            timeout: None,
+            ring_bytes: None,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// Size of each shared-memory ring for a job of `ranks` ranks: 64 KiB up to
+/// 16 ranks, 32 KiB up to 64, 16 KiB above (the segment holds one ring per
+/// ordered pair of ranks, so it grows with the square of the job's size).
+///
+/// ```
+/// assert_eq!(pertinax_launch::default_ring_bytes(16), 64 * 1024);
+/// assert_eq!(pertinax_launch::default_ring_bytes(17), 32 * 1024);
+/// assert_eq!(pertinax_launch::default_ring_bytes(65), 16 * 1024);
+/// ```
+pub fn default_ring_bytes(ranks: usize) -> usize {
+    match ranks {
+        0..=16 => 64 * 1024,
+        17..=64 => 32 * 1024,
+        _ => 16 * 1024,
+    }
+}
+
+/// Finds the file that `program` names, as `execvp` would: a name with a `/`
+/// is taken as a path, any other name is searched in the directories of
+/// `path_var` (the value of `PATH`; an empty entry means the current
+/// directory).
+///
+/// # Errors
+/// The [`ProgramProblem`] that prevents running it: no such file, a
+/// directory, or no execute permission. When a search finds only files that
+/// are not executable, the problem is `PermissionDenied`, as with `execvp`.
+pub fn resolve_program(
+    program: &Path,
+    path_var: Option<&OsStr>,
+) -> Result<PathBuf, ProgramProblem> {
+    if program.as_os_str().is_empty() {
+        return Err(ProgramProblem::NoSuchFile);
+    }
+    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return check_executable(program).map(|()| program.to_path_buf());
+    }
+    let path_var = path_var.unwrap_or(OsStr::new(DEFAULT_PATH));
+    let mut denied = false;
+    for dir in std::env::split_paths(path_var) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(program);
+        match check_executable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(ProgramProblem::PermissionDenied) => denied = true,
+            Err(_) => {}
+        }
+    }
+    Err(if denied {
+        ProgramProblem::PermissionDenied
+    } else {
+        ProgramProblem::NotInPath
+    })
+}
+
+/// Whether `path` is a regular file with an execute bit.
+///
+/// Any execute bit counts: the precise check (`access(X_OK)` for this user)
+/// needs libc, and `exec` reports the rare remaining cases as a spawn error.
+fn check_executable(path: &Path) -> Result<(), ProgramProblem> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(ProgramProblem::PermissionDenied)
+        }
+        Err(_) => return Err(ProgramProblem::NoSuchFile),
+    };
+    if meta.is_dir() {
+        return Err(ProgramProblem::IsADirectory);
+    }
+    if !meta.is_file() {
+        return Err(ProgramProblem::NotAFile);
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(ProgramProblem::PermissionDenied);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn file(dir: &Path, name: &str, mode: u32) -> PathBuf {
+        let p = dir.join(name);
+        fs::write(&p, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+        p
+    }
+
+    #[test]
+    fn ring_sizes_shrink_with_the_job() {
+        assert_eq!(default_ring_bytes(1), 65536);
+        assert_eq!(default_ring_bytes(16), 65536);
+        assert_eq!(default_ring_bytes(64), 32768);
+        assert_eq!(default_ring_bytes(1000), 16384);
+    }
+
+    #[test]
+    fn path_search_finds_the_first_executable() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        let (a, b) = (d.join("a"), d.join("b"));
+        fs::create_dir_all(&a).unwrap();
+        fs::create_dir_all(&b).unwrap();
+        file(&a, "tool", 0o644);
+        let exe = file(&b, "tool", 0o755);
+        let path = std::env::join_paths([&a, &b]).unwrap();
+        assert_eq!(resolve_program(Path::new("tool"), Some(&path)), Ok(exe));
+        assert_eq!(
+            resolve_program(Path::new("nope"), Some(&path)),
+            Err(ProgramProblem::NotInPath)
+        );
+        let only_a = std::env::join_paths([&a]).unwrap();
+        assert_eq!(
+            resolve_program(Path::new("tool"), Some(&only_a)),
+            Err(ProgramProblem::PermissionDenied)
+        );
+    }
+
+    #[test]
+    fn names_with_a_slash_are_paths() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        let exe = file(d, "run.sh", 0o700);
+        let data = file(d, "data.txt", 0o600);
+        assert_eq!(resolve_program(&exe, None), Ok(exe.clone()));
+        assert_eq!(
+            resolve_program(&data, None),
+            Err(ProgramProblem::PermissionDenied)
+        );
+        assert_eq!(resolve_program(d, None), Err(ProgramProblem::IsADirectory));
+        assert_eq!(
+            resolve_program(&d.join("missing"), None),
+            Err(ProgramProblem::NoSuchFile)
+        );
+        assert_eq!(
+            resolve_program(Path::new(""), None),
+            Err(ProgramProblem::NoSuchFile)
+        );
+    }
+
+    #[test]
+    fn default_path_finds_sh() {
+        assert!(resolve_program(Path::new("sh"), None).is_ok());
+    }
+}
