@@ -131,7 +131,9 @@ impl JobReport {
     /// (124, like `timeout(1)`); a signal to the launcher (128 + signal); an
     /// abort (the code the rank asked for). A rank that exits 0 without
     /// finalizing is reported by [`summary`](JobReport::summary) but does not
-    /// change the status.
+    /// change the status. An abort's code is passed on as the rank gave it,
+    /// so it may lie outside 0..=255; a process exit status keeps its low
+    /// byte.
     pub fn exit_code(&self) -> i32 {
         let first_rank = self.own_failures().into_iter().find(|r| r.is_abnormal());
         match (first_rank, &self.stop) {
