@@ -45,8 +45,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
 
-    /// Bytes of each shared-memory ring between two ranks (default: 64 KiB
-    /// up to 16 ranks, 32 KiB up to 64, 16 KiB above).
+    /// Bytes of each shared-memory ring between two ranks (default: 256 KiB
+    /// up to 8 ranks, 64 KiB up to 16, 32 KiB up to 64, 16 KiB above).
     #[arg(long, value_name = "BYTES", value_parser = parse_ring_bytes)]
     pub ring_bytes: Option<usize>,
 

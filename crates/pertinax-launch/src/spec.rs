@@ -46,18 +46,22 @@ impl JobSpec {
     }
 }
 
-/// Size of each shared-memory ring for a job of `ranks` ranks: 64 KiB up to
-/// 16 ranks, 32 KiB up to 64, 16 KiB above (the segment holds one ring per
-/// ordered pair of ranks, so it grows with the square of the job's size).
+/// Size of each shared-memory ring for a job of `ranks` ranks: 256 KiB up
+/// to 8 ranks (room to pipeline large messages in 32 KiB fragments), 64 KiB
+/// up to 16, 32 KiB up to 64, 16 KiB above. The segment holds one ring per
+/// ordered pair of ranks, so its total grows with the square of the job's
+/// size; each rank touches only its own 2(N-1) rings.
 ///
 /// ```
+/// assert_eq!(pertinax_launch::default_ring_bytes(8), 256 * 1024);
 /// assert_eq!(pertinax_launch::default_ring_bytes(16), 64 * 1024);
 /// assert_eq!(pertinax_launch::default_ring_bytes(17), 32 * 1024);
 /// assert_eq!(pertinax_launch::default_ring_bytes(65), 16 * 1024);
 /// ```
 pub fn default_ring_bytes(ranks: usize) -> usize {
     match ranks {
-        0..=16 => 64 * 1024,
+        0..=8 => 256 * 1024,
+        9..=16 => 64 * 1024,
         17..=64 => 32 * 1024,
         _ => 16 * 1024,
     }
@@ -142,7 +146,7 @@ mod tests {
 
     #[test]
     fn ring_sizes_shrink_with_the_job() {
-        assert_eq!(default_ring_bytes(1), 65536);
+        assert_eq!(default_ring_bytes(1), 262144);
         assert_eq!(default_ring_bytes(16), 65536);
         assert_eq!(default_ring_bytes(64), 32768);
         assert_eq!(default_ring_bytes(1000), 16384);

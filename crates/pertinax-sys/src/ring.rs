@@ -193,9 +193,17 @@ impl Producer {
     /// # Panics
     /// If `len` exceeds [`Producer::max_payload`] or `M` is not
     /// [`META_BYTES`] long: both are programming errors of the caller.
-    pub fn try_push_with<M: Pod>(&mut self, meta: &M, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
+    pub fn try_push_with<M: Pod>(
+        &mut self,
+        meta: &M,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> bool {
         assert_eq!(std::mem::size_of::<M>(), META_BYTES, "ring metadata size");
-        assert!(len <= self.max_payload(), "record payload too large for the ring");
+        assert!(
+            len <= self.max_payload(),
+            "record payload too large for the ring"
+        );
         let size = self.raw.size;
         let mask = size - 1;
         let rec = round_up(HEADER_BYTES + len) as u64;
@@ -220,7 +228,9 @@ impl Producer {
         let off = self.tail & mask;
         // One line of slack after the record: zero its stamp word so the
         // consumer never mistakes stale bytes for a record.
-        self.raw.stamp((self.tail + rec) & mask).store(0, Ordering::Relaxed);
+        self.raw
+            .stamp((self.tail + rec) & mask)
+            .store(0, Ordering::Relaxed);
         let p = self.raw.at(off);
         // SAFETY: [off, off + rec) lies inside the data area (records never
         // wrap) and is free space that only the producer writes until the
@@ -310,7 +320,12 @@ impl Consumer {
             // producer's release store of the stamp, so the header bytes
             // are initialized and no longer written; they lie in the line
             // at `off`, inside the data area.
-            let (len, flags) = unsafe { (std::ptr::read(p.add(8).cast::<u32>()), std::ptr::read(p.add(12).cast::<u32>())) };
+            let (len, flags) = unsafe {
+                (
+                    std::ptr::read(p.add(8).cast::<u32>()),
+                    std::ptr::read(p.add(12).cast::<u32>()),
+                )
+            };
             if flags & FLAG_PAD != 0 {
                 self.head += size - off;
                 self.raw.ctrl().head.store(self.head, Ordering::Release);
@@ -396,9 +411,13 @@ mod tests {
         let mut x = 12345u64;
         let mut lens = std::collections::VecDeque::new();
         while got < 20_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let len = (x >> 33) as usize % 900;
-            let pos_like: Vec<u8> = (0..len).map(|i| ((sent as usize * 64 + i) >> 3) as u8).collect();
+            let pos_like: Vec<u8> = (0..len)
+                .map(|i| ((sent as usize * 64 + i) >> 3) as u8)
+                .collect();
             if (x >> 7) % 3 != 0 && p.try_push(&[sent, len as u64, 0], &pos_like) {
                 lens.push_back(pos_like);
                 sent += 1;
@@ -429,7 +448,10 @@ mod tests {
                 if let Some((m, pl)) = c.peek::<[u64; 3]>() {
                     assert_eq!(m[0], i);
                     assert_eq!(pl.len(), (i % 97) as usize);
-                    assert!(pl.iter().enumerate().all(|(j, &b)| b == (i as usize + j) as u8));
+                    assert!(pl
+                        .iter()
+                        .enumerate()
+                        .all(|(j, &b)| b == (i as usize + j) as u8));
                     c.pop();
                     break;
                 }

@@ -97,14 +97,18 @@ impl Layout {
         self.procs_off() + page_round(self.capacity * std::mem::size_of::<ProcBlock>())
     }
     fn data_off(&self) -> usize {
-        self.ctrl_off() + page_round(self.capacity * self.capacity * std::mem::size_of::<RingCtrl>())
+        self.ctrl_off()
+            + page_round(self.capacity * self.capacity * std::mem::size_of::<RingCtrl>())
     }
     /// Total bytes of the segment (virtual; untouched pages cost nothing).
     pub fn total_bytes(&self) -> usize {
         self.data_off() + self.capacity * self.capacity * self.ring_bytes
     }
     fn pair_index(&self, from: usize, to: usize) -> usize {
-        assert!(from < self.capacity && to < self.capacity, "slot out of range");
+        assert!(
+            from < self.capacity && to < self.capacity,
+            "slot out of range"
+        );
         from * self.capacity + to
     }
 }
@@ -139,7 +143,10 @@ impl Mapping {
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Mapping { ptr: ptr.cast(), len })
+        Ok(Mapping {
+            ptr: ptr.cast(),
+            len,
+        })
     }
     pub(crate) fn as_ptr(&self) -> *mut u8 {
         self.ptr
@@ -167,7 +174,8 @@ pub struct Segment {
 }
 
 fn memfd(name: &str) -> io::Result<OwnedFd> {
-    let cname = std::ffi::CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul in name"))?;
+    let cname = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul in name"))?;
     // SAFETY: `cname` is a valid C string; the result is checked.
     let fd = unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
@@ -202,9 +210,14 @@ impl Segment {
             layout,
         };
         let h = seg.header();
-        h.version.store(VERSION, std::sync::atomic::Ordering::Relaxed);
-        h.capacity.store(layout.capacity as u32, std::sync::atomic::Ordering::Relaxed);
-        h.ring_bytes.store(layout.ring_bytes as u64, std::sync::atomic::Ordering::Relaxed);
+        h.version
+            .store(VERSION, std::sync::atomic::Ordering::Relaxed);
+        h.capacity
+            .store(layout.capacity as u32, std::sync::atomic::Ordering::Relaxed);
+        h.ring_bytes.store(
+            layout.ring_bytes as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         h.magic.store(MAGIC, std::sync::atomic::Ordering::Release);
         Ok((seg, fd))
     }
@@ -231,7 +244,12 @@ impl Segment {
             return Err(io::Error::last_os_error());
         }
         let len = st.st_size as usize;
-        let bad = |why: &str| io::Error::new(io::ErrorKind::InvalidData, format!("not a pertinax segment: {why}"));
+        let bad = |why: &str| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("not a pertinax segment: {why}"),
+            )
+        };
         if len < PAGE {
             return Err(bad("too small"));
         }
@@ -332,8 +350,15 @@ mod tests {
         let (s, fd) = Segment::create(Layout::new(4, 4096)).unwrap();
         let t = Segment::attach(fd.as_raw_fd()).unwrap();
         assert_eq!(s.layout(), t.layout());
-        s.proc_block(3).pid.store(77, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(t.proc_block(3).pid.load(std::sync::atomic::Ordering::SeqCst), 77);
+        s.proc_block(3)
+            .pid
+            .store(77, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            t.proc_block(3)
+                .pid
+                .load(std::sync::atomic::Ordering::SeqCst),
+            77
+        );
         let mut p = s.producer(2, 1);
         let mut c = t.consumer(2, 1);
         assert!(p.try_push(&[1u64, 2, 3], b"hello"));

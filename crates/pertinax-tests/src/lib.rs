@@ -36,7 +36,9 @@ pub fn fill(buf: &mut [u8], src: usize, seq: u64) {
 
 /// Index of the first wrong byte, if any.
 pub fn first_bad(buf: &[u8], src: usize, seq: u64) -> Option<usize> {
-    buf.iter().enumerate().position(|(i, &b)| b != content_byte(src, seq, i))
+    buf.iter()
+        .enumerate()
+        .position(|(i, &b)| b != content_byte(src, seq, i))
 }
 
 /// Size of message `seq` of the mixed-size load: mostly small, some

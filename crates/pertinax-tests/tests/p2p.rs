@@ -9,7 +9,10 @@ fn pingpong_every_size_and_protocol() {
     for large in ["stream", "cma"] {
         run(Spec::new(2, &["pingpong"]).env("PERTINAX_LARGE", large)).assert_ok(2);
     }
-    run(Spec::new(2, &["pingpong"]).env("PERTINAX_CMA", "0").env("PERTINAX_LARGE", "cma")).assert_ok(2);
+    run(Spec::new(2, &["pingpong"])
+        .env("PERTINAX_CMA", "0")
+        .env("PERTINAX_LARGE", "cma"))
+    .assert_ok(2);
 }
 
 #[test]
@@ -33,8 +36,14 @@ fn ordering_under_load() {
     let j = check(4, &["order", "85000", "11"]);
     eprintln!("1.02 M messages (4 ranks, stream) in {:?}", j.elapsed);
     run(Spec::new(3, &["order", "4000", "12"]).env("PERTINAX_LARGE", "cma")).assert_ok(3);
-    run(Spec::new(3, &["order", "2000", "13"]).env("PERTINAX_CMA", "0").env("PERTINAX_LARGE", "cma")).assert_ok(3);
-    run(Spec::new(8, &["order", "300", "14"]).launcher_arg("--ring-bytes").launcher_arg("8192")).assert_ok(8);
+    run(Spec::new(3, &["order", "2000", "13"])
+        .env("PERTINAX_CMA", "0")
+        .env("PERTINAX_LARGE", "cma"))
+    .assert_ok(3);
+    run(Spec::new(8, &["order", "300", "14"])
+        .launcher_arg("--ring-bytes")
+        .launcher_arg("8192"))
+    .assert_ok(8);
 }
 
 #[test]

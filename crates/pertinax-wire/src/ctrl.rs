@@ -149,7 +149,10 @@ mod tests {
         let cut = &buf[..buf.len() - 1];
         assert!(read_frame::<_, ToRank>(&mut &cut[..]).is_err());
         let huge = (u32::MAX).to_le_bytes();
-        assert!(matches!(read_frame::<_, ToRank>(&mut &huge[..]), Err(FrameError::TooLarge(_))));
+        assert!(matches!(
+            read_frame::<_, ToRank>(&mut &huge[..]),
+            Err(FrameError::TooLarge(_))
+        ));
         let garbage = [1u8, 0, 0, 0, 0xff];
         assert!(read_frame::<_, ToRank>(&mut &garbage[..]).is_err());
     }

@@ -27,11 +27,12 @@ pub mod tune {
     pub const CMA: &str = "PERTINAX_CMA";
     /// Protocol for large messages: `stream` (pipelined copies through the
     /// ring), `cma` (single copy), or `auto` (the default: single copy when
-    /// ranks outnumber cores and the kernel allows it, stream otherwise).
+    /// ranks outnumber cores more than twice and the kernel allows it, so
+    /// that sender and receiver rarely run at once; stream otherwise).
     pub const LARGE: &str = "PERTINAX_LARGE";
-    /// Polling rounds before a waiting process starts yielding.
+    /// Microseconds a waiting process polls before it starts yielding.
     pub const SPIN: &str = "PERTINAX_SPIN";
-    /// Yields before a waiting process goes to sleep on its futex.
+    /// Microseconds it then polls and yields before it sleeps on its futex.
     pub const YIELDS: &str = "PERTINAX_YIELDS";
 }
 

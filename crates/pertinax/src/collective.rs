@@ -46,7 +46,11 @@ impl Comm {
             let recv_blk = (me + n - step - 1) % n;
             let out = all[send_blk * k..(send_blk + 1) * k].to_vec();
             self.coll_send(&out, right, tags::ALLGATHER_INTERNAL)?;
-            self.coll_recv(&mut all[recv_blk * k..(recv_blk + 1) * k], left, tags::ALLGATHER_INTERNAL)?;
+            self.coll_recv(
+                &mut all[recv_blk * k..(recv_blk + 1) * k],
+                left,
+                tags::ALLGATHER_INTERNAL,
+            )?;
         }
         Ok(all)
     }

@@ -62,7 +62,10 @@ impl Comm {
 
     /// The group of this communicator's processes, in rank order.
     pub fn group(&self) -> Group {
-        Group::new(self.inner.peers.clone(), self.inner.peers[self.inner.rank as usize])
+        Group::new(
+            self.inner.peers.clone(),
+            self.inner.peers[self.inner.rank as usize],
+        )
     }
 
     /// The point-to-point context id (for diagnostics).
@@ -80,14 +83,20 @@ impl Comm {
 
     pub(crate) fn check_rank(&self, r: Rank) -> Result<u32> {
         if r.0 < 0 || r.index() >= self.size() {
-            return Err(Error::InvalidRank { rank: r, size: self.size() });
+            return Err(Error::InvalidRank {
+                rank: r,
+                size: self.size(),
+            });
         }
         Ok(r.0 as u32)
     }
 
     pub(crate) fn check_tag(t: Tag) -> Result<i32> {
         if t.0 < 0 || t.0 > TAG_UB {
-            return Err(Error::InvalidTag { tag: t, max: TAG_UB });
+            return Err(Error::InvalidTag {
+                tag: t,
+                max: TAG_UB,
+            });
         }
         Ok(t.0)
     }
@@ -130,7 +139,12 @@ impl Comm {
     pub fn dup(&self) -> Result<Comm> {
         self.live()?;
         let ctx = self.agree_ctx()?;
-        Ok(Comm::from_parts(self.inner.rt.clone(), ctx, self.inner.rank, self.inner.peers.clone()))
+        Ok(Comm::from_parts(
+            self.inner.rt.clone(),
+            ctx,
+            self.inner.rank,
+            self.inner.peers.clone(),
+        ))
     }
 
     /// Splits into one communicator per `color` (collective); ranks are
@@ -153,7 +167,9 @@ impl Comm {
         self.live()?;
         let c = match color {
             Some(c) if c > i32::MAX as u32 => {
-                return Err(Error::InvalidArgument(format!("color {c} is above i32::MAX")));
+                return Err(Error::InvalidArgument(format!(
+                    "color {c} is above i32::MAX"
+                )));
             }
             Some(c) => c as i32,
             None => -1,
@@ -168,7 +184,11 @@ impl Comm {
             .chunks_exact(12)
             .map(|r| {
                 let w = |i: usize| [r[i], r[i + 1], r[i + 2], r[i + 3]];
-                (i32::from_le_bytes(w(0)), i32::from_le_bytes(w(4)), u32::from_le_bytes(w(8)))
+                (
+                    i32::from_le_bytes(w(0)),
+                    i32::from_le_bytes(w(4)),
+                    u32::from_le_bytes(w(8)),
+                )
             })
             .collect();
         let ctx = rows.iter().map(|r| r.2).max().unwrap_or(mine);
@@ -184,8 +204,16 @@ impl Comm {
             .collect();
         members.sort_unstable();
         let peers: Peers = members.iter().map(|&(_, r)| self.inner.peers[r]).collect();
-        let my = members.iter().position(|&(_, r)| r == self.inner.rank as usize).unwrap_or(0);
-        Ok(Some(Comm::from_parts(self.inner.rt.clone(), ctx, my as u32, peers)))
+        let my = members
+            .iter()
+            .position(|&(_, r)| r == self.inner.rank as usize)
+            .unwrap_or(0);
+        Ok(Some(Comm::from_parts(
+            self.inner.rt.clone(),
+            ctx,
+            my as u32,
+            peers,
+        )))
     }
 
     /// A communicator of the processes in `group`, a subset of this
@@ -197,18 +225,25 @@ impl Comm {
     /// communicator; `CommFreed`, `Finalized`, or a communication error.
     pub fn create(&self, group: &Group) -> Result<Option<Comm>> {
         self.live()?;
-        if group.members().iter().any(|m| !self.inner.peers.contains(m)) {
+        if group
+            .members()
+            .iter()
+            .any(|m| !self.inner.peers.contains(m))
+        {
             return Err(Error::InvalidArgument(
                 "the group holds a process that is not in the communicator".into(),
             ));
         }
         let ctx = self.agree_ctx()?;
         let me = self.inner.peers[self.inner.rank as usize];
-        Ok(group
-            .members()
-            .iter()
-            .position(|&m| m == me)
-            .map(|r| Comm::from_parts(self.inner.rt.clone(), ctx, r as u32, group.members().clone())))
+        Ok(group.members().iter().position(|&m| m == me).map(|r| {
+            Comm::from_parts(
+                self.inner.rt.clone(),
+                ctx,
+                r as u32,
+                group.members().clone(),
+            )
+        }))
     }
 
     /// The process slot of rank `r` (checked by the caller).

@@ -262,7 +262,10 @@ impl Matcher {
     /// Checks a message against a receive buffer.
     fn fits(len: usize, cap: usize, elem: usize) -> Result<()> {
         if len > cap {
-            return Err(Error::Truncated { sent: len, capacity: cap });
+            return Err(Error::Truncated {
+                sent: len,
+                capacity: cap,
+            });
         }
         if elem > 1 && len % elem != 0 {
             return Err(Error::LengthNotMultiple { len, elem });
@@ -272,13 +275,17 @@ impl Matcher {
 
     /// Delivers unexpected message `i` to receive `key` (not posted).
     fn deliver_unexpected(&mut self, out: &mut Outbox, key: ReqKey, i: usize) {
-        let Some(ReqState::Recv(r)) = self.get(key) else { return };
+        let Some(ReqState::Recv(r)) = self.get(key) else {
+            return;
+        };
         let (cap, elem) = (r.buf.len(), r.elem);
         if let Err(e) = Self::fits(self.unexpected[i].len, cap, elem) {
             self.complete(key, Err(e));
             return;
         }
-        let Some(u) = self.unexpected.remove(i) else { return };
+        let Some(u) = self.unexpected.remove(i) else {
+            return;
+        };
         let status = u.status();
         match u.body {
             Body::Eager(data) => {
@@ -292,10 +299,20 @@ impl Matcher {
     }
 
     /// Fetches a rendezvous message for receive `key` (already matched).
-    fn pull(&mut self, out: &mut Outbox, key: ReqKey, from: usize, status: Status, addr: u64, cookie: u64) {
+    fn pull(
+        &mut self,
+        out: &mut Outbox,
+        key: ReqKey,
+        from: usize,
+        status: Status,
+        addr: u64,
+        cookie: u64,
+    ) {
         if self.cma && status.len > 0 {
             let pid = self.seg.proc_block(from).pid.load(Ordering::Acquire);
-            let Some(ReqState::Recv(r)) = self.get(key) else { return };
+            let Some(ReqState::Recv(r)) = self.get(key) else {
+                return;
+            };
             match cma::read_from(pid, addr, &mut r.buf.as_mut_slice()[..status.len]) {
                 Ok(()) => {
                     self.complete(key, Ok(status));
@@ -323,7 +340,11 @@ impl Matcher {
         if let Some(ReqState::Recv(r)) = self.get(key) {
             r.stream = Some((status, 0));
         }
-        out.send(from, &control(Kind::Cts, cookie), &key.cookie().to_le_bytes());
+        out.send(
+            from,
+            &control(Kind::Cts, cookie),
+            &key.cookie().to_le_bytes(),
+        );
     }
 
     /// Handles one record that arrived from slot `from`.
@@ -340,7 +361,9 @@ impl Matcher {
                 };
                 if let Some(i) = hit {
                     let key = self.posted.remove(i);
-                    let Some(ReqState::Recv(r)) = self.get(key) else { return };
+                    let Some(ReqState::Recv(r)) = self.get(key) else {
+                        return;
+                    };
                     match Self::fits(payload.len(), r.buf.len(), r.elem) {
                         Ok(()) => {
                             r.buf.as_mut_slice()[..payload.len()].copy_from_slice(payload);
@@ -360,7 +383,9 @@ impl Matcher {
                 });
             }
             Some(Kind::Rts) => {
-                let Ok(rts) = bytemuck::try_pod_read_unaligned::<Rts>(payload) else { return };
+                let Ok(rts) = bytemuck::try_pod_read_unaligned::<Rts>(payload) else {
+                    return;
+                };
                 let u = Unexp {
                     ctx: meta.ctx,
                     src: meta.src,
@@ -391,7 +416,9 @@ impl Matcher {
             }
             Some(Kind::Cts) => {
                 let key = ReqKey::from_cookie(meta.len);
-                let Ok(rc) = <[u8; 8]>::try_from(payload) else { return };
+                let Ok(rc) = <[u8; 8]>::try_from(payload) else {
+                    return;
+                };
                 if let Some(ReqState::Send(s)) = self.get(key) {
                     s.stream = Some((u64::from_le_bytes(rc), 0));
                     self.streams.push(key);
@@ -399,8 +426,12 @@ impl Matcher {
             }
             Some(Kind::Frag) => {
                 let key = ReqKey::from_cookie(meta.len);
-                let Some(ReqState::Recv(r)) = self.get(key) else { return };
-                let Some((status, got)) = r.stream else { return };
+                let Some(ReqState::Recv(r)) = self.get(key) else {
+                    return;
+                };
+                let Some((status, got)) = r.stream else {
+                    return;
+                };
                 let end = (got + payload.len()).min(status.len);
                 r.buf.as_mut_slice()[got..end].copy_from_slice(&payload[..end - got]);
                 r.stream = Some((status, end));
@@ -458,13 +489,21 @@ impl Matcher {
     fn fail_doomed(&mut self, gone: &[bool], failed: &[bool]) {
         let mut doomed = Vec::new();
         for (i, s) in self.reqs.iter().enumerate() {
-            let key = ReqKey { idx: i as u32, gen: s.gen };
+            let key = ReqKey {
+                idx: i as u32,
+                gen: s.gen,
+            };
             match &s.st {
                 ReqState::Recv(r) => match r.spec.src {
                     Some(src) => {
                         let slot = r.peers.get(src as usize).copied().unwrap_or(0) as usize;
                         if gone.get(slot).copied().unwrap_or(false) {
-                            doomed.push((key, Error::ProcFailed { ranks: vec![Rank(src as i32)] }));
+                            doomed.push((
+                                key,
+                                Error::ProcFailed {
+                                    ranks: vec![Rank(src as i32)],
+                                },
+                            ));
                         }
                     }
                     None if r.stream.is_none() => {
@@ -482,7 +521,12 @@ impl Matcher {
                     None => {}
                 },
                 ReqState::Send(sr) if gone.get(sr.dest).copied().unwrap_or(false) => {
-                    doomed.push((key, Error::ProcFailed { ranks: vec![sr.status.source] }));
+                    doomed.push((
+                        key,
+                        Error::ProcFailed {
+                            ranks: vec![sr.status.source],
+                        },
+                    ));
                 }
                 _ => {}
             }
@@ -537,7 +581,14 @@ const BACKLOG_CAP: usize = 8 << 20;
 
 impl Engine {
     /// An engine for slot `me` of `seg`, talking to slots `0..nslots`.
-    pub fn new(seg: Segment, me: usize, nslots: usize, policy: WaitPolicy, eager_limit: Option<usize>, cma: bool) -> Engine {
+    pub fn new(
+        seg: Segment,
+        me: usize,
+        nslots: usize,
+        policy: WaitPolicy,
+        eager_limit: Option<usize>,
+        cma: bool,
+    ) -> Engine {
         let inb = (0..nslots).map(|s| seg.consumer(s, me)).collect();
         let out: Vec<Producer> = (0..nslots).map(|d| seg.producer(me, d)).collect();
         let max = out.first().map_or(4096, |p| p.max_payload());
@@ -645,7 +696,15 @@ impl Engine {
 
     /// Sends a message of at most the eager limit; the data is out of the
     /// caller's buffer when this returns.
-    pub fn send_eager(&mut self, dest: usize, dest_rank: u32, ctx: u32, src: u32, tag: i32, data: &[u8]) -> Result<()> {
+    pub fn send_eager(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()> {
         self.check_dest(dest, dest_rank)?;
         let meta = Meta {
             kind: Kind::Eager as u8,
@@ -667,14 +726,24 @@ impl Engine {
     ///
     /// # Errors
     /// `ProcFailed` if the destination is known to be gone.
-    pub fn isend(&mut self, dest: usize, dest_rank: u32, ctx: u32, src: u32, tag: i32, buf: Lent) -> Result<ReqKey> {
+    pub fn isend(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: Lent,
+    ) -> Result<ReqKey> {
         let status = Status {
             source: Rank(dest_rank as i32),
             tag: Tag(tag),
             len: buf.len(),
         };
         if buf.len() <= self.eager_limit {
-            let r = self.send_eager(dest, dest_rank, ctx, src, tag, buf.as_slice()).map(|_| status);
+            let r = self
+                .send_eager(dest, dest_rank, ctx, src, tag, buf.as_slice())
+                .map(|_| status);
             return Ok(self.m.alloc(ReqState::Done(r)));
         }
         self.check_dest(dest, dest_rank)?;
@@ -713,7 +782,12 @@ impl Engine {
             elem,
             stream: None,
         }));
-        if let Some(i) = self.m.unexpected.iter().position(|u| spec.matches(u.ctx, u.src, u.tag)) {
+        if let Some(i) = self
+            .m
+            .unexpected
+            .iter()
+            .position(|u| spec.matches(u.ctx, u.src, u.tag))
+        {
             self.m.deliver_unexpected(&mut self.outbox, key, i);
         } else {
             self.m.posted.push(key);
@@ -784,7 +858,10 @@ impl Engine {
         let mut changed = false;
         for s in 0..self.gone.len() {
             let st = self.seg.proc_block(s).state.load(Ordering::Acquire);
-            let (gone, failed) = (st == slot::FINALIZED || st == slot::FAILED, st == slot::FAILED);
+            let (gone, failed) = (
+                st == slot::FINALIZED || st == slot::FAILED,
+                st == slot::FAILED,
+            );
             if gone && !self.gone[s] {
                 self.gone[s] = true;
                 self.failed[s] = failed;
@@ -811,7 +888,8 @@ impl Engine {
     }
 
     fn anything_ready(&self) -> bool {
-        self.inb.iter().any(|c| c.ready()) || self.seg.header().event_epoch.load(Ordering::Acquire) != self.epoch_seen
+        self.inb.iter().any(|c| c.ready())
+            || self.seg.header().event_epoch.load(Ordering::Acquire) != self.epoch_seen
     }
 
     /// Progresses until `done` holds, spinning, yielding, then sleeping.
@@ -894,11 +972,13 @@ mod tests {
     fn pair(ring: usize, cma: bool) -> (Engine, Engine) {
         let seg = Segment::create_anonymous(Layout::new(2, ring)).unwrap();
         for s in 0..2 {
-            seg.proc_block(s).pid.store(std::process::id(), Ordering::Release);
+            seg.proc_block(s)
+                .pid
+                .store(std::process::id(), Ordering::Release);
         }
         let p = WaitPolicy {
-            spins: 10,
-            yields: 0,
+            spin: std::time::Duration::from_micros(1),
+            yields: std::time::Duration::ZERO,
             sleep: std::time::Duration::from_millis(1),
         };
         (
@@ -960,7 +1040,13 @@ mod tests {
             |s| {
                 let k = b.irecv(spec(Some(0), Some(3)), peers(), s.lend_mut(&mut small), 1);
                 a.send_eager(1, 1, 0, 0, 3, b"hello").unwrap();
-                assert_eq!(finish(&mut a, &mut b, k), Err(Error::Truncated { sent: 5, capacity: 2 }));
+                assert_eq!(
+                    finish(&mut a, &mut b, k),
+                    Err(Error::Truncated {
+                        sent: 5,
+                        capacity: 2
+                    })
+                );
                 let k = b.irecv(spec(Some(0), Some(3)), peers(), s.lend_mut(&mut big), 1);
                 let st = finish(&mut a, &mut b, k).unwrap();
                 assert_eq!(st.len, 5);
@@ -978,7 +1064,10 @@ mod tests {
             |s| {
                 a.send_eager(1, 1, 0, 0, 0, &[1, 2, 3]).unwrap();
                 let k = b.irecv(spec(None, None), peers(), s.lend_mut(&mut words), 4);
-                assert_eq!(finish(&mut a, &mut b, k), Err(Error::LengthNotMultiple { len: 3, elem: 4 }));
+                assert_eq!(
+                    finish(&mut a, &mut b, k),
+                    Err(Error::LengthNotMultiple { len: 3, elem: 4 })
+                );
                 assert!(b.find(&spec(None, None)).is_some());
             },
             || {},
@@ -1053,27 +1142,39 @@ mod tests {
 
     #[test]
     fn a_failed_peer_fails_pending_receives() {
-        let (mut a, mut b) = pair(4096, false);
+        let (a, mut b) = pair(4096, false);
         let mut x = [0u8; 4];
         let mut y = [0u8; 4];
         lend::scope(
             |s| {
                 let k1 = b.irecv(spec(Some(0), None), peers(), s.lend_mut(&mut x), 1);
                 let k2 = b.irecv(spec(None, None), peers(), s.lend_mut(&mut y), 1);
-                a.seg.proc_block(0).state.store(slot::FAILED, Ordering::SeqCst);
+                a.seg
+                    .proc_block(0)
+                    .state
+                    .store(slot::FAILED, Ordering::SeqCst);
                 a.seg.header().event_epoch.fetch_add(1, Ordering::SeqCst);
                 b.progress();
-                assert_eq!(b.take(k1).unwrap(), Some(Err(Error::ProcFailed { ranks: vec![Rank(0)] })));
+                assert_eq!(
+                    b.take(k1).unwrap(),
+                    Some(Err(Error::ProcFailed {
+                        ranks: vec![Rank(0)]
+                    }))
+                );
                 assert_eq!(
                     b.take(k2).unwrap(),
-                    Some(Err(Error::ProcFailedPending { ranks: vec![Rank(0)] }))
+                    Some(Err(Error::ProcFailedPending {
+                        ranks: vec![Rank(0)]
+                    }))
                 );
             },
             || {},
         );
         assert_eq!(
             b.send_eager(0, 0, 0, 1, 0, &[1]),
-            Err(Error::ProcFailed { ranks: vec![Rank(0)] })
+            Err(Error::ProcFailed {
+                ranks: vec![Rank(0)]
+            })
         );
     }
 }

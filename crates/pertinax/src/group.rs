@@ -49,7 +49,10 @@ impl Group {
 
     /// The calling process's rank in the group, if it is a member.
     pub fn rank(&self) -> Option<Rank> {
-        self.members.iter().position(|&m| m == self.me).map(Rank::from)
+        self.members
+            .iter()
+            .position(|&m| m == self.me)
+            .map(Rank::from)
     }
 
     fn check(&self, r: Rank) -> Result<usize> {
@@ -66,7 +69,9 @@ impl Group {
         let mut v: Vec<i32> = ranks.iter().map(|r| r.0).collect();
         v.sort_unstable();
         if v.windows(2).any(|w| w[0] == w[1]) {
-            return Err(Error::InvalidArgument("a rank appears twice in the list".into()));
+            return Err(Error::InvalidArgument(
+                "a rank appears twice in the list".into(),
+            ));
         }
         Ok(())
     }
@@ -88,7 +93,10 @@ impl Group {
         Rank: Copy,
     {
         Self::distinct(ranks)?;
-        let v = ranks.iter().map(|&r| self.check(r).map(|i| self.members[i])).collect::<Result<Vec<_>>>()?;
+        let v = ranks
+            .iter()
+            .map(|&r| self.check(r).map(|i| self.members[i]))
+            .collect::<Result<Vec<_>>>()?;
         Ok(self.from_vec(v))
     }
 
@@ -98,7 +106,10 @@ impl Group {
     /// As [`Group::incl`].
     pub fn excl(&self, ranks: &[Rank]) -> Result<Group> {
         Self::distinct(ranks)?;
-        let drop = ranks.iter().map(|&r| self.check(r)).collect::<Result<Vec<_>>>()?;
+        let drop = ranks
+            .iter()
+            .map(|&r| self.check(r))
+            .collect::<Result<Vec<_>>>()?;
         let v = (0..self.members.len())
             .filter(|i| !drop.contains(i))
             .map(|i| self.members[i])
@@ -145,12 +156,24 @@ impl Group {
 
     /// Members of this group that are also in `other` (this group's order).
     pub fn intersection(&self, other: &Group) -> Group {
-        self.from_vec(self.members.iter().copied().filter(|m| other.members.contains(m)).collect())
+        self.from_vec(
+            self.members
+                .iter()
+                .copied()
+                .filter(|m| other.members.contains(m))
+                .collect(),
+        )
     }
 
     /// Members of this group that are not in `other`.
     pub fn difference(&self, other: &Group) -> Group {
-        self.from_vec(self.members.iter().copied().filter(|m| !other.members.contains(m)).collect())
+        self.from_vec(
+            self.members
+                .iter()
+                .copied()
+                .filter(|m| !other.members.contains(m))
+                .collect(),
+        )
     }
 }
 
@@ -187,7 +210,13 @@ mod tests {
     fn bad_ranks_are_errors() {
         let a = g(&[0, 1], 0);
         assert!(matches!(a.incl(&[Rank(2)]), Err(Error::InvalidRank { .. })));
-        assert!(matches!(a.incl(&[Rank(-1)]), Err(Error::InvalidRank { .. })));
-        assert!(matches!(a.excl(&[Rank(1), Rank(1)]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(
+            a.incl(&[Rank(-1)]),
+            Err(Error::InvalidRank { .. })
+        ));
+        assert!(matches!(
+            a.excl(&[Rank(1), Rank(1)]),
+            Err(Error::InvalidArgument(_))
+        ));
     }
 }

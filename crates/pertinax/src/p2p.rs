@@ -83,7 +83,12 @@ impl Comm {
     /// # Errors
     /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized`; `ProcFailed`
     /// if the destination has failed.
-    pub fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: impl Into<Tag>) -> Result<()> {
+    pub fn send<T: Pod>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<()> {
         self.live()?;
         let dest = self.check_rank(dest.into())?;
         let tag = Self::check_tag(tag.into())?;
@@ -98,17 +103,30 @@ impl Comm {
     /// queued for a later receive); `InvalidRank`, `InvalidTag`,
     /// `CommFreed`, `Finalized`; `ProcFailed` if the source failed;
     /// `ProcFailedPending` for an any-source receive while a member failed.
-    pub fn recv<T: Pod>(&self, buf: &mut [T], src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
+    pub fn recv<T: Pod>(
+        &self,
+        buf: &mut [T],
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Status> {
         self.live()?;
         let spec = self.spec(src.into(), tag.into())?;
-        self.raw_recv(spec, bytemuck::cast_slice_mut(buf), std::mem::size_of::<T>())
+        self.raw_recv(
+            spec,
+            bytemuck::cast_slice_mut(buf),
+            std::mem::size_of::<T>(),
+        )
     }
 
     /// Receives a message into a new vector of exactly its length.
     ///
     /// # Errors
     /// As [`Comm::recv`] (never `Truncated`).
-    pub fn recv_vec<T: Pod>(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<(Vec<T>, Status)> {
+    pub fn recv_vec<T: Pod>(
+        &self,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<(Vec<T>, Status)> {
         self.live()?;
         let st = self.probe(src, tag)?;
         let elem = std::mem::size_of::<T>().max(1);
@@ -129,7 +147,12 @@ impl Comm {
     ///
     /// # Errors
     /// `Serialization` if encoding fails; otherwise as [`Comm::send`].
-    pub fn send_value<V: Serialize + ?Sized>(&self, value: &V, dest: impl Into<Rank>, tag: impl Into<Tag>) -> Result<()> {
+    pub fn send_value<V: Serialize + ?Sized>(
+        &self,
+        value: &V,
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<()> {
         let bytes = bincode::serialize(value).map_err(|e| Error::Serialization(e.to_string()))?;
         self.send(&bytes, dest, tag)
     }
@@ -139,7 +162,11 @@ impl Comm {
     /// # Errors
     /// `Serialization` if the message does not decode as `V` (it is
     /// consumed); otherwise as [`Comm::recv_vec`].
-    pub fn recv_value<V: DeserializeOwned>(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<(V, Status)> {
+    pub fn recv_value<V: DeserializeOwned>(
+        &self,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<(V, Status)> {
         let (bytes, st) = self.recv_vec::<u8>(src, tag)?;
         let v = bincode::deserialize(&bytes).map_err(|e| Error::Serialization(e.to_string()))?;
         Ok((v, st))
@@ -197,7 +224,11 @@ impl Comm {
     ///
     /// # Errors
     /// As [`Comm::probe`].
-    pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Status>> {
+    pub fn iprobe(
+        &self,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Option<Status>> {
         self.live()?;
         let spec = self.spec(src.into(), tag.into())?;
         let mut e = self.inner.rt.engine.borrow_mut();
@@ -227,12 +258,14 @@ impl Comm {
         let tag = Self::check_tag(tag.into())?;
         let slot = self.slot_of(dest);
         let lent = scope.lend(bytemuck::cast_slice(buf));
-        let k = self
-            .inner
-            .rt
-            .engine
-            .borrow_mut()
-            .isend(slot, dest, self.inner.ctx, self.inner.rank, tag, lent)?;
+        let k = self.inner.rt.engine.borrow_mut().isend(
+            slot,
+            dest,
+            self.inner.ctx,
+            self.inner.rank,
+            tag,
+            lent,
+        )?;
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 
@@ -252,12 +285,12 @@ impl Comm {
         self.live()?;
         let spec = self.spec(src.into(), tag.into())?;
         let lent = scope.lend_mut(bytemuck::cast_slice_mut(buf));
-        let k = self
-            .inner
-            .rt
-            .engine
-            .borrow_mut()
-            .irecv(spec, self.inner.peers.clone(), lent, std::mem::size_of::<T>());
+        let k = self.inner.rt.engine.borrow_mut().irecv(
+            spec,
+            self.inner.peers.clone(),
+            lent,
+            std::mem::size_of::<T>(),
+        );
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 }

@@ -100,10 +100,15 @@ struct Boot {
 
 fn bootstrap() -> Result<Boot> {
     cma::allow_peers();
-    let cma_env = std::env::var(env::tune::CMA).map(|v| v.trim() != "0").unwrap_or(true);
+    let cma_env = std::env::var(env::tune::CMA)
+        .map(|v| v.trim() != "0")
+        .unwrap_or(true);
     if std::env::var_os(env::RANK).is_none() {
-        let seg = Segment::create_anonymous(Layout::new(1, 64 * 1024)).map_err(|e| Error::Transport(format!("shared memory: {e}")))?;
-        seg.proc_block(0).pid.store(std::process::id(), Ordering::Release);
+        let seg = Segment::create_anonymous(Layout::new(1, 64 * 1024))
+            .map_err(|e| Error::Transport(format!("shared memory: {e}")))?;
+        seg.proc_block(0)
+            .pid
+            .store(std::process::id(), Ordering::Release);
         let mut id = [0u8; 16];
         pertinax_sys::random_bytes(&mut id).map_err(|e| Error::Bootstrap(e.to_string()))?;
         return Ok(Boot {
@@ -123,26 +128,35 @@ fn bootstrap() -> Result<Boot> {
     let slot: usize = env_parse(env::SLOT)?;
     let shm_fd: i32 = env_parse(env::SHM_FD)?;
     let ctrl_fd: i32 = env_parse(env::CTRL_FD)?;
-    let job_id = std::env::var(env::JOB_ID).map_err(|_| Error::Bootstrap(format!("{} is not set", env::JOB_ID)))?;
+    let job_id = std::env::var(env::JOB_ID)
+        .map_err(|_| Error::Bootstrap(format!("{} is not set", env::JOB_ID)))?;
     let secret = std::env::var(env::SECRET)
         .ok()
         .and_then(|s| env::from_hex(&s))
         .ok_or_else(|| Error::Bootstrap(format!("{} is missing or not hex", env::SECRET)))?;
     if rank >= size {
-        return Err(Error::Bootstrap(format!("rank {rank} is not below size {size}")));
+        return Err(Error::Bootstrap(format!(
+            "rank {rank} is not below size {size}"
+        )));
     }
-    let shm = process::adopt_inherited_fd(shm_fd).map_err(|e| Error::Bootstrap(format!("shared-memory descriptor {shm_fd}: {e}")))?;
-    let seg = Segment::attach(std::os::fd::AsRawFd::as_raw_fd(&shm)).map_err(|e| Error::Bootstrap(format!("shared memory: {e}")))?;
+    let shm = process::adopt_inherited_fd(shm_fd)
+        .map_err(|e| Error::Bootstrap(format!("shared-memory descriptor {shm_fd}: {e}")))?;
+    let seg = Segment::attach(std::os::fd::AsRawFd::as_raw_fd(&shm))
+        .map_err(|e| Error::Bootstrap(format!("shared memory: {e}")))?;
     drop(shm);
     if seg.layout().capacity() < size || slot >= seg.layout().capacity() {
-        return Err(Error::Bootstrap("the shared segment is too small for the job".into()));
+        return Err(Error::Bootstrap(
+            "the shared segment is too small for the job".into(),
+        ));
     }
-    let fd = process::adopt_inherited_fd(ctrl_fd).map_err(|e| Error::Bootstrap(format!("control descriptor {ctrl_fd}: {e}")))?;
+    let fd = process::adopt_inherited_fd(ctrl_fd)
+        .map_err(|e| Error::Bootstrap(format!("control descriptor {ctrl_fd}: {e}")))?;
     let mut sock = UnixStream::from(fd);
     let pid = std::process::id();
     seg.proc_block(slot).pid.store(pid, Ordering::Release);
     let t = Some(Duration::from_secs(60));
-    sock.set_read_timeout(t).map_err(|e| Error::Bootstrap(e.to_string()))?;
+    sock.set_read_timeout(t)
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
     ctrl::write_frame(
         &mut sock,
         &ToLauncher::Hello {
@@ -155,7 +169,11 @@ fn bootstrap() -> Result<Boot> {
     .map_err(boot_err("hello"))?;
     match ctrl::read_frame::<_, ToRank>(&mut sock).map_err(boot_err("welcome"))? {
         Some(ToRank::Welcome) => {}
-        other => return Err(Error::Bootstrap(format!("launcher refused the hello: {other:?}"))),
+        other => {
+            return Err(Error::Bootstrap(format!(
+                "launcher refused the hello: {other:?}"
+            )))
+        }
     }
     let my_cma = cma_env && cma::probe();
     ctrl::write_frame(
@@ -169,7 +187,11 @@ fn bootstrap() -> Result<Boot> {
     ctrl::write_frame(&mut sock, &ToLauncher::Fence).map_err(boot_err("fence"))?;
     let entries = match ctrl::read_frame::<_, ToRank>(&mut sock).map_err(boot_err("fence"))? {
         Some(ToRank::FenceDone { entries }) => entries,
-        other => return Err(Error::Bootstrap(format!("unexpected answer to fence: {other:?}"))),
+        other => {
+            return Err(Error::Bootstrap(format!(
+                "unexpected answer to fence: {other:?}"
+            )))
+        }
     };
     let all_cma = my_cma
         && (0..size).all(|s| {
@@ -177,8 +199,11 @@ fn bootstrap() -> Result<Boot> {
                 .iter()
                 .any(|(k, v)| *k == format!("cma/{s}") && v.first() == Some(&1))
         });
-    sock.set_read_timeout(None).map_err(|e| Error::Bootstrap(e.to_string()))?;
-    let watch = sock.try_clone().map_err(|e| Error::Bootstrap(e.to_string()))?;
+    sock.set_read_timeout(None)
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
+    let watch = sock
+        .try_clone()
+        .map_err(|e| Error::Bootstrap(e.to_string()))?;
     std::thread::Builder::new()
         .name("pertinax-guard".into())
         .spawn(move || guard(watch, rank))
@@ -197,12 +222,18 @@ fn guard(mut sock: UnixStream, rank: usize) {
     loop {
         match ctrl::read_frame::<_, ToRank>(&mut sock) {
             Ok(Some(ToRank::Shutdown)) => {
-                let _ = writeln!(std::io::stderr(), "pertinax: rank {rank}: the launcher ended the job");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "pertinax: rank {rank}: the launcher ended the job"
+                );
                 process::exit_now(143);
             }
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => {
-                let _ = writeln!(std::io::stderr(), "pertinax: rank {rank}: lost the connection to the launcher; exiting");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "pertinax: rank {rank}: lost the connection to the launcher; exiting"
+                );
                 process::exit_now(70);
             }
         }
@@ -248,13 +279,15 @@ pub fn init() -> Result<Universe> {
     };
     let cpus = pertinax_sys::online_cpus();
     let policy = WaitPolicy::for_job(boot.job.size, cpus);
-    let eager = std::env::var(env::tune::EAGER_LIMIT).ok().and_then(|v| v.trim().parse().ok());
+    let eager = std::env::var(env::tune::EAGER_LIMIT)
+        .ok()
+        .and_then(|v| v.trim().parse().ok());
     let nslots = boot.job.size;
     let single_copy = boot.cma
         && match std::env::var(env::tune::LARGE).as_deref().map(str::trim) {
             Ok("cma") => true,
             Ok("stream") => false,
-            _ => boot.job.size > cpus,
+            _ => boot.job.size > 2 * cpus,
         };
     let engine = Engine::new(boot.seg, boot.slot, nslots, policy, eager, single_copy);
     let rt = Rc::new(Runtime {
@@ -268,7 +301,11 @@ pub fn init() -> Result<Universe> {
     let world_peers: Rc<[u32]> = (0..boot.job.size as u32).collect();
     let world = Comm::from_parts(rt.clone(), 0, boot.job.rank as u32, world_peers);
     let self_comm = Comm::from_parts(rt.clone(), 2, 0, Rc::from([boot.slot as u32]));
-    Ok(Universe { rt, world, self_comm })
+    Ok(Universe {
+        rt,
+        world,
+        self_comm,
+    })
 }
 
 impl Universe {
@@ -319,7 +356,11 @@ impl Universe {
                 },
             );
         }
-        let _ = writeln!(std::io::stderr(), "pertinax: rank {} aborts: {message}", self.rt.job.rank);
+        let _ = writeln!(
+            std::io::stderr(),
+            "pertinax: rank {} aborts: {message}",
+            self.rt.job.rank
+        );
         process::exit_now(code)
     }
 
@@ -334,7 +375,8 @@ impl Universe {
         }
         CURRENT.with(|c| *c.borrow_mut() = None);
         if let Some(sock) = self.rt.ctrl.borrow_mut().as_mut() {
-            ctrl::write_frame(sock, &ToLauncher::Finalize).map_err(|e| Error::Bootstrap(format!("finalize: {e}")))?;
+            ctrl::write_frame(sock, &ToLauncher::Finalize)
+                .map_err(|e| Error::Bootstrap(format!("finalize: {e}")))?;
         }
         Ok(())
     }

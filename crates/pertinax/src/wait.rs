@@ -8,55 +8,57 @@
 //! record (a fence and one load on the fast path) and issue the wake-up only
 //! if it is set.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Waiting budget of a process.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WaitPolicy {
-    /// Polls before yielding.
-    pub spins: u32,
-    /// Yields before sleeping.
-    pub yields: u32,
+    /// How long to poll before yielding.
+    pub spin: Duration,
+    /// How long to poll-and-yield before sleeping.
+    pub yields: Duration,
     /// Longest single sleep (a safety net; wake-ups normally end it).
     pub sleep: Duration,
 }
 
 impl WaitPolicy {
     /// The default for `ranks` processes on `cpus` CPUs, overridable by the
-    /// `PERTINAX_SPIN` and `PERTINAX_YIELDS` environment variables.
+    /// `PERTINAX_SPIN` and `PERTINAX_YIELDS` environment variables
+    /// (microseconds).
     pub fn for_job(ranks: usize, cpus: usize) -> WaitPolicy {
         let oversubscribed = ranks > cpus;
         let mut p = if oversubscribed {
             WaitPolicy {
-                spins: 64,
-                yields: 400,
+                spin: Duration::from_micros(1),
+                yields: Duration::from_micros(100),
                 sleep: Duration::from_millis(10),
             }
         } else {
             WaitPolicy {
-                spins: 200_000,
-                yields: 2_000,
+                spin: Duration::from_micros(200),
+                yields: Duration::from_millis(2),
                 sleep: Duration::from_millis(10),
             }
         };
-        if let Some(v) = env_u32(pertinax_wire::env::tune::SPIN) {
-            p.spins = v;
+        if let Some(v) = env_u64(pertinax_wire::env::tune::SPIN) {
+            p.spin = Duration::from_micros(v);
         }
-        if let Some(v) = env_u32(pertinax_wire::env::tune::YIELDS) {
-            p.yields = v;
+        if let Some(v) = env_u64(pertinax_wire::env::tune::YIELDS) {
+            p.yields = Duration::from_micros(v);
         }
         p
     }
 }
 
-fn env_u32(name: &str) -> Option<u32> {
+fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
 
 /// The state of one wait: how far into the budget it is.
 #[derive(Debug, Default)]
 pub(crate) struct Backoff {
-    n: u64,
+    n: u32,
+    start: Option<Instant>,
 }
 
 /// What the waiter should do next.
@@ -69,10 +71,19 @@ pub(crate) enum Step {
 
 impl Backoff {
     pub fn next(&mut self, p: &WaitPolicy) -> Step {
-        self.n += 1;
-        if self.n <= p.spins as u64 {
+        self.n = self.n.wrapping_add(1);
+        // Reading the clock costs ~20 ns: spin a few rounds between reads.
+        let Some(start) = self.start else {
+            self.start = Some(Instant::now());
+            return Step::Spin;
+        };
+        if self.n % 16 != 0 && p.spin > Duration::from_micros(10) {
+            return Step::Spin;
+        }
+        let t = start.elapsed();
+        if t < p.spin {
             Step::Spin
-        } else if self.n <= p.spins as u64 + p.yields as u64 {
+        } else if t < p.spin + p.yields {
             Step::Yield
         } else {
             Step::Sleep
@@ -80,7 +91,7 @@ impl Backoff {
     }
     /// Start over (progress was made).
     pub fn reset(&mut self) {
-        self.n = 0;
+        self.start = None;
     }
 }
 
@@ -91,14 +102,15 @@ mod tests {
     #[test]
     fn backoff_goes_spin_yield_sleep() {
         let p = WaitPolicy {
-            spins: 2,
-            yields: 1,
+            spin: Duration::from_micros(1),
+            yields: Duration::from_micros(500),
             sleep: Duration::from_millis(1),
         };
         let mut b = Backoff::default();
         assert_eq!(b.next(&p), Step::Spin);
-        assert_eq!(b.next(&p), Step::Spin);
+        std::thread::sleep(Duration::from_micros(50));
         assert_eq!(b.next(&p), Step::Yield);
+        std::thread::sleep(Duration::from_millis(1));
         assert_eq!(b.next(&p), Step::Sleep);
         b.reset();
         assert_eq!(b.next(&p), Step::Spin);
@@ -106,6 +118,6 @@ mod tests {
 
     #[test]
     fn oversubscribed_jobs_spin_less() {
-        assert!(WaitPolicy::for_job(16, 2).spins < WaitPolicy::for_job(2, 2).spins);
+        assert!(WaitPolicy::for_job(16, 2).spin < WaitPolicy::for_job(2, 2).spin);
     }
 }

@@ -30,19 +30,44 @@ fn pingpong(w: &Comm, _a: &[String]) -> R {
         return Ok(());
     }
     let peer = 1 - me;
-    for &n in &[0usize, 1, 7, 8, 24, 25, 100, 4096, 8192, 8193, 16000, 65536, 1 << 20, (4 << 20) + 3] {
+    for &n in &[
+        0usize,
+        1,
+        7,
+        8,
+        24,
+        25,
+        100,
+        4096,
+        8192,
+        8193,
+        16000,
+        65536,
+        1 << 20,
+        (4 << 20) + 3,
+    ] {
         for rep in 0..3u64 {
             let mut buf = vec![0u8; n];
             if me == 0 {
                 fill(&mut buf, 0, rep);
                 w.send(&buf, peer, 5).map_err(e)?;
                 let st = w.recv(&mut buf, peer, 6).map_err(e)?;
-                check!(st.len == n && st.source == Rank(1) && st.tag == Tag(6), "bad status {st:?}");
-                check!(first_bad(&buf, 1, rep).is_none(), "pong of {n} bytes corrupted");
+                check!(
+                    st.len == n && st.source == Rank(1) && st.tag == Tag(6),
+                    "bad status {st:?}"
+                );
+                check!(
+                    first_bad(&buf, 1, rep).is_none(),
+                    "pong of {n} bytes corrupted"
+                );
             } else {
                 let st = w.recv(&mut buf, peer, 5).map_err(e)?;
                 check!(st.len == n, "got {} bytes, expected {n}", st.len);
-                check!(first_bad(&buf, 0, rep).is_none(), "ping of {n} bytes corrupted at {:?}", first_bad(&buf, 0, rep));
+                check!(
+                    first_bad(&buf, 0, rep).is_none(),
+                    "ping of {n} bytes corrupted at {:?}",
+                    first_bad(&buf, 0, rep)
+                );
                 fill(&mut buf, 1, rep);
                 w.send(&buf, peer, 6).map_err(e)?;
             }
@@ -61,7 +86,11 @@ fn ring(w: &Comm, a: &[String]) -> R {
         if me == 0 {
             w.send(&[lap * n as u64], next, 1).map_err(e)?;
             w.recv(&mut tok, prev, 1).map_err(e)?;
-            check!(tok[0] == lap * n as u64 + n as u64 - 1, "lap {lap}: token {}", tok[0]);
+            check!(
+                tok[0] == lap * n as u64 + n as u64 - 1,
+                "lap {lap}: token {}",
+                tok[0]
+            );
         } else {
             w.recv(&mut tok, prev, 1).map_err(e)?;
             w.send(&[tok[0] + 1], next, 1).map_err(e)?;
@@ -81,7 +110,11 @@ fn fanin(w: &Comm, a: &[String]) -> R {
             let mut m = [0u64; 2];
             let st = w.recv(&mut m, ANY_SOURCE, ANY_TAG).map_err(e)?;
             let s = st.source.index();
-            check!(m[0] == s as u64 && st.tag == Tag(s as i32), "message claims {} from {s}", m[0]);
+            check!(
+                m[0] == s as u64 && st.tag == Tag(s as i32),
+                "message claims {} from {s}",
+                m[0]
+            );
             check!(m[1] == next[s], "from {s}: seq {} before {}", m[1], next[s]);
             next[s] += 1;
         }
@@ -117,10 +150,17 @@ fn order(w: &Comm, a: &[String]) -> R {
     let mut rbuf = vec![0u8; 4 << 20];
     let mut recv_some = |w: &Comm, got: &mut u64| -> R {
         while *got < total_in {
-            let Some(st) = w.iprobe(ANY_SOURCE, 3).map_err(e)? else { break };
+            let Some(st) = w.iprobe(ANY_SOURCE, 3).map_err(e)? else {
+                break;
+            };
             let s = st.source.index();
             let exp = recv_sizes[s].next().unwrap_or(usize::MAX);
-            check!(st.len == exp, "from {s} msg {}: {} bytes, expected {exp}", next_recv[s], st.len);
+            check!(
+                st.len == exp,
+                "from {s} msg {}: {} bytes, expected {exp}",
+                next_recv[s],
+                st.len
+            );
             let st2 = w.recv(&mut rbuf[..exp], s, 3).map_err(e)?;
             check!(st2.len == exp, "probe/recv mismatch");
             check!(
@@ -133,7 +173,12 @@ fn order(w: &Comm, a: &[String]) -> R {
         }
         Ok(())
     };
-    while got < total_in || next_send.iter().enumerate().any(|(d, &c)| d != me && c < count) {
+    while got < total_in
+        || next_send
+            .iter()
+            .enumerate()
+            .any(|(d, &c)| d != me && c < count)
+    {
         let d = rng.below(n as u64) as usize;
         if d != me && next_send[d] < count {
             let burst = (1 + rng.below(8)).min(count - next_send[d]);
@@ -146,7 +191,11 @@ fn order(w: &Comm, a: &[String]) -> R {
                 .collect();
             next_send[d] += burst;
             pertinax::scope(|s| -> R {
-                let mut reqs = bufs.iter().map(|b| w.isend(s, b, d, 3)).collect::<Result<Vec<_>, _>>().map_err(e)?;
+                let mut reqs = bufs
+                    .iter()
+                    .map(|b| w.isend(s, b, d, 3))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(e)?;
                 let mut left = reqs.len();
                 while left > 0 {
                     if pertinax::test_any(&mut reqs).map_err(e)?.is_some() {
@@ -170,9 +219,16 @@ fn isolation(w: &Comm, _a: &[String]) -> R {
     let d = w.dup().map_err(e)?;
     check!(d.size() == n && d.rank() == w.rank(), "dup shape");
     check!(d.context_id() != w.context_id(), "dup shares the context");
-    let half = w.split(Some((me % 2) as u32), -(me as i32)).map_err(e)?.ok_or("no comm")?;
+    let half = w
+        .split(Some((me % 2) as u32), -(me as i32))
+        .map_err(e)?
+        .ok_or("no comm")?;
     let exp_size = (n + 1 - me % 2) / 2;
-    check!(half.size() == exp_size, "split size {} expected {exp_size}", half.size());
+    check!(
+        half.size() == exp_size,
+        "split size {} expected {exp_size}",
+        half.size()
+    );
     // key = -rank: reversed order.
     let members: Vec<usize> = (0..n).filter(|r| r % 2 == me % 2).rev().collect();
     check!(members[half.rank().index()] == me, "split order");
@@ -193,10 +249,16 @@ fn isolation(w: &Comm, _a: &[String]) -> R {
         let hr = half.rank().index();
         half.send(&[me as u32], (hr + 1) % hn, 9).map_err(e)?;
         half.recv(&mut x, (hr + hn - 1) % hn, 9).map_err(e)?;
-        check!(x[0] as usize % 2 == me % 2, "split got a message from the other half");
+        check!(
+            x[0] as usize % 2 == me % 2,
+            "split got a message from the other half"
+        );
     }
     // Create from a group of the even ranks.
-    let g = w.group().incl(&(0..n).step_by(2).map(Rank::from).collect::<Vec<_>>()).map_err(e)?;
+    let g = w
+        .group()
+        .incl(&(0..n).step_by(2).map(Rank::from).collect::<Vec<_>>())
+        .map_err(e)?;
     let c = w.create(&g).map_err(e)?;
     check!(c.is_some() == (me % 2 == 0), "create membership");
     if let Some(c) = c {
@@ -204,7 +266,10 @@ fn isolation(w: &Comm, _a: &[String]) -> R {
         check!(c.size() == n.div_ceil(2), "create size");
     }
     d.free().map_err(e)?;
-    check!(matches!(d.send(&[1u8], 0, 0), Err(Error::CommFreed)), "freed comm still usable");
+    check!(
+        matches!(d.send(&[1u8], 0, 0), Err(Error::CommFreed)),
+        "freed comm still usable"
+    );
     w.barrier().map_err(e)?;
     Ok(())
 }
@@ -212,12 +277,30 @@ fn isolation(w: &Comm, _a: &[String]) -> R {
 /// Every bad input gives its typed error and leaves things consistent.
 fn badinput(w: &Comm, _a: &[String]) -> R {
     let (me, n) = (w.rank().index(), w.size());
-    check!(matches!(w.send(&[1u8], n, 0), Err(Error::InvalidRank { .. })), "rank n");
-    check!(matches!(w.send(&[1u8], -1, 0), Err(Error::InvalidRank { .. })), "rank -1");
-    check!(matches!(w.send(&[1u8], 0, -5), Err(Error::InvalidTag { .. })), "tag -5");
-    check!(matches!(w.send(&[1u8], 0, pertinax::TAG_UB + 1), Err(Error::InvalidTag { .. })), "tag ub+1");
+    check!(
+        matches!(w.send(&[1u8], n, 0), Err(Error::InvalidRank { .. })),
+        "rank n"
+    );
+    check!(
+        matches!(w.send(&[1u8], -1, 0), Err(Error::InvalidRank { .. })),
+        "rank -1"
+    );
+    check!(
+        matches!(w.send(&[1u8], 0, -5), Err(Error::InvalidTag { .. })),
+        "tag -5"
+    );
+    check!(
+        matches!(
+            w.send(&[1u8], 0, pertinax::TAG_UB + 1),
+            Err(Error::InvalidTag { .. })
+        ),
+        "tag ub+1"
+    );
     let mut small = [0u8; 4];
-    check!(matches!(w.recv(&mut small, n + 3, 0), Err(Error::InvalidRank { .. })), "recv rank");
+    check!(
+        matches!(w.recv(&mut small, n + 3, 0), Err(Error::InvalidRank { .. })),
+        "recv rank"
+    );
     let next = (me + 1) % n;
     let prev = (me + n - 1) % n;
     for len in [10usize, 100_000] {
@@ -227,7 +310,10 @@ fn badinput(w: &Comm, _a: &[String]) -> R {
             let mut small = [0u8; 4];
             match w.recv(&mut small, prev, 4) {
                 Err(Error::Truncated { sent, capacity }) => {
-                    check!(sent == len && capacity == 4, "truncated sizes {sent} {capacity}")
+                    check!(
+                        sent == len && capacity == 4,
+                        "truncated sizes {sent} {capacity}"
+                    )
                 }
                 other => return Err(format!("expected Truncated, got {other:?}")),
             }
@@ -235,13 +321,22 @@ fn badinput(w: &Comm, _a: &[String]) -> R {
             let mut words = vec![0u32; len / 4 + 1];
             let r = w.recv(&mut words, prev, 4);
             if len % 4 != 0 {
-                check!(matches!(r, Err(Error::LengthNotMultiple { len: 10, elem: 4 })), "expected LengthNotMultiple, got {r:?}");
+                check!(
+                    matches!(r, Err(Error::LengthNotMultiple { len: 10, elem: 4 })),
+                    "expected LengthNotMultiple, got {r:?}"
+                );
                 let mut right = vec![0u8; len];
                 let st = w.recv(&mut right, prev, 4).map_err(e)?;
-                check!(st.len == len && right == data, "retry after truncation lost data");
+                check!(
+                    st.len == len && right == data,
+                    "retry after truncation lost data"
+                );
             } else {
                 let st = r.map_err(e)?;
-                check!(st.len == len && bytemuck_eq(&words, &data), "retry after truncation lost data");
+                check!(
+                    st.len == len && bytemuck_eq(&words, &data),
+                    "retry after truncation lost data"
+                );
             }
             q.wait().map_err(e)?;
             Ok(())
@@ -260,11 +355,20 @@ fn badinput(w: &Comm, _a: &[String]) -> R {
             }
         }
         check!(done.is_some(), "test never completed a self-message");
-        check!(matches!(r.test(), Err(Error::RequestInactive)), "second test");
-        check!(matches!(r.wait(), Err(Error::RequestInactive)), "wait after test");
+        check!(
+            matches!(r.test(), Err(Error::RequestInactive)),
+            "second test"
+        );
+        check!(
+            matches!(r.wait(), Err(Error::RequestInactive)),
+            "wait after test"
+        );
         Ok(())
     })?;
-    check!(matches!(w.split(Some(u32::MAX), 0), Err(Error::InvalidArgument(_))), "bad color");
+    check!(
+        matches!(w.split(Some(u32::MAX), 0), Err(Error::InvalidArgument(_))),
+        "bad color"
+    );
     w.barrier().map_err(e)?;
     Ok(())
 }
@@ -280,14 +384,22 @@ fn misc(w: &Comm, _a: &[String]) -> R {
     let next = (me + 1) % n;
     let prev = (me + n - 1) % n;
     let mut got = [0i64; 3];
-    let st = w.sendrecv(&[me as i64; 3], next, 2, &mut got, prev, 2).map_err(e)?;
-    check!(got == [prev as i64; 3] && st.source == Rank::from(prev), "sendrecv {got:?}");
+    let st = w
+        .sendrecv(&[me as i64; 3], next, 2, &mut got, prev, 2)
+        .map_err(e)?;
+    check!(
+        got == [prev as i64; 3] && st.source == Rank::from(prev),
+        "sendrecv {got:?}"
+    );
     w.send(&[1.5f32; 5], next, 3).map_err(e)?;
     let st = w.probe(ANY_SOURCE, 3).map_err(e)?;
     check!(st.len == 20 && st.count::<f32>() == Some(5), "probe {st:?}");
     let (v, _) = w.recv_vec::<f32>(prev, 3).map_err(e)?;
     check!(v == vec![1.5f32; 5], "recv_vec {v:?}");
-    check!(w.iprobe(ANY_SOURCE, 77).map_err(e)?.is_none(), "iprobe found a ghost");
+    check!(
+        w.iprobe(ANY_SOURCE, 77).map_err(e)?.is_none(),
+        "iprobe found a ghost"
+    );
     #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
     struct Msg {
         name: String,
@@ -299,7 +411,10 @@ fn misc(w: &Comm, _a: &[String]) -> R {
     };
     w.send_value(&m, next, 4).map_err(e)?;
     let (r, _) = w.recv_value::<Msg>(prev, 4).map_err(e)?;
-    check!(r.name == format!("rank {prev}") && r.xs.len() == prev + 1, "value {r:?}");
+    check!(
+        r.name == format!("rank {prev}") && r.xs.len() == prev + 1,
+        "value {r:?}"
+    );
     // wait_any over receives from every other rank.
     let mut bufs = vec![[0u32; 1]; n];
     pertinax::scope(|s| -> Result<(), String> {
@@ -320,11 +435,18 @@ fn misc(w: &Comm, _a: &[String]) -> R {
             seen += 1;
         }
         check!(seen == n - 1, "wait_any saw {seen}");
-        check!(pertinax::test_any(&mut reqs).map_err(e)?.is_none(), "test_any on spent requests");
+        check!(
+            pertinax::test_any(&mut reqs).map_err(e)?.is_none(),
+            "test_any on spent requests"
+        );
         Ok(())
     })?;
     for (r, b) in bufs.iter().enumerate() {
-        check!(r == me || b[0] == (r * 100) as u32, "wait_any data from {r}: {}", b[0]);
+        check!(
+            r == me || b[0] == (r * 100) as u32,
+            "wait_any data from {r}: {}",
+            b[0]
+        );
     }
     w.barrier().map_err(e)?;
     Ok(())
@@ -342,13 +464,19 @@ fn peerdeath(w: &Comm, _a: &[String]) -> R {
     if me == 0 {
         let mut x = [0u8; 8];
         match w.recv(&mut x, victim, 0) {
-            Err(Error::ProcFailed { ranks }) => check!(ranks == vec![Rank::from(victim)], "ranks {ranks:?}"),
+            Err(Error::ProcFailed { ranks }) => {
+                check!(ranks == vec![Rank::from(victim)], "ranks {ranks:?}")
+            }
             other => return Err(format!("expected ProcFailed, got {other:?}")),
         }
         let big = vec![0u8; 1 << 20];
         match w.send(&big, victim, 0) {
             Err(Error::ProcFailed { .. }) => {}
-            other => return Err(format!("send to the dead: expected ProcFailed, got {other:?}")),
+            other => {
+                return Err(format!(
+                    "send to the dead: expected ProcFailed, got {other:?}"
+                ))
+            }
         }
     }
     Ok(())
@@ -363,7 +491,8 @@ fn victim(w: &Comm, a: &[String]) -> R {
     let v = n - 1;
     if me == v {
         let path = a.first().ok_or("victim needs a pid file")?;
-        std::fs::write(format!("{path}.tmp"), std::process::id().to_string()).map_err(|x| x.to_string())?;
+        std::fs::write(format!("{path}.tmp"), std::process::id().to_string())
+            .map_err(|x| x.to_string())?;
         std::fs::rename(format!("{path}.tmp"), path).map_err(|x| x.to_string())?;
         loop {
             std::thread::sleep(std::time::Duration::from_secs(1));
@@ -372,12 +501,17 @@ fn victim(w: &Comm, a: &[String]) -> R {
     let mut x = [0u8; 16];
     if me == 0 {
         match w.recv(&mut x, v, 0) {
-            Err(Error::ProcFailed { ranks }) => check!(ranks == vec![Rank::from(v)], "ranks {ranks:?}"),
+            Err(Error::ProcFailed { ranks }) => {
+                check!(ranks == vec![Rank::from(v)], "ranks {ranks:?}")
+            }
             other => return Err(format!("expected ProcFailed, got {other:?}")),
         }
     } else {
         let r = pertinax::scope(|s| w.irecv(s, &mut x, ANY_SOURCE, 0)?.wait());
-        check!(matches!(r, Err(Error::ProcFailedPending { .. })), "any-source: expected ProcFailedPending, got {r:?}");
+        check!(
+            matches!(r, Err(Error::ProcFailedPending { .. })),
+            "any-source: expected ProcFailedPending, got {r:?}"
+        );
     }
     Ok(())
 }

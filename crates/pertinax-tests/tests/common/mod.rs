@@ -64,9 +64,13 @@ fn marker() -> String {
 pub fn marked_processes(mark: &str) -> Vec<u32> {
     let needle = format!("PERTINAX_TEST_MARK={mark}");
     let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else { return out };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
     for e in dir.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
         if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {
             if env.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
                 // Zombies are reaped by their parent; only count live ones.
@@ -127,7 +131,9 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&std::path::Path, u32)) -> J
         cmd.arg("-x").arg(format!("{k}={v}"));
     }
     cmd.arg("--").arg(testprog()).args(&spec.args);
-    cmd.current_dir(dir.path()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let t0 = Instant::now();
     let mut child = cmd.spawn().expect("spawn the launcher");
     let out_pipe = child.stdout.take().expect("stdout");
@@ -160,7 +166,11 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&std::path::Path, u32)) -> J
     let elapsed = t0.elapsed();
     let stdout = ho.join().unwrap_or_default();
     let stderr = he.join().unwrap_or_default();
-    assert!(!timed_out, "job exceeded its bound of {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}", spec.bound);
+    assert!(
+        !timed_out,
+        "job exceeded its bound of {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        spec.bound
+    );
     // Everything the job started must be gone (allow a moment for exits
     // already under way).
     let t = Instant::now();
@@ -200,7 +210,11 @@ pub fn wait_file(path: &std::path::Path, secs: u64) -> String {
                 return s;
             }
         }
-        assert!(t.elapsed() < Duration::from_secs(secs), "{} never appeared", path.display());
+        assert!(
+            t.elapsed() < Duration::from_secs(secs),
+            "{} never appeared",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
