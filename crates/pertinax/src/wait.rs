@@ -101,19 +101,31 @@ mod tests {
 
     #[test]
     fn backoff_goes_spin_yield_sleep() {
-        let p = WaitPolicy {
+        // Budgets far from the sleeps below, so a loaded machine cannot
+        // push a step into the next phase.
+        let long_yield = WaitPolicy {
             spin: Duration::from_micros(1),
-            yields: Duration::from_micros(500),
+            yields: Duration::from_secs(600),
             sleep: Duration::from_millis(1),
         };
         let mut b = Backoff::default();
-        assert_eq!(b.next(&p), Step::Spin);
+        assert_eq!(b.next(&long_yield), Step::Spin);
         std::thread::sleep(Duration::from_micros(50));
-        assert_eq!(b.next(&p), Step::Yield);
-        std::thread::sleep(Duration::from_millis(1));
-        assert_eq!(b.next(&p), Step::Sleep);
+        assert_eq!(b.next(&long_yield), Step::Yield);
+        let no_yield = WaitPolicy {
+            yields: Duration::ZERO,
+            ..long_yield
+        };
+        assert_eq!(b.next(&no_yield), Step::Sleep);
         b.reset();
-        assert_eq!(b.next(&p), Step::Spin);
+        assert_eq!(b.next(&no_yield), Step::Spin);
+        let long_spin = WaitPolicy {
+            spin: Duration::from_secs(600),
+            ..long_yield
+        };
+        for _ in 0..100 {
+            assert_eq!(b.next(&long_spin), Step::Spin);
+        }
     }
 
     #[test]
