@@ -146,24 +146,6 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names() {
-        assert_eq!(signal_name(9), "SIGKILL");
-        assert_eq!(signal_name(63), "signal 63");
-    }
-
-    #[test]
-    fn kill_of_missing_process_is_ok() {
-        // pid_max is far below this.
-        assert!(kill(0x3fff_fff0, 0).is_ok());
-        assert!(!is_alive(0x3fff_fff0));
-    }
-}
-
 /// Takes ownership of a descriptor inherited from the launcher, after
 /// checking that it is open, and marks it close-on-exec so that programs the
 /// process starts do not inherit it.
@@ -186,4 +168,22 @@ pub fn adopt_inherited_fd(fd: RawFd) -> io::Result<std::os::fd::OwnedFd> {
     // process by the launcher for the runtime alone; the runtime adopts it
     // once, so no other owner exists.
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(signal_name(9), "SIGKILL");
+        assert_eq!(signal_name(63), "signal 63");
+    }
+
+    #[test]
+    fn kill_of_missing_process_is_ok() {
+        // pid_max is far below this.
+        assert!(kill(0x3fff_fff0, 0).is_ok());
+        assert!(!is_alive(0x3fff_fff0));
+    }
 }

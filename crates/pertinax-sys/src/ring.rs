@@ -395,7 +395,7 @@ mod tests {
         while p.try_push(&[0u64; 3], &[7u8; 200]) {
             n += 1;
         }
-        assert!(n >= 10 && n < 20, "{n}");
+        assert!((5..20).contains(&n), "{n}");
         c.peek::<[u64; 3]>().unwrap();
         c.pop();
         assert!(p.try_push(&[0u64; 3], &[7u8; 200]));

@@ -76,7 +76,7 @@ impl Group {
         Ok(())
     }
 
-    fn from_vec(&self, v: Vec<u32>) -> Group {
+    fn with_members(&self, v: Vec<u32>) -> Group {
         Group {
             members: v.into(),
             me: self.me,
@@ -97,7 +97,7 @@ impl Group {
             .iter()
             .map(|&r| self.check(r).map(|i| self.members[i]))
             .collect::<Result<Vec<_>>>()?;
-        Ok(self.from_vec(v))
+        Ok(self.with_members(v))
     }
 
     /// The group without the listed members (order kept).
@@ -114,7 +114,7 @@ impl Group {
             .filter(|i| !drop.contains(i))
             .map(|i| self.members[i])
             .collect();
-        Ok(self.from_vec(v))
+        Ok(self.with_members(v))
     }
 
     /// For each rank of this group, its rank in `other` (or `None`).
@@ -151,12 +151,12 @@ impl Group {
     pub fn union(&self, other: &Group) -> Group {
         let mut v = self.members.to_vec();
         v.extend(other.members.iter().filter(|m| !self.members.contains(m)));
-        self.from_vec(v)
+        self.with_members(v)
     }
 
     /// Members of this group that are also in `other` (this group's order).
     pub fn intersection(&self, other: &Group) -> Group {
-        self.from_vec(
+        self.with_members(
             self.members
                 .iter()
                 .copied()
@@ -167,7 +167,7 @@ impl Group {
 
     /// Members of this group that are not in `other`.
     pub fn difference(&self, other: &Group) -> Group {
-        self.from_vec(
+        self.with_members(
             self.members
                 .iter()
                 .copied()
