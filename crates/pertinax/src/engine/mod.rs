@@ -1,0 +1,576 @@
+//! The progress engine of one process: shared-memory rings in and out,
+//! MPI matching, eager and rendezvous protocols, requests, waiting.
+//!
+//! # Protocols
+//!
+//! - *Eager* (up to `eager_limit` bytes): the whole message is one ring
+//!   record. A receive that is already posted gets it copied straight from
+//!   the ring into its buffer; otherwise it is copied to the unexpected
+//!   queue.
+//! - *Rendezvous* (larger): the sender publishes an RTS record with the
+//!   address of its buffer. When a receive matches it, the receiver either
+//!   answers CTS, and the sender streams the message through the ring in
+//!   fragments that both sides copy in a pipeline (fastest when both ranks
+//!   run at once: the fragments stay in cache), or copies the data in one
+//!   step from the sender's memory (cross-memory attach) and answers FIN
+//!   (best when ranks outnumber cores, since the sender need not run).
+//!
+//! # Matching
+//!
+//! Messages are matched by (context, source, tag) with wildcards. Arrivals
+//! are matched against posted receives in posting order, then queued as
+//! unexpected; a new receive searches the unexpected queue in arrival order
+//! first. Every sender has its own ring to every receiver and records are
+//! handled in ring order, so messages from one sender on one communicator
+//! never overtake each other.
+//!
+//! A receive that matches a message it cannot hold (too short, or a length
+//! that is not a whole number of elements) completes with an error and
+//! leaves the message where it was, so nothing is lost.
+
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::atomic::{fence, Ordering};
+
+use pertinax_sys::futex;
+use pertinax_sys::lend::{Lent, LentMut};
+use pertinax_sys::ring::{Consumer, Producer};
+use pertinax_sys::segment::Segment;
+use pertinax_wire::msg::{Kind, Meta, Rts};
+use pertinax_wire::slot;
+
+use crate::error::{Error, Result};
+use crate::types::{Rank, Status, Tag};
+use crate::wait::{Backoff, Step, WaitPolicy};
+
+mod matcher;
+mod outbox;
+#[cfg(test)]
+mod tests;
+
+use matcher::Matcher;
+use outbox::Outbox;
+
+/// A request's key: slab index and generation, also its wire cookie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ReqKey {
+    pub(super) idx: u32,
+    pub(super) gen: u32,
+}
+
+impl ReqKey {
+    pub(super) fn cookie(self) -> u64 {
+        ((self.gen as u64) << 32) | self.idx as u64
+    }
+    pub(super) fn from_cookie(c: u64) -> ReqKey {
+        ReqKey {
+            idx: c as u32,
+            gen: (c >> 32) as u32,
+        }
+    }
+}
+
+/// What a receive accepts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MatchSpec {
+    pub ctx: u32,
+    pub src: Option<u32>,
+    pub tag: Option<i32>,
+}
+
+impl MatchSpec {
+    #[inline]
+    pub(super) fn matches(&self, ctx: u32, src: u32, tag: i32) -> bool {
+        self.ctx == ctx && self.src.is_none_or(|s| s == src) && self.tag.is_none_or(|t| t == tag)
+    }
+}
+
+/// The peers of the communicator an operation runs on: rank → slot.
+pub(crate) type Peers = Rc<[u32]>;
+
+pub(super) struct RecvReq {
+    pub(super) spec: MatchSpec,
+    pub(super) peers: Peers,
+    pub(super) buf: LentMut,
+    pub(super) elem: usize,
+    /// Fragments expected: the status to report and bytes received so far.
+    pub(super) stream: Option<(Status, usize)>,
+}
+
+pub(super) struct SendReq {
+    pub(super) dest: usize,
+    pub(super) status: Status,
+    pub(super) buf: Lent,
+    /// Once the receiver asked for fragments: its cookie and bytes sent.
+    pub(super) stream: Option<(u64, usize)>,
+}
+
+pub(super) enum ReqState {
+    Free,
+    Recv(RecvReq),
+    Send(SendReq),
+    Done(Result<Status>),
+}
+
+pub(super) struct ReqSlot {
+    pub(super) gen: u32,
+    pub(super) st: ReqState,
+}
+
+pub(super) enum Body {
+    Eager(Vec<u8>),
+    Rts { addr: u64, cookie: u64 },
+}
+
+pub(super) struct Unexp {
+    pub(super) ctx: u32,
+    pub(super) src: u32,
+    pub(super) tag: i32,
+    pub(super) slot: usize,
+    pub(super) len: usize,
+    pub(super) body: Body,
+}
+
+impl Unexp {
+    pub(super) fn status(&self) -> Status {
+        Status {
+            source: Rank(self.src as i32),
+            tag: Tag(self.tag),
+            len: self.len,
+        }
+    }
+}
+
+pub(super) fn control(kind: Kind, cookie: u64) -> Meta {
+    Meta {
+        kind: kind as u8,
+        flags: 0,
+        _reserved: 0,
+        ctx: 0,
+        src: 0,
+        tag: 0,
+        len: cookie,
+    }
+}
+
+/// The engine of one process.
+pub(crate) struct Engine {
+    seg: Segment,
+    me: usize,
+    inb: Vec<Consumer>,
+    outbox: Outbox,
+    m: Matcher,
+    /// Slot ended without finalizing.
+    failed: Vec<bool>,
+    /// Slot ended (finalized or failed).
+    gone: Vec<bool>,
+    epoch_seen: u64,
+    eager_limit: usize,
+    frag: usize,
+    policy: WaitPolicy,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("slot", &self.me)
+            .field("posted", &self.m.posted.len())
+            .field("unexpected", &self.m.unexpected.len())
+            .finish()
+    }
+}
+
+/// Largest message sent in one ring record by default.
+const DEFAULT_EAGER: usize = 32 << 10;
+
+/// Fragment size of streamed large messages: small enough to stay in the
+/// caches of both cores while the next one is copied.
+const DEFAULT_FRAG: usize = 32 << 10;
+
+/// How long a process that is about to sleep keeps checking its rings.
+const GRACE: std::time::Duration = std::time::Duration::from_micros(5);
+
+/// Largest backlog a blocking send lets build up before it waits.
+const BACKLOG_CAP: usize = 8 << 20;
+
+impl Engine {
+    /// An engine for slot `me` of `seg`, talking to slots `0..nslots`.
+    pub fn new(
+        seg: Segment,
+        me: usize,
+        nslots: usize,
+        policy: WaitPolicy,
+        eager_limit: Option<usize>,
+        cma: bool,
+    ) -> Engine {
+        let inb = (0..nslots).map(|s| seg.consumer(s, me)).collect();
+        let out: Vec<Producer> = (0..nslots).map(|d| seg.producer(me, d)).collect();
+        let max = out.first().map_or(4096, |p| p.max_payload());
+        let eager_limit = eager_limit.unwrap_or(DEFAULT_EAGER).min(max);
+        let frag = std::env::var(pertinax_wire::env::tune::FRAG)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_FRAG)
+            .clamp(1024, max);
+        Engine {
+            outbox: Outbox {
+                seg: seg.clone(),
+                out,
+                backlog: (0..nslots).map(|_| VecDeque::new()).collect(),
+                backlog_bytes: 0,
+                backlog_recs: 0,
+            },
+            m: Matcher {
+                seg: seg.clone(),
+                reqs: Vec::new(),
+                free: Vec::new(),
+                posted: Vec::new(),
+                unexpected: VecDeque::new(),
+                streams: Vec::new(),
+                cma,
+            },
+            seg,
+            me,
+            inb,
+            failed: vec![false; nslots],
+            gone: vec![false; nslots],
+            epoch_seen: 0,
+            eager_limit,
+            frag,
+            policy,
+        }
+    }
+
+    /// Largest message sent eagerly.
+    pub fn eager_limit(&self) -> usize {
+        self.eager_limit
+    }
+
+    /// Whether large messages move by cross-memory attach.
+    pub fn uses_cma(&self) -> bool {
+        self.m.cma
+    }
+
+    // ---- requests -------------------------------------------------------
+
+    /// The result of a completed request (freeing it), or `None` if pending.
+    ///
+    /// # Errors
+    /// `RequestInactive` for a request whose result was already taken.
+    pub fn take(&mut self, k: ReqKey) -> Result<Option<Result<Status>>> {
+        let Some(slot) = self.m.reqs.get_mut(k.idx as usize) else {
+            return Err(Error::RequestInactive);
+        };
+        if slot.gen != k.gen || matches!(slot.st, ReqState::Free) {
+            return Err(Error::RequestInactive);
+        }
+        if !matches!(slot.st, ReqState::Done(_)) {
+            return Ok(None);
+        }
+        let ReqState::Done(r) = std::mem::replace(&mut slot.st, ReqState::Free) else {
+            return Ok(None);
+        };
+        slot.gen = slot.gen.wrapping_add(1).max(1);
+        self.m.free.push(k.idx);
+        Ok(Some(r))
+    }
+
+    /// Whether the request is complete (or already taken).
+    pub fn is_done(&self, k: ReqKey) -> bool {
+        self.m
+            .reqs
+            .get(k.idx as usize)
+            .is_none_or(|s| s.gen != k.gen || matches!(s.st, ReqState::Done(_) | ReqState::Free))
+    }
+
+    /// Waits for a request and takes its result.
+    ///
+    /// # Errors
+    /// The request's error, or `RequestInactive`.
+    pub fn wait(&mut self, k: ReqKey) -> Result<Status> {
+        if !self.is_done(k) {
+            self.wait_until(|e| e.is_done(k));
+        }
+        match self.take(k)? {
+            Some(r) => r,
+            None => Err(Error::RequestInactive),
+        }
+    }
+
+    // ---- sending --------------------------------------------------------
+
+    fn check_dest(&self, dest: usize, dest_rank: u32) -> Result<()> {
+        if self.gone[dest] {
+            return Err(Error::ProcFailed {
+                ranks: vec![Rank(dest_rank as i32)],
+            });
+        }
+        Ok(())
+    }
+
+    /// Sends a message of at most the eager limit; the data is out of the
+    /// caller's buffer when this returns.
+    pub fn send_eager(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()> {
+        self.check_dest(dest, dest_rank)?;
+        let meta = Meta {
+            kind: Kind::Eager as u8,
+            flags: 0,
+            _reserved: 0,
+            ctx,
+            src,
+            tag,
+            len: data.len() as u64,
+        };
+        self.outbox.send(dest, &meta, data);
+        if self.outbox.backlog_bytes > BACKLOG_CAP {
+            self.wait_until(|e| e.outbox.backlog_bytes <= BACKLOG_CAP / 2 || e.gone[dest]);
+        }
+        Ok(())
+    }
+
+    /// Starts a send; messages up to the eager limit complete at once.
+    ///
+    /// # Errors
+    /// `ProcFailed` if the destination is known to be gone.
+    pub fn isend(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: Lent,
+    ) -> Result<ReqKey> {
+        let status = Status {
+            source: Rank(dest_rank as i32),
+            tag: Tag(tag),
+            len: buf.len(),
+        };
+        if buf.len() <= self.eager_limit {
+            let r = self
+                .send_eager(dest, dest_rank, ctx, src, tag, buf.as_slice())
+                .map(|_| status);
+            return Ok(self.m.alloc(ReqState::Done(r)));
+        }
+        self.check_dest(dest, dest_rank)?;
+        let meta = Meta {
+            kind: Kind::Rts as u8,
+            flags: 0,
+            _reserved: 0,
+            ctx,
+            src,
+            tag,
+            len: buf.len() as u64,
+        };
+        let addr = buf.addr();
+        let key = self.m.alloc(ReqState::Send(SendReq {
+            dest,
+            status,
+            buf,
+            stream: None,
+        }));
+        let rts = Rts {
+            addr,
+            cookie: key.cookie(),
+        };
+        self.outbox.send(dest, &meta, bytemuck::bytes_of(&rts));
+        Ok(key)
+    }
+
+    // ---- receiving ------------------------------------------------------
+
+    /// Posts a receive into a lent buffer of `elem`-byte elements.
+    pub fn irecv(&mut self, spec: MatchSpec, peers: Peers, buf: LentMut, elem: usize) -> ReqKey {
+        let key = self.m.alloc(ReqState::Recv(RecvReq {
+            spec,
+            peers,
+            buf,
+            elem,
+            stream: None,
+        }));
+        if let Some(i) = self
+            .m
+            .unexpected
+            .iter()
+            .position(|u| spec.matches(u.ctx, u.src, u.tag))
+        {
+            self.m.deliver_unexpected(&mut self.outbox, key, i);
+        } else {
+            self.m.posted.push(key);
+            if self.gone.iter().any(|&g| g) {
+                self.m.fail_doomed(&self.gone, &self.failed);
+            }
+        }
+        key
+    }
+
+    /// A matching message already here, without receiving it.
+    pub fn find(&self, spec: &MatchSpec) -> Option<Status> {
+        self.m
+            .unexpected
+            .iter()
+            .find(|u| spec.matches(u.ctx, u.src, u.tag))
+            .map(Unexp::status)
+    }
+
+    /// Why a probe for `spec` on `peers` can never succeed, if so.
+    pub fn probe_doomed(&self, spec: &MatchSpec, peers: &[u32]) -> Option<Error> {
+        match spec.src {
+            Some(src) => {
+                let slot = peers.get(src as usize).copied()? as usize;
+                self.gone[slot].then(|| Error::ProcFailed {
+                    ranks: vec![Rank(src as i32)],
+                })
+            }
+            None => {
+                let dead: Vec<Rank> = peers
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &s)| self.failed[s as usize])
+                    .map(|(r, _)| Rank(r as i32))
+                    .collect();
+                (!dead.is_empty()).then_some(Error::ProcFailedPending { ranks: dead })
+            }
+        }
+    }
+
+    // ---- progress -------------------------------------------------------
+
+    /// One round of progress; true if anything happened.
+    pub fn progress(&mut self) -> bool {
+        let mut moved = self.outbox.flush();
+        if !self.m.streams.is_empty() {
+            moved |= self.m.pump_streams(&mut self.outbox, self.frag);
+        }
+        for s in 0..self.inb.len() {
+            while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
+                self.m.on_record(&mut self.outbox, s, meta, payload);
+                self.inb[s].pop();
+                moved = true;
+            }
+        }
+        let epoch = self.seg.header().event_epoch.load(Ordering::Acquire);
+        if epoch != self.epoch_seen {
+            self.epoch_seen = epoch;
+            self.refresh_failures();
+            moved = true;
+        }
+        moved
+    }
+
+    /// Reads slot states after the launcher announced news, drains what
+    /// dead peers sent before dying, then fails what can no longer complete.
+    fn refresh_failures(&mut self) {
+        let mut changed = false;
+        for s in 0..self.gone.len() {
+            let st = self.seg.proc_block(s).state.load(Ordering::Acquire);
+            let (gone, failed) = (
+                st == slot::FINALIZED || st == slot::FAILED,
+                st == slot::FAILED,
+            );
+            if gone && !self.gone[s] {
+                self.gone[s] = true;
+                self.failed[s] = failed;
+                changed = true;
+            }
+        }
+        if changed {
+            for s in 0..self.inb.len() {
+                while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
+                    self.m.on_record(&mut self.outbox, s, meta, payload);
+                    self.inb[s].pop();
+                }
+            }
+            // Records queued for dead slots can never be delivered.
+            for s in 0..self.gone.len() {
+                if self.gone[s] {
+                    let q = std::mem::take(&mut self.outbox.backlog[s]);
+                    self.outbox.backlog_recs -= q.len();
+                    self.outbox.backlog_bytes -= q.iter().map(|r| r.data.len()).sum::<usize>();
+                }
+            }
+            self.m.fail_doomed(&self.gone, &self.failed);
+        }
+    }
+
+    fn anything_ready(&self) -> bool {
+        self.inb.iter().any(|c| c.ready())
+            || self.seg.header().event_epoch.load(Ordering::Acquire) != self.epoch_seen
+    }
+
+    /// Progresses until `done` holds, spinning, yielding, then sleeping.
+    pub fn wait_until(&mut self, mut done: impl FnMut(&mut Engine) -> bool) {
+        let mut b = Backoff::default();
+        loop {
+            let moved = self.progress();
+            if done(self) {
+                return;
+            }
+            if moved {
+                b.reset();
+                continue;
+            }
+            self.idle(&mut b);
+        }
+    }
+
+    /// One idle step of a wait.
+    pub fn idle(&mut self, b: &mut Backoff) {
+        match b.next(&self.policy) {
+            Step::Spin => std::hint::spin_loop(),
+            Step::Yield => pertinax_sys::yield_cpu(),
+            Step::Sleep => {
+                if self.outbox.backlog_recs > 0 || !self.m.streams.is_empty() {
+                    // Waiting for ring space: receivers do not wake us.
+                    pertinax_sys::yield_cpu();
+                    return;
+                }
+                let pb = self.seg.proc_block(self.me);
+                pb.sleeping.store(1, Ordering::SeqCst);
+                fence(Ordering::SeqCst);
+                let w = pb.wake.load(Ordering::SeqCst);
+                // Grace period: a sender that read `sleeping == 0` just
+                // before our store may still have its record in flight.
+                let t = std::time::Instant::now();
+                let mut ready = false;
+                while t.elapsed() < GRACE {
+                    if self.anything_ready() {
+                        ready = true;
+                        break;
+                    }
+                    std::hint::spin_loop();
+                }
+                if !ready {
+                    futex::wait(&pb.wake, w, Some(self.policy.sleep));
+                }
+                pb.sleeping.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Ends every pending request with `Finalized`, returning lent buffers.
+    pub fn cancel_all(&mut self) {
+        for i in 0..self.m.reqs.len() {
+            let key = ReqKey {
+                idx: i as u32,
+                gen: self.m.reqs[i].gen,
+            };
+            self.m.complete(key, Err(Error::Finalized));
+        }
+        self.m.posted.clear();
+        self.m.streams.clear();
+    }
+
+    /// Sends everything still queued (used at finalization).
+    pub fn drain_outbox(&mut self) {
+        self.wait_until(|e| e.outbox.backlog_recs == 0 && e.m.streams.is_empty());
+    }
+}

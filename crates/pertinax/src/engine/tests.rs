@@ -1,0 +1,214 @@
+//! Matching and protocol logic without processes: two engines on two
+//! slots of one segment, in one thread.
+use super::*;
+use pertinax_sys::segment::Layout;
+use pertinax_sys::{cma, lend};
+
+fn pair(ring: usize, cma: bool) -> (Engine, Engine) {
+    let seg = Segment::create_anonymous(Layout::new(2, ring)).unwrap();
+    for s in 0..2 {
+        seg.proc_block(s)
+            .pid
+            .store(std::process::id(), Ordering::Release);
+    }
+    let p = WaitPolicy {
+        spin: std::time::Duration::from_micros(1),
+        yields: std::time::Duration::ZERO,
+        sleep: std::time::Duration::from_millis(1),
+    };
+    (
+        Engine::new(seg.clone(), 0, 2, p, Some(1000), cma),
+        Engine::new(seg, 1, 2, p, Some(1000), cma),
+    )
+}
+
+fn peers() -> Peers {
+    Rc::from([0u32, 1])
+}
+
+fn spec(src: Option<u32>, tag: Option<i32>) -> MatchSpec {
+    MatchSpec { ctx: 0, src, tag }
+}
+
+/// Drives both engines until `k` on `b` completes.
+fn finish(a: &mut Engine, b: &mut Engine, k: ReqKey) -> Result<Status> {
+    for _ in 0..100_000 {
+        a.progress();
+        b.progress();
+        if let Some(r) = b.take(k).unwrap() {
+            return r;
+        }
+    }
+    panic!("request never completed");
+}
+
+#[test]
+fn posted_and_unexpected_match_in_order_with_wildcards() {
+    let (mut a, mut b) = pair(4096, false);
+    for (tag, v) in [(1, 10u8), (2, 20), (1, 11)] {
+        a.send_eager(1, 1, 0, 0, tag, &[v]).unwrap();
+    }
+    b.progress(); // all three are now unexpected
+    let mut bufs = [[0u8; 1]; 3];
+    lend::scope(
+        |s| {
+            let [x, y, z] = &mut bufs;
+            let k1 = b.irecv(spec(Some(0), Some(1)), peers(), s.lend_mut(x), 1);
+            let k2 = b.irecv(spec(None, None), peers(), s.lend_mut(y), 1);
+            let k3 = b.irecv(spec(None, Some(1)), peers(), s.lend_mut(z), 1);
+            for k in [k1, k2, k3] {
+                finish(&mut a, &mut b, k).unwrap();
+            }
+        },
+        || {},
+    );
+    // First tag-1 message, then the first remaining (tag 2), then tag 1.
+    assert_eq!(bufs, [[10], [20], [11]]);
+}
+
+#[test]
+fn truncation_leaves_the_message_for_a_later_receive() {
+    let (mut a, mut b) = pair(4096, false);
+    let mut small = [0u8; 2];
+    let mut big = [0u8; 8];
+    lend::scope(
+        |s| {
+            let k = b.irecv(spec(Some(0), Some(3)), peers(), s.lend_mut(&mut small), 1);
+            a.send_eager(1, 1, 0, 0, 3, b"hello").unwrap();
+            assert_eq!(
+                finish(&mut a, &mut b, k),
+                Err(Error::Truncated {
+                    sent: 5,
+                    capacity: 2
+                })
+            );
+            let k = b.irecv(spec(Some(0), Some(3)), peers(), s.lend_mut(&mut big), 1);
+            let st = finish(&mut a, &mut b, k).unwrap();
+            assert_eq!(st.len, 5);
+        },
+        || {},
+    );
+    assert_eq!(&big[..5], b"hello");
+}
+
+#[test]
+fn element_size_mismatch_is_reported_and_kept() {
+    let (mut a, mut b) = pair(4096, false);
+    let mut words = [0u8; 16];
+    lend::scope(
+        |s| {
+            a.send_eager(1, 1, 0, 0, 0, &[1, 2, 3]).unwrap();
+            let k = b.irecv(spec(None, None), peers(), s.lend_mut(&mut words), 4);
+            assert_eq!(
+                finish(&mut a, &mut b, k),
+                Err(Error::LengthNotMultiple { len: 3, elem: 4 })
+            );
+            assert!(b.find(&spec(None, None)).is_some());
+        },
+        || {},
+    );
+}
+
+#[test]
+fn rendezvous_streams_through_a_small_ring() {
+    let (mut a, mut b) = pair(4096, false);
+    let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let mut got = vec![0u8; 100_000];
+    lend::scope(
+        |s| {
+            let ks = a.isend(1, 1, 0, 0, 9, s.lend(&data)).unwrap();
+            let kr = b.irecv(spec(Some(0), Some(9)), peers(), s.lend_mut(&mut got), 1);
+            let st = finish(&mut a, &mut b, kr).unwrap();
+            assert_eq!(st.len, 100_000);
+            // The sender completes once every fragment is out.
+            finish(&mut b, &mut a, ks).unwrap();
+        },
+        || {},
+    );
+    assert_eq!(got, data);
+}
+
+#[test]
+fn rendezvous_by_single_copy_when_allowed() {
+    if !cma::probe() {
+        return;
+    }
+    let (mut a, mut b) = pair(4096, true);
+    let data = vec![7u8; 50_000];
+    let mut got = vec![0u8; 50_000];
+    lend::scope(
+        |s| {
+            let ks = a.isend(1, 1, 0, 0, 9, s.lend(&data)).unwrap();
+            let kr = b.irecv(spec(Some(0), None), peers(), s.lend_mut(&mut got), 1);
+            finish(&mut a, &mut b, kr).unwrap();
+            finish(&mut b, &mut a, ks).unwrap();
+        },
+        || {},
+    );
+    assert_eq!(got, data);
+}
+
+#[test]
+fn full_ring_backlogs_in_order() {
+    let (mut a, mut b) = pair(4096, false);
+    for i in 0..200u32 {
+        a.send_eager(1, 1, 0, 0, 0, &i.to_le_bytes()).unwrap();
+    }
+    let mut x = [0u8; 4];
+    for i in 0..200u32 {
+        lend::scope(
+            |s| {
+                let k = b.irecv(spec(Some(0), Some(0)), peers(), s.lend_mut(&mut x), 1);
+                finish(&mut a, &mut b, k).unwrap();
+            },
+            || {},
+        );
+        assert_eq!(u32::from_le_bytes(x), i);
+    }
+}
+
+#[test]
+fn taking_a_result_twice_is_an_error() {
+    let (mut a, _b) = pair(4096, false);
+    let k = lend::scope(|s| a.isend(1, 1, 0, 0, 0, s.lend(&[1u8])).unwrap(), || {});
+    assert!(a.take(k).unwrap().is_some());
+    assert_eq!(a.take(k), Err(Error::RequestInactive));
+}
+
+#[test]
+fn a_failed_peer_fails_pending_receives() {
+    let (a, mut b) = pair(4096, false);
+    let mut x = [0u8; 4];
+    let mut y = [0u8; 4];
+    lend::scope(
+        |s| {
+            let k1 = b.irecv(spec(Some(0), None), peers(), s.lend_mut(&mut x), 1);
+            let k2 = b.irecv(spec(None, None), peers(), s.lend_mut(&mut y), 1);
+            a.seg
+                .proc_block(0)
+                .state
+                .store(slot::FAILED, Ordering::SeqCst);
+            a.seg.header().event_epoch.fetch_add(1, Ordering::SeqCst);
+            b.progress();
+            assert_eq!(
+                b.take(k1).unwrap(),
+                Some(Err(Error::ProcFailed {
+                    ranks: vec![Rank(0)]
+                }))
+            );
+            assert_eq!(
+                b.take(k2).unwrap(),
+                Some(Err(Error::ProcFailedPending {
+                    ranks: vec![Rank(0)]
+                }))
+            );
+        },
+        || {},
+    );
+    assert_eq!(
+        b.send_eager(0, 0, 0, 1, 0, &[1]),
+        Err(Error::ProcFailed {
+            ranks: vec![Rank(0)]
+        })
+    );
+}
