@@ -56,5 +56,10 @@ pub use request::{scope, test_any, wait_all, wait_any, Request, Scope};
 pub use runtime::{init, Universe};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};
 
+/// The README's examples, compiled and run as doc tests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// Re-exported so that users can derive `Pod` for their message types.
 pub use bytemuck;
