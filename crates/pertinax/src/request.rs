@@ -22,6 +22,34 @@
 //! assert_eq!(got, data);
 //! # Ok::<(), pertinax::Error>(())
 //! ```
+//!
+//! The buffer stays borrowed while the request may use it, so this does
+//! not compile:
+//!
+//! ```compile_fail
+//! let u = pertinax::init()?;
+//! let world = u.world();
+//! let mut got = [0u32; 3];
+//! pertinax::scope(|s| {
+//!     let r = world.irecv(s, &mut got, 0, 1)?;
+//!     got[0] = 7; // error: `got` is mutably borrowed by the request
+//!     r.wait()
+//! })?;
+//! # Ok::<(), pertinax::Error>(())
+//! ```
+//!
+//! and neither does a buffer that would not outlive the scope:
+//!
+//! ```compile_fail
+//! let u = pertinax::init()?;
+//! let world = u.world();
+//! pertinax::scope(|s| {
+//!     let mut local = [0u32; 3];
+//!     let r = world.irecv(s, &mut local, 0, 1)?; // error: does not live long enough
+//!     r.wait()
+//! })?;
+//! # Ok::<(), pertinax::Error>(())
+//! ```
 
 use std::marker::PhantomData;
 use std::rc::Rc;
