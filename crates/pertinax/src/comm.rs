@@ -34,6 +34,9 @@ pub(crate) struct CommInner {
     pub rank: u32,
     pub peers: Peers,
     pub freed: Cell<bool>,
+    /// Number of collectives started on this communicator (the same at
+    /// every rank, since collectives are called in the same order).
+    pub coll_seq: Cell<u32>,
 }
 
 impl Comm {
@@ -46,6 +49,7 @@ impl Comm {
                 rank,
                 peers,
                 freed: Cell::new(false),
+                coll_seq: Cell::new(0),
             }),
         }
     }

@@ -21,7 +21,7 @@ use pertinax_sys::lend;
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::comm::Comm;
-use crate::engine::MatchSpec;
+use crate::engine::{MatchSpec, RecvBuf, SendBuf};
 use crate::error::{Error, Result};
 use crate::request::{Request, Scope};
 use crate::types::{Rank, Source, Status, Tag, TagMatch};
@@ -41,7 +41,14 @@ impl Comm {
         lend::scope(
             |s| {
                 let mut e = rt.engine.borrow_mut();
-                let k = e.isend(slot, dest, ctx, self.inner.rank, tag, s.lend(data))?;
+                let k = e.isend(
+                    slot,
+                    dest,
+                    ctx,
+                    self.inner.rank,
+                    tag,
+                    SendBuf::Lent(s.lend(data)),
+                )?;
                 e.wait(k).map(|_| ())
             },
             || rt.drain_step(&mut b),
@@ -55,7 +62,12 @@ impl Comm {
         lend::scope(
             |s| {
                 let mut e = rt.engine.borrow_mut();
-                let k = e.irecv(spec, self.inner.peers.clone(), s.lend_mut(buf), elem);
+                let k = e.irecv(
+                    spec,
+                    self.inner.peers.clone(),
+                    RecvBuf::Lent(s.lend_mut(buf)),
+                    elem,
+                );
                 e.wait(k)
             },
             || rt.drain_step(&mut b),
@@ -257,7 +269,7 @@ impl Comm {
         let dest = self.check_rank(dest.into())?;
         let tag = Self::check_tag(tag.into())?;
         let slot = self.slot_of(dest);
-        let lent = scope.lend(bytemuck::cast_slice(buf));
+        let lent = SendBuf::Lent(scope.lend(bytemuck::cast_slice(buf)));
         let k = self.inner.rt.engine.borrow_mut().isend(
             slot,
             dest,
@@ -284,7 +296,7 @@ impl Comm {
     ) -> Result<Request<'s>> {
         self.live()?;
         let spec = self.spec(src.into(), tag.into())?;
-        let lent = scope.lend_mut(bytemuck::cast_slice_mut(buf));
+        let lent = RecvBuf::Lent(scope.lend_mut(bytemuck::cast_slice_mut(buf)));
         let k = self.inner.rt.engine.borrow_mut().irecv(
             spec,
             self.inner.peers.clone(),

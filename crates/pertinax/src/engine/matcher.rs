@@ -48,7 +48,10 @@ impl Matcher {
     /// Completes a request; dropping its old state returns the lent buffer.
     pub(super) fn complete(&mut self, k: ReqKey, r: Result<Status>) {
         if let Some(st) = self.get(k) {
-            if !matches!(st, ReqState::Free | ReqState::Done(_)) {
+            if !matches!(
+                st,
+                ReqState::Free | ReqState::Done(_) | ReqState::Coll(_) | ReqState::Busy
+            ) {
                 *st = ReqState::Done(r);
             }
         }
@@ -85,7 +88,7 @@ impl Matcher {
         match u.body {
             Body::Eager(data) => {
                 if let Some(ReqState::Recv(r)) = self.get(key) {
-                    r.buf.as_mut_slice()[..data.len()].copy_from_slice(&data);
+                    r.buf.with_mut(|b| b[..data.len()].copy_from_slice(&data));
                 }
                 self.complete(key, Ok(status));
             }
@@ -108,7 +111,10 @@ impl Matcher {
             let Some(ReqState::Recv(r)) = self.get(key) else {
                 return;
             };
-            match cma::read_from(pid, addr, &mut r.buf.as_mut_slice()[..status.len]) {
+            match r
+                .buf
+                .with_mut(|b| cma::read_from(pid, addr, &mut b[..status.len]))
+            {
                 Ok(()) => {
                     self.complete(key, Ok(status));
                     out.send(from, &control(Kind::Fin, cookie), &[]);
@@ -161,7 +167,8 @@ impl Matcher {
                     };
                     match Self::fits(payload.len(), r.buf.len(), r.elem) {
                         Ok(()) => {
-                            r.buf.as_mut_slice()[..payload.len()].copy_from_slice(payload);
+                            r.buf
+                                .with_mut(|b| b[..payload.len()].copy_from_slice(payload));
                             self.complete(key, Ok(status));
                             return;
                         }
@@ -228,7 +235,8 @@ impl Matcher {
                     return;
                 };
                 let end = (got + payload.len()).min(status.len);
-                r.buf.as_mut_slice()[got..end].copy_from_slice(&payload[..end - got]);
+                r.buf
+                    .with_mut(|b| b[got..end].copy_from_slice(&payload[..end - got]));
                 r.stream = Some((status, end));
                 if end == status.len {
                     self.complete(key, Ok(status));
@@ -253,20 +261,22 @@ impl Matcher {
                 continue;
             };
             let dest = s.dest;
-            let data = s.buf.as_slice();
             let meta = control(Kind::Frag, rc);
-            while sent < data.len() && out.backlog[dest].is_empty() {
-                let n = frag.min(data.len() - sent);
-                if !out.out[dest].try_push(&meta, &data[sent..sent + n]) {
-                    break;
+            let total = s.buf.len();
+            let before = sent;
+            s.buf.with(|data| {
+                while sent < data.len() && out.backlog[dest].is_empty() {
+                    let n = frag.min(data.len() - sent);
+                    if !out.out[dest].try_push(&meta, &data[sent..sent + n]) {
+                        break;
+                    }
+                    sent += n;
                 }
-                sent += n;
+            });
+            if sent > before {
                 moved = true;
-            }
-            if moved {
                 out.wake(dest);
             }
-            let total = data.len();
             s.stream = Some((rc, sent));
             if sent == total {
                 let st = s.status;

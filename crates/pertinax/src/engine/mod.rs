@@ -33,21 +33,23 @@ use std::rc::Rc;
 use std::sync::atomic::{fence, Ordering};
 
 use pertinax_sys::futex;
-use pertinax_sys::lend::{Lent, LentMut};
 use pertinax_sys::ring::{Consumer, Producer};
 use pertinax_sys::segment::Segment;
 use pertinax_wire::msg::{Kind, Meta, Rts};
 use pertinax_wire::slot;
 
+use crate::collective::schedule::{tag as coll_tag, Schedule, Step as CollStep};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 use crate::wait::{Backoff, Step, WaitPolicy};
 
+mod buf;
 mod matcher;
 mod outbox;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use buf::{Cell, RecvBuf, SendBuf, Store};
 use matcher::Matcher;
 use outbox::Outbox;
 
@@ -91,7 +93,7 @@ pub(crate) type Peers = Rc<[u32]>;
 pub(super) struct RecvReq {
     pub(super) spec: MatchSpec,
     pub(super) peers: Peers,
-    pub(super) buf: LentMut,
+    pub(super) buf: RecvBuf,
     pub(super) elem: usize,
     /// Fragments expected: the status to report and bytes received so far.
     pub(super) stream: Option<(Status, usize)>,
@@ -100,7 +102,7 @@ pub(super) struct RecvReq {
 pub(super) struct SendReq {
     pub(super) dest: usize,
     pub(super) status: Status,
-    pub(super) buf: Lent,
+    pub(super) buf: SendBuf,
     /// Once the receiver asked for fragments: its cookie and bytes sent.
     pub(super) stream: Option<(u64, usize)>,
 }
@@ -109,7 +111,19 @@ pub(super) enum ReqState {
     Free,
     Recv(RecvReq),
     Send(SendReq),
+    /// A collective schedule in progress.
+    Coll(Box<CollState>),
+    /// A collective taken out of the slab while it advances.
+    Busy,
     Done(Result<Status>),
+}
+
+/// A schedule and the requests of its current round.
+pub(super) struct CollState {
+    sched: Schedule,
+    /// In-flight requests and, for receives, the length they expect.
+    pending: Vec<(ReqKey, Option<usize>)>,
+    started: bool,
 }
 
 pub(super) struct ReqSlot {
@@ -165,6 +179,8 @@ pub(crate) struct Engine {
     /// Slot ended (finalized or failed).
     gone: Vec<bool>,
     epoch_seen: u64,
+    /// Active collective schedules.
+    colls: Vec<ReqKey>,
     eager_limit: usize,
     frag: usize,
     policy: WaitPolicy,
@@ -235,6 +251,7 @@ impl Engine {
             failed: vec![false; nslots],
             gone: vec![false; nslots],
             epoch_seen: 0,
+            colls: Vec::new(),
             eager_limit,
             frag,
             policy,
@@ -347,7 +364,7 @@ impl Engine {
         ctx: u32,
         src: u32,
         tag: i32,
-        buf: Lent,
+        buf: SendBuf,
     ) -> Result<ReqKey> {
         let status = Status {
             source: Rank(dest_rank as i32),
@@ -355,8 +372,8 @@ impl Engine {
             len: buf.len(),
         };
         if buf.len() <= self.eager_limit {
-            let r = self
-                .send_eager(dest, dest_rank, ctx, src, tag, buf.as_slice())
+            let r = buf
+                .with(|b| self.send_eager(dest, dest_rank, ctx, src, tag, b))
                 .map(|_| status);
             return Ok(self.m.alloc(ReqState::Done(r)));
         }
@@ -388,7 +405,7 @@ impl Engine {
     // ---- receiving ------------------------------------------------------
 
     /// Posts a receive into a lent buffer of `elem`-byte elements.
-    pub fn irecv(&mut self, spec: MatchSpec, peers: Peers, buf: LentMut, elem: usize) -> ReqKey {
+    pub fn irecv(&mut self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
         let key = self.m.alloc(ReqState::Recv(RecvReq {
             spec,
             peers,
@@ -462,6 +479,152 @@ impl Engine {
             self.epoch_seen = epoch;
             self.refresh_failures();
             moved = true;
+        }
+        if !self.colls.is_empty() {
+            moved |= self.advance_colls();
+        }
+        moved
+    }
+
+    // ---- collectives ----------------------------------------------------
+
+    /// Starts a collective schedule; it advances with every progress round.
+    pub fn start_schedule(&mut self, sched: Schedule) -> ReqKey {
+        let key = self.m.alloc(ReqState::Coll(Box::new(CollState {
+            sched,
+            pending: Vec::new(),
+            started: false,
+        })));
+        self.advance_coll(key);
+        if !self.is_done(key) {
+            self.colls.push(key);
+        }
+        key
+    }
+
+    fn advance_colls(&mut self) -> bool {
+        let keys = std::mem::take(&mut self.colls);
+        let mut moved = false;
+        for k in keys {
+            moved |= self.advance_coll(k);
+            if !self.is_done(k) {
+                self.colls.push(k);
+            }
+        }
+        moved
+    }
+
+    /// Ends a request early with `Cancelled`-like failure, returning its
+    /// buffers (used when a collective fails midway).
+    fn abandon(&mut self, k: ReqKey) {
+        self.m.posted.retain(|&p| p != k);
+        self.m.streams.retain(|&p| p != k);
+        self.m.complete(k, Err(Error::Finalized));
+        let _ = self.take(k);
+    }
+
+    /// Moves schedule `key` as far as it can go now.
+    fn advance_coll(&mut self, key: ReqKey) -> bool {
+        let Some(st) = self.m.get(key) else {
+            return false;
+        };
+        let ReqState::Coll(mut c) = std::mem::replace(st, ReqState::Busy) else {
+            // Not a schedule (or already done): put nothing back.
+            return false;
+        };
+        let mut moved = false;
+        let outcome = loop {
+            if !c.started {
+                if c.sched.cur == c.sched.rounds.len() {
+                    break Some(Ok(()));
+                }
+                let r = c.sched.cur;
+                let tag = coll_tag(c.sched.seq, c.sched.rounds[r].phase);
+                let mut err = None;
+                for i in 0..c.sched.rounds[r].comm.len() {
+                    match c.sched.rounds[r].comm[i].clone() {
+                        CollStep::Send { peer, buf, range } => {
+                            let slot = c.sched.peers[peer as usize] as usize;
+                            let b = SendBuf::Part(c.sched.bufs[buf].clone(), range);
+                            match self.isend(slot, peer, c.sched.ctx, c.sched.rank, tag, b) {
+                                Ok(k) => c.pending.push((k, None)),
+                                Err(e) => {
+                                    err = Some(e);
+                                    break;
+                                }
+                            }
+                        }
+                        CollStep::Recv { peer, buf, range } => {
+                            let spec = MatchSpec {
+                                ctx: c.sched.ctx,
+                                src: Some(peer),
+                                tag: Some(tag),
+                            };
+                            let len = range.len();
+                            let b = RecvBuf::Part(c.sched.bufs[buf].clone(), range);
+                            let k = self.irecv(spec, c.sched.peers.clone(), b, 1);
+                            c.pending.push((k, Some(len)));
+                        }
+                        _ => {}
+                    }
+                }
+                c.started = true;
+                moved = true;
+                if let Some(e) = err {
+                    break Some(Err(e));
+                }
+            }
+            if !c.pending.iter().all(|(k, _)| self.is_done(*k)) {
+                break None;
+            }
+            let mut err = None;
+            for (k, expect) in std::mem::take(&mut c.pending) {
+                match self.take(k) {
+                    Ok(Some(Ok(st))) => {
+                        if let Some(n) = expect {
+                            if st.len != n && err.is_none() {
+                                err = Some(Error::InvalidArgument(format!(
+                                    "collective count mismatch: rank {} sent {} bytes where {n} were expected",
+                                    st.source, st.len
+                                )));
+                            }
+                        }
+                    }
+                    Ok(Some(Err(e))) => {
+                        err.get_or_insert(e);
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(e) = err {
+                break Some(Err(e));
+            }
+            if let Err(e) = c.sched.run_local(c.sched.cur) {
+                break Some(Err(e));
+            }
+            c.sched.cur += 1;
+            c.started = false;
+            moved = true;
+        };
+        match outcome {
+            None => {
+                if let Some(st) = self.m.get(key) {
+                    *st = ReqState::Coll(c);
+                }
+            }
+            Some(r) => {
+                for (k, _) in std::mem::take(&mut c.pending) {
+                    self.abandon(k);
+                }
+                let status = Status {
+                    source: Rank(c.sched.rank as i32),
+                    tag: Tag(0),
+                    len: 0,
+                };
+                if let Some(st) = self.m.get(key) {
+                    *st = ReqState::Done(r.map(|_| status));
+                }
+            }
         }
         moved
     }
@@ -558,6 +721,12 @@ impl Engine {
 
     /// Ends every pending request with `Finalized`, returning lent buffers.
     pub fn cancel_all(&mut self) {
+        self.colls.clear();
+        for slot in self.m.reqs.iter_mut() {
+            if matches!(slot.st, ReqState::Coll(_) | ReqState::Busy) {
+                slot.st = ReqState::Done(Err(Error::Finalized));
+            }
+        }
         for i in 0..self.m.reqs.len() {
             let key = ReqKey {
                 idx: i as u32,

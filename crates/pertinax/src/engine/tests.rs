@@ -53,9 +53,19 @@ fn posted_and_unexpected_match_in_order_with_wildcards() {
     lend::scope(
         |s| {
             let [x, y, z] = &mut bufs;
-            let k1 = b.irecv(spec(Some(0), Some(1)), peers(), s.lend_mut(x), 1);
-            let k2 = b.irecv(spec(None, None), peers(), s.lend_mut(y), 1);
-            let k3 = b.irecv(spec(None, Some(1)), peers(), s.lend_mut(z), 1);
+            let k1 = b.irecv(
+                spec(Some(0), Some(1)),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(x)),
+                1,
+            );
+            let k2 = b.irecv(spec(None, None), peers(), RecvBuf::Lent(s.lend_mut(y)), 1);
+            let k3 = b.irecv(
+                spec(None, Some(1)),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(z)),
+                1,
+            );
             for k in [k1, k2, k3] {
                 finish(&mut a, &mut b, k).unwrap();
             }
@@ -73,7 +83,12 @@ fn truncation_leaves_the_message_for_a_later_receive() {
     let mut big = [0u8; 8];
     lend::scope(
         |s| {
-            let k = b.irecv(spec(Some(0), Some(3)), peers(), s.lend_mut(&mut small), 1);
+            let k = b.irecv(
+                spec(Some(0), Some(3)),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut small)),
+                1,
+            );
             a.send_eager(1, 1, 0, 0, 3, b"hello").unwrap();
             assert_eq!(
                 finish(&mut a, &mut b, k),
@@ -82,7 +97,12 @@ fn truncation_leaves_the_message_for_a_later_receive() {
                     capacity: 2
                 })
             );
-            let k = b.irecv(spec(Some(0), Some(3)), peers(), s.lend_mut(&mut big), 1);
+            let k = b.irecv(
+                spec(Some(0), Some(3)),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut big)),
+                1,
+            );
             let st = finish(&mut a, &mut b, k).unwrap();
             assert_eq!(st.len, 5);
         },
@@ -98,7 +118,12 @@ fn element_size_mismatch_is_reported_and_kept() {
     lend::scope(
         |s| {
             a.send_eager(1, 1, 0, 0, 0, &[1, 2, 3]).unwrap();
-            let k = b.irecv(spec(None, None), peers(), s.lend_mut(&mut words), 4);
+            let k = b.irecv(
+                spec(None, None),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut words)),
+                4,
+            );
             assert_eq!(
                 finish(&mut a, &mut b, k),
                 Err(Error::LengthNotMultiple { len: 3, elem: 4 })
@@ -116,8 +141,15 @@ fn rendezvous_streams_through_a_small_ring() {
     let mut got = vec![0u8; 100_000];
     lend::scope(
         |s| {
-            let ks = a.isend(1, 1, 0, 0, 9, s.lend(&data)).unwrap();
-            let kr = b.irecv(spec(Some(0), Some(9)), peers(), s.lend_mut(&mut got), 1);
+            let ks = a
+                .isend(1, 1, 0, 0, 9, SendBuf::Lent(s.lend(&data)))
+                .unwrap();
+            let kr = b.irecv(
+                spec(Some(0), Some(9)),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut got)),
+                1,
+            );
             let st = finish(&mut a, &mut b, kr).unwrap();
             assert_eq!(st.len, 100_000);
             // The sender completes once every fragment is out.
@@ -138,8 +170,15 @@ fn rendezvous_by_single_copy_when_allowed() {
     let mut got = vec![0u8; 50_000];
     lend::scope(
         |s| {
-            let ks = a.isend(1, 1, 0, 0, 9, s.lend(&data)).unwrap();
-            let kr = b.irecv(spec(Some(0), None), peers(), s.lend_mut(&mut got), 1);
+            let ks = a
+                .isend(1, 1, 0, 0, 9, SendBuf::Lent(s.lend(&data)))
+                .unwrap();
+            let kr = b.irecv(
+                spec(Some(0), None),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut got)),
+                1,
+            );
             finish(&mut a, &mut b, kr).unwrap();
             finish(&mut b, &mut a, ks).unwrap();
         },
@@ -158,7 +197,12 @@ fn full_ring_backlogs_in_order() {
     for i in 0..200u32 {
         lend::scope(
             |s| {
-                let k = b.irecv(spec(Some(0), Some(0)), peers(), s.lend_mut(&mut x), 1);
+                let k = b.irecv(
+                    spec(Some(0), Some(0)),
+                    peers(),
+                    RecvBuf::Lent(s.lend_mut(&mut x)),
+                    1,
+                );
                 finish(&mut a, &mut b, k).unwrap();
             },
             || {},
@@ -170,7 +214,13 @@ fn full_ring_backlogs_in_order() {
 #[test]
 fn taking_a_result_twice_is_an_error() {
     let (mut a, _b) = pair(4096, false);
-    let k = lend::scope(|s| a.isend(1, 1, 0, 0, 0, s.lend(&[1u8])).unwrap(), || {});
+    let k = lend::scope(
+        |s| {
+            a.isend(1, 1, 0, 0, 0, SendBuf::Lent(s.lend(&[1u8])))
+                .unwrap()
+        },
+        || {},
+    );
     assert!(a.take(k).unwrap().is_some());
     assert_eq!(a.take(k), Err(Error::RequestInactive));
 }
@@ -182,8 +232,18 @@ fn a_failed_peer_fails_pending_receives() {
     let mut y = [0u8; 4];
     lend::scope(
         |s| {
-            let k1 = b.irecv(spec(Some(0), None), peers(), s.lend_mut(&mut x), 1);
-            let k2 = b.irecv(spec(None, None), peers(), s.lend_mut(&mut y), 1);
+            let k1 = b.irecv(
+                spec(Some(0), None),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut x)),
+                1,
+            );
+            let k2 = b.irecv(
+                spec(None, None),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut y)),
+                1,
+            );
             a.seg
                 .proc_block(0)
                 .state

@@ -1,0 +1,749 @@
+//! Collective operations, built only from point-to-point messages.
+//!
+//! Every collective compiles to a [`schedule::Schedule`] of point-to-point
+//! rounds on the communicator's collective context; blocking calls run the
+//! schedule to completion, `i`-prefixed calls return a [`Request`] that
+//! advances whenever the process is inside the library (waiting on any
+//! request included).
+//!
+//! # Determinism
+//!
+//! Reductions (`reduce`, `allreduce`, `scan`, `exscan`, `reduce_scatter`)
+//! combine operands in a fixed order that depends only on the communicator
+//! size and the count, never on message timing: every rank of an
+//! `allreduce` gets bitwise the same result, and repeating a run with the
+//! same inputs gives bitwise the same result, floating point included. The
+//! order is rank order (lower ranks on the left), so non-commutative
+//! operations are correct too. MPI promises neither.
+//!
+//! # Errors
+//!
+//! Arguments are checked locally before anything is sent: an invalid root
+//! or a buffer of the wrong length is a typed error at the rank that passed
+//! it. When every rank passes the same invalid argument (the usual case,
+//! e.g. a bad root), no rank communicates and none is left waiting. A
+//! mismatch that only the data reveals (ranks disagreeing on a count) is
+//! reported by the ranks that see it.
+//!
+//! # Example
+//! ```
+//! use pertinax::Op;
+//! let u = pertinax::init()?;
+//! let world = u.world();
+//! let mut sum = [0.0f64; 2];
+//! world.allreduce(&[1.0, 2.0], &mut sum, &Op::sum())?;
+//! assert_eq!(sum, [world.size() as f64, 2.0 * world.size() as f64]);
+//! # Ok::<(), pertinax::Error>(())
+//! ```
+
+pub(crate) mod algo;
+pub(crate) mod schedule;
+
+use bytemuck::Pod;
+use pertinax_sys::lend;
+
+use crate::comm::Comm;
+use crate::engine::{ReqKey, Store};
+use crate::error::{Error, Result};
+use crate::op::{ErasedOp, Op};
+use crate::request::{Request, Scope};
+use crate::types::Rank;
+use crate::wait::Backoff;
+use schedule::Builder;
+
+fn bytes<T: Pod>(s: &[T]) -> &[u8] {
+    bytemuck::cast_slice(s)
+}
+fn bytes_mut<T: Pod>(s: &mut [T]) -> &mut [u8] {
+    bytemuck::cast_slice_mut(s)
+}
+
+fn bad(what: &str, detail: String) -> Error {
+    Error::InvalidArgument(format!("{what}: {detail}"))
+}
+
+/// Checks `counts`/`displs` of a v-collective against a buffer of `len`
+/// elements and returns them in bytes.
+fn layout(
+    what: &str,
+    n: usize,
+    counts: &[usize],
+    displs: &[usize],
+    len: usize,
+    elem: usize,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    if counts.len() != n || displs.len() != n {
+        return Err(bad(
+            what,
+            format!(
+                "{} counts and {} displacements for {n} ranks",
+                counts.len(),
+                displs.len()
+            ),
+        ));
+    }
+    for (i, (&c, &d)) in counts.iter().zip(displs).enumerate() {
+        if d.checked_add(c).is_none_or(|end| end > len) {
+            return Err(bad(
+                what,
+                format!("block {i} ({c} elements at {d}) does not fit a buffer of {len}"),
+            ));
+        }
+    }
+    Ok((
+        counts.iter().map(|c| c * elem).collect(),
+        displs.iter().map(|d| d * elem).collect(),
+    ))
+}
+
+fn uniform(n: usize, len: usize) -> (Vec<usize>, Vec<usize>) {
+    (vec![len; n], (0..n).map(|i| i * len).collect())
+}
+
+impl Comm {
+    fn next_seq(&self) -> u32 {
+        let s = self.inner.coll_seq.get();
+        self.inner.coll_seq.set(s.wrapping_add(1));
+        s
+    }
+
+    fn check_root(&self, root: Rank) -> Result<u32> {
+        self.check_rank(root)
+    }
+
+    /// Compiles and starts a schedule over lent buffers: `out` is the
+    /// caller's output (index 0), `inp` its input (index 1, or the output
+    /// again when in place).
+    fn start_coll<'s>(
+        &self,
+        s: &'s lend::Scope<'s, '_>,
+        inp: Option<&'s [u8]>,
+        out: &'s mut [u8],
+        op: Option<ErasedOp>,
+        build: impl FnOnce(&mut Builder, usize, usize),
+    ) -> Result<ReqKey> {
+        self.live()?;
+        let mut b = Builder::new(self.inner.rank, self.size() as u32);
+        let o = b.buf(Store::Out(s.lend_mut(out)));
+        let i = match inp {
+            Some(x) => b.buf(Store::In(s.lend(x))),
+            None => o,
+        };
+        if let Some(op) = op {
+            b.set_op(op);
+        }
+        build(&mut b, i, o);
+        let sched = b.finish(
+            self.inner.ctx + 1,
+            self.inner.peers.clone(),
+            self.next_seq(),
+        );
+        Ok(self.inner.rt.engine.borrow_mut().start_schedule(sched))
+    }
+
+    /// Runs a collective to completion.
+    fn run_coll(
+        &self,
+        inp: Option<&[u8]>,
+        out: &mut [u8],
+        op: Option<ErasedOp>,
+        build: impl FnOnce(&mut Builder, usize, usize),
+    ) -> Result<()> {
+        let rt = &self.inner.rt;
+        let mut bo = Backoff::default();
+        lend::scope(
+            |s| {
+                let k = self.start_coll(s, inp, out, op, build)?;
+                rt.engine.borrow_mut().wait(k).map(|_| ())
+            },
+            || rt.drain_step(&mut bo),
+        )
+    }
+
+    fn nonblocking<'s>(
+        &self,
+        s: &'s Scope<'s, '_>,
+        inp: Option<&'s [u8]>,
+        out: &'s mut [u8],
+        op: Option<ErasedOp>,
+        build: impl FnOnce(&mut Builder, usize, usize),
+    ) -> Result<Request<'s>> {
+        let k = self.start_coll(s, inp, out, op, build)?;
+        Ok(Request::new(self.inner.rt.clone(), k))
+    }
+
+    /// Gathers equal-sized `mine` from every rank, in rank order (used by
+    /// communicator creation).
+    pub(crate) fn allgather_internal(&self, mine: &[u8]) -> Result<Vec<u8>> {
+        let mut all = vec![0u8; mine.len() * self.size()];
+        self.allgather(mine, &mut all)?;
+        Ok(all)
+    }
+
+    // ---- barrier, bcast -------------------------------------------------
+
+    /// Blocks until every rank has entered the barrier (dissemination
+    /// algorithm, ⌈log2 n⌉ rounds).
+    ///
+    /// # Errors
+    /// `CommFreed`, `Finalized`, or a peer's failure.
+    pub fn barrier(&self) -> Result<()> {
+        self.run_coll(None, &mut [], None, |b, _, _| algo::barrier(b))
+    }
+
+    /// Non-blocking [`Comm::barrier`].
+    ///
+    /// # Errors
+    /// As [`Comm::barrier`].
+    pub fn ibarrier<'s>(&self, s: &'s Scope<'s, '_>) -> Result<Request<'s>> {
+        self.nonblocking(s, None, &mut [], None, |b, _, _| algo::barrier(b))
+    }
+
+    /// Sends `buf` of `root` to every rank's `buf` (binomial tree).
+    ///
+    /// # Errors
+    /// `InvalidRank` for a bad root; a count that differs from the root's is
+    /// reported as `InvalidArgument` by the ranks that receive it.
+    pub fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<()> {
+        let root = self.check_root(root.into())?;
+        let len = std::mem::size_of_val(buf);
+        self.run_coll(None, bytes_mut(buf), None, |b, _, o| {
+            algo::bcast(b, o, len, root)
+        })
+    }
+
+    /// Non-blocking [`Comm::bcast`].
+    ///
+    /// # Errors
+    /// As [`Comm::bcast`].
+    pub fn ibcast<'s, T: Pod>(
+        &self,
+        s: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<Request<'s>> {
+        let root = self.check_root(root.into())?;
+        let len = std::mem::size_of_val(buf);
+        self.nonblocking(s, None, bytes_mut(buf), None, |b, _, o| {
+            algo::bcast(b, o, len, root)
+        })
+    }
+
+    // ---- reductions -----------------------------------------------------
+
+    fn check_reduce<T>(
+        &self,
+        what: &str,
+        send: usize,
+        recv: usize,
+        root: Option<u32>,
+    ) -> Result<()> {
+        let at_root = root.is_none_or(|r| r == self.inner.rank);
+        if at_root && send != recv {
+            return Err(bad(
+                what,
+                format!("send has {send} elements, receive has {recv}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Combines every rank's `send` with `op` into `recv` at `root` (rank
+    /// order, lower ranks on the left). `recv` is only used at the root;
+    /// other ranks may pass an empty slice.
+    ///
+    /// # Errors
+    /// `InvalidRank` for a bad root, `InvalidArgument` if at the root
+    /// `recv` and `send` differ in length.
+    pub fn reduce<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        let root = self.check_root(root.into())?;
+        self.check_reduce::<T>("reduce", send.len(), recv.len(), Some(root))?;
+        let len = std::mem::size_of_val(send);
+        self.run_coll(
+            Some(bytes(send)),
+            bytes_mut(recv),
+            Some(op.erase()),
+            |b, i, o| algo::reduce(b, i, o, len, root),
+        )
+    }
+
+    /// [`Comm::reduce`] in place: `buf` is the contribution, and at the root
+    /// the result.
+    ///
+    /// # Errors
+    /// `InvalidRank` for a bad root.
+    pub fn reduce_in_place<T: Pod>(
+        &self,
+        buf: &mut [T],
+        op: &Op<T>,
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        let root = self.check_root(root.into())?;
+        let len = std::mem::size_of_val(buf);
+        self.run_coll(None, bytes_mut(buf), Some(op.erase()), |b, i, o| {
+            algo::reduce(b, i, o, len, root)
+        })
+    }
+
+    /// Non-blocking [`Comm::reduce`].
+    ///
+    /// # Errors
+    /// As [`Comm::reduce`].
+    pub fn ireduce<'s, T: Pod>(
+        &self,
+        s: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        op: &Op<T>,
+        root: impl Into<Rank>,
+    ) -> Result<Request<'s>> {
+        let root = self.check_root(root.into())?;
+        self.check_reduce::<T>("reduce", send.len(), recv.len(), Some(root))?;
+        let len = std::mem::size_of_val(send);
+        self.nonblocking(
+            s,
+            Some(bytes(send)),
+            bytes_mut(recv),
+            Some(op.erase()),
+            |b, i, o| algo::reduce(b, i, o, len, root),
+        )
+    }
+
+    /// Combines every rank's `send` with `op` into every rank's `recv`:
+    /// recursive doubling for small vectors, reduce-scatter + allgather
+    /// (Rabenseifner) for large ones. Every rank gets bitwise the same
+    /// result.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `send` and `recv` differ in length.
+    pub fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+        self.check_reduce::<T>("allreduce", send.len(), recv.len(), None)?;
+        let (count, elem) = (send.len(), std::mem::size_of::<T>());
+        self.run_coll(
+            Some(bytes(send)),
+            bytes_mut(recv),
+            Some(op.erase()),
+            |b, i, o| algo::allreduce(b, i, o, count, elem),
+        )
+    }
+
+    /// [`Comm::allreduce`] in place.
+    ///
+    /// # Errors
+    /// `CommFreed`, `Finalized`, or a peer's failure.
+    pub fn allreduce_in_place<T: Pod>(&self, buf: &mut [T], op: &Op<T>) -> Result<()> {
+        let (count, elem) = (buf.len(), std::mem::size_of::<T>());
+        self.run_coll(None, bytes_mut(buf), Some(op.erase()), |b, i, o| {
+            algo::allreduce(b, i, o, count, elem)
+        })
+    }
+
+    /// Non-blocking [`Comm::allreduce`].
+    ///
+    /// # Errors
+    /// As [`Comm::allreduce`].
+    pub fn iallreduce<'s, T: Pod>(
+        &self,
+        s: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+        op: &Op<T>,
+    ) -> Result<Request<'s>> {
+        self.check_reduce::<T>("allreduce", send.len(), recv.len(), None)?;
+        let (count, elem) = (send.len(), std::mem::size_of::<T>());
+        self.nonblocking(
+            s,
+            Some(bytes(send)),
+            bytes_mut(recv),
+            Some(op.erase()),
+            |b, i, o| algo::allreduce(b, i, o, count, elem),
+        )
+    }
+
+    /// Inclusive prefix reduction: rank `r` gets `send[0] ⊕ … ⊕ send[r]`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `send` and `recv` differ in length.
+    pub fn scan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+        self.check_reduce::<T>("scan", send.len(), recv.len(), None)?;
+        let len = std::mem::size_of_val(send);
+        self.run_coll(
+            Some(bytes(send)),
+            bytes_mut(recv),
+            Some(op.erase()),
+            |b, i, o| algo::scan(b, i, o, len, false),
+        )
+    }
+
+    /// Exclusive prefix reduction: rank `r > 0` gets `send[0] ⊕ … ⊕
+    /// send[r-1]`; rank 0's `recv` is left as it was.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `send` and `recv` differ in length.
+    pub fn exscan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+        self.check_reduce::<T>("exscan", send.len(), recv.len(), None)?;
+        let len = std::mem::size_of_val(send);
+        self.run_coll(
+            Some(bytes(send)),
+            bytes_mut(recv),
+            Some(op.erase()),
+            |b, i, o| algo::scan(b, i, o, len, true),
+        )
+    }
+
+    /// Reduces every rank's `send` (the sum of `counts` elements) and
+    /// scatters the result: rank `i` gets `counts[i]` elements in `recv`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `counts` does not have one entry per rank, if
+    /// `send` is not their sum, or if `recv` is not `counts[rank]` long.
+    pub fn reduce_scatter<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: &Op<T>,
+    ) -> Result<()> {
+        let n = self.size();
+        let elem = std::mem::size_of::<T>();
+        if counts.len() != n {
+            return Err(bad(
+                "reduce_scatter",
+                format!("{} counts for {n} ranks", counts.len()),
+            ));
+        }
+        let total: usize = counts.iter().sum();
+        if send.len() != total || recv.len() != counts[self.inner.rank as usize] {
+            return Err(bad(
+                "reduce_scatter",
+                format!(
+                    "send has {} elements (counts sum to {total}), receive has {} (count here {})",
+                    send.len(),
+                    recv.len(),
+                    counts[self.inner.rank as usize]
+                ),
+            ));
+        }
+        let lens: Vec<usize> = counts.iter().map(|c| c * elem).collect();
+        let offs: Vec<usize> = counts
+            .iter()
+            .scan(0, |a, &c| {
+                let o = *a;
+                *a += c * elem;
+                Some(o)
+            })
+            .collect();
+        self.run_coll(
+            Some(bytes(send)),
+            bytes_mut(recv),
+            Some(op.erase()),
+            |b, i, o| algo::reduce_scatter(b, i, o, total * elem, &lens, &offs),
+        )
+    }
+
+    /// [`Comm::reduce_scatter`] with `recv.len()` elements for every rank.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `send` is not `size × recv.len()` long.
+    pub fn reduce_scatter_block<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<()> {
+        let counts = vec![recv.len(); self.size()];
+        self.reduce_scatter(send, recv, &counts, op)
+    }
+
+    // ---- gather, scatter ------------------------------------------------
+
+    /// Collects every rank's `send` into `recv` at `root`, in rank order
+    /// (`recv` holds `size × send.len()` elements there; elsewhere it may be
+    /// empty).
+    ///
+    /// # Errors
+    /// `InvalidRank` for a bad root, `InvalidArgument` for a wrong `recv`
+    /// length at the root.
+    pub fn gather<T: Pod>(&self, send: &[T], recv: &mut [T], root: impl Into<Rank>) -> Result<()> {
+        let root = self.check_root(root.into())?;
+        let n = self.size();
+        if self.inner.rank == root && recv.len() != n * send.len() {
+            return Err(bad(
+                "gather",
+                format!(
+                    "receive holds {} elements, {n} × {} needed",
+                    recv.len(),
+                    send.len()
+                ),
+            ));
+        }
+        let (lens, offs) = uniform(n, std::mem::size_of_val(send));
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::gatherv(b, i, o, &lens, &offs, root)
+        })
+    }
+
+    /// Gather with a count and displacement (in elements) per rank, used at
+    /// the root; `send.len()` must equal this rank's count.
+    ///
+    /// # Errors
+    /// `InvalidRank`, or `InvalidArgument` for counts/displacements that do
+    /// not fit (checked at the root).
+    pub fn gatherv<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        displs: &[usize],
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        let root = self.check_root(root.into())?;
+        let n = self.size();
+        let elem = std::mem::size_of::<T>();
+        let (lens, offs) = if self.inner.rank == root {
+            layout("gatherv", n, counts, displs, recv.len(), elem)?
+        } else {
+            let mut l = vec![0; n];
+            l[self.inner.rank as usize] = send.len() * elem;
+            (l, vec![0; n])
+        };
+        if self.inner.rank == root && lens[root as usize] != send.len() * elem {
+            return Err(bad(
+                "gatherv",
+                "the root's count differs from its send length".into(),
+            ));
+        }
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::gatherv(b, i, o, &lens, &offs, root)
+        })
+    }
+
+    /// Sends block `i` of `send` at `root` (`size × recv.len()` elements) to
+    /// rank `i`'s `recv`.
+    ///
+    /// # Errors
+    /// `InvalidRank` for a bad root, `InvalidArgument` for a wrong `send`
+    /// length at the root.
+    pub fn scatter<T: Pod>(&self, send: &[T], recv: &mut [T], root: impl Into<Rank>) -> Result<()> {
+        let root = self.check_root(root.into())?;
+        let n = self.size();
+        if self.inner.rank == root && send.len() != n * recv.len() {
+            return Err(bad(
+                "scatter",
+                format!(
+                    "send holds {} elements, {n} × {} needed",
+                    send.len(),
+                    recv.len()
+                ),
+            ));
+        }
+        let (lens, offs) = uniform(n, std::mem::size_of_val(recv));
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::scatterv(b, i, o, &lens, &offs, root, 1)
+        })
+    }
+
+    /// Scatter with a count and displacement (in elements) per rank, used at
+    /// the root; `recv.len()` must equal this rank's count.
+    ///
+    /// # Errors
+    /// `InvalidRank`, or `InvalidArgument` for counts/displacements that do
+    /// not fit (checked at the root).
+    pub fn scatterv<T: Pod>(
+        &self,
+        send: &[T],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<()> {
+        let root = self.check_root(root.into())?;
+        let n = self.size();
+        let elem = std::mem::size_of::<T>();
+        let (lens, offs) = if self.inner.rank == root {
+            layout("scatterv", n, counts, displs, send.len(), elem)?
+        } else {
+            let mut l = vec![0; n];
+            l[self.inner.rank as usize] = recv.len() * elem;
+            (l, vec![0; n])
+        };
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::scatterv(b, i, o, &lens, &offs, root, 1)
+        })
+    }
+
+    // ---- allgather, alltoall --------------------------------------------
+
+    /// Every rank's `send`, in rank order, in every rank's `recv`
+    /// (`size × send.len()` elements): recursive doubling for small blocks
+    /// on power-of-two sizes, ring otherwise.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a wrong `recv` length.
+    pub fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        let n = self.size();
+        if recv.len() != n * send.len() {
+            return Err(bad(
+                "allgather",
+                format!(
+                    "receive holds {} elements, {n} × {} needed",
+                    recv.len(),
+                    send.len()
+                ),
+            ));
+        }
+        let (lens, offs) = uniform(n, std::mem::size_of_val(send));
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::allgatherv(b, i, o, &lens, &offs)
+        })
+    }
+
+    /// [`Comm::allgather`] in place: this rank's block is already at its
+    /// position in `buf`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `buf` is not a multiple of the size.
+    pub fn allgather_in_place<T: Pod>(&self, buf: &mut [T]) -> Result<()> {
+        let n = self.size();
+        if buf.len() % n != 0 {
+            return Err(bad(
+                "allgather",
+                format!("{} elements are not {n} equal blocks", buf.len()),
+            ));
+        }
+        let (lens, offs) = uniform(n, std::mem::size_of_val(buf) / n);
+        self.run_coll(None, bytes_mut(buf), None, |b, i, o| {
+            algo::allgatherv(b, i, o, &lens, &offs)
+        })
+    }
+
+    /// Non-blocking [`Comm::allgather`].
+    ///
+    /// # Errors
+    /// As [`Comm::allgather`].
+    pub fn iallgather<'s, T: Pod>(
+        &self,
+        s: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+    ) -> Result<Request<'s>> {
+        let n = self.size();
+        if recv.len() != n * send.len() {
+            return Err(bad(
+                "allgather",
+                format!(
+                    "receive holds {} elements, {n} × {} needed",
+                    recv.len(),
+                    send.len()
+                ),
+            ));
+        }
+        let (lens, offs) = uniform(n, std::mem::size_of_val(send));
+        self.nonblocking(s, Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::allgatherv(b, i, o, &lens, &offs)
+        })
+    }
+
+    /// Allgather with a count and displacement (in elements) per rank;
+    /// `send.len()` must equal this rank's count.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for counts/displacements that do not fit.
+    pub fn allgatherv<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()> {
+        let n = self.size();
+        let elem = std::mem::size_of::<T>();
+        let (lens, offs) = layout("allgatherv", n, counts, displs, recv.len(), elem)?;
+        if lens[self.inner.rank as usize] != send.len() * elem {
+            return Err(bad(
+                "allgatherv",
+                "this rank's count differs from its send length".into(),
+            ));
+        }
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::allgatherv(b, i, o, &lens, &offs)
+        })
+    }
+
+    /// Block `i` of every rank's `send` goes to rank `i`, which stores the
+    /// block from rank `j` at block `j` of `recv`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` unless both buffers are the same multiple of the
+    /// size.
+    pub fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        let (lens, offs) = self.alltoall_layout::<T>(send.len(), recv.len())?;
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::alltoallv(b, i, o, &lens, &offs, &lens, &offs)
+        })
+    }
+
+    fn alltoall_layout<T>(&self, s: usize, r: usize) -> Result<(Vec<usize>, Vec<usize>)> {
+        let n = self.size();
+        if s != r || s % n != 0 {
+            return Err(bad(
+                "alltoall",
+                format!("send has {s} elements, receive {r}; both must be {n} equal blocks"),
+            ));
+        }
+        Ok(uniform(n, s / n * std::mem::size_of::<T>()))
+    }
+
+    /// Non-blocking [`Comm::alltoall`].
+    ///
+    /// # Errors
+    /// As [`Comm::alltoall`].
+    pub fn ialltoall<'s, T: Pod>(
+        &self,
+        s: &'s Scope<'s, '_>,
+        send: &'s [T],
+        recv: &'s mut [T],
+    ) -> Result<Request<'s>> {
+        let (lens, offs) = self.alltoall_layout::<T>(send.len(), recv.len())?;
+        self.nonblocking(s, Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::alltoallv(b, i, o, &lens, &offs, &lens, &offs)
+        })
+    }
+
+    /// All-to-all with counts and displacements (in elements) per rank for
+    /// both buffers.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for counts/displacements that do not fit.
+    #[allow(clippy::too_many_arguments)]
+    pub fn alltoallv<T: Pod>(
+        &self,
+        send: &[T],
+        scounts: &[usize],
+        sdispls: &[usize],
+        recv: &mut [T],
+        rcounts: &[usize],
+        rdispls: &[usize],
+    ) -> Result<()> {
+        let n = self.size();
+        let elem = std::mem::size_of::<T>();
+        let (sl, so) = layout("alltoallv (send)", n, scounts, sdispls, send.len(), elem)?;
+        let (rl, ro) = layout("alltoallv (receive)", n, rcounts, rdispls, recv.len(), elem)?;
+        let me = self.inner.rank as usize;
+        if sl[me] != rl[me] {
+            return Err(bad(
+                "alltoallv",
+                "the block to self differs in send and receive counts".into(),
+            ));
+        }
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+            algo::alltoallv(b, i, o, &sl, &so, &rl, &ro)
+        })
+    }
+}

@@ -1,0 +1,114 @@
+//! Buffers that engine requests read from or write into.
+//!
+//! A point-to-point request holds the caller's lent buffer. A collective
+//! schedule keeps its buffers in shared cells ([`Cell`]) so that several of
+//! its requests can use disjoint ranges of one buffer at once; each request
+//! holds a clone of the cell and its range. Cells are never resized while a
+//! request may use them, so the address handed to a peer stays valid.
+
+use std::cell::RefCell;
+use std::ops::Range;
+use std::rc::Rc;
+
+use pertinax_sys::lend::{Lent, LentMut};
+
+/// What a schedule buffer holds.
+#[derive(Debug)]
+pub(crate) enum Store {
+    /// Scratch memory owned by the schedule, 16-byte aligned.
+    Owned { words: Box<[u128]>, len: usize },
+    /// The caller's output buffer.
+    Out(LentMut),
+    /// The caller's input buffer (read-only).
+    In(Lent),
+}
+
+impl Store {
+    /// Zeroed scratch of `len` bytes.
+    pub fn scratch(len: usize) -> Store {
+        Store::Owned {
+            words: vec![0u128; len.div_ceil(16)].into_boxed_slice(),
+            len,
+        }
+    }
+
+    pub fn bytes(&mut self) -> &[u8] {
+        match self {
+            Store::Owned { words, len } => &bytemuck::cast_slice(words)[..*len],
+            Store::Out(b) => b.as_mut_slice(),
+            Store::In(b) => b.as_slice(),
+        }
+    }
+
+    /// Writable bytes; the caller's input buffer has none.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            Store::Owned { words, len } => &mut bytemuck::cast_slice_mut(words)[..*len],
+            Store::Out(b) => b.as_mut_slice(),
+            Store::In(_) => &mut [],
+        }
+    }
+
+    fn addr(&mut self) -> u64 {
+        self.bytes().as_ptr() as u64
+    }
+}
+
+/// A schedule buffer shared between the schedule and its requests.
+pub(crate) type Cell = Rc<RefCell<Store>>;
+
+/// Where a receive writes.
+#[derive(Debug)]
+pub(crate) enum RecvBuf {
+    Lent(LentMut),
+    Part(Cell, Range<usize>),
+}
+
+impl RecvBuf {
+    pub fn len(&self) -> usize {
+        match self {
+            RecvBuf::Lent(b) => b.len(),
+            RecvBuf::Part(_, r) => r.len(),
+        }
+    }
+
+    /// Runs `f` on the writable bytes.
+    pub fn with_mut<R>(&mut self, f: impl FnOnce(&mut [u8]) -> R) -> R {
+        match self {
+            RecvBuf::Lent(b) => f(b.as_mut_slice()),
+            RecvBuf::Part(c, r) => f(&mut c.borrow_mut().bytes_mut()[r.clone()]),
+        }
+    }
+}
+
+/// What a send reads.
+#[derive(Debug)]
+pub(crate) enum SendBuf {
+    Lent(Lent),
+    Part(Cell, Range<usize>),
+}
+
+impl SendBuf {
+    pub fn len(&self) -> usize {
+        match self {
+            SendBuf::Lent(b) => b.len(),
+            SendBuf::Part(_, r) => r.len(),
+        }
+    }
+
+    /// Runs `f` on the bytes.
+    pub fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self {
+            SendBuf::Lent(b) => f(b.as_slice()),
+            SendBuf::Part(c, r) => f(&c.borrow_mut().bytes()[r.clone()]),
+        }
+    }
+
+    /// Address of the first byte in this process.
+    pub fn addr(&self) -> u64 {
+        match self {
+            SendBuf::Lent(b) => b.addr(),
+            SendBuf::Part(c, r) => c.borrow_mut().addr() + r.start as u64,
+        }
+    }
+}
