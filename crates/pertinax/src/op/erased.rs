@@ -1,0 +1,144 @@
+//! [`ErasedOp`]: an [`Op<T>`] working on bytes, for the collective engine.
+
+use std::fmt;
+use std::mem::size_of;
+use std::rc::Rc;
+
+use bytemuck::Pod;
+
+use super::Op;
+use crate::error::{Error, Result};
+
+/// Bytes of scratch per operand when a buffer is not aligned for `T`.
+const SCRATCH_BYTES: usize = 4096;
+
+/// `combine` on bytes: `(acc, rhs, acc_is_left)`.
+type ByteKernel = Rc<dyn Fn(&mut [u8], &[u8], bool)>;
+
+/// A type-erased reduction operation on byte buffers holding whole
+/// elements, made by [`Op::erase`].
+#[derive(Clone)]
+pub(crate) struct ErasedOp {
+    /// `combine` on bytes whose lengths are checked: equal, and a multiple
+    /// of a nonzero `elem_size`.
+    combine: ByteKernel,
+    elem_size: usize,
+    commutative: bool,
+    name: &'static str,
+}
+
+impl fmt::Debug for ErasedOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ErasedOp")
+            .field("name", &self.name)
+            .field("elem_size", &self.elem_size)
+            .field("commutative", &self.commutative)
+            .finish()
+    }
+}
+
+impl<T: Pod> Op<T> {
+    /// The type-erased form of this operation, for the collective engine.
+    pub(crate) fn erase(&self) -> ErasedOp {
+        let op = self.clone();
+        ErasedOp {
+            combine: Rc::new(move |acc, rhs, acc_is_left| {
+                combine_bytes_as(&op, acc, rhs, acc_is_left)
+            }),
+            elem_size: size_of::<T>(),
+            commutative: self.commutative,
+            name: self.name(),
+        }
+    }
+}
+
+impl ErasedOp {
+    /// Size in bytes of one element.
+    pub(crate) fn elem_size(&self) -> usize {
+        self.elem_size
+    }
+
+    /// Whether the operation is commutative.
+    pub(crate) fn is_commutative(&self) -> bool {
+        self.commutative
+    }
+
+    /// [`Op::combine`] on byte buffers holding whole elements, which need
+    /// not be aligned for the element type.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the buffers differ in length or do not
+    /// hold a whole number of elements; `acc` is then unchanged.
+    pub(crate) fn combine_bytes(
+        &self,
+        acc: &mut [u8],
+        rhs: &[u8],
+        acc_is_left: bool,
+    ) -> Result<()> {
+        if acc.len() != rhs.len() {
+            return Err(Error::InvalidArgument(format!(
+                "reduction operands differ in length: {} and {} bytes",
+                acc.len(),
+                rhs.len()
+            )));
+        }
+        if self.elem_size == 0 {
+            // Zero-sized elements: only empty buffers hold whole elements.
+            return match acc.len() {
+                0 => Ok(()),
+                len => Err(Error::InvalidArgument(format!(
+                    "{len} bytes do not hold zero-sized elements"
+                ))),
+            };
+        }
+        if acc.len() % self.elem_size != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "reduction operands of {} bytes are not a whole number of {}-byte elements",
+                acc.len(),
+                self.elem_size
+            )));
+        }
+        (self.combine)(acc, rhs, acc_is_left);
+        Ok(())
+    }
+}
+
+/// Combines byte buffers as `T`s. The caller checked that the lengths are
+/// equal and a multiple of `size_of::<T>() > 0`.
+fn combine_bytes_as<T: Pod>(op: &Op<T>, acc: &mut [u8], rhs: &[u8], acc_is_left: bool) {
+    if let Ok(acc_t) = bytemuck::try_cast_slice_mut::<u8, T>(acc) {
+        if let Ok(rhs_t) = bytemuck::try_cast_slice::<u8, T>(rhs) {
+            op.apply(acc_t, rhs_t, acc_is_left);
+            return;
+        }
+    }
+    combine_unaligned(op, acc, rhs, acc_is_left);
+}
+
+/// The fallback when a buffer is not aligned for `T`: copy chunks of both
+/// operands into aligned scratch, run the same loop as the aligned path,
+/// and copy the result back. The operations and their order are those of
+/// the aligned path, so the results are the same.
+fn combine_unaligned<T: Pod>(op: &Op<T>, acc: &mut [u8], rhs: &[u8], acc_is_left: bool) {
+    let size = size_of::<T>();
+    if size == 0 {
+        return;
+    }
+    let per_chunk = (SCRATCH_BYTES / size).max(1);
+    let scratch_len = per_chunk.min(acc.len() / size);
+    let mut acc_buf = vec![T::zeroed(); scratch_len];
+    let mut rhs_buf = vec![T::zeroed(); scratch_len];
+    for (acc_bytes, rhs_bytes) in acc
+        .chunks_mut(per_chunk * size)
+        .zip(rhs.chunks(per_chunk * size))
+    {
+        let n = acc_bytes.len() / size;
+        let (acc_t, rhs_t) = (&mut acc_buf[..n], &mut rhs_buf[..n]);
+        // Casting `[T]` to bytes cannot fail: `u8` has alignment 1 and the
+        // byte length is `n * size`, as for the chunks.
+        bytemuck::cast_slice_mut::<T, u8>(acc_t).copy_from_slice(acc_bytes);
+        bytemuck::cast_slice_mut::<T, u8>(rhs_t).copy_from_slice(rhs_bytes);
+        op.apply(acc_t, rhs_t, acc_is_left);
+        acc_bytes.copy_from_slice(bytemuck::cast_slice::<T, u8>(acc_t));
+    }
+}
