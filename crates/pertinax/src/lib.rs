@@ -38,11 +38,12 @@
 //! ```
 #![forbid(unsafe_code)]
 
-mod collective;
+pub(crate) mod collective;
 mod comm;
 mod engine;
 mod error;
 mod group;
+mod op;
 mod p2p;
 mod request;
 mod runtime;
@@ -52,6 +53,7 @@ mod wait;
 pub use comm::Comm;
 pub use error::{Error, Result};
 pub use group::{Group, GroupRelation};
+pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
 pub use request::{scope, test_any, wait_all, wait_any, Request, Scope};
 pub use runtime::{init, Universe};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};

@@ -35,7 +35,7 @@ impl WaitPolicy {
             }
         } else {
             WaitPolicy {
-                spin: Duration::from_micros(200),
+                spin: Duration::from_micros(20),
                 yields: Duration::from_millis(2),
                 sleep: Duration::from_millis(10),
             }

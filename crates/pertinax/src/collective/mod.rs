@@ -37,6 +37,7 @@
 //! ```
 
 pub(crate) mod algo;
+mod fast;
 pub(crate) mod schedule;
 
 use bytemuck::Pod;
@@ -188,7 +189,9 @@ impl Comm {
     /// # Errors
     /// `CommFreed`, `Finalized`, or a peer's failure.
     pub fn barrier(&self) -> Result<()> {
-        self.run_coll(None, &mut [], None, |b, _, _| algo::barrier(b))
+        self.live()?;
+        let seq = self.next_seq();
+        self.fast_barrier(seq)
     }
 
     /// Non-blocking [`Comm::barrier`].
@@ -207,6 +210,11 @@ impl Comm {
     pub fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<()> {
         let root = self.check_root(root.into())?;
         let len = std::mem::size_of_val(buf);
+        if len <= fast::FAST_LIMIT {
+            self.live()?;
+            let seq = self.next_seq();
+            return self.fast_bcast(bytes_mut(buf), root, seq);
+        }
         self.run_coll(None, bytes_mut(buf), None, |b, _, o| {
             algo::bcast(b, o, len, root)
         })
@@ -231,13 +239,7 @@ impl Comm {
 
     // ---- reductions -----------------------------------------------------
 
-    fn check_reduce<T>(
-        &self,
-        what: &str,
-        send: usize,
-        recv: usize,
-        root: Option<u32>,
-    ) -> Result<()> {
+    fn check_reduce(&self, what: &str, send: usize, recv: usize, root: Option<u32>) -> Result<()> {
         let at_root = root.is_none_or(|r| r == self.inner.rank);
         if at_root && send != recv {
             return Err(bad(
@@ -263,8 +265,18 @@ impl Comm {
         root: impl Into<Rank>,
     ) -> Result<()> {
         let root = self.check_root(root.into())?;
-        self.check_reduce::<T>("reduce", send.len(), recv.len(), Some(root))?;
+        self.check_reduce("reduce", send.len(), recv.len(), Some(root))?;
         let len = std::mem::size_of_val(send);
+        if len <= fast::FAST_LIMIT {
+            self.live()?;
+            let seq = self.next_seq();
+            let mut acc = send.to_vec();
+            self.fast_reduce(&mut acc, op, root, seq)?;
+            if self.inner.rank == root {
+                recv.copy_from_slice(&acc);
+            }
+            return Ok(());
+        }
         self.run_coll(
             Some(bytes(send)),
             bytes_mut(recv),
@@ -304,7 +316,7 @@ impl Comm {
         root: impl Into<Rank>,
     ) -> Result<Request<'s>> {
         let root = self.check_root(root.into())?;
-        self.check_reduce::<T>("reduce", send.len(), recv.len(), Some(root))?;
+        self.check_reduce("reduce", send.len(), recv.len(), Some(root))?;
         let len = std::mem::size_of_val(send);
         self.nonblocking(
             s,
@@ -323,8 +335,14 @@ impl Comm {
     /// # Errors
     /// `InvalidArgument` if `send` and `recv` differ in length.
     pub fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
-        self.check_reduce::<T>("allreduce", send.len(), recv.len(), None)?;
+        self.check_reduce("allreduce", send.len(), recv.len(), None)?;
         let (count, elem) = (send.len(), std::mem::size_of::<T>());
+        if count * elem <= fast::FAST_LIMIT {
+            self.live()?;
+            let seq = self.next_seq();
+            recv.copy_from_slice(send);
+            return self.fast_allreduce(recv, op, seq);
+        }
         self.run_coll(
             Some(bytes(send)),
             bytes_mut(recv),
@@ -339,6 +357,11 @@ impl Comm {
     /// `CommFreed`, `Finalized`, or a peer's failure.
     pub fn allreduce_in_place<T: Pod>(&self, buf: &mut [T], op: &Op<T>) -> Result<()> {
         let (count, elem) = (buf.len(), std::mem::size_of::<T>());
+        if count * elem <= fast::FAST_LIMIT {
+            self.live()?;
+            let seq = self.next_seq();
+            return self.fast_allreduce(buf, op, seq);
+        }
         self.run_coll(None, bytes_mut(buf), Some(op.erase()), |b, i, o| {
             algo::allreduce(b, i, o, count, elem)
         })
@@ -355,7 +378,7 @@ impl Comm {
         recv: &'s mut [T],
         op: &Op<T>,
     ) -> Result<Request<'s>> {
-        self.check_reduce::<T>("allreduce", send.len(), recv.len(), None)?;
+        self.check_reduce("allreduce", send.len(), recv.len(), None)?;
         let (count, elem) = (send.len(), std::mem::size_of::<T>());
         self.nonblocking(
             s,
@@ -371,7 +394,7 @@ impl Comm {
     /// # Errors
     /// `InvalidArgument` if `send` and `recv` differ in length.
     pub fn scan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
-        self.check_reduce::<T>("scan", send.len(), recv.len(), None)?;
+        self.check_reduce("scan", send.len(), recv.len(), None)?;
         let len = std::mem::size_of_val(send);
         self.run_coll(
             Some(bytes(send)),
@@ -387,7 +410,7 @@ impl Comm {
     /// # Errors
     /// `InvalidArgument` if `send` and `recv` differ in length.
     pub fn exscan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
-        self.check_reduce::<T>("exscan", send.len(), recv.len(), None)?;
+        self.check_reduce("exscan", send.len(), recv.len(), None)?;
         let len = std::mem::size_of_val(send);
         self.run_coll(
             Some(bytes(send)),
@@ -510,10 +533,10 @@ impl Comm {
             layout("gatherv", n, counts, displs, recv.len(), elem)?
         } else {
             let mut l = vec![0; n];
-            l[self.inner.rank as usize] = send.len() * elem;
+            l[self.inner.rank as usize] = std::mem::size_of_val(send);
             (l, vec![0; n])
         };
-        if self.inner.rank == root && lens[root as usize] != send.len() * elem {
+        if self.inner.rank == root && lens[root as usize] != std::mem::size_of_val(send) {
             return Err(bad(
                 "gatherv",
                 "the root's count differs from its send length".into(),
@@ -570,7 +593,7 @@ impl Comm {
             layout("scatterv", n, counts, displs, send.len(), elem)?
         } else {
             let mut l = vec![0; n];
-            l[self.inner.rank as usize] = recv.len() * elem;
+            l[self.inner.rank as usize] = std::mem::size_of_val(recv);
             (l, vec![0; n])
         };
         self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
@@ -665,7 +688,7 @@ impl Comm {
         let n = self.size();
         let elem = std::mem::size_of::<T>();
         let (lens, offs) = layout("allgatherv", n, counts, displs, recv.len(), elem)?;
-        if lens[self.inner.rank as usize] != send.len() * elem {
+        if lens[self.inner.rank as usize] != std::mem::size_of_val(send) {
             return Err(bad(
                 "allgatherv",
                 "this rank's count differs from its send length".into(),

@@ -1,0 +1,157 @@
+//! Straight-line versions of the small blocking collectives.
+//!
+//! A schedule costs a few hundred nanoseconds of bookkeeping, which is
+//! most of the time of a barrier or of a one-element allreduce on two
+//! cores. For small messages the blocking calls run the same algorithms,
+//! with the same combination order and the same tags, directly on blocking
+//! point-to-point calls. Results are bitwise those of the schedules.
+
+use bytemuck::Pod;
+
+use super::algo::ALLREDUCE_LARGE;
+use super::schedule::tag;
+use crate::comm::Comm;
+use crate::engine::MatchSpec;
+use crate::error::{Error, Result};
+use crate::op::Op;
+
+/// Largest message (bytes) that takes the straight-line path.
+pub(crate) const FAST_LIMIT: usize = 8 << 10;
+
+impl Comm {
+    fn fast_send(&self, data: &[u8], to: usize, seq: u32, phase: u32) -> Result<()> {
+        self.raw_send(self.inner.ctx + 1, data, to as u32, tag(seq, phase))
+    }
+
+    fn fast_recv(&self, buf: &mut [u8], from: usize, seq: u32, phase: u32) -> Result<()> {
+        let spec = MatchSpec {
+            ctx: self.inner.ctx + 1,
+            src: Some(from as u32),
+            tag: Some(tag(seq, phase)),
+        };
+        let n = buf.len();
+        let st = self.raw_recv(spec, buf, 1)?;
+        if st.len != n {
+            return Err(Error::InvalidArgument(format!(
+                "collective count mismatch: rank {from} sent {} bytes where {n} were expected",
+                st.len
+            )));
+        }
+        Ok(())
+    }
+
+    /// Dissemination barrier (as `algo::barrier`).
+    pub(crate) fn fast_barrier(&self, seq: u32) -> Result<()> {
+        let (n, r) = (self.size(), self.inner.rank as usize);
+        let mut d = 1;
+        let mut k = 0;
+        while d < n {
+            self.fast_send(&[], (r + d) % n, seq, k)?;
+            self.fast_recv(&mut [], (r + n - d) % n, seq, k)?;
+            d <<= 1;
+            k += 1;
+        }
+        Ok(())
+    }
+
+    /// Binomial broadcast (as `algo::bcast`).
+    pub(crate) fn fast_bcast(&self, buf: &mut [u8], root: u32, seq: u32) -> Result<()> {
+        let (n, r) = (self.size(), self.inner.rank as usize);
+        let v = (r + n - root as usize) % n;
+        let real = |x: usize| (x + root as usize) % n;
+        let mut mask = 1;
+        while mask < n {
+            if v & mask != 0 {
+                self.fast_recv(buf, real(v - mask), seq, 1)?;
+                break;
+            }
+            mask <<= 1;
+        }
+        mask >>= 1;
+        while mask > 0 {
+            if v + mask < n {
+                self.fast_send(buf, real(v + mask), seq, 1)?;
+            }
+            mask >>= 1;
+        }
+        Ok(())
+    }
+
+    /// Recursive-doubling allreduce in place on `acc` (as the small branch
+    /// of `algo::allreduce`).
+    pub(crate) fn fast_allreduce<T: Pod>(&self, acc: &mut [T], op: &Op<T>, seq: u32) -> Result<()> {
+        let (n, r) = (self.size(), self.inner.rank as usize);
+        if n == 1 {
+            return Ok(());
+        }
+        debug_assert!(std::mem::size_of_val(acc) < ALLREDUCE_LARGE);
+        let mut tmp = vec![T::zeroed(); acc.len()];
+        let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
+        let rem = n - p;
+        let v = if r < 2 * rem {
+            if r % 2 == 0 {
+                self.fast_send(bytemuck::cast_slice(acc), r + 1, seq, 1)?;
+                None
+            } else {
+                self.fast_recv(bytemuck::cast_slice_mut(&mut tmp), r - 1, seq, 1)?;
+                op.combine(acc, &tmp, false)?;
+                Some(r / 2)
+            }
+        } else {
+            Some(r - rem)
+        };
+        let real = |v: usize| if v < rem { 2 * v + 1 } else { v + rem };
+        if let Some(v) = v {
+            for k in 0..p.trailing_zeros() {
+                let pv = v ^ (1 << k);
+                self.fast_send(bytemuck::cast_slice(acc), real(pv), seq, 2 + k)?;
+                self.fast_recv(bytemuck::cast_slice_mut(&mut tmp), real(pv), seq, 2 + k)?;
+                op.combine(acc, &tmp, pv > v)?;
+            }
+        }
+        if r < 2 * rem {
+            if r % 2 == 1 {
+                self.fast_send(bytemuck::cast_slice(acc), r - 1, seq, 99)?;
+            } else {
+                self.fast_recv(bytemuck::cast_slice_mut(acc), r + 1, seq, 99)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Binomial reduce to rank 0 in rank order, then to the root (as
+    /// `algo::reduce`). `acc` holds this rank's contribution on entry and
+    /// the result at the root on return.
+    pub(crate) fn fast_reduce<T: Pod>(
+        &self,
+        acc: &mut [T],
+        op: &Op<T>,
+        root: u32,
+        seq: u32,
+    ) -> Result<()> {
+        let (n, v) = (self.size(), self.inner.rank as usize);
+        let mut tmp = vec![T::zeroed(); acc.len()];
+        let mut d = 1;
+        let mut k = 0;
+        while d < n {
+            if v & d != 0 {
+                self.fast_send(bytemuck::cast_slice(acc), v - d, seq, 1 + k)?;
+                break;
+            }
+            if v + d < n {
+                self.fast_recv(bytemuck::cast_slice_mut(&mut tmp), v + d, seq, 1 + k)?;
+                op.combine(acc, &tmp, true)?;
+            }
+            d <<= 1;
+            k += 1;
+        }
+        if root != 0 {
+            if v == 0 {
+                self.fast_send(bytemuck::cast_slice(acc), root as usize, seq, 100)?;
+            } else if v == root as usize {
+                self.fast_recv(bytemuck::cast_slice_mut(acc), 0, seq, 100)?;
+            }
+        }
+        Ok(())
+    }
+}
