@@ -52,9 +52,6 @@
 //! ```
 
 mod elem;
-// The collective engine's reductions are the users of `ErasedOp`; until
-// they land, only the tests call it.
-#[allow(dead_code, reason = "used by the reducing collectives")]
 mod erased;
 #[cfg(test)]
 mod tests;
@@ -67,7 +64,6 @@ use bytemuck::Pod;
 use crate::error::{Error, Result};
 
 pub use elem::{Arith, Bitwise, Logical, Ordered, ValueIndex};
-#[allow(unused_imports, reason = "used by the reducing collectives")]
 pub(crate) use erased::ErasedOp;
 
 /// A reduction operation on values of type `T`.
