@@ -54,11 +54,13 @@ impl<T: Pod> Op<T> {
 
 impl ErasedOp {
     /// Size in bytes of one element.
+    #[cfg(test)]
     pub(crate) fn elem_size(&self) -> usize {
         self.elem_size
     }
 
     /// Whether the operation is commutative.
+    #[cfg(test)]
     pub(crate) fn is_commutative(&self) -> bool {
         self.commutative
     }
