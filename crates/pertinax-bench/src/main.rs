@@ -1,15 +1,91 @@
-//! `pertinax-bench`: measures pertinax (and Open MPI, where installed).
-use anyhow::Result;
+//! `pertinax-bench`: benchmarks of pertinax, launch by launch against
+//! Open MPI where it is installed.
+//!
+//! ```text
+//! pertinax-bench pingpong [--launches K] [--json] [--no-ompi] [--sizes 0,8,64K]
+//! pertinax-bench pingping ...
+//! pertinax-bench launch [--ranks 1,2,4,8,16]
+//! pertinax-bench all --launches 5
+//! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
+//! ```
+//!
+//! This machine's speed changes between launches and other jobs share it,
+//! so every benchmark interleaves its configurations launch by launch, runs
+//! the host sentinel (`c2c.c`) before each launch, and reports the median
+//! and the minimum over launches. Code map:
+//! - [`cli`]: the command line;
+//! - [`setup`]: finding the launcher, Open MPI and the anchors, compiling C;
+//! - [`run`]: one launch under a time limit, interleaving;
+//! - [`host`]: the host-noise sentinel; [`contention`]: other jobs' CPU use;
+//! - [`parse`]: the `KEY k=v` lines every measuring program prints;
+//! - [`stats`]: medians, minima, ratios, per-row series over launches;
+//! - [`report`]: Markdown tables and JSON rows;
+//! - [`bench`]: one module per benchmark; [`worker`]: the in-job side.
+#![forbid(unsafe_code)]
 
+mod bench;
+mod cli;
+mod contention;
+mod host;
+mod parse;
+mod report;
+mod run;
+mod setup;
+mod stats;
 mod worker;
 
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Parser;
+
+use bench::p2p::Pattern;
+use bench::Context;
+use cli::{Cli, Command, WorkerArgs, WorkerKind};
+
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let started = Instant::now();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Worker(w) => worker_main(&w, started),
+        Command::Pingpong(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::p2p::run(&mut ctx, &a.reps, a.ring_bytes, Pattern::PingPong)
+        }
+        Command::Pingping(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::p2p::run(&mut ctx, &a.reps, a.ring_bytes, Pattern::PingPing)
+        }
+        Command::Launch(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::launch::run(&mut ctx, &a.ranks)
+        }
+        Command::All(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPong)?;
+            bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPing)?;
+            bench::launch::run(&mut ctx, &a.ranks)
+        }
+    }
+}
+
+/// The in-job side: joins the job, measures, prints `KEY k=v` lines.
+fn worker_main(w: &WorkerArgs, started: Instant) -> Result<()> {
+    if w.kind == WorkerKind::Hello {
+        return worker::hello(started);
+    }
+    let sizes = w.reps.sizes();
+    let (reps, warmup, batches) = w.reps.counts(false);
     let u = pertinax::init()?;
-    let w = u.world();
-    let sizes: Vec<usize> = vec![0, 8, 1024, 8192, 16384, 65536, 1 << 20, 4 << 20];
-    let pp = args.first().map(|s| s.as_str()) == Some("pingping");
-    worker::pingpong(&w, &sizes, 1000, 100, 7, pp)?;
+    let world = u.world();
+    worker::pingpong(
+        &world,
+        &sizes.0,
+        reps,
+        warmup,
+        batches,
+        w.kind == WorkerKind::Pingping,
+    )?;
     u.finalize()?;
     Ok(())
 }

@@ -7,25 +7,11 @@ use std::time::Instant;
 use anyhow::{anyhow, Result};
 use pertinax::Comm;
 
-/// Median of a slice (sorted in place).
-pub fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// Repetitions for a message size: fewer for large messages.
+/// Repetitions for a message size: `base` up to 1 MiB (the Open MPI
+/// anchors use the same count for every size they measure, up to 1 MiB),
+/// a quarter of it (at least 10) above.
 fn reps_for(size: usize, base: usize) -> usize {
-    if size >= 1 << 20 {
-        (base / 20).max(10)
-    } else if size >= 64 << 10 {
+    if size > 1 << 20 {
         (base / 4).max(10)
     } else {
         base
@@ -35,7 +21,14 @@ fn reps_for(size: usize, base: usize) -> usize {
 /// IMB-style ping-pong (`pingping == false`) or ping-ping between ranks 0
 /// and 1: `warmup` round trips, then `batches` timed batches; t_half is
 /// batch time / (2 reps) for ping-pong and batch time / reps for ping-ping.
-pub fn pingpong(w: &Comm, sizes: &[usize], base_reps: usize, warmup: usize, batches: usize, pingping: bool) -> Result<()> {
+pub fn pingpong(
+    w: &Comm,
+    sizes: &[usize],
+    base_reps: usize,
+    warmup: usize,
+    batches: usize,
+    pingping: bool,
+) -> Result<()> {
     let me = w.rank().index();
     if w.size() < 2 {
         return Err(anyhow!("ping-pong needs 2 ranks"));
@@ -72,16 +65,54 @@ pub fn pingpong(w: &Comm, sizes: &[usize], base_reps: usize, warmup: usize, batc
             }
             let dt = t0.elapsed().as_secs_f64() * 1e6;
             if b > 0 {
-                times.push(if pingping { dt / iters as f64 } else { dt / (2.0 * iters as f64) });
+                times.push(if pingping {
+                    dt / iters as f64
+                } else {
+                    dt / (2.0 * iters as f64)
+                });
             }
         }
-        sbuf[0] = sbuf[0].wrapping_add(1);
+        // Both ranks send the same bytes, so the last message received
+        // must equal our own send buffer: a cheap check that data moved.
+        if me < 2 && rbuf[..n] != sbuf[..n] {
+            return Err(anyhow!("{label} size={n}: rank {me} received wrong data"));
+        }
+        if n > 0 {
+            sbuf[0] = sbuf[0].wrapping_add(1);
+        }
         if me == 0 {
             let min = times.iter().copied().fold(f64::INFINITY, f64::min);
-            let med = median(&mut times);
-            let bw = if n > 0 { n as f64 / (med * 1e-6) / 1e9 } else { 0.0 };
+            let med = crate::stats::median(&times).unwrap_or(f64::NAN);
+            let bw = if n > 0 {
+                n as f64 / (med * 1e-6) / 1e9
+            } else {
+                0.0
+            };
             println!("{label} size={n} t_half_us_med={med:.3} t_half_us_min={min:.3} bw_GBps={bw:.3} reps={reps}");
         }
     }
+    Ok(())
+}
+
+/// Launch-cost probe: `init` then `finalize`, nothing else. Rank 0 prints
+/// `HELLO impl=pertinax ranks=N init_max_ms=..`, the slowest rank's time
+/// from entering `main` to the end of `init` (as the anchor `hello.c`).
+pub fn hello(started: Instant) -> Result<()> {
+    let u = pertinax::init()?;
+    let init_ms = started.elapsed().as_secs_f64() * 1e3;
+    let w = u.world();
+    let (me, n) = (w.rank().index(), w.size());
+    if me == 0 {
+        let mut max = init_ms;
+        let mut t = [0f64];
+        for peer in 1..n {
+            w.recv(&mut t, peer, 7)?;
+            max = max.max(t[0]);
+        }
+        println!("HELLO impl=pertinax ranks={n} init_max_ms={max:.1}");
+    } else {
+        w.send(&[init_ms], 0, 7)?;
+    }
+    u.finalize()?;
     Ok(())
 }

@@ -1,0 +1,198 @@
+//! The benchmarks. Each one follows the same pipeline: build the variants
+//! (pertinax and, where installed, Open MPI), run them interleaved with
+//! [`crate::run::interleave`], group the parsed records with
+//! [`crate::stats::series`], and print tables and JSON rows through
+//! [`crate::report`]. A new benchmark (collectives against `coll.c`, fault
+//! timings against `ft.c`) is one more module here that names its record
+//! key, grouping field and value field.
+
+pub mod launch;
+pub mod p2p;
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::cli::Common;
+use crate::host::{percent, Sample, Sentinel};
+use crate::report::{Out, Table};
+use crate::run::{open_log, Launch, Variant};
+use crate::setup::{self, Ompi};
+use crate::stats::median;
+
+/// Everything a benchmark needs, resolved from the common options.
+#[derive(Debug)]
+pub struct Context {
+    /// The `pertinax` launcher.
+    pub launcher: PathBuf,
+    /// This executable (ranks run `<exe> worker ...`).
+    pub exe: PathBuf,
+    /// Open MPI, if installed and wanted.
+    pub ompi: Option<Ompi>,
+    /// Why Open MPI is absent, for the report.
+    pub ompi_absent: Option<String>,
+    /// Sampled before every launch.
+    pub sentinel: Sentinel,
+    /// Launches per variant.
+    pub launches: usize,
+    /// Time limit per launch.
+    pub limit: Duration,
+    /// Where tables and JSON rows go.
+    pub out: Out,
+    /// Raw log of every launch.
+    pub log: Option<File>,
+    /// Smoke-test mode.
+    pub quick: bool,
+    /// Cores this process may use.
+    pub cores: usize,
+}
+
+impl Context {
+    /// Resolves the options: finds the launcher, Open MPI and the anchors,
+    /// compiles the sentinel.
+    ///
+    /// # Errors
+    /// When the launcher is missing or the log cannot be opened.
+    pub fn new(c: &Common) -> Result<Context> {
+        let launcher = setup::launcher(c.launcher.as_deref())?;
+        let build = setup::build_dir()?;
+        let anchors = setup::anchors(c.anchors.as_deref());
+        let sentinel = setup::sentinel(anchors.as_deref(), &build);
+        let (ompi, ompi_absent) = if c.no_ompi {
+            (None, Some("--no-ompi given".to_string()))
+        } else {
+            match Ompi::find(c.ompi_prefix.as_deref(), anchors.clone(), &build) {
+                Some(o) => (Some(o), None),
+                None => (
+                    None,
+                    Some(format!(
+                        "Open MPI not found (need <prefix>/bin/mpicc and mpirun, prefix from \
+                         --ompi-prefix, $PERTINAX_OMPI_PREFIX or /tmp/ompi) or no anchors ({})",
+                        anchors.map_or("none".into(), |a| a.display().to_string())
+                    )),
+                ),
+            }
+        };
+        if let Some(why) = &ompi_absent {
+            eprintln!("note: pertinax only: {why}");
+        }
+        let log = c.log.as_deref().map(open_log).transpose()?;
+        Ok(Context {
+            launcher,
+            exe: setup::this_exe()?,
+            ompi,
+            ompi_absent,
+            sentinel,
+            launches: c.launches(),
+            limit: Duration::from_secs(c.timeout.max(1)),
+            out: Out::new(c.json),
+            log,
+            quick: c.quick,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        })
+    }
+
+    /// Compiles an Open MPI program, or drops Open MPI with a warning.
+    pub fn ompi_program(
+        &mut self,
+        name: &str,
+        source: Option<&std::path::Path>,
+    ) -> Option<PathBuf> {
+        let ompi = self.ompi.as_ref()?;
+        match ompi.compile(name, source) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("warning: cannot build the Open MPI program {name}: {e:#}");
+                self.ompi_absent = Some(format!("building {name} failed"));
+                None
+            }
+        }
+    }
+
+    /// `ranks` ranks on `cores` cores, oversubscribed or not.
+    pub fn placement(&self, ranks: usize) -> String {
+        let over = if ranks > self.cores {
+            format!(", oversubscribed {:.0}x", ranks as f64 / self.cores as f64)
+        } else {
+            String::new()
+        };
+        format!("{ranks} ranks on {} cores{over}", self.cores)
+    }
+}
+
+/// Per-variant sentinel summary: how many launches were in the fast state,
+/// the median one-way latency, and every launch's reading.
+pub fn sentinel_summary(variants: &[Variant], launches: &[Launch]) -> String {
+    let mut t = Table::new([
+        "variant",
+        "launches ok/run",
+        "fast before",
+        "fast before+after",
+        "c2c one-way ns median",
+        "memcpy GB/s median",
+        "load1 median",
+        "others' CPU median",
+    ]);
+    let mut detail = String::new();
+    for (i, v) in variants.iter().enumerate() {
+        let mine: Vec<&Launch> = launches.iter().filter(|l| l.variant == i).collect();
+        let samples: Vec<_> = mine.iter().filter_map(|l| l.sentinel).collect();
+        let ok = mine.iter().filter(|l| l.outcome.ok()).count();
+        let fast = samples.iter().filter(|s| s.fast()).count();
+        let med = |f: &dyn Fn(&Sample) -> Option<f64>| {
+            median(&samples.iter().filter_map(f).collect::<Vec<_>>())
+                .map_or("-".into(), |m| format!("{m:.1}"))
+        };
+        t.row(vec![
+            v.name.clone(),
+            format!("{ok}/{}", mine.len()),
+            if samples.is_empty() {
+                "n/a".into()
+            } else {
+                format!("{fast}/{}", samples.len())
+            },
+            if samples.is_empty() {
+                "n/a".into()
+            } else {
+                let both = mine.iter().filter(|l| l.fast() == Some(true)).count();
+                format!("{both}/{}", samples.len())
+            },
+            med(&|s| Some(s.oneway_ns)),
+            med(&|s| Some(s.memcpy_gbps)),
+            med(&|s| s.load1),
+            percent(median(
+                &mine.iter().filter_map(|l| l.others_cpu).collect::<Vec<_>>(),
+            )),
+        ]);
+        let per: Vec<String> = mine
+            .iter()
+            .map(|l| {
+                let ns =
+                    |s: Option<Sample>| s.map_or("n/a".into(), |s| format!("{:.0}", s.oneway_ns));
+                let c2c = format!("{}>{}", ns(l.sentinel), ns(l.sentinel_after));
+                let cell = format!("{c2c}/{}", percent(l.others_cpu));
+                if l.outcome.ok() {
+                    cell
+                } else {
+                    format!("{cell}[{}]", l.outcome.status())
+                }
+            })
+            .collect();
+        detail.push_str(&format!("{:<18} {}\n", v.name, per.join(" ")));
+    }
+    let mut s = String::from(
+        "\nHost state per launch: the c2c.c sentinel right before and right after it \
+         (fast = one-way <= 60 ns; a launch counts as fast-state when both readings are fast), \
+         the 1-minute load average, and others' CPU = the share of both cores' time that processes \
+         outside this session (other people's builds and tests, kernel threads) used while the \
+         launch ran (a lower bound; 10 ms ticks, so rough for launches under a second). Per launch \
+         below: one-way ns before>after / others' CPU.\n\n",
+    );
+    s.push_str(&t.render());
+    s.push_str("\n```\n");
+    s.push_str(&detail);
+    s.push_str("```\n");
+    s
+}

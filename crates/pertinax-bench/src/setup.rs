@@ -1,0 +1,209 @@
+//! Finding the pieces a benchmark needs (the `pertinax` launcher, the Open
+//! MPI anchors, Open MPI itself) and compiling the C programs once.
+//!
+//! C programs are compiled into `target/ompi-anchors/` and recompiled only
+//! when their source is newer than the binary. Open MPI is optional: when
+//! it is absent, benchmarks report pertinax alone.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::host::Sentinel;
+use crate::run::{run, Cmd};
+
+/// Where this crate's own C programs live (`c/pingping.c`).
+const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The directory of the running executable.
+fn exe_dir() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot find the running executable")?;
+    exe.parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| anyhow!("executable {} has no parent directory", exe.display()))
+}
+
+/// The running executable (ranks run `<self> worker ...`).
+///
+/// # Errors
+/// When the OS cannot tell.
+pub fn this_exe() -> Result<PathBuf> {
+    std::env::current_exe().context("cannot find the running executable")
+}
+
+/// The `pertinax` launcher: `given`, or next to this executable.
+///
+/// # Errors
+/// When it does not exist.
+pub fn launcher(given: Option<&Path>) -> Result<PathBuf> {
+    let path = match given {
+        Some(p) => p.to_path_buf(),
+        None => exe_dir()?.join("pertinax"),
+    };
+    if !path.is_file() {
+        bail!(
+            "launcher {} not found; build it with `cargo build --release -p pertinax-cli` \
+             or pass --launcher PATH",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// The repository root as known at compile time (`crates/pertinax-bench/../..`).
+fn repo_root() -> PathBuf {
+    Path::new(CRATE_DIR).join("..").join("..")
+}
+
+/// The Open MPI anchor directory: `given`, or the first of
+/// `<repo>/../shared/anchors/ompi`, `<cwd>/../shared/anchors/ompi` that
+/// holds `pingpong.c`; `None` if there is none.
+pub fn anchors(given: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = given {
+        return Some(p.to_path_buf());
+    }
+    let rel = Path::new("..").join("shared").join("anchors").join("ompi");
+    let mut candidates = vec![repo_root().join(&rel)];
+    if let Ok(cwd) = std::env::current_dir() {
+        candidates.push(cwd.join(&rel));
+    }
+    candidates
+        .into_iter()
+        .find(|d| d.join("pingpong.c").is_file())
+}
+
+/// Where compiled C programs go: `<repo>/target/ompi-anchors`, or next to
+/// the target directory of this executable.
+///
+/// # Errors
+/// When the directory cannot be created.
+pub fn build_dir() -> Result<PathBuf> {
+    let target = repo_root().join("target");
+    let base = if target.is_dir() {
+        target
+    } else {
+        exe_dir()?.join("..")
+    };
+    let dir = base.join("ompi-anchors");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir.canonicalize().unwrap_or(dir))
+}
+
+/// The C ping-ping program that lives in this crate.
+pub fn pingping_source() -> PathBuf {
+    Path::new(CRATE_DIR).join("c").join("pingping.c")
+}
+
+/// An Open MPI installation.
+#[derive(Clone, Debug)]
+pub struct Ompi {
+    prefix: PathBuf,
+    anchors: PathBuf,
+    build: PathBuf,
+}
+
+impl Ompi {
+    /// The installation under `prefix` (given, else `$PERTINAX_OMPI_PREFIX`,
+    /// else `/tmp/ompi`) if it has `bin/mpicc` and `bin/mpirun` and the
+    /// anchors are found; `None` otherwise.
+    pub fn find(prefix: Option<&Path>, anchors: Option<PathBuf>, build: &Path) -> Option<Ompi> {
+        let prefix = prefix.map(Path::to_path_buf).unwrap_or_else(|| {
+            std::env::var_os("PERTINAX_OMPI_PREFIX")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/tmp/ompi"))
+        });
+        let ok = ["mpicc", "mpirun"]
+            .iter()
+            .all(|b| prefix.join("bin").join(b).is_file());
+        match (ok, anchors) {
+            (true, Some(anchors)) => Some(Ompi {
+                prefix,
+                anchors,
+                build: build.to_path_buf(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Compiles `<anchors>/<name>.c` (or `source` if given) with mpicc,
+    /// unless the binary is up to date; returns the binary.
+    ///
+    /// # Errors
+    /// When mpicc fails.
+    pub fn compile(&self, name: &str, source: Option<&Path>) -> Result<PathBuf> {
+        let src = source
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.anchors.join(format!("{name}.c")));
+        let mpicc = self.prefix.join("bin").join("mpicc");
+        let flags = ["-O2".to_string(), format!("-I{}", self.anchors.display())];
+        compile(
+            &mpicc,
+            &flags,
+            &src,
+            &self.anchors.join("common.h"),
+            &self.build.join(name),
+        )
+    }
+
+    /// `mpirun --oversubscribe --allow-run-as-root [extra] -n N prog`.
+    pub fn mpirun(&self, ranks: usize, extra: &[&str], prog: &Path) -> Cmd {
+        Cmd::new(self.prefix.join("bin").join("mpirun"))
+            .args(["--oversubscribe", "--allow-run-as-root"])
+            .args(extra)
+            .arg("-n")
+            .arg(ranks.to_string())
+            .arg(prog)
+    }
+}
+
+/// Compiles the sentinel `c2c.c` with `gcc -O2 -pthread`; `None` (with a
+/// warning) if the anchors or gcc are missing.
+pub fn sentinel(anchors: Option<&Path>, build: &Path) -> Sentinel {
+    let Some(dir) = anchors else {
+        eprintln!("warning: no anchor directory, so no host sentinel (pass --anchors DIR)");
+        return Sentinel::new(None);
+    };
+    let src = dir.join("c2c.c");
+    match compile(
+        Path::new("gcc"),
+        &["-pthread".into(), "-O2".into()],
+        &src,
+        &src,
+        &build.join("c2c"),
+    ) {
+        Ok(exe) => Sentinel::new(Some(exe)),
+        Err(e) => {
+            eprintln!("warning: no host sentinel: {e:#}");
+            Sentinel::new(None)
+        }
+    }
+}
+
+/// `cc flags -o out src` unless `out` is newer than `src` and `header`.
+fn compile(cc: &Path, flags: &[String], src: &Path, header: &Path, out: &Path) -> Result<PathBuf> {
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let newest_input = [mtime(src), mtime(header)].into_iter().flatten().max();
+    if let (Some(o), Some(i)) = (mtime(out), newest_input) {
+        if o >= i {
+            return Ok(out.to_path_buf());
+        }
+    }
+    if !src.is_file() {
+        bail!("{} not found", src.display());
+    }
+    let tmp = out.with_extension("tmp");
+    let cmd = Cmd::new(cc).args(flags).arg("-o").arg(&tmp).arg(src);
+    let res = run(&cmd, Duration::from_secs(120))?;
+    if !res.ok() {
+        bail!(
+            "`{}` failed ({}): {}",
+            cmd.display(),
+            res.status(),
+            res.stderr.trim()
+        );
+    }
+    std::fs::rename(&tmp, out)
+        .with_context(|| format!("cannot move {} to {}", tmp.display(), out.display()))?;
+    Ok(out.to_path_buf())
+}
