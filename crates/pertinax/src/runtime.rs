@@ -283,6 +283,9 @@ pub fn init() -> Result<Universe> {
         .ok()
         .and_then(|v| v.trim().parse().ok());
     let nslots = boot.job.size;
+    // Fault in this rank's rings now rather than one page per message later
+    // (best effort: without MADV_POPULATE_WRITE pages come on first use).
+    let _ = boot.seg.prefault(boot.slot, nslots);
     let single_copy = boot.cma
         && match std::env::var(env::tune::LARGE).as_deref().map(str::trim) {
             Ok("cma") => true,
