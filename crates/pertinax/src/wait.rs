@@ -28,9 +28,11 @@ impl WaitPolicy {
     pub fn for_job(ranks: usize, cpus: usize) -> WaitPolicy {
         let oversubscribed = ranks > cpus;
         let mut p = if oversubscribed {
+            // Yield from the first poll: the rank we wait for may need our
+            // core. Sleep only after a long wait.
             WaitPolicy {
-                spin: Duration::from_micros(1),
-                yields: Duration::from_micros(100),
+                spin: Duration::ZERO,
+                yields: Duration::from_millis(10),
                 sleep: Duration::from_millis(10),
             }
         } else {
