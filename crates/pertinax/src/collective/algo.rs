@@ -337,30 +337,23 @@ pub(crate) fn alltoallv(
     let (n, r) = (b.size as usize, b.rank as usize);
     b.round(0);
     b.copy(inp, so[r]..so[r] + sl[r], out, ro[r]..ro[r] + rl[r]);
-    let largest = sl.iter().chain(rl).copied().max().unwrap_or(0);
-    if largest < ALLTOALL_LARGE {
+    // Small blocks: every message in one round. Large: pairwise exchange,
+    // one partner per round.
+    let pairwise = sl.iter().chain(rl).copied().max().unwrap_or(0) >= ALLTOALL_LARGE;
+    if !pairwise {
         b.round(1);
-        for k in 1..n {
-            let to = (r + k) % n;
-            let from = (r + n - k) % n;
-            if sl[to] > 0 {
-                b.send(to as u32, inp, so[to]..so[to] + sl[to]);
-            }
-            if rl[from] > 0 {
-                b.recv(from as u32, out, ro[from]..ro[from] + rl[from]);
-            }
-        }
-    } else {
-        for k in 1..n {
-            let to = (r + k) % n;
-            let from = (r + n - k) % n;
+    }
+    for k in 1..n {
+        let to = (r + k) % n;
+        let from = (r + n - k) % n;
+        if pairwise {
             b.round(k as u32);
-            if sl[to] > 0 {
-                b.send(to as u32, inp, so[to]..so[to] + sl[to]);
-            }
-            if rl[from] > 0 {
-                b.recv(from as u32, out, ro[from]..ro[from] + rl[from]);
-            }
+        }
+        if sl[to] > 0 {
+            b.send(to as u32, inp, so[to]..so[to] + sl[to]);
+        }
+        if rl[from] > 0 {
+            b.recv(from as u32, out, ro[from]..ro[from] + rl[from]);
         }
     }
 }

@@ -215,9 +215,7 @@ impl Comm {
             let seq = self.next_seq();
             return self.fast_bcast(bytes_mut(buf), root, seq);
         }
-        self.run_coll(None, bytes_mut(buf), None, |b, _, o| {
-            algo::bcast(b, o, len, root)
-        })
+        crate::request::scope(|s| self.ibcast(s, buf, root)?.wait().map(|_| ()))
     }
 
     /// Non-blocking [`Comm::bcast`].
@@ -277,12 +275,7 @@ impl Comm {
             }
             return Ok(());
         }
-        self.run_coll(
-            Some(bytes(send)),
-            bytes_mut(recv),
-            Some(op.erase()),
-            |b, i, o| algo::reduce(b, i, o, len, root),
-        )
+        crate::request::scope(|s| self.ireduce(s, send, recv, op, root)?.wait().map(|_| ()))
     }
 
     /// [`Comm::reduce`] in place: `buf` is the contribution, and at the root
@@ -343,12 +336,7 @@ impl Comm {
             recv.copy_from_slice(send);
             return self.fast_allreduce(recv, op, seq);
         }
-        self.run_coll(
-            Some(bytes(send)),
-            bytes_mut(recv),
-            Some(op.erase()),
-            |b, i, o| algo::allreduce(b, i, o, count, elem),
-        )
+        crate::request::scope(|s| self.iallreduce(s, send, recv, op)?.wait().map(|_| ()))
     }
 
     /// [`Comm::allreduce`] in place.
@@ -610,21 +598,7 @@ impl Comm {
     /// # Errors
     /// `InvalidArgument` for a wrong `recv` length.
     pub fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
-        let n = self.size();
-        if recv.len() != n * send.len() {
-            return Err(bad(
-                "allgather",
-                format!(
-                    "receive holds {} elements, {n} × {} needed",
-                    recv.len(),
-                    send.len()
-                ),
-            ));
-        }
-        let (lens, offs) = uniform(n, std::mem::size_of_val(send));
-        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
-            algo::allgatherv(b, i, o, &lens, &offs)
-        })
+        crate::request::scope(|s| self.iallgather(s, send, recv)?.wait().map(|_| ()))
     }
 
     /// [`Comm::allgather`] in place: this rank's block is already at its
@@ -706,10 +680,7 @@ impl Comm {
     /// `InvalidArgument` unless both buffers are the same multiple of the
     /// size.
     pub fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
-        let (lens, offs) = self.alltoall_layout::<T>(send.len(), recv.len())?;
-        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
-            algo::alltoallv(b, i, o, &lens, &offs, &lens, &offs)
-        })
+        crate::request::scope(|s| self.ialltoall(s, send, recv)?.wait().map(|_| ()))
     }
 
     fn alltoall_layout<T>(&self, s: usize, r: usize) -> Result<(Vec<usize>, Vec<usize>)> {

@@ -155,6 +155,19 @@ impl Unexp {
     }
 }
 
+/// Metadata of a data record.
+fn data_meta(kind: Kind, ctx: u32, src: u32, tag: i32, len: usize) -> Meta {
+    Meta {
+        kind: kind as u8,
+        flags: 0,
+        _reserved: 0,
+        ctx,
+        src,
+        tag,
+        len: len as u64,
+    }
+}
+
 pub(super) fn control(kind: Kind, cookie: u64) -> Meta {
     Meta {
         kind: kind as u8,
@@ -337,15 +350,7 @@ impl Engine {
         data: &[u8],
     ) -> Result<()> {
         self.check_dest(dest, dest_rank)?;
-        let meta = Meta {
-            kind: Kind::Eager as u8,
-            flags: 0,
-            _reserved: 0,
-            ctx,
-            src,
-            tag,
-            len: data.len() as u64,
-        };
+        let meta = data_meta(Kind::Eager, ctx, src, tag, data.len());
         self.outbox.send(dest, &meta, data);
         if self.outbox.backlog_bytes > BACKLOG_CAP {
             self.wait_until(|e| e.outbox.backlog_bytes <= BACKLOG_CAP / 2 || e.gone[dest]);
@@ -378,15 +383,7 @@ impl Engine {
             return Ok(self.m.alloc(ReqState::Done(r)));
         }
         self.check_dest(dest, dest_rank)?;
-        let meta = Meta {
-            kind: Kind::Rts as u8,
-            flags: 0,
-            _reserved: 0,
-            ctx,
-            src,
-            tag,
-            len: buf.len() as u64,
-        };
+        let meta = data_meta(Kind::Rts, ctx, src, tag, buf.len());
         let addr = buf.addr();
         let key = self.m.alloc(ReqState::Send(SendReq {
             dest,
