@@ -282,8 +282,10 @@ pub(crate) fn allgatherv(b: &mut Builder, inp: usize, out: usize, lens: &[usize]
     if inp != out {
         b.copy(inp, 0..lens[r], out, offs[r]..offs[r] + lens[r]);
     }
-    let uniform = lens.iter().all(|&l| l == lens[0]);
-    if n.is_power_of_two() && uniform && lens[0] < ALLGATHER_LARGE {
+    // Recursive doubling sends runs of consecutive blocks: only for equal
+    // blocks stored contiguously in rank order.
+    let contiguous = (0..n).all(|i| lens[i] == lens[0] && offs[i] == i * lens[0]);
+    if n.is_power_of_two() && contiguous && lens[0] < ALLGATHER_LARGE {
         // Recursive doubling: exchange ever larger aligned groups of blocks.
         let mut d = 1;
         let mut k = 0;
@@ -338,7 +340,9 @@ pub(crate) fn alltoallv(
     b.round(0);
     b.copy(inp, so[r]..so[r] + sl[r], out, ro[r]..ro[r] + rl[r]);
     // Small blocks: every message in one round. Large: pairwise exchange,
-    // one partner per round.
+    // one partner per round. Ranks may choose differently (the choice
+    // depends on their own counts), so a message's tag depends only on the
+    // partner's distance `k`, never on the choice.
     let pairwise = sl.iter().chain(rl).copied().max().unwrap_or(0) >= ALLTOALL_LARGE;
     if !pairwise {
         b.round(1);
@@ -350,10 +354,10 @@ pub(crate) fn alltoallv(
             b.round(k as u32);
         }
         if sl[to] > 0 {
-            b.send(to as u32, inp, so[to]..so[to] + sl[to]);
+            b.send_phase(to as u32, inp, so[to]..so[to] + sl[to], k as u32);
         }
         if rl[from] > 0 {
-            b.recv(from as u32, out, ro[from]..ro[from] + rl[from]);
+            b.recv_phase(from as u32, out, ro[from]..ro[from] + rl[from], k as u32);
         }
     }
 }

@@ -16,9 +16,16 @@ use crate::error::{Error, Result};
 use crate::op::Op;
 
 /// Largest message (bytes) that takes the straight-line path.
-pub(crate) const FAST_LIMIT: usize = 8 << 10;
+const FAST_LIMIT: usize = 8 << 10;
 
 impl Comm {
+    /// Whether a `len`-byte collective takes the straight-line path: small,
+    /// and sent eagerly, so that two ranks sending to each other before
+    /// receiving never wait for one another.
+    pub(crate) fn fast_path(&self, len: usize) -> bool {
+        len <= FAST_LIMIT && len <= self.inner.rt.engine.borrow().eager_limit()
+    }
+
     fn fast_send(&self, data: &[u8], to: usize, seq: u32, phase: u32) -> Result<()> {
         self.raw_send(self.inner.ctx + 1, data, to as u32, tag(seq, phase))
     }
@@ -30,7 +37,17 @@ impl Comm {
             tag: Some(tag(seq, phase)),
         };
         let n = buf.len();
-        let st = self.raw_recv(spec, buf, 1)?;
+        let st = match self.raw_recv(spec, buf, 1) {
+            Err(Error::Truncated { sent, capacity }) => {
+                // Take the longer message anyway so its sender completes.
+                let mut sink = vec![0u8; sent];
+                self.raw_recv(spec, &mut sink, 1)?;
+                return Err(Error::InvalidArgument(format!(
+                    "collective count mismatch: rank {from} sent {sent} bytes where {capacity} were expected"
+                )));
+            }
+            r => r?,
+        };
         if st.len != n {
             return Err(Error::InvalidArgument(format!(
                 "collective count mismatch: rank {from} sent {} bytes where {n} were expected",

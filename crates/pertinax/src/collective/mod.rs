@@ -210,7 +210,7 @@ impl Comm {
     pub fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<()> {
         let root = self.check_root(root.into())?;
         let len = std::mem::size_of_val(buf);
-        if len <= fast::FAST_LIMIT {
+        if self.fast_path(len) {
             self.live()?;
             let seq = self.next_seq();
             return self.fast_bcast(bytes_mut(buf), root, seq);
@@ -265,7 +265,7 @@ impl Comm {
         let root = self.check_root(root.into())?;
         self.check_reduce("reduce", send.len(), recv.len(), Some(root))?;
         let len = std::mem::size_of_val(send);
-        if len <= fast::FAST_LIMIT {
+        if self.fast_path(len) {
             self.live()?;
             let seq = self.next_seq();
             let mut acc = send.to_vec();
@@ -330,7 +330,7 @@ impl Comm {
     pub fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         self.check_reduce("allreduce", send.len(), recv.len(), None)?;
         let (count, elem) = (send.len(), std::mem::size_of::<T>());
-        if count * elem <= fast::FAST_LIMIT {
+        if self.fast_path(count * elem) {
             self.live()?;
             let seq = self.next_seq();
             recv.copy_from_slice(send);
@@ -345,7 +345,7 @@ impl Comm {
     /// `CommFreed`, `Finalized`, or a peer's failure.
     pub fn allreduce_in_place<T: Pod>(&self, buf: &mut [T], op: &Op<T>) -> Result<()> {
         let (count, elem) = (buf.len(), std::mem::size_of::<T>());
-        if count * elem <= fast::FAST_LIMIT {
+        if self.fast_path(count * elem) {
             self.live()?;
             let seq = self.next_seq();
             return self.fast_allreduce(buf, op, seq);

@@ -25,17 +25,21 @@ use crate::op::ErasedOp;
 /// One step of a round.
 #[derive(Debug, Clone)]
 pub(crate) enum Step {
-    /// Send `range` of buffer `buf` to comm rank `peer`.
+    /// Send `range` of buffer `buf` to comm rank `peer`, tagged with
+    /// `phase`.
     Send {
         peer: u32,
         buf: usize,
         range: Range<usize>,
+        phase: u32,
     },
-    /// Receive exactly `range.len()` bytes from `peer` into `range` of `buf`.
+    /// Receive exactly `range.len()` bytes from `peer` into `range` of
+    /// `buf`, tagged with `phase`.
     Recv {
         peer: u32,
         buf: usize,
         range: Range<usize>,
+        phase: u32,
     },
     /// `acc = acc ⊕ rhs` (or `rhs ⊕ acc` when `acc_is_left` is false).
     Combine {
@@ -131,12 +135,36 @@ impl Builder {
         &mut self.rounds[n - 1]
     }
 
+    /// A send in the current round, tagged with the round's phase.
     pub fn send(&mut self, peer: u32, buf: usize, range: Range<usize>) {
-        self.last().comm.push(Step::Send { peer, buf, range });
+        let phase = self.last().phase;
+        self.send_phase(peer, buf, range, phase);
     }
 
+    /// A receive in the current round, tagged with the round's phase.
     pub fn recv(&mut self, peer: u32, buf: usize, range: Range<usize>) {
-        self.last().comm.push(Step::Recv { peer, buf, range });
+        let phase = self.last().phase;
+        self.recv_phase(peer, buf, range, phase);
+    }
+
+    /// A send in the current round with its own phase.
+    pub fn send_phase(&mut self, peer: u32, buf: usize, range: Range<usize>, phase: u32) {
+        self.last().comm.push(Step::Send {
+            peer,
+            buf,
+            range,
+            phase,
+        });
+    }
+
+    /// A receive in the current round with its own phase.
+    pub fn recv_phase(&mut self, peer: u32, buf: usize, range: Range<usize>, phase: u32) {
+        self.last().comm.push(Step::Recv {
+            peer,
+            buf,
+            range,
+            phase,
+        });
     }
 
     pub fn combine(

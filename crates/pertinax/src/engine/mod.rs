@@ -121,8 +121,9 @@ pub(super) enum ReqState {
 /// A schedule and the requests of its current round.
 pub(super) struct CollState {
     sched: Schedule,
-    /// In-flight requests and, for receives, the length they expect.
-    pending: Vec<(ReqKey, Option<usize>)>,
+    /// In-flight requests and, for receives, the length they expect and
+    /// what they match.
+    pending: Vec<(ReqKey, Option<usize>, Option<MatchSpec>)>,
     started: bool,
 }
 
@@ -194,6 +195,8 @@ pub(crate) struct Engine {
     epoch_seen: u64,
     /// Active collective schedules.
     colls: Vec<ReqKey>,
+    /// Receives that drop mismatched collective messages.
+    discards: Vec<ReqKey>,
     eager_limit: usize,
     frag: usize,
     policy: WaitPolicy,
@@ -265,6 +268,7 @@ impl Engine {
             gone: vec![false; nslots],
             epoch_seen: 0,
             colls: Vec::new(),
+            discards: Vec::new(),
             eager_limit,
             frag,
             policy,
@@ -477,7 +481,7 @@ impl Engine {
             self.refresh_failures();
             moved = true;
         }
-        if !self.colls.is_empty() {
+        if !self.colls.is_empty() || !self.discards.is_empty() {
             moved |= self.advance_colls();
         }
         moved
@@ -500,6 +504,16 @@ impl Engine {
     }
 
     fn advance_colls(&mut self) -> bool {
+        if !self.discards.is_empty() {
+            let ds = std::mem::take(&mut self.discards);
+            for k in ds {
+                if self.is_done(k) {
+                    let _ = self.take(k);
+                } else {
+                    self.discards.push(k);
+                }
+            }
+        }
         let keys = std::mem::take(&mut self.colls);
         let mut moved = false;
         for k in keys {
@@ -520,6 +534,14 @@ impl Engine {
         let _ = self.take(k);
     }
 
+    /// Receives and drops a `len`-byte message matching `spec`, so that its
+    /// sender completes (after a collective count mismatch).
+    pub fn discard(&mut self, spec: MatchSpec, peers: Peers, len: usize) {
+        let cell: Cell = Rc::new(std::cell::RefCell::new(Store::scratch(len)));
+        let k = self.irecv(spec, peers, RecvBuf::Part(cell, 0..len), 1);
+        self.discards.push(k);
+    }
+
     /// Moves schedule `key` as far as it can go now.
     fn advance_coll(&mut self, key: ReqKey) -> bool {
         let Some(st) = self.m.get(key) else {
@@ -536,22 +558,33 @@ impl Engine {
                     break Some(Ok(()));
                 }
                 let r = c.sched.cur;
-                let tag = coll_tag(c.sched.seq, c.sched.rounds[r].phase);
                 let mut err = None;
                 for i in 0..c.sched.rounds[r].comm.len() {
                     match c.sched.rounds[r].comm[i].clone() {
-                        CollStep::Send { peer, buf, range } => {
+                        CollStep::Send {
+                            peer,
+                            buf,
+                            range,
+                            phase,
+                        } => {
+                            let tag = coll_tag(c.sched.seq, phase);
                             let slot = c.sched.peers[peer as usize] as usize;
                             let b = SendBuf::Part(c.sched.bufs[buf].clone(), range);
                             match self.isend(slot, peer, c.sched.ctx, c.sched.rank, tag, b) {
-                                Ok(k) => c.pending.push((k, None)),
+                                Ok(k) => c.pending.push((k, None, None)),
                                 Err(e) => {
                                     err = Some(e);
                                     break;
                                 }
                             }
                         }
-                        CollStep::Recv { peer, buf, range } => {
+                        CollStep::Recv {
+                            peer,
+                            buf,
+                            range,
+                            phase,
+                        } => {
+                            let tag = coll_tag(c.sched.seq, phase);
                             let spec = MatchSpec {
                                 ctx: c.sched.ctx,
                                 src: Some(peer),
@@ -560,7 +593,7 @@ impl Engine {
                             let len = range.len();
                             let b = RecvBuf::Part(c.sched.bufs[buf].clone(), range);
                             let k = self.irecv(spec, c.sched.peers.clone(), b, 1);
-                            c.pending.push((k, Some(len)));
+                            c.pending.push((k, Some(len), Some(spec)));
                         }
                         _ => {}
                     }
@@ -571,11 +604,11 @@ impl Engine {
                     break Some(Err(e));
                 }
             }
-            if !c.pending.iter().all(|(k, _)| self.is_done(*k)) {
+            if !c.pending.iter().all(|(k, _, _)| self.is_done(*k)) {
                 break None;
             }
             let mut err = None;
-            for (k, expect) in std::mem::take(&mut c.pending) {
+            for (k, expect, spec) in std::mem::take(&mut c.pending) {
                 match self.take(k) {
                     Ok(Some(Ok(st))) => {
                         if let Some(n) = expect {
@@ -586,6 +619,17 @@ impl Engine {
                                 )));
                             }
                         }
+                    }
+                    Ok(Some(Err(Error::Truncated { sent, capacity }))) => {
+                        // Another rank sent more than this one expects:
+                        // take the message anyway (so its sender is not
+                        // left waiting) and report the mismatch.
+                        if let Some(spec) = spec {
+                            self.discard(spec, c.sched.peers.clone(), sent);
+                        }
+                        err.get_or_insert(Error::InvalidArgument(format!(
+                            "collective count mismatch: a rank sent {sent} bytes where {capacity} were expected"
+                        )));
                     }
                     Ok(Some(Err(e))) => {
                         err.get_or_insert(e);
@@ -610,7 +654,7 @@ impl Engine {
                 }
             }
             Some(r) => {
-                for (k, _) in std::mem::take(&mut c.pending) {
+                for (k, _, _) in std::mem::take(&mut c.pending) {
                     self.abandon(k);
                 }
                 let status = Status {
