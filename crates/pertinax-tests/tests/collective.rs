@@ -1,0 +1,336 @@
+//! Collectives of real jobs against a sequential reference: every
+//! collective, communicator sizes 1 to 16, every root, counts from 0 to
+//! over 1 MiB, several element types, built-in and user operations
+//! (non-commutative ones included), overlapping non-blocking collectives
+//! on several communicators, long runs, typed errors, and bitwise
+//! reproducible floating point. The rank program is `pertinax-colltest`
+//! (its module docs list the scenarios).
+
+mod common;
+use common::{launcher, marked_processes, Job, Spec};
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+fn colltest() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_pertinax-colltest"))
+}
+
+/// A mark no other job of this process or any other shares.
+fn marker() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!(
+        "{}-{t}-coll{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// `common::run`, for `pertinax-colltest`: runs the job through the real
+/// launcher in its own directory within `spec.bound`, kills everything it
+/// started if the bound is exceeded, and checks that nothing survives.
+fn run(spec: Spec<'_>) -> Job {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mark = marker();
+    let mut cmd = Command::new(launcher());
+    cmd.arg("run").arg("-n").arg(spec.ranks.to_string());
+    cmd.args(&spec.launcher_args);
+    cmd.arg("-x").arg(format!("PERTINAX_TEST_MARK={mark}"));
+    for (k, v) in &spec.env {
+        cmd.arg("-x").arg(format!("{k}={v}"));
+    }
+    cmd.arg("--").arg(colltest()).args(&spec.args);
+    cmd.current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let t0 = Instant::now();
+    let mut child = cmd.spawn().expect("spawn the launcher");
+    let rd = |mut p: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = p.read_to_string(&mut s);
+            s
+        })
+    };
+    let ho = rd(Box::new(child.stdout.take().expect("stdout")));
+    let he = rd(Box::new(child.stderr.take().expect("stderr")));
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break Some(st);
+        }
+        if t0.elapsed() > spec.bound {
+            timed_out = true;
+            let _ = child.kill();
+            for pid in marked_processes(&mark) {
+                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            }
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let elapsed = t0.elapsed();
+    let stdout = ho.join().unwrap_or_default();
+    let stderr = he.join().unwrap_or_default();
+    let t = Instant::now();
+    let mut left = marked_processes(&mark);
+    while !left.is_empty() && t.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+        left = marked_processes(&mark);
+    }
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    let stdout = if timed_out {
+        format!(
+            "{stdout}\n[job of {} ranks `{}` exceeded its bound of {:?} and was killed]",
+            spec.ranks,
+            spec.args.join(" "),
+            spec.bound
+        )
+    } else {
+        stdout
+    };
+    Job {
+        code: status.and_then(|s| s.code()),
+        stdout,
+        stderr,
+        elapsed,
+        dir,
+    }
+}
+
+/// `n` ranks of scenario `args`, every rank OK within `secs`.
+fn check_in(n: usize, args: &[&str], secs: u64) -> Job {
+    let j = run(Spec::new(n, args).bound(secs));
+    j.assert_ok(n);
+    j
+}
+
+fn check(n: usize, args: &[&str]) -> Job {
+    check_in(n, args, 120)
+}
+
+/// Runs every job (so that one failure does not hide the next) and
+/// panics with all failures: jobs where not every rank printed OK.
+fn check_each(specs: Vec<Spec<'_>>) {
+    let mut failed = Vec::new();
+    for spec in specs {
+        let (n, what) = (
+            spec.ranks,
+            format!("{:?} {:?} {:?}", spec.args, spec.env, spec.launcher_args),
+        );
+        let j = run(spec);
+        if j.code != Some(0) || j.oks() != n {
+            failed.push(format!(
+                "{n} ranks {what}: code {:?}, {} of {n} OK\nstdout:\n{}\nstderr:\n{}",
+                j.code,
+                j.oks(),
+                j.stdout,
+                j.stderr.lines().take(40).collect::<Vec<_>>().join("\n")
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} job(s) failed:\n\n{}",
+        failed.len(),
+        failed.join("\n\n")
+    );
+}
+
+#[test]
+fn every_collective_matches_the_reference_at_sizes_1_to_16() {
+    let seeds: Vec<String> = (1..=16).map(|n| (100 + n).to_string()).collect();
+    check_each(
+        (1..=16)
+            .map(|n| Spec::new(n, &["all", &seeds[n - 1], "world"]).bound(60))
+            .collect(),
+    );
+}
+
+#[test]
+fn every_collective_on_split_and_self_communicators() {
+    let mut specs: Vec<Spec> = [4, 5, 7, 12, 16]
+        .into_iter()
+        .map(|n| Spec::new(n, &["all", &format!("{}", 200 + n), "split"]).bound(60))
+        .collect();
+    specs.push(Spec::new(3, &["all", "300", "self"]).bound(60));
+    check_each(specs);
+}
+
+/// The same plan with other message protocols: single-copy and streamed
+/// large messages, and eager limits below the collectives' small-message
+/// path (a lower `PERTINAX_EAGER_LIMIT`, or the smaller rings that jobs of
+/// more than 64 ranks get by default).
+#[test]
+fn every_collective_with_other_message_protocols() {
+    check_each(vec![
+        Spec::new(5, &["all", "331", "world"])
+            .env("PERTINAX_LARGE", "cma")
+            .bound(60),
+        Spec::new(3, &["all", "332", "world"])
+            .env("PERTINAX_LARGE", "stream")
+            .bound(60),
+        Spec::new(3, &["all", "333", "world"])
+            .env("PERTINAX_EAGER_LIMIT", "512")
+            .bound(15),
+        Spec::new(5, &["all", "334", "world"])
+            .launcher_arg("--ring-bytes")
+            .launcher_arg("16384")
+            .bound(15),
+    ]);
+}
+
+/// A blocking allreduce whose message is above the eager limit but within
+/// the straight-line small-message path (8 KiB): jobs of more than 64 ranks
+/// have 16 KiB rings by default, hence an eager limit of 8088 bytes.
+#[test]
+fn allreduce_between_the_eager_limit_and_the_small_path_limit() {
+    check_each(vec![
+        Spec::new(65, &["allreduce", "1024"]).bound(60),
+        Spec::new(2, &["allreduce", "1011"])
+            .launcher_arg("--ring-bytes")
+            .launcher_arg("16384")
+            .bound(10),
+        Spec::new(2, &["allreduce", "1012"])
+            .launcher_arg("--ring-bytes")
+            .launcher_arg("16384")
+            .bound(10),
+        Spec::new(3, &["allreduce", "100"])
+            .env("PERTINAX_EAGER_LIMIT", "512")
+            .bound(10),
+    ]);
+}
+
+/// allgatherv with equal counts and displacements out of rank order, with
+/// gaps, or with zero counts (power-of-two sizes take another algorithm).
+#[test]
+fn allgatherv_with_equal_counts_and_any_displacements() {
+    let mut specs = Vec::new();
+    for n in [3, 4, 8] {
+        for layout in ["reversed", "gaps", "zeros"] {
+            specs.push(Spec::new(n, &["agv", layout]).bound(20));
+        }
+    }
+    check_each(specs);
+}
+
+#[test]
+fn large_counts_over_1_mib() {
+    for n in [1, 2, 3, 5, 8, 16] {
+        let seed = (400 + n).to_string();
+        check(n, &["large", &seed]);
+    }
+}
+
+#[test]
+fn non_commutative_and_user_ops() {
+    for n in [1, 2, 3, 5, 7, 8, 12, 16] {
+        let seed = (500 + n).to_string();
+        check(n, &["noncomm", &seed]);
+    }
+}
+
+#[test]
+fn overlapping_nonblocking_on_different_communicators() {
+    for (n, iters) in [(2, 300), (3, 300), (5, 200), (8, 100), (16, 40)] {
+        let seed = (600 + n).to_string();
+        check(n, &["overlap", &seed, &iters.to_string()]);
+    }
+    // The same with every message above 1 KiB going by rendezvous, and
+    // with single-copy large messages.
+    run(Spec::new(6, &["overlap", "611", "100"]).env("PERTINAX_EAGER_LIMIT", "1024")).assert_ok(6);
+    run(Spec::new(4, &["overlap", "612", "100"]).env("PERTINAX_LARGE", "cma")).assert_ok(4);
+}
+
+/// 400 000 collectives on one pair of communicators cross the wrap of the
+/// 18-bit collective sequence number carried in the tags.
+#[test]
+fn long_runs_back_to_back() {
+    let j = check(4, &["longrun", "400000", "700"]);
+    eprintln!("400 000 collectives on 4 ranks in {:?}", j.elapsed);
+    check(7, &["longrun", "20000", "701"]);
+    check(16, &["longrun", "4000", "702"]);
+}
+
+#[test]
+fn bad_arguments_are_typed_errors() {
+    for n in [1, 2, 3, 5, 16] {
+        check_in(n, &["badargs"], 60);
+    }
+}
+
+/// Every rank's hash line of an `fp` job.
+fn hashes(j: &Job) -> Vec<String> {
+    let mut v: Vec<String> = j
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("HASH "))
+        .map(String::from)
+        .collect();
+    v.sort();
+    v
+}
+
+/// Full-precision float sums and products: close to the rank-order
+/// reference, bitwise the same on every rank, for every variant and root,
+/// and across runs whose timing and message protocols differ.
+#[test]
+fn floating_point_results_are_bitwise_identical_and_repeatable() {
+    for n in [3, 5, 12] {
+        let seed = (800 + n).to_string();
+        let first = check(n, &["fp", &seed, "0"]);
+        let want = hashes(&first);
+        assert_eq!(want.len(), n, "{}", first.stdout);
+        let runs = [
+            Spec::new(n, &["fp", &seed, "300"]),
+            Spec::new(n, &["fp", &seed, "100"]).env("PERTINAX_EAGER_LIMIT", "512"),
+            Spec::new(n, &["fp", &seed, "0"]).env("PERTINAX_LARGE", "cma"),
+            Spec::new(n, &["fp", &seed, "0"]).env("PERTINAX_LARGE", "stream"),
+        ];
+        for spec in runs {
+            let env = format!("{:?} {:?}", spec.args, spec.env);
+            let j = run(spec);
+            j.assert_ok(n);
+            assert_eq!(hashes(&j), want, "results differ between runs ({env})");
+        }
+    }
+}
+
+/// Receivers whose bcast buffer is larger than the root's get
+/// `InvalidArgument`, the root finishes, and the communicator still works.
+#[test]
+fn bcast_receivers_expecting_more_get_invalid_argument() {
+    for (n, bytes) in [(2, 64), (3, 64), (3, 40_000), (3, 1 << 20)] {
+        check_in(n, &["mismatch", &bytes.to_string(), "more"], 30);
+    }
+}
+
+/// Receivers whose bcast buffer is smaller than the root's: documented as
+/// `InvalidArgument` at the receivers; the root must not be left waiting.
+#[test]
+fn bcast_receivers_expecting_less_get_invalid_argument() {
+    check_each(vec![
+        Spec::new(3, &["mismatch", "64", "less"]).bound(10),
+        Spec::new(2, &["mismatch", "40000", "less"]).bound(10),
+        Spec::new(3, &["mismatch", "1048576", "less"]).bound(10),
+    ]);
+}
+
+/// alltoallv where one block is above the pairwise threshold and the others
+/// are tiny, so that the ranks see different largest blocks.
+#[test]
+fn alltoallv_with_a_single_large_block() {
+    check_each(vec![
+        Spec::new(2, &["skew", "20000"]).bound(10),
+        Spec::new(3, &["skew", "20000"]).bound(10),
+        Spec::new(4, &["skew", "100000"]).bound(10),
+        Spec::new(8, &["skew", "1048576"]).bound(10),
+    ]);
+}
