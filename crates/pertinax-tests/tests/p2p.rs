@@ -82,3 +82,12 @@ fn singleton_without_launcher() {
         );
     }
 }
+
+/// Arguments only the root checks, wrong at the root alone: the root
+/// reports them and nobody is left waiting.
+#[test]
+fn root_only_argument_errors_leave_nobody_waiting() {
+    for n in [2, 3, 5] {
+        run(Spec::new(n, &["rootargs"]).bound(60)).assert_ok(n);
+    }
+}

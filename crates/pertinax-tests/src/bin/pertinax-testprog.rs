@@ -516,6 +516,75 @@ fn victim(w: &Comm, a: &[String]) -> R {
     Ok(())
 }
 
+/// Arguments that only the root checks are wrong at the root alone: the
+/// root reports them, nobody is left waiting, and the communicator stays
+/// usable (the barrier after each call proves the ranks still agree).
+fn rootargs(w: &Comm, _a: &[String]) -> R {
+    use pertinax::Op;
+    let (me, n) = (w.rank().index(), w.size());
+    let root = n - 1;
+    let is_root = me == root;
+    for len in [3usize, 5000] {
+        // gather: the root's receive buffer is one element short.
+        let send = vec![me as u32; len];
+        let mut recv = vec![0u32; if is_root { n * len - 1 } else { 0 }];
+        let r = w.gather(&send, &mut recv, root);
+        check!(
+            is_root == matches!(r, Err(Error::InvalidArgument(_))),
+            "gather: {r:?}"
+        );
+        check!(is_root || r.is_ok(), "gather at a non-root: {r:?}");
+        w.barrier().map_err(e)?;
+        // gatherv: the root's layout does not fit.
+        let counts = vec![len; n];
+        let displs: Vec<usize> = (0..n).map(|i| i * len + 1).collect();
+        let mut recv = vec![0u32; if is_root { n * len } else { 0 }];
+        let r = w.gatherv(&send, &mut recv, &counts, &displs, root);
+        check!(is_root == r.is_err(), "gatherv: {r:?}");
+        w.barrier().map_err(e)?;
+        // scatter: the root's send buffer is one element short.
+        let sendbuf = vec![7u32; if is_root { n * len - 1 } else { 0 }];
+        let mut got = vec![0u32; len];
+        let r = w.scatter(&sendbuf, &mut got, root);
+        check!(
+            matches!(r, Err(Error::InvalidArgument(_))),
+            "scatter should fail everywhere: {r:?}"
+        );
+        w.barrier().map_err(e)?;
+        // scatterv: bad layout at the root.
+        let r = w.scatterv(&sendbuf, &counts, &displs, &mut got, root);
+        check!(
+            matches!(r, Err(Error::InvalidArgument(_))),
+            "scatterv: {r:?}"
+        );
+        w.barrier().map_err(e)?;
+        // reduce: the root's receive buffer has the wrong length.
+        let vals = vec![1.0f64; len];
+        let mut out = vec![0.0f64; if is_root { len + 1 } else { 0 }];
+        let r = w.reduce(&vals, &mut out, &Op::sum(), root);
+        check!(
+            is_root == r.is_err() && (is_root || r.is_ok()),
+            "reduce: {r:?}"
+        );
+        w.barrier().map_err(e)?;
+        let r = pertinax::scope(|s| match w.ireduce(s, &vals, &mut out, &Op::sum(), root) {
+            Ok(q) => q.wait().map(|_| ()),
+            Err(x) => Err(x),
+        });
+        check!(is_root == r.is_err(), "ireduce: {r:?}");
+        w.barrier().map_err(e)?;
+    }
+    // And the communicator still computes right.
+    let mut sum = [0u64];
+    w.allreduce(&[me as u64], &mut sum, &Op::sum()).map_err(e)?;
+    check!(
+        sum[0] == (n * (n - 1) / 2) as u64,
+        "allreduce after the errors: {}",
+        sum[0]
+    );
+    Ok(())
+}
+
 /// Sleeps forever (for launcher kill tests).
 fn hang(_w: &Comm, _a: &[String]) -> R {
     loop {
@@ -548,6 +617,7 @@ fn main() {
         "peerdeath" => peerdeath,
         "hang" => hang,
         "victim" => victim,
+        "rootargs" => rootargs,
         "hello" => |_, _| Ok(()),
         other => {
             eprintln!("unknown scenario {other}");

@@ -219,7 +219,9 @@ pub(crate) fn allreduce(b: &mut Builder, inp: usize, out: usize, count: usize, e
 }
 
 /// Gathers variable blocks: rank `i` contributes `inp[0..lens[i]]`, which
-/// lands at `out[offs[i]..offs[i] + lens[i]]` on the root.
+/// lands at `out[offs[i]..offs[i] + lens[i]]` on the root. Every non-root
+/// sends exactly one message, empty ones included, so that a root that
+/// rejects its arguments can still drain what comes.
 pub(crate) fn gatherv(
     b: &mut Builder,
     inp: usize,
@@ -236,17 +238,18 @@ pub(crate) fn gatherv(
                 if inp != out || o != 0 {
                     b.copy(inp, 0..l, out, o..o + l);
                 }
-            } else if l > 0 {
+            } else {
                 b.recv(i as u32, out, o..o + l);
             }
         }
-    } else if lens[r] > 0 {
+    } else {
         b.send(root, inp, 0..lens[r]);
     }
 }
 
 /// Scatters variable blocks: `inp[offs[i]..offs[i] + lens[i]]` on the root
-/// goes to `out[0..lens[i]]` on rank `i`.
+/// goes to `out[0..lens[i]]` on rank `i`. Every non-root receives exactly
+/// one message, empty ones included.
 pub(crate) fn scatterv(
     b: &mut Builder,
     inp: usize,
@@ -264,11 +267,11 @@ pub(crate) fn scatterv(
                 if inp != out || o != 0 {
                     b.copy(inp, o..o + l, out, 0..l);
                 }
-            } else if l > 0 {
+            } else {
                 b.send(i as u32, inp, o..o + l);
             }
         }
-    } else if lens[r] > 0 {
+    } else {
         b.recv(root, out, 0..lens[r]);
     }
 }

@@ -18,12 +18,20 @@
 //!
 //! # Errors
 //!
-//! Arguments are checked locally before anything is sent: an invalid root
-//! or a buffer of the wrong length is a typed error at the rank that passed
-//! it. When every rank passes the same invalid argument (the usual case,
-//! e.g. a bad root), no rank communicates and none is left waiting. A
-//! mismatch that only the data reveals (ranks disagreeing on a count) is
-//! reported by the ranks that see it.
+//! Arguments are checked locally before anything is sent, and each check
+//! is a typed error at the rank that fails it:
+//! - checks every rank makes (a bad root, a wrong buffer length of a
+//!   non-rooted collective): when every rank passes the same invalid
+//!   argument, no rank communicates and none is left waiting;
+//! - checks only the root makes (gather's receive buffer, scatter's send
+//!   buffer, v-layouts, reduce's receive length): the root still takes
+//!   part, draining what is sent to it, sending empty messages where data
+//!   was due, or reducing into scratch, so the other ranks never hang: they
+//!   return normally (gather, reduce) or with a count-mismatch
+//!   `InvalidArgument` (scatter);
+//! - a mismatch that only the data reveals (ranks disagreeing on a count)
+//!   is an `InvalidArgument` at the ranks that see it; the longer message is
+//!   still taken, so its sender is not left waiting.
 //!
 //! # Example
 //! ```
@@ -44,7 +52,7 @@ use bytemuck::Pod;
 use pertinax_sys::lend;
 
 use crate::comm::Comm;
-use crate::engine::{ReqKey, Store};
+use crate::engine::{MatchSpec, ReqKey, Store};
 use crate::error::{Error, Result};
 use crate::op::{ErasedOp, Op};
 use crate::request::{Request, Scope};
@@ -181,6 +189,54 @@ impl Comm {
         Ok(all)
     }
 
+    /// A gather root that rejected its arguments still takes the one
+    /// message every other rank sends (phase 1 of collective `seq`), so
+    /// that nobody is left waiting, then reports `err`.
+    fn reject_gather(&self, seq: u32, err: Error) -> Result<()> {
+        for r in 0..self.size() as u32 {
+            if r == self.inner.rank {
+                continue;
+            }
+            let spec = MatchSpec {
+                ctx: self.inner.ctx + 1,
+                src: Some(r),
+                tag: Some(schedule::tag(seq, 1)),
+            };
+            let st = self.coll_probe(spec)?;
+            let mut sink = vec![0u8; st.len];
+            self.raw_recv(spec, &mut sink, 1)?;
+        }
+        Err(err)
+    }
+
+    /// A scatter root that rejected its arguments sends every other rank an
+    /// empty message (phase 1 of collective `seq`): ranks that expected data
+    /// see a count mismatch instead of waiting forever. Then reports `err`.
+    fn reject_scatter(&self, seq: u32, err: Error) -> Result<()> {
+        for r in 0..self.size() as u32 {
+            if r != self.inner.rank {
+                self.raw_send(self.inner.ctx + 1, &[], r, schedule::tag(seq, 1))?;
+            }
+        }
+        Err(err)
+    }
+
+    /// Waits for a collective message matching `spec` without taking it.
+    fn coll_probe(&self, spec: MatchSpec) -> Result<crate::types::Status> {
+        let mut e = self.inner.rt.engine.borrow_mut();
+        let peers = self.inner.peers.clone();
+        let mut out = None;
+        e.wait_until(|e| {
+            if let Some(st) = e.find(&spec) {
+                out = Some(Ok(st));
+            } else if let Some(err) = e.probe_doomed(&spec, &peers) {
+                out = Some(Err(err));
+            }
+            out.is_some()
+        });
+        out.unwrap_or(Err(Error::Finalized))
+    }
+
     // ---- barrier, bcast -------------------------------------------------
 
     /// Blocks until every rank has entered the barrier (dissemination
@@ -263,7 +319,13 @@ impl Comm {
         root: impl Into<Rank>,
     ) -> Result<()> {
         let root = self.check_root(root.into())?;
-        self.check_reduce("reduce", send.len(), recv.len(), Some(root))?;
+        if let Err(err) = self.check_reduce("reduce", send.len(), recv.len(), Some(root)) {
+            // Take part with a scratch result so that nobody is left
+            // waiting, then report the error.
+            let mut scratch = vec![T::zeroed(); send.len()];
+            self.reduce(send, &mut scratch, op, root)?;
+            return Err(err);
+        }
         let len = std::mem::size_of_val(send);
         if self.fast_path(len) {
             self.live()?;
@@ -309,8 +371,25 @@ impl Comm {
         root: impl Into<Rank>,
     ) -> Result<Request<'s>> {
         let root = self.check_root(root.into())?;
-        self.check_reduce("reduce", send.len(), recv.len(), Some(root))?;
         let len = std::mem::size_of_val(send);
+        if let Err(err) = self.check_reduce("reduce", send.len(), recv.len(), Some(root)) {
+            // Take part with a scratch result (the schedule runs on; the
+            // scope waits for it), so that nobody is left waiting.
+            self.live()?;
+            let mut b = Builder::new(self.inner.rank, self.size() as u32);
+            let o = b.scratch(len);
+            let i = b.buf(Store::In(s.lend(bytes(send))));
+            b.set_op(op.erase());
+            algo::reduce(&mut b, i, o, len, root);
+            let sched = b.finish(
+                self.inner.ctx + 1,
+                self.inner.peers.clone(),
+                self.next_seq(),
+            );
+            let k = self.inner.rt.engine.borrow_mut().start_schedule(sched);
+            drop(Request::new(self.inner.rt.clone(), k));
+            return Err(err);
+        }
         self.nonblocking(
             s,
             Some(bytes(send)),
@@ -485,14 +564,17 @@ impl Comm {
         let root = self.check_root(root.into())?;
         let n = self.size();
         if self.inner.rank == root && recv.len() != n * send.len() {
-            return Err(bad(
+            self.live()?;
+            let seq = self.next_seq();
+            let err = bad(
                 "gather",
                 format!(
                     "receive holds {} elements, {n} × {} needed",
                     recv.len(),
                     send.len()
                 ),
-            ));
+            );
+            return self.reject_gather(seq, err);
         }
         let (lens, offs) = uniform(n, std::mem::size_of_val(send));
         self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
@@ -518,18 +600,29 @@ impl Comm {
         let n = self.size();
         let elem = std::mem::size_of::<T>();
         let (lens, offs) = if self.inner.rank == root {
-            layout("gatherv", n, counts, displs, recv.len(), elem)?
+            let checked =
+                layout("gatherv", n, counts, displs, recv.len(), elem).and_then(|(l, o)| {
+                    if l[root as usize] != std::mem::size_of_val(send) {
+                        return Err(bad(
+                            "gatherv",
+                            "the root's count differs from its send length".into(),
+                        ));
+                    }
+                    Ok((l, o))
+                });
+            match checked {
+                Ok(lo) => lo,
+                Err(err) => {
+                    self.live()?;
+                    let seq = self.next_seq();
+                    return self.reject_gather(seq, err);
+                }
+            }
         } else {
             let mut l = vec![0; n];
             l[self.inner.rank as usize] = std::mem::size_of_val(send);
             (l, vec![0; n])
         };
-        if self.inner.rank == root && lens[root as usize] != std::mem::size_of_val(send) {
-            return Err(bad(
-                "gatherv",
-                "the root's count differs from its send length".into(),
-            ));
-        }
         self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
             algo::gatherv(b, i, o, &lens, &offs, root)
         })
@@ -545,14 +638,17 @@ impl Comm {
         let root = self.check_root(root.into())?;
         let n = self.size();
         if self.inner.rank == root && send.len() != n * recv.len() {
-            return Err(bad(
+            self.live()?;
+            let seq = self.next_seq();
+            let err = bad(
                 "scatter",
                 format!(
                     "send holds {} elements, {n} × {} needed",
                     send.len(),
                     recv.len()
                 ),
-            ));
+            );
+            return self.reject_scatter(seq, err);
         }
         let (lens, offs) = uniform(n, std::mem::size_of_val(recv));
         self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
@@ -578,7 +674,14 @@ impl Comm {
         let n = self.size();
         let elem = std::mem::size_of::<T>();
         let (lens, offs) = if self.inner.rank == root {
-            layout("scatterv", n, counts, displs, send.len(), elem)?
+            match layout("scatterv", n, counts, displs, send.len(), elem) {
+                Ok(lo) => lo,
+                Err(err) => {
+                    self.live()?;
+                    let seq = self.next_seq();
+                    return self.reject_scatter(seq, err);
+                }
+            }
         } else {
             let mut l = vec![0; n];
             l[self.inner.rank as usize] = std::mem::size_of_val(recv);
