@@ -218,6 +218,11 @@ impl Comm {
     pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
         self.live()?;
         let spec = self.spec(src.into(), tag.into())?;
+        self.probe_spec(spec)
+    }
+
+    /// Waits for a message matching `spec` (any context) without taking it.
+    pub(crate) fn probe_spec(&self, spec: MatchSpec) -> Result<Status> {
         let mut e = self.inner.rt.engine.borrow_mut();
         let mut out = None;
         let peers = self.inner.peers.clone();

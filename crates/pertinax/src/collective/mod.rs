@@ -202,7 +202,7 @@ impl Comm {
                 src: Some(r),
                 tag: Some(schedule::tag(seq, 1)),
             };
-            let st = self.coll_probe(spec)?;
+            let st = self.probe_spec(spec)?;
             let mut sink = vec![0u8; st.len];
             self.raw_recv(spec, &mut sink, 1)?;
         }
@@ -219,22 +219,6 @@ impl Comm {
             }
         }
         Err(err)
-    }
-
-    /// Waits for a collective message matching `spec` without taking it.
-    fn coll_probe(&self, spec: MatchSpec) -> Result<crate::types::Status> {
-        let mut e = self.inner.rt.engine.borrow_mut();
-        let peers = self.inner.peers.clone();
-        let mut out = None;
-        e.wait_until(|e| {
-            if let Some(st) = e.find(&spec) {
-                out = Some(Ok(st));
-            } else if let Some(err) = e.probe_doomed(&spec, &peers) {
-                out = Some(Err(err));
-            }
-            out.is_some()
-        });
-        out.unwrap_or(Err(Error::Finalized))
     }
 
     // ---- barrier, bcast -------------------------------------------------
