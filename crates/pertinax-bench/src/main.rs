@@ -5,6 +5,7 @@
 //! pertinax-bench pingpong [--launches K] [--json] [--no-ompi] [--sizes 0,8,64K]
 //! pertinax-bench pingping ...
 //! pertinax-bench launch [--ranks 1,2,4,8,16]
+//! pertinax-bench coll [--ranks 2,4,8,16] [--ops barrier,allreduce] [--sizes 8,64K] [--launches 3]
 //! pertinax-bench all --launches 5
 //! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
 //! ```
@@ -21,6 +22,9 @@
 //! - [`stats`]: medians, minima, ratios, per-row series over launches;
 //! - [`report`]: Markdown tables and JSON rows;
 //! - [`bench`]: one module per benchmark; [`worker`]: the in-job side.
+//!
+//! The Open MPI side runs the anchors of `../shared/anchors/ompi` and, where
+//! they lack a program, this crate's `c/` (ping-ping, the collective sweep).
 #![forbid(unsafe_code)]
 
 mod bench;
@@ -41,7 +45,7 @@ use clap::Parser;
 
 use bench::p2p::Pattern;
 use bench::Context;
-use cli::{Cli, Command, WorkerArgs, WorkerKind};
+use cli::{Cli, CollOpts, Command, WorkerArgs, WorkerKind};
 
 fn main() -> Result<()> {
     let started = Instant::now();
@@ -60,11 +64,16 @@ fn main() -> Result<()> {
             let mut ctx = Context::new(&a.common)?;
             bench::launch::run(&mut ctx, &a.ranks)
         }
+        Command::Coll(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::coll::run(&mut ctx, &a.common, &a.ranks, &a.coll)
+        }
         Command::All(a) => {
             let mut ctx = Context::new(&a.common)?;
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPong)?;
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPing)?;
-            bench::launch::run(&mut ctx, &a.ranks)
+            bench::launch::run(&mut ctx, &a.ranks)?;
+            bench::coll::run(&mut ctx, &a.common, &a.coll_ranks, &CollOpts::default())
         }
     }
 }
@@ -74,18 +83,23 @@ fn worker_main(w: &WorkerArgs, started: Instant) -> Result<()> {
     if w.kind == WorkerKind::Hello {
         return worker::hello(started);
     }
-    let sizes = w.reps.sizes();
-    let (reps, warmup, batches) = w.reps.counts(false);
     let u = pertinax::init()?;
     let world = u.world();
-    worker::pingpong(
-        &world,
-        &sizes.0,
-        reps,
-        warmup,
-        batches,
-        w.kind == WorkerKind::Pingping,
-    )?;
+    if w.kind == WorkerKind::Coll {
+        let c = w.coll();
+        worker::coll(&world, &c.cases(), c.counts(false))?;
+    } else {
+        let reps = w.reps();
+        let (r, warmup, batches) = reps.counts(false);
+        worker::pingpong(
+            &world,
+            &reps.sizes().0,
+            r,
+            warmup,
+            batches,
+            w.kind == WorkerKind::Pingping,
+        )?;
+    }
     u.finalize()?;
     Ok(())
 }

@@ -13,7 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::host::Sentinel;
 use crate::run::{run, Cmd};
 
-/// Where this crate's own C programs live (`c/pingping.c`).
+/// Where this crate's own C programs live (`c/pingping.c`, `c/coll_sweep.c`).
 const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The directory of the running executable.
@@ -93,6 +93,11 @@ pub fn build_dir() -> Result<PathBuf> {
 /// The C ping-ping program that lives in this crate.
 pub fn pingping_source() -> PathBuf {
     Path::new(CRATE_DIR).join("c").join("pingping.c")
+}
+
+/// The C collective sweep that lives in this crate.
+pub fn coll_sweep_source() -> PathBuf {
+    Path::new(CRATE_DIR).join("c").join("coll_sweep.c")
 }
 
 /// An Open MPI installation.

@@ -94,13 +94,15 @@ impl Series {
 }
 
 /// Which records make a series: lines with `key`, one row per distinct
-/// value of `group`, the number in field `value`.
+/// combination of the `group` fields, the number in field `value`.
 #[derive(Clone, Copy, Debug)]
 pub struct Selector<'a> {
     /// Record key, e.g. `"PP"`.
     pub key: &'a str,
-    /// Field that names the row, e.g. `"size"` or `"op"`.
-    pub group: &'a str,
+    /// Fields that name the row, e.g. `["size"]` or `["op", "bytes"]`; the
+    /// row's label is their values joined by one space (`"bcast 8"`). A
+    /// record lacking one of them is skipped.
+    pub group: &'a [&'a str],
     /// Field holding the per-launch value, e.g. `"t_half_us_med"`.
     pub value: &'a str,
 }
@@ -114,9 +116,11 @@ pub fn series(launches: &[Launch], variant: usize, sel: Selector<'_>) -> Vec<Ser
         .filter(|l| l.variant == variant && l.outcome.ok())
     {
         for r in l.records.iter().filter(|r| r.key == sel.key) {
-            let (Some(label), Some(value)) = (r.get(sel.group), r.f64(sel.value)) else {
+            let parts: Option<Vec<&str>> = sel.group.iter().map(|g| r.get(g)).collect();
+            let (Some(parts), Some(value)) = (parts, r.f64(sel.value)) else {
                 continue;
             };
+            let label = parts.join(" ");
             let point = Point {
                 value,
                 fast: l.fast(),
@@ -124,7 +128,7 @@ pub fn series(launches: &[Launch], variant: usize, sel: Selector<'_>) -> Vec<Ser
             match out.iter_mut().find(|s| s.label == label) {
                 Some(s) => s.points.push(point),
                 None => out.push(Series {
-                    label: label.to_string(),
+                    label,
                     points: vec![point],
                 }),
             }
@@ -220,7 +224,7 @@ mod tests {
         ];
         let sel = Selector {
             key: "PP",
-            group: "size",
+            group: &["size"],
             value: "t_half_us_med",
         };
         let s = series(&launches, 0, sel);
@@ -234,6 +238,39 @@ mod tests {
         assert_eq!(find(&s, "8").unwrap().points.len(), 2);
         assert!(find(&s, "1024").is_none());
         assert_eq!(series(&launches, 1, sel)[0].all().unwrap().median, 0.1);
+    }
+
+    #[test]
+    fn series_group_by_several_fields() {
+        let launches = [
+            launch(
+                0,
+                26.0,
+                true,
+                "COLL op=barrier bytes=0 ranks=4 t_max_us_med=3\n\
+                 COLL op=bcast bytes=8 ranks=4 t_max_us_med=1\n\
+                 COLL op=bcast bytes=1024 ranks=4 t_max_us_med=2\n\
+                 COLL op=bcast ranks=4 t_max_us_med=99\n",
+            ),
+            launch(
+                0,
+                26.0,
+                true,
+                "COLL op=bcast bytes=8 ranks=4 t_max_us_med=1.5\n",
+            ),
+        ];
+        let s = series(
+            &launches,
+            0,
+            Selector {
+                key: "COLL",
+                group: &["op", "bytes"],
+                value: "t_max_us_med",
+            },
+        );
+        let labels: Vec<&str> = s.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(labels, ["barrier 0", "bcast 8", "bcast 1024"]);
+        assert_eq!(s[1].all().unwrap().median, 1.25);
     }
 
     #[test]

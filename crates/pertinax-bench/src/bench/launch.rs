@@ -96,7 +96,7 @@ fn summaries(launches: &[Launch], variant: usize) -> (Option<Summary>, Option<Su
         variant,
         Selector {
             key: WALL,
-            group: "variant",
+            group: &["variant"],
             value: "elapsed_ms",
         },
     );
@@ -105,7 +105,7 @@ fn summaries(launches: &[Launch], variant: usize) -> (Option<Summary>, Option<Su
         variant,
         Selector {
             key: "HELLO",
-            group: "ranks",
+            group: &["ranks"],
             value: "init_max_ms",
         },
     );

@@ -2,10 +2,11 @@
 //! (pertinax and, where installed, Open MPI), run them interleaved with
 //! [`crate::run::interleave`], group the parsed records with
 //! [`crate::stats::series`], and print tables and JSON rows through
-//! [`crate::report`]. A new benchmark (collectives against `coll.c`, fault
-//! timings against `ft.c`) is one more module here that names its record
-//! key, grouping field and value field.
+//! [`crate::report`]. A new benchmark (fault timings against `ft.c`, say)
+//! is one more module here that names its record key, grouping fields and
+//! value field.
 
+pub mod coll;
 pub mod launch;
 pub mod p2p;
 
@@ -37,8 +38,11 @@ pub struct Context {
     pub sentinel: Sentinel,
     /// Launches per variant.
     pub launches: usize,
-    /// Time limit per launch.
+    /// Time limit per launch: `--timeout`, else 120 s.
     pub limit: Duration,
+    /// `--timeout`, if given (benchmarks with long launches pick their own
+    /// default).
+    pub timeout: Option<Duration>,
     /// Where tables and JSON rows go.
     pub out: Out,
     /// Raw log of every launch.
@@ -86,7 +90,8 @@ impl Context {
             ompi_absent,
             sentinel,
             launches: c.launches(),
-            limit: Duration::from_secs(c.timeout.max(1)),
+            limit: Duration::from_secs(c.timeout.unwrap_or(120)),
+            timeout: c.timeout.map(Duration::from_secs),
             out: Out::new(c.json),
             log,
             quick: c.quick,

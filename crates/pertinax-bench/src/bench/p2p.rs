@@ -135,7 +135,7 @@ fn all_series(
 ) -> (Vec<Series>, Option<Vec<Series>>) {
     let sel = Selector {
         key: pattern.key(),
-        group: "size",
+        group: &["size"],
         value: "t_half_us_med",
     };
     let p = stats::series(launches, 0, sel);

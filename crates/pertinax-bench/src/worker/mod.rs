@@ -1,8 +1,13 @@
 //! The measuring side: runs inside a pertinax job and prints one line per
 //! measurement in the same format as the Open MPI anchor programs
-//! (`PP size=... t_half_us_med=... t_half_us_min=... bw_GBps=... reps=...`).
+//! (`PP size=... t_half_us_med=... t_half_us_min=... bw_GBps=... reps=...`,
+//! `COLL op=... bytes=... ranks=... t_max_us_med=...`).
+
+mod coll;
 
 use std::time::Instant;
+
+pub use coll::coll;
 
 use anyhow::{anyhow, Result};
 use pertinax::Comm;
