@@ -100,9 +100,20 @@ fn reduce_to_zero(b: &mut Builder, acc: usize, tmp: usize, len: usize, base: u32
     }
 }
 
-/// Reduce of `len` bytes from `inp` into `out` at `root` (`out` is only
-/// written at the root). Reduces to rank 0 in rank order, then forwards.
-pub(crate) fn reduce(b: &mut Builder, inp: usize, out: usize, len: usize, root: u32) {
+/// Reduce of `len` bytes (`count` elements of `elem` bytes) from `inp`
+/// into `out` at `root` (`out` is only written at the root). Small vectors:
+/// binomial tree to rank 0 in rank order, then to the root. Large ones: the
+/// allreduce schedule (reduce-scatter, then allgather), whose result every
+/// rank computes; the non-roots keep it in scratch.
+pub(crate) fn reduce(b: &mut Builder, inp: usize, out: usize, len: usize, elem: usize, root: u32) {
+    let count = len / elem.max(1);
+    let n = b.size as usize;
+    let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    if n > 1 && len >= ALLREDUCE_LARGE && count >= p {
+        let dst = if b.rank == root { out } else { b.scratch(len) };
+        allreduce(b, inp, dst, count, elem);
+        return;
+    }
     let r = b.rank;
     let acc = if r == 0 && root == 0 {
         out

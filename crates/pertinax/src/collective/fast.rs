@@ -18,6 +18,36 @@ use crate::op::Op;
 /// Largest message (bytes) that takes the straight-line path.
 const FAST_LIMIT: usize = 8 << 10;
 
+/// Scratch for a fast-path reduction: on the stack up to 1 KiB (no heap
+/// allocation per call), on the heap above.
+pub(super) enum Scratch {
+    Stack([u128; 64]),
+    Heap(Vec<u128>),
+}
+
+impl Scratch {
+    pub(super) fn new(bytes: usize) -> Scratch {
+        if bytes <= 1024 {
+            Scratch::Stack([0; 64])
+        } else {
+            Scratch::Heap(vec![0; bytes.div_ceil(16)])
+        }
+    }
+
+    /// `n` elements of `T` (alignment ≤ 16, as for every `Pod` scalar the
+    /// operations support; larger alignments fall back to the heap path's
+    /// cast, which checks it).
+    pub(super) fn slice<T: Pod>(&mut self, n: usize) -> Result<&mut [T]> {
+        let words: &mut [u128] = match self {
+            Scratch::Stack(a) => a,
+            Scratch::Heap(v) => v,
+        };
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(words);
+        bytemuck::try_cast_slice_mut(&mut bytes[..n * std::mem::size_of::<T>()])
+            .map_err(|e| Error::InvalidArgument(format!("reduction scratch: {e}")))
+    }
+}
+
 impl Comm {
     /// Whether a `len`-byte collective takes the straight-line path: small,
     /// and sent eagerly, so that two ranks sending to each other before
@@ -102,7 +132,8 @@ impl Comm {
             return Ok(());
         }
         debug_assert!(std::mem::size_of_val(acc) < ALLREDUCE_LARGE);
-        let mut tmp = vec![T::zeroed(); acc.len()];
+        let mut scratch = Scratch::new(std::mem::size_of_val(acc));
+        let tmp = scratch.slice::<T>(acc.len())?;
         let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
         let rem = n - p;
         let v = if r < 2 * rem {
@@ -110,8 +141,8 @@ impl Comm {
                 self.fast_send(bytemuck::cast_slice(acc), r + 1, seq, 1)?;
                 None
             } else {
-                self.fast_recv(bytemuck::cast_slice_mut(&mut tmp), r - 1, seq, 1)?;
-                op.combine(acc, &tmp, false)?;
+                self.fast_recv(bytemuck::cast_slice_mut(tmp), r - 1, seq, 1)?;
+                op.combine(acc, tmp, false)?;
                 Some(r / 2)
             }
         } else {
@@ -122,8 +153,8 @@ impl Comm {
             for k in 0..p.trailing_zeros() {
                 let pv = v ^ (1 << k);
                 self.fast_send(bytemuck::cast_slice(acc), real(pv), seq, 2 + k)?;
-                self.fast_recv(bytemuck::cast_slice_mut(&mut tmp), real(pv), seq, 2 + k)?;
-                op.combine(acc, &tmp, pv > v)?;
+                self.fast_recv(bytemuck::cast_slice_mut(tmp), real(pv), seq, 2 + k)?;
+                op.combine(acc, tmp, pv > v)?;
             }
         }
         if r < 2 * rem {
@@ -147,7 +178,8 @@ impl Comm {
         seq: u32,
     ) -> Result<()> {
         let (n, v) = (self.size(), self.inner.rank as usize);
-        let mut tmp = vec![T::zeroed(); acc.len()];
+        let mut scratch = Scratch::new(std::mem::size_of_val(acc));
+        let tmp = scratch.slice::<T>(acc.len())?;
         let mut d = 1;
         let mut k = 0;
         while d < n {
@@ -156,8 +188,8 @@ impl Comm {
                 break;
             }
             if v + d < n {
-                self.fast_recv(bytemuck::cast_slice_mut(&mut tmp), v + d, seq, 1 + k)?;
-                op.combine(acc, &tmp, true)?;
+                self.fast_recv(bytemuck::cast_slice_mut(tmp), v + d, seq, 1 + k)?;
+                op.combine(acc, tmp, true)?;
             }
             d <<= 1;
             k += 1;

@@ -314,12 +314,14 @@ impl Comm {
         if self.fast_path(len) {
             self.live()?;
             let seq = self.next_seq();
-            let mut acc = send.to_vec();
-            self.fast_reduce(&mut acc, op, root, seq)?;
             if self.inner.rank == root {
-                recv.copy_from_slice(&acc);
+                recv.copy_from_slice(send);
+                return self.fast_reduce(recv, op, root, seq);
             }
-            return Ok(());
+            let mut scratch = fast::Scratch::new(len);
+            let acc = scratch.slice::<T>(send.len())?;
+            acc.copy_from_slice(send);
+            return self.fast_reduce(acc, op, root, seq);
         }
         crate::request::scope(|s| self.ireduce(s, send, recv, op, root)?.wait().map(|_| ()))
     }
@@ -338,7 +340,7 @@ impl Comm {
         let root = self.check_root(root.into())?;
         let len = std::mem::size_of_val(buf);
         self.run_coll(None, bytes_mut(buf), Some(op.erase()), |b, i, o| {
-            algo::reduce(b, i, o, len, root)
+            algo::reduce(b, i, o, len, std::mem::size_of::<T>(), root)
         })
     }
 
@@ -364,7 +366,7 @@ impl Comm {
             let o = b.scratch(len);
             let i = b.buf(Store::In(s.lend(bytes(send))));
             b.set_op(op.erase());
-            algo::reduce(&mut b, i, o, len, root);
+            algo::reduce(&mut b, i, o, len, std::mem::size_of::<T>(), root);
             let sched = b.finish(
                 self.inner.ctx + 1,
                 self.inner.peers.clone(),
@@ -379,7 +381,7 @@ impl Comm {
             Some(bytes(send)),
             bytes_mut(recv),
             Some(op.erase()),
-            |b, i, o| algo::reduce(b, i, o, len, root),
+            |b, i, o| algo::reduce(b, i, o, len, std::mem::size_of::<T>(), root),
         )
     }
 
