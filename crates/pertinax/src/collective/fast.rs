@@ -20,6 +20,10 @@ const FAST_LIMIT: usize = 8 << 10;
 
 /// Scratch for a fast-path reduction: on the stack up to 1 KiB (no heap
 /// allocation per call), on the heap above.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "lives on the stack for one call; avoiding the allocation is the point"
+)]
 pub(super) enum Scratch {
     Stack([u128; 64]),
     Heap(Vec<u128>),
