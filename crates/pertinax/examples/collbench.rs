@@ -25,6 +25,7 @@ fn run(w: &Comm, op: &str, a: &mut [f64], b: &mut [f64]) -> Result<(), pertinax:
         "allreduce_1MiB" => w.allreduce(&a[..131072], &mut b[..131072], &Op::sum()),
         "reduce_8B" => w.reduce(&a[..1], &mut b[..1], &Op::sum(), 0),
         "reduce_64KiB" => w.reduce(&a[..8192], &mut b[..8192], &Op::sum(), 0),
+        "reduce_1MiB" => w.reduce(&a[..131072], &mut b[..131072], &Op::sum(), 0),
         "allgather_8B" => w.allgather(&a[..1], &mut b[..n]),
         "allgather_64KiB" => w.allgather(&a[..8192], &mut b[..8192 * n]),
         "alltoall_8B" => w.alltoall(&a[..n], &mut b[..n]),

@@ -23,11 +23,34 @@ pub(crate) enum Store {
     In(Lent),
 }
 
+thread_local! {
+    /// Scratch blocks of finished schedules, kept for the next ones: fresh
+    /// large allocations come from `mmap` and cost a page fault per 4 KiB
+    /// on every call.
+    static POOL: std::cell::RefCell<Vec<Box<[u128]>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Blocks kept in the pool at most, and their largest total size.
+const POOL_BLOCKS: usize = 16;
+const POOL_BYTES: usize = 64 << 20;
+
 impl Store {
-    /// Zeroed scratch of `len` bytes.
+    /// Scratch of `len` bytes. Its contents are unspecified (a reused
+    /// block keeps old bytes): schedules write scratch before reading it.
     pub fn scratch(len: usize) -> Store {
+        let words = len.div_ceil(16);
+        let reused = POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            let best = p
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.len() >= words && b.len() <= 2 * words.max(64))
+                .min_by_key(|(_, b)| b.len())
+                .map(|(i, _)| i);
+            best.map(|i| p.swap_remove(i))
+        });
         Store::Owned {
-            words: vec![0u128; len.div_ceil(16)].into_boxed_slice(),
+            words: reused.unwrap_or_else(|| vec![0u128; words].into_boxed_slice()),
             len,
         }
     }
@@ -51,6 +74,24 @@ impl Store {
 
     fn addr(&mut self) -> u64 {
         self.bytes().as_ptr() as u64
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Store::Owned { words, .. } = self {
+            let block = std::mem::take(words);
+            if block.is_empty() {
+                return;
+            }
+            POOL.with(|p| {
+                let mut p = p.borrow_mut();
+                let total: usize = p.iter().map(|b| b.len() * 16).sum();
+                if p.len() < POOL_BLOCKS && total + block.len() * 16 <= POOL_BYTES {
+                    p.push(block);
+                }
+            });
+        }
     }
 }
 
