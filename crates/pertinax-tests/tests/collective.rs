@@ -7,102 +7,17 @@
 //! (its module docs list the scenarios).
 
 mod common;
-use common::{launcher, marked_processes, Job, Spec};
+use common::{Job, Spec};
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 fn colltest() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pertinax-colltest"))
 }
 
-/// A mark no other job of this process or any other shares.
-fn marker() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    format!(
-        "{}-{t}-coll{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// `common::run`, for `pertinax-colltest`: runs the job through the real
-/// launcher in its own directory within `spec.bound`, kills everything it
-/// started if the bound is exceeded, and checks that nothing survives.
+/// `common::run` with the collective rank program.
 fn run(spec: Spec<'_>) -> Job {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mark = marker();
-    let mut cmd = Command::new(launcher());
-    cmd.arg("run").arg("-n").arg(spec.ranks.to_string());
-    cmd.args(&spec.launcher_args);
-    cmd.arg("-x").arg(format!("PERTINAX_TEST_MARK={mark}"));
-    for (k, v) in &spec.env {
-        cmd.arg("-x").arg(format!("{k}={v}"));
-    }
-    cmd.arg("--").arg(colltest()).args(&spec.args);
-    cmd.current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let t0 = Instant::now();
-    let mut child = cmd.spawn().expect("spawn the launcher");
-    let rd = |mut p: Box<dyn std::io::Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = p.read_to_string(&mut s);
-            s
-        })
-    };
-    let ho = rd(Box::new(child.stdout.take().expect("stdout")));
-    let he = rd(Box::new(child.stderr.take().expect("stderr")));
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            break Some(st);
-        }
-        if t0.elapsed() > spec.bound {
-            timed_out = true;
-            let _ = child.kill();
-            for pid in marked_processes(&mark) {
-                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-            }
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let elapsed = t0.elapsed();
-    let stdout = ho.join().unwrap_or_default();
-    let stderr = he.join().unwrap_or_default();
-    let t = Instant::now();
-    let mut left = marked_processes(&mark);
-    while !left.is_empty() && t.elapsed() < Duration::from_secs(2) {
-        std::thread::sleep(Duration::from_millis(20));
-        left = marked_processes(&mark);
-    }
-    assert!(left.is_empty(), "processes left behind: {left:?}");
-    let stdout = if timed_out {
-        format!(
-            "{stdout}\n[job of {} ranks `{}` exceeded its bound of {:?} and was killed]",
-            spec.ranks,
-            spec.args.join(" "),
-            spec.bound
-        )
-    } else {
-        stdout
-    };
-    Job {
-        code: status.and_then(|s| s.code()),
-        stdout,
-        stderr,
-        elapsed,
-        dir,
-    }
+    common::run(spec.program(colltest()))
 }
 
 /// `n` ranks of scenario `args`, every rank OK within `secs`.
