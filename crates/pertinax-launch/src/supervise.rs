@@ -294,6 +294,8 @@ impl<'a> Supervisor<'a> {
                 }
             }
             ToLauncher::Finalize => self.ranks[r].finalized = true,
+            // Not served yet: the requester's publication stays unanswered.
+            ToLauncher::Spawn { .. } | ToLauncher::Injected { .. } => {}
             ToLauncher::Abort { code, message } => {
                 let _ = writeln!(
                     io::stderr().lock(),

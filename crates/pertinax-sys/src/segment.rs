@@ -12,6 +12,7 @@
 //! |---|---|
 //! | [`Header`] | one page |
 //! | [`ProcBlock`] per slot | 128 bytes each |
+//! | [`FtBlock`] per slot | 33 KiB each (revoke flags, agreements, publications) |
 //! | [`RingCtrl`] per ordered pair of slots | 128 bytes each |
 //! | ring data per ordered pair | `ring_bytes` each |
 //!
@@ -27,7 +28,7 @@ use crate::ring::{Consumer, Producer, RingCtrl, MIN_RING_BYTES};
 /// "PERTINAX" in ASCII.
 pub const MAGIC: u64 = u64::from_be_bytes(*b"PERTINAX");
 /// Bumped whenever the layout changes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 const PAGE: usize = 4096;
 
 /// The first page of the segment.
@@ -57,9 +58,71 @@ pub struct ProcBlock {
     pub pid: AtomicU32,
     /// Slot state, owned by the launcher (see the runtime's docs).
     pub state: AtomicU32,
-    _pad: [u64; 6],
+    /// Bumped by a process that left news for this one in the slot's
+    /// [`FtBlock`] (a revoked communicator); read on every progress round.
+    pub news: AtomicU64,
+    _pad: [u64; 5],
+    /// Heartbeat counter, bumped by the process while it is alive and
+    /// watched by the launcher (second cache line: the owner writes it).
+    pub beat: AtomicU64,
     /// Free-form words for the runtime.
-    pub words: [AtomicU64; 8],
+    pub words: [AtomicU64; 7],
+}
+
+/// Number of fault-tolerance entries per slot: one per communicator that
+/// the process holds at once.
+pub const FT_ENTRIES: usize = 512;
+
+/// Most process slots one [`Publication`] can name.
+pub const PUBLISH_MAX: usize = 252;
+
+/// One contribution to an agreement: written by its owner only, stamped
+/// last (release) with `(ctx << 32) | seq`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct FtRecord {
+    /// `(ctx << 32) | seq` of the agreement the words belong to.
+    pub stamp: AtomicU64,
+    /// The contribution.
+    pub words: [AtomicU32; 4],
+}
+
+/// The shared state of one communicator at one process: its key (the
+/// context id and state bits), and the last two agreement contributions
+/// (by parity of the agreement's sequence number).
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub struct FtEntry {
+    /// `ctx | (bits << 32)`; see the runtime's `ft` module for the bits.
+    pub key: AtomicU64,
+    /// Contributions, indexed by agreement sequence number modulo 2.
+    pub rec: [FtRecord; 2],
+    _pad: u64,
+}
+
+/// Where the launcher answers a request for new processes: their slots,
+/// readable by everyone even if the requester died after asking.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub struct Publication {
+    /// The requester's stamp for this answer (written last, release).
+    pub stamp: AtomicU64,
+    /// Number of slots (or 0 on failure).
+    pub count: AtomicU32,
+    /// 0: the processes were started; otherwise an error code.
+    pub status: AtomicU32,
+    /// The slots, in order.
+    pub slots: [AtomicU32; PUBLISH_MAX],
+}
+
+/// The fault-tolerance block of one slot.
+#[repr(C)]
+#[derive(Debug)]
+pub struct FtBlock {
+    /// The launcher's last answer to this slot's request for processes.
+    pub publication: Publication,
+    /// One entry per communicator.
+    pub entries: [FtEntry; FT_ENTRIES],
 }
 
 /// The shape of a segment.
@@ -93,8 +156,11 @@ impl Layout {
     fn procs_off(&self) -> usize {
         PAGE
     }
-    fn ctrl_off(&self) -> usize {
+    fn ft_off(&self) -> usize {
         self.procs_off() + page_round(self.capacity * std::mem::size_of::<ProcBlock>())
+    }
+    fn ctrl_off(&self) -> usize {
+        self.ft_off() + page_round(self.capacity * std::mem::size_of::<FtBlock>())
     }
     fn data_off(&self) -> usize {
         self.ctrl_off()
@@ -297,6 +363,19 @@ impl Segment {
         unsafe { &*(self.map.as_ptr().add(off) as *const ProcBlock) }
     }
 
+    /// The fault-tolerance block of slot `slot`.
+    ///
+    /// # Panics
+    /// If `slot` is not below the capacity.
+    pub fn ft_block(&self, slot: usize) -> &FtBlock {
+        assert!(slot < self.layout.capacity, "slot out of range");
+        let off = self.layout.ft_off() + slot * std::mem::size_of::<FtBlock>();
+        // SAFETY: `off` lies inside the ft area (checked index), which is
+        // page aligned, and FtBlock's size is a multiple of its 64-byte
+        // alignment; FtBlock is all atomics and padding.
+        unsafe { &*(self.map.as_ptr().add(off) as *const FtBlock) }
+    }
+
     fn ring_offsets(&self, from: usize, to: usize) -> (usize, usize) {
         let i = self.layout.pair_index(from, to);
         (
@@ -334,6 +413,8 @@ impl Segment {
     pub fn prefault(&self, slot: usize, peers: usize) -> io::Result<()> {
         let peers = peers.min(self.layout.capacity);
         let mut ranges = vec![(self.layout.procs_off(), PAGE)];
+        let ft = self.layout.ft_off() + slot * std::mem::size_of::<FtBlock>();
+        ranges.push((ft, 2 * PAGE));
         for p in 0..peers {
             for (from, to) in [(slot, p), (p, slot)] {
                 let (c, d) = self.ring_offsets(from, to);
@@ -415,6 +496,22 @@ mod tests {
         let mut c = s.consumer(0, 1);
         let (m, pl) = c.peek::<[u64; 3]>().unwrap();
         assert_eq!((m, pl), ([1, 2, 3], &b"kept"[..]));
+    }
+
+    #[test]
+    fn ft_blocks_are_distinct_and_aligned() {
+        assert_eq!(std::mem::size_of::<ProcBlock>(), 128);
+        assert_eq!(std::mem::size_of::<FtEntry>(), 64);
+        assert_eq!(std::mem::size_of::<Publication>(), 1024);
+        let s = Segment::create_anonymous(Layout::new(3, 4096)).unwrap();
+        use std::sync::atomic::Ordering::SeqCst;
+        s.ft_block(2).entries[FT_ENTRIES - 1].key.store(9, SeqCst);
+        s.ft_block(1).publication.stamp.store(5, SeqCst);
+        assert_eq!(s.ft_block(1).entries[0].key.load(SeqCst), 0);
+        assert_eq!(s.ft_block(2).entries[FT_ENTRIES - 1].key.load(SeqCst), 9);
+        assert_eq!(s.ring_ctrl(2, 2) as *const _ as usize % 64, 0);
+        let end = s.ft_block(2) as *const FtBlock as usize + std::mem::size_of::<FtBlock>();
+        assert!(end <= s.ring_ctrl(0, 0) as *const _ as usize);
     }
 
     #[test]

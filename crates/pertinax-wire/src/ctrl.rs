@@ -37,6 +37,37 @@ pub enum ToLauncher {
     Fence,
     /// The process finalized cleanly and will exit.
     Finalize,
+    /// Start `count` new processes (spares first when `use_spares`), each
+    /// of which gets [`ToRank::Assign`] with `payload`. The launcher writes
+    /// the slots it chose into the requester's `Publication` (stamped with
+    /// `stamp`) *before* it starts or assigns anything, and ignores requests
+    /// from a slot it already knows to have failed, so that everyone who
+    /// reads the publication sees the same answer whether or not the
+    /// requester survived. A failed request publishes a non-zero status.
+    Spawn {
+        /// Value the launcher stores in the publication's stamp, last.
+        stamp: u64,
+        /// Program to run; `None`: the job's own program and arguments.
+        program: Option<String>,
+        /// Arguments (ignored when `program` is `None`).
+        args: Vec<String>,
+        /// Number of processes.
+        count: u32,
+        /// Take idle spares before starting new processes.
+        use_spares: bool,
+        /// Opaque bytes handed to every new process.
+        payload: Vec<u8>,
+    },
+    /// This process is about to kill itself at a fault-injection point (so
+    /// the launcher reports the death as injected, not as a failure).
+    Injected {
+        /// The point's name.
+        point: String,
+        /// Which hit of the point.
+        hit: u64,
+        /// The signal (or 0 for a panic).
+        signal: i32,
+    },
     /// The program asks to end the whole job with this exit code.
     Abort {
         /// Exit code for the job.
@@ -58,6 +89,17 @@ pub enum ToRank {
     },
     /// The job is ending; exit now.
     Shutdown,
+    /// Sent to a spare or a spawned process: the job it joins. `slots` are
+    /// all the processes started by the same request, in order, and this
+    /// process is `slots[index]`.
+    Assign {
+        /// The processes of the request.
+        slots: Vec<u32>,
+        /// This process's position in `slots`.
+        index: u32,
+        /// The requester's payload.
+        payload: Vec<u8>,
+    },
 }
 
 /// Errors of the framing layer.

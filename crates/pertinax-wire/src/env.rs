@@ -17,6 +17,25 @@ pub const SHM_FD: &str = "PERTINAX_SHM_FD";
 /// Inherited descriptor of this process's control socket (decimal).
 pub const CTRL_FD: &str = "PERTINAX_CTRL_FD";
 
+/// What the process is: `rank` (default when unset: a rank of the job),
+/// `spare` (an idle process that waits in `init` for [`crate::ctrl::ToRank::Assign`]
+/// or shutdown), or `spawned` (started by a spawn request; its assignment
+/// follows the welcome at once). Spares and spawned processes do not take
+/// part in the start-up fence.
+pub const ROLE: &str = "PERTINAX_ROLE";
+/// Fault injection for this process: comma-separated `NAME@K:SIGNAL`
+/// entries (`NAME` a fault point or `*` for any point, `K` the hit number
+/// counted from 1, `SIGNAL` one of `kill`, `segv`, `stop`, `panic`).
+pub const FAULTS: &str = "PERTINAX_FAULTS";
+/// Heartbeat: `thread:MS` (a runtime thread beats every MS milliseconds;
+/// catches stopped or deadlocked processes) or `progress:MS` (beats come
+/// from library calls; also catches a rank stuck outside the library).
+pub const HEARTBEAT: &str = "PERTINAX_HEARTBEAT";
+/// `1` when the launcher found that every process may read the others'
+/// memory (single copy); set for spares and spawned processes, which do not
+/// take part in the fence where ranks learn it.
+pub const CMA_ALL: &str = "PERTINAX_CMA_ALL";
+
 /// Tunables read by the runtime (all optional).
 pub mod tune {
     /// Largest message sent eagerly through the ring (bytes).
