@@ -7,12 +7,19 @@
 //! members when a communicator is made: each proposes the lowest id it has
 //! never used and all take the largest proposal. Ids are therefore unique
 //! within every process, which is all matching needs (a message only ever
-//! meets the contexts of the process receiving it).
+//! meets the contexts of the process receiving it). A communicator takes
+//! four ids: point-to-point (`ctx`), collectives (`ctx + 1`), the internal
+//! traffic of recovery, which a revocation does not cut (`ctx + 2`), and
+//! one spare.
+//!
+//! Every communicator also holds one fault-tolerance entry in the shared
+//! segment at each member (see the `ft` module); the members learn each
+//! other's entry numbers when the communicator is made.
 
 use std::cell::Cell;
 use std::rc::Rc;
 
-use crate::engine::Peers;
+use crate::engine::{Member, Peers};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::runtime::Runtime;
@@ -37,11 +44,62 @@ pub(crate) struct CommInner {
     /// Number of collectives started on this communicator (the same at
     /// every rank, since collectives are called in the same order).
     pub coll_seq: Cell<u32>,
+    /// This process's fault-tolerance entry for the communicator.
+    pub entry: u16,
+    /// Every process of the communicator with its entry: the group in rank
+    /// order, then (for an intercommunicator) the remote group.
+    pub members: Rc<[Member]>,
+    /// The remote group of an intercommunicator.
+    pub remote: Option<Peers>,
+    /// Number of agreements (agree, shrink, ...) started on it.
+    pub ft_seq: Cell<u32>,
+}
+
+impl Drop for CommInner {
+    fn drop(&mut self) {
+        if !self.freed.get() {
+            if let Ok(mut e) = self.rt.engine.try_borrow_mut() {
+                e.release(self.ctx, self.entry);
+            }
+        }
+    }
+}
+
+/// Members from slots and entry numbers.
+pub(crate) fn members_of(slots: &[u32], entries: &[u16]) -> Rc<[Member]> {
+    slots
+        .iter()
+        .zip(entries)
+        .map(|(&slot, &entry)| Member { slot, entry })
+        .collect()
 }
 
 impl Comm {
-    pub(crate) fn from_parts(rt: Rc<Runtime>, ctx: u32, rank: u32, peers: Peers) -> Comm {
+    /// A communicator of `peers` with context `ctx`, where this process is
+    /// `rank`; `entries[r]` is rank r's fault-tolerance entry, and `remote`
+    /// the remote group of an intercommunicator with its entries.
+    pub(crate) fn from_parts(
+        rt: Rc<Runtime>,
+        ctx: u32,
+        rank: u32,
+        peers: Peers,
+        entries: &[u16],
+        remote: Option<(Peers, Vec<u16>)>,
+    ) -> Comm {
         rt.use_ctx(ctx);
+        let mut members: Vec<Member> = members_of(&peers, entries).to_vec();
+        let entry = entries.get(rank as usize).copied().unwrap_or(0);
+        let remote = remote.map(|(p, e)| {
+            members.extend(members_of(&p, &e).iter());
+            p
+        });
+        let members: Rc<[Member]> = members.into();
+        {
+            let mut e = rt.engine.borrow_mut();
+            let top = members.iter().map(|m| m.slot as usize + 1).max().unwrap_or(0);
+            e.watch_slots(top);
+            e.register(ctx, entry, members.clone());
+        }
         Comm {
             inner: Rc::new(CommInner {
                 rt,
@@ -50,8 +108,37 @@ impl Comm {
                 peers,
                 freed: Cell::new(false),
                 coll_seq: Cell::new(0),
+                entry,
+                members,
+                remote,
+                ft_seq: Cell::new(0),
             }),
         }
+    }
+
+    /// Whether this is an intercommunicator.
+    pub fn is_inter(&self) -> bool {
+        self.inner.remote.is_some()
+    }
+
+    /// Size of the remote group of an intercommunicator (0 for an
+    /// intracommunicator).
+    pub fn remote_size(&self) -> usize {
+        self.inner.remote.as_ref().map_or(0, |r| r.len())
+    }
+
+    /// The remote group of an intercommunicator.
+    pub fn remote_group(&self) -> Option<Group> {
+        self.inner
+            .remote
+            .as_ref()
+            .map(|r| Group::new(r.clone(), self.inner.peers[self.inner.rank as usize]))
+    }
+
+    /// The processes that point-to-point ranks name: the remote group of
+    /// an intercommunicator, else the group.
+    pub(crate) fn targets(&self) -> &Peers {
+        self.inner.remote.as_ref().unwrap_or(&self.inner.peers)
     }
 
     /// This process's rank.
@@ -77,20 +164,42 @@ impl Comm {
         self.inner.ctx
     }
 
-    /// Fails if the communicator or the runtime can no longer be used.
+    /// Fails if the communicator or the runtime can no longer be used, or
+    /// the communicator was revoked.
     pub(crate) fn live(&self) -> Result<()> {
+        self.live_ft()?;
+        if self.inner.rt.engine.borrow().is_revoked(self.inner.ctx) {
+            return Err(Error::Revoked);
+        }
+        Ok(())
+    }
+
+    /// As [`Comm::live`] but a revoked communicator passes (for the
+    /// operations of recovery).
+    pub(crate) fn live_ft(&self) -> Result<()> {
         if self.inner.freed.get() {
             return Err(Error::CommFreed);
         }
         self.inner.rt.check()
     }
 
+    /// As [`Comm::live`], and the communicator must be an intracommunicator.
+    pub(crate) fn coll_live(&self) -> Result<()> {
+        if self.is_inter() {
+            return Err(Error::InvalidArgument(
+                "collective operations need an intracommunicator (merge the intercommunicator first)"
+                    .into(),
+            ));
+        }
+        self.live()
+    }
+
+    /// Checks a rank that point-to-point operations name (in the remote
+    /// group of an intercommunicator).
     pub(crate) fn check_rank(&self, r: Rank) -> Result<u32> {
-        if r.0 < 0 || r.index() >= self.size() {
-            return Err(Error::InvalidRank {
-                rank: r,
-                size: self.size(),
-            });
+        let n = self.targets().len();
+        if r.0 < 0 || r.index() >= n {
+            return Err(Error::InvalidRank { rank: r, size: n });
         }
         Ok(r.0 as u32)
     }
@@ -114,6 +223,9 @@ impl Comm {
         if self.inner.freed.replace(true) {
             return Err(Error::CommFreed);
         }
+        if let Ok(mut e) = self.inner.rt.engine.try_borrow_mut() {
+            e.release(self.inner.ctx, self.inner.entry);
+        }
         Ok(())
     }
 
@@ -122,17 +234,52 @@ impl Comm {
         self.inner.freed.get()
     }
 
-    /// Agrees on a fresh context id with every member (collective).
-    fn agree_ctx(&self) -> Result<u32> {
-        let mine = self.inner.rt.next_ctx();
-        let all = self.allgather_internal(&mine.to_le_bytes())?;
-        let ctx = all
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .max()
-            .unwrap_or(mine);
+    /// Agrees with every member on a fresh context id and learns their
+    /// fault-tolerance entries for the new communicator (collective). The
+    /// caller owns the entry reserved here (`entries[rank]`).
+    fn agree_ctx(&self) -> Result<(u32, Vec<u16>)> {
+        let rows = self.exchange_new(&[])?;
+        let ctx = rows.iter().map(|r| r.0).max().unwrap_or(0);
         self.inner.rt.use_ctx(ctx);
-        Ok(ctx)
+        Ok((ctx, rows.iter().map(|r| r.1).collect()))
+    }
+
+    /// Reserves an entry, then allgathers (context proposal, entry, extra
+    /// words) with every member. On error the entry is given back.
+    fn exchange_new(&self, extra: &[i32]) -> Result<Vec<(u32, u16, Vec<i32>)>> {
+        let entry = self.inner.rt.engine.borrow_mut().alloc_entry()?;
+        let mine = self.inner.rt.next_ctx();
+        let mut rec = Vec::with_capacity(8 + 4 * extra.len());
+        rec.extend_from_slice(&mine.to_le_bytes());
+        rec.extend_from_slice(&(entry as u32).to_le_bytes());
+        for x in extra {
+            rec.extend_from_slice(&x.to_le_bytes());
+        }
+        let all = match self.allgather_internal(&rec) {
+            Ok(a) => a,
+            Err(e) => {
+                self.inner.rt.engine.borrow_mut().unreserve_entry(entry);
+                return Err(e);
+            }
+        };
+        let w = |r: &[u8], i: usize| u32::from_le_bytes([r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]]);
+        Ok(all
+            .chunks_exact(rec.len())
+            .map(|r| {
+                (
+                    w(r, 0),
+                    w(r, 1) as u16,
+                    (0..extra.len()).map(|i| w(r, 2 + i) as i32).collect(),
+                )
+            })
+            .collect())
+    }
+
+    /// Gives back this process's entry after a creation it is not part of.
+    fn unreserve(&self, entries: &[u16]) {
+        if let Some(&e) = entries.get(self.inner.rank as usize) {
+            self.inner.rt.engine.borrow_mut().unreserve_entry(e);
+        }
     }
 
     /// A new communicator with the same group and a new context
@@ -141,13 +288,15 @@ impl Comm {
     /// # Errors
     /// `CommFreed`, `Finalized`, or a communication error.
     pub fn dup(&self) -> Result<Comm> {
-        self.live()?;
-        let ctx = self.agree_ctx()?;
+        self.coll_live()?;
+        let (ctx, entries) = self.agree_ctx()?;
         Ok(Comm::from_parts(
             self.inner.rt.clone(),
             ctx,
             self.inner.rank,
             self.inner.peers.clone(),
+            &entries,
+            None,
         ))
     }
 
@@ -168,7 +317,7 @@ impl Comm {
     /// # Ok::<(), pertinax::Error>(())
     /// ```
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Comm>> {
-        self.live()?;
+        self.coll_live()?;
         let c = match color {
             Some(c) if c > i32::MAX as u32 => {
                 return Err(Error::InvalidArgument(format!(
@@ -178,36 +327,23 @@ impl Comm {
             Some(c) => c as i32,
             None => -1,
         };
-        let mine = self.inner.rt.next_ctx();
-        let mut rec = Vec::with_capacity(12);
-        rec.extend_from_slice(&c.to_le_bytes());
-        rec.extend_from_slice(&key.to_le_bytes());
-        rec.extend_from_slice(&mine.to_le_bytes());
-        let all = self.allgather_internal(&rec)?;
-        let rows: Vec<(i32, i32, u32)> = all
-            .chunks_exact(12)
-            .map(|r| {
-                let w = |i: usize| [r[i], r[i + 1], r[i + 2], r[i + 3]];
-                (
-                    i32::from_le_bytes(w(0)),
-                    i32::from_le_bytes(w(4)),
-                    u32::from_le_bytes(w(8)),
-                )
-            })
-            .collect();
-        let ctx = rows.iter().map(|r| r.2).max().unwrap_or(mine);
+        let rows = self.exchange_new(&[c, key])?;
+        let ctx = rows.iter().map(|r| r.0).max().unwrap_or(0);
         self.inner.rt.use_ctx(ctx);
         if c < 0 {
+            let entries: Vec<u16> = rows.iter().map(|r| r.1).collect();
+            self.unreserve(&entries);
             return Ok(None);
         }
         let mut members: Vec<(i32, usize)> = rows
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.0 == c)
-            .map(|(rank, r)| (r.1, rank))
+            .filter(|(_, r)| r.2[0] == c)
+            .map(|(rank, r)| (r.2[1], rank))
             .collect();
         members.sort_unstable();
         let peers: Peers = members.iter().map(|&(_, r)| self.inner.peers[r]).collect();
+        let entries: Vec<u16> = members.iter().map(|&(_, r)| rows[r].1).collect();
         let my = members
             .iter()
             .position(|&(_, r)| r == self.inner.rank as usize)
@@ -217,6 +353,8 @@ impl Comm {
             ctx,
             my as u32,
             peers,
+            &entries,
+            None,
         )))
     }
 
@@ -228,7 +366,7 @@ impl Comm {
     /// `InvalidArgument` if the group holds a process outside this
     /// communicator; `CommFreed`, `Finalized`, or a communication error.
     pub fn create(&self, group: &Group) -> Result<Option<Comm>> {
-        self.live()?;
+        self.coll_live()?;
         if group
             .members()
             .iter()
@@ -238,20 +376,33 @@ impl Comm {
                 "the group holds a process that is not in the communicator".into(),
             ));
         }
-        let ctx = self.agree_ctx()?;
+        let (ctx, entries) = self.agree_ctx()?;
         let me = self.inner.peers[self.inner.rank as usize];
-        Ok(group.members().iter().position(|&m| m == me).map(|r| {
-            Comm::from_parts(
-                self.inner.rt.clone(),
-                ctx,
-                r as u32,
-                group.members().clone(),
-            )
-        }))
+        let Some(r) = group.members().iter().position(|&m| m == me) else {
+            self.unreserve(&entries);
+            return Ok(None);
+        };
+        let sub: Vec<u16> = group
+            .members()
+            .iter()
+            .map(|m| {
+                let i = self.inner.peers.iter().position(|p| p == m).unwrap_or(0);
+                entries[i]
+            })
+            .collect();
+        Ok(Some(Comm::from_parts(
+            self.inner.rt.clone(),
+            ctx,
+            r as u32,
+            group.members().clone(),
+            &sub,
+            None,
+        )))
     }
 
-    /// The process slot of rank `r` (checked by the caller).
+    /// The process slot of rank `r` (checked by the caller; in the remote
+    /// group of an intercommunicator).
     pub(crate) fn slot_of(&self, r: u32) -> usize {
-        self.inner.peers[r as usize] as usize
+        self.targets()[r as usize] as usize
     }
 }

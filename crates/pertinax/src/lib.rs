@@ -42,6 +42,8 @@ pub(crate) mod collective;
 mod comm;
 mod engine;
 mod error;
+mod fault;
+mod ft;
 mod group;
 mod op;
 mod p2p;
@@ -52,6 +54,8 @@ mod wait;
 
 pub use comm::Comm;
 pub use error::{Error, Result};
+pub use fault::fault_point;
+pub use ft::Agreement;
 pub use group::{Group, GroupRelation};
 pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
 pub use request::{scope, test_any, wait_all, wait_any, Request, Scope};

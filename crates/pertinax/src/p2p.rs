@@ -64,7 +64,7 @@ impl Comm {
                 let mut e = rt.engine.borrow_mut();
                 let k = e.irecv(
                     spec,
-                    self.inner.peers.clone(),
+                    self.targets().clone(),
                     RecvBuf::Lent(s.lend_mut(buf)),
                     elem,
                 );
@@ -225,7 +225,7 @@ impl Comm {
     pub(crate) fn probe_spec(&self, spec: MatchSpec) -> Result<Status> {
         let mut e = self.inner.rt.engine.borrow_mut();
         let mut out = None;
-        let peers = self.inner.peers.clone();
+        let peers = self.targets().clone();
         e.wait_until(|e| {
             if let Some(st) = e.find(&spec) {
                 out = Some(Ok(st));
@@ -253,7 +253,7 @@ impl Comm {
         if let Some(st) = e.find(&spec) {
             return Ok(Some(st));
         }
-        match e.probe_doomed(&spec, &self.inner.peers) {
+        match e.probe_doomed(&spec, self.targets()) {
             Some(err) => Err(err),
             None => Ok(None),
         }
@@ -304,7 +304,7 @@ impl Comm {
         let lent = RecvBuf::Lent(scope.lend_mut(bytemuck::cast_slice_mut(buf)));
         let k = self.inner.rt.engine.borrow_mut().irecv(
             spec,
-            self.inner.peers.clone(),
+            self.targets().clone(),
             lent,
             std::mem::size_of::<T>(),
         );

@@ -14,7 +14,7 @@ use pertinax_wire::ctrl::{self, ToLauncher, ToRank};
 use pertinax_wire::env;
 
 use crate::comm::Comm;
-use crate::engine::Engine;
+use crate::engine::{Engine, ENTRY_SELF, ENTRY_WORLD};
 use crate::error::{Error, Result};
 use crate::wait::WaitPolicy;
 
@@ -40,7 +40,7 @@ pub(crate) struct Runtime {
     pub job: JobInfo,
     next_ctx: Cell<u32>,
     finalized: Cell<bool>,
-    ctrl: RefCell<Option<UnixStream>>,
+    pub(crate) ctrl: RefCell<Option<UnixStream>>,
 }
 
 impl Runtime {
@@ -52,15 +52,15 @@ impl Runtime {
         Ok(())
     }
 
-    /// The next context id this process could use (even; the odd one
-    /// above it is the collective context).
+    /// The next context id this process could use (a multiple of 4; the
+    /// three above it belong to the same communicator).
     pub fn next_ctx(&self) -> u32 {
         self.next_ctx.get()
     }
 
-    /// Records that context ids below `ctx + 2` are used.
+    /// Records that context ids below `ctx + 4` are used.
     pub fn use_ctx(&self, ctx: u32) {
-        self.next_ctx.set(self.next_ctx.get().max(ctx + 2));
+        self.next_ctx.set(self.next_ctx.get().max(ctx + 4));
     }
 
     /// One step of progress for a scope that waits for its requests.
@@ -296,14 +296,29 @@ pub fn init() -> Result<Universe> {
     let rt = Rc::new(Runtime {
         engine: RefCell::new(engine),
         job: boot.job.clone(),
-        next_ctx: Cell::new(4),
+        next_ctx: Cell::new(8),
         finalized: Cell::new(false),
         ctrl: RefCell::new(boot.ctrl),
     });
     CURRENT.with(|c| *c.borrow_mut() = Some(rt.clone()));
     let world_peers: Rc<[u32]> = (0..boot.job.size as u32).collect();
-    let world = Comm::from_parts(rt.clone(), 0, boot.job.rank as u32, world_peers);
-    let self_comm = Comm::from_parts(rt.clone(), 2, 0, Rc::from([boot.slot as u32]));
+    let world_entries = vec![ENTRY_WORLD; boot.job.size];
+    let world = Comm::from_parts(
+        rt.clone(),
+        0,
+        boot.job.rank as u32,
+        world_peers,
+        &world_entries,
+        None,
+    );
+    let self_comm = Comm::from_parts(
+        rt.clone(),
+        4,
+        0,
+        Rc::from([boot.slot as u32]),
+        &[ENTRY_SELF],
+        None,
+    );
     Ok(Universe {
         rt,
         world,

@@ -131,7 +131,7 @@ impl Comm {
         op: Option<ErasedOp>,
         build: impl FnOnce(&mut Builder, usize, usize),
     ) -> Result<ReqKey> {
-        self.live()?;
+        self.coll_live()?;
         let mut b = Builder::new(self.inner.rank, self.size() as u32);
         let o = b.buf(Store::Out(s.lend_mut(out)));
         let i = match inp {
@@ -229,7 +229,7 @@ impl Comm {
     /// # Errors
     /// `CommFreed`, `Finalized`, or a peer's failure.
     pub fn barrier(&self) -> Result<()> {
-        self.live()?;
+        self.coll_live()?;
         let seq = self.next_seq();
         self.fast_barrier(seq)
     }
@@ -251,7 +251,7 @@ impl Comm {
         let root = self.check_root(root.into())?;
         let len = std::mem::size_of_val(buf);
         if self.fast_path(len) {
-            self.live()?;
+            self.coll_live()?;
             let seq = self.next_seq();
             return self.fast_bcast(bytes_mut(buf), root, seq);
         }
@@ -312,7 +312,7 @@ impl Comm {
         }
         let len = std::mem::size_of_val(send);
         if self.fast_path(len) {
-            self.live()?;
+            self.coll_live()?;
             let seq = self.next_seq();
             if self.inner.rank == root {
                 recv.copy_from_slice(send);
@@ -361,7 +361,7 @@ impl Comm {
         if let Err(err) = self.check_reduce("reduce", send.len(), recv.len(), Some(root)) {
             // Take part with a scratch result (the schedule runs on; the
             // scope waits for it), so that nobody is left waiting.
-            self.live()?;
+            self.coll_live()?;
             let mut b = Builder::new(self.inner.rank, self.size() as u32);
             let o = b.scratch(len);
             let i = b.buf(Store::In(s.lend(bytes(send))));
@@ -396,7 +396,7 @@ impl Comm {
         self.check_reduce("allreduce", send.len(), recv.len(), None)?;
         let (count, elem) = (send.len(), std::mem::size_of::<T>());
         if self.fast_path(count * elem) {
-            self.live()?;
+            self.coll_live()?;
             let seq = self.next_seq();
             recv.copy_from_slice(send);
             return self.fast_allreduce(recv, op, seq);
@@ -411,7 +411,7 @@ impl Comm {
     pub fn allreduce_in_place<T: Pod>(&self, buf: &mut [T], op: &Op<T>) -> Result<()> {
         let (count, elem) = (buf.len(), std::mem::size_of::<T>());
         if self.fast_path(count * elem) {
-            self.live()?;
+            self.coll_live()?;
             let seq = self.next_seq();
             return self.fast_allreduce(buf, op, seq);
         }
@@ -550,7 +550,7 @@ impl Comm {
         let root = self.check_root(root.into())?;
         let n = self.size();
         if self.inner.rank == root && recv.len() != n * send.len() {
-            self.live()?;
+            self.coll_live()?;
             let seq = self.next_seq();
             let err = bad(
                 "gather",
@@ -599,7 +599,7 @@ impl Comm {
             match checked {
                 Ok(lo) => lo,
                 Err(err) => {
-                    self.live()?;
+                    self.coll_live()?;
                     let seq = self.next_seq();
                     return self.reject_gather(seq, err);
                 }
@@ -624,7 +624,7 @@ impl Comm {
         let root = self.check_root(root.into())?;
         let n = self.size();
         if self.inner.rank == root && send.len() != n * recv.len() {
-            self.live()?;
+            self.coll_live()?;
             let seq = self.next_seq();
             let err = bad(
                 "scatter",
@@ -663,7 +663,7 @@ impl Comm {
             match layout("scatterv", n, counts, displs, send.len(), elem) {
                 Ok(lo) => lo,
                 Err(err) => {
-                    self.live()?;
+                    self.coll_live()?;
                     let seq = self.next_seq();
                     return self.reject_scatter(seq, err);
                 }

@@ -44,12 +44,14 @@ use crate::types::{Rank, Status, Tag};
 use crate::wait::{Backoff, Step, WaitPolicy};
 
 mod buf;
+mod ft;
 mod matcher;
 mod outbox;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use buf::{Cell, RecvBuf, SendBuf, Store};
+pub(crate) use ft::{base_ctx, Member, ENTRY_PARENT, ENTRY_SELF, ENTRY_WORLD};
 use matcher::Matcher;
 use outbox::Outbox;
 
@@ -100,6 +102,7 @@ pub(super) struct RecvReq {
 }
 
 pub(super) struct SendReq {
+    pub(super) ctx: u32,
     pub(super) dest: usize,
     pub(super) status: Status,
     pub(super) buf: SendBuf,
@@ -156,6 +159,14 @@ impl Unexp {
     }
 }
 
+/// The peers a posted receive matches among.
+fn peers_of(m: &Matcher, key: ReqKey) -> Peers {
+    match m.reqs.get(key.idx as usize).map(|s| &s.st) {
+        Some(ReqState::Recv(r)) => r.peers.clone(),
+        _ => Rc::from([]),
+    }
+}
+
 /// Metadata of a data record.
 fn data_meta(kind: Kind, ctx: u32, src: u32, tag: i32, len: usize) -> Meta {
     Meta {
@@ -192,7 +203,18 @@ pub(crate) struct Engine {
     failed: Vec<bool>,
     /// Slot ended (finalized or failed).
     gone: Vec<bool>,
+    /// Failed slots in the order this process learned of them.
+    fail_order: Vec<u32>,
     epoch_seen: u64,
+    news_seen: u64,
+    /// Rings from slots `0..poll_upto` are polled.
+    poll_upto: usize,
+    /// Some slot has ended or some communicator was revoked: the doom
+    /// rules must be checked (false keeps them off the fast path).
+    trouble: bool,
+    /// Fault-tolerance state per communicator (by context id).
+    ft: std::collections::HashMap<u32, ft::CtxFt>,
+    entries: ft::Entries,
     /// Active collective schedules.
     colls: Vec<ReqKey>,
     /// Receives that drop mismatched collective messages.
@@ -226,7 +248,9 @@ const GRACE: std::time::Duration = std::time::Duration::from_micros(5);
 const BACKLOG_CAP: usize = 8 << 20;
 
 impl Engine {
-    /// An engine for slot `me` of `seg`, talking to slots `0..nslots`.
+    /// An engine for slot `me` of `seg`, polling slots `0..nslots` at
+    /// first (every slot of the segment can be reached; see
+    /// [`Engine::watch_slots`]).
     pub fn new(
         seg: Segment,
         me: usize,
@@ -235,8 +259,9 @@ impl Engine {
         eager_limit: Option<usize>,
         cma: bool,
     ) -> Engine {
-        let inb = (0..nslots).map(|s| seg.consumer(s, me)).collect();
-        let out: Vec<Producer> = (0..nslots).map(|d| seg.producer(me, d)).collect();
+        let cap = seg.layout().capacity();
+        let inb = (0..cap).map(|s| seg.consumer(s, me)).collect();
+        let out: Vec<Producer> = (0..cap).map(|d| seg.producer(me, d)).collect();
         let max = out.first().map_or(4096, |p| p.max_payload());
         let eager_limit = eager_limit.unwrap_or(DEFAULT_EAGER).min(max);
         let frag = std::env::var(pertinax_wire::env::tune::FRAG)
@@ -248,7 +273,7 @@ impl Engine {
             outbox: Outbox {
                 seg: seg.clone(),
                 out,
-                backlog: (0..nslots).map(|_| VecDeque::new()).collect(),
+                backlog: (0..cap).map(|_| VecDeque::new()).collect(),
                 backlog_bytes: 0,
                 backlog_recs: 0,
             },
@@ -264,9 +289,15 @@ impl Engine {
             seg,
             me,
             inb,
-            failed: vec![false; nslots],
-            gone: vec![false; nslots],
+            failed: vec![false; cap],
+            gone: vec![false; cap],
+            fail_order: Vec::new(),
             epoch_seen: 0,
+            news_seen: 0,
+            poll_upto: nslots.min(cap),
+            trouble: false,
+            ft: std::collections::HashMap::new(),
+            entries: ft::Entries::new(),
             colls: Vec::new(),
             discards: Vec::new(),
             eager_limit,
@@ -333,13 +364,11 @@ impl Engine {
 
     // ---- sending --------------------------------------------------------
 
-    fn check_dest(&self, dest: usize, dest_rank: u32) -> Result<()> {
-        if self.gone[dest] {
-            return Err(Error::ProcFailed {
-                ranks: vec![Rank(dest_rank as i32)],
-            });
+    fn check_dest(&self, ctx: u32, dest: usize, dest_rank: u32) -> Result<()> {
+        match self.doom_send_to(ctx, dest, Rank(dest_rank as i32)) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Sends a message of at most the eager limit; the data is out of the
@@ -353,7 +382,7 @@ impl Engine {
         tag: i32,
         data: &[u8],
     ) -> Result<()> {
-        self.check_dest(dest, dest_rank)?;
+        self.check_dest(ctx, dest, dest_rank)?;
         let meta = data_meta(Kind::Eager, ctx, src, tag, data.len());
         self.outbox.send(dest, &meta, data);
         if self.outbox.backlog_bytes > BACKLOG_CAP {
@@ -386,10 +415,11 @@ impl Engine {
                 .map(|_| status);
             return Ok(self.m.alloc(ReqState::Done(r)));
         }
-        self.check_dest(dest, dest_rank)?;
+        self.check_dest(ctx, dest, dest_rank)?;
         let meta = data_meta(Kind::Rts, ctx, src, tag, buf.len());
         let addr = buf.addr();
         let key = self.m.alloc(ReqState::Send(SendReq {
+            ctx,
             dest,
             status,
             buf,
@@ -423,8 +453,9 @@ impl Engine {
             self.m.deliver_unexpected(&mut self.outbox, key, i);
         } else {
             self.m.posted.push(key);
-            if self.gone.iter().any(|&g| g) {
-                self.m.fail_doomed(&self.gone, &self.failed);
+            if let Some(e) = self.doom_match(spec.ctx, spec.src, &peers_of(&self.m, key)) {
+                self.m.posted.retain(|&k| k != key);
+                self.m.complete(key, Err(e));
             }
         }
         key
@@ -441,23 +472,7 @@ impl Engine {
 
     /// Why a probe for `spec` on `peers` can never succeed, if so.
     pub fn probe_doomed(&self, spec: &MatchSpec, peers: &[u32]) -> Option<Error> {
-        match spec.src {
-            Some(src) => {
-                let slot = peers.get(src as usize).copied()? as usize;
-                self.gone[slot].then(|| Error::ProcFailed {
-                    ranks: vec![Rank(src as i32)],
-                })
-            }
-            None => {
-                let dead: Vec<Rank> = peers
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &s)| self.failed[s as usize])
-                    .map(|(r, _)| Rank(r as i32))
-                    .collect();
-                (!dead.is_empty()).then_some(Error::ProcFailedPending { ranks: dead })
-            }
-        }
+        self.doom_match(spec.ctx, spec.src, peers)
     }
 
     // ---- progress -------------------------------------------------------
@@ -468,7 +483,7 @@ impl Engine {
         if !self.m.streams.is_empty() {
             moved |= self.m.pump_streams(&mut self.outbox, self.frag);
         }
-        for s in 0..self.inb.len() {
+        for s in 0..self.poll_upto {
             while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
                 self.m.on_record(&mut self.outbox, s, meta, payload);
                 self.inb[s].pop();
@@ -479,6 +494,12 @@ impl Engine {
         if epoch != self.epoch_seen {
             self.epoch_seen = epoch;
             self.refresh_failures();
+            moved = true;
+        }
+        let news = self.seg.proc_block(self.me).news.load(Ordering::Acquire);
+        if news != self.news_seen {
+            self.news_seen = news;
+            self.on_news();
             moved = true;
         }
         if !self.colls.is_empty() || !self.discards.is_empty() {
@@ -683,11 +704,15 @@ impl Engine {
             if gone && !self.gone[s] {
                 self.gone[s] = true;
                 self.failed[s] = failed;
+                if failed {
+                    self.fail_order.push(s as u32);
+                }
                 changed = true;
+                self.trouble = true;
             }
         }
         if changed {
-            for s in 0..self.inb.len() {
+            for s in 0..self.poll_upto {
                 while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
                     self.m.on_record(&mut self.outbox, s, meta, payload);
                     self.inb[s].pop();
@@ -701,13 +726,14 @@ impl Engine {
                     self.outbox.backlog_bytes -= q.iter().map(|r| r.data.len()).sum::<usize>();
                 }
             }
-            self.m.fail_doomed(&self.gone, &self.failed);
+            self.fail_doomed();
         }
     }
 
     fn anything_ready(&self) -> bool {
-        self.inb.iter().any(|c| c.ready())
+        self.inb[..self.poll_upto].iter().any(|c| c.ready())
             || self.seg.header().event_epoch.load(Ordering::Acquire) != self.epoch_seen
+            || self.seg.proc_block(self.me).news.load(Ordering::Acquire) != self.news_seen
     }
 
     /// Progresses until `done` holds, spinning, yielding, then sleeping.

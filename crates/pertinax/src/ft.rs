@@ -1,0 +1,253 @@
+//! Fault-tolerance primitives with the semantics of the ULFM proposal as
+//! Open MPI 5 implements it: [`Comm::revoke`], [`Comm::shrink`],
+//! [`Comm::agree`], [`Comm::get_failed`], [`Comm::ack_failed`].
+//!
+//! # Failure model
+//!
+//! Processes fail by stopping (crash, kill, panic, or a heartbeat timeout,
+//! after which the launcher kills the process so the model stays
+//! fail-stop). The launcher sees every death (it is every process's parent)
+//! and publishes it in the shared segment before it wakes everyone: the
+//! failure detector is *perfect* (it never suspects a live process) and
+//! fast (a survivor blocked in any call learns of the death within
+//! microseconds).
+//!
+//! # Error semantics
+//!
+//! - An operation that needs a failed peer returns [`Error::ProcFailed`]:
+//!   a send to it, a receive from it, and *every collective on a
+//!   communicator with a failed member*, at every survivor, even those
+//!   that do not exchange data with the dead rank (so no survivor can wait
+//!   for a live rank that gave up). A collective that completed at a rank
+//!   before that rank learned of the failure returns success there: the
+//!   broadcast notification problem, see the crate's ARCHITECTURE.md.
+//! - An any-source receive returns [`Error::ProcFailedPending`] while the
+//!   communicator has failed members whose failure this process has not
+//!   acknowledged with [`Comm::ack_failed`]; it works again afterwards.
+//! - After [`Comm::revoke`] by any member, every pending and later
+//!   point-to-point and collective operation on the communicator returns
+//!   [`Error::Revoked`] at every member; [`Comm::agree`], [`Comm::shrink`],
+//!   [`Comm::get_failed`] and [`Comm::ack_failed`] still work.
+//!
+//! # Agreement
+//!
+//! [`Comm::agree`] and [`Comm::shrink`] run one uniform agreement through
+//! the shared segment, without a coordinator. Each member writes its
+//! contribution into its own record (stamped with the communicator and the
+//! agreement's sequence number) and wakes the others; then it waits until
+//! every member has either contributed or *ended* (the launcher marked it
+//! failed or finalized). A process that has ended writes nothing more, and
+//! the segment outlives it, so from then on every member sees the same
+//! records: the decision, a function of those records (the AND of the
+//! contributed flags; the set of members that did not contribute; for
+//! shrink, the largest proposed context id and the contributors'
+//! entries), is the same at every member that decides, whoever dies
+//! during the agreement. See ARCHITECTURE.md for the proof sketch.
+
+use std::rc::Rc;
+
+use crate::comm::Comm;
+use crate::engine::Member;
+use crate::error::{Error, Result};
+use crate::group::Group;
+use crate::types::Rank;
+
+/// The outcome of [`Comm::agree_detailed`]: the same at every member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Agreement {
+    /// Bitwise AND of the flags of every contributing member.
+    pub flags: u32,
+    /// Members (ranks of the communicator; for an intercommunicator,
+    /// positions in the local then remote group) that did not contribute
+    /// because they had failed.
+    pub failed: Vec<Rank>,
+    /// Those of `failed` that this process has not acknowledged (the only
+    /// part that can differ between members).
+    pub unacked: Vec<Rank>,
+}
+
+impl Comm {
+    /// Revokes the communicator at every member: their pending and later
+    /// operations on it, other than the recovery calls, return
+    /// [`Error::Revoked`]. Returns once the revocation is visible to every
+    /// member (it survives the death of the revoker right after).
+    ///
+    /// # Errors
+    /// `CommFreed`, `Finalized`.
+    pub fn revoke(&self) -> Result<()> {
+        self.live_ft()?;
+        self.inner.rt.engine.borrow_mut().revoke(self.inner.ctx);
+        Ok(())
+    }
+
+    /// Whether the communicator was revoked (as known to this process).
+    pub fn is_revoked(&self) -> bool {
+        let mut e = self.inner.rt.engine.borrow_mut();
+        e.progress();
+        e.is_revoked(self.inner.ctx)
+    }
+
+    /// Slots of every member (group, then remote group).
+    fn member_slots(&self) -> Vec<u32> {
+        self.inner.members.iter().map(|m| m.slot).collect()
+    }
+
+    fn slot_group(&self, slots: Vec<u32>) -> Group {
+        let me = self.inner.peers[self.inner.rank as usize];
+        Group::new(slots.into(), me)
+    }
+
+    /// The group of this communicator's processes known here to have
+    /// failed, in the order this process learned of them (like
+    /// `MPIX_Comm_get_failed`). Local.
+    ///
+    /// # Errors
+    /// `CommFreed`, `Finalized`.
+    pub fn get_failed(&self) -> Result<Group> {
+        self.live_ft()?;
+        let mut e = self.inner.rt.engine.borrow_mut();
+        e.progress();
+        let failed = e.failed_among(&self.member_slots());
+        drop(e);
+        Ok(self.slot_group(failed))
+    }
+
+    /// Acknowledges the first `n` failures of [`Comm::get_failed`] (all of
+    /// them with `usize::MAX`); returns how many failures are acknowledged
+    /// now (like `MPIX_Comm_ack_failed`). Acknowledged failures no longer
+    /// make any-source receives fail with `ProcFailedPending`, nor
+    /// [`Comm::agree`] with `ProcFailed`. Local.
+    ///
+    /// # Errors
+    /// `CommFreed`, `Finalized`.
+    pub fn ack_failed(&self, n: usize) -> Result<usize> {
+        self.live_ft()?;
+        let mut e = self.inner.rt.engine.borrow_mut();
+        e.progress();
+        Ok(e.ack_failed(self.inner.ctx, &self.member_slots(), n))
+    }
+
+    /// The group of acknowledged failed processes (like the former
+    /// `MPIX_Comm_failure_get_acked`). Local.
+    ///
+    /// # Errors
+    /// `CommFreed`, `Finalized`.
+    pub fn get_acked(&self) -> Result<Group> {
+        self.live_ft()?;
+        let acked = self.inner.rt.engine.borrow().acked(self.inner.ctx);
+        Ok(self.slot_group(acked))
+    }
+
+    /// Fault-tolerant uniform agreement: returns the bitwise AND of the
+    /// `flags` of every member that contributed, the same at every member
+    /// that returns, even when members (any of them) die while it runs.
+    /// Works on a revoked communicator.
+    ///
+    /// # Errors
+    /// `ProcFailed` naming the members that failed without contributing
+    /// and whose failure this process has not acknowledged (use
+    /// [`Comm::agree_detailed`] to get the agreed flags in that case too);
+    /// `CommFreed`, `Finalized`.
+    pub fn agree(&self, flags: u32) -> Result<u32> {
+        let a = self.agree_detailed(flags)?;
+        if a.unacked.is_empty() {
+            Ok(a.flags)
+        } else {
+            Err(Error::ProcFailed { ranks: a.unacked })
+        }
+    }
+
+    /// [`Comm::agree`], returning the whole outcome whatever the failures.
+    ///
+    /// # Errors
+    /// `CommFreed`, `Finalized`.
+    pub fn agree_detailed(&self, flags: u32) -> Result<Agreement> {
+        self.live_ft()?;
+        let got = self.agreement([flags, 0, 0, 0])?;
+        let mut and = u32::MAX;
+        let mut failed = Vec::new();
+        for (i, c) in got.iter().enumerate() {
+            match c {
+                Some(w) => and &= w[0],
+                None => failed.push(i),
+            }
+        }
+        let acked = self.inner.rt.engine.borrow().acked(self.inner.ctx);
+        let unacked = failed
+            .iter()
+            .filter(|&&i| !acked.contains(&self.inner.members[i].slot))
+            .map(|&i| Rank(i as i32))
+            .collect();
+        Ok(Agreement {
+            flags: and,
+            failed: failed.into_iter().map(|i| Rank(i as i32)).collect(),
+            unacked,
+        })
+    }
+
+    /// A new communicator of the members that are alive, in the same rank
+    /// order, the same at every survivor (like `MPIX_Comm_shrink`). Works on
+    /// a revoked communicator and tolerates failures while it runs (a
+    /// member that dies during the call may still be in the result; later
+    /// operations then report it).
+    ///
+    /// # Errors
+    /// `InvalidArgument` on an intercommunicator or when this process holds
+    /// too many communicators; `CommFreed`, `Finalized`.
+    pub fn shrink(&self) -> Result<Comm> {
+        self.live_ft()?;
+        if self.is_inter() {
+            return Err(Error::InvalidArgument(
+                "shrink needs an intracommunicator".into(),
+            ));
+        }
+        let rt = &self.inner.rt;
+        let entry = rt.engine.borrow_mut().alloc_entry()?;
+        let got = self.agreement([0, rt.next_ctx(), entry as u32, 0])?;
+        let mut peers = Vec::new();
+        let mut entries = Vec::new();
+        let mut ctx = 0;
+        let mut my_rank = 0;
+        for (i, c) in got.iter().enumerate() {
+            if let Some(w) = c {
+                if i == self.inner.rank as usize {
+                    my_rank = peers.len() as u32;
+                }
+                peers.push(self.inner.members[i].slot);
+                entries.push(w[2] as u16);
+                ctx = ctx.max(w[1]);
+            }
+        }
+        Ok(Comm::from_parts(
+            rt.clone(),
+            ctx,
+            my_rank,
+            peers.into(),
+            &entries,
+            None,
+        ))
+    }
+
+    /// Runs one agreement instance: contributes `words`, waits until every
+    /// member contributed or ended, returns each member's contribution.
+    pub(crate) fn agreement(&self, words: [u32; 4]) -> Result<Vec<Option<[u32; 4]>>> {
+        let seq = self.inner.ft_seq.get().wrapping_add(1).max(1);
+        self.inner.ft_seq.set(seq);
+        let ctx = self.inner.ctx;
+        let members: Rc<[Member]> = self.inner.members.clone();
+        let mut e = self.inner.rt.engine.borrow_mut();
+        e.contribute(self.inner.entry, ctx, seq, words, &members);
+        let mut got: Vec<Option<Option<[u32; 4]>>> = vec![None; members.len()];
+        e.wait_until(|e| {
+            let mut all = true;
+            for (g, &m) in got.iter_mut().zip(members.iter()) {
+                if g.is_none() {
+                    *g = e.contribution(m, ctx, seq);
+                    all &= g.is_some();
+                }
+            }
+            all
+        });
+        Ok(got.into_iter().map(Option::flatten).collect())
+    }
+}
