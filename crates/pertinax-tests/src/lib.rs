@@ -1,6 +1,15 @@
 //! Shared helpers of the pertinax rank programs used by the tests.
 #![forbid(unsafe_code)]
 
+/// Kills this process with SIGKILL (how the fault-tolerance scenarios
+/// make a rank crash at a chosen point).
+///
+/// # Errors
+/// If the signal could not be sent.
+pub fn kill_self() -> std::io::Result<()> {
+    pertinax_sys::process::kill(std::process::id(), 9)
+}
+
 /// A small, fast, seedable generator (SplitMix64) so that every rank can
 /// recompute what another rank sent.
 #[derive(Clone, Debug)]

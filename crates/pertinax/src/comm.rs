@@ -96,7 +96,11 @@ impl Comm {
         let members: Rc<[Member]> = members.into();
         {
             let mut e = rt.engine.borrow_mut();
-            let top = members.iter().map(|m| m.slot as usize + 1).max().unwrap_or(0);
+            let top = members
+                .iter()
+                .map(|m| m.slot as usize + 1)
+                .max()
+                .unwrap_or(0);
             e.watch_slots(top);
             e.register(ctx, entry, members.clone());
         }
@@ -262,7 +266,9 @@ impl Comm {
                 return Err(e);
             }
         };
-        let w = |r: &[u8], i: usize| u32::from_le_bytes([r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]]);
+        let w = |r: &[u8], i: usize| {
+            u32::from_le_bytes([r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]])
+        };
         Ok(all
             .chunks_exact(rec.len())
             .map(|r| {

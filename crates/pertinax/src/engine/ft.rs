@@ -68,7 +68,10 @@ enum EntryUse {
     Reserved,
     InUse,
     /// Freed here; reusable once no member can still read it.
-    Released { ctx: u32, members: Rc<[Member]> },
+    Released {
+        ctx: u32,
+        members: Rc<[Member]>,
+    },
 }
 
 /// This process's fault-tolerance entries.
@@ -335,7 +338,10 @@ impl Engine {
 
     /// The slots whose failure was acknowledged on `ctx`, in order.
     pub fn acked(&self, ctx: u32) -> Vec<u32> {
-        self.ft.get(&ctx).map(|c| c.acked.clone()).unwrap_or_default()
+        self.ft
+            .get(&ctx)
+            .map(|c| c.acked.clone())
+            .unwrap_or_default()
     }
 
     /// Ranks (positions in `peers`) whose slot satisfies `pred`.
@@ -348,9 +354,23 @@ impl Engine {
             .collect()
     }
 
+    /// `ProcFailed` naming the failed members of `peers` (or, if none
+    /// failed, those that finalized: a collective cannot complete without
+    /// them either), if any.
+    fn members_down(&self, peers: &[u32]) -> Option<Error> {
+        let mut dead = Self::ranks_where(peers, |s| self.failed[s]);
+        if dead.is_empty() {
+            dead = Self::ranks_where(peers, |s| self.gone[s]);
+        }
+        (!dead.is_empty()).then_some(Error::ProcFailed { ranks: dead })
+    }
+
     /// The error a receive can no longer escape, if any.
     pub(super) fn doom_recv(&self, r: &RecvReq) -> Option<Error> {
-        let src = r.spec.src.or_else(|| r.stream.map(|(st, _)| st.source.0 as u32));
+        let src = r
+            .spec
+            .src
+            .or_else(|| r.stream.map(|(st, _)| st.source.0 as u32));
         self.doom_match(r.spec.ctx, src, &r.peers)
     }
 
@@ -365,8 +385,7 @@ impl Engine {
             return Some(Error::Revoked);
         }
         if collective(ctx) {
-            let dead = Self::ranks_where(peers, |s| self.gone[s]);
-            return (!dead.is_empty()).then_some(Error::ProcFailed { ranks: dead });
+            return self.members_down(peers);
         }
         match src {
             Some(src) => {
@@ -377,9 +396,8 @@ impl Engine {
             }
             None => {
                 let acked: &[u32] = info.map_or(&[], |c| &c.acked);
-                let dead = Self::ranks_where(peers, |s| {
-                    self.failed[s] && !acked.contains(&(s as u32))
-                });
+                let dead =
+                    Self::ranks_where(peers, |s| self.failed[s] && !acked.contains(&(s as u32)));
                 (!dead.is_empty()).then_some(Error::ProcFailedPending { ranks: dead })
             }
         }
@@ -403,9 +421,8 @@ impl Engine {
         if collective(ctx) {
             if let Some(c) = info {
                 let slots: Vec<u32> = c.members.iter().map(|m| m.slot).collect();
-                let dead = Self::ranks_where(&slots, |s| self.gone[s]);
-                if !dead.is_empty() {
-                    return Some(Error::ProcFailed { ranks: dead });
+                if let Some(e) = self.members_down(&slots) {
+                    return Some(e);
                 }
             }
         }
@@ -460,8 +477,8 @@ impl Engine {
         // Read the state first: once a process has ended, its record no
         // longer changes, so a miss after that is final.
         let dead = ended(&self.seg, m.slot as usize);
-        let rec = &self.seg.ft_block(m.slot as usize).entries[m.entry as usize].rec
-            [(seq & 1) as usize];
+        let rec =
+            &self.seg.ft_block(m.slot as usize).entries[m.entry as usize].rec[(seq & 1) as usize];
         if rec.stamp.load(Acquire) == stamp(ctx, seq) {
             let w = [0, 1, 2, 3].map(|i| rec.words[i].load(Relaxed));
             return Some(Some(w));
