@@ -49,6 +49,10 @@ pub mod tune {
     /// ranks outnumber cores more than twice and the kernel allows it, so
     /// that sender and receiver rarely run at once; stream otherwise).
     pub const LARGE: &str = "PERTINAX_LARGE";
+    /// `0` turns failure detection off in the progress engine (the failure
+    /// epoch and revocation news are not polled): only for measuring what
+    /// detection costs; a failed peer can then hang the job.
+    pub const DETECT: &str = "PERTINAX_DETECT";
     /// Microseconds a waiting process polls before it starts yielding.
     pub const SPIN: &str = "PERTINAX_SPIN";
     /// Microseconds it then polls and yields before it sleeps on its futex.

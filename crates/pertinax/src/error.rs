@@ -81,6 +81,10 @@ pub enum Error {
     /// The operating system refused something the transport needs.
     #[error("transport: {0}")]
     Transport(String),
+    /// New processes could not be started (no free slot or spare, or a
+    /// program that cannot run).
+    #[error("spawn failed: {0}")]
+    SpawnFailed(String),
     /// A value could not be serialized or deserialized.
     #[error("serialization: {0}")]
     Serialization(String),

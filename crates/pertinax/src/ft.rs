@@ -43,6 +43,14 @@
 //! shrink, the largest proposed context id and the contributors'
 //! entries), is the same at every member that decides, whoever dies
 //! during the agreement. See ARCHITECTURE.md for the proof sketch.
+//!
+//! # Fault points
+//!
+//! The library marks its own [`crate::fault_point`]s so that tests can kill
+//! a process at the worst moments: `ft.agree.enter` (before contributing to
+//! an agreement, shrink, spawn or replacement), `ft.agree.contributed`
+//! (right after), and `ft.revoke.partial` (in a revocation, after half of
+//! the members were marked).
 
 use std::rc::Rc;
 
@@ -235,8 +243,10 @@ impl Comm {
         self.inner.ft_seq.set(seq);
         let ctx = self.inner.ctx;
         let members: Rc<[Member]> = self.inner.members.clone();
+        crate::fault_point("ft.agree.enter");
         let mut e = self.inner.rt.engine.borrow_mut();
         e.contribute(self.inner.entry, ctx, seq, words, &members);
+        crate::fault_point("ft.agree.contributed");
         let mut got: Vec<Option<Option<[u32; 4]>>> = vec![None; members.len()];
         e.wait_until(|e| {
             let mut all = true;

@@ -49,6 +49,7 @@ mod op;
 mod p2p;
 mod request;
 mod runtime;
+mod spawn;
 mod types;
 mod wait;
 
@@ -60,6 +61,7 @@ pub use group::{Group, GroupRelation};
 pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
 pub use request::{scope, test_any, wait_all, wait_any, Request, Scope};
 pub use runtime::{init, Universe};
+pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};
 
 /// The README's examples, compiled and run as doc tests.

@@ -16,6 +16,7 @@ use pertinax_wire::env;
 use crate::comm::Comm;
 use crate::engine::{Engine, ENTRY_SELF, ENTRY_WORLD};
 use crate::error::{Error, Result};
+use crate::spawn::{Assignment, Role};
 use crate::wait::WaitPolicy;
 
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
@@ -96,6 +97,48 @@ struct Boot {
     job: JobInfo,
     ctrl: Option<UnixStream>,
     cma: bool,
+    /// For a spare or spawned process: its assignment (slots of its
+    /// request, its index, the payload).
+    assign: Option<(Vec<u32>, usize, Assignment)>,
+    /// Beat the heartbeat from the progress engine.
+    beat_in_progress: bool,
+}
+
+/// Starts the heartbeat the launcher asked for (`thread:MS` or
+/// `progress:MS`); returns whether progress rounds must beat.
+fn start_heartbeat(seg: &Segment, slot: usize) -> Result<bool> {
+    let Ok(spec) = std::env::var(env::HEARTBEAT) else {
+        return Ok(false);
+    };
+    let (mode, ms) = spec.split_once(':').unwrap_or(("thread", spec.as_str()));
+    let ms: u64 = ms
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&m| m > 0)
+        .ok_or_else(|| Error::Bootstrap(format!("{}={spec}: bad period", env::HEARTBEAT)))?;
+    let beat = move |seg: &Segment| {
+        seg.proc_block(slot).beat.fetch_add(1, Ordering::Relaxed);
+    };
+    beat(seg);
+    match mode {
+        "progress" => Ok(true),
+        "thread" => {
+            let seg = seg.clone();
+            std::thread::Builder::new()
+                .name("pertinax-heartbeat".into())
+                .spawn(move || loop {
+                    beat(&seg);
+                    std::thread::sleep(Duration::from_millis(ms));
+                })
+                .map_err(|e| Error::Bootstrap(format!("cannot start the heartbeat: {e}")))?;
+            Ok(false)
+        }
+        other => Err(Error::Bootstrap(format!(
+            "{}: unknown heartbeat mode {other:?}",
+            env::HEARTBEAT
+        ))),
+    }
 }
 
 fn bootstrap() -> Result<Boot> {
@@ -121,7 +164,16 @@ fn bootstrap() -> Result<Boot> {
             },
             ctrl: None,
             cma: cma_env && cma::probe(),
+            assign: None,
+            beat_in_progress: false,
         });
+    }
+    let role = std::env::var(env::ROLE).unwrap_or_else(|_| "rank".into());
+    if !matches!(role.as_str(), "rank" | "spare" | "spawned") {
+        return Err(Error::Bootstrap(format!(
+            "{}={role} is not a known role",
+            env::ROLE
+        )));
     }
     let rank: usize = env_parse(env::RANK)?;
     let size: usize = env_parse(env::SIZE)?;
@@ -134,7 +186,7 @@ fn bootstrap() -> Result<Boot> {
         .ok()
         .and_then(|s| env::from_hex(&s))
         .ok_or_else(|| Error::Bootstrap(format!("{} is missing or not hex", env::SECRET)))?;
-    if rank >= size {
+    if rank >= size.max(1) {
         return Err(Error::Bootstrap(format!(
             "rank {rank} is not below size {size}"
         )));
@@ -144,7 +196,7 @@ fn bootstrap() -> Result<Boot> {
     let seg = Segment::attach(std::os::fd::AsRawFd::as_raw_fd(&shm))
         .map_err(|e| Error::Bootstrap(format!("shared memory: {e}")))?;
     drop(shm);
-    if seg.layout().capacity() < size || slot >= seg.layout().capacity() {
+    if slot >= seg.layout().capacity() {
         return Err(Error::Bootstrap(
             "the shared segment is too small for the job".into(),
         ));
@@ -175,7 +227,50 @@ fn bootstrap() -> Result<Boot> {
             )))
         }
     }
+    let beat_in_progress = start_heartbeat(&seg, slot)?;
     let my_cma = cma_env && cma::probe();
+    if role != "rank" {
+        // Spares wait here (as long as it takes) until they are needed;
+        // spawned processes get their assignment at once.
+        sock.set_read_timeout(None)
+            .map_err(|e| Error::Bootstrap(e.to_string()))?;
+        let (slots, index, payload) =
+            match ctrl::read_frame::<_, ToRank>(&mut sock).map_err(boot_err("assignment"))? {
+                Some(ToRank::Assign {
+                    slots,
+                    index,
+                    payload,
+                }) => (slots, index as usize, payload),
+                Some(ToRank::Shutdown) | None if role == "spare" => {
+                    // A spare that was never needed: its job is done.
+                    process::exit_now(0)
+                }
+                other => {
+                    return Err(Error::Bootstrap(format!(
+                        "expected an assignment, got {other:?}"
+                    )))
+                }
+            };
+        let a: Assignment = bincode::deserialize(&payload)
+            .map_err(|e| Error::Bootstrap(format!("bad assignment: {e}")))?;
+        let (rank, size) = match &a {
+            Assignment::Spawned { .. } => (index, slots.len()),
+            Assignment::Replace { peers, holes, .. } => {
+                (holes.get(index).copied().unwrap_or(0) as usize, peers.len())
+            }
+        };
+        let all_cma = my_cma && std::env::var(env::CMA_ALL).is_ok_and(|v| v.trim() == "1");
+        start_guard(&sock, rank)?;
+        return Ok(Boot {
+            seg,
+            slot,
+            job: JobInfo { rank, size, job_id },
+            ctrl: Some(sock),
+            cma: all_cma,
+            assign: Some((slots, index, a)),
+            beat_in_progress,
+        });
+    }
     ctrl::write_frame(
         &mut sock,
         &ToLauncher::Put {
@@ -201,6 +296,19 @@ fn bootstrap() -> Result<Boot> {
         });
     sock.set_read_timeout(None)
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
+    start_guard(&sock, rank)?;
+    Ok(Boot {
+        seg,
+        slot,
+        job: JobInfo { rank, size, job_id },
+        ctrl: Some(sock),
+        cma: all_cma,
+        assign: None,
+        beat_in_progress,
+    })
+}
+
+fn start_guard(sock: &UnixStream, rank: usize) -> Result<()> {
     let watch = sock
         .try_clone()
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
@@ -208,13 +316,7 @@ fn bootstrap() -> Result<Boot> {
         .name("pertinax-guard".into())
         .spawn(move || guard(watch, rank))
         .map_err(|e| Error::Bootstrap(format!("cannot start the connection guard: {e}")))?;
-    Ok(Boot {
-        seg,
-        slot,
-        job: JobInfo { rank, size, job_id },
-        ctrl: Some(sock),
-        cma: all_cma,
-    })
+    Ok(())
 }
 
 /// The connection guard: a rank whose launcher is gone stops.
@@ -248,6 +350,8 @@ pub struct Universe {
     rt: Rc<Runtime>,
     world: Comm,
     self_comm: Comm,
+    parent: Option<Comm>,
+    role: Role,
 }
 
 /// Initializes the runtime of this process.
@@ -282,7 +386,17 @@ pub fn init() -> Result<Universe> {
     let eager = std::env::var(env::tune::EAGER_LIMIT)
         .ok()
         .and_then(|v| v.trim().parse().ok());
-    let nslots = boot.job.size;
+    if let Err(m) = crate::fault::load() {
+        INITIALIZED.store(false, Ordering::SeqCst);
+        return Err(Error::Bootstrap(format!("{}: {m}", env::FAULTS)));
+    }
+    // Ranks of the job poll the job's slots from the start; processes that
+    // join later poll what their communicators name.
+    let nslots = if boot.assign.is_some() {
+        0
+    } else {
+        boot.job.size
+    };
     // Fault in this rank's rings now rather than one page per message later
     // (best effort: without MADV_POPULATE_WRITE pages come on first use).
     let _ = boot.seg.prefault(boot.slot, nslots);
@@ -292,7 +406,8 @@ pub fn init() -> Result<Universe> {
             Ok("stream") => false,
             _ => boot.job.size > 2 * cpus,
         };
-    let engine = Engine::new(boot.seg, boot.slot, nslots, policy, eager, single_copy);
+    let mut engine = Engine::new(boot.seg, boot.slot, nslots, policy, eager, single_copy);
+    engine.beat_in_progress = boot.beat_in_progress;
     let rt = Rc::new(Runtime {
         engine: RefCell::new(engine),
         job: boot.job.clone(),
@@ -301,6 +416,24 @@ pub fn init() -> Result<Universe> {
         ctrl: RefCell::new(boot.ctrl),
     });
     CURRENT.with(|c| *c.borrow_mut() = Some(rt.clone()));
+    let self_comm = Comm::from_parts(
+        rt.clone(),
+        4,
+        0,
+        Rc::from([boot.slot as u32]),
+        &[ENTRY_SELF],
+        None,
+    );
+    if let Some((slots, index, a)) = boot.assign {
+        let j = crate::spawn::join(&rt, &slots, index, a)?;
+        return Ok(Universe {
+            rt,
+            world: j.world,
+            self_comm,
+            parent: j.parent,
+            role: j.role,
+        });
+    }
     let world_peers: Rc<[u32]> = (0..boot.job.size as u32).collect();
     let world_entries = vec![ENTRY_WORLD; boot.job.size];
     let world = Comm::from_parts(
@@ -311,18 +444,12 @@ pub fn init() -> Result<Universe> {
         &world_entries,
         None,
     );
-    let self_comm = Comm::from_parts(
-        rt.clone(),
-        4,
-        0,
-        Rc::from([boot.slot as u32]),
-        &[ENTRY_SELF],
-        None,
-    );
     Ok(Universe {
         rt,
         world,
         self_comm,
+        parent: None,
+        role: Role::Original,
     })
 }
 
@@ -335,6 +462,18 @@ impl Universe {
     /// The communicator holding only this process.
     pub fn self_comm(&self) -> Comm {
         self.self_comm.clone()
+    }
+
+    /// How this process came to be: started with the job, spawned, or put
+    /// in the place of a failed rank.
+    pub fn role(&self) -> Role {
+        self.role.clone()
+    }
+
+    /// For a process started by [`Comm::spawn`]: the intercommunicator to
+    /// its parents (their group is the remote group).
+    pub fn parent(&self) -> Option<Comm> {
+        self.parent.clone()
     }
 
     /// The job's id (32 hex digits).

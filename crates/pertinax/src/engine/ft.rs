@@ -21,7 +21,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
 use pertinax_sys::futex;
-use pertinax_sys::segment::{Segment, FT_ENTRIES};
+use pertinax_sys::segment::{Segment, FT_ENTRIES, PUBLISH_MAX};
 use pertinax_wire::slot;
 
 use super::{Engine, RecvReq, ReqKey, ReqState, SendReq};
@@ -274,7 +274,10 @@ impl Engine {
         c.revoked = true;
         self.trouble = true;
         let members = c.members.clone();
-        for &m in members.iter() {
+        for (i, &m) in members.iter().enumerate() {
+            if i == members.len() / 2 {
+                crate::fault_point("ft.revoke.partial");
+            }
             if mark_revoked(&self.seg, m, ctx) && m.slot as usize != self.me {
                 poke(&self.seg, m.slot as usize);
             }
@@ -487,6 +490,38 @@ impl Engine {
     }
 }
 
-fn stamp(ctx: u32, seq: u32) -> u64 {
+impl Engine {
+    /// The launcher's answer in `slot`'s publication, if it carries
+    /// `stamp`: the slots it started, or its error status.
+    pub fn publication(
+        &self,
+        slot: usize,
+        stamp: u64,
+    ) -> Option<std::result::Result<Vec<u32>, u32>> {
+        let p = &self.seg.ft_block(slot).publication;
+        if p.stamp.load(Acquire) != stamp {
+            return None;
+        }
+        let status = p.status.load(Relaxed);
+        if status != 0 {
+            return Some(Err(status));
+        }
+        let n = (p.count.load(Relaxed) as usize).min(PUBLISH_MAX);
+        Some(Ok((0..n).map(|i| p.slots[i].load(Relaxed)).collect()))
+    }
+
+    /// Whether the process in `slot` has ended, as the segment says now.
+    pub fn slot_ended(&self, slot: usize) -> bool {
+        ended(&self.seg, slot)
+    }
+
+    /// Bumps this process's heartbeat counter.
+    #[inline]
+    pub fn beat(&self) {
+        self.seg.proc_block(self.me).beat.fetch_add(1, Relaxed);
+    }
+}
+
+pub(crate) fn stamp(ctx: u32, seq: u32) -> u64 {
     ((ctx as u64) << 32) | seq as u64
 }

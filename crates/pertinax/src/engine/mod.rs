@@ -51,7 +51,7 @@ mod outbox;
 mod tests;
 
 pub(crate) use buf::{Cell, RecvBuf, SendBuf, Store};
-pub(crate) use ft::{base_ctx, Member, ENTRY_PARENT, ENTRY_SELF, ENTRY_WORLD};
+pub(crate) use ft::{stamp, Member, ENTRY_PARENT, ENTRY_SELF, ENTRY_WORLD};
 use matcher::Matcher;
 use outbox::Outbox;
 
@@ -212,6 +212,11 @@ pub(crate) struct Engine {
     /// Some slot has ended or some communicator was revoked: the doom
     /// rules must be checked (false keeps them off the fast path).
     trouble: bool,
+    /// Poll the failure epoch and revocation news (off only to measure
+    /// what detection costs).
+    detect: bool,
+    /// Beat the heartbeat on every progress round.
+    pub(crate) beat_in_progress: bool,
     /// Fault-tolerance state per communicator (by context id).
     ft: std::collections::HashMap<u32, ft::CtxFt>,
     entries: ft::Entries,
@@ -296,6 +301,9 @@ impl Engine {
             news_seen: 0,
             poll_upto: nslots.min(cap),
             trouble: false,
+            beat_in_progress: false,
+            detect: std::env::var(pertinax_wire::env::tune::DETECT)
+                .map_or(true, |v| v.trim() != "0"),
             ft: std::collections::HashMap::new(),
             entries: ft::Entries::new(),
             colls: Vec::new(),
@@ -479,6 +487,9 @@ impl Engine {
 
     /// One round of progress; true if anything happened.
     pub fn progress(&mut self) -> bool {
+        if self.beat_in_progress {
+            self.beat();
+        }
         let mut moved = self.outbox.flush();
         if !self.m.streams.is_empty() {
             moved |= self.m.pump_streams(&mut self.outbox, self.frag);
@@ -490,17 +501,19 @@ impl Engine {
                 moved = true;
             }
         }
-        let epoch = self.seg.header().event_epoch.load(Ordering::Acquire);
-        if epoch != self.epoch_seen {
-            self.epoch_seen = epoch;
-            self.refresh_failures();
-            moved = true;
-        }
-        let news = self.seg.proc_block(self.me).news.load(Ordering::Acquire);
-        if news != self.news_seen {
-            self.news_seen = news;
-            self.on_news();
-            moved = true;
+        if self.detect {
+            let epoch = self.seg.header().event_epoch.load(Ordering::Acquire);
+            if epoch != self.epoch_seen {
+                self.epoch_seen = epoch;
+                self.refresh_failures();
+                moved = true;
+            }
+            let news = self.seg.proc_block(self.me).news.load(Ordering::Acquire);
+            if news != self.news_seen {
+                self.news_seen = news;
+                self.on_news();
+                moved = true;
+            }
         }
         if !self.colls.is_empty() || !self.discards.is_empty() {
             moved |= self.advance_colls();

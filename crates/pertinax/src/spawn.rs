@@ -1,0 +1,427 @@
+//! Dynamic processes: [`Comm::spawn`] (an intercommunicator to new
+//! processes), [`Comm::merge`], and the non-shrinking recovery
+//! [`Comm::replace_failed`], which puts spares or new processes in the
+//! places of the dead.
+//!
+//! # How new processes are asked for
+//!
+//! One member (the spawn's root, or for a replacement the first live
+//! member) sends the launcher a request stamped with a value every member
+//! can compute. The launcher writes the slots it chose into the
+//! requester's *publication* in the shared segment before it starts
+//! anything, and drops requests from a process it already knows dead. So
+//! every member, by reading that publication, sees the same answer whether
+//! or not the requester survived: either the processes exist and are
+//! named there, or the requester died before asking and nothing was
+//! started (the next member then asks, for one more hole). No new process
+//! is ever started that the survivors do not know about.
+
+use std::rc::Rc;
+
+use pertinax_wire::ctrl::{self, ToLauncher};
+use serde::{Deserialize, Serialize};
+
+use crate::comm::Comm;
+use crate::engine::{stamp, ENTRY_PARENT, ENTRY_WORLD};
+use crate::error::{Error, Result};
+use crate::runtime::Runtime;
+use crate::types::Rank;
+
+/// What a new process is told when it is assigned (the payload of the
+/// launcher's `Assign`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) enum Assignment {
+    /// Started by [`Comm::spawn`]: the parents' intercommunicator.
+    Spawned {
+        ctx: u32,
+        parents: Vec<u32>,
+        entries: Vec<u16>,
+    },
+    /// Started by [`Comm::replace_failed`]: the restored communicator,
+    /// whose `holes` (ranks) the new processes fill in order.
+    Replace {
+        ctx: u32,
+        peers: Vec<u32>,
+        entries: Vec<u16>,
+        holes: Vec<u32>,
+    },
+}
+
+/// How this process came to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Role {
+    /// Started with the job.
+    Original,
+    /// Started by [`Comm::spawn`]; [`crate::Universe::parent`] is the
+    /// intercommunicator to the parents.
+    Spawned,
+    /// Put in the place of rank `rank` of a failed process by
+    /// [`Comm::replace_failed`]; [`crate::Universe::world`] is the restored
+    /// communicator.
+    Replacement {
+        /// The rank it took over.
+        rank: Rank,
+    },
+}
+
+/// The outcome of [`Comm::replace_failed`] at a survivor.
+#[derive(Debug)]
+pub struct Replaced {
+    /// The restored communicator: the same size and rank numbers as the
+    /// old one, new processes in the dead ranks' places.
+    pub comm: Comm,
+    /// The ranks that were replaced (empty if nobody had failed).
+    pub replaced: Vec<Rank>,
+}
+
+/// Asks the launcher for processes (from the process that is the
+/// requester).
+fn request(
+    rt: &Runtime,
+    stamp: u64,
+    program: Option<(&str, &[&str])>,
+    count: usize,
+    spares: bool,
+    payload: &Assignment,
+) -> Result<()> {
+    let payload = bincode::serialize(payload).map_err(|e| Error::Serialization(e.to_string()))?;
+    let msg = ToLauncher::Spawn {
+        stamp,
+        program: program.map(|p| p.0.to_string()),
+        args: program.map_or_else(Vec::new, |p| p.1.iter().map(|s| s.to_string()).collect()),
+        count: count as u32,
+        use_spares: spares,
+        payload,
+    };
+    let mut c = rt.ctrl.borrow_mut();
+    let sock = c.as_mut().ok_or_else(|| {
+        Error::SpawnFailed("a singleton job has no launcher to start processes".into())
+    })?;
+    ctrl::write_frame(sock, &msg)
+        .map_err(|e| Error::SpawnFailed(format!("cannot reach the launcher: {e}")))
+}
+
+/// Waits for the answer in `slot`'s publication; `None` if that process
+/// ended without an answer (so nothing was started for it).
+fn await_publication(
+    rt: &Runtime,
+    slot: usize,
+    stamp: u64,
+) -> Option<std::result::Result<Vec<u32>, u32>> {
+    let mut e = rt.engine.borrow_mut();
+    loop {
+        e.progress();
+        if let Some(p) = e.publication(slot, stamp) {
+            return Some(p);
+        }
+        if e.slot_ended(slot) {
+            // Read again: the launcher answers before it marks a death.
+            return e.publication(slot, stamp);
+        }
+        pertinax_sys::yield_cpu();
+    }
+}
+
+fn spawn_error(status: u32) -> Error {
+    Error::SpawnFailed(match status {
+        1 => "no free process slot or spare (see `pertinax run --max-spawn` and `--spares`)".into(),
+        _ => format!("the launcher could not start the program (status {status})"),
+    })
+}
+
+impl Comm {
+    /// Starts `count` processes of `program args...` and returns an
+    /// intercommunicator whose remote group they are (collective over
+    /// this intracommunicator; `root` makes the request). The new
+    /// processes find it as [`crate::Universe::parent`]; their world holds
+    /// only them. Failures of the new processes never harm this job's
+    /// processes (they are reported on the intercommunicator like any
+    /// failure).
+    ///
+    /// # Errors
+    /// `ProcFailed` if a member (or the root) failed before the processes
+    /// could be started; `SpawnFailed` when the launcher has no room or
+    /// cannot run the program; `InvalidArgument`, `InvalidRank`.
+    pub fn spawn(&self, program: &str, args: &[&str], count: usize, root: Rank) -> Result<Comm> {
+        self.coll_live()?;
+        let root = self.check_rank(root)? as usize;
+        if count == 0 || count > pertinax_sys::segment::PUBLISH_MAX {
+            return Err(Error::InvalidArgument(format!(
+                "cannot spawn {count} processes (1..={})",
+                pertinax_sys::segment::PUBLISH_MAX
+            )));
+        }
+        let rt = self.inner.rt.clone();
+        let entry = rt.engine.borrow_mut().alloc_entry()?;
+        let got = self.agreement([0, rt.next_ctx(), entry as u32, 0])?;
+        let fail = |err: Error| {
+            rt.engine.borrow_mut().unreserve_entry(entry);
+            Err(err)
+        };
+        let dead: Vec<Rank> = got
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.is_none())
+            .map(|(r, _)| Rank(r as i32))
+            .collect();
+        if !dead.is_empty() {
+            return fail(Error::ProcFailed { ranks: dead });
+        }
+        let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
+        rt.use_ctx(ctx);
+        let entries: Vec<u16> = got.iter().flatten().map(|w| w[2] as u16).collect();
+        let st = stamp(ctx, 1);
+        if self.inner.rank as usize == root {
+            let a = Assignment::Spawned {
+                ctx,
+                parents: self.inner.peers.to_vec(),
+                entries: entries.clone(),
+            };
+            if let Err(err) = request(&rt, st, Some((program, args)), count, false, &a) {
+                // The others are told through the publication; this rank
+                // cannot write it, so it stops the job's wait by failing.
+                return fail(err);
+            }
+        }
+        let slots = match await_publication(&rt, self.inner.peers[root] as usize, st) {
+            Some(Ok(s)) => s,
+            Some(Err(status)) => return fail(spawn_error(status)),
+            None => {
+                return fail(Error::ProcFailed {
+                    ranks: vec![Rank(root as i32)],
+                })
+            }
+        };
+        let n = slots.len();
+        Ok(Comm::from_parts(
+            rt.clone(),
+            ctx,
+            self.inner.rank,
+            self.inner.peers.clone(),
+            &entries,
+            Some((slots.into(), vec![ENTRY_PARENT; n])),
+        ))
+    }
+
+    /// Merges an intercommunicator into an intracommunicator (collective
+    /// over both groups): the group whose members pass `high == false`
+    /// comes first; when both pass the same, the group of the parents of a
+    /// spawn (the one holding the lower process slot) comes first.
+    ///
+    /// # Errors
+    /// `InvalidArgument` on an intracommunicator; `ProcFailed` if a member
+    /// failed; `Revoked`, `CommFreed`, `Finalized`.
+    pub fn merge(&self, high: bool) -> Result<Comm> {
+        self.live()?;
+        let Some(remote) = self.inner.remote.clone() else {
+            return Err(Error::InvalidArgument(
+                "merge needs an intercommunicator".into(),
+            ));
+        };
+        let rt = self.inner.rt.clone();
+        let entry = rt.engine.borrow_mut().alloc_entry()?;
+        let got = self.agreement([high as u32, rt.next_ctx(), entry as u32, 0])?;
+        let dead: Vec<Rank> = got
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.is_none())
+            .map(|(r, _)| Rank(r as i32))
+            .collect();
+        if !dead.is_empty() {
+            rt.engine.borrow_mut().unreserve_entry(entry);
+            return Err(Error::ProcFailed { ranks: dead });
+        }
+        let w: Vec<[u32; 4]> = got.into_iter().flatten().collect();
+        let nl = self.size();
+        let (lh, rh) = (w[0][0], w[nl][0]);
+        let local_min = self.inner.peers.iter().min().copied().unwrap_or(0);
+        let remote_min = remote.iter().min().copied().unwrap_or(0);
+        let local_first = if lh != rh {
+            lh == 0
+        } else {
+            local_min < remote_min
+        };
+        let ctx = w.iter().map(|x| x[1]).max().unwrap_or(0);
+        let (mut peers, mut entries) = (Vec::new(), Vec::new());
+        let local: Vec<(u32, u16)> = (0..nl)
+            .map(|i| (self.inner.peers[i], w[i][2] as u16))
+            .collect();
+        let rem: Vec<(u32, u16)> = (0..remote.len())
+            .map(|i| (remote[i], w[nl + i][2] as u16))
+            .collect();
+        let order = if local_first {
+            [&local, &rem]
+        } else {
+            [&rem, &local]
+        };
+        for g in order {
+            for &(s, e) in g.iter() {
+                peers.push(s);
+                entries.push(e);
+            }
+        }
+        let me = self.inner.peers[self.inner.rank as usize];
+        let rank = peers.iter().position(|&s| s == me).unwrap_or(0) as u32;
+        Ok(Comm::from_parts(
+            rt.clone(),
+            ctx,
+            rank,
+            peers.into(),
+            &entries,
+            None,
+        ))
+    }
+
+    /// Non-shrinking recovery (collective over the survivors): a new
+    /// communicator with the same size and rank numbers, where the ranks
+    /// that failed are taken over by idle spares (`pertinax run --spares`)
+    /// or, when none is left, by new processes of the job's program. The
+    /// survivors keep their ranks; the new processes start the program
+    /// from the beginning and find themselves in
+    /// [`crate::Universe::role`] as [`Role::Replacement`], with the
+    /// restored communicator as their world. Works on a revoked
+    /// communicator and tolerates failures while it runs (a survivor that
+    /// dies in it is replaced too, or reported later by the new
+    /// communicator).
+    ///
+    /// # Errors
+    /// `SpawnFailed` when no spare or slot is left (the same at every
+    /// survivor); `InvalidArgument` on an intercommunicator; `CommFreed`,
+    /// `Finalized`.
+    pub fn replace_failed(&self) -> Result<Replaced> {
+        self.live_ft()?;
+        if self.is_inter() {
+            return Err(Error::InvalidArgument(
+                "replace_failed needs an intracommunicator".into(),
+            ));
+        }
+        let rt = self.inner.rt.clone();
+        let entry = rt.engine.borrow_mut().alloc_entry()?;
+        let got = self.agreement([0, rt.next_ctx(), entry as u32, 0])?;
+        let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
+        rt.use_ctx(ctx);
+        let n = self.size();
+        let mut peers: Vec<u32> = self.inner.peers.to_vec();
+        let mut entries: Vec<u16> = got
+            .iter()
+            .map(|g| g.map_or(ENTRY_WORLD, |w| w[2] as u16))
+            .collect();
+        let mut holes: Vec<u32> = (0..n as u32)
+            .filter(|&r| got[r as usize].is_none())
+            .collect();
+        let mut attempt = 1;
+        while !holes.is_empty() {
+            // The first contributor that is not a hole asks.
+            let Some(asker) = (0..n).find(|&r| !holes.contains(&(r as u32))) else {
+                break;
+            };
+            let st = stamp(ctx, attempt);
+            let mut template = peers.clone();
+            for &h in &holes {
+                template[h as usize] = u32::MAX;
+                entries[h as usize] = ENTRY_WORLD;
+            }
+            if asker == self.inner.rank as usize {
+                let a = Assignment::Replace {
+                    ctx,
+                    peers: template,
+                    entries: entries.clone(),
+                    holes: holes.clone(),
+                };
+                request(&rt, st, None, holes.len(), true, &a)?;
+            }
+            match await_publication(&rt, self.inner.peers[asker] as usize, st) {
+                Some(Ok(slots)) => {
+                    for (&h, &s) in holes.iter().zip(&slots) {
+                        peers[h as usize] = s;
+                    }
+                    break;
+                }
+                Some(Err(status)) => {
+                    rt.engine.borrow_mut().unreserve_entry(entry);
+                    return Err(spawn_error(status));
+                }
+                None => {
+                    holes.push(asker as u32);
+                    holes.sort_unstable();
+                    attempt += 1;
+                }
+            }
+        }
+        let replaced = holes.iter().map(|&h| Rank(h as i32)).collect();
+        let comm = Comm::from_parts(
+            rt.clone(),
+            ctx,
+            self.inner.rank,
+            peers.into(),
+            &entries,
+            None,
+        );
+        Ok(Replaced { comm, replaced })
+    }
+}
+
+/// The world (and parent) of a process started by an assignment.
+pub(crate) struct Joined {
+    pub world: Comm,
+    pub parent: Option<Comm>,
+    pub role: Role,
+}
+
+/// Builds the communicators of a new process from its assignment.
+pub(crate) fn join(rt: &Rc<Runtime>, slots: &[u32], index: usize, a: Assignment) -> Result<Joined> {
+    match a {
+        Assignment::Spawned {
+            ctx,
+            parents,
+            entries,
+        } => {
+            let group: Rc<[u32]> = slots.into();
+            let world = Comm::from_parts(
+                rt.clone(),
+                0,
+                index as u32,
+                group.clone(),
+                &vec![ENTRY_WORLD; slots.len()],
+                None,
+            );
+            let parent = Comm::from_parts(
+                rt.clone(),
+                ctx,
+                index as u32,
+                group,
+                &vec![ENTRY_PARENT; slots.len()],
+                Some((parents.into(), entries)),
+            );
+            Ok(Joined {
+                world,
+                parent: Some(parent),
+                role: Role::Spawned,
+            })
+        }
+        Assignment::Replace {
+            ctx,
+            mut peers,
+            entries,
+            holes,
+        } => {
+            let &rank = holes.get(index).ok_or_else(|| {
+                Error::Bootstrap("assignment without a place for this process".into())
+            })?;
+            for (&h, &s) in holes.iter().zip(slots) {
+                if let Some(p) = peers.get_mut(h as usize) {
+                    *p = s;
+                }
+            }
+            let world = Comm::from_parts(rt.clone(), ctx, rank, peers.into(), &entries, None);
+            Ok(Joined {
+                world,
+                parent: None,
+                role: Role::Replacement {
+                    rank: Rank(rank as i32),
+                },
+            })
+        }
+    }
+}
