@@ -1,39 +1,43 @@
-//! The job's child processes: the reaper thread, and the guard that leaves
-//! no child behind on any exit path.
+//! The job's child processes: reaping, signalling, and the guard that
+//! leaves no child behind on any exit path.
 //!
-//! Every rank runs in a process group of its own (its pid is the group id),
-//! so signalling "a rank" means signalling its group: the rank and whatever
-//! it started. The reaper reaps with `waitpid(-1)` and reports only the
-//! children registered here (any other child of the launcher process that
-//! it happens to reap is ignored).
+//! Every process of the job runs in a process group of its own (its pid is
+//! the group id), so signalling "a process" means signalling its group: the
+//! process and whatever it started.
 //!
-//! A pid is signalled only while it is registered as live, and the reaper
-//! unregisters it right after reaping it. Between the two there is a window
-//! of a few instructions in which the pid is free; the kernel hands out pids
-//! in increasing order, so it cannot be reused that fast in practice.
+//! Children are reaped one by one (`waitpid(pid, WNOHANG)` through
+//! [`std::process::Child::try_wait`]) by the event loop, when the signal
+//! watch reports a `SIGCHLD`, never by a `waitpid(-1)` thread. The launcher
+//! starts processes while the job runs (spawn requests); a reaper thread
+//! blocked in `waitpid(-1)` would race with every start: a child that exits
+//! before it is registered would be reaped and forgotten, and the standard
+//! library's `Command::spawn`, which waits for a child whose `exec` failed,
+//! panics when another thread reaped it first. With one thread starting,
+//! reaping and signalling, a pid is only ever signalled before it is reaped,
+//! so it cannot name a recycled process.
 
-use std::collections::BTreeSet;
-use std::io;
-use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread::JoinHandle;
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ExitStatus};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use pertinax_sys::process::{kill, kill_group, wait_any};
+use pertinax_sys::process::{kill, kill_group, ExitKind};
 
-use crate::event::Event;
-
-type Live = Arc<Mutex<BTreeSet<u32>>>;
-
-fn lock(live: &Live) -> MutexGuard<'_, BTreeSet<u32>> {
-    live.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The children started so far. Dropping it SIGKILLs the process group of
-/// every child still alive and reaps them all before it returns.
+/// The children started so far and not yet reaped. Dropping it SIGKILLs the
+/// process group of every child still alive and reaps them all before it
+/// returns.
 #[derive(Debug, Default)]
 pub(crate) struct Children {
-    live: Live,
-    reaper: Option<JoinHandle<()>>,
+    live: Mutex<BTreeMap<u32, Child>>,
+}
+
+fn exit_kind(status: ExitStatus) -> ExitKind {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => ExitKind::Code(c),
+        (None, Some(s)) => ExitKind::Signal(s),
+        // Neither exited nor killed: `try_wait` reports only ends.
+        (None, None) => ExitKind::Code(-1),
+    }
 }
 
 impl Children {
@@ -42,61 +46,107 @@ impl Children {
         Children::default()
     }
 
-    /// Registers a freshly spawned child.
-    pub fn add(&self, pid: u32) {
-        lock(&self.live).insert(pid);
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<u32, Child>> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a freshly spawned child (its pipes already taken) and
+    /// returns its pid.
+    pub fn add(&self, child: Child) -> u32 {
+        let pid = child.id();
+        self.lock().insert(pid, child);
+        pid
+    }
+
+    /// Reaps every child that has ended, without blocking.
+    pub fn reap(&self) -> Vec<(u32, ExitKind)> {
+        let mut live = self.lock();
+        let mut ended = Vec::new();
+        for (&pid, child) in live.iter_mut() {
+            match child.try_wait() {
+                Ok(Some(status)) => ended.push((pid, exit_kind(status))),
+                Ok(None) => {}
+                // Someone else reaped it (the caller broke the rule of not
+                // waiting for other children): it is gone, how is unknown.
+                Err(_) => ended.push((pid, ExitKind::Signal(libc::SIGKILL))),
+            }
+        }
+        for (pid, _) in &ended {
+            live.remove(pid);
+        }
+        ended
     }
 
     /// Sends `sig` to the process group of every child not yet reaped.
     pub fn signal_all(&self, sig: i32) {
-        for &pid in lock(&self.live).iter() {
+        for &pid in self.lock().keys() {
             let _ = kill_group(pid, sig);
         }
     }
 
-    /// Starts the thread that reaps the children and reports each end as
-    /// [`Event::Exited`]; it ends when every registered child is reaped.
-    /// Register every child before: the reaper stops when the set is empty.
-    ///
-    /// # Errors
-    /// When the thread cannot be created.
-    pub fn start_reaper(&mut self, events: Sender<Event>) -> io::Result<()> {
-        let live = self.live.clone();
-        let handle = std::thread::Builder::new()
-            .name("pertinax-reaper".into())
-            .spawn(move || {
-                reap(&live, |pid, end| {
-                    let _ = events.send(Event::Exited { pid, end });
-                })
-            })?;
-        self.reaper = Some(handle);
-        Ok(())
-    }
-}
-
-/// Reaps until no registered child is left, calling `report` for each.
-fn reap(live: &Live, mut report: impl FnMut(u32, pertinax_sys::process::ExitKind)) {
-    while !lock(live).is_empty() {
-        let Some((pid, end)) = wait_any() else {
-            break;
-        };
-        if lock(live).remove(&pid) {
-            report(pid, end);
-        }
+    /// Number of children not yet reaped.
+    pub fn len(&self) -> usize {
+        self.lock().len()
     }
 }
 
 impl Drop for Children {
     fn drop(&mut self) {
-        for &pid in lock(&self.live).iter() {
+        let mut live = self.lock();
+        for &pid in live.keys() {
             let _ = kill_group(pid, libc::SIGKILL);
             let _ = kill(pid, libc::SIGKILL);
         }
-        match self.reaper.take() {
-            Some(reaper) => {
-                let _ = reaper.join();
-            }
-            None => reap(&self.live, |_, _| {}),
+        for child in live.values_mut() {
+            let _ = child.wait();
         }
+        live.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    fn start(script: &str) -> Child {
+        Command::new("sh")
+            .args(["-c", script])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    fn reap_all(c: &Children, n: usize) -> Vec<(u32, ExitKind)> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut got = Vec::new();
+        while got.len() < n && Instant::now() < deadline {
+            got.extend(c.reap());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        got
+    }
+
+    #[test]
+    fn ends_are_reaped_with_their_status() {
+        let c = Children::new();
+        let a = c.add(start("exit 3"));
+        let b = c.add(start("kill -9 $$"));
+        let mut got = reap_all(&c, 2);
+        got.sort_by_key(|&(pid, _)| pid);
+        let mut want = vec![(a, ExitKind::Code(3)), (b, ExitKind::Signal(libc::SIGKILL))];
+        want.sort_by_key(|&(pid, _)| pid);
+        assert_eq!(got, want);
+        assert_eq!(c.len(), 0);
+    }
+
+    #[test]
+    fn drop_kills_and_reaps() {
+        let c = Children::new();
+        let pid = c.add(start("exec sleep 100"));
+        assert!(c.reap().is_empty());
+        drop(c);
+        assert!(!pertinax_sys::process::is_alive(pid));
     }
 }

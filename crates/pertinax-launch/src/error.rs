@@ -2,6 +2,7 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Why a job could not be launched. A job that started and then had ranks
 /// fail is not an error: its [`JobReport`](crate::JobReport) says how it
@@ -19,6 +20,61 @@ pub enum LaunchError {
         ranks: usize,
         /// The limit.
         max: usize,
+    },
+    /// Ranks, spares and slots for spawned processes together exceed the
+    /// segment's limit.
+    #[error(
+        "{ranks} ranks + {spares} spares + {max_spawn} slots for spawned processes \
+         exceed the limit of {max} process slots"
+    )]
+    TooManySlots {
+        /// Ranks asked for.
+        ranks: usize,
+        /// Spares asked for.
+        spares: usize,
+        /// Slots for spawned processes asked for.
+        max_spawn: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A fault names a rank the job does not have.
+    #[error("--kill names rank {rank}, but the job's ranks are 0..{ranks}")]
+    KillRank {
+        /// The rank named.
+        rank: u32,
+        /// Number of ranks.
+        ranks: usize,
+    },
+    /// A time-based kill asks for a panic, which only a fault point can
+    /// cause.
+    #[error("--kill for rank {rank}: a time-based kill cannot panic (use a fault point: RANK@NAME#K:panic)")]
+    TimedPanic {
+        /// The victim.
+        rank: u32,
+    },
+    /// A seeded fault schedule cannot be drawn.
+    #[error(
+        "cannot draw {count} distinct fault victims among the {eligible} ranks 1..N-1 \
+         (rank 0 is never a victim), with at least one hit each"
+    )]
+    FaultVictims {
+        /// Victims asked for.
+        count: usize,
+        /// Ranks that may be victims.
+        eligible: usize,
+    },
+    /// The heartbeat timeout is not longer than its period (or the period
+    /// is zero).
+    #[error(
+        "the heartbeat timeout ({} ms) must be longer than its period ({} ms), which must be at least 1 ms",
+        timeout.as_millis(),
+        period.as_millis()
+    )]
+    Heartbeat {
+        /// The period.
+        period: Duration,
+        /// The timeout.
+        timeout: Duration,
     },
     /// The job asked for rings larger than the launcher allows.
     #[error("rings of {ring_bytes} bytes requested; at most {max} are supported")]
@@ -46,12 +102,15 @@ pub enum LaunchError {
         /// The OS error.
         source: io::Error,
     },
-    /// A rank's process could not be started; ranks started before it were
-    /// killed.
-    #[error("cannot start rank {rank}: {source}")]
+    /// A process could not be started at launch; those started before it
+    /// were killed.
+    #[error("cannot start {}: {source}", describe_slot(*slot, *ranks))]
     Spawn {
-        /// The rank that failed to start.
-        rank: u32,
+        /// The slot of the process that failed to start.
+        slot: u32,
+        /// Number of ranks (slots below are ranks, the others spares or
+        /// spawned processes).
+        ranks: usize,
         /// The OS error of `fork`/`exec`.
         source: io::Error,
     },
@@ -75,9 +134,22 @@ impl LaunchError {
             self,
             LaunchError::NoRanks
                 | LaunchError::TooManyRanks { .. }
+                | LaunchError::TooManySlots { .. }
+                | LaunchError::KillRank { .. }
+                | LaunchError::TimedPanic { .. }
+                | LaunchError::FaultVictims { .. }
+                | LaunchError::Heartbeat { .. }
                 | LaunchError::RingTooLarge { .. }
                 | LaunchError::Program { .. }
         )
+    }
+}
+
+fn describe_slot(slot: u32, ranks: usize) -> String {
+    if (slot as usize) < ranks {
+        format!("rank {slot}")
+    } else {
+        format!("the process of slot {slot}")
     }
 }
 
@@ -121,10 +193,25 @@ mod tests {
         assert_eq!(e.to_string(), "cannot execute './x': permission denied");
         assert!(LaunchError::NoRanks.is_usage());
         let e = LaunchError::Spawn {
-            rank: 3,
+            slot: 3,
+            ranks: 4,
             source: io::Error::from(io::ErrorKind::OutOfMemory),
         };
         assert!(!e.is_usage());
         assert!(e.to_string().starts_with("cannot start rank 3: "));
+        let e = LaunchError::Spawn {
+            slot: 5,
+            ranks: 4,
+            source: io::Error::from(io::ErrorKind::OutOfMemory),
+        };
+        assert!(e
+            .to_string()
+            .starts_with("cannot start the process of slot 5: "));
+        let e = LaunchError::KillRank { rank: 4, ranks: 4 };
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "--kill names rank 4, but the job's ranks are 0..4"
+        );
     }
 }

@@ -2,38 +2,41 @@
 
 use std::os::unix::net::UnixStream;
 
-use pertinax_sys::process::ExitKind;
 use pertinax_wire::ctrl::ToLauncher;
 
 /// One thing that happened, sent by a helper thread to the event loop
 /// through one `mpsc` channel.
 #[derive(Debug)]
 pub(crate) enum Event {
-    /// The reaper reaped a rank's process.
+    /// A child of the launcher changed state (`SIGCHLD`): the loop reaps.
+    ChildChanged,
+    /// A process of the job ended. The loop reaps by itself; the unit
+    /// tests, which start no processes, send these by hand.
+    #[cfg(test)]
     Exited {
         /// Its process id.
         pid: u32,
         /// How it ended.
-        end: ExitKind,
+        end: pertinax_sys::process::ExitKind,
     },
-    /// Something arrived on (or happened to) a rank's control socket.
+    /// Something arrived on (or happened to) a process's control socket.
     Ctrl {
-        /// The rank.
-        rank: u32,
+        /// The process's slot.
+        slot: u32,
         /// What.
         what: CtrlEvent,
     },
-    /// A rank's stdout or stderr reached end of file.
+    /// A process's stdout or stderr reached end of file.
     OutputClosed,
-    /// The launcher received a signal.
+    /// The launcher received a terminating signal.
     Signal(i32),
 }
 
 /// What a control-reader thread saw.
 #[derive(Debug)]
 pub(crate) enum CtrlEvent {
-    /// The rank's `Hello` was accepted and answered with `Welcome`; here is
-    /// a handle to write to it.
+    /// The process's `Hello` was accepted and answered with `Welcome`;
+    /// here is a handle to write to it.
     Joined(UnixStream),
     /// A frame after the hello.
     Msg(ToLauncher),

@@ -1,12 +1,13 @@
-//! [`run`]: validate a job, create its segment, start its ranks and hand
-//! them to the supervisor.
+//! [`run`]: validate a job, create its segment, start its ranks and spares
+//! and hand them to the supervisor; and the [`Launcher`] that starts every
+//! process, at launch and for spawn requests.
 
-use std::ffi::OsString;
-use std::io;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStderr, ChildStdout, Command, Stdio};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::mpsc::{self, Sender};
@@ -18,17 +19,23 @@ use pertinax_sys::segment::{Layout, Segment};
 use pertinax_wire::{env, slot};
 
 use crate::children::Children;
+use crate::ctrl::{self, Expected};
 use crate::event::Event;
+use crate::fault::{faults_env, FaultSignal, Kill, KillWhen};
 use crate::output::{self, Sink};
 use crate::report::JobReport;
 use crate::signal::SignalWatch;
-use crate::spec::{default_ring_bytes, resolve_program, JobSpec};
-use crate::supervise::{Started, Supervisor};
-use crate::{ctrl, LaunchError};
+use crate::spec::{default_ring_bytes, resolve_program, Heartbeat, JobSpec};
+use crate::supervise::{Config, NewProc, Started, Starter, Supervisor};
+use crate::LaunchError;
 
 /// Largest number of ranks of one job. The segment holds a ring per ordered
-/// pair of ranks; beyond this its size stops making sense on one machine.
+/// pair of slots; beyond this its size stops making sense on one machine.
 pub const MAX_RANKS: usize = 4096;
+
+/// Largest number of process slots (ranks + spares + room for spawned
+/// processes) of one job's segment.
+pub const MAX_SLOTS: usize = 4096;
 
 /// Largest ring size (bytes) a job may ask for.
 pub const MAX_RING_BYTES: usize = 1 << 30;
@@ -37,32 +44,22 @@ fn os(what: &'static str) -> impl FnOnce(io::Error) -> LaunchError {
     move |source| LaunchError::Os { what, source }
 }
 
-/// Runs a job: starts `spec.ranks` processes of `spec.program`, serves
-/// their bootstrap, forwards their output, publishes their failures to the
-/// others through the shared segment, and returns when every rank has
-/// ended.
-///
-/// Each rank runs in a process group of its own and is killed by the kernel
-/// if the thread that called `run` dies. `run` reaps with `waitpid(-1)`:
-/// while it runs, the calling process must not wait for other children of
-/// its own. Whatever the way out (normal end, error half-way through the
-/// start, timeout, signal, panic), every process it started is killed and
-/// reaped before it returns.
-///
-/// A failed rank does not end the job: the others learn of it through the
-/// segment and go on. The launcher ends the job itself on a timeout, on
-/// SIGINT/SIGTERM/SIGHUP (forwarded to the ranks; SIGKILL follows on a
-/// second signal or 2 s later) and when a rank sends `Abort`.
-///
-/// # Errors
-/// [`LaunchError::NoRanks`] for zero ranks, [`LaunchError::TooManyRanks`]
-/// beyond [`MAX_RANKS`], [`LaunchError::RingTooLarge`] beyond
-/// [`MAX_RING_BYTES`],
-/// [`LaunchError::Program`] when the program cannot be run,
-/// [`LaunchError::Spawn`] when a rank cannot be started, and
-/// [`LaunchError::Segment`] or [`LaunchError::Os`] when the machine refuses
-/// a resource. How the ranks ended is not an error: see [`JobReport`].
-pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
+/// A job specification, checked and completed.
+#[derive(Debug, PartialEq, Eq)]
+struct Plan {
+    /// Slots of the segment: ranks, spares, room for spawned processes.
+    capacity: usize,
+    ring_bytes: usize,
+    /// The job's program, resolved.
+    program: PathBuf,
+    /// Every kill: the `--kill` ones, then the seeded ones.
+    kills: Vec<Kill>,
+    /// The seeded kills alone.
+    schedule: Vec<Kill>,
+}
+
+/// Checks `spec` and works out the segment's shape and the faults.
+fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
     let n = spec.ranks;
     if n == 0 {
         return Err(LaunchError::NoRanks);
@@ -73,6 +70,44 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
             max: MAX_RANKS,
         });
     }
+    // By default as many slots for spawned processes as ranks, but a big
+    // job is not refused for want of them.
+    let max_spawn = spec
+        .max_spawn
+        .unwrap_or_else(|| n.min(MAX_SLOTS.saturating_sub(n + spec.spares)));
+    let capacity = n
+        .checked_add(spec.spares)
+        .and_then(|c| c.checked_add(max_spawn))
+        .filter(|&c| c <= MAX_SLOTS)
+        .ok_or(LaunchError::TooManySlots {
+            ranks: n,
+            spares: spec.spares,
+            max_spawn,
+            max: MAX_SLOTS,
+        })?;
+    if let Some(Heartbeat {
+        period, timeout, ..
+    }) = spec.heartbeat
+    {
+        if period.as_millis() == 0 || timeout <= period {
+            return Err(LaunchError::Heartbeat { period, timeout });
+        }
+    }
+    for k in &spec.kills {
+        if k.rank as usize >= n {
+            return Err(LaunchError::KillRank {
+                rank: k.rank,
+                ranks: n,
+            });
+        }
+        if matches!(k.when, KillWhen::After(_)) && k.signal == FaultSignal::Panic {
+            return Err(LaunchError::TimedPanic { rank: k.rank });
+        }
+    }
+    let schedule = match &spec.random_faults {
+        Some(r) => r.schedule(n)?,
+        None => Vec::new(),
+    };
     let program =
         resolve_program(&spec.program, std::env::var_os("PATH").as_deref()).map_err(|problem| {
             LaunchError::Program {
@@ -80,109 +115,239 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
                 problem,
             }
         })?;
-    let mut job_id = [0u8; 16];
-    let mut secret = [0u8; 32];
-    pertinax_sys::random_bytes(&mut job_id).map_err(os("draw random bytes"))?;
-    pertinax_sys::random_bytes(&mut secret).map_err(os("draw random bytes"))?;
-    let ring_bytes = spec.ring_bytes.unwrap_or_else(|| default_ring_bytes(n));
+    let ring_bytes = spec
+        .ring_bytes
+        .unwrap_or_else(|| default_ring_bytes(capacity));
     if ring_bytes > MAX_RING_BYTES {
         return Err(LaunchError::RingTooLarge {
             ring_bytes,
             max: MAX_RING_BYTES,
         });
     }
-    let (seg, shm_fd) = Segment::create(Layout::new(n, ring_bytes))
+    let kills = spec.kills.iter().chain(&schedule).cloned().collect();
+    Ok(Plan {
+        capacity,
+        ring_bytes,
+        program,
+        kills,
+        schedule,
+    })
+}
+
+/// Runs a job: starts `spec.ranks` processes of `spec.program` (and
+/// `spec.spares` idle spares), serves their bootstrap and their spawn
+/// requests, forwards their output, publishes their failures to the others
+/// through the shared segment, injects the faults asked for, watches
+/// heartbeats, and returns when every member of the job has ended.
+///
+/// Each process runs in a process group of its own and is killed by the
+/// kernel if the thread that called `run` dies. `run` catches SIGCHLD and
+/// reaps its children one by one; while it runs, the calling process must
+/// not reap children it does not own (`waitpid(-1)`). Whatever the way out
+/// (normal end, error half-way through the start, timeout, signal, panic),
+/// every process it started is killed and reaped before it returns.
+///
+/// A failed process does not end the job: the others learn of it through
+/// the segment and go on. The launcher ends the job itself on a timeout, on
+/// SIGINT/SIGTERM/SIGHUP (forwarded to the processes; SIGKILL follows on a
+/// second signal or 2 s later) and when a process sends `Abort`. A seeded
+/// fault schedule is printed on stderr before the start.
+///
+/// # Errors
+/// [`LaunchError::NoRanks`] for zero ranks, [`LaunchError::TooManyRanks`]
+/// beyond [`MAX_RANKS`], [`LaunchError::TooManySlots`] beyond
+/// [`MAX_SLOTS`], [`LaunchError::KillRank`], [`LaunchError::TimedPanic`],
+/// [`LaunchError::FaultVictims`] and [`LaunchError::Heartbeat`] for
+/// impossible fault or heartbeat options, [`LaunchError::RingTooLarge`]
+/// beyond [`MAX_RING_BYTES`], [`LaunchError::Program`] when the program
+/// cannot be run, [`LaunchError::Spawn`] when a process cannot be started
+/// at launch, and [`LaunchError::Segment`] or [`LaunchError::Os`] when the
+/// machine refuses a resource. How the processes ended is not an error: see
+/// [`JobReport`].
+pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
+    let plan = plan(spec)?;
+    let n = spec.ranks;
+    if !plan.schedule.is_empty() {
+        let mut err = io::stderr().lock();
+        for k in &plan.schedule {
+            let _ = writeln!(err, "pertinax: fault schedule: {k}");
+        }
+    }
+    let mut job_id = [0u8; 16];
+    let mut secret = [0u8; 32];
+    pertinax_sys::random_bytes(&mut job_id).map_err(os("draw random bytes"))?;
+    pertinax_sys::random_bytes(&mut secret).map_err(os("draw random bytes"))?;
+    let ring_bytes = plan.ring_bytes;
+    let (seg, shm_fd) = Segment::create(Layout::new(plan.capacity, ring_bytes))
         .map_err(|source| LaunchError::Segment { ring_bytes, source })?;
 
     let (events, rx) = mpsc::channel();
     let signals = SignalWatch::start(events.clone()).map_err(os("watch signals"))?;
     // Declared after `signals` so that it is dropped first: the children
     // are killed and reaped while the launcher still catches its signals.
-    let mut children = Children::new();
+    let children = Children::new();
     let launcher = Launcher {
         spec,
-        program: &program,
+        program: &plan.program,
         seg: &seg,
+        children: &children,
         shm_fd: shm_fd.as_raw_fd(),
         job_id: env::to_hex(&job_id),
         secret_hex: env::to_hex(&secret),
         secret: Arc::from(&secret[..]),
-        events: &events,
+        events,
+        kills: &plan.kills,
+        heartbeat: spec.heartbeat.map(|h| h.env()),
     };
     let start = Instant::now();
-    // All processes first, then their helper threads: the ranks start up
-    // (exec, dynamic loading) while the launcher creates the threads.
-    let mut spawned = Vec::with_capacity(n);
-    for rank in 0..n as u32 {
-        spawned.push(launcher.spawn(rank, &children)?);
+    // All processes first, then their helper threads: the processes start
+    // up (exec, dynamic loading) while the launcher creates the threads.
+    let total = n + spec.spares;
+    let mut spawned = Vec::with_capacity(total);
+    for s in 0..total as u32 {
+        let kind = if (s as usize) < n {
+            Kind::Rank(s)
+        } else {
+            Kind::Spare
+        };
+        spawned.push(launcher.spawn(&Launch {
+            slot: s,
+            kind,
+            program: &plan.program,
+            arg0: spec.program.as_os_str(),
+            args: &spec.args,
+            // Nobody has fenced yet.
+            cma_all: false,
+        })?);
     }
-    children
-        .start_reaper(events.clone())
-        .map_err(os("start the reaper thread"))?;
     let started = spawned
         .into_iter()
         .map(|s| launcher.attend(s))
         .collect::<Result<Vec<_>, _>>()?;
-    drop(events);
-    let report = Supervisor::new(&seg, &children, started, spec.timeout, start).run(&rx);
+    let cfg = Config {
+        ranks: n,
+        timeout: spec.timeout,
+        heartbeat: spec.heartbeat,
+        timed: plan
+            .kills
+            .iter()
+            .filter(|k| matches!(k.when, KillWhen::After(_)))
+            .cloned()
+            .collect(),
+        on_parent_failure: spec.on_parent_failure,
+        schedule: plan.schedule.clone(),
+    };
+    let report = Supervisor::new(&seg, &children, &launcher, cfg, started, start).run(&rx);
+    drop(launcher);
     drop(children);
     drop(signals);
     Ok(report)
 }
 
-/// A rank whose process runs, before its helper threads start.
+/// What a process is when it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Rank R of the job (slot R).
+    Rank(u32),
+    /// An idle spare: rank 0 of 1 until it is assigned.
+    Spare,
+    /// Process `index` of a spawn request for `count`.
+    Spawned { index: u32, count: u32 },
+}
+
+impl Kind {
+    fn role(self) -> &'static str {
+        match self {
+            Kind::Rank(_) => "rank",
+            Kind::Spare => "spare",
+            Kind::Spawned { .. } => "spawned",
+        }
+    }
+
+    /// Its `PERTINAX_RANK` and `PERTINAX_SIZE`.
+    fn rank_and_size(self, ranks: usize) -> (u32, usize) {
+        match self {
+            Kind::Rank(r) => (r, ranks),
+            Kind::Spare => (0, 1),
+            Kind::Spawned { index, count } => (index, count as usize),
+        }
+    }
+}
+
+/// One process to start.
+#[derive(Debug)]
+struct Launch<'p> {
+    slot: u32,
+    kind: Kind,
+    /// Resolved path of the program.
+    program: &'p Path,
+    /// Its name as the user (or the requester) gave it.
+    arg0: &'p OsStr,
+    args: &'p [OsString],
+    cma_all: bool,
+}
+
+/// A process that runs, before its helper threads start.
+#[derive(Debug)]
 struct Spawned {
-    rank: u32,
+    who: Expected,
     pid: u32,
     ctrl: UnixStream,
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
 }
 
-/// What every rank's start needs.
+/// What every process's start needs.
+#[derive(Debug)]
 struct Launcher<'a> {
     spec: &'a JobSpec,
     program: &'a Path,
     seg: &'a Segment,
+    children: &'a Children,
     shm_fd: RawFd,
     job_id: String,
     secret_hex: String,
     secret: Arc<[u8]>,
-    events: &'a Sender<Event>,
+    events: Sender<Event>,
+    kills: &'a [Kill],
+    heartbeat: Option<String>,
 }
 
 impl Launcher<'_> {
-    /// Starts rank `rank`'s process.
-    fn spawn(&self, rank: u32, children: &Children) -> Result<Spawned, LaunchError> {
+    /// Starts one process: its slot is RUNNING before it runs, and holds
+    /// its pid before its control reader can welcome it.
+    fn spawn(&self, l: &Launch<'_>) -> Result<Spawned, LaunchError> {
         let (ours, theirs) = UnixStream::pair().map_err(os("create a control socket"))?;
-        let mut cmd = Command::new(self.program);
-        cmd.arg0(&self.spec.program)
-            .args(&self.spec.args)
+        let mut cmd = Command::new(l.program);
+        cmd.arg0(l.arg0)
+            .args(l.args)
             .envs(self.spec.env.iter().map(|(k, v)| (k, v)))
-            .envs(self.rank_env(rank, theirs.as_raw_fd()))
+            .envs(self.env(l, theirs.as_raw_fd()))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         configure_child(&mut cmd, vec![self.shm_fd, theirs.as_raw_fd()]);
 
-        let block = self.seg.proc_block(rank as usize);
+        let block = self.seg.proc_block(l.slot as usize);
         block.state.store(slot::RUNNING, SeqCst);
         let mut child = cmd.spawn().map_err(|source| {
             block.state.store(slot::EMPTY, SeqCst);
-            LaunchError::Spawn { rank, source }
+            LaunchError::Spawn {
+                slot: l.slot,
+                ranks: self.spec.ranks,
+                source,
+            }
         })?;
-        let pid = child.id();
-        children.add(pid);
-        // Before the control reader starts, hence before `Welcome`: a rank
-        // that was welcomed finds its pid in its slot.
-        block.pid.store(pid, SeqCst);
-        drop(theirs);
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
-        // The reaper waits for it, not `Child::wait`.
-        drop(child);
+        let pid = self.children.add(child);
+        // Before the control reader starts, hence before `Welcome`: a
+        // process that was welcomed finds its pid in its slot.
+        block.pid.store(pid, SeqCst);
+        drop(theirs);
+        let (rank, _) = l.kind.rank_and_size(self.spec.ranks);
         Ok(Spawned {
-            rank,
+            who: Expected { slot: l.slot, rank },
             pid,
             ctrl: ours,
             stdout,
@@ -190,38 +355,42 @@ impl Launcher<'_> {
         })
     }
 
-    /// Starts the control reader and output forwarders of a spawned rank.
-    /// The reader answers `Welcome` only from here on, after the rank's pid
-    /// was stored in its slot.
+    /// Starts the control reader and output forwarders of a spawned
+    /// process. The reader answers `Welcome` only from here on, after the
+    /// process's pid was stored in its slot.
     fn attend(&self, spawned: Spawned) -> Result<Started, LaunchError> {
         let Spawned {
-            rank,
+            who,
             pid,
             ctrl: ours,
             stdout,
             stderr,
         } = spawned;
-        let tag = self.spec.tag_output.then_some(rank);
+        let slot = who.slot;
+        let tag = self
+            .spec
+            .tag_output
+            .then(|| output::tag(slot, self.spec.ranks));
         let mut outputs = 0;
         if let Some(out) = stdout {
-            let events = self.events.clone();
-            thread(format!("pertinax-out-{rank}"), move || {
-                output::forward(out, Sink::Stdout, tag, &events);
+            let (events, tag) = (self.events.clone(), tag.clone());
+            thread(format!("pertinax-out-{slot}"), move || {
+                output::forward(out, Sink::Stdout, tag.as_deref(), &events);
             })?;
             outputs += 1;
         }
         if let Some(err) = stderr {
-            let events = self.events.clone();
-            thread(format!("pertinax-err-{rank}"), move || {
-                output::forward(err, Sink::Stderr, tag, &events);
+            let (events, tag) = (self.events.clone(), tag);
+            thread(format!("pertinax-err-{slot}"), move || {
+                output::forward(err, Sink::Stderr, tag.as_deref(), &events);
             })?;
             outputs += 1;
         }
         let closer = ours.try_clone().map_err(os("create a control socket"))?;
         let events = self.events.clone();
         let secret = self.secret.clone();
-        thread(format!("pertinax-ctrl-{rank}"), move || {
-            ctrl::serve(rank, ours, &secret, &events);
+        thread(format!("pertinax-ctrl-{slot}"), move || {
+            ctrl::serve(who, ours, &secret, &events);
         })?;
         Ok(Started {
             pid,
@@ -230,17 +399,63 @@ impl Launcher<'_> {
         })
     }
 
-    /// The `PERTINAX_*` variables of rank `rank`.
-    fn rank_env(&self, rank: u32, ctrl_fd: RawFd) -> Vec<(&'static str, OsString)> {
-        vec![
+    /// The `PERTINAX_*` variables of a process.
+    fn env(&self, l: &Launch<'_>, ctrl_fd: RawFd) -> Vec<(&'static str, OsString)> {
+        let (rank, size) = l.kind.rank_and_size(self.spec.ranks);
+        let mut vars = vec![
             (env::RANK, rank.to_string().into()),
-            (env::SIZE, self.spec.ranks.to_string().into()),
-            (env::SLOT, rank.to_string().into()),
+            (env::SIZE, size.to_string().into()),
+            (env::SLOT, l.slot.to_string().into()),
+            (env::ROLE, l.kind.role().into()),
             (env::JOB_ID, self.job_id.clone().into()),
             (env::SECRET, self.secret_hex.clone().into()),
             (env::SHM_FD, self.shm_fd.to_string().into()),
             (env::CTRL_FD, ctrl_fd.to_string().into()),
-        ]
+        ];
+        match l.kind {
+            Kind::Rank(r) => {
+                if let Some(faults) = faults_env(self.kills, r) {
+                    vars.push((env::FAULTS, faults.into()));
+                }
+            }
+            Kind::Spare | Kind::Spawned { .. } => {
+                let cma = if l.cma_all { "1" } else { "0" };
+                vars.push((env::CMA_ALL, cma.into()));
+            }
+        }
+        if let Some(hb) = &self.heartbeat {
+            vars.push((env::HEARTBEAT, hb.into()));
+        }
+        vars
+    }
+}
+
+impl Starter for Launcher<'_> {
+    fn start(&self, new: &NewProc<'_>) -> Result<Started, LaunchError> {
+        let requested: Vec<OsString>;
+        let (program, arg0, args) = match new.program {
+            Some((path, name, args)) => {
+                requested = args.iter().map(OsString::from).collect();
+                (path, OsStr::new(name), &requested[..])
+            }
+            None => (
+                self.program,
+                self.spec.program.as_os_str(),
+                &self.spec.args[..],
+            ),
+        };
+        let spawned = self.spawn(&Launch {
+            slot: new.slot,
+            kind: Kind::Spawned {
+                index: new.index,
+                count: new.count,
+            },
+            program,
+            arg0,
+            args,
+            cma_all: new.cma_all,
+        })?;
+        self.attend(spawned)
     }
 }
 
@@ -252,4 +467,100 @@ fn thread(name: String, f: impl FnOnce() + Send + 'static) -> Result<(), LaunchE
         .spawn(f)
         .map(drop)
         .map_err(os("start a thread"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault::RandomFaults;
+    use crate::spec::HeartbeatMode;
+    use std::time::Duration;
+
+    fn spec(n: usize) -> JobSpec {
+        JobSpec::new(n, "true")
+    }
+
+    #[test]
+    fn capacity_is_ranks_spares_and_room_to_spawn() {
+        let p = plan(&spec(4)).unwrap();
+        assert_eq!(p.capacity, 8, "max-spawn defaults to the rank count");
+        assert_eq!(p.ring_bytes, default_ring_bytes(8));
+        let mut s = spec(4);
+        s.spares = 2;
+        s.max_spawn = Some(0);
+        assert_eq!(plan(&s).unwrap().capacity, 6);
+        s.max_spawn = Some(20);
+        let p = plan(&s).unwrap();
+        assert_eq!(p.capacity, 26);
+        assert_eq!(p.ring_bytes, default_ring_bytes(26), "sized by capacity");
+    }
+
+    #[test]
+    fn big_jobs_get_less_room_to_spawn_by_default_but_are_not_refused() {
+        assert_eq!(plan(&spec(MAX_RANKS)).unwrap().capacity, MAX_SLOTS);
+        assert_eq!(plan(&spec(3000)).unwrap().capacity, MAX_SLOTS);
+        let mut s = spec(3000);
+        s.max_spawn = Some(2000);
+        assert!(matches!(plan(&s), Err(LaunchError::TooManySlots { .. })));
+        let mut s = spec(4000);
+        s.spares = 200;
+        assert!(matches!(plan(&s), Err(LaunchError::TooManySlots { .. })));
+    }
+
+    #[test]
+    fn fault_and_heartbeat_options_are_checked() {
+        let mut s = spec(2);
+        s.kills = vec!["2@1s".parse().unwrap()];
+        assert!(matches!(
+            plan(&s),
+            Err(LaunchError::KillRank { rank: 2, ranks: 2 })
+        ));
+        s.kills = vec![Kill {
+            rank: 1,
+            when: KillWhen::After(Duration::ZERO),
+            signal: FaultSignal::Panic,
+        }];
+        assert!(matches!(plan(&s), Err(LaunchError::TimedPanic { rank: 1 })));
+        s.kills = vec!["1@x#2".parse().unwrap()];
+        s.random_faults = Some(RandomFaults {
+            seed: 1,
+            count: 1,
+            max_hit: 4,
+        });
+        let p = plan(&s).unwrap();
+        assert_eq!(p.schedule.len(), 1);
+        assert_eq!(p.kills.len(), 2);
+        s.random_faults = Some(RandomFaults {
+            seed: 1,
+            count: 2,
+            max_hit: 4,
+        });
+        assert!(matches!(
+            plan(&s),
+            Err(LaunchError::FaultVictims {
+                count: 2,
+                eligible: 1
+            })
+        ));
+        let mut s = spec(2);
+        let ms = Duration::from_millis;
+        s.heartbeat = Some(Heartbeat {
+            period: ms(100),
+            timeout: ms(100),
+            mode: HeartbeatMode::Thread,
+        });
+        assert!(matches!(plan(&s), Err(LaunchError::Heartbeat { .. })));
+        s.heartbeat = Some(Heartbeat::new(ms(100), HeartbeatMode::Progress));
+        assert!(plan(&s).is_ok());
+        assert_eq!(s.heartbeat.unwrap().env(), "progress:100");
+        assert_eq!(s.heartbeat.unwrap().timeout, ms(1000));
+    }
+
+    #[test]
+    fn ranks_spares_and_spawned_processes_have_their_own_identity() {
+        assert_eq!(Kind::Rank(3).rank_and_size(8), (3, 8));
+        assert_eq!(Kind::Spare.rank_and_size(8), (0, 1));
+        let k = Kind::Spawned { index: 1, count: 2 };
+        assert_eq!((k.rank_and_size(8), k.role()), ((1, 2), "spawned"));
+    }
 }

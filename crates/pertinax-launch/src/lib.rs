@@ -8,19 +8,29 @@
 //!   0..N. Each gets its rank, the job's size, a random job id and secret,
 //!   and two inherited descriptors in its environment
 //!   ([`pertinax_wire::env`]): the job's **shared segment** (an anonymous
-//!   `memfd`, one slot per rank) and its end of a **control socket** to the
-//!   launcher.
-//! - On the control socket a rank proves who it is (`Hello` with the
-//!   secret), publishes key/value pairs and meets the others in **fences**
-//!   (a PMI-like bootstrap), and says when it **finalizes**
-//!   ([`pertinax_wire::ctrl`]).
-//! - The launcher is the only writer of slot states. When a rank dies (or
-//!   exits without finalizing) it marks the rank's slot `FAILED`, bumps the
+//!   `memfd`) and its end of a **control socket** to the launcher.
+//! - The segment has a fixed number of process **slots**: the ranks in
+//!   `0..N`, then K **spares** (idle copies of the program, started with
+//!   the ranks, that wait for an assignment), then room for processes
+//!   started while the job runs. A rank's slot is its rank.
+//! - On the control socket a process proves who it is (`Hello` with the
+//!   secret), the ranks publish key/value pairs and meet in **fences** (a
+//!   PMI-like bootstrap), a process may ask for new processes (`Spawn`:
+//!   idle spares first if it wishes, then fresh slots; the answer is
+//!   published in the requester's `Publication` *before* anything starts),
+//!   and says when it **finalizes** ([`pertinax_wire::ctrl`]).
+//! - The launcher is the only writer of slot states. When a process dies
+//!   (or exits without finalizing) it marks its slot `FAILED`, bumps the
 //!   segment's event epoch and wakes every process ([`notify_failure`]):
-//!   this is the fast path of failure detection. The job goes on; it ends
-//!   when every rank has ended, and its [`JobReport`] says how.
-//! - Nothing outlives the launcher: ranks run in their own process groups,
-//!   die with it (`PR_SET_PDEATHSIG`), and [`run`] kills and reaps
+//!   this is the fast path of failure detection. With heartbeats on, it
+//!   also kills processes whose heartbeat stops. The job goes on; it ends
+//!   when every member (every process but the idle spares) has ended, and
+//!   its [`JobReport`] says how.
+//! - **Fault injection** ([`Kill`], [`RandomFaults`]): the launcher signals
+//!   ranks at given times, or passes fault points for them to die at; such
+//!   deaths are reported as injected and do not make the job fail.
+//! - Nothing outlives the launcher: processes run in their own process
+//!   groups, die with it (`PR_SET_PDEATHSIG`), and [`run`] kills and reaps
 //!   everything it started on every way out.
 //!
 //! # Example
@@ -41,6 +51,7 @@ mod children;
 mod ctrl;
 mod error;
 mod event;
+mod fault;
 mod job;
 mod notify;
 mod output;
@@ -50,10 +61,14 @@ mod spec;
 mod supervise;
 
 pub use error::{LaunchError, ProgramProblem};
-pub use job::{run, MAX_RANKS, MAX_RING_BYTES};
+pub use fault::{parse_time, FaultSignal, Kill, KillParseError, KillWhen, RandomFaults};
+pub use job::{run, MAX_RANKS, MAX_RING_BYTES, MAX_SLOTS};
 pub use notify::{notify_failure, notify_shutdown};
-pub use report::{JobReport, RankOutcome, Stop, StopCause};
-pub use spec::{default_ring_bytes, resolve_program, JobSpec};
+pub use report::{Cause, JobReport, ProcOutcome, Role, Stop, StopCause};
+pub use spec::{
+    default_ring_bytes, resolve_program, Heartbeat, HeartbeatMode, JobSpec, ParentFailure,
+};
+pub use supervise::{SPAWN_NO_ROOM, SPAWN_OK, SPAWN_REFUSED};
 
 /// How a process ended (re-exported from `pertinax-sys`).
 pub use pertinax_sys::process::ExitKind;

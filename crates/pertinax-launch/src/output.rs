@@ -35,15 +35,24 @@ impl Sink {
     }
 }
 
+/// The `--tag-output` prefix of the process in `slot`: `[R] ` for a rank
+/// (whose slot is its rank), `[slot S] ` for a spare or spawned process.
+pub(crate) fn tag(slot: u32, ranks: usize) -> String {
+    if (slot as usize) < ranks {
+        format!("[{slot}] ")
+    } else {
+        format!("[slot {slot}] ")
+    }
+}
+
 /// Formats `data` (complete lines, or a final partial line) for output:
-/// as is, or with every line prefixed by `[rank] ` and newline-terminated.
-pub(crate) fn format_lines(data: &[u8], tag: Option<u32>, out: &mut Vec<u8>) {
+/// as is, or with every line prefixed by `prefix` and newline-terminated.
+pub(crate) fn format_lines(data: &[u8], prefix: Option<&str>, out: &mut Vec<u8>) {
     out.clear();
-    let Some(rank) = tag else {
+    let Some(prefix) = prefix else {
         out.extend_from_slice(data);
         return;
     };
-    let prefix = format!("[{rank}] ");
     for line in data.split_inclusive(|&b| b == b'\n') {
         out.extend_from_slice(prefix.as_bytes());
         out.extend_from_slice(line);
@@ -56,12 +65,12 @@ pub(crate) fn format_lines(data: &[u8], tag: Option<u32>, out: &mut Vec<u8>) {
 /// Copies `src` to `sink` line by line until end of file, then sends
 /// [`Event::OutputClosed`]. Write errors (a closed terminal, a broken pipe)
 /// do not stop the copy: the rank must never block on a full pipe.
-pub(crate) fn forward(src: impl Read, sink: Sink, tag: Option<u32>, events: &Sender<Event>) {
+pub(crate) fn forward(src: impl Read, sink: Sink, prefix: Option<&str>, events: &Sender<Event>) {
     let mut src = BufReader::with_capacity(16 * 1024, src);
     let mut pending: Vec<u8> = Vec::new();
     let mut formatted: Vec<u8> = Vec::new();
     let mut emit = |data: &[u8]| {
-        format_lines(data, tag, &mut formatted);
+        format_lines(data, prefix, &mut formatted);
         let _ = sink.write(&formatted);
     };
     loop {
@@ -102,9 +111,10 @@ pub(crate) fn forward(src: impl Read, sink: Sink, tag: Option<u32>, events: &Sen
 mod tests {
     use super::*;
 
-    fn fmt(data: &str, tag: Option<u32>) -> String {
+    fn fmt(data: &str, slot: Option<u32>) -> String {
         let mut out = Vec::new();
-        format_lines(data.as_bytes(), tag, &mut out);
+        let prefix = slot.map(|s| tag(s, 4));
+        format_lines(data.as_bytes(), prefix.as_deref(), &mut out);
         String::from_utf8(out).unwrap()
     }
 
@@ -117,7 +127,10 @@ mod tests {
     #[test]
     fn tagged_lines_get_a_prefix_and_an_end() {
         assert_eq!(fmt("a\nb\n", Some(3)), "[3] a\n[3] b\n");
-        assert_eq!(fmt("x\npartial", Some(12)), "[12] x\n[12] partial\n");
+        assert_eq!(
+            fmt("x\npartial", Some(12)),
+            "[slot 12] x\n[slot 12] partial\n"
+        );
         assert_eq!(fmt("\n", Some(0)), "[0] \n");
     }
 }

@@ -1,16 +1,83 @@
-//! How a job ended: per-rank outcomes, the exit status, the summary.
+//! How a job ended: per-process outcomes, the exit status, the summary.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use pertinax_sys::process::{signal_name, ExitKind};
 
-/// How one rank ended.
+use crate::fault::Kill;
+
+/// What a process was to the job when it ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RankOutcome {
-    /// The rank.
-    pub rank: u32,
-    /// Its process id.
+#[non_exhaustive]
+pub enum Role {
+    /// One of the job's ranks; its rank is its slot.
+    Rank,
+    /// A spare that was never assigned: not a member of the job, never a
+    /// failure.
+    IdleSpare,
+    /// A spare handed to a spawn request of the process in slot `parent`.
+    Spare {
+        /// The requester's slot.
+        parent: u32,
+        /// Its position among the request's processes.
+        index: u32,
+    },
+    /// A process started for a spawn request of the process in slot
+    /// `parent`.
+    Spawned {
+        /// The requester's slot.
+        parent: u32,
+        /// Its position among the request's processes.
+        index: u32,
+    },
+}
+
+/// Why a process died, when the launcher knows more than its exit status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Cause {
+    /// It announced an injected fault (`ToLauncher::Injected`) first.
+    Injected {
+        /// The fault point.
+        point: String,
+        /// Which hit of the point.
+        hit: u64,
+        /// The signal (0 for a panic).
+        signal: i32,
+    },
+    /// The launcher signalled it (a time-based `--kill`).
+    Launcher {
+        /// The signal.
+        signal: i32,
+    },
+    /// Its heartbeat stopped and the launcher killed it; `injected` when it
+    /// had been stopped by an injected fault.
+    Heartbeat {
+        /// It had been stopped on purpose.
+        injected: bool,
+    },
+    /// The launcher killed it because the process whose request started it
+    /// failed (`--on-parent-failure end`).
+    ParentFailed {
+        /// The parent's slot.
+        parent: u32,
+    },
+    /// It could not be started (its slot had already been published).
+    NotStarted {
+        /// The OS error.
+        error: String,
+    },
+}
+
+/// How one process ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcOutcome {
+    /// Its slot in the segment (for a rank, its rank).
+    pub slot: u32,
+    /// What it was to the job.
+    pub role: Role,
+    /// Its process id (0 if it never started).
     pub pid: u32,
     /// Exit code or signal, as `waitpid` reported it.
     pub end: ExitKind,
@@ -20,24 +87,49 @@ pub struct RankOutcome {
     pub finalized: bool,
     /// It spoke the control protocol (its `Hello` was accepted).
     pub joined: bool,
+    /// Why it died, when the launcher knows.
+    pub cause: Option<Cause>,
 }
 
-impl RankOutcome {
+impl ProcOutcome {
     /// It was killed by a signal or exited with a non-zero code.
     pub fn is_abnormal(&self) -> bool {
         self.end != ExitKind::Code(0)
     }
 
-    /// It did not end as a rank should: abnormally, or with code 0 after
-    /// joining the job but without finalizing. (A program that never spoke
-    /// the protocol and exited 0 did its job, as far as the user is
-    /// concerned; the other ranks still see it as failed.)
+    /// It did not end as a member of the job should: abnormally, or with
+    /// code 0 after joining the job but without finalizing. (A program that
+    /// never spoke the protocol and exited 0 did its job, as far as the user
+    /// is concerned; the other processes still see it as failed.) An idle
+    /// spare is not a member and never fails.
     pub fn is_failure(&self) -> bool {
-        self.is_abnormal() || (self.joined && !self.finalized)
+        self.role != Role::IdleSpare && (self.is_abnormal() || (self.joined && !self.finalized))
     }
 
-    /// The exit status this rank gives the job when it is the first failure:
-    /// its code, or 128 + its signal (as a shell reports it).
+    /// Its death was asked for: an injected fault (time- or point-based,
+    /// or a heartbeat timeout of a process stopped on purpose).
+    pub fn is_injected(&self) -> bool {
+        matches!(
+            self.cause,
+            Some(
+                Cause::Injected { .. }
+                    | Cause::Launcher { .. }
+                    | Cause::Heartbeat { injected: true }
+            )
+        )
+    }
+
+    /// Whether this failure may give the job its exit status: not an
+    /// injected death, nor a kill because the parent failed (the parent's
+    /// own failure tells).
+    fn gives_status(&self) -> bool {
+        self.is_abnormal()
+            && !self.is_injected()
+            && !matches!(self.cause, Some(Cause::ParentFailed { .. }))
+    }
+
+    /// The exit status this process gives the job when it is the first
+    /// failure: its code, or 128 + its signal (as a shell reports it).
     pub fn exit_status(&self) -> i32 {
         match self.end {
             ExitKind::Code(c) => c,
@@ -46,7 +138,7 @@ impl RankOutcome {
     }
 }
 
-/// Why the launcher ended a job before all its ranks had ended by
+/// Why the launcher ended a job before all its processes had ended by
 /// themselves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -58,10 +150,10 @@ pub enum StopCause {
     },
     /// The launcher received this signal (SIGINT, SIGTERM, SIGHUP).
     Signal(i32),
-    /// A rank asked to end the job.
+    /// A process asked to end the job.
     Abort {
-        /// The rank that aborted.
-        rank: u32,
+        /// The slot of the process that aborted (for a rank, its rank).
+        slot: u32,
         /// The exit code it asked for.
         code: i32,
         /// Its reason.
@@ -82,12 +174,16 @@ pub struct Stop {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobReport {
     /// One outcome per rank, indexed by rank.
-    pub ranks: Vec<RankOutcome>,
+    pub ranks: Vec<ProcOutcome>,
+    /// Spares and spawned processes, in slot order.
+    pub others: Vec<ProcOutcome>,
     /// Set when the launcher ended the job (timeout, signal, abort); ranks
     /// that ended at or after [`Stop::at`] were terminated by it.
     pub stop: Option<Stop>,
-    /// Wall-clock time from the first spawn to the last rank's end.
+    /// Wall-clock time from the first spawn to the last process's end.
     pub elapsed: Duration,
+    /// The seeded fault schedule, if the job had one (in rank order).
+    pub schedule: Vec<Kill>,
 }
 
 impl JobReport {
@@ -113,30 +209,37 @@ impl JobReport {
         }
     }
 
-    /// Ranks that failed on their own, before any stop, in time order.
-    fn own_failures(&self) -> Vec<&RankOutcome> {
+    /// Every process, ranks first, then the others in slot order.
+    pub fn processes(&self) -> impl Iterator<Item = &ProcOutcome> {
+        self.ranks.iter().chain(&self.others)
+    }
+
+    /// Members that failed on their own, before any stop, in time order.
+    fn own_failures(&self) -> Vec<&ProcOutcome> {
         let stop_at = self.stop.as_ref().map(|s| s.at);
-        let mut v: Vec<&RankOutcome> = self
-            .ranks
-            .iter()
+        let mut v: Vec<&ProcOutcome> = self
+            .processes()
             .filter(|r| r.is_failure() && stop_at.is_none_or(|t| r.at < t))
             .collect();
-        v.sort_by_key(|r| (r.at, r.rank));
+        v.sort_by_key(|r| (r.at, r.slot));
         v
     }
 
-    /// The job's exit status: 0 when every rank exited with code 0 and the
-    /// launcher did not stop the job. Otherwise the earliest of these gives
-    /// it: a rank's abnormal end (its code, or 128 + its signal); a timeout
-    /// (124, like `timeout(1)`); a signal to the launcher (128 + signal); an
-    /// abort (the code the rank asked for). A rank that exits 0 without
-    /// finalizing is reported by [`summary`](JobReport::summary) but does not
-    /// change the status. An abort's code is passed on as the rank gave it,
-    /// so it may lie outside 0..=255; a process exit status keeps its low
-    /// byte.
+    /// The job's exit status: 0 when every member (rank, assigned spare,
+    /// spawned process) exited with code 0, or died of an injected fault,
+    /// and the launcher did not stop the job. Otherwise the earliest of
+    /// these gives it: a member's abnormal end (its code, or 128 + its
+    /// signal); a timeout (124, like `timeout(1)`); a signal to the
+    /// launcher (128 + signal); an abort (the code the process asked for).
+    /// Injected deaths (see [`ProcOutcome::is_injected`]) and processes
+    /// killed because their parent failed are listed by
+    /// [`summary`](JobReport::summary) but do not give the status; nor does
+    /// a member that exits 0 without finalizing. An abort's code is passed
+    /// on as the process gave it, so it may lie outside 0..=255; a process
+    /// exit status keeps its low byte.
     pub fn exit_code(&self) -> i32 {
-        let first_rank = self.own_failures().into_iter().find(|r| r.is_abnormal());
-        match (first_rank, &self.stop) {
+        let first = self.own_failures().into_iter().find(|r| r.gives_status());
+        match (first, &self.stop) {
             (Some(r), _) => r.exit_status(),
             (None, Some(stop)) => match &stop.cause {
                 StopCause::Timeout { .. } => 124,
@@ -147,26 +250,82 @@ impl JobReport {
         }
     }
 
-    /// One line per failed rank (time order), then one for the launcher's
-    /// stop, if any; `None` when the job went well.
+    /// `rank S` for a rank's slot, `slot S` for any other.
+    fn who(&self, slot: u32) -> String {
+        if (slot as usize) < self.ranks.len() {
+            format!("rank {slot}")
+        } else {
+            format!("slot {slot}")
+        }
+    }
+
+    /// How the summary names a process: `rank 2`, `slot 5 (spawned by
+    /// rank 2)`, `slot 4 (spare assigned by rank 1)`, `slot 4 (idle
+    /// spare)`.
+    pub fn label(&self, p: &ProcOutcome) -> String {
+        match p.role {
+            Role::Rank => format!("rank {}", p.slot),
+            Role::IdleSpare => format!("slot {} (idle spare)", p.slot),
+            Role::Spare { parent, .. } => {
+                format!("slot {} (spare assigned by {})", p.slot, self.who(parent))
+            }
+            Role::Spawned { parent, .. } => {
+                format!("slot {} (spawned by {})", p.slot, self.who(parent))
+            }
+        }
+    }
+
+    /// One line per seeded fault, then one per failed member (time order),
+    /// then one for the launcher's stop, if any; `None` when the job went
+    /// well and had no seeded schedule.
     ///
     /// ```text
+    /// pertinax: fault schedule: rank 3 at hit 14 of any point (kill)
     /// pertinax: rank 2 (pid 4242) killed by SIGKILL at 0.153 s
-    /// pertinax: rank 3 (pid 4243) exited with code 1 at 0.201 s
+    /// pertinax: rank 3 (pid 4243) killed by SIGKILL at 0.201 s (injected at hit 14 of point send)
+    /// pertinax: slot 5 (spawned by rank 1) (pid 4250) exited with code 1 at 0.3 s
+    /// pertinax: rank 1 (pid 4241) killed by SIGKILL at 0.4 s (heartbeat timeout)
     /// pertinax: job timed out after 5 s; ranks still running were terminated
     /// ```
     pub fn summary(&self) -> Option<String> {
         let mut out = String::new();
+        for k in &self.schedule {
+            let _ = writeln!(out, "pertinax: fault schedule: {k}");
+        }
         for r in self.own_failures() {
+            let label = self.label(r);
+            if let Some(Cause::NotStarted { error }) = &r.cause {
+                let _ = writeln!(
+                    out,
+                    "pertinax: {label} could not be started at {} s: {error}",
+                    seconds(r.at)
+                );
+                continue;
+            }
             let how = match r.end {
                 ExitKind::Signal(s) => format!("killed by {}", signal_name(s)),
                 ExitKind::Code(0) => "exited with code 0 without finalizing".to_string(),
                 ExitKind::Code(c) => format!("exited with code {c}"),
             };
+            let why = match &r.cause {
+                Some(Cause::Injected { point, hit, .. }) => {
+                    format!(" (injected at hit {hit} of point {point})")
+                }
+                Some(Cause::Launcher { signal }) => {
+                    format!(" (injected: {} from the launcher)", signal_name(*signal))
+                }
+                Some(Cause::Heartbeat { injected: false }) => " (heartbeat timeout)".into(),
+                Some(Cause::Heartbeat { injected: true }) => {
+                    " (injected stop, then heartbeat timeout)".into()
+                }
+                Some(Cause::ParentFailed { parent }) => {
+                    format!(" (its parent {} failed)", self.who(*parent))
+                }
+                Some(Cause::NotStarted { .. }) | None => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "pertinax: rank {} (pid {}) {how} at {} s",
-                r.rank,
+                "pertinax: {label} (pid {}) {how} at {} s{why}",
                 r.pid,
                 seconds(r.at)
             );
@@ -183,9 +342,10 @@ impl JobReport {
                         seconds(stop.at)
                     )
                 }
-                StopCause::Abort { rank, code, .. } => {
+                StopCause::Abort { slot, code, .. } => {
                     format!(
-                        "rank {rank} aborted the job (code {code}) at {} s",
+                        "{} aborted the job (code {code}) at {} s",
+                        self.who(*slot),
                         seconds(stop.at)
                     )
                 }
@@ -217,23 +377,33 @@ mod tests {
         Duration::from_millis(n)
     }
 
-    fn rank(rank: u32, end: ExitKind, at_ms: u64, finalized: bool) -> RankOutcome {
-        RankOutcome {
-            rank,
+    fn rank(rank: u32, end: ExitKind, at_ms: u64, finalized: bool) -> ProcOutcome {
+        ProcOutcome {
+            slot: rank,
+            role: Role::Rank,
             pid: 4240 + rank,
             end,
             at: ms(at_ms),
             finalized,
             joined: true,
+            cause: None,
         }
     }
 
-    fn report(ranks: Vec<RankOutcome>, stop: Option<Stop>) -> JobReport {
+    fn report(ranks: Vec<ProcOutcome>, stop: Option<Stop>) -> JobReport {
         JobReport {
             ranks,
+            others: Vec::new(),
             stop,
             elapsed: ms(500),
+            schedule: Vec::new(),
         }
+    }
+
+    fn with(mut p: ProcOutcome, role: Role, cause: Option<Cause>) -> ProcOutcome {
+        p.role = role;
+        p.cause = cause;
+        p
     }
 
     /// Checks a report's exit code and summary.
@@ -345,7 +515,7 @@ mod tests {
         let stop = Stop {
             at: ms(250),
             cause: StopCause::Abort {
-                rank: 1,
+                slot: 1,
                 code: 7,
                 message: "bad input".into(),
             },
@@ -363,6 +533,127 @@ mod tests {
             7,
             Some("pertinax: rank 1 aborted the job (code 7) at 0.25 s; ranks still running were terminated"),
         );
+    }
+
+    #[test]
+    fn injected_deaths_are_listed_but_keep_status_0() {
+        let killed = ExitKind::Signal(libc::SIGKILL);
+        let injected = Cause::Injected {
+            point: "send".into(),
+            hit: 3,
+            signal: libc::SIGKILL,
+        };
+        let mut r = report(
+            vec![
+                rank(0, ExitKind::Code(0), 300, true),
+                with(rank(1, killed, 100, false), Role::Rank, Some(injected)),
+                with(
+                    rank(2, killed, 150, false),
+                    Role::Rank,
+                    Some(Cause::Launcher {
+                        signal: libc::SIGKILL,
+                    }),
+                ),
+                with(
+                    rank(3, killed, 200, false),
+                    Role::Rank,
+                    Some(Cause::Heartbeat { injected: true }),
+                ),
+            ],
+            None,
+        );
+        r.schedule = vec!["1@*#3".parse().unwrap()];
+        check(
+            &r,
+            0,
+            Some(
+                "pertinax: fault schedule: rank 1 at hit 3 of any point (kill)\n\
+                 pertinax: rank 1 (pid 4241) killed by SIGKILL at 0.1 s (injected at hit 3 of point send)\n\
+                 pertinax: rank 2 (pid 4242) killed by SIGKILL at 0.15 s (injected: SIGKILL from the launcher)\n\
+                 pertinax: rank 3 (pid 4243) killed by SIGKILL at 0.2 s (injected stop, then heartbeat timeout)",
+            ),
+        );
+        // A real failure after injected ones gives the status.
+        r.ranks[0].end = ExitKind::Code(4);
+        assert_eq!(r.exit_code(), 4);
+    }
+
+    #[test]
+    fn a_heartbeat_timeout_is_a_failure() {
+        let r = report(
+            vec![with(
+                rank(0, ExitKind::Signal(libc::SIGKILL), 2000, false),
+                Role::Rank,
+                Some(Cause::Heartbeat { injected: false }),
+            )],
+            None,
+        );
+        check(
+            &r,
+            137,
+            Some("pertinax: rank 0 (pid 4240) killed by SIGKILL at 2 s (heartbeat timeout)"),
+        );
+    }
+
+    #[test]
+    fn spares_and_spawned_processes_are_labelled_by_slot() {
+        let mut r = report(
+            vec![
+                rank(0, ExitKind::Code(0), 500, true),
+                rank(1, ExitKind::Code(2), 100, false),
+            ],
+            None,
+        );
+        r.others = vec![
+            // Idle spares are never failures, whatever their end.
+            with(
+                rank(2, ExitKind::Signal(9), 50, false),
+                Role::IdleSpare,
+                None,
+            ),
+            with(
+                rank(3, ExitKind::Signal(9), 110, false),
+                Role::Spare {
+                    parent: 1,
+                    index: 0,
+                },
+                Some(Cause::ParentFailed { parent: 1 }),
+            ),
+            with(
+                rank(4, ExitKind::Code(5), 120, false),
+                Role::Spawned {
+                    parent: 3,
+                    index: 1,
+                },
+                None,
+            ),
+            with(
+                rank(5, ExitKind::Code(127), 130, false),
+                Role::Spawned {
+                    parent: 0,
+                    index: 0,
+                },
+                Some(Cause::NotStarted {
+                    error: "out of memory".into(),
+                }),
+            ),
+        ];
+        check(
+            &r,
+            2,
+            Some(
+                "pertinax: rank 1 (pid 4241) exited with code 2 at 0.1 s\n\
+                 pertinax: slot 3 (spare assigned by rank 1) (pid 4243) killed by SIGKILL at 0.11 s (its parent rank 1 failed)\n\
+                 pertinax: slot 4 (spawned by slot 3) (pid 4244) exited with code 5 at 0.12 s\n\
+                 pertinax: slot 5 (spawned by rank 0) could not be started at 0.13 s: out of memory",
+            ),
+        );
+        // Without rank 1's failure, the spawned process's code tells; the
+        // one killed because of its parent does not.
+        r.ranks[1].end = ExitKind::Code(0);
+        r.ranks[1].finalized = true;
+        assert_eq!(r.exit_code(), 5);
+        assert_eq!(r.label(&r.others[0]), "slot 2 (idle spare)");
     }
 
     #[test]

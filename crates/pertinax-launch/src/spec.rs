@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::ProgramProblem;
+use crate::fault::{Kill, RandomFaults};
 
 /// Search path used when `PATH` is not set (as `execvp` does).
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
@@ -19,15 +20,32 @@ pub struct JobSpec {
     pub program: PathBuf,
     /// Arguments after the program name.
     pub args: Vec<OsString>,
-    /// Prefix every line of output with `[R] `.
+    /// Prefix every line of output with `[R] ` (a rank) or `[slot S] ` (a
+    /// spare or spawned process).
     pub tag_output: bool,
     /// Terminate the job when it runs longer than this.
     pub timeout: Option<Duration>,
-    /// Bytes of each shared-memory ring; [`default_ring_bytes`] when `None`.
+    /// Bytes of each shared-memory ring; [`default_ring_bytes`] of the
+    /// segment's capacity when `None`.
     pub ring_bytes: Option<usize>,
-    /// Extra environment variables for every rank (the launcher's own
+    /// Extra environment variables for every process (the launcher's own
     /// `PERTINAX_*` variables take precedence).
     pub env: Vec<(OsString, OsString)>,
+    /// Idle processes of the same program started with the ranks, handed
+    /// out by spawn requests that ask for spares.
+    pub spares: usize,
+    /// Slots reserved for processes started by spawn requests; `None`: as
+    /// many as there are ranks (less if that would exceed
+    /// [`MAX_SLOTS`](crate::MAX_SLOTS)).
+    pub max_spawn: Option<usize>,
+    /// What happens to the processes a process spawned when it fails.
+    pub on_parent_failure: ParentFailure,
+    /// Heartbeat watching; off when `None`.
+    pub heartbeat: Option<Heartbeat>,
+    /// Injected faults (`--kill`).
+    pub kills: Vec<Kill>,
+    /// A seeded schedule of injected faults, added to `kills`.
+    pub random_faults: Option<RandomFaults>,
 }
 
 impl JobSpec {
@@ -42,15 +60,78 @@ impl JobSpec {
             timeout: None,
             ring_bytes: None,
             env: Vec::new(),
+            spares: 0,
+            max_spawn: None,
+            on_parent_failure: ParentFailure::Continue,
+            heartbeat: None,
+            kills: Vec::new(),
+            random_faults: None,
         }
     }
 }
 
-/// Size of each shared-memory ring for a job of `ranks` ranks: 256 KiB up
-/// to 8 ranks (room to pipeline large messages in 32 KiB fragments), 64 KiB
-/// up to 16, 32 KiB up to 64, 16 KiB above. The segment holds one ring per
-/// ordered pair of ranks, so its total grows with the square of the job's
-/// size; each rank touches only its own 2(N-1) rings.
+/// What the launcher does to the processes started by a process's spawn
+/// requests when that process fails (`--on-parent-failure`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ParentFailure {
+    /// Nothing: they are members of the job like any other (the default).
+    #[default]
+    Continue,
+    /// SIGKILL them (they are reported as killed because of their parent).
+    End,
+}
+
+/// Where a process's heartbeat comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HeartbeatMode {
+    /// A runtime thread beats: catches stopped and deadlocked processes.
+    #[default]
+    Thread,
+    /// Library calls beat: also catches a process stuck outside the
+    /// library. Idle spares are not judged in this mode.
+    Progress,
+}
+
+/// Heartbeat watching (`--heartbeat`): every process beats every `period`
+/// (the runtime bumps its slot's `beat` word); the launcher samples the
+/// words every `period` and SIGKILLs a process whose word has not changed
+/// for `timeout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Heartbeat {
+    /// Beat and sampling period.
+    pub period: Duration,
+    /// Silence after which a process is killed (longer than `period`).
+    pub timeout: Duration,
+    /// Who beats.
+    pub mode: HeartbeatMode,
+}
+
+impl Heartbeat {
+    /// Heartbeats every `period` with the default timeout, ten periods.
+    pub fn new(period: Duration, mode: HeartbeatMode) -> Heartbeat {
+        Heartbeat {
+            period,
+            timeout: period.saturating_mul(10),
+            mode,
+        }
+    }
+
+    /// The `PERTINAX_HEARTBEAT` value: `thread:MS` or `progress:MS`.
+    pub(crate) fn env(&self) -> String {
+        let mode = match self.mode {
+            HeartbeatMode::Thread => "thread",
+            HeartbeatMode::Progress => "progress",
+        };
+        format!("{mode}:{}", self.period.as_millis().max(1))
+    }
+}
+
+/// Size of each shared-memory ring for a segment of `slots` process slots
+/// (ranks, spares and room for spawned processes): 256 KiB up to 8 slots
+/// (room to pipeline large messages in 32 KiB fragments), 64 KiB up to 16,
+/// 32 KiB up to 64, 16 KiB above. The segment holds one ring per ordered
+/// pair of slots, so its total grows with the square of the capacity; each
+/// process touches only the rings to and from the peers it talks to.
 ///
 /// ```
 /// assert_eq!(pertinax_launch::default_ring_bytes(8), 256 * 1024);
@@ -58,8 +139,8 @@ impl JobSpec {
 /// assert_eq!(pertinax_launch::default_ring_bytes(17), 32 * 1024);
 /// assert_eq!(pertinax_launch::default_ring_bytes(65), 16 * 1024);
 /// ```
-pub fn default_ring_bytes(ranks: usize) -> usize {
-    match ranks {
+pub fn default_ring_bytes(slots: usize) -> usize {
+    match slots {
         0..=8 => 256 * 1024,
         9..=16 => 64 * 1024,
         17..=64 => 32 * 1024,

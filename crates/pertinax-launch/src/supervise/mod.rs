@@ -1,11 +1,24 @@
 //! The event loop that supervises a running job.
 //!
-//! Every helper thread (reaper, control readers, output forwarders, signal
-//! watch) sends its [`Event`]s into one channel; this loop is the only owner
-//! of the job's state. It waits on the channel with a timeout equal to the
+//! Every helper thread (control readers, output forwarders, signal watch)
+//! sends its [`Event`]s into one channel; this loop is the only owner of the
+//! job's state, and the only thread that starts, signals and reaps processes
+//! once the job runs. It waits on the channel with a timeout equal to the
 //! nearest deadline (job time limit, SIGKILL after a grace period, the short
-//! wait for a rank's control socket to close after it exited 0, the output
-//! drain), so nothing polls.
+//! wait for a process's control socket to close after it exited, the output
+//! drain, time-based kills, heartbeat sampling, a slow reaping safety net),
+//! so nothing polls in a tight loop.
+//!
+//! The processes of a job live in *slots*: the ranks in `0..n`, the spares
+//! in `n..n+K`, and the processes started by spawn requests after them, in
+//! increasing order, never reused. `procs[slot]` is the loop's record of
+//! each. The job ends when every *member* (every process but the idle
+//! spares) has ended; the idle spares are then told to shut down.
+
+mod spawn;
+#[cfg(test)]
+mod tests;
+mod watch;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -23,51 +36,157 @@ use pertinax_wire::slot;
 use crate::bootstrap::{Bootstrap, Release};
 use crate::children::Children;
 use crate::event::{CtrlEvent, Event};
+use crate::fault::Kill;
 use crate::notify::{notify_failure, notify_shutdown};
-use crate::report::{JobReport, RankOutcome, Stop, StopCause};
+use crate::report::{Cause, JobReport, ProcOutcome, Role, Stop, StopCause};
+use crate::spec::{Heartbeat, ParentFailure};
 
-/// After a rank exits 0, how long to wait for its control socket to close,
-/// so that a `Finalize` sent just before the exit is not missed.
+pub(crate) use spawn::{NewProc, Starter};
+pub use spawn::{SPAWN_NO_ROOM, SPAWN_OK, SPAWN_REFUSED};
+
+/// After a process exits, how long to wait for its control socket to
+/// close, so that a `Finalize` or `Injected` sent just before the exit is
+/// not missed.
 const SETTLE: Duration = Duration::from_millis(200);
 /// Between SIGTERM and SIGKILL on a timeout or an abort.
 const STOP_GRACE: Duration = Duration::from_secs(1);
 /// Between a forwarded signal and SIGKILL.
 const SIGNAL_GRACE: Duration = Duration::from_secs(2);
-/// After the last rank ended, how long to wait for its output to drain
-/// (something the rank left behind may hold its pipes open).
+/// Between `Shutdown` to the idle spares at the end of the job and SIGKILL.
+const SPARE_GRACE: Duration = Duration::from_secs(1);
+/// After the last process ended, how long to wait for its output to drain
+/// (something the process left behind may hold its pipes open).
 const DRAIN: Duration = Duration::from_secs(1);
+/// Reaping is driven by SIGCHLD; this safety net reaps anyway from time to
+/// time, so that a lost signal cannot hang the job.
+const REAP_SAFETY: Duration = Duration::from_secs(1);
 
-/// A rank as the launcher started it.
+/// A process as the launcher started it.
 #[derive(Debug)]
 pub(crate) struct Started {
     /// Its process id (also its process group id).
     pub pid: u32,
     /// A handle on the launcher's end of its control socket, shut down at
-    /// the end so that the reader thread ends even if something the rank
+    /// the end so that the reader thread ends even if something the process
     /// left behind holds the other end.
     pub closer: UnixStream,
     /// Number of output forwarders started for it.
     pub outputs: usize,
 }
 
-/// What the loop knows about one rank.
+/// What the loop needs to know about the job besides its processes.
 #[derive(Debug)]
-struct RankState {
-    started: Started,
+pub(crate) struct Config {
+    /// Number of ranks (slots `0..ranks`).
+    pub ranks: usize,
+    /// Job time limit.
+    pub timeout: Option<Duration>,
+    /// Heartbeat watching.
+    pub heartbeat: Option<Heartbeat>,
+    /// Time-based kills (point-based ones are in the ranks' environment).
+    pub timed: Vec<Kill>,
+    /// What happens to a failed process's spawned processes.
+    pub on_parent_failure: ParentFailure,
+    /// The seeded fault schedule, for the report.
+    pub schedule: Vec<Kill>,
+}
+
+/// What the loop knows about one process.
+#[derive(Debug)]
+struct Proc {
+    pid: u32,
+    closer: Option<UnixStream>,
+    role: Role,
     writer: Option<UnixStream>,
-    joined: bool,
+    /// When its hello was accepted.
+    joined_at: Option<Instant>,
     finalized: bool,
     ctrl_closed: bool,
     exited: Option<(ExitKind, Duration)>,
     settle_by: Option<Instant>,
-    outcome: Option<RankOutcome>,
+    outcome: Option<ProcOutcome>,
+    /// Its slot was published FAILED.
+    failed: bool,
+    /// Frames to send once it is welcomed (its assignment).
+    pending: Vec<ToRank>,
+    /// Why it died, when the launcher knows.
+    cause: Option<Cause>,
+    /// An injected fault stopped it (SIGSTOP).
+    stopped: bool,
+    /// The launcher killed it for its silent heartbeat.
+    beat_killed: bool,
+    /// Last heartbeat value seen, and when it changed.
+    beat: (u64, Instant),
+    /// Slots started or assigned for its spawn requests.
+    children: Vec<u32>,
+}
+
+impl Proc {
+    fn new(started: Started, role: Role) -> Proc {
+        Proc::blank(started.pid, Some(started.closer), role)
+    }
+
+    /// A record for `pid` (0: nothing was started).
+    fn blank(pid: u32, closer: Option<UnixStream>, role: Role) -> Proc {
+        Proc {
+            pid,
+            closer,
+            role,
+            writer: None,
+            joined_at: None,
+            finalized: false,
+            ctrl_closed: false,
+            exited: None,
+            settle_by: None,
+            outcome: None,
+            failed: false,
+            pending: Vec::new(),
+            cause: None,
+            stopped: false,
+            beat_killed: false,
+            beat: (0, Instant::now()),
+            children: Vec::new(),
+        }
+    }
+
+    fn is_idle_spare(&self) -> bool {
+        self.role == Role::IdleSpare
+    }
+
+    /// Started and not yet reaped: its pid may be signalled.
+    fn is_live(&self) -> bool {
+        self.pid != 0 && self.exited.is_none()
+    }
+
+    /// Sends `msg` now if it was welcomed, else once it is.
+    fn send_or_queue(&mut self, msg: ToRank) {
+        match self.writer.as_mut() {
+            Some(w) => {
+                let _ = write_frame(w, &msg);
+            }
+            None => self.pending.push(msg),
+        }
+    }
+}
+
+/// Where the idle spares are at the end of the job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SpareEnd {
+    /// Members still run.
+    NotYet,
+    /// Told to shut down; SIGKILL at this time.
+    Asked(Instant),
+    /// Killed (or there were none left).
+    Done,
 }
 
 /// The job's state and the loop over its events.
 pub(crate) struct Supervisor<'a> {
     seg: &'a Segment,
     children: &'a Children,
-    ranks: Vec<RankState>,
+    starter: &'a dyn Starter,
+    cfg: Config,
+    procs: Vec<Proc>,
     by_pid: HashMap<u32, u32>,
     boot: Bootstrap,
     start: Instant,
@@ -76,56 +195,79 @@ pub(crate) struct Supervisor<'a> {
     kill_at: Option<Instant>,
     open_outputs: usize,
     drain_by: Option<Instant>,
+    /// When every rank had passed the start-up fence.
+    fence_at: Option<Instant>,
+    /// Every rank reported single copy (cma) at the start-up fence.
+    cma_all: bool,
+    /// Time-based kills not fired yet.
+    timed: Vec<Kill>,
+    beat_next: Option<Instant>,
+    spare_end: SpareEnd,
+    reap_next: Instant,
 }
 
 impl<'a> Supervisor<'a> {
-    /// Takes over the ranks that `run` started at `start`.
+    /// Takes over the processes that `run` started at `start`: the ranks,
+    /// then the spares, in slot order.
     pub fn new(
         seg: &'a Segment,
         children: &'a Children,
+        starter: &'a dyn Starter,
+        cfg: Config,
         started: Vec<Started>,
-        timeout: Option<Duration>,
         start: Instant,
     ) -> Supervisor<'a> {
-        let size = started.len();
         let by_pid = started
             .iter()
             .enumerate()
-            .map(|(r, s)| (s.pid, r as u32))
+            .map(|(s, p)| (p.pid, s as u32))
             .collect();
         let open_outputs = started.iter().map(|s| s.outputs).sum();
-        let ranks = started
+        let ranks = cfg.ranks;
+        let procs = started
             .into_iter()
-            .map(|started| RankState {
-                started,
-                writer: None,
-                joined: false,
-                finalized: false,
-                ctrl_closed: false,
-                exited: None,
-                settle_by: None,
-                outcome: None,
+            .enumerate()
+            .map(|(s, started)| {
+                let role = if s < ranks {
+                    Role::Rank
+                } else {
+                    Role::IdleSpare
+                };
+                Proc::new(started, role)
             })
             .collect();
+        let beat_next = cfg.heartbeat.map(|h| start + h.period);
         Supervisor {
             seg,
             children,
-            boot: Bootstrap::new(size),
+            starter,
+            boot: Bootstrap::new(ranks),
             by_pid,
-            ranks,
+            procs,
             start,
             // A limit too far away to be represented is no limit.
-            timeout: timeout.and_then(|t| Some((t, start.checked_add(t)?))),
+            timeout: cfg.timeout.and_then(|t| Some((t, start.checked_add(t)?))),
             stop: None,
             kill_at: None,
             open_outputs,
             drain_by: None,
+            fence_at: None,
+            cma_all: false,
+            timed: cfg.timed.clone(),
+            beat_next,
+            spare_end: SpareEnd::NotYet,
+            reap_next: start + REAP_SAFETY,
+            cfg,
         }
     }
 
-    /// Handles events until every rank has ended and its output is drained.
+    /// Handles events until every process has ended and its output is
+    /// drained.
     pub fn run(mut self, events: &Receiver<Event>) -> JobReport {
         loop {
+            if self.members_ended() {
+                self.shut_spares_down();
+            }
             if self.all_ended() {
                 if self.open_outputs == 0 {
                     break;
@@ -155,7 +297,14 @@ impl<'a> Supervisor<'a> {
     }
 
     fn all_ended(&self) -> bool {
-        self.ranks.iter().all(|r| r.outcome.is_some())
+        self.procs.iter().all(|p| p.outcome.is_some())
+    }
+
+    fn members_ended(&self) -> bool {
+        self.procs
+            .iter()
+            .filter(|p| !p.is_idle_spare())
+            .all(|p| p.outcome.is_some())
     }
 
     fn next_deadline(&self) -> Option<Instant> {
@@ -163,11 +312,24 @@ impl<'a> Supervisor<'a> {
             (true, Some((_, at))) => Some(at),
             _ => None,
         };
-        [timeout_at, self.kill_at, self.drain_by]
-            .into_iter()
-            .chain(self.ranks.iter().map(|r| r.settle_by))
-            .flatten()
-            .min()
+        let spares_at = match self.spare_end {
+            SpareEnd::Asked(at) => Some(at),
+            _ => None,
+        };
+        let reap_at = (self.children.len() > 0).then_some(self.reap_next);
+        [
+            timeout_at,
+            self.kill_at,
+            self.drain_by,
+            spares_at,
+            reap_at,
+            self.next_timed_kill(),
+            self.next_beat(),
+        ]
+        .into_iter()
+        .chain(self.procs.iter().map(|p| p.settle_by))
+        .flatten()
+        .min()
     }
 
     fn on_time(&mut self, now: Instant) {
@@ -185,23 +347,39 @@ impl<'a> Supervisor<'a> {
             self.kill_at = None;
             self.children.signal_all(libc::SIGKILL);
         }
-        for r in 0..self.ranks.len() {
-            if self.ranks[r].settle_by.is_some_and(|t| now >= t) {
-                self.decide(r);
+        if now >= self.reap_next {
+            self.reap_next = now + REAP_SAFETY;
+            self.reap();
+        }
+        for s in 0..self.procs.len() {
+            if self.procs[s].settle_by.is_some_and(|t| now >= t) {
+                self.decide(s);
+            }
+        }
+        self.fire_timed_kills(now);
+        self.sample_beats(now);
+        if let SpareEnd::Asked(at) = self.spare_end {
+            if now >= at {
+                self.spare_end = SpareEnd::Done;
+                for p in self
+                    .procs
+                    .iter()
+                    .filter(|p| p.is_idle_spare() && p.is_live())
+                {
+                    let _ = kill_group(p.pid, libc::SIGKILL);
+                }
             }
         }
     }
 
     fn handle(&mut self, event: Event) {
         match event {
-            Event::Exited { pid, end } => {
-                if let Some(&rank) = self.by_pid.get(&pid) {
-                    self.exited(rank as usize, end);
-                }
-            }
-            Event::Ctrl { rank, what } => self.ctrl(rank as usize, what),
+            Event::ChildChanged => self.reap(),
+            #[cfg(test)]
+            Event::Exited { pid, end } => self.on_exit(pid, end),
+            Event::Ctrl { slot, what } => self.ctrl(slot as usize, what),
             Event::OutputClosed => self.open_outputs = self.open_outputs.saturating_sub(1),
-            // Every rank has ended: nothing left to interrupt.
+            // Every process has ended: nothing left to interrupt.
             Event::Signal(_) if self.all_ended() => {}
             Event::Signal(sig) => {
                 if self.stop.is_none() {
@@ -215,97 +393,171 @@ impl<'a> Supervisor<'a> {
         }
     }
 
-    fn exited(&mut self, r: usize, end: ExitKind) {
-        let at = self.start.elapsed();
-        let state = &mut self.ranks[r];
-        state.exited = Some((end, at));
-        // Whatever the rank left behind in its process group goes with it.
-        let _ = kill_group(state.started.pid, libc::SIGKILL);
-        if end != ExitKind::Code(0) {
-            notify_failure(self.seg, r);
-            self.decide(r);
-        } else if state.ctrl_closed {
-            self.decide(r);
-        } else {
-            state.settle_by = Some(Instant::now() + SETTLE);
+    fn reap(&mut self) {
+        for (pid, end) in self.children.reap() {
+            self.on_exit(pid, end);
         }
-        if let Some(release) = self.boot.ended(r as u32) {
+    }
+
+    fn on_exit(&mut self, pid: u32, end: ExitKind) {
+        if let Some(&slot) = self.by_pid.get(&pid) {
+            self.exited(slot as usize, end);
+        }
+    }
+
+    fn exited(&mut self, s: usize, end: ExitKind) {
+        let at = self.start.elapsed();
+        let p = &mut self.procs[s];
+        if p.exited.is_some() {
+            return;
+        }
+        p.exited = Some((end, at));
+        // Whatever the process left behind in its process group goes with it.
+        let _ = kill_group(p.pid, libc::SIGKILL);
+        let closed = p.ctrl_closed;
+        if !closed {
+            p.settle_by = Some(Instant::now() + SETTLE);
+        }
+        if end != ExitKind::Code(0) {
+            self.fail(s);
+        }
+        if closed {
+            self.decide(s);
+        }
+        if let Some(release) = self.boot.ended(s as u32) {
             self.release(&release);
         }
     }
 
-    /// Records rank `r`'s outcome once its exit is known and its control
-    /// socket has closed (or [`SETTLE`] passed), and publishes the slot's
-    /// final state.
-    fn decide(&mut self, r: usize) {
-        let state = &mut self.ranks[r];
-        state.settle_by = None;
-        let Some((end, at)) = state.exited else {
-            return;
-        };
-        if state.outcome.is_some() {
+    /// Publishes slot `s` as FAILED (once), and applies
+    /// `--on-parent-failure` to what it spawned.
+    fn fail(&mut self, s: usize) {
+        if std::mem::replace(&mut self.procs[s].failed, true) {
             return;
         }
-        match (end, state.finalized) {
-            (ExitKind::Code(0), true) => {
-                self.seg.proc_block(r).state.store(slot::FINALIZED, SeqCst)
+        notify_failure(self.seg, s);
+        if self.cfg.on_parent_failure == ParentFailure::End {
+            for c in self.procs[s].children.clone() {
+                let child = &mut self.procs[c as usize];
+                if child.is_live() {
+                    let _ = kill_group(child.pid, libc::SIGKILL);
+                    child
+                        .cause
+                        .get_or_insert(Cause::ParentFailed { parent: s as u32 });
+                }
             }
-            (ExitKind::Code(0), false) => notify_failure(self.seg, r),
+        }
+    }
+
+    /// Records process `s`'s outcome once its exit is known and its control
+    /// socket has closed (or [`SETTLE`] passed), and publishes the slot's
+    /// final state.
+    fn decide(&mut self, s: usize) {
+        let p = &mut self.procs[s];
+        p.settle_by = None;
+        let Some((end, at)) = p.exited else {
+            return;
+        };
+        if p.outcome.is_some() {
+            return;
+        }
+        match (end, p.finalized) {
+            (ExitKind::Code(0), true) => {
+                self.seg.proc_block(s).state.store(slot::FINALIZED, SeqCst)
+            }
+            (ExitKind::Code(0), false) => self.fail(s),
             // Published when the exit was seen.
             _ => {}
         }
-        state.outcome = Some(RankOutcome {
-            rank: r as u32,
-            pid: state.started.pid,
+        let p = &mut self.procs[s];
+        p.outcome = Some(ProcOutcome {
+            slot: s as u32,
+            role: p.role.clone(),
+            pid: p.pid,
             end,
             at,
-            finalized: state.finalized,
-            joined: state.joined,
+            finalized: p.finalized,
+            joined: p.joined_at.is_some(),
+            cause: p.cause.clone(),
         });
     }
 
-    fn ctrl(&mut self, r: usize, what: CtrlEvent) {
-        let Some(state) = self.ranks.get_mut(r) else {
+    fn ctrl(&mut self, s: usize, what: CtrlEvent) {
+        let Some(p) = self.procs.get_mut(s) else {
             return;
         };
         match what {
-            CtrlEvent::Joined(writer) => {
-                state.joined = true;
-                state.writer = Some(writer);
+            CtrlEvent::Joined(mut writer) => {
+                let now = Instant::now();
+                p.joined_at = Some(now);
+                p.beat = (self.seg.proc_block(s).beat.load(SeqCst), now);
+                for msg in p.pending.drain(..) {
+                    let _ = write_frame(&mut writer, &msg);
+                }
+                p.writer = Some(writer);
             }
             CtrlEvent::Closed => {
-                state.ctrl_closed = true;
-                state.writer = None;
-                if state.exited.is_some() {
-                    self.decide(r);
+                p.ctrl_closed = true;
+                p.writer = None;
+                if p.exited.is_some() {
+                    self.decide(s);
                 }
             }
-            CtrlEvent::Msg(msg) => self.message(r, msg),
+            CtrlEvent::Msg(msg) => self.message(s, msg),
         }
     }
 
-    fn message(&mut self, r: usize, msg: ToLauncher) {
+    fn message(&mut self, s: usize, msg: ToLauncher) {
         match msg {
             ToLauncher::Hello { .. } => {}
             ToLauncher::Put { key, value } => self.boot.put(key, value),
+            // Only the ranks fence (the bootstrap ignores other slots).
             ToLauncher::Fence => {
-                if let Some(release) = self.boot.fence(r as u32) {
+                if let Some(release) = self.boot.fence(s as u32) {
                     self.release(&release);
                 }
             }
-            ToLauncher::Finalize => self.ranks[r].finalized = true,
-            // Not served yet: the requester's publication stays unanswered.
-            ToLauncher::Spawn { .. } | ToLauncher::Injected { .. } => {}
+            ToLauncher::Finalize => self.procs[s].finalized = true,
+            ToLauncher::Spawn {
+                stamp,
+                program,
+                args,
+                count,
+                use_spares,
+                payload,
+            } => self.spawn_request(
+                s,
+                spawn::Request {
+                    stamp,
+                    program,
+                    args,
+                    count,
+                    use_spares,
+                    payload,
+                },
+            ),
+            ToLauncher::Injected {
+                point, hit, signal, ..
+            } => {
+                let p = &mut self.procs[s];
+                if signal == libc::SIGSTOP {
+                    p.stopped = true;
+                } else {
+                    p.cause
+                        .get_or_insert(Cause::Injected { point, hit, signal });
+                }
+            }
             ToLauncher::Abort { code, message } => {
                 let _ = writeln!(
                     io::stderr().lock(),
-                    "pertinax: rank {r} aborted the job (code {code}): {message}"
+                    "pertinax: {} aborted the job (code {code}): {message}",
+                    self.who(s)
                 );
                 if self.stop.is_none() {
-                    // If the rank already exited, its exit is part of the abort.
-                    let at = self.ranks[r].exited.map(|(_, at)| at);
+                    // If it already exited, its exit is part of the abort.
+                    let at = self.procs[s].exited.map(|(_, at)| at);
                     let cause = StopCause::Abort {
-                        rank: r as u32,
+                        slot: s as u32,
                         code,
                         message,
                     };
@@ -315,8 +567,31 @@ impl<'a> Supervisor<'a> {
         }
     }
 
-    /// Answers the ranks waiting in a completed fence.
+    /// `rank S` for a rank, `slot S` for any other process.
+    fn who(&self, s: usize) -> String {
+        if s < self.cfg.ranks {
+            format!("rank {s}")
+        } else {
+            format!("slot {s}")
+        }
+    }
+
+    /// Answers the ranks waiting in a completed fence; the first one is
+    /// the start-up fence.
     fn release(&mut self, release: &Release) {
+        if release.generation == 0 && self.fence_at.is_none() {
+            self.fence_at = Some(Instant::now());
+            // The runtime publishes `cma/SLOT` = [1] when it may use single
+            // copy; spares and spawned processes learn the verdict in
+            // PERTINAX_CMA_ALL.
+            self.cma_all = (0..self.cfg.ranks).all(|s| {
+                let key = format!("cma/{s}");
+                release
+                    .entries
+                    .iter()
+                    .any(|(k, v)| *k == key && v.first() == Some(&1))
+            });
+        }
         let mut frame = Vec::new();
         let msg = ToRank::FenceDone {
             entries: release.entries.clone(),
@@ -326,281 +601,86 @@ impl<'a> Supervisor<'a> {
         }
         for &r in &release.ranks {
             if let Some(w) = self
-                .ranks
+                .procs
                 .get_mut(r as usize)
-                .and_then(|s| s.writer.as_mut())
+                .and_then(|p| p.writer.as_mut())
             {
                 let _ = w.write_all(&frame);
             }
         }
     }
 
-    /// Ends the job: tells every rank, signals the ones still running with
-    /// `sig`, and schedules SIGKILL after `grace`.
+    /// Ends the job: tells every process, signals the ones still running
+    /// with `sig`, and schedules SIGKILL after `grace`.
     fn begin_stop(&mut self, cause: StopCause, sig: i32, grace: Duration, at: Option<Duration>) {
         let at = at.unwrap_or_else(|| self.start.elapsed());
         self.stop = Some(Stop { at, cause });
+        self.broadcast_shutdown(|_| true);
+        self.children.signal_all(sig);
+        self.kill_at = Some(Instant::now() + grace);
+    }
+
+    /// Sends `Shutdown` to the welcomed processes that `to` selects and
+    /// wakes every process.
+    fn broadcast_shutdown(&mut self, to: impl Fn(&Proc) -> bool) {
         let mut frame = Vec::new();
         if write_frame(&mut frame, &ToRank::Shutdown).is_ok() {
-            for w in self.ranks.iter_mut().filter_map(|s| s.writer.as_mut()) {
-                let _ = w.write_all(&frame);
+            for p in self.procs.iter_mut().filter(|p| to(p)) {
+                if let Some(w) = p.writer.as_mut() {
+                    let _ = w.write_all(&frame);
+                }
             }
         }
         notify_shutdown(self.seg);
-        self.children.signal_all(sig);
-        self.kill_at = Some(Instant::now() + grace);
+    }
+
+    /// Every member has ended: the idle spares are told to shut down, and
+    /// killed after [`SPARE_GRACE`].
+    fn shut_spares_down(&mut self) {
+        if self.spare_end != SpareEnd::NotYet {
+            return;
+        }
+        if !self.procs.iter().any(|p| p.is_idle_spare() && p.is_live()) {
+            self.spare_end = SpareEnd::Done;
+            return;
+        }
+        self.broadcast_shutdown(|p| p.is_idle_spare() && p.is_live());
+        self.spare_end = SpareEnd::Asked(Instant::now() + SPARE_GRACE);
     }
 
     /// Closes the control sockets and builds the report.
     fn finish(self) -> JobReport {
         let elapsed = self.start.elapsed();
-        let ranks = self
-            .ranks
+        let mut outcomes: Vec<ProcOutcome> = self
+            .procs
             .into_iter()
             .enumerate()
-            .map(|(r, s)| {
-                let _ = s.started.closer.shutdown(Shutdown::Both);
-                // Only when the channel broke before every rank was reaped
-                // (it cannot while the signal watch holds a sender): the
-                // guard in `run` kills it.
-                s.outcome.unwrap_or(RankOutcome {
-                    rank: r as u32,
-                    pid: s.started.pid,
-                    end: s.exited.map_or(ExitKind::Signal(libc::SIGKILL), |(e, _)| e),
-                    at: s.exited.map_or(elapsed, |(_, at)| at),
-                    finalized: s.finalized,
-                    joined: s.joined,
+            .map(|(s, p)| {
+                if let Some(closer) = &p.closer {
+                    let _ = closer.shutdown(Shutdown::Both);
+                }
+                // Only when the channel broke before every process was
+                // reaped (it cannot while the signal watch holds a sender):
+                // the guard in `run` kills it.
+                p.outcome.unwrap_or(ProcOutcome {
+                    slot: s as u32,
+                    role: p.role,
+                    pid: p.pid,
+                    end: p.exited.map_or(ExitKind::Signal(libc::SIGKILL), |(e, _)| e),
+                    at: p.exited.map_or(elapsed, |(_, at)| at),
+                    finalized: p.finalized,
+                    joined: p.joined_at.is_some(),
+                    cause: p.cause,
                 })
             })
             .collect();
+        let others = outcomes.split_off(self.cfg.ranks.min(outcomes.len()));
         JobReport {
-            ranks,
+            ranks: outcomes,
+            others,
             stop: self.stop,
             elapsed,
+            schedule: self.cfg.schedule,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! The event loop fed by hand: no processes, pids far above `pid_max`.
-
-    use super::*;
-    use pertinax_sys::segment::Layout;
-    use pertinax_wire::ctrl::read_frame;
-    use std::sync::mpsc::{self, Sender};
-
-    const PID0: u32 = 0x3fff_ff00;
-
-    struct Fixture {
-        seg: Segment,
-        children: Children,
-        /// The ranks' ends of their control sockets.
-        rank_ends: Vec<UnixStream>,
-        started: Vec<Started>,
-    }
-
-    fn fixture(n: usize) -> Fixture {
-        let seg = Segment::create_anonymous(Layout::new(n, 4096)).unwrap();
-        let (mut rank_ends, mut started) = (Vec::new(), Vec::new());
-        for r in 0..n {
-            let (ours, theirs) = UnixStream::pair().unwrap();
-            // A test that goes wrong fails instead of hanging.
-            theirs
-                .set_read_timeout(Some(Duration::from_secs(5)))
-                .unwrap();
-            rank_ends.push(theirs);
-            started.push(Started {
-                pid: PID0 + r as u32,
-                closer: ours,
-                outputs: 0,
-            });
-        }
-        Fixture {
-            seg,
-            children: Children::new(),
-            rank_ends,
-            started,
-        }
-    }
-
-    /// Runs the loop on `events` sent by `feed` (which may sleep between
-    /// events; the channel stays open until it returns).
-    fn supervise(
-        f: &mut Fixture,
-        timeout: Option<Duration>,
-        feed: impl FnOnce(&Sender<Event>) + Send,
-    ) -> JobReport {
-        let (tx, rx) = mpsc::channel();
-        let started = std::mem::take(&mut f.started);
-        let (seg, children) = (&f.seg, &f.children);
-        std::thread::scope(|s| {
-            let feeder = s.spawn(move || {
-                feed(&tx);
-                // Keep the channel open long enough for any deadline.
-                std::thread::sleep(Duration::from_millis(600));
-            });
-            let report = Supervisor::new(seg, children, started, timeout, Instant::now()).run(&rx);
-            drop(feeder);
-            report
-        })
-    }
-
-    impl Fixture {
-        /// A write handle on the launcher's end of rank `r`'s socket, as
-        /// the control reader hands it over in `Joined`.
-        fn writer(&self, r: usize) -> UnixStream {
-            self.started[r].closer.try_clone().unwrap()
-        }
-    }
-
-    fn exited(r: u32, end: ExitKind) -> Event {
-        Event::Exited { pid: PID0 + r, end }
-    }
-
-    fn ctrl(rank: u32, what: CtrlEvent) -> Event {
-        Event::Ctrl { rank, what }
-    }
-
-    fn state(f: &Fixture, r: usize) -> u32 {
-        f.seg.proc_block(r).state.load(SeqCst)
-    }
-
-    #[test]
-    fn a_finalized_rank_is_finalized_and_nobody_is_woken() {
-        let mut f = fixture(1);
-        let writer = f.writer(0);
-        let report = supervise(&mut f, None, |tx| {
-            tx.send(ctrl(0, CtrlEvent::Joined(writer))).unwrap();
-            tx.send(ctrl(0, CtrlEvent::Msg(ToLauncher::Finalize)))
-                .unwrap();
-            tx.send(ctrl(0, CtrlEvent::Closed)).unwrap();
-            tx.send(exited(0, ExitKind::Code(0))).unwrap();
-        });
-        assert_eq!(report.exit_code(), 0);
-        assert!(report.ranks[0].finalized && report.ranks[0].joined);
-        assert_eq!(state(&f, 0), slot::FINALIZED);
-        assert_eq!(f.seg.header().event_epoch.load(SeqCst), 0);
-    }
-
-    #[test]
-    fn a_finalize_just_before_the_exit_is_not_missed() {
-        let mut f = fixture(1);
-        let report = supervise(&mut f, None, |tx| {
-            tx.send(ctrl(0, CtrlEvent::Joined(stray_socket()))).unwrap();
-            // The reaper is faster than the control reader.
-            tx.send(exited(0, ExitKind::Code(0))).unwrap();
-            std::thread::sleep(Duration::from_millis(50));
-            tx.send(ctrl(0, CtrlEvent::Msg(ToLauncher::Finalize)))
-                .unwrap();
-            tx.send(ctrl(0, CtrlEvent::Closed)).unwrap();
-        });
-        assert!(report.ranks[0].finalized);
-        assert_eq!(report.summary(), None);
-        assert_eq!(state(&f, 0), slot::FINALIZED);
-    }
-
-    /// A throwaway socket end for `Joined`.
-    fn stray_socket() -> UnixStream {
-        UnixStream::pair().unwrap().0
-    }
-
-    #[test]
-    fn exit_0_without_finalize_is_published_after_the_settle_time() {
-        let mut f = fixture(2);
-        let t = Instant::now();
-        let report = supervise(&mut f, None, |tx| {
-            tx.send(ctrl(0, CtrlEvent::Joined(stray_socket()))).unwrap();
-            // The control socket never closes (something inherited it).
-            tx.send(exited(0, ExitKind::Code(0))).unwrap();
-            tx.send(ctrl(1, CtrlEvent::Closed)).unwrap();
-            tx.send(exited(1, ExitKind::Code(0))).unwrap();
-        });
-        assert!(t.elapsed() >= SETTLE);
-        assert_eq!(state(&f, 0), slot::FAILED);
-        assert_eq!(
-            state(&f, 1),
-            slot::FAILED,
-            "never joined: nobody can talk to it"
-        );
-        assert_eq!(f.seg.header().event_epoch.load(SeqCst), 2);
-        assert_eq!(report.exit_code(), 0);
-        let summary = report.summary().unwrap();
-        assert!(
-            summary.contains("rank 0") && summary.contains("without finalizing"),
-            "{summary}"
-        );
-        assert!(!summary.contains("rank 1"), "{summary}");
-    }
-
-    #[test]
-    fn a_crash_is_published_at_once_and_completes_the_fence() {
-        let mut f = fixture(2);
-        let writer = f.writer(0);
-        let mut rank0 = f.rank_ends[0].try_clone().unwrap();
-        let report = supervise(&mut f, None, |tx| {
-            tx.send(ctrl(0, CtrlEvent::Joined(writer))).unwrap();
-            let put = ToLauncher::Put {
-                key: "k0".into(),
-                value: b"v".to_vec(),
-            };
-            tx.send(ctrl(0, CtrlEvent::Msg(put))).unwrap();
-            tx.send(ctrl(0, CtrlEvent::Msg(ToLauncher::Fence))).unwrap();
-            tx.send(exited(1, ExitKind::Signal(libc::SIGKILL))).unwrap();
-            // Rank 0 is answered without rank 1.
-            let done = read_frame::<_, ToRank>(&mut rank0).unwrap();
-            assert_eq!(
-                done,
-                Some(ToRank::FenceDone {
-                    entries: vec![("k0".into(), b"v".to_vec())]
-                })
-            );
-            tx.send(ctrl(0, CtrlEvent::Msg(ToLauncher::Finalize)))
-                .unwrap();
-            tx.send(ctrl(0, CtrlEvent::Closed)).unwrap();
-            tx.send(exited(0, ExitKind::Code(0))).unwrap();
-        });
-        assert_eq!(state(&f, 1), slot::FAILED);
-        assert_eq!(state(&f, 0), slot::FINALIZED);
-        assert_eq!(report.exit_code(), 128 + libc::SIGKILL);
-    }
-
-    #[test]
-    fn timeout_stops_the_job_and_tells_the_ranks() {
-        let mut f = fixture(1);
-        let writer = f.writer(0);
-        let mut rank0 = f.rank_ends[0].try_clone().unwrap();
-        let report = supervise(&mut f, Some(Duration::from_millis(50)), |tx| {
-            tx.send(ctrl(0, CtrlEvent::Joined(writer))).unwrap();
-            assert_eq!(
-                read_frame::<_, ToRank>(&mut rank0).unwrap(),
-                Some(ToRank::Shutdown)
-            );
-            tx.send(exited(0, ExitKind::Signal(libc::SIGTERM))).unwrap();
-        });
-        assert!(report.timed_out());
-        assert_eq!(report.exit_code(), 124);
-        assert_eq!(
-            f.seg.header().event_epoch.load(SeqCst),
-            2,
-            "shutdown, then the failure"
-        );
-    }
-
-    #[test]
-    fn abort_after_the_exit_takes_the_exit_time() {
-        let mut f = fixture(2);
-        let report = supervise(&mut f, None, |tx| {
-            tx.send(exited(1, ExitKind::Code(1))).unwrap();
-            let abort = ToLauncher::Abort {
-                code: 9,
-                message: "test".into(),
-            };
-            tx.send(ctrl(1, CtrlEvent::Msg(abort))).unwrap();
-            tx.send(ctrl(1, CtrlEvent::Closed)).unwrap();
-            tx.send(exited(0, ExitKind::Signal(libc::SIGTERM))).unwrap();
-        });
-        assert_eq!(report.exit_code(), 9);
-        assert_eq!(report.stop.as_ref().map(|s| s.at), Some(report.ranks[1].at));
     }
 }
