@@ -334,6 +334,340 @@ fn agree_kill(w: &Comm, a: &[String]) -> R {
     Ok(format!("flags={:x} failed={failed:?}", d.flags))
 }
 
+/// 6 (intracommunicator): pending receives on a communicator are cut by a
+/// revocation, even when the revoker dies in the middle of revoking (the
+/// launcher kills rank 1 at its `ft.revoke.partial` fault point).
+fn revoke_pending(w: &Comm, _a: &[String]) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let c = w.dup().map_err(e)?;
+    if me == 1 {
+        std::thread::sleep(Duration::from_millis(100));
+        c.revoke().map_err(e)?;
+        // With the fault plan this process dies inside revoke.
+        return Ok("revoker-survived".into());
+    }
+    // Everyone waits for a message nobody sends, from a live rank.
+    let from = if me == 0 { 2 % n } else { 0 };
+    let mut b = [0u64];
+    let r = pertinax::scope(|s| {
+        let q = c.irecv(s, &mut b, from, 99)?;
+        q.wait().map(|_| ())
+    });
+    check!(matches!(r, Err(Error::Revoked)), "pending receive: {r:?}");
+    check!(c.is_revoked(), "not revoked");
+    let r = c.send(&[1u64], from, 5);
+    check!(matches!(r, Err(Error::Revoked)), "send after revoke: {r:?}");
+    let r = c.barrier();
+    check!(
+        matches!(r, Err(Error::Revoked)),
+        "barrier after revoke: {r:?}"
+    );
+    // The world is not revoked.
+    let s = w.shrink().map_err(e)?;
+    check!(
+        count(&s).map_err(e)? as usize == s.size(),
+        "allreduce on the shrunk world"
+    );
+    Ok(format!("shrunk={}", s.size()))
+}
+
+/// 6 (intercommunicator): parents spawn children; everybody blocks in a
+/// receive on the intercommunicator; one parent revokes it; every pending
+/// receive on both sides ends with `Revoked`.
+fn revoke_inter(u: &Universe, w: &Comm, a: &[String]) -> R {
+    let me = w.rank().index();
+    if let Some(parent) = u.parent() {
+        // Child: block in a receive from parent 0 that never sends.
+        let mut b = [0u64];
+        parent.send(&[me as u64], 0, 1).map_err(e)?;
+        let r = parent.recv(&mut b, 0, 99);
+        check!(matches!(r, Err(Error::Revoked)), "child receive: {r:?}");
+        check!(w.barrier().is_ok(), "the children's world is not revoked");
+        return Ok("child".into());
+    }
+    let exe = std::env::current_exe().map_err(|x| x.to_string())?;
+    let kids = arg(a, 0, 2) as usize;
+    let inter = w
+        .spawn(&exe.to_string_lossy(), &["revoke_inter"], kids, Rank(0))
+        .map_err(e)?;
+    check!(
+        inter.is_inter() && inter.remote_size() == kids,
+        "intercomm shape"
+    );
+    if me == 0 {
+        // Hear from every child, then revoke.
+        let mut b = [0u64];
+        for k in 0..kids {
+            inter.recv(&mut b, k, 1).map_err(e)?;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        inter.revoke().map_err(e)?;
+        return Ok("revoker".into());
+    }
+    let mut b = [0u64];
+    let r = inter.recv(&mut b, 0, 99);
+    check!(matches!(r, Err(Error::Revoked)), "parent receive: {r:?}");
+    Ok("parent".into())
+}
+
+/// Spawn + merge: the merged communicator orders parents first and works.
+fn spawn_merge(u: &Universe, w: &Comm, a: &[String]) -> R {
+    let kids = arg(a, 0, 2) as usize;
+    let inter = match u.parent() {
+        Some(p) => p,
+        None => {
+            let exe = std::env::current_exe().map_err(|x| x.to_string())?;
+            w.spawn(
+                &exe.to_string_lossy(),
+                &["spawn_merge", &kids.to_string()],
+                kids,
+                Rank(0),
+            )
+            .map_err(e)?
+        }
+    };
+    let child = u.parent().is_some();
+    let m = inter.merge(child).map_err(e)?;
+    let parents = if child { inter.remote_size() } else { w.size() };
+    check!(m.size() == parents + kids, "merged size {}", m.size());
+    let want = if child {
+        parents + w.rank().index()
+    } else {
+        w.rank().index()
+    };
+    check!(
+        m.rank().index() == want,
+        "merged rank {} want {want}",
+        m.rank()
+    );
+    check!(
+        count(&m).map_err(e)? as usize == m.size(),
+        "allreduce on the merged comm"
+    );
+    Ok(if child {
+        "child".into()
+    } else {
+        "parent".into()
+    })
+}
+
+/// The value rank `r` holds after step `s` (from `x` before it).
+fn next_value(x: u64, r: usize, s: u64) -> u64 {
+    x.wrapping_mul(6364136223846793005)
+        .wrapping_add((r as u64) << 32 | s)
+}
+
+/// Every rank's value after `steps` steps.
+fn values_after(n: usize, steps: u64) -> Vec<u64> {
+    (0..n)
+        .map(|r| (0..steps).fold(r as u64 + 1, |x, s| next_value(x, r, s)))
+        .collect()
+}
+
+/// Per-rank state of the buddy-checkpoint scenario: the value and the
+/// left neighbour's value, after the last two committed steps.
+#[derive(Clone, Copy, Debug)]
+struct Kept {
+    step: u64,
+    x: u64,
+    left: u64,
+}
+
+/// 9: non-shrinking recovery with buddy copies: every rank advances a
+/// value and keeps a copy of its left neighbour's; when a rank dies, the
+/// survivors replace it (spare or new process), the new process reloads
+/// its value from its right neighbour's copy and its own copy from its
+/// left neighbour, and the job goes on to a verified result.
+fn replace(u: &Universe, w: &Comm, a: &[String]) -> R {
+    let steps = arg(a, 0, 40);
+    let mut c = w.clone();
+    let n = c.size();
+    let me = c.rank().index();
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    // kept[0] is the last committed step, kept[1] the one before.
+    let mut kept = [Kept {
+        step: 0,
+        x: me as u64 + 1,
+        left: left as u64 + 1,
+    }; 2];
+    let mut recoveries = 0;
+    let mut replacement = matches!(u.role(), pertinax::Role::Replacement { .. });
+    loop {
+        if replacement || recoveries > 0 {
+            // Roll back to the lowest committed step anyone has.
+            let mine = if replacement { u64::MAX } else { kept[0].step };
+            let mut m = [0u64];
+            c.allreduce(&[mine], &mut m, &Op::min()).map_err(e)?;
+            let m = m[0];
+            if !replacement {
+                let k = if kept[0].step == m { kept[0] } else { kept[1] };
+                check!(k.step == m, "no state for step {m}: {kept:?}");
+                kept = [k, k];
+            }
+            // Right neighbour sends my value back; left sends its own.
+            let mut got = [0u64; 2];
+            let need_x = [kept[0].left];
+            c.sendrecv(&need_x, left, 7, &mut got[..1], right, 7)
+                .map_err(e)?;
+            let own = [kept[0].x];
+            c.sendrecv(&own, right, 8, &mut got[1..], left, 8)
+                .map_err(e)?;
+            if replacement {
+                kept = [Kept {
+                    step: m,
+                    x: got[0],
+                    left: got[1],
+                }; 2];
+                replacement = false;
+            }
+            check!(
+                got[0] == kept[0].x && got[1] == kept[0].left,
+                "buddy copies disagree"
+            );
+        }
+        // Each step ends with an agreement on whether everyone did it, so
+        // that all survivors commit the same steps and call the same
+        // recovery operations in the same order.
+        let mut recover = false;
+        while kept[0].step < steps {
+            let s = kept[0].step;
+            pertinax::fault_point("step");
+            let x = next_value(kept[0].x, me, s);
+            let mut l = [0u64];
+            let mut sum = [0u64];
+            let r = c
+                .sendrecv(&[x], right, 1, &mut l, left, 1)
+                .and_then(|_| c.allreduce(&[x], &mut sum, &Op::sum()));
+            if let Err(x) = &r {
+                check!(x.is_fault(), "not a fault: {x}");
+                // Free the others from their pending operations.
+                c.revoke().map_err(e)?;
+            }
+            let d = c.agree_detailed(r.is_ok() as u32).map_err(e)?;
+            if d.flags != 1 || !d.failed.is_empty() {
+                recover = true;
+                break;
+            }
+            let want = values_after(n, s + 1)
+                .iter()
+                .fold(0u64, |a, v| a.wrapping_add(*v));
+            check!(sum[0] == want, "step {s}: wrong sum");
+            kept = [
+                Kept {
+                    step: s + 1,
+                    x,
+                    left: l[0],
+                },
+                kept[0],
+            ];
+        }
+        if !recover {
+            break;
+        }
+        let r = c.replace_failed().map_err(e)?;
+        check!(
+            r.comm.size() == n && r.comm.rank().index() == me,
+            "restored shape"
+        );
+        c = r.comm;
+        recoveries += 1;
+    }
+    check!(kept[0].x == values_after(n, steps)[me], "final value");
+    Ok(format!("recoveries={recoveries} role={:?}", u.role()))
+}
+
+/// The randomized campaign's program: point-to-point, collectives and
+/// recovery under seeded random kills (from `pertinax run --fault-seed`).
+/// Recovery alternates between shrinking and, when `replace` is given,
+/// replacing. Every survivor ends with the list of dead world ranks it
+/// agrees on, for the test to compare.
+fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
+    let steps = arg(a, 0, 30);
+    let mut c = w.clone();
+    let world_of = |c: &Comm| -> Result<Vec<usize>, String> {
+        let t = c.group().translate_ranks(
+            &(0..c.size()).map(|r| Rank(r as i32)).collect::<Vec<_>>(),
+            &w.group(),
+        );
+        Ok(t.map_err(e)?
+            .into_iter()
+            .map(|r| r.map_or(usize::MAX, |r| r.index()))
+            .collect())
+    };
+    if u.role() != pertinax::Role::Original {
+        return Err("campaign does not replace".into());
+    }
+    let mut s = 0u64;
+    let mut recoveries = 0;
+    while s < steps {
+        pertinax::fault_point("step");
+        let n = c.size();
+        let me = c.rank().index();
+        let r: Result<(), Error> = (|| {
+            // A ring exchange of a step-dependent message of mixed size.
+            let len = [8usize, 4096, 100_000][(s % 3) as usize];
+            let sbuf = vec![(s as u8) ^ (me as u8); len];
+            let mut rbuf = vec![0u8; len];
+            pertinax::fault_point("p2p");
+            c.sendrecv(&sbuf, (me + 1) % n, 3, &mut rbuf, (me + n - 1) % n, 3)?;
+            if rbuf
+                .iter()
+                .any(|&b| b != (s as u8) ^ (((me + n - 1) % n) as u8))
+            {
+                return Err(Error::InvalidArgument("ring content".into()));
+            }
+            pertinax::fault_point("coll");
+            let mut sum = [0u64];
+            let wr = world_of(&c).map_err(Error::InvalidArgument)?;
+            c.allreduce(&[(wr[me] as u64 + 1) * (s + 1)], &mut sum, &Op::sum())?;
+            let want: u64 = wr.iter().map(|&x| (x as u64 + 1) * (s + 1)).sum();
+            if sum[0] != want {
+                return Err(Error::InvalidArgument(format!(
+                    "step {s}: sum {} want {want}",
+                    sum[0]
+                )));
+            }
+            let mut b = vec![0u64; 64];
+            if me == 0 {
+                b.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, v)| *v = s * 1000 + i as u64);
+            }
+            c.bcast(&mut b, 0)?;
+            if b.iter().enumerate().any(|(i, &v)| v != s * 1000 + i as u64) {
+                return Err(Error::InvalidArgument("bcast content".into()));
+            }
+            Ok(())
+        })();
+        if let Err(x) = &r {
+            if !x.is_fault() {
+                return Err(format!("step {s}: {x}"));
+            }
+            // Free the others from their pending operations.
+            c.revoke().map_err(e)?;
+        }
+        // Everybody agrees on whether the step was done everywhere (an
+        // agreement is not cut by the revocation), so all survivors take
+        // the same path.
+        pertinax::fault_point("agree");
+        let d = c.agree_detailed(r.is_ok() as u32).map_err(e)?;
+        if d.flags == 1 && d.failed.is_empty() {
+            s += 1;
+        } else {
+            c = c.shrink().map_err(e)?;
+            recoveries += 1;
+        }
+    }
+    // Agree on the dead: wait until every failure is known everywhere.
+    let d = w.agree_detailed(1).map_err(e)?;
+    let mut dead: Vec<i32> = d.failed.iter().map(|r| r.0).collect();
+    dead.sort_unstable();
+    Ok(format!(
+        "dead={dead:?} recoveries={recoveries} size={}",
+        c.size()
+    ))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let scenario = args.first().cloned().unwrap_or_default();
@@ -355,6 +689,11 @@ fn main() {
         "revoke_shrink" => revoke_shrink(&w, rest),
         "suicide" => suicide(&w, rest),
         "agree_kill" => agree_kill(&w, rest),
+        "revoke_pending" => revoke_pending(&w, rest),
+        "revoke_inter" => revoke_inter(&u, &w, rest),
+        "spawn_merge" => spawn_merge(&u, &w, rest),
+        "replace" => replace(&u, &w, rest),
+        "campaign" => campaign(&u, &w, rest),
         other => Err(format!("unknown scenario {other:?}")),
     };
     match r {

@@ -91,7 +91,7 @@ pub fn marked_processes(mark: &str) -> Vec<u32> {
 pub struct Spec<'a> {
     pub ranks: usize,
     pub args: Vec<String>,
-    pub launcher_args: Vec<&'a str>,
+    pub launcher_args: Vec<String>,
     pub env: Vec<(&'a str, String)>,
     pub bound: Duration,
     /// The rank program (default: `pertinax-testprog`).
@@ -122,8 +122,8 @@ impl<'a> Spec<'a> {
         self.bound = Duration::from_secs(secs);
         self
     }
-    pub fn launcher_arg(mut self, a: &'a str) -> Self {
-        self.launcher_args.push(a);
+    pub fn launcher_arg(mut self, a: &str) -> Self {
+        self.launcher_args.push(a.to_string());
         self
     }
 }

@@ -1,0 +1,295 @@
+//! The ULFM validation scenarios, with real processes killed at chosen
+//! points (see `pertinax-ftprog` for each scenario's program), and a
+//! bounded randomized campaign. Every job has a wall-clock bound and the
+//! harness checks that none of its processes survives it.
+
+mod common;
+use common::{run, Job, Spec};
+
+fn ftprog() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-ftprog"))
+}
+
+fn ft(n: usize, args: &[&str]) -> Spec<'static> {
+    Spec::new(n, args).program(ftprog()).bound(60)
+}
+
+/// Lines the survivors printed, sorted.
+fn oks(j: &Job) -> Vec<String> {
+    let mut v: Vec<String> = j
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("OK "))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// Asserts the job ended with `code`, `survivors` OK lines and no FAIL.
+fn expect(j: &Job, code: i32, survivors: usize) {
+    assert!(
+        j.code == Some(code)
+            && j.oks() == survivors
+            && !j.stdout.contains("\nFAIL")
+            && !j.stdout.starts_with("FAIL"),
+        "expected code {code} and {survivors} OK: code {:?}, {} OK\nstdout:\n{}\nstderr:\n{}",
+        j.code,
+        j.oks(),
+        j.stdout,
+        j.stderr
+    );
+}
+
+/// 1. The last rank is SIGKILLed during a series of collectives: every
+/// survivor gets `ProcFailed` (nobody revokes), and a communicator split
+/// earlier without the dead rank still works.
+#[test]
+fn s1_kill_during_collectives() {
+    for n in [4, 8] {
+        let j = run(ft(n, &["coll_kill", "5"]));
+        expect(&j, 137, n - 1);
+        assert!(
+            oks(&j).iter().all(|l| l.contains("first=PROC_FAILED")),
+            "{}",
+            j.stdout
+        );
+    }
+}
+
+/// 2. As 1, with survivors that revoke on error, one of them computing for
+/// 300 ms outside the library, then shrink and a checked allreduce.
+#[test]
+fn s2_kill_revoke_and_long_computation() {
+    for n in [4, 8] {
+        let j = run(ft(n, &["coll_kill_revoke", "3"]));
+        expect(&j, 137, n - 1);
+    }
+}
+
+/// 3. Any-source receives report `ProcFailedPending` while the failure is
+/// unacknowledged, a named receive from the dead reports `ProcFailed`,
+/// and any-source receives work again after `ack_failed`.
+#[test]
+fn s3_any_source_pending_then_ack() {
+    let j = run(ft(5, &["anysource"]));
+    expect(&j, 137, 4);
+}
+
+/// 4. Insulation: no error at all in the half whose communicator holds no
+/// failed rank.
+#[test]
+fn s4_insulation() {
+    let j = run(ft(6, &["insulation"]));
+    expect(&j, 137, 5);
+    let lines = oks(&j);
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("lower-clean")).count(),
+        3
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("upper-saw-failure"))
+            .count(),
+        2
+    );
+}
+
+/// 5. The acknowledged group has as many members as failures observed,
+/// after each of two failures, and acknowledgements are per communicator.
+#[test]
+fn s5_acknowledged_group() {
+    let j = run(ft(5, &["acked"]));
+    expect(&j, 137, 3);
+}
+
+/// 6a. A revocation interrupts pending receives, and reaches everyone even
+/// though the revoker is killed in the middle of revoking.
+#[test]
+fn s6_revoke_interrupts_pending_requests() {
+    let j = run(ft(5, &["revoke_pending"])
+        .launcher_arg("--kill")
+        .launcher_arg("1@ft.revoke.partial#1"));
+    expect(&j, 0, 4);
+    assert!(!j.stdout.contains("revoker-survived"), "{}", j.stdout);
+}
+
+/// 6b. The same on an intercommunicator made by spawn: a parent revokes,
+/// pending receives on both sides end with `Revoked`.
+#[test]
+fn s6_revoke_interrupts_intercommunicator_requests() {
+    let j = run(ft(3, &["revoke_inter", "2"]));
+    expect(&j, 0, 5);
+    let lines = oks(&j);
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("child")).count(),
+        2,
+        "{}",
+        j.stdout
+    );
+}
+
+/// Spawn, then merge into one intracommunicator (parents first).
+#[test]
+fn spawn_and_merge() {
+    let j = run(ft(2, &["spawn_merge", "3"]));
+    expect(&j, 0, 5);
+}
+
+/// 7. Revoke then shrink, 100 times in a row (after one failure).
+#[test]
+fn s7_revoke_shrink_100_times() {
+    let j = run(ft(4, &["revoke_shrink", "100"]));
+    expect(&j, 137, 3);
+}
+
+/// 8. Ranks kill themselves at random one at a time; each time the
+/// survivors shrink; exactly N-1 deaths and one clean finish.
+#[test]
+fn s8_suicide_until_one_remains() {
+    for (n, seed) in [(5, "1"), (8, "2")] {
+        let j = run(ft(n, &["suicide", seed]));
+        expect(&j, 137, 1);
+        assert_eq!(
+            j.stderr.matches("killed by SIGKILL").count(),
+            n - 1,
+            "{}",
+            j.stderr
+        );
+    }
+}
+
+/// 9. Non-shrinking recovery: a rank dies, the survivors put a new process
+/// (a spare, or a spawned one) in its place, it reloads its data from its
+/// buddy's copy, and the job finishes with a verified result.
+#[test]
+fn s9_replace_with_spares_and_spawned_processes() {
+    // With a spare.
+    let j = run(ft(4, &["replace", "30"])
+        .launcher_arg("--spares")
+        .launcher_arg("1")
+        .launcher_arg("--kill")
+        .launcher_arg("2@step#11"));
+    expect(&j, 0, 4);
+    assert!(j.stdout.contains("role=Replacement"), "{}", j.stdout);
+    // Without a spare (spawned), two failures one after the other.
+    let j = run(ft(4, &["replace", "30"])
+        .launcher_arg("--kill")
+        .launcher_arg("1@step#7")
+        .launcher_arg("--kill")
+        .launcher_arg("3@step#20"));
+    expect(&j, 0, 4);
+}
+
+/// 10. Agreement with the rank that other implementations use as the
+/// coordinator (rank 0) killed in the middle, and with several ranks
+/// killed during it at different moments: every survivor decides the same.
+#[test]
+fn s10_agreement_with_deaths_inside() {
+    let cases: [(&[&str], &str); 2] = [
+        (&["0@ft.agree.contributed#3"], "failed=[0]"),
+        (
+            &[
+                "0@ft.agree.enter#4",
+                "2@ft.agree.contributed#4",
+                "3@ft.agree.contributed#6",
+            ],
+            "failed=[0, 2, 3]",
+        ),
+    ];
+    for (kills, want) in cases {
+        let mut spec = ft(6, &["agree_kill", "12"]);
+        for k in kills {
+            spec = spec.launcher_arg("--kill").launcher_arg(k);
+        }
+        let j = run(spec);
+        expect(&j, 0, 6 - kills.len());
+        let views: Vec<String> = oks(&j)
+            .iter()
+            .map(|l| {
+                l.split_once(' ')
+                    .map(|x| x.1)
+                    .unwrap_or("")
+                    .split_once(' ')
+                    .map(|x| x.1)
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .map(|l| l.split_once(' ').map(|x| x.1.to_string()).unwrap_or(l))
+            .collect();
+        assert!(
+            views.windows(2).all(|w| w[0] == w[1]),
+            "views differ: {views:?}"
+        );
+        assert!(views[0].contains(want), "{views:?} want {want}");
+    }
+}
+
+/// The randomized campaign: seeded random kills (any rank but 0, at any
+/// fault point) in a program mixing point-to-point, collectives and
+/// recovery. Zero hangs, zero wrong results, all survivors agree on who
+/// died, and that is who the launcher killed. `PERTINAX_CAMPAIGN_RUNS`
+/// sets the number of runs (CI runs a smaller count; see the README for
+/// the full campaign).
+#[test]
+fn randomized_campaign() {
+    let runs: u64 = std::env::var("PERTINAX_CAMPAIGN_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24);
+    for i in 0..runs {
+        let n = 3 + (i % 6) as usize;
+        let seed = (1000 + i).to_string();
+        let count = (1 + i % 3).min(n as u64 - 1).to_string();
+        let spec = ft(n, &["campaign", "12"])
+            .bound(60)
+            .launcher_arg("--fault-seed")
+            .launcher_arg(&seed)
+            .launcher_arg("--fault-count")
+            .launcher_arg(&count)
+            .launcher_arg("--fault-max-hit")
+            .launcher_arg("40");
+        let j = run(spec);
+        assert_eq!(
+            j.code,
+            Some(0),
+            "run {i} (n={n} seed={seed}): code {:?}\n{}\n{}",
+            j.code,
+            j.stdout,
+            j.stderr
+        );
+        assert!(!j.stdout.contains("FAIL"), "run {i}: {}", j.stdout);
+        let lines = oks(&j);
+        let deads: Vec<&str> = lines
+            .iter()
+            .map(|l| {
+                l.split("dead=")
+                    .nth(1)
+                    .unwrap_or("")
+                    .split(' ')
+                    .next()
+                    .unwrap_or("")
+            })
+            .collect();
+        assert!(
+            !deads.is_empty(),
+            "run {i}: no survivor\n{}\n{}",
+            j.stdout,
+            j.stderr
+        );
+        assert!(
+            deads.windows(2).all(|w| w[0] == w[1]),
+            "run {i}: survivors disagree on the dead: {deads:?}"
+        );
+        let died = n - lines.len();
+        let listed = deads[0].matches(',').count() + usize::from(deads[0] != "[]");
+        assert_eq!(
+            died,
+            listed,
+            "run {i}: {} survivors but dead={}",
+            lines.len(),
+            deads[0]
+        );
+    }
+}
