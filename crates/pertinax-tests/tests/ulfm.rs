@@ -41,7 +41,7 @@ fn expect(j: &Job, code: i32, survivors: usize) {
     );
 }
 
-/// 1. The last rank is SIGKILLed during a series of collectives: every
+/// Scenario 1: The last rank is SIGKILLed during a series of collectives: every
 /// survivor gets `ProcFailed` (nobody revokes), and a communicator split
 /// earlier without the dead rank still works.
 #[test]
@@ -57,7 +57,7 @@ fn s1_kill_during_collectives() {
     }
 }
 
-/// 2. As 1, with survivors that revoke on error, one of them computing for
+/// Scenario 2: As 1, with survivors that revoke on error, one of them computing for
 /// 300 ms outside the library, then shrink and a checked allreduce.
 #[test]
 fn s2_kill_revoke_and_long_computation() {
@@ -67,7 +67,7 @@ fn s2_kill_revoke_and_long_computation() {
     }
 }
 
-/// 3. Any-source receives report `ProcFailedPending` while the failure is
+/// Scenario 3: Any-source receives report `ProcFailedPending` while the failure is
 /// unacknowledged, a named receive from the dead reports `ProcFailed`,
 /// and any-source receives work again after `ack_failed`.
 #[test]
@@ -76,7 +76,7 @@ fn s3_any_source_pending_then_ack() {
     expect(&j, 137, 4);
 }
 
-/// 4. Insulation: no error at all in the half whose communicator holds no
+/// Scenario 4: Insulation: no error at all in the half whose communicator holds no
 /// failed rank.
 #[test]
 fn s4_insulation() {
@@ -96,7 +96,7 @@ fn s4_insulation() {
     );
 }
 
-/// 5. The acknowledged group has as many members as failures observed,
+/// Scenario 5: The acknowledged group has as many members as failures observed,
 /// after each of two failures, and acknowledgements are per communicator.
 #[test]
 fn s5_acknowledged_group() {
@@ -104,7 +104,7 @@ fn s5_acknowledged_group() {
     expect(&j, 137, 3);
 }
 
-/// 6a. A revocation interrupts pending receives, and reaches everyone even
+/// Scenario 6a: A revocation interrupts pending receives, and reaches everyone even
 /// though the revoker is killed in the middle of revoking.
 #[test]
 fn s6_revoke_interrupts_pending_requests() {
@@ -115,7 +115,7 @@ fn s6_revoke_interrupts_pending_requests() {
     assert!(!j.stdout.contains("revoker-survived"), "{}", j.stdout);
 }
 
-/// 6b. The same on an intercommunicator made by spawn: a parent revokes,
+/// Scenario 6b: The same on an intercommunicator made by spawn: a parent revokes,
 /// pending receives on both sides end with `Revoked`.
 #[test]
 fn s6_revoke_interrupts_intercommunicator_requests() {
@@ -137,14 +137,14 @@ fn spawn_and_merge() {
     expect(&j, 0, 5);
 }
 
-/// 7. Revoke then shrink, 100 times in a row (after one failure).
+/// Scenario 7: Revoke then shrink, 100 times in a row (after one failure).
 #[test]
 fn s7_revoke_shrink_100_times() {
     let j = run(ft(4, &["revoke_shrink", "100"]));
     expect(&j, 137, 3);
 }
 
-/// 8. Ranks kill themselves at random one at a time; each time the
+/// Scenario 8: Ranks kill themselves at random one at a time; each time the
 /// survivors shrink; exactly N-1 deaths and one clean finish.
 #[test]
 fn s8_suicide_until_one_remains() {
@@ -160,7 +160,7 @@ fn s8_suicide_until_one_remains() {
     }
 }
 
-/// 9. Non-shrinking recovery: a rank dies, the survivors put a new process
+/// Scenario 9: Non-shrinking recovery: a rank dies, the survivors put a new process
 /// (a spare, or a spawned one) in its place, it reloads its data from its
 /// buddy's copy, and the job finishes with a verified result.
 #[test]
@@ -182,7 +182,7 @@ fn s9_replace_with_spares_and_spawned_processes() {
     expect(&j, 0, 4);
 }
 
-/// 10. Agreement with the rank that other implementations use as the
+/// Scenario 10: Agreement with the rank that other implementations use as the
 /// coordinator (rank 0) killed in the middle, and with several ranks
 /// killed during it at different moments: every survivor decides the same.
 #[test]

@@ -68,7 +68,12 @@ fn main() -> Result<(), Error> {
     while next < CHUNKS {
         let (rank, size) = (comm.rank().index() as u64, comm.size() as u64);
         let round: Vec<u64> = (next..CHUNKS.min(next + 2 * size)).collect();
-        let part: f64 = round.iter().skip(rank as usize).step_by(size as usize).map(|&c| chunk(c)).sum();
+        let part: f64 = round
+            .iter()
+            .skip(rank as usize)
+            .step_by(size as usize)
+            .map(|&c| chunk(c))
+            .sum();
         let mut sum = [0f64];
         let r = comm.allreduce(&[part], &mut sum, &Op::sum());
         // Everybody agrees whether the round worked everywhere.
@@ -109,7 +114,13 @@ fn main() -> Result<(), Error> {
         }
     }
     let err = (pi - std::f64::consts::PI).abs();
-    say(&comm, format!("pi = {pi:.12} on {} ranks after {failures} failure(s) (error {err:.1e})", comm.size()));
+    say(
+        &comm,
+        format!(
+            "pi = {pi:.12} on {} ranks after {failures} failure(s) (error {err:.1e})",
+            comm.size()
+        ),
+    );
     if comm.rank().index() == 0 && err > 1e-9 {
         universe.abort(1, "wrong value of pi");
     }

@@ -272,3 +272,116 @@ fn a_failed_peer_fails_pending_receives() {
         })
     );
 }
+
+// ---- fault tolerance ------------------------------------------------------
+
+fn three() -> (Segment, Vec<Engine>) {
+    let seg = Segment::create_anonymous(Layout::new(3, 4096)).unwrap();
+    let p = WaitPolicy {
+        spin: std::time::Duration::from_micros(1),
+        yields: std::time::Duration::ZERO,
+        sleep: std::time::Duration::from_millis(1),
+    };
+    let es = (0..3)
+        .map(|s| Engine::new(seg.clone(), s, 3, p, Some(1000), false))
+        .collect();
+    (seg, es)
+}
+
+fn members3(entries: [u16; 3]) -> Rc<[Member]> {
+    (0..3)
+        .map(|s| Member {
+            slot: s as u32,
+            entry: entries[s],
+        })
+        .collect()
+}
+
+#[test]
+fn revocation_spreads_through_the_segment_and_fails_pending_requests() {
+    let (_seg, mut es) = three();
+    let entries: Vec<u16> = es.iter_mut().map(|e| e.alloc_entry().unwrap()).collect();
+    let m = members3([entries[0], entries[1], entries[2]]);
+    for e in es.iter_mut() {
+        e.register(8, m[e.me].entry, m.clone());
+    }
+    // Slot 2 waits for a message from slot 1 on the revoked context.
+    let cell: Cell = Rc::new(std::cell::RefCell::new(Store::scratch(8)));
+    let k = es[2].irecv(
+        MatchSpec {
+            ctx: 8,
+            src: Some(1),
+            tag: None,
+        },
+        Rc::from([0u32, 1, 2]),
+        RecvBuf::Part(cell, 0..8),
+        1,
+    );
+    es[0].revoke(8);
+    assert!(es[0].is_revoked(8) && es[0].is_revoked(9) && !es[0].is_revoked(12));
+    for e in es.iter_mut() {
+        e.progress();
+    }
+    assert!(es[1].is_revoked(8));
+    assert_eq!(es[2].take(k).unwrap(), Some(Err(Error::Revoked)));
+    // Later sends on the p2p and collective contexts fail too; the
+    // internal context of recovery does not.
+    assert_eq!(es[1].send_eager(0, 0, 8, 1, 0, b"x"), Err(Error::Revoked));
+    assert_eq!(es[1].send_eager(0, 0, 9, 1, 0, b"x"), Err(Error::Revoked));
+    assert_eq!(es[1].send_eager(0, 0, 10, 1, 0, b"x"), Ok(()));
+}
+
+#[test]
+fn a_revocation_reaches_a_member_still_creating_the_communicator() {
+    let (_seg, mut es) = three();
+    let entries: Vec<u16> = es.iter_mut().map(|e| e.alloc_entry().unwrap()).collect();
+    let m = members3([entries[0], entries[1], entries[2]]);
+    es[0].register(8, entries[0], m.clone());
+    es[0].revoke(8);
+    // Slot 1 registers only now: its reserved entry kept the mark.
+    es[1].register(8, entries[1], m);
+    assert!(es[1].is_revoked(8));
+}
+
+#[test]
+fn agreement_decides_from_contributions_and_ended_members() {
+    let (seg, mut es) = three();
+    let m = members3([ENTRY_WORLD; 3]);
+    for e in es.iter_mut() {
+        e.register(0, ENTRY_WORLD, m.clone());
+    }
+    es[0].contribute(ENTRY_WORLD, 0, 1, [0b110, 0, 0, 0], &m);
+    es[1].contribute(ENTRY_WORLD, 0, 1, [0b011, 0, 0, 0], &m);
+    // Slot 2 has not contributed and is alive: undecided.
+    assert_eq!(es[0].contribution(m[2], 0, 1), None);
+    assert_eq!(es[0].contribution(m[1], 0, 1), Some(Some([0b011, 0, 0, 0])));
+    // It dies without contributing: final, and the same for everyone.
+    seg.proc_block(2)
+        .state
+        .store(slot::FAILED, Ordering::SeqCst);
+    assert_eq!(es[0].contribution(m[2], 0, 1), Some(None));
+    assert_eq!(es[1].contribution(m[2], 0, 1), Some(None));
+    // The next instance uses the other record; the first stays readable.
+    es[0].contribute(ENTRY_WORLD, 0, 2, [1, 0, 0, 0], &m);
+    assert_eq!(es[1].contribution(m[0], 0, 1), Some(Some([0b110, 0, 0, 0])));
+    assert_eq!(es[1].contribution(m[0], 0, 2), Some(Some([1, 0, 0, 0])));
+}
+
+#[test]
+fn entries_of_freed_communicators_are_reused_only_when_every_member_let_go() {
+    let (_seg, mut es) = three();
+    let e0 = es[0].alloc_entry().unwrap();
+    let e1 = es[1].alloc_entry().unwrap();
+    let m: Rc<[Member]> = Rc::from([Member { slot: 0, entry: e0 }, Member { slot: 1, entry: e1 }]);
+    es[0].register(8, e0, m.clone());
+    es[1].register(8, e1, m);
+    es[0].release(8, e0);
+    // Fill every other entry of slot 0: the released one is not free yet.
+    let mut got = Vec::new();
+    while let Ok(e) = es[0].alloc_entry() {
+        assert_ne!(e, e0, "reused while slot 1 still holds the communicator");
+        got.push(e);
+    }
+    es[1].release(8, e1);
+    assert_eq!(es[0].alloc_entry().unwrap(), e0);
+}
