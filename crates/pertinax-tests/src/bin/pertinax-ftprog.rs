@@ -668,6 +668,32 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
     ))
 }
 
+/// Rough timings of the healthy agreement and shrink (the benchmark
+/// program measures them properly): mean microseconds, max over ranks.
+fn ft_timing(w: &Comm, a: &[String]) -> R {
+    let reps = arg(a, 0, 200);
+    for _ in 0..5 {
+        w.agree(1).map_err(e)?;
+    }
+    w.barrier().map_err(e)?;
+    let t = Instant::now();
+    for _ in 0..reps {
+        w.agree(1).map_err(e)?;
+    }
+    let agree = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    let mut sh = 0.0;
+    for _ in 0..10 {
+        w.barrier().map_err(e)?;
+        let t = Instant::now();
+        let s = w.shrink().map_err(e)?;
+        sh += t.elapsed().as_secs_f64() * 1e6 / 10.0;
+        s.free().map_err(e)?;
+    }
+    let mut m = [0f64; 2];
+    w.allreduce(&[agree, sh], &mut m, &Op::max()).map_err(e)?;
+    Ok(format!("agree_us={:.1} shrink_us={:.1}", m[0], m[1]))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let scenario = args.first().cloned().unwrap_or_default();
@@ -694,6 +720,7 @@ fn main() {
         "spawn_merge" => spawn_merge(&u, &w, rest),
         "replace" => replace(&u, &w, rest),
         "campaign" => campaign(&u, &w, rest),
+        "ft_timing" => ft_timing(&w, rest),
         other => Err(format!("unknown scenario {other:?}")),
     };
     match r {
