@@ -491,6 +491,7 @@ fn replace(u: &Universe, w: &Comm, a: &[String]) -> R {
         left: left as u64 + 1,
     }; 2];
     let mut recoveries = 0;
+    let mut replaced: Vec<usize> = Vec::new();
     let mut replacement = matches!(u.role(), pertinax::Role::Replacement { .. });
     loop {
         if replacement || recoveries > 0 {
@@ -499,31 +500,39 @@ fn replace(u: &Universe, w: &Comm, a: &[String]) -> R {
             let mut m = [0u64];
             c.allreduce(&[mine], &mut m, &Op::min()).map_err(e)?;
             let m = m[0];
-            if !replacement {
+            if replacement {
+                kept[0].step = m;
+            } else {
                 let k = if kept[0].step == m { kept[0] } else { kept[1] };
                 check!(k.step == m, "no state for step {m}: {kept:?}");
                 kept = [k, k];
             }
-            // Right neighbour sends my value back; left sends its own.
-            let mut got = [0u64; 2];
-            let need_x = [kept[0].left];
-            c.sendrecv(&need_x, left, 7, &mut got[..1], right, 7)
-                .map_err(e)?;
-            let own = [kept[0].x];
-            c.sendrecv(&own, right, 8, &mut got[1..], left, 8)
+            // My right neighbour gives my value back (a replacement sends
+            // nothing useful to its left: that one checks nothing), then my
+            // left neighbour gives me its own (the copy I keep).
+            let mut g0 = [0u64];
+            c.sendrecv(&[kept[0].left], left, 7, &mut g0, right, 7)
                 .map_err(e)?;
             if replacement {
-                kept = [Kept {
-                    step: m,
-                    x: got[0],
-                    left: got[1],
-                }; 2];
-                replacement = false;
+                kept[0].x = g0[0];
             }
-            check!(
-                got[0] == kept[0].x && got[1] == kept[0].left,
-                "buddy copies disagree"
-            );
+            let mut g1 = [0u64];
+            c.sendrecv(&[kept[0].x], right, 8, &mut g1, left, 8)
+                .map_err(e)?;
+            if replacement {
+                kept[0].left = g1[0];
+                kept[1] = kept[0];
+                replacement = false;
+            } else {
+                check!(
+                    replaced.contains(&right) || g0[0] == kept[0].x,
+                    "my right neighbour's copy of my value differs: {} vs {:?} (replaced {replaced:?})", g0[0], kept[0]
+                );
+                check!(
+                    replaced.contains(&left) || g1[0] == kept[0].left,
+                    "my left neighbour's value differs from my copy"
+                );
+            }
         }
         // Each step ends with an agreement on whether everyone did it, so
         // that all survivors commit the same steps and call the same
@@ -569,6 +578,7 @@ fn replace(u: &Universe, w: &Comm, a: &[String]) -> R {
             r.comm.size() == n && r.comm.rank().index() == me,
             "restored shape"
         );
+        replaced = r.replaced.iter().map(|x| x.index()).collect();
         c = r.comm;
         recoveries += 1;
     }
