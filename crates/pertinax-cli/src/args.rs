@@ -5,8 +5,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
-use pertinax_launch::JobSpec;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use pertinax_launch::{Heartbeat, HeartbeatMode, JobSpec, Kill, ParentFailure, RandomFaults};
 
 /// pertinax: a fault-tolerant message-passing runtime.
 #[derive(Debug, Parser)]
@@ -22,8 +22,9 @@ pub struct Cli {
 pub enum Command {
     /// Start N ranks of a program on this machine and supervise them.
     ///
-    /// The exit status is 0 when every rank exited with code 0; otherwise
-    /// the first failure's code (128 + signal for a rank killed by a
+    /// The exit status is 0 when every rank (and every process started for
+    /// the job) exited with code 0 or died of an injected fault; otherwise
+    /// the first failure's code (128 + signal for a process killed by a
     /// signal, 124 for a timeout).
     #[command(override_usage = "pertinax run [OPTIONS] -n <N> [--] <PROGRAM> [ARGS]...")]
     Run(RunArgs),
@@ -36,7 +37,8 @@ pub struct RunArgs {
     #[arg(short = 'n', long = "np", value_name = "N", value_parser = parse_ranks, allow_negative_numbers = true)]
     pub ranks: usize,
 
-    /// Prefix every line of the ranks' output with "[RANK] ".
+    /// Prefix every line of output with "[RANK] " (a rank) or "[slot S] "
+    /// (a spare or spawned process).
     #[arg(long)]
     pub tag_output: bool,
 
@@ -45,18 +47,90 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
 
-    /// Bytes of each shared-memory ring between two ranks (default: 256 KiB
-    /// up to 8 ranks, 64 KiB up to 16, 32 KiB up to 64, 16 KiB above).
+    /// Bytes of each shared-memory ring between two processes (default,
+    /// by slots = ranks + spares + max-spawn: 256 KiB up to 8 slots, 64 KiB
+    /// up to 16, 32 KiB up to 64, 16 KiB above).
     #[arg(long, value_name = "BYTES", value_parser = parse_ring_bytes)]
     pub ring_bytes: Option<usize>,
 
-    /// Set an environment variable in every rank (repeatable).
+    /// Set an environment variable in every process (repeatable).
     #[arg(short = 'x', long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
     pub env: Vec<(OsString, OsString)>,
+
+    /// Start K idle spare processes of the program with the ranks; spawn
+    /// requests take them before starting new processes.
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = parse_slots, allow_negative_numbers = true)]
+    pub spares: usize,
+
+    /// Slots reserved for processes started by spawn requests (default: the
+    /// number of ranks).
+    #[arg(long, value_name = "M", value_parser = parse_slots, allow_negative_numbers = true)]
+    pub max_spawn: Option<usize>,
+
+    /// When a process that made spawn requests fails: leave what it spawned
+    /// running (continue), or kill it (end).
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = OnParentFailure::Continue)]
+    pub on_parent_failure: OnParentFailure,
+
+    /// Heartbeat period: every process beats this often and one silent for
+    /// the heartbeat timeout is killed (default: off).
+    #[arg(long, value_name = "MS", value_parser = parse_ms)]
+    pub heartbeat: Option<u64>,
+
+    /// Silence after which a process is killed (default: 10 heartbeat
+    /// periods; must be longer than one).
+    #[arg(long, value_name = "MS", value_parser = parse_ms, requires = "heartbeat")]
+    pub heartbeat_timeout: Option<u64>,
+
+    /// Who beats: a runtime thread (catches stopped and deadlocked
+    /// processes), or library calls (also catches a process stuck outside
+    /// the library) [default: thread].
+    #[arg(long, value_enum, value_name = "MODE", requires = "heartbeat")]
+    pub heartbeat_mode: Option<Mode>,
+
+    /// Inject a fault (repeatable): RANK@TIME[:SIGNAL] signals the rank
+    /// TIME (e.g. 250ms, 1.5s) after every rank passed the start-up fence;
+    /// RANK@NAME#K[:SIGNAL] makes the rank die at the K-th hit of its fault
+    /// point NAME (* = any point). SIGNAL: kill (default), segv, stop, or
+    /// panic (fault points only).
+    #[arg(long = "kill", value_name = "SPEC", value_parser = parse_kill)]
+    pub kills: Vec<Kill>,
+
+    /// Draw a random fault schedule from this seed: victims among ranks
+    /// 1..N-1 (rank 0 is spared to report), each killed at a random hit of
+    /// any fault point.
+    #[arg(long, value_name = "SEED")]
+    pub fault_seed: Option<u64>,
+
+    /// Number of distinct victims of the seeded schedule [default: 1].
+    #[arg(long, value_name = "C", value_parser = parse_count, requires = "fault_seed")]
+    pub fault_count: Option<usize>,
+
+    /// Hits of the seeded schedule are drawn from 1..=H [default: 20].
+    #[arg(long, value_name = "H", value_parser = parse_max_hit, requires = "fault_seed")]
+    pub fault_max_hit: Option<u64>,
 
     /// The program to run, then its arguments (after "--").
     #[arg(value_name = "PROGRAM", required = true, num_args = 1.., trailing_var_arg = true)]
     pub command: Vec<OsString>,
+}
+
+/// `--on-parent-failure`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnParentFailure {
+    /// Leave them running.
+    Continue,
+    /// Kill them.
+    End,
+}
+
+/// `--heartbeat-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// A runtime thread beats.
+    Thread,
+    /// Library calls beat.
+    Progress,
 }
 
 impl RunArgs {
@@ -74,6 +148,29 @@ impl RunArgs {
             timeout: self.timeout,
             ring_bytes: self.ring_bytes,
             env: self.env.clone(),
+            spares: self.spares,
+            max_spawn: self.max_spawn,
+            on_parent_failure: match self.on_parent_failure {
+                OnParentFailure::Continue => ParentFailure::Continue,
+                OnParentFailure::End => ParentFailure::End,
+            },
+            heartbeat: self.heartbeat.map(|ms| {
+                let mode = match self.heartbeat_mode {
+                    Some(Mode::Progress) => HeartbeatMode::Progress,
+                    Some(Mode::Thread) | None => HeartbeatMode::Thread,
+                };
+                let mut hb = Heartbeat::new(Duration::from_millis(ms), mode);
+                if let Some(t) = self.heartbeat_timeout {
+                    hb.timeout = Duration::from_millis(t);
+                }
+                hb
+            }),
+            kills: self.kills.clone(),
+            random_faults: self.fault_seed.map(|seed| RandomFaults {
+                seed,
+                count: self.fault_count.unwrap_or(1),
+                max_hit: self.fault_max_hit.unwrap_or(20),
+            }),
         }
     }
 }
@@ -102,6 +199,40 @@ fn parse_ring_bytes(s: &str) -> Result<usize, String> {
         return Err("must be at least 1".into());
     }
     Ok(n)
+}
+
+fn parse_slots(s: &str) -> Result<usize, String> {
+    s.parse()
+        .map_err(|_| "must be a whole number of processes, 0 or more".into())
+}
+
+fn parse_ms(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("must be at least 1 millisecond".into()),
+        Ok(ms) => Ok(ms),
+        Err(_) => Err("not a whole number of milliseconds".into()),
+    }
+}
+
+fn parse_kill(s: &str) -> Result<Kill, String> {
+    s.parse()
+        .map_err(|e: pertinax_launch::KillParseError| e.to_string())
+}
+
+fn parse_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number".into()),
+    }
+}
+
+fn parse_max_hit(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("must be at least 1 (hits count from 1)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number".into()),
+    }
 }
 
 fn parse_env(s: &str) -> Result<(OsString, OsString), String> {
@@ -178,5 +309,117 @@ mod tests {
         assert!(parse(&["-n", "2", "--timeout", "nan", "--", "true"]).is_err());
         assert!(parse(&["-n", "2", "-x", "NOEQUALS", "--", "true"]).is_err());
         assert!(parse(&["-n", "2", "-x", "=v", "--", "true"]).is_err());
+    }
+
+    #[test]
+    fn defaults_of_the_fault_tolerance_options() {
+        let spec = parse(&["-n", "3", "--", "prog"]).unwrap().to_spec();
+        assert_eq!(spec.spares, 0);
+        assert_eq!(spec.max_spawn, None, "the launcher makes it the rank count");
+        assert_eq!(spec.on_parent_failure, ParentFailure::Continue);
+        assert_eq!(spec.heartbeat, None);
+        assert!(spec.kills.is_empty());
+        assert_eq!(spec.random_faults, None);
+    }
+
+    #[test]
+    fn fault_tolerance_options() {
+        let spec = parse(&[
+            "-n",
+            "4",
+            "--spares",
+            "2",
+            "--max-spawn",
+            "0",
+            "--on-parent-failure",
+            "end",
+            "--heartbeat",
+            "50",
+            "--heartbeat-mode",
+            "progress",
+            "--kill",
+            "1@250ms",
+            "--kill",
+            "2@send#3:segv",
+            "--fault-seed",
+            "42",
+            "--fault-max-hit",
+            "5",
+            "--",
+            "prog",
+        ])
+        .unwrap()
+        .to_spec();
+        assert_eq!((spec.spares, spec.max_spawn), (2, Some(0)));
+        assert_eq!(spec.on_parent_failure, ParentFailure::End);
+        let ms = Duration::from_millis;
+        assert_eq!(
+            spec.heartbeat,
+            Some(Heartbeat {
+                period: ms(50),
+                timeout: ms(500),
+                mode: HeartbeatMode::Progress
+            })
+        );
+        assert_eq!(
+            spec.kills,
+            vec![
+                "1@250ms".parse::<Kill>().unwrap(),
+                "2@send#3:segv".parse().unwrap()
+            ]
+        );
+        assert_eq!(
+            spec.random_faults,
+            Some(RandomFaults {
+                seed: 42,
+                count: 1,
+                max_hit: 5
+            })
+        );
+        let spec = parse(&[
+            "-n",
+            "2",
+            "--heartbeat",
+            "20",
+            "--heartbeat-timeout",
+            "300",
+            "--",
+            "prog",
+        ])
+        .unwrap()
+        .to_spec();
+        assert_eq!(
+            spec.heartbeat.map(|h| (h.timeout, h.mode)),
+            Some((ms(300), HeartbeatMode::Thread))
+        );
+    }
+
+    #[test]
+    fn malformed_fault_tolerance_options_are_rejected() {
+        let bad = |opts: &[&str]| {
+            let mut args = vec!["-n", "2"];
+            args.extend_from_slice(opts);
+            args.extend(["--", "prog"]);
+            parse(&args).is_err()
+        };
+        assert!(bad(&["--spares", "-1"]));
+        assert!(bad(&["--spares", "many"]));
+        assert!(bad(&["--max-spawn", "x"]));
+        assert!(bad(&["--on-parent-failure", "panic"]));
+        assert!(bad(&["--heartbeat", "0"]));
+        assert!(bad(&["--heartbeat", "1.5"]));
+        assert!(bad(&["--heartbeat-timeout", "100"]), "needs --heartbeat");
+        assert!(bad(&["--heartbeat-mode", "thread"]), "needs --heartbeat");
+        assert!(bad(&["--heartbeat", "10", "--heartbeat-mode", "busy"]));
+        assert!(bad(&["--kill", "1"]));
+        assert!(bad(&["--kill", "x@1s"]));
+        assert!(bad(&["--kill", "1@1"]));
+        assert!(bad(&["--kill", "1@1s:term"]));
+        assert!(bad(&["--kill", "1@1s:panic"]));
+        assert!(bad(&["--kill", "1@send#0"]));
+        assert!(bad(&["--fault-count", "2"]), "needs --fault-seed");
+        assert!(bad(&["--fault-seed", "1", "--fault-count", "0"]));
+        assert!(bad(&["--fault-seed", "1", "--fault-max-hit", "0"]));
+        assert!(bad(&["--fault-seed", "-1"]));
     }
 }

@@ -222,6 +222,52 @@ fn bad_invocations_exit_2_with_one_clear_line() {
 }
 
 #[test]
+fn bad_fault_tolerance_options_exit_2_with_one_clear_line() {
+    let run = |opts: &[&str], message: &str| {
+        let mut args = vec!["run", "-n", "2"];
+        args.extend_from_slice(opts);
+        args.extend(["--", "true"]);
+        check_usage_error(&args, message);
+    };
+    run(
+        &["--kill", "2@1s"],
+        "--kill names rank 2, but the job's ranks are 0..2",
+    );
+    run(
+        &["--kill", "1@soon"],
+        "bad time 'soon' (expected e.g. 250ms or 1.5s)",
+    );
+    run(&["--kill", "1@1s:term"], "unknown signal 'term'");
+    run(&["--kill", "1@1s:panic"], "a time-based kill cannot panic");
+    run(&["--kill", "one@1s"], "bad rank 'one'");
+    run(&["--kill", "1@send#0"], "bad hit number '0'");
+    run(
+        &["--fault-seed", "3", "--fault-count", "2"],
+        "cannot draw 2 distinct fault victims among the 1 ranks 1..N-1",
+    );
+    run(&["--fault-count", "2"], "--fault-seed <SEED>");
+    run(
+        &["--heartbeat", "100", "--heartbeat-timeout", "100"],
+        "the heartbeat timeout (100 ms) must be longer than its period (100 ms)",
+    );
+    run(&["--heartbeat-timeout", "100"], "--heartbeat <MS>");
+    run(&["--heartbeat", "0"], "must be at least 1 millisecond");
+    run(
+        &["--spares", "-1"],
+        "invalid value '-1' for '--spares <K>': must be a whole number of processes, 0 or more",
+    );
+    run(&["--max-spawn", "x"], "must be a whole number of processes");
+    run(
+        &["--on-parent-failure", "later"],
+        "--on-parent-failure <WHAT>",
+    );
+    run(
+        &["--max-spawn", "5000"],
+        "2 ranks + 0 spares + 5000 slots for spawned processes exceed the limit of 4096 process slots",
+    );
+}
+
+#[test]
 fn non_executable_file_is_refused() {
     let sb = Sandbox::new();
     let script = sb.file("script.sh");

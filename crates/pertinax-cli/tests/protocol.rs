@@ -86,7 +86,7 @@ fn a_failure_is_published_to_the_survivors() {
     let o = run_fake(2, &["--watch", "1"], Some((1, &["--exit", "3"])));
     assert_eq!(o.code, Some(3), "{o:?}");
     assert!(
-        o.stdout.contains("fake-rank 0: saw rank 1 fail"),
+        o.stdout.contains("fake-rank 0: saw slot 1 fail"),
         "{}",
         o.stdout
     );
@@ -100,7 +100,7 @@ fn abort_ends_the_job_with_its_code() {
     assert_eq!(o.code, Some(5), "{o:?}");
     assert!(
         o.stderr
-            .contains("pertinax: rank 1 aborted the job (code 5): fake rank 1 gives up"),
+            .contains("pertinax: rank 1 aborted the job (code 5): fake-rank 1 gives up"),
         "{}",
         o.stderr
     );

@@ -494,6 +494,12 @@ impl<'a> Supervisor<'a> {
                 for msg in p.pending.drain(..) {
                     let _ = write_frame(&mut writer, &msg);
                 }
+                // Welcomed after the broadcast that concerned it.
+                let late = self.stop.is_some()
+                    || (p.is_idle_spare() && self.spare_end != SpareEnd::NotYet);
+                if late {
+                    let _ = write_frame(&mut writer, &ToRank::Shutdown);
+                }
                 p.writer = Some(writer);
             }
             CtrlEvent::Closed => {
