@@ -27,7 +27,12 @@ pub enum Command {
     /// Collective latency (barrier, bcast, reduce, allreduce, allgather,
     /// alltoall) at several rank counts and sizes.
     Coll(CollArgs),
-    /// pingpong, pingping, launch and coll, one after another.
+    /// Fault handling against the Open MPI anchor `ft.c` (detection,
+    /// revoke, shrink, agree, kill -> first collective), the cost of
+    /// failure detection on ping-pong, and pertinax's non-shrinking
+    /// recovery (replace_failed, spares) and spawn.
+    Ft(FtArgs),
+    /// pingpong, pingping, launch, coll and ft, one after another.
     All(AllArgs),
     /// The measuring side, run inside a job (`pertinax run -n 2 -- pertinax-bench worker pingpong`).
     Worker(WorkerArgs),
@@ -363,6 +368,163 @@ fn parse_coll_ranks(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// Options of `ft`.
+#[derive(Clone, Debug, Args)]
+pub struct FtArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub ft: FtOpts,
+}
+
+/// What the `ft` benchmark runs.
+#[derive(Clone, Debug, PartialEq, Eq, Args)]
+pub struct FtOpts {
+    /// Rank counts (at least 3; the victim is rank N-1).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "4,8,16",
+        value_parser = parse_ft_ranks
+    )]
+    pub ranks: Vec<usize>,
+
+    /// Scenarios compared with Open MPI's ft.c.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_enum,
+        default_value = "recv,allreduce,agreeblk,agree"
+    )]
+    pub modes: Vec<FtMode>,
+
+    /// Parts to run: compare (pertinax vs ft.c), cost (ping-pong with and
+    /// without failure detection), replace (replace_failed with and without
+    /// a spare), spawn (spawn + merge + barrier).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_enum,
+        default_value = "compare,cost,replace,spawn"
+    )]
+    pub parts: Vec<FtPart>,
+
+    /// The victim's sleep between the barrier and its death, ms (ft.c -d).
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    pub delay_ms: u64,
+
+    /// Calls per healthy-agree measurement (ft.c -a).
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    pub agree_reps: u64,
+
+    /// Spawn part: repetitions of each spawn size per launch.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    pub spawn_reps: u64,
+
+    /// Launches per variant of the cost part (default: 2x --launches, at
+    /// least 6: the difference sought is small).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cost_launches: Option<u32>,
+}
+
+impl Default for FtOpts {
+    fn default() -> FtOpts {
+        FtOpts {
+            ranks: vec![4, 8, 16],
+            modes: FtMode::COMPARED.to_vec(),
+            parts: FtPart::ALL.to_vec(),
+            delay_ms: 300,
+            agree_reps: 50,
+            spawn_reps: 2,
+            cost_launches: None,
+        }
+    }
+}
+
+impl FtOpts {
+    /// Whether `part` is to run.
+    pub fn wants(&self, part: FtPart) -> bool {
+        self.parts.contains(&part)
+    }
+}
+
+/// A fault-handling scenario of `worker ft`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
+pub enum FtMode {
+    /// Survivors blocked in a receive from the victim; no revoke.
+    Recv,
+    /// Survivors blocked in an allreduce on the world.
+    Allreduce,
+    /// Survivors blocked in an agreement on the world.
+    Agreeblk,
+    /// As recv, then agree (unacknowledged), ack, agree again.
+    Agree,
+    /// Survivors blocked in an allreduce; replace_failed (pertinax only).
+    Replace,
+    /// spawn of 1 and N processes + merge + barrier (pertinax only).
+    Spawn,
+}
+
+impl FtMode {
+    /// The modes that ft.c has too.
+    pub const COMPARED: [FtMode; 4] = [
+        FtMode::Recv,
+        FtMode::Allreduce,
+        FtMode::Agreeblk,
+        FtMode::Agree,
+    ];
+
+    /// The name on command lines and in `FT mode=` lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            FtMode::Recv => "recv",
+            FtMode::Allreduce => "allreduce",
+            FtMode::Agreeblk => "agreeblk",
+            FtMode::Agree => "agree",
+            FtMode::Replace => "replace",
+            FtMode::Spawn => "spawn",
+        }
+    }
+}
+
+/// A part of the `ft` benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+pub enum FtPart {
+    /// pertinax vs Open MPI ft.c.
+    Compare,
+    /// Ping-pong with failure detection on and off.
+    Cost,
+    /// replace_failed with a spare and with a new process.
+    Replace,
+    /// spawn + merge + barrier.
+    Spawn,
+}
+
+impl FtPart {
+    /// Every part, in run order.
+    pub const ALL: [FtPart; 4] = [
+        FtPart::Compare,
+        FtPart::Cost,
+        FtPart::Replace,
+        FtPart::Spawn,
+    ];
+}
+
+/// A rank count for fault scenarios: at least 3.
+fn parse_ft_ranks(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a rank count"))?;
+    if n < 3 {
+        return Err(format!("fault scenarios need at least 3 ranks, not {n}"));
+    }
+    Ok(n)
+}
+
 /// What a worker measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum WorkerKind {
@@ -375,6 +537,10 @@ pub enum WorkerKind {
     /// Collectives (`COLL` lines); takes --ops, --sizes, --max-reps,
     /// --warmup, --batches, --target-ms.
     Coll,
+    /// Fault handling (`FT`/`FTRANK`, `REPL`, `SPAWN` lines); takes
+    /// --mode, --kill-file, --victim, --delay-ms, --agree-reps, --revoke,
+    /// --spawn-reps.
+    Ft,
 }
 
 /// Options of `worker`.
@@ -404,6 +570,27 @@ pub struct WorkerArgs {
     /// coll: target batch duration in ms.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u32).range(1..))]
     pub target_ms: Option<u32>,
+    /// ft: the scenario.
+    #[arg(long, value_enum, default_value = "recv")]
+    pub mode: FtMode,
+    /// ft: where the victim writes its kill time (ft.c -k).
+    #[arg(short = 'k', long, value_name = "FILE")]
+    pub kill_file: Option<PathBuf>,
+    /// ft: the victim's rank (default N-1; ft.c -v).
+    #[arg(long, value_name = "RANK")]
+    pub victim: Option<usize>,
+    /// ft: the victim's sleep before it dies, ms (ft.c -d).
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    pub delay_ms: u64,
+    /// ft: calls per healthy-agree measurement (ft.c -a).
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub agree_reps: usize,
+    /// ft: revoke before shrinking, 0 or 1 (default: 1 except in recv; ft.c -R).
+    #[arg(long, value_name = "0|1", value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub revoke: Option<u8>,
+    /// ft spawn: repetitions of each spawn size.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub spawn_reps: usize,
 }
 
 impl WorkerArgs {
@@ -414,6 +601,20 @@ impl WorkerArgs {
             reps: self.reps,
             warmup: self.warmup,
             batches: self.batches,
+        }
+    }
+
+    /// The fault-handling options; `t_main` is CLOCK_REALTIME at `main`.
+    pub fn ft(&self, t_main: f64) -> crate::worker::FtParams {
+        crate::worker::FtParams {
+            mode: self.mode,
+            kill_file: self.kill_file.clone(),
+            victim: self.victim,
+            delay_ms: self.delay_ms,
+            agree_reps: self.agree_reps.max(1),
+            revoke: self.revoke.map(|r| r == 1),
+            spawn_reps: self.spawn_reps.max(1),
+            t_main,
         }
     }
 
@@ -633,6 +834,64 @@ mod tests {
             panic!("not all")
         };
         assert_eq!(a.coll_ranks, vec![2, 4]);
+    }
+
+    #[test]
+    fn ft_command_lines() {
+        let Command::Ft(d) = Cli::try_parse_from(["b", "ft"]).unwrap().command else {
+            panic!("not ft")
+        };
+        assert_eq!(d.ft, FtOpts::default());
+        assert!(d.ft.wants(FtPart::Cost));
+        let cli = Cli::try_parse_from([
+            "b",
+            "ft",
+            "--ranks",
+            "4,16",
+            "--modes",
+            "recv,agree",
+            "--parts",
+            "compare",
+            "--launches",
+            "3",
+        ])
+        .unwrap();
+        let Command::Ft(a) = cli.command else {
+            panic!("not ft")
+        };
+        assert_eq!(a.ft.ranks, vec![4, 16]);
+        assert_eq!(a.ft.modes, vec![FtMode::Recv, FtMode::Agree]);
+        assert!(a.ft.wants(FtPart::Compare) && !a.ft.wants(FtPart::Spawn));
+        assert_eq!(a.common.launches(), 3);
+        assert!(Cli::try_parse_from(["b", "ft", "--ranks", "2"]).is_err());
+
+        let cli = Cli::try_parse_from([
+            "b",
+            "worker",
+            "ft",
+            "--mode",
+            "agreeblk",
+            "-k",
+            "/tmp/k",
+            "--revoke",
+            "0",
+            "--delay-ms",
+            "10",
+        ])
+        .unwrap();
+        let Command::Worker(w) = cli.command else {
+            panic!("not worker")
+        };
+        assert_eq!(w.kind, WorkerKind::Ft);
+        let p = w.ft(1.0);
+        assert_eq!(p.mode, FtMode::Agreeblk);
+        assert_eq!(p.revoke, Some(false));
+        assert_eq!((p.delay_ms, p.agree_reps, p.t_main), (10, 50, 1.0));
+        assert_eq!(p.kill_file.as_deref(), Some(std::path::Path::new("/tmp/k")));
+        assert!(Cli::try_parse_from(["b", "worker", "ft", "--revoke", "2"]).is_err());
+        for m in FtMode::COMPARED {
+            assert_eq!(FtMode::from_str(m.name(), false), Ok(m));
+        }
     }
 
     #[test]

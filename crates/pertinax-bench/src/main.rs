@@ -6,6 +6,7 @@
 //! pertinax-bench pingping ...
 //! pertinax-bench launch [--ranks 1,2,4,8,16]
 //! pertinax-bench coll [--ranks 2,4,8,16] [--ops barrier,allreduce] [--sizes 8,64K] [--launches 3]
+//! pertinax-bench ft [--ranks 4,8,16] [--modes recv,allreduce,agreeblk,agree] [--parts compare,cost,replace,spawn]
 //! pertinax-bench all --launches 5
 //! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
 //! ```
@@ -45,13 +46,14 @@ use clap::Parser;
 
 use bench::p2p::Pattern;
 use bench::Context;
-use cli::{Cli, CollOpts, Command, WorkerArgs, WorkerKind};
+use cli::{Cli, CollOpts, Command, FtOpts, WorkerArgs, WorkerKind};
 
 fn main() -> Result<()> {
     let started = Instant::now();
+    let started_real = worker::real_s();
     let cli = Cli::parse();
     match cli.command {
-        Command::Worker(w) => worker_main(&w, started),
+        Command::Worker(w) => worker_main(&w, started, started_real),
         Command::Pingpong(a) => {
             let mut ctx = Context::new(&a.common)?;
             bench::p2p::run(&mut ctx, &a.reps, a.ring_bytes, Pattern::PingPong)
@@ -73,19 +75,26 @@ fn main() -> Result<()> {
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPong)?;
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPing)?;
             bench::launch::run(&mut ctx, &a.ranks)?;
-            bench::coll::run(&mut ctx, &a.common, &a.coll_ranks, &CollOpts::default())
+            bench::coll::run(&mut ctx, &a.common, &a.coll_ranks, &CollOpts::default())?;
+            bench::ft::run(&mut ctx, &a.common, &FtOpts::default())
+        }
+        Command::Ft(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::ft::run(&mut ctx, &a.common, &a.ft)
         }
     }
 }
 
 /// The in-job side: joins the job, measures, prints `KEY k=v` lines.
-fn worker_main(w: &WorkerArgs, started: Instant) -> Result<()> {
+fn worker_main(w: &WorkerArgs, started: Instant, started_real: f64) -> Result<()> {
     if w.kind == WorkerKind::Hello {
         return worker::hello(started);
     }
     let u = pertinax::init()?;
     let world = u.world();
-    if w.kind == WorkerKind::Coll {
+    if w.kind == WorkerKind::Ft {
+        worker::ft(&u, &w.ft(started_real))?;
+    } else if w.kind == WorkerKind::Coll {
         let c = w.coll();
         worker::coll(&world, &c.cases(), c.counts(false))?;
     } else {

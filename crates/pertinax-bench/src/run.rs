@@ -247,6 +247,9 @@ pub struct Plan<'a> {
     pub limit: Duration,
     /// Sampled before every launch.
     pub sentinel: &'a Sentinel,
+    /// Files removed before every launch (e.g. the kill-time file a fault
+    /// scenario writes, so that a launch never reads an older one).
+    pub scratch: &'a [PathBuf],
 }
 
 /// Runs `plan.rounds` rounds; in each, every variant once (sentinel first).
@@ -263,6 +266,9 @@ pub fn interleave(plan: &Plan<'_>, mut log: Option<&mut File>) -> Result<Vec<Lau
         for k in 0..n {
             let variant = (round + k) % n;
             let v = &plan.variants[variant];
+            for f in plan.scratch {
+                let _ = std::fs::remove_file(f);
+            }
             let sentinel = plan.sentinel.sample();
             let meter = Meter::start();
             let outcome = run(&v.cmd, plan.limit)?;

@@ -228,6 +228,7 @@ pub fn run(ctx: &mut Context, common: &Common, ranks: &[usize], opts: &CollOpts)
             rounds: launches,
             limit,
             sentinel: &ctx.sentinel,
+            scratch: &[],
         };
         let done = interleave(&plan, ctx.log.as_mut())?;
         let rows = collect(n, &variants, &done);

@@ -83,6 +83,7 @@ pub fn run(ctx: &mut Context, ranks: &[usize]) -> Result<()> {
         rounds: ctx.launches,
         limit: ctx.limit,
         sentinel: &ctx.sentinel,
+        scratch: &[],
     };
     let launches = interleave(&plan, ctx.log.as_mut())?;
     report(ctx, ranks, &index, &variants, &launches);

@@ -7,6 +7,7 @@
 //! value field.
 
 pub mod coll;
+pub mod ft;
 pub mod launch;
 pub mod p2p;
 

@@ -121,6 +121,7 @@ pub fn run(
         rounds: ctx.launches,
         limit: ctx.limit,
         sentinel: &ctx.sentinel,
+        scratch: &[],
     };
     let launches = interleave(&plan, ctx.log.as_mut())?;
     report(ctx, pattern, &variants, &launches, (r, w, b));

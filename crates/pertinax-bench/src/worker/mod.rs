@@ -1,13 +1,16 @@
 //! The measuring side: runs inside a pertinax job and prints one line per
 //! measurement in the same format as the Open MPI anchor programs
 //! (`PP size=... t_half_us_med=... t_half_us_min=... bw_GBps=... reps=...`,
-//! `COLL op=... bytes=... ranks=... t_max_us_med=...`).
+//! `COLL op=... bytes=... ranks=... t_max_us_med=...`, `FT mode=... N=...
+//! det_min_ms=...`).
 
 mod coll;
+mod ft;
 
 use std::time::Instant;
 
 pub use coll::coll;
+pub use ft::{ft, real_s, FtParams};
 
 use anyhow::{anyhow, Result};
 use pertinax::Comm;
