@@ -541,10 +541,17 @@ fn replace_report(size: usize, victim: usize, t_kill: Option<f64>, all: &[f64]) 
 /// merges with its parents and joins the barrier.
 fn spawn(u: &Universe, p: &FtParams) -> Result<()> {
     if let Some(parent) = u.parent() {
-        let merged = parent.merge(true)?;
-        merged.barrier()?;
+        let me = parent.rank().index();
+        let merged = parent
+            .merge(true)
+            .with_context(|| format!("spawned process {me}: merge"))?;
+        merged
+            .barrier()
+            .with_context(|| format!("spawned process {me}: barrier on the merged comm"))?;
         let mut sum = [0i32];
-        merged.allreduce(&[1i32], &mut sum, &Op::sum())?;
+        merged
+            .allreduce(&[1i32], &mut sum, &Op::sum())
+            .with_context(|| format!("spawned process {me}: allreduce on the merged comm"))?;
         merged.free()?;
         parent.free()?;
         return Ok(());
@@ -556,16 +563,23 @@ fn spawn(u: &Universe, p: &FtParams) -> Result<()> {
     let args = ["worker", "ft", "--mode", "spawn"];
     for rep in 0..p.spawn_reps.max(1) {
         for count in [1, n] {
-            world.barrier()?;
+            let what = |step: &str| format!("rank {rank}: spawn {count} (rep {rep}): {step}");
+            world.barrier().with_context(|| what("barrier"))?;
             let t0 = Instant::now();
-            let inter = world.spawn(&exe, &args, count, Rank(0))?;
+            let inter = world
+                .spawn(&exe, &args, count, Rank(0))
+                .with_context(|| what("spawn"))?;
             let t1 = Instant::now();
-            let merged = inter.merge(false)?;
+            let merged = inter.merge(false).with_context(|| what("merge"))?;
             let t2 = Instant::now();
-            merged.barrier()?;
+            merged
+                .barrier()
+                .with_context(|| what("barrier on the merged comm"))?;
             let t3 = Instant::now();
             let mut sum = [0i32];
-            merged.allreduce(&[1i32], &mut sum, &Op::sum())?;
+            merged
+                .allreduce(&[1i32], &mut sum, &Op::sum())
+                .with_context(|| what("allreduce on the merged comm"))?;
             if sum[0] as usize != n + count || merged.size() != n + count {
                 bail!(
                     "rank {rank}: merged communicator of {} ranks, sum {} (expected {})",
@@ -577,7 +591,9 @@ fn spawn(u: &Universe, p: &FtParams) -> Result<()> {
             let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
             let mine = [ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t0, t3)];
             let mut mx = [0f64; 4];
-            world.allreduce(&mine, &mut mx, &Op::max())?;
+            world
+                .allreduce(&mine, &mut mx, &Op::max())
+                .with_context(|| what("allreduce of the times"))?;
             if rank == 0 {
                 println!(
                     "SPAWN N={n} count={count} rep={rep} spawn_ms={:.3} merge_ms={:.3} \
