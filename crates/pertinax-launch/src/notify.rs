@@ -23,6 +23,17 @@ pub fn notify_failure(seg: &Segment, slot: usize) {
     announce(seg);
 }
 
+/// Marks `slot` as [`FINALIZED`](pertinax_wire::slot::FINALIZED) and wakes
+/// every process, so that an operation still waiting for it ends (a
+/// finalized process takes part in nothing any more).
+///
+/// # Panics
+/// If `slot` is not below the segment's capacity.
+pub fn notify_finalized(seg: &Segment, slot: usize) {
+    seg.proc_block(slot).state.store(slot::FINALIZED, SeqCst);
+    announce(seg);
+}
+
 /// Wakes every process of the job without changing any slot (the launcher
 /// is shutting the job down; the processes also get `Shutdown` on their
 /// control sockets).

@@ -37,7 +37,7 @@ use crate::bootstrap::{Bootstrap, Release};
 use crate::children::Children;
 use crate::event::{CtrlEvent, Event};
 use crate::fault::Kill;
-use crate::notify::{notify_failure, notify_shutdown};
+use crate::notify::{notify_failure, notify_finalized, notify_shutdown};
 use crate::report::{Cause, JobReport, ProcOutcome, Role, Stop, StopCause};
 use crate::spec::{Heartbeat, ParentFailure};
 
@@ -381,6 +381,13 @@ impl<'a> Supervisor<'a> {
             Event::OutputClosed => self.open_outputs = self.open_outputs.saturating_sub(1),
             // Every process has ended: nothing left to interrupt.
             Event::Signal(_) if self.all_ended() => {}
+            // The job is over; only idle spares remain: no more grace.
+            Event::Signal(_) if self.members_ended() => {
+                self.spare_end = SpareEnd::Done;
+                for p in self.procs.iter().filter(|p| p.is_live()) {
+                    let _ = kill_group(p.pid, libc::SIGKILL);
+                }
+            }
             Event::Signal(sig) => {
                 if self.stop.is_none() {
                     self.begin_stop(StopCause::Signal(sig), sig, SIGNAL_GRACE, None);
@@ -462,9 +469,7 @@ impl<'a> Supervisor<'a> {
             return;
         }
         match (end, p.finalized) {
-            (ExitKind::Code(0), true) => {
-                self.seg.proc_block(s).state.store(slot::FINALIZED, SeqCst)
-            }
+            (ExitKind::Code(0), true) => notify_finalized(self.seg, s),
             (ExitKind::Code(0), false) => self.fail(s),
             // Published when the exit was seen.
             _ => {}

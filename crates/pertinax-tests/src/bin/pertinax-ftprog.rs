@@ -593,27 +593,40 @@ fn replace(u: &Universe, w: &Comm, a: &[String]) -> R {
 /// agrees on, for the test to compare.
 fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
     let steps = arg(a, 0, 30);
+    let replace_mode = a.get(1).map(String::as_str) == Some("replace");
     let mut c = w.clone();
-    let world_of = |c: &Comm| -> Result<Vec<usize>, String> {
-        let t = c.group().translate_ranks(
-            &(0..c.size()).map(|r| Rank(r as i32)).collect::<Vec<_>>(),
-            &w.group(),
-        );
-        Ok(t.map_err(e)?
+    let world_of = |c: &Comm| -> Result<Vec<usize>, Error> {
+        if replace_mode {
+            // Non-shrinking: ranks keep their numbers.
+            return Ok((0..c.size()).collect());
+        }
+        let all: Vec<Rank> = (0..c.size()).map(|r| Rank(r as i32)).collect();
+        Ok(c.group()
+            .translate_ranks(&all, &w.group())?
             .into_iter()
             .map(|r| r.map_or(usize::MAX, |r| r.index()))
             .collect())
     };
-    if u.role() != pertinax::Role::Original {
-        return Err("campaign does not replace".into());
-    }
+    let original = u.role() == pertinax::Role::Original;
     let mut s = 0u64;
     let mut recoveries = 0;
-    while s < steps {
+    let mut replaced: Vec<usize> = Vec::new();
+    // A replacement does not know the step: rank 0 (never killed) tells.
+    let mut sync = !original;
+    // Step `steps` is the way out: only the synchronization.
+    while s <= steps {
         pertinax::fault_point("step");
         let n = c.size();
         let me = c.rank().index();
         let r: Result<(), Error> = (|| {
+            if sync {
+                let mut b = [s];
+                c.bcast(&mut b, 0)?;
+                s = b[0];
+            }
+            if s == steps {
+                return c.barrier();
+            }
             // A ring exchange of a step-dependent message of mixed size.
             let len = [8usize, 4096, 100_000][(s % 3) as usize];
             let sbuf = vec![(s as u8) ^ (me as u8); len];
@@ -628,7 +641,7 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
             }
             pertinax::fault_point("coll");
             let mut sum = [0u64];
-            let wr = world_of(&c).map_err(Error::InvalidArgument)?;
+            let wr = world_of(&c)?;
             c.allreduce(&[(wr[me] as u64 + 1) * (s + 1)], &mut sum, &Op::sum())?;
             let want: u64 = wr.iter().map(|&x| (x as u64 + 1) * (s + 1)).sum();
             if sum[0] != want {
@@ -663,17 +676,33 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
         let d = c.agree_detailed(r.is_ok() as u32).map_err(e)?;
         if d.flags == 1 && d.failed.is_empty() {
             s += 1;
+            sync = false;
+        } else if replace_mode {
+            let r = c.replace_failed().map_err(e)?;
+            replaced.extend(r.replaced.iter().map(|x| x.index()));
+            c = r.comm;
+            sync = true;
+            recoveries += 1;
         } else {
             c = c.shrink().map_err(e)?;
             recoveries += 1;
         }
     }
-    // Agree on the dead: wait until every failure is known everywhere.
-    let d = w.agree_detailed(1).map_err(e)?;
-    let mut dead: Vec<i32> = d.failed.iter().map(|r| r.0).collect();
+    if !original {
+        return Ok(format!("replacement rank={}", c.rank()));
+    }
+    let mut dead: Vec<usize> = if replace_mode {
+        replaced
+    } else {
+        // Agree on the dead: every failure known anywhere.
+        let d = w.agree_detailed(1).map_err(e)?;
+        d.failed.iter().map(|r| r.index()).collect()
+    };
     dead.sort_unstable();
+    let dead: Vec<String> = dead.iter().map(|r| r.to_string()).collect();
     Ok(format!(
-        "dead={dead:?} recoveries={recoveries} size={}",
+        "dead=[{}] recoveries={recoveries} size={}",
+        dead.join(","),
         c.size()
     ))
 }

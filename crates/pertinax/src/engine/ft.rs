@@ -24,7 +24,12 @@ use pertinax_sys::futex;
 use pertinax_sys::segment::{Segment, FT_ENTRIES, PUBLISH_MAX};
 use pertinax_wire::slot;
 
-use super::{Engine, RecvReq, ReqKey, ReqState, SendReq};
+use pertinax_wire::msg::{Kind, Meta, Rts};
+
+use std::collections::HashMap;
+
+use super::outbox::Outbox;
+use super::{Body, Engine, RecvReq, ReqKey, ReqState, SendReq};
 use crate::error::{Error, Result};
 use crate::types::Rank;
 
@@ -283,10 +288,8 @@ impl Engine {
             }
         }
         // Messages already here on the revoked contexts can never be
-        // received: drop them.
-        self.m
-            .unexpected
-            .retain(|u| !(base_ctx(u.ctx) == ctx && revocable(u.ctx)));
+        // received: drop them (refusing RTSs, so their senders finish).
+        self.refuse_hopeless();
         self.fail_doomed();
     }
 
@@ -357,14 +360,11 @@ impl Engine {
             .collect()
     }
 
-    /// `ProcFailed` naming the failed members of `peers` (or, if none
-    /// failed, those that finalized: a collective cannot complete without
-    /// them either), if any.
+    /// `ProcFailed` naming the failed members of `peers`, if any. (A member
+    /// that finalized dooms only what waits for it by name: everything it
+    /// sent before finalizing is delivered.)
     fn members_down(&self, peers: &[u32]) -> Option<Error> {
-        let mut dead = Self::ranks_where(peers, |s| self.failed[s]);
-        if dead.is_empty() {
-            dead = Self::ranks_where(peers, |s| self.gone[s]);
-        }
+        let dead = Self::ranks_where(peers, |s| self.failed[s]);
         (!dead.is_empty()).then_some(Error::ProcFailed { ranks: dead })
     }
 
@@ -388,7 +388,9 @@ impl Engine {
             return Some(Error::Revoked);
         }
         if collective(ctx) {
-            return self.members_down(peers);
+            if let Some(e) = self.members_down(peers) {
+                return Some(e);
+            }
         }
         match src {
             Some(src) => {
@@ -406,9 +408,42 @@ impl Engine {
         }
     }
 
-    /// The error a send can no longer escape, if any.
+    /// The error a send can no longer escape, if any. A rendezvous send
+    /// whose receiver may be reading the buffer by single copy (its RTS
+    /// is out, neither streamed nor refused) ends only with the receiver's
+    /// death, or with the receiver's answer: the buffer must outlive any
+    /// read.
     pub(super) fn doom_send(&self, s: &SendReq) -> Option<Error> {
+        if s.stream.is_none() && !s.nacked {
+            return self.gone[s.dest].then(|| Error::ProcFailed {
+                ranks: vec![s.status.source],
+            });
+        }
         self.doom_send_to(s.ctx, s.dest, s.status.source)
+    }
+
+    /// Whether a message on `ctx` can never be received here.
+    fn hopeless(&self, ctx: u32) -> bool {
+        hopeless(&self.ft, &self.failed, ctx)
+    }
+
+    /// Drops queued messages that can never be received, refusing RTSs.
+    pub(super) fn refuse_hopeless(&mut self) {
+        let mut keep = std::collections::VecDeque::with_capacity(self.m.unexpected.len());
+        let mut refused = Vec::new();
+        for u in std::mem::take(&mut self.m.unexpected) {
+            if self.hopeless(u.ctx) {
+                if let Body::Rts { cookie, .. } = u.body {
+                    refused.push((u.slot, cookie));
+                }
+            } else {
+                keep.push_back(u);
+            }
+        }
+        self.m.unexpected = keep;
+        for (slot, cookie) in refused {
+            refuse(&mut self.outbox, slot, cookie);
+        }
     }
 
     /// The error a send on `ctx` to `dest` (rank `rank`) must end with.
@@ -520,6 +555,40 @@ impl Engine {
     pub fn beat(&self) {
         self.seg.proc_block(self.me).beat.fetch_add(1, Relaxed);
     }
+}
+
+/// Whether a message on `ctx` can never be received: its communicator was
+/// revoked, or it is collective traffic on a communicator with a failed
+/// member.
+fn hopeless(ft: &HashMap<u32, CtxFt>, failed: &[bool], ctx: u32) -> bool {
+    let Some(c) = ft.get(&base_ctx(ctx)) else {
+        return false;
+    };
+    (revocable(ctx) && c.revoked)
+        || (collective(ctx) && c.members.iter().any(|m| failed[m.slot as usize]))
+}
+
+/// The cookie of an arriving RTS that can never be matched (its sender
+/// must be refused), if it is one.
+pub(super) fn rts_refusal(
+    ft: &HashMap<u32, CtxFt>,
+    failed: &[bool],
+    meta: &Meta,
+    payload: &[u8],
+) -> Option<u64> {
+    if Kind::from_u8(meta.kind) != Some(Kind::Rts) || !hopeless(ft, failed, meta.ctx) {
+        return None;
+    }
+    bytemuck::try_pod_read_unaligned::<Rts>(payload)
+        .ok()
+        .map(|r| r.cookie)
+}
+
+/// Tells the sender of RTS `cookie` that its buffer will never be read.
+pub(super) fn refuse(out: &mut Outbox, to: usize, cookie: u64) {
+    let mut m = super::control(Kind::Fin, cookie);
+    m.flags = 1;
+    out.send(to, &m, &[]);
 }
 
 pub(crate) fn stamp(ctx: u32, seq: u32) -> u64 {

@@ -23,6 +23,8 @@ pub(super) struct Matcher {
     /// Send requests streaming fragments (no cross-memory attach).
     pub(super) streams: Vec<ReqKey>,
     pub(super) cma: bool,
+    /// A refusal (FIN with a flag) arrived: the doom rules must run.
+    pub(super) nacked: bool,
 }
 
 impl Matcher {
@@ -212,6 +214,12 @@ impl Matcher {
             Some(Kind::Fin) => {
                 let key = ReqKey::from_cookie(meta.len);
                 if let Some(ReqState::Send(s)) = self.get(key) {
+                    if meta.flags != 0 {
+                        // Refused: the receiver never reads the buffer.
+                        s.nacked = true;
+                        self.nacked = true;
+                        return;
+                    }
                     let st = s.status;
                     self.complete(key, Ok(st));
                 }

@@ -103,6 +103,9 @@ pub(super) struct RecvReq {
 
 pub(super) struct SendReq {
     pub(super) ctx: u32,
+    /// The receiver answered the RTS with a refusal: it will never read
+    /// the buffer, so the send may now fail by the usual rules.
+    pub(super) nacked: bool,
     pub(super) dest: usize,
     pub(super) status: Status,
     pub(super) buf: SendBuf,
@@ -290,6 +293,7 @@ impl Engine {
                 unexpected: VecDeque::new(),
                 streams: Vec::new(),
                 cma,
+                nacked: false,
             },
             seg,
             me,
@@ -428,6 +432,7 @@ impl Engine {
         let addr = buf.addr();
         let key = self.m.alloc(ReqState::Send(SendReq {
             ctx,
+            nacked: false,
             dest,
             status,
             buf,
@@ -496,10 +501,22 @@ impl Engine {
         }
         for s in 0..self.poll_upto {
             while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
-                self.m.on_record(&mut self.outbox, s, meta, payload);
+                let refusal = if self.trouble {
+                    ft::rts_refusal(&self.ft, &self.failed, &meta, payload)
+                } else {
+                    None
+                };
+                match refusal {
+                    Some(cookie) => ft::refuse(&mut self.outbox, s, cookie),
+                    None => self.m.on_record(&mut self.outbox, s, meta, payload),
+                }
                 self.inb[s].pop();
                 moved = true;
             }
+        }
+        if self.m.nacked {
+            self.m.nacked = false;
+            self.fail_doomed();
         }
         if self.detect {
             let epoch = self.seg.header().event_epoch.load(Ordering::Acquire);
@@ -562,6 +579,15 @@ impl Engine {
     /// Ends a request early with `Cancelled`-like failure, returning its
     /// buffers (used when a collective fails midway).
     fn abandon(&mut self, k: ReqKey) {
+        if let Some(ReqState::Send(sr)) = self.m.get(k) {
+            if sr.stream.is_none() && !sr.nacked {
+                // The receiver may be reading the buffer right now (single
+                // copy): keep the request, and the buffer, until it answers
+                // or dies, then drop it.
+                self.discards.push(k);
+                return;
+            }
+        }
         self.m.posted.retain(|&p| p != k);
         self.m.streams.retain(|&p| p != k);
         self.m.complete(k, Err(Error::Finalized));
@@ -727,7 +753,10 @@ impl Engine {
         if changed {
             for s in 0..self.poll_upto {
                 while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
-                    self.m.on_record(&mut self.outbox, s, meta, payload);
+                    match ft::rts_refusal(&self.ft, &self.failed, &meta, payload) {
+                        Some(cookie) => ft::refuse(&mut self.outbox, s, cookie),
+                        None => self.m.on_record(&mut self.outbox, s, meta, payload),
+                    }
                     self.inb[s].pop();
                 }
             }
@@ -740,6 +769,7 @@ impl Engine {
                 }
             }
             self.fail_doomed();
+            self.refuse_hopeless();
         }
     }
 
