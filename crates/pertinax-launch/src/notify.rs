@@ -84,5 +84,9 @@ mod tests {
         notify_shutdown(&seg);
         assert_eq!(seg.header().event_epoch.load(SeqCst), epoch + 2);
         assert_eq!(seg.proc_block(1).state.load(SeqCst), slot::EMPTY);
+        notify_finalized(&seg, 1);
+        assert_eq!(seg.header().event_epoch.load(SeqCst), epoch + 3);
+        assert_eq!(seg.proc_block(1).state.load(SeqCst), slot::FINALIZED);
+        assert_eq!(seg.proc_block(0).wake.load(SeqCst), 3);
     }
 }

@@ -31,7 +31,6 @@ use std::time::{Duration, Instant};
 use pertinax_sys::process::{kill_group, ExitKind};
 use pertinax_sys::segment::Segment;
 use pertinax_wire::ctrl::{write_frame, ToLauncher, ToRank};
-use pertinax_wire::slot;
 
 use crate::bootstrap::{Bootstrap, Release};
 use crate::children::Children;

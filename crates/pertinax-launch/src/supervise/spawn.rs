@@ -195,9 +195,11 @@ impl Supervisor<'_> {
                 // As a shell reports a command it cannot run.
                 p.exited = Some((ExitKind::Code(127), at));
                 p.ctrl_closed = true;
-                p.cause = Some(Cause::NotStarted {
-                    error: e.to_string(),
-                });
+                let error = match e {
+                    LaunchError::Spawn { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                p.cause = Some(Cause::NotStarted { error });
                 self.procs.push(p);
                 let s = new.slot as usize;
                 self.fail(s);

@@ -7,6 +7,7 @@ use super::*;
 use crate::spec::HeartbeatMode;
 use pertinax_sys::segment::Layout;
 use pertinax_wire::ctrl::read_frame;
+use pertinax_wire::slot;
 use std::sync::atomic::Ordering::Acquire;
 use std::sync::mpsc::{self, Sender};
 use std::sync::Mutex;
@@ -217,7 +218,7 @@ fn state(f: &Fixture, s: usize) -> u32 {
 }
 
 #[test]
-fn a_finalized_rank_is_finalized_and_nobody_is_woken() {
+fn a_finalized_rank_is_published_finalized_and_everyone_is_woken() {
     let mut f = fixture(1);
     let writer = f.writer(0);
     let report = supervise(&mut f, |tx| {
@@ -227,7 +228,8 @@ fn a_finalized_rank_is_finalized_and_nobody_is_woken() {
     assert_eq!(report.exit_code(), 0);
     assert!(report.ranks[0].finalized && report.ranks[0].joined);
     assert_eq!(state(&f, 0), slot::FINALIZED);
-    assert_eq!(f.seg.header().event_epoch.load(SeqCst), 0);
+    // An operation still waiting for it must end.
+    assert_eq!(f.seg.header().event_epoch.load(SeqCst), 1);
 }
 
 #[test]
@@ -660,4 +662,59 @@ fn an_announced_injection_is_recorded_even_if_the_exit_comes_first() {
     });
     assert!(report.ranks[1].is_injected());
     assert_eq!(report.exit_code(), 0);
+}
+
+#[test]
+fn a_spare_welcomed_after_the_end_is_told_to_shut_down_at_once() {
+    let mut f = fixture_with(1, 1, 2);
+    let writer = f.writer(1);
+    let mut spare = f.ends[1].try_clone().unwrap();
+    let t = Instant::now();
+    let report = supervise(&mut f, |tx| {
+        finish_cleanly(tx, 0);
+        std::thread::sleep(Duration::from_millis(50));
+        tx.send(ctrl(1, CtrlEvent::Joined(writer))).unwrap();
+        assert_eq!(
+            read_frame::<_, ToRank>(&mut spare).unwrap(),
+            Some(ToRank::Shutdown)
+        );
+        tx.send(ctrl(1, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(1, ExitKind::Code(0))).unwrap();
+    });
+    assert!(t.elapsed() < SPARE_GRACE, "{:?}", t.elapsed());
+    assert_eq!(report.summary(), None);
+}
+
+#[test]
+fn a_signal_after_every_member_ended_is_no_interruption() {
+    let mut f = fixture_with(1, 1, 2);
+    let report = supervise(&mut f, |tx| {
+        finish_cleanly(tx, 0);
+        tx.send(Event::Signal(libc::SIGINT)).unwrap();
+        tx.send(ctrl(1, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(1, ExitKind::Signal(libc::SIGKILL))).unwrap();
+    });
+    assert_eq!(report.interrupted(), None);
+    assert_eq!(report.exit_code(), 0);
+}
+
+#[test]
+fn a_finalized_process_is_no_longer_judged_by_its_heartbeat() {
+    let mut f = fixture(1);
+    let ms = Duration::from_millis;
+    f.cfg.heartbeat = Some(Heartbeat {
+        period: ms(10),
+        timeout: ms(50),
+        mode: HeartbeatMode::Progress,
+    });
+    let report = supervise(&mut f, |tx| {
+        tx.send(ctrl(0, CtrlEvent::Joined(stray_socket()))).unwrap();
+        tx.send(msg(0, ToLauncher::Finalize)).unwrap();
+        // Writes its results, outside the library, for a while.
+        std::thread::sleep(ms(200));
+        tx.send(ctrl(0, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(0, ExitKind::Code(0))).unwrap();
+    });
+    assert_eq!(report.ranks[0].cause, None);
+    assert_eq!(report.summary(), None);
 }

@@ -8,7 +8,9 @@
 //! protocol) never fires them.
 //!
 //! Heartbeats: every `period` the loop reads the `beat` word of every live
-//! process that has said hello. A process whose word has not changed for
+//! process that has said hello and not finalized (a process may work long
+//! after `finalize`, outside the library). A process whose word has not
+//! changed for
 //! `timeout` is SIGKILLed and reported with cause "heartbeat timeout"
 //! (injected, if an injected fault had stopped it). Idle spares are judged
 //! too in thread mode; in progress mode they make no library calls, so they
@@ -105,7 +107,8 @@ impl Supervisor<'_> {
         }
         let seg = self.seg;
         for (s, p) in self.procs.iter_mut().enumerate() {
-            if !p.is_live() || p.joined_at.is_none() || p.beat_killed {
+            // A finalized process has left the job's communication.
+            if !p.is_live() || p.joined_at.is_none() || p.finalized || p.beat_killed {
                 continue;
             }
             if hb.mode == HeartbeatMode::Progress && p.is_idle_spare() {
