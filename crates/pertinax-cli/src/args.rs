@@ -63,7 +63,7 @@ pub struct RunArgs {
     pub spares: usize,
 
     /// Slots reserved for processes started by spawn requests (default: the
-    /// number of ranks).
+    /// number of ranks, fewer if the job would pass 4096 slots).
     #[arg(long, value_name = "M", value_parser = parse_slots, allow_negative_numbers = true)]
     pub max_spawn: Option<usize>,
 
