@@ -152,6 +152,85 @@ fn spawn_and_merge() {
     );
 }
 
+/// Heartbeats: a rank stopped by SIGSTOP (injected), or stuck in a loop
+/// outside the library (progress-mode heartbeat), is killed after the
+/// timeout, and the others detect it, shrink and go on.
+#[test]
+fn heartbeats_end_stopped_and_stuck_ranks() {
+    let j = run(ft(4, &["stuck"])
+        .launcher_arg("--heartbeat")
+        .launcher_arg("20")
+        .launcher_arg("--heartbeat-timeout")
+        .launcher_arg("300")
+        .launcher_arg("--kill")
+        .launcher_arg("3@step#5:stop"));
+    expect(&j, 0, 3);
+    assert!(j.stderr.contains("heartbeat"), "{}", j.stderr);
+    let j = run(ft(4, &["stuck", "spin"])
+        .launcher_arg("--heartbeat")
+        .launcher_arg("20")
+        .launcher_arg("--heartbeat-timeout")
+        .launcher_arg("300")
+        .launcher_arg("--heartbeat-mode")
+        .launcher_arg("progress"));
+    expect(&j, 137, 3);
+    assert!(j.stderr.contains("heartbeat"), "{}", j.stderr);
+}
+
+/// Fault injection by time and by signal: SIGSEGV at a point, a panic at a
+/// point, and SIGKILL at a time; the survivors recover each time.
+#[test]
+fn injected_signals_panics_and_timed_kills() {
+    let j = run(ft(6, &["campaign", "40", "shrink"])
+        .launcher_arg("--kill")
+        .launcher_arg("1@p2p#4:segv")
+        .launcher_arg("--kill")
+        .launcher_arg("2@coll#9:panic")
+        .launcher_arg("--kill")
+        .launcher_arg("3@agree#12"));
+    expect(&j, 0, 3);
+    assert!(
+        oks(&j).iter().all(|l| l.contains("dead=[1,2,3]")),
+        "{}",
+        j.stdout
+    );
+    // A kill at a time: the program is busy long enough for it to land.
+    let j = run(ft(4, &["stuck", "spin"])
+        .launcher_arg("--kill")
+        .launcher_arg("3@300ms"));
+    expect(&j, 0, 3);
+}
+
+/// Failure isolation between process groups: a spawned process's death
+/// does not harm its parents; a parent's death leaves the children running
+/// (default) or ends them (`--on-parent-failure end`).
+#[test]
+fn failures_are_isolated_between_process_groups() {
+    let j = run(ft(3, &["groups", "child"]));
+    expect(&j, 137, 4);
+    assert_eq!(
+        oks(&j)
+            .iter()
+            .filter(|l| l.contains("parent-unharmed"))
+            .count(),
+        3
+    );
+    let j = run(ft(3, &["groups", "parent"]));
+    expect(&j, 137, 4);
+    assert_eq!(
+        oks(&j)
+            .iter()
+            .filter(|l| l.contains("orphan-continued"))
+            .count(),
+        2
+    );
+    let j = run(ft(3, &["groups", "parent"])
+        .launcher_arg("--on-parent-failure")
+        .launcher_arg("end"));
+    assert_eq!(j.oks(), 2, "{}\n{}", j.stdout, j.stderr);
+    assert!(!j.stdout.contains("orphan-continued"), "{}", j.stdout);
+}
+
 /// Scenario 7: Revoke then shrink, 100 times in a row (after one failure).
 #[test]
 fn s7_revoke_shrink_100_times() {

@@ -91,12 +91,11 @@ fn main() -> Result<(), Error> {
         }
         failures += 1;
         let t = Instant::now();
-        let failed = comm.get_failed()?.size();
+        let failed = &agreed.failed;
         if replace {
             let r = comm.replace_failed()?;
             say(&r.comm, format!(
-                "round at chunk {next}: {failed} rank(s) failed ({:?}); replaced in {:.0} us, redoing the round on {} ranks",
-                r.replaced,
+                "round at chunk {next}: rank(s) {failed:?} failed; replaced in {:.0} us, redoing the round on {} ranks",
                 t.elapsed().as_secs_f64() * 1e6,
                 r.comm.size()
             ));
@@ -107,7 +106,7 @@ fn main() -> Result<(), Error> {
         } else {
             comm = comm.shrink()?;
             say(&comm, format!(
-                "round at chunk {next}: {failed} rank(s) failed; revoked and shrunk in {:.0} us, redoing the round on {} ranks",
+                "round at chunk {next}: rank(s) {failed:?} failed; revoked and shrunk in {:.0} us, redoing the round on {} ranks",
                 t.elapsed().as_secs_f64() * 1e6,
                 comm.size()
             ));

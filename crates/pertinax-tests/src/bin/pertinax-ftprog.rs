@@ -707,6 +707,89 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
     ))
 }
 
+/// A rank stops calling the library (stuck in a loop of its own) or is
+/// stopped by a signal; the heartbeat monitor kills it, and the others,
+/// blocked in an allreduce, get the failure, shrink and go on.
+fn stuck(w: &Comm, a: &[String]) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let spin = a.first().map(String::as_str) == Some("spin");
+    for i in 0..1_000_000u64 {
+        pertinax::fault_point("step");
+        if spin && me == n - 1 && i == 5 {
+            let mut x = 0u64;
+            loop {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        }
+        if let Err(x) = count(w) {
+            check!(x.is_fault(), "not a fault: {x}");
+            w.revoke().map_err(e)?;
+            let s = w.shrink().map_err(e)?;
+            check!(s.size() == n - 1, "shrunk to {}", s.size());
+            check!(
+                count(&s).map_err(e)? as usize == n - 1,
+                "allreduce on the shrunk comm"
+            );
+            return Ok(format!("detected at iteration {i}"));
+        }
+    }
+    Err("never detected".into())
+}
+
+/// Failure isolation between process groups: parents spawn children;
+/// with `child`, a child dies and the parents' world is untouched; with
+/// `parent`, the spawning parent dies and the children either continue
+/// (they see `ProcFailed` on the intercommunicator) or are ended by the
+/// launcher (`--on-parent-failure end`).
+fn groups(u: &Universe, w: &Comm, a: &[String]) -> R {
+    let who = a.first().cloned().unwrap_or_default();
+    if let Some(parent) = u.parent() {
+        let me = w.rank().index();
+        let mut b = [0u64];
+        if who == "child" {
+            if me == 0 {
+                die();
+            }
+            parent.recv(&mut b, 0, 1).map_err(e)?;
+            check!(b[0] == 1, "released with {}", b[0]);
+            return Ok("child-released".into());
+        }
+        let r = parent.recv(&mut b, 0, 1);
+        check!(
+            matches!(&r, Err(Error::ProcFailed { ranks }) if ranks == &[Rank(0)]),
+            "child waiting for parent 0: {r:?}"
+        );
+        return Ok("orphan-continued".into());
+    }
+    let exe = std::env::current_exe().map_err(|x| x.to_string())?;
+    let inter = w
+        .spawn(&exe.to_string_lossy(), &["groups", &who], 2, Rank(0))
+        .map_err(e)?;
+    if who == "parent" {
+        if w.rank().index() == 0 {
+            die();
+        }
+        return Ok("parent".into());
+    }
+    // A child dies: the parents see it on the intercommunicator only.
+    let mut b = [0u64];
+    let r = inter.recv(&mut b, 0, 5);
+    check!(
+        matches!(&r, Err(Error::ProcFailed { ranks }) if ranks == &[Rank(0)]),
+        "receive from the dead child: {r:?}"
+    );
+    if w.rank().index() == 0 {
+        // Release the surviving child.
+        let r = inter.send(&[1u64], 1, 1);
+        check!(r.is_ok(), "send to the live child: {r:?}");
+    }
+    check!(
+        count(w).map_err(e)? as usize == w.size(),
+        "the parents' world"
+    );
+    Ok("parent-unharmed".into())
+}
+
 /// Rough timings of the healthy agreement and shrink (the benchmark
 /// program measures them properly): mean microseconds, max over ranks.
 fn ft_timing(w: &Comm, a: &[String]) -> R {
@@ -760,6 +843,8 @@ fn main() {
         "replace" => replace(&u, &w, rest),
         "campaign" => campaign(&u, &w, rest),
         "ft_timing" => ft_timing(&w, rest),
+        "stuck" => stuck(&w, rest),
+        "groups" => groups(&u, &w, rest),
         other => Err(format!("unknown scenario {other:?}")),
     };
     match r {

@@ -126,12 +126,21 @@ pub(crate) fn poke(seg: &Segment, slot: usize) {
 }
 
 /// Sets the `REVOKED` bit in `m`'s entry if it still belongs to `ctx` (or
-/// is reserved for it); true if this call set it.
+/// is not installed yet); true if this call set it.
 fn mark_revoked(seg: &Segment, m: Member, ctx: u32) -> bool {
     let key = &seg.ft_block(m.slot as usize).entries[m.entry as usize].key;
     let mut k = key.load(Acquire);
     loop {
-        let ours = (k & KEY_IN_USE != 0 && k as u32 == ctx) || (k & KEY_PENDING != 0);
+        // The entry is ours if it holds `ctx`, or if its owner has not
+        // installed it yet: reserved for the communicator being created, or
+        // still zero because the owner (a process that joins the job, or a
+        // rank still in `init`) has not started using it. The owner keeps
+        // the mark when it installs the entry.
+        let ours = if k & KEY_IN_USE != 0 {
+            k as u32 == ctx
+        } else {
+            k & KEY_RELEASED == 0
+        };
         if !ours || k & KEY_REVOKED != 0 {
             return false;
         }

@@ -385,3 +385,15 @@ fn entries_of_freed_communicators_are_reused_only_when_every_member_let_go() {
     es[1].release(8, e1);
     assert_eq!(es[0].alloc_entry().unwrap(), e0);
 }
+
+#[test]
+fn a_revocation_reaches_a_process_that_has_not_started_yet() {
+    let (_seg, mut es) = three();
+    let m = members3([ENTRY_WORLD; 3]);
+    es[0].register(0, ENTRY_WORLD, m.clone());
+    es[1].register(0, ENTRY_WORLD, m.clone());
+    es[0].revoke(0);
+    // Slot 2 joins only now (a replacement, or a rank slow in `init`).
+    es[2].register(0, ENTRY_WORLD, m);
+    assert!(es[2].is_revoked(0));
+}
