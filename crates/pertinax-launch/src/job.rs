@@ -115,9 +115,11 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
                 problem,
             }
         })?;
-    let ring_bytes = spec
-        .ring_bytes
-        .unwrap_or_else(|| default_ring_bytes(capacity));
+    // Sized by the ranks, not the capacity: the slots for spares and
+    // spawned processes are mostly never used, and their rings cost nothing
+    // until touched (pages appear on first use), while smaller rings slow
+    // every large message of the ranks.
+    let ring_bytes = spec.ring_bytes.unwrap_or_else(|| default_ring_bytes(n));
     if ring_bytes > MAX_RING_BYTES {
         return Err(LaunchError::RingTooLarge {
             ring_bytes,
@@ -484,7 +486,7 @@ mod tests {
     fn capacity_is_ranks_spares_and_room_to_spawn() {
         let p = plan(&spec(4)).unwrap();
         assert_eq!(p.capacity, 8, "max-spawn defaults to the rank count");
-        assert_eq!(p.ring_bytes, default_ring_bytes(8));
+        assert_eq!(p.ring_bytes, default_ring_bytes(4));
         let mut s = spec(4);
         s.spares = 2;
         s.max_spawn = Some(0);
@@ -492,7 +494,7 @@ mod tests {
         s.max_spawn = Some(20);
         let p = plan(&s).unwrap();
         assert_eq!(p.capacity, 26);
-        assert_eq!(p.ring_bytes, default_ring_bytes(26), "sized by capacity");
+        assert_eq!(p.ring_bytes, default_ring_bytes(4), "sized by the ranks");
     }
 
     #[test]

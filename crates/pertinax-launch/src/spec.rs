@@ -26,7 +26,7 @@ pub struct JobSpec {
     /// Terminate the job when it runs longer than this.
     pub timeout: Option<Duration>,
     /// Bytes of each shared-memory ring; [`default_ring_bytes`] of the
-    /// segment's capacity when `None`.
+    /// number of ranks when `None`.
     pub ring_bytes: Option<usize>,
     /// Extra environment variables for every process (the launcher's own
     /// `PERTINAX_*` variables take precedence).
@@ -126,12 +126,13 @@ impl Heartbeat {
     }
 }
 
-/// Size of each shared-memory ring for a segment of `slots` process slots
-/// (ranks, spares and room for spawned processes): 256 KiB up to 8 slots
-/// (room to pipeline large messages in 32 KiB fragments), 64 KiB up to 16,
-/// 32 KiB up to 64, 16 KiB above. The segment holds one ring per ordered
-/// pair of slots, so its total grows with the square of the capacity; each
-/// process touches only the rings to and from the peers it talks to.
+/// Size of each shared-memory ring for a job of `ranks` ranks: 256 KiB up
+/// to 8 ranks (room to pipeline large messages in 32 KiB fragments), 64 KiB
+/// up to 16, 32 KiB up to 64, 16 KiB above. The segment holds one ring per
+/// ordered pair of slots (ranks, spares and room for spawned processes), so
+/// its virtual size grows with the square of the capacity; pages exist only
+/// once touched, and each process touches only the rings to and from the
+/// peers it talks to.
 ///
 /// ```
 /// assert_eq!(pertinax_launch::default_ring_bytes(8), 256 * 1024);
@@ -139,8 +140,8 @@ impl Heartbeat {
 /// assert_eq!(pertinax_launch::default_ring_bytes(17), 32 * 1024);
 /// assert_eq!(pertinax_launch::default_ring_bytes(65), 16 * 1024);
 /// ```
-pub fn default_ring_bytes(slots: usize) -> usize {
-    match slots {
+pub fn default_ring_bytes(ranks: usize) -> usize {
+    match ranks {
         0..=8 => 256 * 1024,
         9..=16 => 64 * 1024,
         17..=64 => 32 * 1024,

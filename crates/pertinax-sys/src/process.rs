@@ -61,6 +61,21 @@ pub fn kill(pid: u32, sig: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes this process receive `sig` with its default action (terminate,
+/// stop, ...): any handler installed for it (the Rust runtime handles
+/// SIGSEGV to report stack overflows) is removed first.
+///
+/// # Errors
+/// The OS error of `sigaction` or `kill`.
+pub fn raise_default(sig: i32) -> io::Result<()> {
+    // SAFETY: installing SIG_DFL has no memory-safety preconditions; the
+    // previous handler is not needed.
+    if unsafe { libc::signal(sig, libc::SIG_DFL) } == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    kill(std::process::id(), sig)
+}
+
 /// Sends `sig` to every process of process group `pgid`.
 ///
 /// # Errors

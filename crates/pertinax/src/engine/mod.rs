@@ -768,6 +768,9 @@ impl Engine {
                     self.outbox.backlog_bytes -= q.iter().map(|r| r.data.len()).sum::<usize>();
                 }
             }
+            // A revocation already marked in the segment explains a pending
+            // operation's end better than a peer that left after seeing it.
+            self.on_news();
             self.fail_doomed();
             self.refuse_hopeless();
         }
