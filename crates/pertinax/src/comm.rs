@@ -53,6 +53,8 @@ pub(crate) struct CommInner {
     pub remote: Option<Peers>,
     /// Number of agreements (agree, shrink, ...) started on it.
     pub ft_seq: Cell<u32>,
+    /// A non-blocking agreement on it has not completed yet.
+    pub agree_pending: Cell<bool>,
 }
 
 impl Drop for CommInner {
@@ -116,6 +118,7 @@ impl Comm {
                 members,
                 remote,
                 ft_seq: Cell::new(0),
+                agree_pending: Cell::new(false),
             }),
         }
     }

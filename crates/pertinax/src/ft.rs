@@ -44,6 +44,14 @@
 //! entries), is the same at every member that decides, whoever dies
 //! during the agreement. See ARCHITECTURE.md for the proof sketch.
 //!
+//! # Non-blocking agreement
+//!
+//! [`Comm::iagree`] contributes at once and returns a [`PendingAgreement`]
+//! to test or wait; the decision needs only reads of the segment, so it
+//! fits the design at no cost. There is no `ishrink`: a shrink has to
+//! build a communicator when it completes, which `iagree` plus a blocking
+//! `shrink` already gives at the same price.
+//!
 //! # Fault points
 //!
 //! The library marks its own [`crate::fault_point`]s so that tests can kill
@@ -172,25 +180,7 @@ impl Comm {
     pub fn agree_detailed(&self, flags: u32) -> Result<Agreement> {
         self.live_ft()?;
         let got = self.agreement([flags, 0, 0, 0])?;
-        let mut and = u32::MAX;
-        let mut failed = Vec::new();
-        for (i, c) in got.iter().enumerate() {
-            match c {
-                Some(w) => and &= w[0],
-                None => failed.push(i),
-            }
-        }
-        let acked = self.inner.rt.engine.borrow().acked(self.inner.ctx);
-        let unacked = failed
-            .iter()
-            .filter(|&&i| !acked.contains(&self.inner.members[i].slot))
-            .map(|&i| Rank(i as i32))
-            .collect();
-        Ok(Agreement {
-            flags: and,
-            failed: failed.into_iter().map(|i| Rank(i as i32)).collect(),
-            unacked,
-        })
+        Ok(self.outcome(&got))
     }
 
     /// A new communicator of the members that are alive, in the same rank
@@ -239,25 +229,171 @@ impl Comm {
     /// Runs one agreement instance: contributes `words`, waits until every
     /// member contributed or ended, returns each member's contribution.
     pub(crate) fn agreement(&self, words: [u32; 4]) -> Result<Vec<Option<[u32; 4]>>> {
+        let mut p = self.start_agreement(words)?;
+        let mut e = self.inner.rt.engine.borrow_mut();
+        e.wait_until(|e| p.poll(e));
+        drop(e);
+        Ok(p.finish(self))
+    }
+
+    /// Contributes to the next agreement instance on this communicator.
+    fn start_agreement(&self, words: [u32; 4]) -> Result<Instance> {
+        if self.inner.agree_pending.get() {
+            return Err(Error::InvalidArgument(
+                "an agreement on this communicator is still pending (wait for the iagree first)"
+                    .into(),
+            ));
+        }
         let seq = self.inner.ft_seq.get().wrapping_add(1).max(1);
         self.inner.ft_seq.set(seq);
         let ctx = self.inner.ctx;
         let members: Rc<[Member]> = self.inner.members.clone();
         crate::fault_point("ft.agree.enter");
-        let mut e = self.inner.rt.engine.borrow_mut();
-        e.contribute(self.inner.entry, ctx, seq, words, &members);
+        self.inner
+            .rt
+            .engine
+            .borrow()
+            .contribute(self.inner.entry, ctx, seq, words, &members);
         crate::fault_point("ft.agree.contributed");
-        let mut got: Vec<Option<Option<[u32; 4]>>> = vec![None; members.len()];
-        e.wait_until(|e| {
-            let mut all = true;
-            for (g, &m) in got.iter_mut().zip(members.iter()) {
-                if g.is_none() {
-                    *g = e.contribution(m, ctx, seq);
-                    all &= g.is_some();
-                }
+        self.inner.agree_pending.set(true);
+        Ok(Instance {
+            ctx,
+            seq,
+            got: vec![None; members.len()],
+            members,
+        })
+    }
+
+    /// Non-blocking [`Comm::agree_detailed`]: contributes `flags` now and
+    /// returns a handle to test or wait for the outcome. Until it completes,
+    /// no other agreement (agree, shrink, spawn, merge, replace) may start
+    /// on this communicator (`InvalidArgument`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` while another agreement is pending; `CommFreed`,
+    /// `Finalized`.
+    pub fn iagree(&self, flags: u32) -> Result<PendingAgreement> {
+        self.live_ft()?;
+        let inst = self.start_agreement([flags, 0, 0, 0])?;
+        Ok(PendingAgreement {
+            comm: self.clone(),
+            inst: Some(inst),
+        })
+    }
+
+    /// The outcome of an agreement from its contributions.
+    fn outcome(&self, got: &[Option<[u32; 4]>]) -> Agreement {
+        let mut and = u32::MAX;
+        let mut failed = Vec::new();
+        for (i, c) in got.iter().enumerate() {
+            match c {
+                Some(w) => and &= w[0],
+                None => failed.push(i),
             }
-            all
-        });
-        Ok(got.into_iter().map(Option::flatten).collect())
+        }
+        let acked = self.inner.rt.engine.borrow().acked(self.inner.ctx);
+        let unacked = failed
+            .iter()
+            .filter(|&&i| !acked.contains(&self.inner.members[i].slot))
+            .map(|&i| Rank(i as i32))
+            .collect();
+        Agreement {
+            flags: and,
+            failed: failed.into_iter().map(|i| Rank(i as i32)).collect(),
+            unacked,
+        }
+    }
+}
+
+/// One agreement instance under way at this process.
+#[derive(Debug)]
+struct Instance {
+    ctx: u32,
+    seq: u32,
+    members: Rc<[Member]>,
+    got: Vec<Option<Option<[u32; 4]>>>,
+}
+
+impl Instance {
+    /// Reads what is still missing; true once every member is settled.
+    fn poll(&mut self, e: &crate::engine::Engine) -> bool {
+        let mut all = true;
+        for (g, &m) in self.got.iter_mut().zip(self.members.iter()) {
+            if g.is_none() {
+                *g = e.contribution(m, self.ctx, self.seq);
+                all &= g.is_some();
+            }
+        }
+        all
+    }
+
+    fn finish(self, c: &Comm) -> Vec<Option<[u32; 4]>> {
+        c.inner.agree_pending.set(false);
+        self.got.into_iter().map(Option::flatten).collect()
+    }
+}
+
+/// A non-blocking agreement started by [`Comm::iagree`].
+#[derive(Debug)]
+pub struct PendingAgreement {
+    comm: Comm,
+    inst: Option<Instance>,
+}
+
+impl PendingAgreement {
+    /// The outcome if the agreement has completed (it then no longer
+    /// blocks other agreements on the communicator).
+    ///
+    /// # Errors
+    /// `RequestInactive` if the outcome was already returned.
+    pub fn test(&mut self) -> Result<Option<Agreement>> {
+        let Some(inst) = self.inst.as_mut() else {
+            return Err(Error::RequestInactive);
+        };
+        let done = {
+            let mut e = self.comm.inner.rt.engine.borrow_mut();
+            e.progress();
+            inst.poll(&e)
+        };
+        if !done {
+            return Ok(None);
+        }
+        let got = self
+            .inst
+            .take()
+            .map(|i| i.finish(&self.comm))
+            .unwrap_or_default();
+        Ok(Some(self.comm.outcome(&got)))
+    }
+
+    /// Waits for the outcome.
+    ///
+    /// # Errors
+    /// `RequestInactive` if the outcome was already returned.
+    pub fn wait(mut self) -> Result<Agreement> {
+        let Some(mut inst) = self.inst.take() else {
+            return Err(Error::RequestInactive);
+        };
+        self.comm
+            .inner
+            .rt
+            .engine
+            .borrow_mut()
+            .wait_until(|e| inst.poll(e));
+        let got = inst.finish(&self.comm);
+        Ok(self.comm.outcome(&got))
+    }
+}
+
+impl Drop for PendingAgreement {
+    fn drop(&mut self) {
+        // An agreement cannot be withdrawn: the contribution is public.
+        // Dropping the handle completes it here.
+        if let Some(mut inst) = self.inst.take() {
+            if let Ok(mut e) = self.comm.inner.rt.engine.try_borrow_mut() {
+                e.wait_until(|e| inst.poll(e));
+            }
+            inst.finish(&self.comm);
+        }
     }
 }

@@ -56,7 +56,7 @@ mod wait;
 pub use comm::Comm;
 pub use error::{Error, Result};
 pub use fault::fault_point;
-pub use ft::Agreement;
+pub use ft::{Agreement, PendingAgreement};
 pub use group::{Group, GroupRelation};
 pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
 pub use request::{scope, test_any, wait_all, wait_any, Request, Scope};

@@ -317,7 +317,24 @@ fn agree_kill(w: &Comm, a: &[String]) -> R {
         } else {
             0xfff
         };
-        let d = w.agree_detailed(flag).map_err(e)?;
+        // Odd rounds are non-blocking (contribute, then test until done).
+        let d = if i % 2 == 1 {
+            let mut p = w.iagree(flag).map_err(e)?;
+            if i == 1 {
+                let r = w.agree(1);
+                check!(
+                    matches!(r, Err(Error::InvalidArgument(_))),
+                    "a second agreement while one is pending: {r:?}"
+                );
+            }
+            loop {
+                if let Some(d) = p.test().map_err(e)? {
+                    break d;
+                }
+            }
+        } else {
+            w.agree_detailed(flag).map_err(e)?
+        };
         last = Some(d.clone());
         // Agreed flags are an AND of the contributions of a superset of the
         // survivors.
