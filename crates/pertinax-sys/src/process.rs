@@ -68,10 +68,13 @@ pub fn kill(pid: u32, sig: i32) -> io::Result<()> {
 /// # Errors
 /// The OS error of `sigaction` or `kill`.
 pub fn raise_default(sig: i32) -> io::Result<()> {
-    // SAFETY: installing SIG_DFL has no memory-safety preconditions; the
-    // previous handler is not needed.
-    if unsafe { libc::signal(sig, libc::SIG_DFL) } == libc::SIG_ERR {
-        return Err(io::Error::last_os_error());
+    // SIGKILL and SIGSTOP cannot be handled (nor their action changed).
+    if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+        // SAFETY: installing SIG_DFL has no memory-safety preconditions;
+        // the previous handler is not needed.
+        if unsafe { libc::signal(sig, libc::SIG_DFL) } == libc::SIG_ERR {
+            return Err(io::Error::last_os_error());
+        }
     }
     kill(std::process::id(), sig)
 }
