@@ -1,6 +1,27 @@
 //! Shared helpers of the pertinax rank programs used by the tests.
 #![forbid(unsafe_code)]
 
+/// Returns `Err(message)` from the enclosing function unless `cond` holds
+/// (the rank programs' checks).
+#[macro_export]
+macro_rules! check {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!($($fmt)+));
+        }
+    };
+}
+
+/// An error no check expected, as a check failure.
+pub fn e(err: pertinax::Error) -> String {
+    format!("unexpected error: {err}")
+}
+
+/// Argument `i` of a scenario as a number, or `default`.
+pub fn arg(args: &[String], i: usize, default: u64) -> u64 {
+    args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
 /// Kills this process with SIGKILL (how the fault-tolerance scenarios
 /// make a rank crash at a chosen point).
 ///

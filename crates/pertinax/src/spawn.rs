@@ -123,6 +123,18 @@ fn await_publication(
     }
 }
 
+/// `ProcFailed` naming the members that did not contribute to an
+/// agreement (they failed), if any.
+fn non_contributors(got: &[Option<[u32; 4]>]) -> Option<Error> {
+    let dead: Vec<Rank> = got
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.is_none())
+        .map(|(r, _)| Rank(r as i32))
+        .collect();
+    (!dead.is_empty()).then_some(Error::ProcFailed { ranks: dead })
+}
+
 fn spawn_error(status: u32) -> Error {
     Error::SpawnFailed(match status {
         1 => "no free process slot or spare (see `pertinax run --max-spawn` and `--spares`)".into(),
@@ -159,14 +171,8 @@ impl Comm {
             rt.engine.borrow_mut().unreserve_entry(entry);
             Err(err)
         };
-        let dead: Vec<Rank> = got
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| g.is_none())
-            .map(|(r, _)| Rank(r as i32))
-            .collect();
-        if !dead.is_empty() {
-            return fail(Error::ProcFailed { ranks: dead });
+        if let Some(err) = non_contributors(&got) {
+            return fail(err);
         }
         let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
         rt.use_ctx(ctx);
@@ -222,15 +228,9 @@ impl Comm {
         let rt = self.inner.rt.clone();
         let entry = rt.engine.borrow_mut().alloc_entry()?;
         let got = self.agreement([high as u32, rt.next_ctx(), entry as u32, 0])?;
-        let dead: Vec<Rank> = got
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| g.is_none())
-            .map(|(r, _)| Rank(r as i32))
-            .collect();
-        if !dead.is_empty() {
+        if let Some(err) = non_contributors(&got) {
             rt.engine.borrow_mut().unreserve_entry(entry);
-            return Err(Error::ProcFailed { ranks: dead });
+            return Err(err);
         }
         let w: Vec<[u32; 4]> = got.into_iter().flatten().collect();
         let nl = self.size();

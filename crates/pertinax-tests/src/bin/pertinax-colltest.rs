@@ -43,21 +43,7 @@ use pertinax_tests::Rng;
 
 type R = Result<(), String>;
 
-macro_rules! check {
-    ($cond:expr, $($fmt:tt)+) => {
-        if !$cond {
-            return Err(format!($($fmt)+));
-        }
-    };
-}
-
-fn e(err: Error) -> String {
-    format!("unexpected error: {err}")
-}
-
-fn arg(args: &[String], i: usize, default: u64) -> u64 {
-    args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default)
-}
+use pertinax_tests::{arg, check, e};
 
 // ---- element types and operations ----------------------------------------
 

@@ -7,21 +7,7 @@ use pertinax_tests::{fill, first_bad, mixed_size, Rng};
 
 type R = Result<(), String>;
 
-macro_rules! check {
-    ($cond:expr, $($fmt:tt)+) => {
-        if !$cond {
-            return Err(format!($($fmt)+));
-        }
-    };
-}
-
-fn e(err: Error) -> String {
-    format!("unexpected error: {err}")
-}
-
-fn arg(args: &[String], i: usize, default: u64) -> u64 {
-    args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default)
-}
+use pertinax_tests::{arg, check, e};
 
 /// Ping-pong with content checks over many sizes between ranks 0 and 1.
 fn pingpong(w: &Comm, _a: &[String]) -> R {

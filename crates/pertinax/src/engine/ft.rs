@@ -377,6 +377,27 @@ impl Engine {
         (!dead.is_empty()).then_some(Error::ProcFailed { ranks: dead })
     }
 
+    /// The error every operation on `ctx` must end with, if any: `Revoked`
+    /// for a revoked communicator, `ProcFailed` for collective traffic on
+    /// a communicator with a failed member (among `peers`, or the
+    /// registered members).
+    fn doom_comm(&self, ctx: u32, peers: Option<&[u32]>) -> Option<Error> {
+        let info = self.ft.get(&base_ctx(ctx));
+        if revocable(ctx) && info.is_some_and(|c| c.revoked) {
+            return Some(Error::Revoked);
+        }
+        if !collective(ctx) {
+            return None;
+        }
+        match peers {
+            Some(p) => self.members_down(p),
+            None => {
+                let slots: Vec<u32> = info?.members.iter().map(|m| m.slot).collect();
+                self.members_down(&slots)
+            }
+        }
+    }
+
     /// The error a receive can no longer escape, if any.
     pub(super) fn doom_recv(&self, r: &RecvReq) -> Option<Error> {
         let src = r
@@ -392,15 +413,10 @@ impl Engine {
         if !self.trouble {
             return None;
         }
+        if let Some(e) = self.doom_comm(ctx, Some(peers)) {
+            return Some(e);
+        }
         let info = self.ft.get(&base_ctx(ctx));
-        if revocable(ctx) && info.is_some_and(|c| c.revoked) {
-            return Some(Error::Revoked);
-        }
-        if collective(ctx) {
-            if let Some(e) = self.members_down(peers) {
-                return Some(e);
-            }
-        }
         match src {
             Some(src) => {
                 let slot = peers.get(src as usize).copied()? as usize;
@@ -461,17 +477,8 @@ impl Engine {
         if !self.trouble {
             return None;
         }
-        let info = self.ft.get(&base_ctx(ctx));
-        if revocable(ctx) && info.is_some_and(|c| c.revoked) {
-            return Some(Error::Revoked);
-        }
-        if collective(ctx) {
-            if let Some(c) = info {
-                let slots: Vec<u32> = c.members.iter().map(|m| m.slot).collect();
-                if let Some(e) = self.members_down(&slots) {
-                    return Some(e);
-                }
-            }
+        if let Some(e) = self.doom_comm(ctx, None) {
+            return Some(e);
         }
         self.gone[dest].then(|| Error::ProcFailed { ranks: vec![rank] })
     }
