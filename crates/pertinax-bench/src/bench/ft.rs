@@ -1238,7 +1238,7 @@ mod tests {
     #[test]
     fn tally_counts_hangs_failures_and_values() {
         let bad = FT_OK.replace("ok=1", "ok=0");
-        let launches = [
+        let mut launches = [
             launch(0, Exit::Code(0), FT_OK),
             launch(0, Exit::TimedOut, FT_OK),
             launch(0, Exit::TimedOut, ""),
@@ -1246,6 +1246,8 @@ mod tests {
             launch(0, Exit::Code(0), &bad),
             launch(1, Exit::Code(0), FT_OK),
         ];
+        launches[0].others_cpu = Some(0.05); // quiet
+        launches[1].others_cpu = Some(0.5);
         let t = Tally::of(
             &launches,
             0,
@@ -1257,6 +1259,7 @@ mod tests {
         assert!(t.failed[0].contains("last words"), "{:?}", t.failed);
         assert!(t.failed[1].contains("ok=0"), "{:?}", t.failed);
         assert_eq!(t.get("det_max_ms").unwrap().n, 2);
+        assert_eq!(t.quiet.get("det_max_ms").map(Vec::len), Some(1));
         assert_eq!(t.get("agree_after_fail_med_ms"), None); // -1 = not measured
         assert_eq!(t.exits.get("TIMEOUT"), Some(&2));
         assert_eq!(t.classes.as_deref(), Some("PF:3,REV:0,OK:0,OTHER:0"));
