@@ -20,6 +20,7 @@ use pertinax_wire::{env, slot};
 
 use crate::children::Children;
 use crate::ctrl::{self, Expected};
+use crate::deaths::DeathWatch;
 use crate::event::Event;
 use crate::fault::{faults_env, FaultSignal, Kill, KillWhen};
 use crate::output::{self, Sink};
@@ -185,6 +186,7 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
 
     let (events, rx) = mpsc::channel();
     let signals = SignalWatch::start(events.clone()).map_err(os("watch signals"))?;
+    let deaths = DeathWatch::start(&seg).map_err(os("watch for deaths"))?;
     // Declared after `signals` so that it is dropped first: the children
     // are killed and reaped while the launcher still catches its signals.
     let children = Children::new();
@@ -240,6 +242,7 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
         schedule: plan.schedule.clone(),
     };
     let report = Supervisor::new(&seg, &children, &launcher, cfg, started, start).run(&rx);
+    drop(deaths);
     drop(launcher);
     drop(children);
     drop(signals);

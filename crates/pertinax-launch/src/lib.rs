@@ -49,6 +49,7 @@
 mod bootstrap;
 mod children;
 mod ctrl;
+mod deaths;
 mod error;
 mod event;
 mod fault;

@@ -17,6 +17,8 @@
 //! - [`process`]: set-up of a child between `fork` and `exec` (keep inherited
 //!   descriptors, die with the launcher, own process group), signals, and
 //!   reaping.
+//! - [`robust`]: death notices from the kernel through robust futexes,
+//!   early in a dying process's exit.
 //!
 //! Every `unsafe` block carries a `// SAFETY:` comment.
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -26,6 +28,7 @@ pub mod futex;
 pub mod lend;
 pub mod process;
 pub mod ring;
+pub mod robust;
 pub mod segment;
 
 /// Reads `n` random bytes from the kernel (`getrandom`).

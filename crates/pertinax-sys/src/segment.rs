@@ -65,8 +65,12 @@ pub struct ProcBlock {
     /// Heartbeat counter, bumped by the process while it is alive and
     /// watched by the launcher (second cache line: the owner writes it).
     pub beat: AtomicU64,
+    /// The robust futex word the process holds while alive (see
+    /// [`crate::robust`]): its thread id, `OWNER_DIED` once it died.
+    pub alive: AtomicU32,
+    _pad2: u32,
     /// Free-form words for the runtime.
-    pub words: [AtomicU64; 7],
+    pub words: [AtomicU64; 6],
 }
 
 /// Number of fault-tolerance entries per slot: one per communicator that

@@ -227,6 +227,10 @@ fn bootstrap() -> Result<Boot> {
             )))
         }
     }
+    // From now on the kernel tells the launcher at once if this process
+    // dies (see pertinax_sys::robust); finalize gives the word back.
+    pertinax_sys::robust::hold(&seg.proc_block(slot).alive)
+        .map_err(|e| Error::Bootstrap(format!("cannot register the death notice: {e}")))?;
     let beat_in_progress = start_heartbeat(&seg, slot)?;
     let my_cma = cma_env && cma::probe();
     if role != "rank" {
@@ -532,6 +536,8 @@ impl Universe {
         }
         CURRENT.with(|c| *c.borrow_mut() = None);
         if let Some(sock) = self.rt.ctrl.borrow_mut().as_mut() {
+            // A clean end: the kernel must not report this process dead.
+            self.rt.engine.borrow().release_death_notice();
             ctrl::write_frame(sock, &ToLauncher::Finalize)
                 .map_err(|e| Error::Bootstrap(format!("finalize: {e}")))?;
         }

@@ -566,6 +566,11 @@ impl Engine {
         ended(&self.seg, slot)
     }
 
+    /// Gives back the robust futex word that reports this process's death.
+    pub fn release_death_notice(&self) {
+        pertinax_sys::robust::release(&self.seg.proc_block(self.me).alive);
+    }
+
     /// Bumps this process's heartbeat counter.
     #[inline]
     pub fn beat(&self) {
