@@ -54,6 +54,9 @@ impl Drop for DeathWatch {
 }
 
 fn watch(seg: &Segment, slots: std::ops::Range<usize>, stop: &AtomicBool) {
+    // Run the moment a death wakes us, ahead of busy ranks (best effort:
+    // without the privilege the thread keeps normal scheduling).
+    let _ = pertinax_sys::process::prefer_realtime();
     let mut told = vec![false; slots.len()];
     while !stop.load(Ordering::SeqCst) {
         let words: Vec<_> = slots
