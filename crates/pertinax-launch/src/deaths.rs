@@ -3,9 +3,11 @@
 //! the kernel marks one, about a millisecond before `SIGCHLD` (the dying
 //! process's memory is still being unmapped then).
 //!
-//! They only publish (`FAILED`, epoch, wake-up): the event loop still reaps
-//! the process, reports it, and applies `--on-parent-failure` when
-//! `SIGCHLD` comes, and publishing twice is harmless.
+//! With `--on-parent-failure continue` (the default) they publish at once
+//! (`FAILED`, epoch, wake-up) and tell the event loop; with `end` they only
+//! tell the loop, which kills the dead process's children before it
+//! publishes, so that no child acts on the news. The loop reaps and reports
+//! the process when `SIGCHLD` comes; publishing twice is harmless.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use std::time::Duration;
 use pertinax_sys::robust::{self, OWNER_DIED, WAIT_MAX};
 use pertinax_sys::segment::Segment;
 
+use crate::event::Event;
 use crate::notify::notify_failure;
 
 /// How often a watcher looks for newly started processes.
@@ -26,18 +29,23 @@ pub(crate) struct DeathWatch {
 }
 
 impl DeathWatch {
-    /// Starts one watcher per [`WAIT_MAX`] slots of `seg`.
-    pub fn start(seg: &Segment) -> std::io::Result<DeathWatch> {
+    /// Starts one watcher per [`WAIT_MAX`] slots of `seg`; `publish`: publish
+    /// deaths directly (else only through `events`).
+    pub fn start(
+        seg: &Segment,
+        publish: bool,
+        events: &std::sync::mpsc::Sender<Event>,
+    ) -> std::io::Result<DeathWatch> {
         let stop = Arc::new(AtomicBool::new(false));
         let cap = seg.layout().capacity();
         let mut threads = Vec::new();
         for first in (0..cap).step_by(WAIT_MAX) {
-            let (seg, stop) = (seg.clone(), stop.clone());
+            let (seg, stop, events) = (seg.clone(), stop.clone(), events.clone());
             let slots = first..(first + WAIT_MAX).min(cap);
             threads.push(
                 std::thread::Builder::new()
                     .name("pertinax-deaths".into())
-                    .spawn(move || watch(&seg, slots, &stop))?,
+                    .spawn(move || watch(&seg, slots, &stop, publish, &events))?,
             );
         }
         Ok(DeathWatch { stop, threads })
@@ -53,7 +61,13 @@ impl Drop for DeathWatch {
     }
 }
 
-fn watch(seg: &Segment, slots: std::ops::Range<usize>, stop: &AtomicBool) {
+fn watch(
+    seg: &Segment,
+    slots: std::ops::Range<usize>,
+    stop: &AtomicBool,
+    publish: bool,
+    events: &std::sync::mpsc::Sender<Event>,
+) {
     // Run the moment a death wakes us, ahead of busy ranks (best effort:
     // without the privilege the thread keeps normal scheduling).
     let _ = pertinax_sys::process::prefer_realtime();
@@ -73,7 +87,10 @@ fn watch(seg: &Segment, slots: std::ops::Range<usize>, stop: &AtomicBool) {
         for (i, s) in slots.clone().enumerate() {
             if !told[i] && seg.proc_block(s).alive.load(Ordering::SeqCst) & OWNER_DIED != 0 {
                 told[i] = true;
-                notify_failure(seg, s);
+                if publish {
+                    notify_failure(seg, s);
+                }
+                let _ = events.send(Event::Died(s as u32));
             }
         }
     }

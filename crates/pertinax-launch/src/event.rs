@@ -10,6 +10,9 @@ use pertinax_wire::ctrl::ToLauncher;
 pub(crate) enum Event {
     /// A child of the launcher changed state (`SIGCHLD`): the loop reaps.
     ChildChanged,
+    /// The kernel marked the process in this slot dead (its robust futex
+    /// word), ahead of `SIGCHLD`.
+    Died(u32),
     /// A process of the job ended. The loop reaps by itself; the unit
     /// tests, which start no processes, send these by hand.
     #[cfg(test)]

@@ -26,7 +26,7 @@ use crate::fault::{faults_env, FaultSignal, Kill, KillWhen};
 use crate::output::{self, Sink};
 use crate::report::JobReport;
 use crate::signal::SignalWatch;
-use crate::spec::{default_ring_bytes, resolve_program, Heartbeat, JobSpec};
+use crate::spec::{default_ring_bytes, resolve_program, Heartbeat, JobSpec, ParentFailure};
 use crate::supervise::{Config, NewProc, Started, Starter, Supervisor};
 use crate::LaunchError;
 
@@ -186,7 +186,8 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
 
     let (events, rx) = mpsc::channel();
     let signals = SignalWatch::start(events.clone()).map_err(os("watch signals"))?;
-    let deaths = DeathWatch::start(&seg).map_err(os("watch for deaths"))?;
+    let publish = spec.on_parent_failure != ParentFailure::End;
+    let deaths = DeathWatch::start(&seg, publish, &events).map_err(os("watch for deaths"))?;
     // Declared after `signals` so that it is dropped first: the children
     // are killed and reaped while the launcher still catches its signals.
     let children = Children::new();

@@ -374,6 +374,10 @@ impl<'a> Supervisor<'a> {
     fn handle(&mut self, event: Event) {
         match event {
             Event::ChildChanged => self.reap(),
+            // The early death notice (see deaths.rs): publish and apply
+            // --on-parent-failure now; the exit is reported when reaped.
+            Event::Died(s) if (s as usize) < self.procs.len() => self.fail(s as usize),
+            Event::Died(_) => {}
             #[cfg(test)]
             Event::Exited { pid, end } => self.on_exit(pid, end),
             Event::Ctrl { slot, what } => self.ctrl(slot as usize, what),
@@ -441,7 +445,8 @@ impl<'a> Supervisor<'a> {
         if std::mem::replace(&mut self.procs[s].failed, true) {
             return;
         }
-        notify_failure(self.seg, s);
+        // Children to end die before anyone hears of the failure, so none
+        // of them acts on it.
         if self.cfg.on_parent_failure == ParentFailure::End {
             for c in self.procs[s].children.clone() {
                 let child = &mut self.procs[c as usize];
@@ -453,6 +458,7 @@ impl<'a> Supervisor<'a> {
                 }
             }
         }
+        notify_failure(self.seg, s);
     }
 
     /// Records process `s`'s outcome once its exit is known and its control
