@@ -47,9 +47,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
 
-    /// Bytes of each shared-memory ring between two processes (default,
-    /// by slots = ranks + spares + max-spawn: 256 KiB up to 8 slots, 64 KiB
-    /// up to 16, 32 KiB up to 64, 16 KiB above).
+    /// Bytes of each shared-memory ring between two processes (default, by
+    /// the number of ranks: 256 KiB up to 8, 64 KiB up to 16, 32 KiB up to
+    /// 64, 16 KiB above).
     #[arg(long, value_name = "BYTES", value_parser = parse_ring_bytes)]
     pub ring_bytes: Option<usize>,
 
