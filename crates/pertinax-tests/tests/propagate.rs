@@ -1,0 +1,80 @@
+//! Error propagation (`pertinax-propagate`) with real jobs: every rank
+//! gets the same error, whatever it was blocked in, and nobody hangs.
+
+mod common;
+use common::{run, Job, Spec};
+
+fn propprog() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-propprog"))
+}
+
+/// Runs `args` on `n` ranks and returns what each surviving rank saw; all
+/// must have seen the same.
+fn seen(n: usize, args: &[&str], code: i32, survivors: usize) -> (Job, String) {
+    let j = run(Spec::new(n, args).program(propprog()).bound(60));
+    assert!(
+        j.code == Some(code) && j.oks() == survivors && !j.stdout.contains("FAIL"),
+        "code {:?}, {} OK\n{}\n{}",
+        j.code,
+        j.oks(),
+        j.stdout,
+        j.stderr
+    );
+    let views: Vec<&str> = j
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("OK "))
+        .map(|l| l.split("seen=").nth(1).unwrap_or(""))
+        .collect();
+    assert!(
+        views.windows(2).all(|w| w[0] == w[1]),
+        "ranks disagree: {views:?}"
+    );
+    let v = views[0].to_string();
+    (j, v)
+}
+
+#[test]
+fn one_signaller_reaches_everyone() {
+    let (_, v) = seen(4, &["one"], 0, 4);
+    assert_eq!(v, "sig1:42:diverged");
+}
+
+#[test]
+fn simultaneous_signallers_are_all_listed() {
+    let (_, v) = seen(5, &["many"], 0, 5);
+    // Both in one error, or (when one signal caught a rank before it
+    // reached the step where it signals) one after the other; the same at
+    // every rank either way.
+    let mut all: Vec<&str> = v.split(['|', ',']).collect();
+    all.sort_unstable();
+    assert_eq!(all, ["sig1:1:from 1", "sig3:3:from 3"], "{v}");
+}
+
+#[test]
+fn a_signal_interrupts_blocked_receives_and_collectives() {
+    let (_, v) = seen(4, &["blocked"], 0, 4);
+    assert_eq!(v, "sig1:9:stop");
+}
+
+#[test]
+fn a_panic_inside_a_guard_corrupts_the_communicator_everywhere() {
+    let (j, v) = seen(4, &["panic"], 101, 3);
+    assert_eq!(v, "panic2:solver blew up|dead2");
+    assert!(j.stderr.contains("solver blew up"), "{}", j.stderr);
+}
+
+#[test]
+fn a_killed_rank_corrupts_the_communicator_everywhere() {
+    let (_, v) = seen(4, &["kill"], 137, 3);
+    assert_eq!(v, "dead2");
+}
+
+#[test]
+fn a_hundred_signal_and_recover_cycles() {
+    let (_, v) = seen(4, &["cycles", "100"], 0, 4);
+    // Every cycle's signal was seen (some resolutions hold two).
+    for s in 0..100 {
+        assert!(v.contains(&format!(":{s}:cycle")), "cycle {s} missing: {v}");
+    }
+}
