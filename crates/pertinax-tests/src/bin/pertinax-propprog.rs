@@ -83,6 +83,87 @@ fn steps(
     Ok(seen)
 }
 
+/// Median, 10th and 90th percentile of `v` (µs).
+fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+fn bench(w: &pertinax::Comm, reps: usize) -> R {
+    use std::time::Instant;
+    let me = w.rank().index();
+    let mut times = Vec::with_capacity(reps);
+    let mut prop = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        w.barrier().map_err(e)?;
+        let t = Instant::now();
+        let mut g = Guarded::new(w).map_err(e)?;
+        // Synchronize on the world, not on the guarded communicator (a
+        // revocation could catch a rank still finishing that barrier).
+        w.barrier().map_err(e)?;
+        let t1 = Instant::now();
+        if me == 0 {
+            g.signal(1, "bench").map_err(|x| x.to_string())?;
+        }
+        match g.run(|c| c.barrier()) {
+            Err(GuardError::Propagated(p)) => check!(p.signals.len() == 1, "{p}"),
+            other => return Err(format!("no error: {other:?}")),
+        }
+        let p1 = t1.elapsed().as_secs_f64() * 1e6;
+        drop(g);
+        let mut m = [0f64; 2];
+        w.allreduce(&[t.elapsed().as_secs_f64() * 1e6, p1], &mut m, &Op::max())
+            .map_err(e)?;
+        times.push(m[0]);
+        prop.push(m[1]);
+    }
+    let (med, p10, p90) = stats(times);
+    let (pmed, pp10, pp90) = stats(prop);
+    // Guarded against unguarded ping-pong of 8 bytes between ranks 0 and 1.
+    let pp = |guarded: bool| -> Result<f64, String> {
+        let mut g = Guarded::new(w).map_err(e)?;
+        let mut buf = [0u8; 8];
+        let n = 20_000;
+        w.barrier().map_err(e)?;
+        let t = Instant::now();
+        if me < 2 && w.size() > 1 {
+            for _ in 0..n {
+                let step = |c: &pertinax::Comm, buf: &mut [u8; 8]| -> Result<(), pertinax::Error> {
+                    if me == 0 {
+                        c.send(&buf[..], 1, 3)?;
+                        c.recv(&mut buf[..], 1, 3).map(|_| ())
+                    } else {
+                        c.recv(&mut buf[..], 0, 3)?;
+                        c.send(&buf[..], 0, 3)
+                    }
+                };
+                if guarded {
+                    g.run(|c| step(c, &mut buf)).map_err(|x| x.to_string())?;
+                } else {
+                    step(g.comm(), &mut buf).map_err(e)?;
+                }
+            }
+        }
+        Ok(t.elapsed().as_secs_f64() * 1e6 / (2.0 * n as f64))
+    };
+    let mut plain = Vec::new();
+    let mut guarded = Vec::new();
+    for _ in 0..7 {
+        plain.push(pp(false)?);
+        guarded.push(pp(true)?);
+    }
+    let (pm, _, _) = stats(plain);
+    let (gm, _, _) = stats(guarded);
+    if me == 0 {
+        println!(
+            "PROPAGATE N={} reps={reps} total_med_us={med:.1} p10={p10:.1} p90={p90:.1} propagate_med_us={pmed:.1} p10={pp10:.1} p90={pp90:.1} pingpong_plain_us={pm:.3} pingpong_guarded_us={gm:.3}",
+            w.size()
+        );
+    }
+    Ok(String::new())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let scenario = args.first().cloned().unwrap_or_default();
@@ -166,6 +247,10 @@ fn main() {
                     Ok(())
                 })?
             }
+            // The paper's measurement: guard a duplicate of the world,
+            // propagate an error from rank 0, clean up; then a guarded and
+            // an unguarded ping-pong. Rank 0 prints the figures.
+            "bench" => return bench(&w, arg(rest, 0, 1000) as usize),
             other => return Err(format!("unknown scenario {other:?}")),
         };
         Ok(format!("seen={}", seen.join("|")))
