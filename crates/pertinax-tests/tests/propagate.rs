@@ -78,3 +78,33 @@ fn a_hundred_signal_and_recover_cycles() {
         assert!(v.contains(&format!(":{s}:cycle")), "cycle {s} missing: {v}");
     }
 }
+
+/// The paper's three situations, as runnable examples of
+/// `pertinax-propagate` (built by `cargo test --workspace`).
+#[test]
+fn the_three_examples_recover_and_verify_their_results() {
+    let dir = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent()?.parent().map(|d| d.join("examples")))
+        .expect("target directory");
+    for (name, want) in [
+        ("local_recovery", "every global checksum verified"),
+        ("krylov_restart", "with 1 restart(s)"),
+        ("rollback", "final state verified on 4/4 ranks"),
+    ] {
+        let exe = dir.join(name);
+        assert!(
+            exe.exists(),
+            "{} is missing: run `cargo test --workspace`",
+            exe.display()
+        );
+        let j = run(Spec::new(4, &[]).program(exe).bound(60));
+        assert!(
+            j.code == Some(0) && j.stdout.contains(want) && j.stdout.contains("signalled"),
+            "{name}: code {:?}\n{}\n{}",
+            j.code,
+            j.stdout,
+            j.stderr
+        );
+    }
+}
