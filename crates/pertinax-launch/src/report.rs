@@ -305,6 +305,11 @@ impl JobReport {
             let how = match r.end {
                 ExitKind::Signal(s) => format!("killed by {}", signal_name(s)),
                 ExitKind::Code(0) => "exited with code 0 without finalizing".to_string(),
+                // 101 is how a Rust program ends after a panic; the panic's
+                // message and place are in the process's forwarded stderr.
+                ExitKind::Code(101) => {
+                    "exited with code 101 (a panic: its message and place are above)".to_string()
+                }
                 ExitKind::Code(c) => format!("exited with code {c}"),
             };
             let why = match &r.cause {
