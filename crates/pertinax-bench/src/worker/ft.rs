@@ -120,6 +120,18 @@ fn time_agree(c: &Comm, reps: usize, bad: &mut usize) -> Result<f64> {
     Ok(tmax[0])
 }
 
+/// The value of a recovery call the measurement cannot go on without; on
+/// an error the whole job ends (as ft.c's `MPI_Abort`).
+fn or_abort<T>(u: &Universe, rank: usize, what: &str, r: Result<T, Error>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("rank {rank}: {what} failed ({e})");
+            u.abort(3, &format!("{what} failed"))
+        }
+    }
+}
+
 /// The victim: sleeps, writes its kill time, SIGKILLs itself.
 fn die(kill_file: &Path, delay_ms: u64) -> ! {
     std::thread::sleep(Duration::from_millis(delay_ms));
@@ -239,13 +251,7 @@ fn shrink_modes(u: &Universe, p: &FtParams) -> Result<()> {
         C_SUCCESS
     };
     let t_rv1 = real_s();
-    let nc = match world.shrink() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("rank {rank}: shrink failed ({e})");
-            u.abort(3, "shrink failed")
-        }
-    };
+    let nc = or_abort(u, rank, "shrink", world.shrink());
     let t_sh = real_s();
     let mut sum = [0i32];
     let rc_ar = nc.allreduce(&[1i32], &mut sum, &Op::sum());
@@ -438,13 +444,7 @@ fn replace(u: &Universe, p: &FtParams) -> Result<()> {
         world.revoke()?;
     }
     let t_rp0 = real_s();
-    let rep = match world.replace_failed() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("rank {rank}: replace_failed failed ({e})");
-            u.abort(3, "replace_failed failed")
-        }
-    };
+    let rep = or_abort(u, rank, "replace_failed", world.replace_failed());
     let t_rp1 = real_s();
     let c = rep.comm;
     let mut sum = [0i32];
