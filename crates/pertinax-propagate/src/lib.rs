@@ -23,16 +23,27 @@
 //! on, for example by agreeing on the step to redo (an allreduce of the
 //! minimum step, as the tests do).
 //!
+//! # Non-blocking operations and `async`
+//!
+//! [`Guarded::request`] wraps a request started on [`Guarded::comm`]; its
+//! `wait`, `test` or `.await` (it is a [`Future`](std::future::Future),
+//! with no runtime imposed; [`block_on`] is the minimal executor) return
+//! the same errors as [`Guarded::run`]. [`Guarded::wait_all`] waits for
+//! several.
+//!
 //! # How
 //!
 //! A `Guarded` holds two duplicates of the communicator: *work*, on which
 //! the program communicates (through [`Guarded::run`]), and *control*,
 //! which is never revoked. A signal, a panic or a failure revokes *work*:
 //! the ULFM revocation interrupts every rank's pending operation on it.
-//! Every rank then *resolves*: it shrinks *control* (which tolerates dead
-//! ranks and gives every survivor the same result), gathers every
-//! survivor's report over it, and makes a fresh *work*. The reports are the
-//! same at every rank, so every rank returns the same error. A fault-free
+//! Every rank then *resolves*, in one fault-tolerant agreement:
+//! [`Comm::shrink_gather`] of *control* carries every survivor's report
+//! (none, signal with its code, or panic) and gives the survivors a fresh
+//! communicator, the new *work*. The reporters' messages then go point to
+//! point over *control*. The agreement gives every survivor the same
+//! reports, so every rank returns the same error (a message whose sender
+//! dies while sending it reads "(message lost ...)"). A fault-free
 //! operation pays nothing: `run` only looks at the result.
 //!
 //! # Example
@@ -62,16 +73,26 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod pending;
+
+pub use pending::{block_on, GuardedRequest};
+
 use std::cell::RefCell;
 use std::fmt;
 
 use pertinax::{Comm, Error, Group, Rank};
 
-/// Code that a rank's report carries when the rank was corrupted (its
-/// guard dropped during a panic).
-const CORRUPTED: i32 = i32::MIN;
+/// Report kinds carried by the resolution's agreement.
+const KIND_NONE: u32 = 0;
+/// The rank signalled.
+const KIND_SIGNAL: u32 = 1;
+/// The rank's guard was dropped during a panic.
+const KIND_CORRUPTED: u32 = 2;
 /// Bytes of message a report carries.
 const MSG: usize = 116;
+/// First tag of the report messages on the control communicator (one tag
+/// per resolution, cycling through 1024).
+const MSG_TAG_BASE: i32 = pertinax::TAG_UB - 1024;
 
 /// One rank's signal.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,8 +218,12 @@ pub struct Guarded {
     work: Comm,
     /// The group the guard was made from: ranks in errors refer to it.
     origin: Group,
+    /// For each rank of *control*, its rank in `origin`.
+    to_origin: Vec<Rank>,
     /// This rank's signal that the others have not resolved yet.
     mine: Option<(i32, String)>,
+    /// Resolutions so far (tags of the report messages).
+    epoch: u32,
 }
 
 impl Guarded {
@@ -208,11 +233,15 @@ impl Guarded {
     /// The errors of `dup`.
     pub fn new(comm: &Comm) -> Result<Guarded, Error> {
         install_panic_hook();
+        let control = comm.dup()?;
+        let origin = comm.group();
         Ok(Guarded {
-            control: comm.dup()?,
+            to_origin: origin_ranks(&control, &origin)?,
             work: comm.dup()?,
-            origin: comm.group(),
+            control,
+            origin,
             mine: None,
+            epoch: 0,
         })
     }
 
@@ -277,38 +306,62 @@ impl Guarded {
 
     /// Everybody learns who signalled or was corrupted, and the guard gets a
     /// fresh working communicator of the survivors.
+    ///
+    /// One agreement does it all: the shrink of *control* carries every
+    /// survivor's report kind and code, and its result becomes the new
+    /// *work*. Only the messages travel afterwards, from each reporter to
+    /// every other survivor, point to point on *control* (eager, so a
+    /// reporter that dies after sending still delivers them).
     fn resolve(&mut self, corrupted: Option<&str>) -> Result<Propagated, GuardError> {
         self.work.revoke()?;
-        let survivors = self.control.shrink()?;
-        let mut rec = [0u8; 4 + 4 + MSG];
-        let (code, msg) = match (corrupted, self.mine.take()) {
-            (Some(why), _) => (Some(CORRUPTED), why.to_string()),
-            (None, Some((c, m))) => (Some(c), m),
-            (None, None) => (None, String::new()),
+        let (kind, code, msg) = match (corrupted, self.mine.take()) {
+            (Some(why), _) => (KIND_CORRUPTED, 0, why.to_string()),
+            (None, Some((c, m))) => (KIND_SIGNAL, c, m),
+            (None, None) => (KIND_NONE, 0, String::new()),
         };
-        if let Some(c) = code {
-            rec[0] = 1;
-            rec[4..8].copy_from_slice(&c.to_le_bytes());
-            let b = msg.as_bytes();
-            rec[8..8 + b.len()].copy_from_slice(b);
+        let value = (u64::from(kind) << 32) | u64::from(code as u32);
+        let (shrunk, values) = self.control.shrink_gather(value)?;
+        // The messages, on control (whose survivors are all here).
+        let me = self.control.rank().index();
+        let tag = MSG_TAG_BASE + (self.epoch % 1024) as i32;
+        self.epoch = self.epoch.wrapping_add(1);
+        if kind != KIND_NONE {
+            let mut rec = [0u8; MSG];
+            rec[..msg.len()].copy_from_slice(msg.as_bytes());
+            for (r, v) in values.iter().enumerate() {
+                if r != me && v.is_some() {
+                    // A survivor that died since can no longer read it.
+                    let _ = self.control.send(&rec[..], r as i32, tag);
+                }
+            }
         }
-        let mut all = vec![0u8; rec.len() * survivors.size()];
-        survivors.allgather(&rec, &mut all)?;
-        let ranks: Vec<Rank> = (0..survivors.size()).map(|r| Rank(r as i32)).collect();
-        let orig = survivors.group().translate_ranks(&ranks, &self.origin)?;
         let mut out = Propagated::default();
-        for (r, row) in orig.iter().zip(all.chunks_exact(rec.len())) {
-            let Some(rank) = *r else { continue };
-            if row[0] == 0 {
+        for (r, v) in values.iter().enumerate() {
+            let rank = self.to_origin[r];
+            let Some(v) = *v else {
+                out.corrupted.push(Corrupted {
+                    rank,
+                    cause: Cause::ProcessFailed,
+                });
+                continue;
+            };
+            let kind = (v >> 32) as u32;
+            if kind == KIND_NONE {
                 continue;
             }
-            let c = i32::from_le_bytes([row[4], row[5], row[6], row[7]]);
-            let end = row[8..]
-                .iter()
-                .position(|&b| b == 0)
-                .map_or(row.len(), |p| 8 + p);
-            let message = String::from_utf8_lossy(&row[8..end]).into_owned();
-            if c == CORRUPTED {
+            let message = if r == me {
+                msg.clone()
+            } else {
+                let mut rec = [0u8; MSG];
+                match self.control.recv(&mut rec[..], r as i32, tag) {
+                    Ok(_) => {
+                        let end = rec.iter().position(|&b| b == 0).unwrap_or(MSG);
+                        String::from_utf8_lossy(&rec[..end]).into_owned()
+                    }
+                    Err(_) => "(message lost: the rank failed while sending it)".into(),
+                }
+            };
+            if kind == KIND_CORRUPTED {
                 out.corrupted.push(Corrupted {
                     rank,
                     cause: Cause::Panic(message),
@@ -316,27 +369,34 @@ impl Guarded {
             } else {
                 out.signals.push(Signal {
                     rank,
-                    code: c,
+                    code: v as u32 as i32,
                     message,
                 });
             }
         }
-        // Ranks that are gone: failed processes.
-        let alive: Vec<Rank> = orig.iter().flatten().copied().collect();
-        for r in 0..self.origin.size() {
-            let rank = Rank(r as i32);
-            if !alive.contains(&rank) {
-                out.corrupted.push(Corrupted {
-                    rank,
-                    cause: Cause::ProcessFailed,
-                });
-            }
+        if shrunk.size() == self.control.size() {
+            // Nobody failed: control stays, the shrunk copy is the new work.
+            self.work = shrunk;
+        } else {
+            // Control loses the failed ranks; work is another shrink of it
+            // (fault tolerant, unlike a dup).
+            self.work = shrunk.shrink()?;
+            self.to_origin = origin_ranks(&shrunk, &self.origin)?;
+            self.control = shrunk;
         }
-        out.corrupted.sort_by_key(|c| c.rank);
-        self.work = survivors.dup()?;
-        self.control = survivors;
         Ok(out)
     }
+}
+
+/// For each rank of `comm`, its rank in `origin`.
+fn origin_ranks(comm: &Comm, origin: &Group) -> Result<Vec<Rank>, Error> {
+    let ranks: Vec<Rank> = (0..comm.size()).map(|r| Rank(r as i32)).collect();
+    Ok(comm
+        .group()
+        .translate_ranks(&ranks, origin)?
+        .into_iter()
+        .map(|r| r.unwrap_or(Rank(-1)))
+        .collect())
 }
 
 impl Drop for Guarded {

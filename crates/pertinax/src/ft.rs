@@ -193,6 +193,31 @@ impl Comm {
     /// `InvalidArgument` on an intercommunicator or when this process holds
     /// too many communicators; `CommFreed`, `Finalized`.
     pub fn shrink(&self) -> Result<Comm> {
+        self.shrink_gather(0).map(|(c, _)| c)
+    }
+
+    /// [`Comm::shrink`] that also gathers one value from every member, in
+    /// the same agreement (no extra communication step): the second part of
+    /// the result holds, for each rank of this communicator, the value that
+    /// member contributed, or `None` for a member that failed without
+    /// contributing (and is not in the new communicator). The values are
+    /// the same at every survivor. A pertinax extension beyond
+    /// `MPIX_Comm_shrink`, for recovery protocols that must learn
+    /// something from every survivor while they shrink (such as which
+    /// ranks signalled an error).
+    ///
+    /// # Errors
+    /// As [`Comm::shrink`].
+    ///
+    /// # Example
+    /// ```
+    /// let u = pertinax::init()?;
+    /// let (survivors, values) = u.world().shrink_gather(7 << 32 | 3)?;
+    /// assert_eq!(survivors.size(), 1);
+    /// assert_eq!(values, [Some(7 << 32 | 3)]);
+    /// # Ok::<(), pertinax::Error>(())
+    /// ```
+    pub fn shrink_gather(&self, value: u64) -> Result<(Comm, Vec<Option<u64>>)> {
         self.live_ft()?;
         if self.is_inter() {
             return Err(Error::InvalidArgument(
@@ -201,7 +226,16 @@ impl Comm {
         }
         let rt = &self.inner.rt;
         let entry = rt.engine.borrow_mut().alloc_entry()?;
-        let got = self.agreement([0, rt.next_ctx(), entry as u32, 0])?;
+        let got = self.agreement([
+            value as u32,
+            rt.next_ctx(),
+            entry as u32,
+            (value >> 32) as u32,
+        ])?;
+        let values = got
+            .iter()
+            .map(|c| c.map(|w| u64::from(w[0]) | (u64::from(w[3]) << 32)))
+            .collect();
         let mut peers = Vec::new();
         let mut entries = Vec::new();
         let mut ctx = 0;
@@ -216,14 +250,8 @@ impl Comm {
                 ctx = ctx.max(w[1]);
             }
         }
-        Ok(Comm::from_parts(
-            rt.clone(),
-            ctx,
-            my_rank,
-            peers.into(),
-            &entries,
-            None,
-        ))
+        let comm = Comm::from_parts(rt.clone(), ctx, my_rank, peers.into(), &entries, None);
+        Ok((comm, values))
     }
 
     /// Runs one agreement instance: contributes `words`, waits until every

@@ -83,6 +83,64 @@ fn steps(
     Ok(seen)
 }
 
+/// The `nonblocking` scenario (see `main`).
+fn nonblocking(g: &mut Guarded, me: usize, n: usize) -> Result<Vec<String>, String> {
+    use pertinax_propagate::block_on;
+    let mut seen = Vec::new();
+    // Round 1: rank 1 signals while the others wait on a receive from it.
+    // Round 2: rank 2 % n signals while the others await a receive from it.
+    for (round, signaller) in [(1i32, 1 % n), (2, 2 % n)] {
+        if me == signaller {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            g.signal(round, "nb").map_err(|x| x.to_string())?;
+            match g.run(|c| c.barrier()) {
+                Err(GuardError::Propagated(p)) => seen.push(show(&p)),
+                other => return Err(format!("signaller: {other:?}")),
+            }
+        } else {
+            let mut b = [0u64];
+            let got = pertinax::scope(|s| {
+                let req = g.comm().irecv(s, &mut b, signaller as i32, 5)?;
+                Ok::<_, pertinax::Error>(if round == 1 {
+                    g.request(req).wait()
+                } else {
+                    block_on(g.request(req))
+                })
+            })
+            .map_err(e)?;
+            match got {
+                Err(GuardError::Propagated(p)) => seen.push(show(&p)),
+                other => return Err(format!("round {round}: {other:?}")),
+            }
+        }
+    }
+    // Round 3: no error; every rank sends its rank to the right and awaits
+    // both operations in one async block.
+    let size = g.comm().size();
+    let right = ((me + 1) % size) as i32;
+    let left = ((me + size - 1) % size) as i32;
+    let mine = [me as u64 * 10];
+    let mut from_left = [u64::MAX];
+    let r = pertinax::scope(|s| {
+        let rr = g.comm().irecv(s, &mut from_left, left, 6)?;
+        let sr = g.comm().isend(s, &mine, right, 6)?;
+        let mut reqs = [rr, sr];
+        Ok::<_, pertinax::Error>(g.wait_all(&mut reqs))
+    })
+    .map_err(e)?;
+    r.map_err(|x| x.to_string())?;
+    check!(from_left[0] == left as u64 * 10, "ring got {from_left:?}");
+    let mut one = [0u64];
+    let r = pertinax::scope(|s| {
+        let req = g.comm().iallreduce(s, &[1u64], &mut one, &Op::sum())?;
+        Ok::<_, pertinax::Error>(block_on(async { g.request(req).await }))
+    })
+    .map_err(e)?;
+    r.map_err(|x| x.to_string())?;
+    check!(one[0] as usize == size, "iallreduce sum {}", one[0]);
+    Ok(seen)
+}
+
 /// Median, 10th and 90th percentile of `v` (µs).
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(f64::total_cmp);
@@ -247,6 +305,10 @@ fn main() {
                     Ok(())
                 })?
             }
+            // Non-blocking operations: the propagated error reaches a
+            // blocking wait on a request, then an awaited one (async form);
+            // then a ring exchange through futures succeeds with checked data.
+            "nonblocking" => nonblocking(&mut g, me, w.size())?,
             // The paper's measurement: guard a duplicate of the world,
             // propagate an error from rank 0, clean up; then a guarded and
             // an unguarded ping-pong. Rank 0 prints the figures.
