@@ -4,6 +4,8 @@ use std::os::unix::net::UnixStream;
 
 use pertinax_wire::ctrl::ToLauncher;
 
+use crate::panic::Panic;
+
 /// One thing that happened, sent by a helper thread to the event loop
 /// through one `mpsc` channel.
 #[derive(Debug)]
@@ -28,6 +30,14 @@ pub(crate) enum Event {
         slot: u32,
         /// What.
         what: CtrlEvent,
+    },
+    /// The first panic the process in `slot` printed on its stderr; sent
+    /// before that stream's [`Event::OutputClosed`].
+    Panicked {
+        /// The process's slot.
+        slot: u32,
+        /// Its panic.
+        panic: Panic,
     },
     /// A process's stdout or stderr reached end of file.
     OutputClosed,

@@ -381,14 +381,14 @@ impl Launcher<'_> {
         if let Some(out) = stdout {
             let (events, tag) = (self.events.clone(), tag.clone());
             thread(format!("pertinax-out-{slot}"), move || {
-                output::forward(out, Sink::Stdout, tag.as_deref(), &events);
+                output::forward(out, Sink::Stdout, tag.as_deref(), None, &events);
             })?;
             outputs += 1;
         }
         if let Some(err) = stderr {
             let (events, tag) = (self.events.clone(), tag);
             thread(format!("pertinax-err-{slot}"), move || {
-                output::forward(err, Sink::Stderr, tag.as_deref(), &events);
+                output::forward(err, Sink::Stderr, tag.as_deref(), Some(slot), &events);
             })?;
             outputs += 1;
         }

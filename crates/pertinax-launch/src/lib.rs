@@ -56,6 +56,7 @@ mod fault;
 mod job;
 mod notify;
 mod output;
+mod panic;
 mod report;
 mod signal;
 mod spec;
@@ -65,6 +66,7 @@ pub use error::{LaunchError, ProgramProblem};
 pub use fault::{parse_time, FaultSignal, Kill, KillParseError, KillWhen, RandomFaults};
 pub use job::{run, MAX_RANKS, MAX_RING_BYTES, MAX_SLOTS};
 pub use notify::{notify_failure, notify_finalized, notify_shutdown};
+pub use panic::Panic;
 pub use report::{Cause, JobReport, ProcOutcome, Role, Stop, StopCause};
 pub use spec::{
     default_ring_bytes, resolve_program, Heartbeat, HeartbeatMode, JobSpec, ParentFailure,

@@ -6,6 +6,7 @@ use std::time::Duration;
 use pertinax_sys::process::{signal_name, ExitKind};
 
 use crate::fault::Kill;
+use crate::panic::Panic;
 
 /// What a process was to the job when it ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,6 +90,9 @@ pub struct ProcOutcome {
     pub joined: bool,
     /// Why it died, when the launcher knows.
     pub cause: Option<Cause>,
+    /// The first panic it printed on its stderr (Rust's default panic
+    /// hook), if the launcher saw one.
+    pub panic: Option<Panic>,
 }
 
 impl ProcOutcome {
@@ -277,7 +281,10 @@ impl JobReport {
 
     /// One line per seeded fault, then one per failed member (time order),
     /// then one for the launcher's stop, if any; `None` when the job went
-    /// well and had no seeded schedule.
+    /// well and had no seeded schedule. A member that exited with code 101
+    /// after its stderr showed a [`Panic`] is said to have panicked, with
+    /// the panic's place, its thread (unless `main`) and the first line of
+    /// its message.
     ///
     /// ```text
     /// pertinax: fault schedule: rank 3 at hit 14 of any point (kill)
@@ -285,6 +292,7 @@ impl JobReport {
     /// pertinax: rank 3 (pid 4243) killed by SIGKILL at 0.201 s (injected at hit 14 of point send)
     /// pertinax: slot 5 (spawned by rank 1) (pid 4250) exited with code 1 at 0.3 s
     /// pertinax: rank 1 (pid 4241) killed by SIGKILL at 0.4 s (heartbeat timeout)
+    /// pertinax: rank 4 (pid 4244) panicked at src/main.rs:10:5 at 0.45 s: solver blew up
     /// pertinax: job timed out after 5 s; ranks still running were terminated
     /// ```
     pub fn summary(&self) -> Option<String> {
@@ -302,15 +310,27 @@ impl JobReport {
                 );
                 continue;
             }
-            let how = match r.end {
-                ExitKind::Signal(s) => format!("killed by {}", signal_name(s)),
-                ExitKind::Code(0) => "exited with code 0 without finalizing".to_string(),
-                // 101 is how a Rust program ends after a panic; the panic's
-                // message and place are in the process's forwarded stderr.
-                ExitKind::Code(101) => {
+            // The message comes last: it is the process's own text.
+            let mut message = "";
+            let how = match (r.end, &r.panic) {
+                (ExitKind::Signal(s), _) => format!("killed by {}", signal_name(s)),
+                (ExitKind::Code(0), _) => "exited with code 0 without finalizing".to_string(),
+                // 101 is how a Rust program ends after a panic; its default
+                // hook printed where (seen in the forwarded stderr).
+                (ExitKind::Code(101), Some(p)) => {
+                    message = &p.message;
+                    let thread = if p.thread == "main" {
+                        String::new()
+                    } else {
+                        format!(" in thread '{}'", p.thread)
+                    };
+                    format!("panicked{thread} at {}", p.place)
+                }
+                // A hook of its own printed something else.
+                (ExitKind::Code(101), None) => {
                     "exited with code 101 (a panic: its message and place are above)".to_string()
                 }
-                ExitKind::Code(c) => format!("exited with code {c}"),
+                (ExitKind::Code(c), _) => format!("exited with code {c}"),
             };
             let why = match &r.cause {
                 Some(Cause::Injected { point, hit, .. }) => {
@@ -328,12 +348,16 @@ impl JobReport {
                 }
                 Some(Cause::NotStarted { .. }) | None => String::new(),
             };
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "pertinax: {label} (pid {}) {how} at {} s{why}",
                 r.pid,
                 seconds(r.at)
             );
+            if !message.is_empty() {
+                let _ = write!(out, ": {message}");
+            }
+            out.push('\n');
         }
         if let Some(stop) = &self.stop {
             let what = match &stop.cause {
@@ -392,6 +416,7 @@ mod tests {
             finalized,
             joined: true,
             cause: None,
+            panic: None,
         }
     }
 
@@ -659,6 +684,81 @@ mod tests {
         r.ranks[1].finalized = true;
         assert_eq!(r.exit_code(), 5);
         assert_eq!(r.label(&r.others[0]), "slot 2 (idle spare)");
+    }
+
+    fn panicked(mut p: ProcOutcome, thread: &str, place: &str, message: &str) -> ProcOutcome {
+        p.panic = Some(Panic {
+            thread: thread.into(),
+            place: place.into(),
+            message: message.into(),
+        });
+        p
+    }
+
+    #[test]
+    fn a_panic_seen_on_stderr_is_told_with_its_place_and_message() {
+        let code = ExitKind::Code(101);
+        let r = report(
+            vec![
+                rank(0, ExitKind::Code(0), 400, true),
+                rank(1, code, 100, false),
+                panicked(
+                    rank(2, code, 153, false),
+                    "main",
+                    "src/main.rs:10:5",
+                    "boom",
+                ),
+                panicked(rank(3, code, 200, false), "<unnamed>", "src/w.rs:2:9", ""),
+                // A hook of its own ended it with another code.
+                panicked(
+                    rank(4, ExitKind::Code(3), 300, false),
+                    "main",
+                    "a.rs:1:1",
+                    "x",
+                ),
+            ],
+            None,
+        );
+        check(
+            &r,
+            101,
+            Some(
+                "pertinax: rank 1 (pid 4241) exited with code 101 (a panic: its message and place are above) at 0.1 s\n\
+                 pertinax: rank 2 (pid 4242) panicked at src/main.rs:10:5 at 0.153 s: boom\n\
+                 pertinax: rank 3 (pid 4243) panicked in thread '<unnamed>' at src/w.rs:2:9 at 0.2 s\n\
+                 pertinax: rank 4 (pid 4244) exited with code 3 at 0.3 s",
+            ),
+        );
+    }
+
+    #[test]
+    fn an_injected_panic_gives_its_cause_before_the_message() {
+        let injected = Cause::Injected {
+            point: "send".into(),
+            hit: 3,
+            signal: 0,
+        };
+        let p = panicked(
+            rank(1, ExitKind::Code(101), 100, false),
+            "main",
+            "crates/pertinax/src/fault.rs:40:9",
+            "injected panic",
+        );
+        let r = report(
+            vec![
+                rank(0, ExitKind::Code(0), 300, true),
+                with(p, Role::Rank, Some(injected)),
+            ],
+            None,
+        );
+        check(
+            &r,
+            0,
+            Some(
+                "pertinax: rank 1 (pid 4241) panicked at crates/pertinax/src/fault.rs:40:9 \
+                 at 0.1 s (injected at hit 3 of point send): injected panic",
+            ),
+        );
     }
 
     #[test]

@@ -37,6 +37,7 @@ use crate::children::Children;
 use crate::event::{CtrlEvent, Event};
 use crate::fault::Kill;
 use crate::notify::{notify_failure, notify_finalized, notify_shutdown};
+use crate::panic::Panic;
 use crate::report::{Cause, JobReport, ProcOutcome, Role, Stop, StopCause};
 use crate::spec::{Heartbeat, ParentFailure};
 
@@ -110,6 +111,8 @@ struct Proc {
     pending: Vec<ToRank>,
     /// Why it died, when the launcher knows.
     cause: Option<Cause>,
+    /// The first panic its stderr showed.
+    panic: Option<Panic>,
     /// An injected fault stopped it (SIGSTOP).
     stopped: bool,
     /// The launcher killed it for its silent heartbeat.
@@ -141,6 +144,7 @@ impl Proc {
             failed: false,
             pending: Vec::new(),
             cause: None,
+            panic: None,
             stopped: false,
             beat_killed: false,
             beat: (0, Instant::now()),
@@ -381,6 +385,7 @@ impl<'a> Supervisor<'a> {
             #[cfg(test)]
             Event::Exited { pid, end } => self.on_exit(pid, end),
             Event::Ctrl { slot, what } => self.ctrl(slot as usize, what),
+            Event::Panicked { slot, panic } => self.panicked(slot as usize, panic),
             Event::OutputClosed => self.open_outputs = self.open_outputs.saturating_sub(1),
             // Every process has ended: nothing left to interrupt.
             Event::Signal(_) if self.all_ended() => {}
@@ -401,6 +406,23 @@ impl<'a> Supervisor<'a> {
                 }
             }
         }
+    }
+
+    /// Records the first panic of process `s`, in its outcome too if that
+    /// is already decided: the forwarder may see the panic's lines after
+    /// the exit was reaped (but always before its stream's end, which the
+    /// loop waits for).
+    fn panicked(&mut self, s: usize, panic: Panic) {
+        let Some(p) = self.procs.get_mut(s) else {
+            return;
+        };
+        if p.panic.is_some() {
+            return;
+        }
+        if let Some(outcome) = &mut p.outcome {
+            outcome.panic = Some(panic.clone());
+        }
+        p.panic = Some(panic);
     }
 
     fn reap(&mut self) {
@@ -489,6 +511,7 @@ impl<'a> Supervisor<'a> {
             finalized: p.finalized,
             joined: p.joined_at.is_some(),
             cause: p.cause.clone(),
+            panic: p.panic.clone(),
         });
     }
 
@@ -687,6 +710,7 @@ impl<'a> Supervisor<'a> {
                     finalized: p.finalized,
                     joined: p.joined_at.is_some(),
                     cause: p.cause,
+                    panic: p.panic,
                 })
             })
             .collect();

@@ -718,3 +718,47 @@ fn a_finalized_process_is_no_longer_judged_by_its_heartbeat() {
     assert_eq!(report.ranks[0].cause, None);
     assert_eq!(report.summary(), None);
 }
+
+#[test]
+fn a_panic_seen_before_or_after_the_exit_reaches_the_report() {
+    let mut f = fixture(3);
+    f.started[2].outputs = 1;
+    let panic = |place: &str| Panic {
+        thread: "main".into(),
+        place: place.into(),
+        message: "boom".into(),
+    };
+    let (early, late) = (panic("a.rs:1:1"), panic("b.rs:2:2"));
+    let sent = (early.clone(), late.clone());
+    let report = supervise(&mut f, move |tx| {
+        finish_cleanly(tx, 0);
+        tx.send(Event::Panicked {
+            slot: 1,
+            panic: sent.0,
+        })
+        .unwrap();
+        tx.send(ctrl(1, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(1, ExitKind::Code(101))).unwrap();
+        tx.send(ctrl(2, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(2, ExitKind::Code(101))).unwrap();
+        // The stderr forwarder is slower than the reaper; the loop waits
+        // for the stream's end.
+        std::thread::sleep(Duration::from_millis(50));
+        tx.send(Event::Panicked {
+            slot: 2,
+            panic: sent.1,
+        })
+        .unwrap();
+        tx.send(Event::OutputClosed).unwrap();
+    });
+    assert_eq!(report.ranks[1].panic, Some(early));
+    assert_eq!(report.ranks[2].panic, Some(late));
+    let summary = report.summary().unwrap();
+    assert!(
+        summary.contains(&format!(
+            "rank 2 (pid {}) panicked at b.rs:2:2 at ",
+            PID0 + 2
+        )),
+        "{summary}"
+    );
+}
