@@ -1,0 +1,34 @@
+//! The compute kernels of the pertinax applications, without communication.
+//!
+//! Each application is split into independent pieces of work that any rank
+//! can compute on its own, and results that merge:
+//!
+//! - [`ep`]: the NAS Parallel Benchmarks EP kernel. The work is a range of
+//!   *batches* of random pairs; the result is an [`ep::EpSums`] (two sums and
+//!   ten counts) that adds up across ranks, as the reference does with one
+//!   `MPI_Allreduce`.
+//! - [`screen`]: a virtual-screening skeleton. The work is a range of
+//!   molecule records in a database file; the result is an
+//!   [`screen::TopK`] of the best-scoring molecules that merges across
+//!   ranks.
+//!
+//! Both modules have a `portion(.., rank, n)` that splits the work among `n`
+//! ranks in contiguous blocks, the first ranks taking one item more when `n`
+//! does not divide the total (the split of NPB's EP). The communication
+//! (who computes which portion, how results are combined, what happens when
+//! a rank dies) belongs to the programs that use this crate.
+//!
+//! **Invariant:** nothing here communicates, spawns or reads the clock; every
+//! result is a deterministic function of its inputs (and, for `screen`, of
+//! the database file).
+//!
+//! The two applications share nothing but the split, so each keeps its own
+//! namespace (`ep::portion`, `screen::portion`) instead of one flat list of
+//! re-exports at the crate root.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod ep;
+pub mod screen;
+mod split;
