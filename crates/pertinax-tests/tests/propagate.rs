@@ -58,6 +58,15 @@ fn a_signal_interrupts_blocked_receives_and_collectives() {
 }
 
 #[test]
+fn a_signal_reaches_waits_on_requests_and_awaited_futures() {
+    // Round 1: a blocking wait on a guarded request; round 2: the same
+    // request awaited as a future; round 3 (no error): a ring exchange and
+    // an iallreduce through guarded requests, with checked data.
+    let (_, v) = seen(4, &["nonblocking"], 0, 4);
+    assert_eq!(v, "sig1:1:nb|sig2:2:nb");
+}
+
+#[test]
 fn a_panic_inside_a_guard_corrupts_the_communicator_everywhere() {
     let (j, v) = seen(4, &["panic"], 101, 3);
     assert_eq!(v, "panic2:solver blew up|dead2");
