@@ -1,0 +1,1002 @@
+//! The flat resilient communicator: one collective communicator of the
+//! survivors, shrunk at each repair, and a log that lets survivors that
+//! are ahead complete the collectives that others missed.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::fmt;
+
+use bytemuck::Pod;
+use pertinax::{Comm, Op, Rank, Source, Status};
+
+use crate::policy::Kind;
+use crate::{Communicator, Error, OnFailure, Outcome, Policy, Received};
+
+/// Non-synchronizing collectives in a row after which an internal barrier
+/// lets every rank drop its log (bounds its memory).
+const SYNC_EVERY: u32 = 64;
+/// Agreement value tags: a repair, or a communicator creation.
+const REPAIR: u64 = 1;
+/// See [`REPAIR`].
+const CREATE: u64 = 2;
+/// The sequence-number bits of an agreement value.
+const SEQ_MASK: u64 = (1 << 62) - 1;
+
+/// How a resilient communicator makes sure that no rank is left behind when
+/// a failure reaches the ranks in different operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Check {
+    /// Survivors log what laggards would need and replay it after a repair
+    /// (the default: the fault-free path pays a copy of each result).
+    #[default]
+    Log,
+    /// Legio's approach, for comparison: an agreement after every
+    /// collective decides whether it succeeded everywhere.
+    Agree,
+}
+
+/// The configuration of resilient communicators.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    /// What happens when a rank that matters has failed.
+    pub policy: Policy,
+    /// How laggards are brought along.
+    pub check: Check,
+}
+
+impl Config {
+    /// The configuration `pertinax run --resilient` passes in the
+    /// environment, or `None` when the job is not resilient:
+    /// `PERTINAX_RESILIENT` (`flat`; unset, empty or `off`: not resilient),
+    /// `PERTINAX_RESILIENT_POLICY` (see [`Policy::parse`]) and
+    /// `PERTINAX_RESILIENT_CHECK` (`log` or `agree`).
+    ///
+    /// # Errors
+    /// [`Error::Policy`] for a value it does not understand.
+    pub fn from_env() -> Result<Option<Config>, Error> {
+        let var = |k: &str| std::env::var(k).unwrap_or_default();
+        match var("PERTINAX_RESILIENT").trim() {
+            "" | "off" => return Ok(None),
+            "flat" | "1" | "on" => {}
+            other => {
+                return Err(Error::Policy(format!(
+                    "PERTINAX_RESILIENT={other}: expected flat or off"
+                )))
+            }
+        }
+        let policy = Policy::parse(&var("PERTINAX_RESILIENT_POLICY"))?;
+        let check = match var("PERTINAX_RESILIENT_CHECK").trim() {
+            "" | "log" => Check::Log,
+            "agree" => Check::Agree,
+            other => {
+                return Err(Error::Policy(format!(
+                    "PERTINAX_RESILIENT_CHECK={other}: expected log or agree"
+                )))
+            }
+        };
+        Ok(Some(Config { policy, check }))
+    }
+}
+
+/// What a laggard needs to complete a collective that others completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum What {
+    /// Nothing (a barrier: its completion anywhere means everyone entered).
+    Barrier,
+    /// The result, the same at every rank (broadcast, allreduce, allgather).
+    Spread,
+    /// The root's result needs everyone's input (reduce, gather; original
+    /// root rank).
+    Rooted(usize),
+    /// Everyone's result needs the root's input (scatter).
+    Scatter(usize),
+}
+
+/// How the survivors complete collective `j` for the ones that missed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    /// Nothing to do.
+    Nothing,
+    /// The lowest survivor that has the result broadcasts it (rank in the
+    /// new collective communicator).
+    Bcast(usize),
+    /// The operation runs again, completed ranks with their logged inputs.
+    Rerun,
+    /// The root has failed: the policy decides.
+    RootLost(usize),
+}
+
+/// A completed collective's record at a rank that may have to replay it.
+struct Entry {
+    seq: u64,
+    what: What,
+    serve: Serve,
+}
+
+/// A rank's part in the replay of a collective it completed.
+enum Serve {
+    /// No part.
+    Nothing,
+    /// The result and outcome (see [`payload`]).
+    Payload(Vec<u8>),
+    /// Runs the operation again with the logged input.
+    Rerun(Replay),
+}
+
+/// A logged re-run of a collective.
+type Replay = Box<dyn Fn(&State) -> Result<(), Error>>;
+
+/// After a repair, where every survivor stands.
+#[derive(Debug)]
+struct CatchUp {
+    /// The highest count of completed collectives among the survivors.
+    hi: u64,
+    /// Each survivor's count (by rank in the new collective communicator).
+    done: Vec<u64>,
+}
+
+/// The mutable part of a resilient communicator.
+struct State {
+    /// The collective communicator: the survivors of the last repair.
+    cur: Comm,
+    /// Its ranks' original ranks.
+    cur_to_orig: Vec<usize>,
+    /// Original rank → rank in `cur`.
+    orig_to_cur: Vec<Option<usize>>,
+    /// Original ranks excluded by repairs, increasing.
+    failed: Vec<usize>,
+    /// Collectives completed.
+    seq: u64,
+    /// Non-synchronizing collectives since the last synchronizing one.
+    since_sync: u32,
+    /// What laggards may need, since the last synchronizing collective.
+    log: VecDeque<Entry>,
+    /// Set after a repair while some survivors are behind.
+    catchup: Option<CatchUp>,
+    /// Repairs so far.
+    repairs: u64,
+}
+
+/// A communicator whose ranks survive the failure of others: see the
+/// [crate documentation](crate).
+pub struct Resilient {
+    cfg: Config,
+    /// Original size.
+    size: usize,
+    /// Original rank.
+    me: usize,
+    /// Point-to-point traffic (never revoked nor shrunk).
+    p2p: Comm,
+    p2p_to_orig: Vec<usize>,
+    orig_to_p2p: Vec<Option<usize>>,
+    st: RefCell<State>,
+}
+
+impl fmt::Debug for Resilient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.st.borrow();
+        f.debug_struct("Resilient")
+            .field("rank", &self.me)
+            .field("size", &self.size)
+            .field("failed", &st.failed)
+            .field("seq", &st.seq)
+            .field("repairs", &st.repairs)
+            .field("config", &self.cfg)
+            .finish()
+    }
+}
+
+/// Original rank → position in `map`.
+fn inverse(map: &[usize], size: usize) -> Vec<Option<usize>> {
+    let mut inv = vec![None; size];
+    for (i, &o) in map.iter().enumerate() {
+        inv[o] = Some(i);
+    }
+    inv
+}
+
+/// The ranks of `map` whose agreement value is present.
+fn survivors<T>(map: &[usize], vals: &[Option<T>]) -> Vec<usize> {
+    map.iter()
+        .zip(vals)
+        .filter(|(_, v)| v.is_some())
+        .map(|(&o, _)| o)
+        .collect()
+}
+
+fn ranks(v: &[usize]) -> Vec<Rank> {
+    v.iter().map(|&r| Rank(r as i32)).collect()
+}
+
+/// A replay payload: the result bytes, one byte per original rank (1:
+/// missing) and the skipped rank (`-1`: none).
+fn payload(result: &[u8], out: &Outcome, size: usize) -> Vec<u8> {
+    let mut p = Vec::with_capacity(result.len() + size + 4);
+    p.extend_from_slice(result);
+    let mut mask = vec![0u8; size];
+    for r in &out.missing {
+        if let Some(m) = mask.get_mut(r.index()) {
+            *m = 1;
+        }
+    }
+    p.extend_from_slice(&mask);
+    p.extend_from_slice(&out.skipped.map_or(-1, |r| r.0).to_le_bytes());
+    p
+}
+
+/// The outcome a payload carries after its `n` result bytes.
+fn payload_outcome(p: &[u8], n: usize, size: usize) -> Outcome {
+    let missing = p[n..n + size]
+        .iter()
+        .enumerate()
+        .filter(|(_, &m)| m == 1)
+        .map(|(r, _)| Rank(r as i32))
+        .collect();
+    let s = n + size;
+    let skipped = i32::from_le_bytes([p[s], p[s + 1], p[s + 2], p[s + 3]]);
+    Outcome {
+        skipped: (skipped >= 0).then_some(Rank(skipped)),
+        missing,
+    }
+}
+
+impl State {
+    /// How collective `j` of kind `what` is completed after a repair.
+    fn plan(&self, what: What, j: u64) -> Plan {
+        let Some(c) = &self.catchup else {
+            return Plan::Nothing;
+        };
+        match what {
+            What::Barrier => Plan::Nothing,
+            What::Spread => c
+                .done
+                .iter()
+                .position(|&d| d > j)
+                .map_or(Plan::Nothing, Plan::Bcast),
+            What::Rooted(root) => match self.orig_to_cur[root] {
+                None => Plan::RootLost(root),
+                Some(rc) if c.done[rc] > j => Plan::Nothing,
+                Some(_) => Plan::Rerun,
+            },
+            What::Scatter(root) => match self.orig_to_cur[root] {
+                None => Plan::RootLost(root),
+                Some(_) => Plan::Rerun,
+            },
+        }
+    }
+
+    /// Whether the communicator lost ranks (the fast paths use the
+    /// caller's buffers directly when it did not).
+    fn whole(&self, size: usize) -> bool {
+        self.cur.size() == size
+    }
+
+    /// The failed ranks as an outcome's missing list.
+    fn missing(&self) -> Vec<Rank> {
+        ranks(&self.failed)
+    }
+}
+
+impl Resilient {
+    /// Makes `comm` resilient with the configuration of the environment
+    /// (or the defaults). Collective over `comm`.
+    ///
+    /// # Errors
+    /// As [`Resilient::with_config`]; a bad environment configuration.
+    pub fn new(comm: &Comm) -> Result<Resilient, Error> {
+        Resilient::with_config(comm, Config::from_env()?.unwrap_or_default())
+    }
+
+    /// Makes `comm` resilient with `cfg`. Collective over `comm`; ranks that
+    /// have already failed are reported as failed.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an intercommunicator; `CommFreed`,
+    /// `Finalized`.
+    pub fn with_config(comm: &Comm, cfg: Config) -> Result<Resilient, Error> {
+        let map: Vec<usize> = (0..comm.size()).collect();
+        Resilient::build(comm, &map, comm.size(), cfg)
+    }
+
+    /// A resilient communicator over `base`, whose rank `i` has original
+    /// rank `base_to_orig[i]` among `size`. Two agreements: the
+    /// point-to-point and the collective communicator.
+    fn build(
+        base: &Comm,
+        base_to_orig: &[usize],
+        size: usize,
+        cfg: Config,
+    ) -> Result<Resilient, Error> {
+        let (p2p, v) = base.shrink_gather(0)?;
+        let p2p_to_orig = survivors(base_to_orig, &v);
+        let (cur, v) = p2p.shrink_gather(0)?;
+        let cur_to_orig = survivors(&p2p_to_orig, &v);
+        let orig_to_cur = inverse(&cur_to_orig, size);
+        let failed = (0..size).filter(|&r| orig_to_cur[r].is_none()).collect();
+        let me = p2p_to_orig[p2p.rank().index()];
+        Ok(Resilient {
+            size,
+            me,
+            orig_to_p2p: inverse(&p2p_to_orig, size),
+            p2p_to_orig,
+            p2p,
+            st: RefCell::new(State {
+                cur,
+                cur_to_orig,
+                orig_to_cur,
+                failed,
+                seq: 0,
+                since_sync: 0,
+                log: VecDeque::new(),
+                catchup: None,
+                repairs: 0,
+            }),
+            cfg,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Repairs so far (each one a shrink of the collective communicator).
+    pub fn repairs(&self) -> u64 {
+        self.st.borrow().repairs
+    }
+
+    /// Collectives completed on this communicator.
+    pub fn operations(&self) -> u64 {
+        self.st.borrow().seq
+    }
+
+    /// Bytes held by the replay log now (the fault-free path's memory
+    /// cost; bounded by an internal barrier every 64 non-synchronizing
+    /// collectives).
+    pub fn log_bytes(&self) -> usize {
+        self.st
+            .borrow()
+            .log
+            .iter()
+            .map(|e| match &e.serve {
+                Serve::Payload(p) => p.len(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    fn check_rank(&self, r: Rank) -> Result<usize, Error> {
+        if r.0 < 0 || r.index() >= self.size {
+            return Err(pertinax::Error::InvalidRank {
+                rank: r,
+                size: self.size,
+            }
+            .into());
+        }
+        Ok(r.index())
+    }
+
+    /// The policy's answer for a failed `rank` that `kind` depends on.
+    fn gone(&self, kind: Kind, rank: usize) -> Result<Outcome, Error> {
+        match self.cfg.policy.get(kind) {
+            OnFailure::Ignore => Ok(Outcome {
+                skipped: Some(Rank(rank as i32)),
+                missing: Vec::new(),
+            }),
+            OnFailure::Stop => Err(Error::Failed {
+                kind,
+                rank: Rank(rank as i32),
+            }),
+        }
+    }
+
+    /// Runs collective `what` until it completes: `f` gets the state and,
+    /// while this rank catches up after a repair, the plan for it; a fault
+    /// error repairs and runs `f` again.
+    fn drive(
+        &self,
+        what: What,
+        mut f: impl FnMut(&State, Option<Plan>) -> Result<Outcome, Error>,
+    ) -> Result<Outcome, Error> {
+        loop {
+            let r = {
+                let st = self.st.borrow();
+                let plan = st
+                    .catchup
+                    .as_ref()
+                    .filter(|c| st.seq < c.hi)
+                    .map(|_| st.plan(what, st.seq));
+                let r = f(&st, plan);
+                match self.cfg.check {
+                    Check::Log => r,
+                    Check::Agree => {
+                        // Legio: everybody learns whether it succeeded
+                        // everywhere; if not, everybody repeats it.
+                        let ok = u32::from(!matches!(&r, Err(e) if e.is_fault()));
+                        let a = st.cur.agree_detailed(ok)?;
+                        match r {
+                            Ok(_) if a.flags != 1 => Err(pertinax::Error::Revoked.into()),
+                            r => r,
+                        }
+                    }
+                }
+            };
+            match r {
+                Err(e) if e.is_fault() => self.repair()?,
+                r => return r,
+            }
+        }
+    }
+
+    /// Records a completed collective (the log is kept only with
+    /// [`Check::Log`]); every [`SYNC_EVERY`] non-synchronizing collectives,
+    /// a barrier empties the logs.
+    fn record(&self, what: What, sync: bool, serve: impl FnOnce() -> Serve) -> Result<(), Error> {
+        let due = {
+            let mut st = self.st.borrow_mut();
+            let seq = st.seq;
+            if self.cfg.check == Check::Log {
+                if sync {
+                    // Everyone entered this one, so finished the earlier ones.
+                    st.log.clear();
+                }
+                st.log.push_back(Entry {
+                    seq,
+                    what,
+                    serve: serve(),
+                });
+            }
+            st.seq += 1;
+            if st.catchup.as_ref().is_some_and(|c| st.seq >= c.hi) {
+                st.catchup = None;
+            }
+            st.since_sync = if sync { 0 } else { st.since_sync + 1 };
+            self.cfg.check == Check::Log && st.since_sync >= SYNC_EVERY
+        };
+        if due {
+            Communicator::barrier(self)?;
+        }
+        Ok(())
+    }
+
+    /// Repairs the collective communicator (repeats until a round ends
+    /// without a new failure).
+    fn repair(&self) -> Result<(), Error> {
+        loop {
+            match self.round(false) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// One agreement on the collective communicator, for a repair or a
+    /// communicator creation. Returns the new communicator and its ranks'
+    /// original ranks when every contributor asked for the same creation;
+    /// otherwise it was a repair: the collective communicator is replaced by
+    /// the survivors, and this rank replays the collectives that others
+    /// missed (a fault error then means: run another round).
+    fn round(&self, create: bool) -> Result<Option<(Comm, Vec<usize>)>, Error> {
+        let mut st = self.st.borrow_mut();
+        if !create {
+            // Everyone still inside an operation joins at once.
+            let _ = st.cur.revoke();
+        }
+        let value = (if create { CREATE } else { REPAIR } << 62) | st.seq;
+        let (new, vals) = st.cur.shrink_gather(value)?;
+        let alive = survivors(&st.cur_to_orig, &vals);
+        if create && vals.iter().all(|v| v.is_none_or(|v| v == value)) {
+            return Ok(Some((new, alive)));
+        }
+        let done: Vec<u64> = vals.iter().flatten().map(|v| v & SEQ_MASK).collect();
+        for (i, v) in vals.iter().enumerate() {
+            if v.is_none() {
+                let o = st.cur_to_orig[i];
+                st.failed.push(o);
+            }
+        }
+        st.failed.sort_unstable();
+        st.failed.dedup();
+        st.orig_to_cur = inverse(&alive, self.size);
+        st.cur_to_orig = alive;
+        let old = std::mem::replace(&mut st.cur, new);
+        let _ = old.free();
+        st.repairs += 1;
+        let lo = done.iter().copied().min().unwrap_or(st.seq);
+        let hi = done.iter().copied().max().unwrap_or(st.seq);
+        st.catchup = (lo < hi).then_some(CatchUp { hi, done });
+        let mine = st.seq;
+        drop(st);
+        // Replay, in order, what this rank completed and others did not.
+        let st = self.st.borrow();
+        for j in lo..mine {
+            let Some(e) = st.log.iter().find(|e| e.seq == j) else {
+                return Err(Error::Internal(format!(
+                    "collective {j} is not in the replay log (log holds {:?})",
+                    st.log.iter().map(|e| e.seq).collect::<Vec<_>>()
+                )));
+            };
+            match (st.plan(e.what, j), &e.serve) {
+                (Plan::Bcast(src), Serve::Payload(p)) => {
+                    let mut p = p.clone();
+                    st.cur.bcast(&mut p, src)?;
+                }
+                (Plan::Rerun, Serve::Rerun(f)) => f(&st)?,
+                (Plan::Nothing | Plan::RootLost(_), _) => {}
+                (plan, _) => {
+                    return Err(Error::Internal(format!(
+                        "collective {j} ({:?}) cannot be replayed as {plan:?}",
+                        e.what
+                    )))
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// A laggard's side of a replayed result (broadcast, allreduce,
+    /// allgather): receives it into `buf`.
+    fn take_spread(&self, st: &State, plan: Plan, buf: &mut [u8]) -> Result<Outcome, Error> {
+        match plan {
+            Plan::Bcast(src) => {
+                let n = buf.len();
+                let mut p = vec![0u8; n + self.size + 4];
+                st.cur.bcast(&mut p, src)?;
+                let out = payload_outcome(&p, n, self.size);
+                if out.skipped.is_none() {
+                    buf.copy_from_slice(&p[..n]);
+                }
+                Ok(out)
+            }
+            Plan::Nothing => Ok(Outcome::default()),
+            other => Err(Error::Internal(format!(
+                "a replayed result cannot come from {other:?}"
+            ))),
+        }
+    }
+
+    /// A new resilient communicator from an agreed creation.
+    fn derive(&self, comm: &Comm, map: &[usize], size: usize) -> Result<Resilient, Error> {
+        Resilient::build(comm, map, size, self.cfg.clone())
+    }
+
+    /// Runs creation rounds until one succeeds; records it.
+    fn create(&self) -> Result<(Comm, Vec<usize>), Error> {
+        loop {
+            match self.round(true) {
+                Ok(Some(made)) => return Ok(made),
+                Ok(None) => continue,
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The original rank of a point-to-point status's source.
+    fn status(&self, mut st: Status) -> Status {
+        if let Some(&o) = self.p2p_to_orig.get(st.source.index()) {
+            st.source = Rank(o as i32);
+        }
+        st
+    }
+}
+
+impl Drop for Resilient {
+    /// A last barrier (unless the thread is panicking): a survivor that is
+    /// ahead must not leave while another still needs it to replay a
+    /// collective (like `MPI_Comm_free`, dropping is collective).
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = Communicator::barrier(self);
+        }
+    }
+}
+
+/// Gather at original positions on the survivors (`recv` is used at the
+/// root only).
+fn gather_on<T: Pod>(
+    st: &State,
+    size: usize,
+    send: &[T],
+    recv: &mut [T],
+    root: usize,
+) -> Result<Outcome, Error> {
+    let Some(rc) = st.orig_to_cur[root] else {
+        return Err(Error::Internal("gather_on with a failed root".into()));
+    };
+    let at_root = st.cur.rank().index() == rc;
+    if st.whole(size) {
+        st.cur.gather(send, recv, rc)?;
+        return Ok(Outcome::default());
+    }
+    let n = send.len();
+    if !at_root {
+        st.cur.gather(send, &mut [], rc)?;
+        return Ok(Outcome::default());
+    }
+    if recv.len() != size * n {
+        return Err(pertinax::Error::InvalidArgument(format!(
+            "gather: receive holds {} elements, {size} × {n} needed",
+            recv.len()
+        ))
+        .into());
+    }
+    let mut tmp = vec![T::zeroed(); st.cur.size() * n];
+    st.cur.gather(send, &mut tmp, rc)?;
+    for (c, &o) in st.cur_to_orig.iter().enumerate() {
+        recv[o * n..(o + 1) * n].copy_from_slice(&tmp[c * n..(c + 1) * n]);
+    }
+    Ok(Outcome {
+        skipped: None,
+        missing: st.missing(),
+    })
+}
+
+/// Scatter from original positions to the survivors (`send` is used at
+/// the root only).
+fn scatter_on<T: Pod>(
+    st: &State,
+    size: usize,
+    send: &[T],
+    recv: &mut [T],
+    root: usize,
+) -> Result<Outcome, Error> {
+    let Some(rc) = st.orig_to_cur[root] else {
+        return Err(Error::Internal("scatter_on with a failed root".into()));
+    };
+    if st.whole(size) {
+        st.cur.scatter(send, recv, rc)?;
+        return Ok(Outcome::default());
+    }
+    let n = recv.len();
+    if st.cur.rank().index() != rc {
+        st.cur.scatter(&[], recv, rc)?;
+        return Ok(Outcome::default());
+    }
+    if send.len() != size * n {
+        return Err(pertinax::Error::InvalidArgument(format!(
+            "scatter: send holds {} elements, {size} × {n} needed",
+            send.len()
+        ))
+        .into());
+    }
+    let mut tmp = Vec::with_capacity(st.cur.size() * n);
+    for &o in &st.cur_to_orig {
+        tmp.extend_from_slice(&send[o * n..(o + 1) * n]);
+    }
+    st.cur.scatter(&tmp, recv, rc)?;
+    Ok(Outcome {
+        skipped: None,
+        missing: st.missing(),
+    })
+}
+
+impl Communicator for Resilient {
+    fn rank(&self) -> Rank {
+        Rank(self.me as i32)
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn failed_ranks(&self) -> Vec<Rank> {
+        let mut all = self.st.borrow().failed.clone();
+        if let Ok(g) = self.p2p.get_failed() {
+            let rs: Vec<Rank> = (0..g.size()).map(|r| Rank(r as i32)).collect();
+            if let Ok(t) = g.translate_ranks(&rs, &self.p2p.group()) {
+                all.extend(t.into_iter().flatten().map(|r| self.p2p_to_orig[r.index()]));
+            }
+        }
+        all.sort_unstable();
+        all.dedup();
+        ranks(&all)
+    }
+
+    fn barrier(&self) -> Result<Outcome, Error> {
+        let out = self.drive(What::Barrier, |st, plan| match plan {
+            None => {
+                st.cur.barrier()?;
+                Ok(Outcome::default())
+            }
+            Some(_) => Ok(Outcome::default()),
+        })?;
+        self.record(What::Barrier, true, || Serve::Nothing)?;
+        Ok(out)
+    }
+
+    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error> {
+        let root = self.check_rank(root.into())?;
+        let out = self.drive(What::Spread, |st, plan| match plan {
+            None => match st.orig_to_cur[root] {
+                None => self.gone(Kind::Bcast, root),
+                Some(rc) => {
+                    st.cur.bcast(buf, rc)?;
+                    Ok(Outcome::default())
+                }
+            },
+            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(buf)),
+        })?;
+        self.record(What::Spread, false, || {
+            Serve::Payload(payload(bytemuck::cast_slice(buf), &out, self.size))
+        })?;
+        Ok(out)
+    }
+
+    fn reduce<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Error> {
+        let root = self.check_rank(root.into())?;
+        let normal = |st: &State, recv: &mut [T]| match st.orig_to_cur[root] {
+            None => self.gone(Kind::Reduce, root),
+            Some(rc) => {
+                st.cur.reduce(send, recv, op, rc)?;
+                Ok(Outcome {
+                    skipped: None,
+                    missing: st.missing(),
+                })
+            }
+        };
+        let out = self.drive(What::Rooted(root), |st, plan| match plan {
+            None | Some(Plan::Rerun) => normal(st, recv),
+            Some(Plan::RootLost(r)) => self.gone(Kind::Reduce, r),
+            Some(_) => Ok(Outcome::default()),
+        })?;
+        self.record(What::Rooted(root), false, || {
+            let input = send.to_vec();
+            let op = op.clone();
+            Serve::Rerun(Box::new(move |st: &State| {
+                // Only a non-root replays (a root that finished needs
+                // nothing), so there is no result to keep.
+                let rc = st.orig_to_cur[root]
+                    .ok_or_else(|| Error::Internal("reduce replay with a failed root".into()))?;
+                st.cur.reduce(&input, &mut [], &op, rc)?;
+                Ok(())
+            }))
+        })?;
+        Ok(out)
+    }
+
+    fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error> {
+        let out = self.drive(What::Spread, |st, plan| match plan {
+            None => {
+                st.cur.allreduce(send, recv, op)?;
+                Ok(Outcome {
+                    skipped: None,
+                    missing: st.missing(),
+                })
+            }
+            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
+        })?;
+        self.record(What::Spread, true, || {
+            Serve::Payload(payload(bytemuck::cast_slice(recv), &out, self.size))
+        })?;
+        Ok(out)
+    }
+
+    fn gather<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Error> {
+        let root = self.check_rank(root.into())?;
+        let size = self.size;
+        let out = self.drive(What::Rooted(root), |st, plan| match plan {
+            None if st.orig_to_cur[root].is_none() => self.gone(Kind::Gather, root),
+            None | Some(Plan::Rerun) => gather_on(st, size, send, recv, root),
+            Some(Plan::RootLost(r)) => self.gone(Kind::Gather, r),
+            Some(_) => Ok(Outcome::default()),
+        })?;
+        self.record(What::Rooted(root), false, || {
+            let input = send.to_vec();
+            Serve::Rerun(Box::new(move |st: &State| {
+                gather_on(st, size, &input, &mut [], root).map(|_| ())
+            }))
+        })?;
+        Ok(out)
+    }
+
+    fn scatter<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Error> {
+        let root = self.check_rank(root.into())?;
+        let size = self.size;
+        let out = self.drive(What::Scatter(root), |st, plan| match plan {
+            None if st.orig_to_cur[root].is_none() => self.gone(Kind::Scatter, root),
+            None | Some(Plan::Rerun) => scatter_on(st, size, send, recv, root),
+            Some(Plan::RootLost(r)) => self.gone(Kind::Scatter, r),
+            Some(_) => Ok(Outcome::default()),
+        })?;
+        let at_root = self.me == root;
+        self.record(What::Scatter(root), false, || {
+            let input = if at_root { send.to_vec() } else { Vec::new() };
+            let n = recv.len();
+            Serve::Rerun(Box::new(move |st: &State| {
+                let mut sink = vec![T::zeroed(); n];
+                scatter_on(st, size, &input, &mut sink, root).map(|_| ())
+            }))
+        })?;
+        Ok(out)
+    }
+
+    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error> {
+        let size = self.size;
+        let n = send.len();
+        if recv.len() != size * n {
+            return Err(pertinax::Error::InvalidArgument(format!(
+                "allgather: receive holds {} elements, {size} × {n} needed",
+                recv.len()
+            ))
+            .into());
+        }
+        let out = self.drive(What::Spread, |st, plan| match plan {
+            None if st.whole(size) => {
+                st.cur.allgather(send, recv)?;
+                Ok(Outcome::default())
+            }
+            None => {
+                let mut tmp = vec![T::zeroed(); st.cur.size() * n];
+                st.cur.allgather(send, &mut tmp)?;
+                for (c, &o) in st.cur_to_orig.iter().enumerate() {
+                    recv[o * n..(o + 1) * n].copy_from_slice(&tmp[c * n..(c + 1) * n]);
+                }
+                Ok(Outcome {
+                    skipped: None,
+                    missing: st.missing(),
+                })
+            }
+            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
+        })?;
+        self.record(What::Spread, true, || {
+            Serve::Payload(payload(bytemuck::cast_slice(recv), &out, self.size))
+        })?;
+        Ok(out)
+    }
+
+    fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
+        let d = self.check_rank(dest.into())?;
+        let Some(p) = self.orig_to_p2p[d] else {
+            return self.gone(Kind::Send, d);
+        };
+        match self.p2p.send(buf, p, tag) {
+            Ok(()) => Ok(Outcome::default()),
+            Err(e) if e.is_fault() => self.gone(Kind::Send, d),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn recv<T: Pod>(
+        &self,
+        buf: &mut [T],
+        src: impl Into<Source>,
+        tag: i32,
+    ) -> Result<Received, Error> {
+        match src.into() {
+            Source::Rank(r) => {
+                let s = self.check_rank(r)?;
+                let Some(p) = self.orig_to_p2p[s] else {
+                    return self.gone(Kind::Recv, s).map(|_| None);
+                };
+                match self.p2p.recv(buf, p, tag) {
+                    Ok(st) => Ok(Some(self.status(st))),
+                    Err(e) if e.is_fault() => self.gone(Kind::Recv, s).map(|_| None),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Source::Any => loop {
+                match self.p2p.recv(buf, Source::Any, tag) {
+                    Ok(st) => return Ok(Some(self.status(st))),
+                    // A failed rank can no longer send: acknowledge it and
+                    // go on waiting for the live ones.
+                    Err(pertinax::Error::ProcFailedPending { .. }) => {
+                        self.p2p.ack_failed(usize::MAX)?;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            },
+        }
+    }
+
+    /// A new resilient communicator with the same ranks; ranks failed by
+    /// then are failed in it too. Collective; completes despite failures.
+    fn dup(&self) -> Result<Self, Error> {
+        let (comm, map) = self.create()?;
+        self.record(What::Barrier, true, || Serve::Nothing)?;
+        self.derive(&comm, &map, self.size)
+    }
+
+    /// Splits the survivors: the new communicators number their members
+    /// from 0 (ranks that had failed are not in them). Collective;
+    /// completes despite failures.
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Error> {
+        loop {
+            let (comm, _) = self.create()?;
+            // Order by key, then by original rank (the agreed
+            // communicator numbers the survivors in original order).
+            let r = comm.split(color, key);
+            let ok = u32::from(!matches!(&r, Err(e) if e.is_fault()));
+            let a = comm.agree_detailed(ok)?;
+            if a.flags == 1 {
+                self.record(What::Barrier, true, || Serve::Nothing)?;
+                return match r? {
+                    Some(c) => {
+                        let ids: Vec<usize> = (0..c.size()).collect();
+                        Ok(Some(self.derive(&c, &ids, c.size())?))
+                    }
+                    None => Ok(None),
+                };
+            }
+            // A failure hit the split somewhere: everybody tries again.
+            if let Ok(Some(c)) = r {
+                let _ = c.free();
+            }
+            let _ = comm.free();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_carry_results_and_outcomes() {
+        let out = Outcome {
+            skipped: None,
+            missing: vec![Rank(1), Rank(3)],
+        };
+        let p = payload(&[7, 8, 9], &out, 4);
+        assert_eq!(&p[..3], &[7, 8, 9]);
+        assert_eq!(payload_outcome(&p, 3, 4), out);
+        let skipped = Outcome {
+            skipped: Some(Rank(2)),
+            missing: Vec::new(),
+        };
+        assert_eq!(payload_outcome(&payload(&[], &skipped, 3), 0, 3), skipped);
+    }
+
+    #[test]
+    fn inverse_maps_back() {
+        assert_eq!(inverse(&[0, 2, 3], 4), [Some(0), None, Some(1), Some(2)]);
+        assert_eq!(survivors(&[4, 5, 6], &[Some(1), None, Some(0)]), [4, 6]);
+    }
+
+    #[test]
+    fn a_singleton_runs_every_operation() {
+        let u = match pertinax::init() {
+            Ok(u) => u,
+            Err(pertinax::Error::AlreadyInitialized) => return,
+            Err(e) => panic!("{e}"),
+        };
+        let r = Resilient::with_config(&u.world(), Config::default()).unwrap();
+        let mut b = [5u32];
+        assert!(r.bcast(&mut b, 0).unwrap().is_complete());
+        let mut s = [0u32];
+        r.allreduce(&[3], &mut s, &Op::sum()).unwrap();
+        assert_eq!(s, [3]);
+        let mut g = [0u32; 1];
+        r.gather(&[4], &mut g, 0).unwrap();
+        assert_eq!(g, [4]);
+        r.allgather(&[6], &mut g).unwrap();
+        assert_eq!(g, [6]);
+        for _ in 0..200 {
+            r.bcast(&mut b, 0).unwrap();
+        }
+        assert!(r.log_bytes() < 100 * 8, "log {}", r.log_bytes());
+        let d = r.dup().unwrap();
+        assert_eq!((d.rank(), d.size()), (Rank(0), 1));
+        let s = r.split(Some(0), 0).unwrap().unwrap();
+        assert_eq!(s.size(), 1);
+        assert!(r.bcast(&mut b, 3).is_err(), "bad root is an error");
+        assert!(r.failed_ranks().is_empty());
+    }
+}

@@ -1,0 +1,203 @@
+//! Resilient communicators: programs that continue with the survivors when
+//! ranks fail, in the manner of Legio, built only on pertinax's public API.
+//!
+//! Embarrassingly parallel programs (Monte Carlo, screening, parameter
+//! sweeps) lose only the failed ranks' share of the work when a rank dies;
+//! what kills them is the communication library. A [`Resilient`]
+//! communicator hides failures from the program:
+//!
+//! - **Stable ranks.** Ranks and size never change after failures; failed
+//!   ranks are listed by [`Communicator::failed_ranks`].
+//! - **Collectives repair and repeat.** A collective that meets a failure
+//!   repairs the communicator (a shrink) and completes on the survivors, at
+//!   every survivor, also when some survivors had already finished it (the
+//!   *broadcast notification problem*; see "How" below).
+//! - **Policies** say what happens when the rank that matters has failed
+//!   (the root of a broadcast, reduce, gather or scatter, the peer of a send
+//!   or receive): ignore it (the call returns and its [`Outcome`] names the
+//!   skipped rank) or stop with [`Error::Failed`]. See [`Policy`] for the
+//!   defaults.
+//! - **Original positions.** gather, scatter and allgather keep every
+//!   survivor's data at its original rank's position; the failed ranks'
+//!   slots are reported in [`Outcome::missing`], never silently filled.
+//! - **One trait.** [`Communicator`] is implemented by the plain
+//!   [`pertinax::Comm`], by [`Resilient`] and by [`World`] (either one,
+//!   chosen at run time), so application code is generic over it.
+//! - **Transparency.** [`world`] returns the plain world communicator, or a
+//!   resilient one when the job runs under `pertinax run --resilient`: an
+//!   unchanged program becomes resilient with a launcher option, the Rust
+//!   counterpart of Legio's link-time interposition.
+//! - [`SharedFile`]: file output that every survivor can still write after
+//!   failures, each rank's part at its original offset.
+//!
+//! # Example
+//! ```no_run
+//! use pertinax::Op;
+//! use pertinax_resilient::Communicator;
+//!
+//! fn work<C: Communicator>(comm: &C) -> Result<f64, pertinax_resilient::Error> {
+//!     let mine = comm.rank().0 as f64;
+//!     let mut sum = [0.0];
+//!     comm.allreduce(&[mine], &mut sum, &Op::sum())?; // over the survivors
+//!     Ok(sum[0])
+//! }
+//!
+//! let universe = pertinax::init()?;
+//! let world = pertinax_resilient::world(&universe)?; // resilient with --resilient
+//! let total = work(&world)?;
+//! println!("sum {total}, {} rank(s) lost", world.fault_count());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # How
+//!
+//! A [`Resilient`] holds two communicators: one for point-to-point traffic,
+//! never repaired (point-to-point between live ranks works on a
+//! communicator with failed members), and one for collectives, replaced by
+//! its shrink at each repair. Every collective has a sequence number.
+//!
+//! A failure does not reach every rank in the same operation: a broadcast
+//! root can return before a leaf learns that its parent died. Legio
+//! resolves this with an agreement after every collective. Here a rank
+//! keeps, for each collective since the last synchronizing one (barrier,
+//! allreduce, allgather: their completion anywhere means every rank entered
+//! them), what a laggard would need: the result (broadcast, allreduce,
+//! allgather) or its own input (reduce, gather, scatter). A repair is one
+//! fault-tolerant agreement ([`pertinax::Comm::shrink_gather`]) that gives
+//! every survivor the new communicator and every survivor's count of
+//! completed collectives. Survivors that are ahead then replay what the
+//! laggards miss, in order, on the new communicator: the laggards receive
+//! the result from the lowest survivor that has it, or the operation runs
+//! again with the logged inputs when its root still needs it. Everybody
+//! ends every collective with the same data, and the fault-free path pays
+//! one copy of the result instead of an agreement. The Legio baseline is
+//! available for comparison (`Check::Agree`, `--resilient-check agree`).
+#![forbid(unsafe_code)]
+
+mod comm;
+mod file;
+mod flat;
+mod policy;
+
+use std::fmt;
+
+pub use comm::Communicator;
+pub use file::SharedFile;
+pub use flat::{Check, Config, Resilient};
+pub use policy::{Kind, OnFailure, Policy};
+
+use pertinax::{Comm, Rank, Status, Universe};
+
+/// The errors of resilient operations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An error of the underlying communication (a bad argument, or, on a
+    /// plain communicator, a failure).
+    #[error(transparent)]
+    Comm(#[from] pertinax::Error),
+    /// The rank the operation depends on has failed and the policy for
+    /// this kind of operation says stop.
+    #[error("{kind}: rank {rank} has failed (policy: stop)", kind = .kind.name())]
+    Failed {
+        /// The operation kind.
+        kind: Kind,
+        /// The failed rank.
+        rank: Rank,
+    },
+    /// A bad policy specification or configuration value.
+    #[error("resilient configuration: {0}")]
+    Policy(String),
+    /// File I/O.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A broken invariant of this crate (a bug): reported, not a panic.
+    #[error("internal error of the resilient layer: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// Whether this is a failure the resilient layer recovers from.
+    pub(crate) fn is_fault(&self) -> bool {
+        matches!(self, Error::Comm(e) if e.is_fault())
+    }
+}
+
+/// What a resilient operation did besides succeeding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The operation did not take place because this rank (its root or
+    /// peer) has failed and the policy says ignore; buffers it would have
+    /// filled are untouched.
+    pub skipped: Option<Rank>,
+    /// Ranks whose part of the result is missing (their slots in a
+    /// gather or allgather result are untouched; their contribution is not
+    /// in a reduction).
+    pub missing: Vec<Rank>,
+}
+
+impl Outcome {
+    /// Whether the operation took place with every rank's data.
+    pub fn is_complete(&self) -> bool {
+        self.skipped.is_none() && self.missing.is_empty()
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.skipped, self.missing.is_empty()) {
+            (Some(r), _) => write!(f, "skipped: rank {} has failed", r.0),
+            (None, true) => f.write_str("complete"),
+            (None, false) => {
+                f.write_str("missing ranks")?;
+                for r in &self.missing {
+                    write!(f, " {}", r.0)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The world communicator, plain or resilient as the job asks.
+#[derive(Debug)]
+pub enum World {
+    /// `pertinax run` without `--resilient`.
+    Plain(Comm),
+    /// `pertinax run --resilient`.
+    Resilient(Box<Resilient>),
+}
+
+/// The world communicator of `universe`: resilient when the environment
+/// asks for it (`PERTINAX_RESILIENT`, set by `pertinax run --resilient`,
+/// with the knobs of [`Config::from_env`]), plain otherwise. Collective.
+///
+/// # Errors
+/// A bad configuration ([`Error::Policy`]), or the errors of
+/// [`Resilient::new`].
+pub fn world(universe: &Universe) -> Result<World, Error> {
+    match Config::from_env()? {
+        Some(cfg) => Ok(World::Resilient(Box::new(Resilient::with_config(
+            &universe.world(),
+            cfg,
+        )?))),
+        None => Ok(World::Plain(universe.world())),
+    }
+}
+
+impl World {
+    /// Whether failures are handled (the job runs with `--resilient`).
+    pub fn is_resilient(&self) -> bool {
+        matches!(self, World::Resilient(_))
+    }
+}
+
+/// Receive result: `None` when the receive was skipped (its source has
+/// failed and the policy says ignore).
+pub type Received = Option<Status>;
