@@ -32,7 +32,11 @@ pub enum Command {
     /// failure detection on ping-pong, and pertinax's non-shrinking
     /// recovery (replace_failed, spares) and spawn.
     Ft(FtArgs),
-    /// pingpong, pingping, launch, coll and ft, one after another.
+    /// Error propagation: `pertinax-propprog bench` (guard, signal from
+    /// rank 0, every rank has the error, clean up) against ULFM revoke +
+    /// agree (`c/propagate.c`), at several rank counts.
+    Propagate(PropagateArgs),
+    /// pingpong, pingping, launch, coll, ft and propagate, one after another.
     All(AllArgs),
     /// The measuring side, run inside a job (`pertinax run -n 2 -- pertinax-bench worker pingpong`).
     Worker(WorkerArgs),
@@ -356,14 +360,14 @@ pub fn ops_arg(ops: &[CollOp]) -> String {
     ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(",")
 }
 
-/// A rank count for collectives: at least 2.
+/// A rank count for collectives and error propagation: at least 2.
 fn parse_coll_ranks(s: &str) -> Result<usize, String> {
     let n: usize = s
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a rank count"))?;
     if n < 2 {
-        return Err(format!("collectives need at least 2 ranks, not {n}"));
+        return Err(format!("this benchmark needs at least 2 ranks, not {n}"));
     }
     Ok(n)
 }
@@ -448,6 +452,55 @@ impl FtOpts {
     /// Whether `part` is to run.
     pub fn wants(&self, part: FtPart) -> bool {
         self.parts.contains(&part)
+    }
+}
+
+/// Options of `propagate`.
+#[derive(Clone, Debug, Args)]
+pub struct PropagateArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub propagate: PropagateOpts,
+}
+
+/// What the `propagate` benchmark runs (launches: `--launches`, default 3).
+#[derive(Clone, Debug, PartialEq, Eq, Args)]
+pub struct PropagateOpts {
+    /// Rank counts (at least 2); each gets its own interleaved launches.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "2,4,8,16",
+        value_parser = parse_coll_ranks
+    )]
+    pub ranks: Vec<usize>,
+
+    /// Repetitions of the cycle per launch (default 1000, 200 with --quick).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: Option<u32>,
+
+    /// The rank program (default: `pertinax-propprog` next to this executable).
+    #[arg(long, value_name = "PATH")]
+    pub propprog: Option<PathBuf>,
+}
+
+impl Default for PropagateOpts {
+    fn default() -> PropagateOpts {
+        PropagateOpts {
+            ranks: vec![2, 4, 8, 16],
+            reps: None,
+            propprog: None,
+        }
+    }
+}
+
+impl PropagateOpts {
+    /// Repetitions per launch with the default filled in.
+    pub fn reps(&self, quick: bool) -> usize {
+        self.reps
+            .map_or(if quick { 200 } else { 1000 }, |r| r as usize)
     }
 }
 

@@ -7,6 +7,7 @@
 //! pertinax-bench launch [--ranks 1,2,4,8,16]
 //! pertinax-bench coll [--ranks 2,4,8,16] [--ops barrier,allreduce] [--sizes 8,64K] [--launches 3]
 //! pertinax-bench ft [--ranks 4,8,16] [--modes recv,allreduce,agreeblk,agree] [--parts compare,cost,replace,spawn]
+//! pertinax-bench propagate [--ranks 2,4,8,16] [--reps 1000] [--launches 3]
 //! pertinax-bench all --launches 5
 //! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
 //! ```
@@ -25,7 +26,8 @@
 //! - [`bench`]: one module per benchmark; [`worker`]: the in-job side.
 //!
 //! The Open MPI side runs the anchors of `../shared/anchors/ompi` and, where
-//! they lack a program, this crate's `c/` (ping-ping, the collective sweep).
+//! they lack a program, this crate's `c/` (ping-ping, the collective sweep,
+//! error propagation).
 #![forbid(unsafe_code)]
 
 mod bench;
@@ -46,7 +48,7 @@ use clap::Parser;
 
 use bench::p2p::Pattern;
 use bench::Context;
-use cli::{Cli, CollOpts, Command, FtOpts, WorkerArgs, WorkerKind};
+use cli::{Cli, CollOpts, Command, FtOpts, PropagateOpts, WorkerArgs, WorkerKind};
 
 fn main() -> Result<()> {
     let started = Instant::now();
@@ -72,15 +74,22 @@ fn main() -> Result<()> {
         }
         Command::All(a) => {
             let mut ctx = Context::new(&a.common)?;
+            // The last part needs pertinax-propprog: fail now, not after an hour.
+            setup::propprog(None)?;
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPong)?;
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPing)?;
             bench::launch::run(&mut ctx, &a.ranks)?;
             bench::coll::run(&mut ctx, &a.common, &a.coll_ranks, &CollOpts::default())?;
-            bench::ft::run(&mut ctx, &a.common, &FtOpts::default())
+            bench::ft::run(&mut ctx, &a.common, &FtOpts::default())?;
+            bench::propagate::run(&mut ctx, &a.common, &PropagateOpts::default())
         }
         Command::Ft(a) => {
             let mut ctx = Context::new(&a.common)?;
             bench::ft::run(&mut ctx, &a.common, &a.ft)
+        }
+        Command::Propagate(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::propagate::run(&mut ctx, &a.common, &a.propagate)
         }
     }
 }

@@ -39,6 +39,17 @@ impl Record {
     pub fn f64(&self, name: &str) -> Option<f64> {
         self.get(name)?.parse().ok()
     }
+
+    /// The first field `name` after field `anchor`, as a number: for lines
+    /// that repeat a name, e.g. `total_med_us=9 p10=8 propagate_med_us=6
+    /// p10=5`, where `p10` after `propagate_med_us` is 5.
+    pub fn f64_after(&self, anchor: &str, name: &str) -> Option<f64> {
+        let start = self.fields.iter().position(|(k, _)| k == anchor)?;
+        self.fields[start + 1..]
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse().ok())
+    }
 }
 
 /// Parses one line; `None` unless it starts with a key made of upper-case
@@ -116,6 +127,17 @@ mod tests {
             "C2C",
             &[("oneway_ns", "26.6")],
         );
+    }
+
+    #[test]
+    fn repeated_names_are_read_after_an_anchor() {
+        let r = parse_line("X a=1 p10=2 b=3 p10=4 c=x p10=y").unwrap();
+        assert_eq!(r.f64("p10"), Some(2.0));
+        assert_eq!(r.f64_after("a", "p10"), Some(2.0));
+        assert_eq!(r.f64_after("b", "p10"), Some(4.0));
+        assert_eq!(r.f64_after("c", "p10"), None);
+        assert_eq!(r.f64_after("p10", "p10"), Some(4.0));
+        assert_eq!(r.f64_after("missing", "p10"), None);
     }
 
     #[test]

@@ -13,7 +13,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::host::Sentinel;
 use crate::run::{run, Cmd};
 
-/// Where this crate's own C programs live (`c/pingping.c`, `c/coll_sweep.c`).
+/// Where this crate's own C programs live (`c/pingping.c`, `c/coll_sweep.c`,
+/// `c/propagate.c`).
 const CRATE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The directory of the running executable.
@@ -45,6 +46,26 @@ pub fn launcher(given: Option<&Path>) -> Result<PathBuf> {
         bail!(
             "launcher {} not found; build it with `cargo build --release -p pertinax-cli` \
              or pass --launcher PATH",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// The error-propagation rank program `pertinax-propprog` (crate
+/// `pertinax-tests`): `given`, or next to this executable.
+///
+/// # Errors
+/// When it does not exist.
+pub fn propprog(given: Option<&Path>) -> Result<PathBuf> {
+    let path = match given {
+        Some(p) => p.to_path_buf(),
+        None => exe_dir()?.join("pertinax-propprog"),
+    };
+    if !path.is_file() {
+        bail!(
+            "rank program {} not found; build it with `cargo build --release -p pertinax-tests` \
+             or pass --propprog PATH",
             path.display()
         );
     }
@@ -98,6 +119,11 @@ pub fn pingping_source() -> PathBuf {
 /// The C collective sweep that lives in this crate.
 pub fn coll_sweep_source() -> PathBuf {
     Path::new(CRATE_DIR).join("c").join("coll_sweep.c")
+}
+
+/// The C error-propagation program (ULFM revoke + agree) of this crate.
+pub fn propagate_source() -> PathBuf {
+    Path::new(CRATE_DIR).join("c").join("propagate.c")
 }
 
 /// An Open MPI installation.

@@ -10,6 +10,7 @@ pub mod coll;
 pub mod ft;
 pub mod launch;
 pub mod p2p;
+pub mod propagate;
 
 use std::fs::File;
 use std::path::PathBuf;

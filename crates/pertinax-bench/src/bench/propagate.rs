@@ -1,0 +1,640 @@
+//! Error propagation: `pertinax run -n N -- pertinax-propprog bench REPS`
+//! against `mpirun --with-ft ulfm -n N propagate -r REPS` (this crate's
+//! `c/propagate.c`), the measurement of the error-propagation paper.
+//!
+//! One repetition, on both sides: barrier, t0, duplicate the world (pertinax:
+//! guard a duplicate), barrier on the world, t1, rank 0 raises the error
+//! (pertinax: `signal`; Open MPI: `MPIX_Comm_revoke`), every rank learns it
+//! in a barrier on the duplicate (pertinax: the guarded barrier returns the
+//! propagated error; Open MPI: `MPI_Barrier` returns `MPIX_ERR_REVOKED`, then
+//! `MPIX_Comm_agree` so that every rank knows), t2, clean up (drop the guard;
+//! `MPI_Comm_free`), t3. Per repetition the slowest rank's t2 - t1
+//! (propagation) and t3 - t0 (whole cycle); each launch prints one
+//! `PROPAGATE` line with the median, 10th and 90th percentile over its
+//! repetitions, and an 8-byte ping-pong for reference.
+//!
+//! Each rank count is its own interleaved series of launches. The tables
+//! give, per rank count and implementation, the median over launches of
+//! each per-launch figure. Open MPI launches that printed their line and
+//! then ran into the time limit (stuck in `MPI_Finalize`, RESULTS.md
+//! section 3) are killed and their figures count.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::{sentinel_summary, Context};
+use crate::cli::{Common, PropagateOpts};
+use crate::parse::Record;
+use crate::report::{jnum, ratio, Table};
+use crate::run::{interleave, Cmd, Exit, Launch, Plan, Variant};
+use crate::setup;
+use crate::stats::{self, median};
+
+/// Launches per implementation and rank count unless `--launches` is given.
+const DEFAULT_LAUNCHES: usize = 3;
+
+/// The record key of both programs.
+const KEY: &str = "PROPAGATE";
+
+/// The time limit of one launch unless `--timeout` is given: 30 s plus
+/// 3 ms per repetition and rank. Open MPI's oversubscribed ranks spin, so
+/// its launch at 16 ranks and 1000 repetitions takes about 35 s (pertinax:
+/// about 1 s); a launch stuck in `MPI_Finalize` waits this long.
+fn default_limit(ranks: usize, reps: usize) -> Duration {
+    Duration::from_secs(30) + Duration::from_millis(3 * (ranks * reps) as u64)
+}
+
+/// Median, 10th and 90th percentile over the repetitions of one launch, µs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Spread {
+    med: f64,
+    p10: f64,
+    p90: f64,
+}
+
+impl Spread {
+    /// The field `med` and the `p10` and `p90` that follow it.
+    fn of(r: &Record, med: &str) -> Option<Spread> {
+        Some(Spread {
+            med: r.f64(med)?,
+            p10: r.f64_after(med, "p10")?,
+            p90: r.f64_after(med, "p90")?,
+        })
+    }
+}
+
+/// One `PROPAGATE` line, of either program:
+///
+/// ```text
+/// PROPAGATE N=4 reps=1000 total_med_us=45.8 p10=44.1 p90=47.6 propagate_med_us=17.7 p10=17.1
+///   p90=18.4 pingpong_plain_us=0.839 pingpong_guarded_us=0.850                    (pertinax)
+/// PROPAGATE N=4 reps=1000 total_med_us=68.2 p10=57.7 p90=85.2 propagate_med_us=15.1 p10=12.4
+///   p90=20.0 pingpong_plain_us=2.255 impl=openmpi unexpected=0 dup_med_us=50.1 free_med_us=3.2
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+struct Line {
+    ranks: usize,
+    reps: usize,
+    /// Whole cycle: duplicate, propagate, clean up.
+    total: Spread,
+    /// Signal (revoke) -> every rank has the error.
+    prop: Spread,
+    /// Half round trip of the plain 8-byte ping-pong, µs.
+    pp_plain: Option<f64>,
+    /// The same inside the guard (pertinax only).
+    pp_guarded: Option<f64>,
+    /// Open MPI: calls that returned something unexpected, summed over ranks.
+    unexpected: Option<u64>,
+    /// Open MPI: median of the duplicate (+ world barrier) and of the free.
+    dup: Option<f64>,
+    free: Option<f64>,
+}
+
+impl Line {
+    /// Reads a `PROPAGATE` record; `None` if a required field is missing.
+    fn parse(r: &Record) -> Option<Line> {
+        if r.key != KEY {
+            return None;
+        }
+        Some(Line {
+            ranks: r.get("N")?.parse().ok()?,
+            reps: r.get("reps")?.parse().ok()?,
+            total: Spread::of(r, "total_med_us")?,
+            prop: Spread::of(r, "propagate_med_us")?,
+            pp_plain: r.f64("pingpong_plain_us"),
+            pp_guarded: r.f64("pingpong_guarded_us"),
+            unexpected: r.get("unexpected").and_then(|u| u.parse().ok()),
+            dup: r.f64("dup_med_us"),
+            free: r.f64("free_med_us"),
+        })
+    }
+}
+
+/// Which program a variant runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Impl {
+    Pertinax,
+    Ompi,
+}
+
+impl Impl {
+    fn name(self) -> &'static str {
+        match self {
+            Impl::Pertinax => "pertinax",
+            Impl::Ompi => "ompi",
+        }
+    }
+}
+
+/// What the launches of one variant produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Tally {
+    runs: usize,
+    /// One line per launch that printed a complete, checked line.
+    lines: Vec<Line>,
+    /// Launches that printed their line and then ran into the time limit.
+    hung_after: usize,
+    /// Launches that ran into the time limit without a line.
+    hung_before: usize,
+    /// Launches without a usable line that did not hang: why.
+    failed: Vec<String>,
+}
+
+impl Tally {
+    /// Tallies the launches of `variant`, which ran `ranks` ranks. A line
+    /// counts when it names the right rank count and reports no unexpected
+    /// result, and the launch exited with 0 or ran into the time limit after
+    /// printing it.
+    fn of(launches: &[Launch], variant: usize, ranks: usize) -> Tally {
+        let mut t = Tally::default();
+        for l in launches.iter().filter(|l| l.variant == variant) {
+            t.runs += 1;
+            let rec = l.records.iter().find(|r| r.key == KEY);
+            let line = rec.and_then(Line::parse);
+            let timed_out = l.outcome.exit == Exit::TimedOut;
+            match (timed_out, rec.is_some()) {
+                (true, true) => t.hung_after += 1,
+                (true, false) => t.hung_before += 1,
+                _ => {}
+            }
+            let why = match &line {
+                _ if timed_out && rec.is_none() => continue,
+                None if rec.is_some() => "incomplete PROPAGATE line".to_string(),
+                None => format!("no PROPAGATE line; stderr: {}", last_line(&l.outcome)),
+                Some(x) if x.ranks != ranks => format!("line for N={}", x.ranks),
+                Some(x) if x.unexpected.is_some_and(|u| u > 0) => format!(
+                    "{} calls returned an unexpected code",
+                    x.unexpected.unwrap_or(0)
+                ),
+                Some(_) if !timed_out && !l.outcome.ok() => {
+                    format!("exit after the line; stderr: {}", last_line(&l.outcome))
+                }
+                Some(x) => {
+                    t.lines.push(x.clone());
+                    continue;
+                }
+            };
+            t.failed.push(format!("{}: {why}", l.outcome.status()));
+        }
+        t
+    }
+
+    /// The median over launches of one per-launch figure.
+    fn med(&self, f: impl Fn(&Line) -> Option<f64>) -> Option<f64> {
+        median(&self.lines.iter().filter_map(f).collect::<Vec<_>>())
+    }
+
+    /// Median over launches of the median, p10 and p90.
+    fn spread(&self, f: impl Fn(&Line) -> Spread) -> Option<Spread> {
+        Some(Spread {
+            med: self.med(|l| Some(f(l).med))?,
+            p10: self.med(|l| Some(f(l).p10))?,
+            p90: self.med(|l| Some(f(l).p90))?,
+        })
+    }
+
+    /// Every launch's median of one figure, in launch order.
+    fn per_launch(&self, f: impl Fn(&Line) -> f64) -> String {
+        let v: Vec<String> = self.lines.iter().map(|l| format!("{:.1}", f(l))).collect();
+        if v.is_empty() {
+            "-".into()
+        } else {
+            v.join(" ")
+        }
+    }
+}
+
+fn last_line(o: &crate::run::Outcome) -> String {
+    o.stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(160)
+        .collect()
+}
+
+/// `med (p10–p90)`, or `-`.
+fn spread_cell(s: Option<Spread>) -> String {
+    s.map_or("-".into(), |s| {
+        format!("{:.1} ({:.1}–{:.1})", s.med, s.p10, s.p90)
+    })
+}
+
+fn opt_cell(x: Option<f64>, d: usize) -> String {
+    x.map_or("-".into(), |x| format!("{x:.d$}"))
+}
+
+/// The tallies of one rank count: pertinax, and Open MPI if it ran.
+#[derive(Clone, Debug, PartialEq)]
+struct PerRanks {
+    ranks: usize,
+    p: Tally,
+    o: Option<Tally>,
+}
+
+/// Runs the benchmark for every rank count and prints its tables.
+///
+/// # Errors
+/// When the rank program is missing or a program cannot be started.
+pub fn run(ctx: &mut Context, common: &Common, o: &PropagateOpts) -> Result<()> {
+    let propprog = setup::propprog(o.propprog.as_deref())?;
+    let prog = ctx.ompi_program("propagate", Some(&setup::propagate_source()));
+    let launches = common.launches_or(DEFAULT_LAUNCHES);
+    let reps = o.reps(ctx.quick);
+    let mut all_variants = Vec::new();
+    let mut all_launches = Vec::new();
+    let mut results = Vec::new();
+    for (k, &n) in o.ranks.iter().enumerate() {
+        let limit = ctx.timeout.unwrap_or_else(|| default_limit(n, reps));
+        let mut variants = vec![Variant {
+            name: format!("pertinax n={n}"),
+            cmd: Cmd::new(&ctx.launcher)
+                .args(["run", "-n", &n.to_string(), "--"])
+                .arg(&propprog)
+                .args(["bench", &reps.to_string()]),
+        }];
+        if let (Some(ompi), Some(prog)) = (&ctx.ompi, &prog) {
+            variants.push(Variant {
+                name: format!("ompi n={n}"),
+                cmd: ompi
+                    .mpirun(n, &["--with-ft", "ulfm"], prog)
+                    .args(["-r", &reps.to_string()]),
+            });
+        }
+        if k == 0 {
+            ctx.out
+                .text(&head(ctx, &variants, launches, reps, prog.is_some()));
+        }
+        let plan = Plan {
+            title: &format!("propagate n={n}"),
+            variants: &variants,
+            rounds: launches,
+            limit,
+            sentinel: &ctx.sentinel,
+            scratch: &[],
+        };
+        let done = interleave(&plan, ctx.log.as_mut())?;
+        results.push(PerRanks {
+            ranks: n,
+            p: Tally::of(&done, 0, n),
+            o: (variants.len() > 1).then(|| Tally::of(&done, 1, n)),
+        });
+        let offset = all_variants.len();
+        all_launches.extend(done.into_iter().map(|mut l| {
+            l.variant += offset;
+            l
+        }));
+        all_variants.extend(variants);
+    }
+    let mut text = tables(&results, ctx.cores);
+    text.push_str(&sentinel_summary(&all_variants, &all_launches));
+    ctx.out.text(&text);
+    for r in &results {
+        json_rows(ctx, r);
+    }
+    Ok(())
+}
+
+fn head(ctx: &Context, variants: &[Variant], launches: usize, reps: usize, built: bool) -> String {
+    let mut s = format!(
+        "\n## propagate: error propagation, N ranks on {c} cores (N > {c} oversubscribed); {launches} \
+         launches per implementation and rank count, interleaved launch by launch; {reps} \
+         repetitions per launch\n\n",
+        c = ctx.cores
+    );
+    for v in variants {
+        s.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
+    }
+    if ctx.ompi.is_none() || !built {
+        s.push_str(&format!(
+            "- Open MPI: not run ({})\n",
+            ctx.ompi_absent.as_deref().unwrap_or("unavailable")
+        ));
+    }
+    s
+}
+
+/// The side-by-side tables, the ping-pong reference and the per-launch detail.
+fn tables(results: &[PerRanks], cores: usize) -> String {
+    let mut main = Table::new([
+        "ranks",
+        "pertinax propagation µs",
+        "Open MPI revoke+agree µs",
+        "ratio p/o",
+        "pertinax whole cycle µs",
+        "Open MPI whole cycle µs",
+        "ratio p/o",
+        "launches ok/run: pertinax, Open MPI [finalize hangs]",
+    ]);
+    let mut pp = Table::new([
+        "ranks",
+        "pertinax plain",
+        "pertinax guarded",
+        "guarded / plain",
+        "Open MPI plain",
+        "pertinax plain / Open MPI",
+    ]);
+    let mut detail = String::new();
+    let mut problems = String::new();
+    for r in results {
+        let o = r.o.as_ref();
+        let (pp_prop, pp_total) = (r.p.spread(|l| l.prop), r.p.spread(|l| l.total));
+        let (o_prop, o_total) = (
+            o.and_then(|t| t.spread(|l| l.prop)),
+            o.and_then(|t| t.spread(|l| l.total)),
+        );
+        let med = |s: Option<Spread>| s.map(|s| s.med);
+        main.row(vec![
+            r.ranks.to_string(),
+            spread_cell(pp_prop),
+            spread_cell(o_prop),
+            ratio(stats::ratio(med(pp_prop), med(o_prop))),
+            spread_cell(pp_total),
+            spread_cell(o_total),
+            ratio(stats::ratio(med(pp_total), med(o_total))),
+            format!(
+                "{}/{}, {}",
+                r.p.lines.len(),
+                r.p.runs,
+                o.map_or("-".into(), |t| format!(
+                    "{}/{} [{}]",
+                    t.lines.len(),
+                    t.runs,
+                    t.hung_after
+                ))
+            ),
+        ]);
+        let (plain, guarded) = (r.p.med(|l| l.pp_plain), r.p.med(|l| l.pp_guarded));
+        let o_plain = o.and_then(|t| t.med(|l| l.pp_plain));
+        pp.row(vec![
+            r.ranks.to_string(),
+            opt_cell(plain, 3),
+            opt_cell(guarded, 3),
+            ratio(stats::ratio(guarded, plain)),
+            opt_cell(o_plain, 3),
+            ratio(stats::ratio(plain, o_plain)),
+        ]);
+        detail.push_str(&format!(
+            "pertinax n={:<3} propagation {} | whole cycle {}\n",
+            r.ranks,
+            r.p.per_launch(|l| l.prop.med),
+            r.p.per_launch(|l| l.total.med)
+        ));
+        if let Some(t) = o {
+            detail.push_str(&format!(
+                "ompi     n={:<3} propagation {} | whole cycle {} | dup {} | free {}\n",
+                r.ranks,
+                t.per_launch(|l| l.prop.med),
+                t.per_launch(|l| l.total.med),
+                t.per_launch(|l| l.dup.unwrap_or(f64::NAN)),
+                t.per_launch(|l| l.free.unwrap_or(f64::NAN)),
+            ));
+        }
+        for (name, t) in [("pertinax", Some(&r.p)), ("ompi", o)] {
+            let Some(t) = t else { continue };
+            for f in &t.failed {
+                problems.push_str(&format!("- {name} n={}: {f}\n", r.ranks));
+            }
+            if t.hung_before > 0 {
+                problems.push_str(&format!(
+                    "- {name} n={}: {} launches hit the time limit before printing results\n",
+                    r.ranks, t.hung_before
+                ));
+            }
+        }
+    }
+    let mut s = format!(
+        "\npropagate, µs, slowest rank per repetition; each cell: median over launches of the \
+         per-launch median (10th–90th percentile over the repetitions). N ranks share {cores} \
+         cores (oversubscribed above {cores}). Propagation: pertinax = rank 0 signals -> every \
+         rank's guarded barrier has returned the error; Open MPI = rank 0 MPIX_Comm_revoke -> \
+         every rank's MPI_Barrier has returned MPIX_ERR_REVOKED and MPIX_Comm_agree has \
+         completed. Whole cycle: duplicate (guard) + world barrier + propagation + clean up \
+         (drop the guard; MPI_Comm_free). Ratio p/o = pertinax / Open MPI of the medians \
+         (< 1: pertinax faster). Finalize hangs: Open MPI launches that printed their line and \
+         then never left MPI_Finalize; they were killed at the time limit and their figures \
+         count.\n\n"
+    );
+    s.push_str(&main.render());
+    s.push_str(
+        "\n8-byte ping-pong between ranks 0 and 1, half round trip µs (median over launches of \
+         the median of 7 batches of 20,000 round trips). The other ranks wait meanwhile: \
+         pertinax's in the next guard's duplicate, Open MPI's in MPI_Barrier:\n\n",
+    );
+    s.push_str(&pp.render());
+    s.push_str(
+        "\nPer launch, the median over its repetitions, µs (Open MPI: also the duplicate with \
+         the world barrier, and the free):\n\n```\n",
+    );
+    s.push_str(&detail);
+    s.push_str("```\n");
+    if !problems.is_empty() {
+        s.push_str("\nlaunches without usable results:\n\n");
+        s.push_str(&problems);
+    }
+    s
+}
+
+fn json_rows(ctx: &Context, r: &PerRanks) {
+    let spread = |s: Option<Spread>| {
+        json!({
+            "med": jnum(s.map(|s| s.med)),
+            "p10": jnum(s.map(|s| s.p10)),
+            "p90": jnum(s.map(|s| s.p90)),
+        })
+    };
+    for (imp, t) in [(Impl::Pertinax, Some(&r.p)), (Impl::Ompi, r.o.as_ref())] {
+        let Some(t) = t else { continue };
+        ctx.out.json(&json!({
+            "bench": "propagate", "impl": imp.name(), "ranks": r.ranks,
+            "launches": t.lines.len(), "runs": t.runs,
+            "hangs_after_results": t.hung_after, "hangs_before_results": t.hung_before,
+            "reps": t.lines.first().map(|l| l.reps),
+            "propagation_us": spread(t.spread(|l| l.prop)),
+            "whole_cycle_us": spread(t.spread(|l| l.total)),
+            "pingpong_plain_us": jnum(t.med(|l| l.pp_plain)),
+            "pingpong_guarded_us": jnum(t.med(|l| l.pp_guarded)),
+        }));
+    }
+    if let Some(o) = &r.o {
+        let m = |t: &Tally, f: fn(&Line) -> f64| t.med(|l| Some(f(l)));
+        ctx.out.json(&json!({
+            "bench": "propagate", "ranks": r.ranks,
+            "propagation_ratio": jnum(stats::ratio(m(&r.p, |l| l.prop.med), m(o, |l| l.prop.med))),
+            "whole_cycle_ratio": jnum(stats::ratio(m(&r.p, |l| l.total.med), m(o, |l| l.total.med))),
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_line;
+    use crate::run::Outcome;
+
+    const PERTINAX: &str = "PROPAGATE N=4 reps=1000 total_med_us=45.8 p10=44.1 p90=47.6 \
+        propagate_med_us=17.7 p10=17.1 p90=18.4 pingpong_plain_us=0.839 pingpong_guarded_us=0.850";
+    const OMPI: &str = "PROPAGATE N=4 reps=1000 total_med_us=68.2 p10=57.7 p90=85.2 \
+        propagate_med_us=15.1 p10=12.4 p90=20.0 pingpong_plain_us=2.255 impl=openmpi \
+        unexpected=0 dup_med_us=50.1 free_med_us=3.2";
+
+    fn check(text: &str, expected: &Line) {
+        let r = parse_line(text).unwrap_or_else(|| panic!("no record in {text:?}"));
+        assert_eq!(Line::parse(&r).as_ref(), Some(expected), "{text}");
+    }
+
+    #[test]
+    fn both_lines_parse() {
+        check(
+            PERTINAX,
+            &Line {
+                ranks: 4,
+                reps: 1000,
+                total: Spread {
+                    med: 45.8,
+                    p10: 44.1,
+                    p90: 47.6,
+                },
+                prop: Spread {
+                    med: 17.7,
+                    p10: 17.1,
+                    p90: 18.4,
+                },
+                pp_plain: Some(0.839),
+                pp_guarded: Some(0.850),
+                unexpected: None,
+                dup: None,
+                free: None,
+            },
+        );
+        check(
+            OMPI,
+            &Line {
+                ranks: 4,
+                reps: 1000,
+                total: Spread {
+                    med: 68.2,
+                    p10: 57.7,
+                    p90: 85.2,
+                },
+                prop: Spread {
+                    med: 15.1,
+                    p10: 12.4,
+                    p90: 20.0,
+                },
+                pp_plain: Some(2.255),
+                pp_guarded: None,
+                unexpected: Some(0),
+                dup: Some(50.1),
+                free: Some(3.2),
+            },
+        );
+        // A line cut before the propagation's percentiles is not usable.
+        let cut = parse_line("PROPAGATE N=4 reps=10 total_med_us=1 p10=1 p90=2 propagate_med_us=1")
+            .unwrap();
+        assert_eq!(Line::parse(&cut), None);
+        let other = parse_line("PP size=8 t_half_us_med=0.2").unwrap();
+        assert_eq!(Line::parse(&other), None);
+    }
+
+    fn launch(variant: usize, exit: Exit, out: &str) -> Launch {
+        Launch {
+            variant,
+            round: 0,
+            sentinel: None,
+            sentinel_after: None,
+            others_cpu: None,
+            outcome: Outcome {
+                exit,
+                elapsed: Duration::ZERO,
+                stdout: out.into(),
+                stderr: "last words\n".into(),
+            },
+            records: crate::parse::parse_output(out),
+        }
+    }
+
+    #[test]
+    fn finalize_hangs_count_and_failures_do_not() {
+        let bad = OMPI.replace("unexpected=0", "unexpected=3");
+        let launches = [
+            launch(1, Exit::Code(0), OMPI),
+            launch(1, Exit::TimedOut, &format!("# impl\n{OMPI}\n")),
+            launch(1, Exit::TimedOut, ""),
+            launch(1, Exit::Code(0), &bad),
+            launch(1, Exit::Code(1), ""),
+            launch(1, Exit::Code(1), OMPI),
+            launch(0, Exit::Code(0), PERTINAX),
+        ];
+        let t = Tally::of(&launches, 1, 4);
+        assert_eq!((t.runs, t.lines.len()), (6, 2));
+        assert_eq!((t.hung_after, t.hung_before), (1, 1));
+        assert_eq!(t.failed.len(), 3, "{:?}", t.failed);
+        assert!(t.failed[0].contains("3 calls"), "{:?}", t.failed);
+        assert!(t.failed[1].contains("last words"), "{:?}", t.failed);
+        assert_eq!(t.med(|l| Some(l.prop.med)), Some(15.1));
+        // A line for another rank count is not counted.
+        assert_eq!(Tally::of(&launches, 0, 8).lines.len(), 0);
+        let p = Tally::of(&launches, 0, 4);
+        assert_eq!(p.spread(|l| l.total).map(|s| s.p90), Some(47.6));
+    }
+
+    #[test]
+    fn tables_put_both_sides_together() {
+        let launches = [
+            launch(0, Exit::Code(0), PERTINAX),
+            launch(1, Exit::TimedOut, OMPI),
+        ];
+        let r = PerRanks {
+            ranks: 4,
+            p: Tally::of(&launches, 0, 4),
+            o: Some(Tally::of(&launches, 1, 4)),
+        };
+        let text = tables(&[r], 2);
+        assert!(text.contains("| 4     | 17.7 (17.1–18.4)"), "{text}");
+        assert!(text.contains("15.1 (12.4–20.0)"), "{text}");
+        assert!(text.contains("| 1.17 "), "{text}"); // 17.7 / 15.1
+        assert!(text.contains("1/1, 1/1 [1]"), "{text}");
+        assert!(text.contains("share 2 cores"), "{text}");
+        assert!(default_limit(16, 1000) > Duration::from_secs(60));
+    }
+
+    #[test]
+    fn command_lines() {
+        use crate::cli::{Cli, Command};
+        use clap::Parser;
+        let Command::Propagate(d) = Cli::try_parse_from(["b", "propagate"]).unwrap().command else {
+            panic!("not propagate")
+        };
+        assert_eq!(d.propagate, PropagateOpts::default());
+        assert_eq!(d.propagate.ranks, vec![2, 4, 8, 16]);
+        assert_eq!(
+            (d.propagate.reps(false), d.propagate.reps(true)),
+            (1000, 200)
+        );
+        assert_eq!(d.common.launches_or(DEFAULT_LAUNCHES), 3);
+        let cli = Cli::try_parse_from([
+            "b",
+            "propagate",
+            "--ranks",
+            "2,16",
+            "--reps",
+            "50",
+            "--launches",
+            "4",
+        ])
+        .unwrap();
+        let Command::Propagate(a) = cli.command else {
+            panic!("not propagate")
+        };
+        assert_eq!(a.propagate.ranks, vec![2, 16]);
+        assert_eq!(a.propagate.reps(true), 50);
+        assert_eq!(a.common.launches_or(DEFAULT_LAUNCHES), 4);
+        assert!(Cli::try_parse_from(["b", "propagate", "--ranks", "1"]).is_err());
+        assert!(Cli::try_parse_from(["b", "propagate", "--reps", "0"]).is_err());
+    }
+}
