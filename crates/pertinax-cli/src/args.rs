@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pertinax_launch::{Heartbeat, HeartbeatMode, JobSpec, Kill, ParentFailure, RandomFaults};
+use pertinax_launch::{
+    Heartbeat, HeartbeatMode, JobSpec, Kill, ParentFailure, RandomFaults, Resilient,
+    ResilientCheck, ResilientMode, ResilientPolicy,
+};
 
 /// pertinax: a fault-tolerant message-passing runtime.
 #[derive(Debug, Parser)]
@@ -25,7 +28,10 @@ pub enum Command {
     /// The exit status is 0 when every rank (and every process started for
     /// the job) exited with code 0 or died of an injected fault; otherwise
     /// the first failure's code (128 + signal for a process killed by a
-    /// signal, 124 for a timeout).
+    /// signal, 124 for a timeout). With --resilient, processes that die
+    /// (killed, crashed, panicked) are listed but do not fail the job, since
+    /// the survivors continue: the status comes from the processes that
+    /// ended on their own, unless every rank died.
     #[command(override_usage = "pertinax run [OPTIONS] -n <N> [--] <PROGRAM> [ARGS]...")]
     Run(RunArgs),
 }
@@ -110,6 +116,34 @@ pub struct RunArgs {
     #[arg(long, value_name = "H", value_parser = parse_max_hit, requires = "fault_seed")]
     pub fault_max_hit: Option<u64>,
 
+    /// Resilient communicators: programs continue with the survivors when
+    /// ranks die (sets PERTINAX_RESILIENT in every process); MODE: flat
+    /// (default) or hier. Deaths then do not fail the job while a rank
+    /// survives.
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "flat")]
+    pub resilient: Option<ResilientArg>,
+
+    /// Largest size of the local groups of --resilient=hier (at least 2).
+    #[arg(long, value_name = "K", value_parser = parse_group_size, requires = "resilient", allow_negative_numbers = true)]
+    pub resilient_k: Option<usize>,
+
+    /// Communicator size from which --resilient=hier builds its hierarchy
+    /// (at least 1).
+    #[arg(long, value_name = "S", value_parser = parse_threshold, requires = "resilient", allow_negative_numbers = true)]
+    pub resilient_threshold: Option<usize>,
+
+    /// What a resilient operation does when the rank it depends on has
+    /// died: comma-separated KIND=ACTION, KIND one of bcast, reduce,
+    /// gather, scatter, send, recv; ACTION ignore or stop (e.g.
+    /// bcast=ignore,recv=stop).
+    #[arg(long, value_name = "SPEC", value_parser = parse_policy, requires = "resilient")]
+    pub resilient_policy: Option<ResilientPolicy>,
+
+    /// The failure check of resilient collectives: log, or agree (an
+    /// agreement after every collective, the Legio baseline).
+    #[arg(long, value_enum, value_name = "HOW", requires = "resilient")]
+    pub resilient_check: Option<CheckArg>,
+
     /// The program to run, then its arguments (after "--").
     #[arg(value_name = "PROGRAM", required = true, num_args = 1.., trailing_var_arg = true)]
     pub command: Vec<OsString>,
@@ -122,6 +156,24 @@ pub enum OnParentFailure {
     Continue,
     /// Kill them.
     End,
+}
+
+/// `--resilient[=MODE]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ResilientArg {
+    /// Every operation involves the whole communicator.
+    Flat,
+    /// Local groups of at most K ranks, joined by their leaders.
+    Hier,
+}
+
+/// `--resilient-check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckArg {
+    /// No agreement after collectives: the runtime's log of failures.
+    Log,
+    /// An agreement after every collective.
+    Agree,
 }
 
 /// `--heartbeat-mode`.
@@ -170,6 +222,19 @@ impl RunArgs {
                 seed,
                 count: self.fault_count.unwrap_or(1),
                 max_hit: self.fault_max_hit.unwrap_or(20),
+            }),
+            resilient: self.resilient.map(|mode| Resilient {
+                mode: match mode {
+                    ResilientArg::Flat => ResilientMode::Flat,
+                    ResilientArg::Hier => ResilientMode::Hier,
+                },
+                k: self.resilient_k,
+                threshold: self.resilient_threshold,
+                policy: self.resilient_policy.clone(),
+                check: self.resilient_check.map(|c| match c {
+                    CheckArg::Log => ResilientCheck::Log,
+                    CheckArg::Agree => ResilientCheck::Agree,
+                }),
             }),
         }
     }
@@ -233,6 +298,27 @@ fn parse_max_hit(s: &str) -> Result<u64, String> {
         Ok(n) => Ok(n),
         Err(_) => Err("not a whole number".into()),
     }
+}
+
+fn parse_group_size(s: &str) -> Result<usize, String> {
+    let k: i64 = s.parse().map_err(|_| "not a whole number".to_string())?;
+    if k < 2 {
+        return Err("a local group needs at least 2 ranks".into());
+    }
+    usize::try_from(k).map_err(|_| "too large".into())
+}
+
+fn parse_threshold(s: &str) -> Result<usize, String> {
+    let n: i64 = s.parse().map_err(|_| "not a whole number".to_string())?;
+    if n < 1 {
+        return Err("must be at least 1 (a communicator size)".into());
+    }
+    usize::try_from(n).map_err(|_| "too large".into())
+}
+
+fn parse_policy(s: &str) -> Result<ResilientPolicy, String> {
+    s.parse()
+        .map_err(|e: pertinax_launch::PolicyParseError| e.to_string())
 }
 
 fn parse_env(s: &str) -> Result<(OsString, OsString), String> {
@@ -320,6 +406,7 @@ mod tests {
         assert_eq!(spec.heartbeat, None);
         assert!(spec.kills.is_empty());
         assert_eq!(spec.random_faults, None);
+        assert_eq!(spec.resilient, None);
     }
 
     #[test]
@@ -421,5 +508,104 @@ mod tests {
         assert!(bad(&["--fault-seed", "1", "--fault-count", "0"]));
         assert!(bad(&["--fault-seed", "1", "--fault-max-hit", "0"]));
         assert!(bad(&["--fault-seed", "-1"]));
+    }
+
+    #[test]
+    fn resilient_options() {
+        let resilient = |opts: &[&str]| {
+            let mut args = vec!["-n", "4"];
+            args.extend_from_slice(opts);
+            args.extend(["--", "prog"]);
+            parse(&args).unwrap().to_spec().resilient
+        };
+        assert_eq!(
+            resilient(&["--resilient"]),
+            Some(Resilient::new(ResilientMode::Flat))
+        );
+        assert_eq!(
+            resilient(&["--resilient=flat"]),
+            Some(Resilient::new(ResilientMode::Flat))
+        );
+        assert_eq!(
+            resilient(&["--resilient=hier"]),
+            Some(Resilient::new(ResilientMode::Hier))
+        );
+        assert_eq!(
+            resilient(&[
+                "--resilient=hier",
+                "--resilient-k",
+                "2",
+                "--resilient-threshold",
+                "1",
+                "--resilient-policy",
+                "bcast=ignore, recv=stop",
+                "--resilient-check",
+                "agree",
+            ]),
+            Some(Resilient {
+                mode: ResilientMode::Hier,
+                k: Some(2),
+                threshold: Some(1),
+                policy: Some("bcast=ignore,recv=stop".parse().unwrap()),
+                check: Some(ResilientCheck::Agree),
+            })
+        );
+        let r = resilient(&["--resilient", "--resilient-check", "log"]).unwrap();
+        assert_eq!(r.check, Some(ResilientCheck::Log));
+        // Without a value, `--resilient` does not take the program as its
+        // mode.
+        let r = parse(&["-n", "2", "--resilient", "hier"]).unwrap();
+        assert_eq!(r.resilient, Some(ResilientArg::Flat));
+        assert_eq!(r.command, vec![OsString::from("hier")]);
+    }
+
+    #[test]
+    fn malformed_resilient_options_are_rejected() {
+        let err = |opts: &[&str]| {
+            let mut args = vec!["-n", "2"];
+            args.extend_from_slice(opts);
+            args.extend(["--", "prog"]);
+            match parse(&args) {
+                Ok(r) => panic!("{opts:?} accepted: {r:?}"),
+                Err(e) => e.to_string(),
+            }
+        };
+        for opt in [
+            &["--resilient-k", "4"][..],
+            &["--resilient-threshold", "8"],
+            &["--resilient-policy", "bcast=stop"],
+            &["--resilient-check", "agree"],
+        ] {
+            let e = err(opt);
+            assert!(
+                e.contains("--resilient[=<MODE>]"),
+                "{opt:?} needs --resilient: {e}"
+            );
+        }
+        assert!(err(&["--resilient=ring"]).contains("invalid value 'ring'"));
+        assert!(err(&["--resilient="]).contains("a value is required"));
+        let e = err(&["--resilient", "--resilient-k", "1"]);
+        assert!(e.contains("a local group needs at least 2 ranks"), "{e}");
+        assert!(err(&["--resilient", "--resilient-k", "0"]).contains("at least 2"));
+        assert!(err(&["--resilient", "--resilient-k", "-3"]).contains("at least 2"));
+        assert!(err(&["--resilient", "--resilient-threshold", "-1"]).contains("at least 1"));
+        assert!(err(&["--resilient", "--resilient-k", "two"]).contains("not a whole number"));
+        let e = err(&["--resilient", "--resilient-threshold", "0"]);
+        assert!(e.contains("must be at least 1"), "{e}");
+        let e = err(&[
+            "--resilient",
+            "--resilient-policy",
+            "bcast=stop,alltoall=ignore",
+        ]);
+        assert!(e.contains("unknown operation kind 'alltoall'"), "{e}");
+        let e = err(&["--resilient", "--resilient-policy", "recv=retry"]);
+        assert!(
+            e.contains("unknown action 'retry' for recv (expected ignore or stop)"),
+            "{e}"
+        );
+        let e = err(&["--resilient", "--resilient-policy", "bcast"]);
+        assert!(e.contains("'bcast' is not KIND=ACTION"), "{e}");
+        let e = err(&["--resilient", "--resilient-check", "vote"]);
+        assert!(e.contains("invalid value 'vote'"), "{e}");
     }
 }

@@ -91,6 +91,31 @@ fn first_failure_in_time_gives_the_status() {
 }
 
 #[test]
+fn with_resilient_a_rank_that_dies_does_not_fail_the_job() {
+    let script = "case $PERTINAX_RANK in 1) kill -9 $$;; 2) kill -SEGV $$;; esac; sleep 0.2";
+    let o = run_sh(3, &[], script);
+    assert_eq!(o.code, Some(137), "{o:?}");
+    let o = run_sh(3, &["--resilient"], script);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    // The deaths are still told.
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", o.stderr);
+    assert!(o.stderr.contains("rank 1 (pid "), "{}", o.stderr);
+    assert!(o.stderr.contains("killed by SIGKILL"), "{}", o.stderr);
+    assert!(o.stderr.contains("killed by SIGSEGV"), "{}", o.stderr);
+    // A survivor that fails on its own still gives the status.
+    let o = run_sh(
+        3,
+        &["--resilient=hier"],
+        "case $PERTINAX_RANK in 1) kill -9 $$;; 2) sleep 0.2; exit 3;; esac",
+    );
+    assert_eq!(o.code, Some(3), "{o:?}");
+    // And when every rank died, nobody continued: the job failed.
+    let o = run_sh(2, &["--resilient"], "kill -SEGV $$");
+    assert_eq!(o.code, Some(139), "{o:?}");
+}
+
+#[test]
 fn programs_that_do_not_speak_the_protocol_succeed() {
     let sb = Sandbox::new();
     let o = sb.run(&["run", "-n", "3", "--", "true"], BOUND);
@@ -107,6 +132,55 @@ fn environment_options_reach_the_ranks() {
     );
     assert_eq!(o.code, Some(0), "{o:?}");
     assert_eq!(o.lines(), ["hi there/1", "hi there/1"]);
+}
+
+#[test]
+fn resilient_options_reach_every_process() {
+    let show = "echo ${PERTINAX_RESILIENT-unset} ${PERTINAX_RESILIENT_K-unset} \
+                ${PERTINAX_RESILIENT_THRESHOLD-unset} ${PERTINAX_RESILIENT_POLICY-unset} \
+                ${PERTINAX_RESILIENT_CHECK-unset}";
+    let o = run_sh(2, &[], show);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(o.lines(), ["unset unset unset unset unset"; 2]);
+    let o = run_sh(2, &["--resilient"], show);
+    assert_eq!(o.lines(), ["flat unset unset unset unset"; 2], "{o:?}");
+    let o = run_sh(
+        2,
+        &[
+            "--resilient=hier",
+            "--resilient-k",
+            "4",
+            "--resilient-threshold",
+            "16",
+            "--resilient-policy",
+            "bcast=ignore, recv=stop",
+            "--resilient-check",
+            "agree",
+            "--spares",
+            "1",
+        ],
+        show,
+    );
+    assert_eq!(o.code, Some(0), "{o:?}");
+    // Two ranks and the spare.
+    assert_eq!(
+        o.lines(),
+        ["hier 4 16 bcast=ignore,recv=stop agree"; 3],
+        "{o:?}"
+    );
+}
+
+#[test]
+fn without_resilient_the_variables_are_not_inherited_from_the_launcher() {
+    // The outer job's rank is a launcher that inherits PERTINAX_RESILIENT*;
+    // its own rank must not see them.
+    let inner = format!(
+        "{} run -n 1 -- sh -c 'echo \"${{PERTINAX_RESILIENT-unset}} ${{PERTINAX_RESILIENT_K-unset}}\"'",
+        common::PERTINAX
+    );
+    let o = run_sh(1, &["--resilient=hier", "--resilient-k", "3"], &inner);
+    assert_eq!(o.code, Some(0), "{o:?}");
+    assert_eq!(o.lines(), ["unset unset"], "{o:?}");
 }
 
 #[test]
@@ -264,6 +338,42 @@ fn bad_fault_tolerance_options_exit_2_with_one_clear_line() {
     run(
         &["--max-spawn", "5000"],
         "2 ranks + 0 spares + 5000 slots for spawned processes exceed the limit of 4096 process slots",
+    );
+}
+
+#[test]
+fn bad_resilient_options_exit_2_with_one_clear_line() {
+    let run = |opts: &[&str], message: &str| {
+        let mut args = vec!["run", "-n", "2"];
+        args.extend_from_slice(opts);
+        args.extend(["--", "true"]);
+        check_usage_error(&args, message);
+    };
+    run(&["--resilient-k", "4"], "--resilient[=<MODE>]");
+    run(&["--resilient-check", "agree"], "--resilient[=<MODE>]");
+    run(
+        &["--resilient=tree"],
+        "invalid value 'tree' for '--resilient[=<MODE>]'",
+    );
+    run(
+        &["--resilient=hier", "--resilient-k", "1"],
+        "invalid value '1' for '--resilient-k <K>': a local group needs at least 2 ranks",
+    );
+    run(
+        &["--resilient=hier", "--resilient-threshold", "0"],
+        "invalid value '0' for '--resilient-threshold <S>': must be at least 1",
+    );
+    run(
+        &["--resilient", "--resilient-policy", "bcast=ignore,allreduce=stop"],
+        "unknown operation kind 'allreduce' (expected bcast, reduce, gather, scatter, send or recv)",
+    );
+    run(
+        &["--resilient", "--resilient-policy", "send=drop"],
+        "unknown action 'drop' for send (expected ignore or stop)",
+    );
+    run(
+        &["--resilient", "--resilient-k", "4"],
+        "--resilient-k applies to the hierarchical mode only: use --resilient=hier",
     );
 }
 

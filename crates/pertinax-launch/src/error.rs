@@ -76,6 +76,22 @@ pub enum LaunchError {
         /// The timeout.
         timeout: Duration,
     },
+    /// Resilient communicators with local groups of fewer than 2 ranks.
+    #[error("--resilient-k {k}: the local groups of the hierarchical mode need at least 2 ranks")]
+    ResilientK {
+        /// The size asked for.
+        k: usize,
+    },
+    /// Resilient communicators with a hierarchy threshold of 0.
+    #[error("--resilient-threshold must be at least 1 (a communicator size)")]
+    ResilientThreshold,
+    /// A setting of the hierarchical mode for the flat mode, where it would
+    /// be ignored.
+    #[error("{option} applies to the hierarchical mode only: use --resilient=hier")]
+    ResilientFlat {
+        /// The option.
+        option: &'static str,
+    },
     /// The job asked for rings larger than the launcher allows.
     #[error("rings of {ring_bytes} bytes requested; at most {max} are supported")]
     RingTooLarge {
@@ -139,6 +155,9 @@ impl LaunchError {
                 | LaunchError::TimedPanic { .. }
                 | LaunchError::FaultVictims { .. }
                 | LaunchError::Heartbeat { .. }
+                | LaunchError::ResilientK { .. }
+                | LaunchError::ResilientThreshold
+                | LaunchError::ResilientFlat { .. }
                 | LaunchError::RingTooLarge { .. }
                 | LaunchError::Program { .. }
         )

@@ -25,6 +25,7 @@ use crate::event::Event;
 use crate::fault::{faults_env, FaultSignal, Kill, KillWhen};
 use crate::output::{self, Sink};
 use crate::report::JobReport;
+use crate::resilient::{self, Resilient};
 use crate::signal::SignalWatch;
 use crate::spec::{default_ring_bytes, resolve_program, Heartbeat, JobSpec, ParentFailure};
 use crate::supervise::{Config, NewProc, Started, Starter, Supervisor};
@@ -127,6 +128,9 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
             max: MAX_RING_BYTES,
         });
     }
+    if let Some(r) = &spec.resilient {
+        r.validate()?;
+    }
     let kills = spec.kills.iter().chain(&schedule).cloned().collect();
     Ok(Plan {
         capacity,
@@ -161,7 +165,9 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
 /// beyond [`MAX_RANKS`], [`LaunchError::TooManySlots`] beyond
 /// [`MAX_SLOTS`], [`LaunchError::KillRank`], [`LaunchError::TimedPanic`],
 /// [`LaunchError::FaultVictims`] and [`LaunchError::Heartbeat`] for
-/// impossible fault or heartbeat options, [`LaunchError::RingTooLarge`]
+/// impossible fault or heartbeat options, [`LaunchError::ResilientK`],
+/// [`LaunchError::ResilientThreshold`] and [`LaunchError::ResilientFlat`]
+/// for impossible settings of resilient communicators, [`LaunchError::RingTooLarge`]
 /// beyond [`MAX_RING_BYTES`], [`LaunchError::Program`] when the program
 /// cannot be run, [`LaunchError::Spawn`] when a process cannot be started
 /// at launch, and [`LaunchError::Segment`] or [`LaunchError::Os`] when the
@@ -203,6 +209,11 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
         events,
         kills: &plan.kills,
         heartbeat: spec.heartbeat.map(|h| h.env()),
+        resilient: spec
+            .resilient
+            .as_ref()
+            .map(Resilient::env)
+            .unwrap_or_default(),
     };
     let start = Instant::now();
     // All processes first, then their helper threads: the processes start
@@ -241,6 +252,7 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
             .collect(),
         on_parent_failure: spec.on_parent_failure,
         schedule: plan.schedule.clone(),
+        resilient: spec.resilient.is_some(),
     };
     let report = Supervisor::new(&seg, &children, &launcher, cfg, started, start).run(&rx);
     drop(deaths);
@@ -317,6 +329,8 @@ struct Launcher<'a> {
     events: Sender<Event>,
     kills: &'a [Kill],
     heartbeat: Option<String>,
+    /// The resilient communicators' variables (empty when off).
+    resilient: Vec<(&'static str, String)>,
 }
 
 impl Launcher<'_> {
@@ -325,6 +339,12 @@ impl Launcher<'_> {
     fn spawn(&self, l: &Launch<'_>) -> Result<Spawned, LaunchError> {
         let (ours, theirs) = UnixStream::pair().map_err(os("create a control socket"))?;
         let mut cmd = Command::new(l.program);
+        // Without `--resilient` the program must not find the layer's
+        // variables, even in the launcher's own environment; `-x` may
+        // still set them.
+        for var in resilient::VARS {
+            cmd.env_remove(var);
+        }
         cmd.arg0(l.arg0)
             .args(l.args)
             .envs(self.spec.env.iter().map(|(k, v)| (k, v)))
@@ -431,6 +451,9 @@ impl Launcher<'_> {
         }
         if let Some(hb) = &self.heartbeat {
             vars.push((env::HEARTBEAT, hb.into()));
+        }
+        for (var, value) in &self.resilient {
+            vars.push((var, value.into()));
         }
         vars
     }

@@ -29,6 +29,10 @@
 //! - **Fault injection** ([`Kill`], [`RandomFaults`]): the launcher signals
 //!   ranks at given times, or passes fault points for them to die at; such
 //!   deaths are reported as injected and do not make the job fail.
+//! - **Resilient communicators** ([`Resilient`]): the launcher passes the
+//!   layer's settings to every process, and while some rank survives, the
+//!   death of a rank does not make the job fail (the survivors continue by
+//!   design).
 //! - Nothing outlives the launcher: processes run in their own process
 //!   groups, die with it (`PR_SET_PDEATHSIG`), and [`run`] kills and reaps
 //!   everything it started on every way out.
@@ -58,6 +62,7 @@ mod notify;
 mod output;
 mod panic;
 mod report;
+mod resilient;
 mod signal;
 mod spec;
 mod supervise;
@@ -68,6 +73,7 @@ pub use job::{run, MAX_RANKS, MAX_RING_BYTES, MAX_SLOTS};
 pub use notify::{notify_failure, notify_finalized, notify_shutdown};
 pub use panic::Panic;
 pub use report::{Cause, JobReport, ProcOutcome, Role, Stop, StopCause};
+pub use resilient::{PolicyParseError, Resilient, ResilientCheck, ResilientMode, ResilientPolicy};
 pub use spec::{
     default_ring_bytes, resolve_program, Heartbeat, HeartbeatMode, JobSpec, ParentFailure,
 };

@@ -123,13 +123,23 @@ impl ProcOutcome {
         )
     }
 
+    /// It died rather than ended on its own: a signal killed it (whoever
+    /// sent it; a crash is a signal too), or it panicked (exit code 101,
+    /// how a Rust program ends after a panic).
+    pub fn died(&self) -> bool {
+        matches!(self.end, ExitKind::Signal(_) | ExitKind::Code(101))
+    }
+
     /// Whether this failure may give the job its exit status: not an
     /// injected death, nor a kill because the parent failed (the parent's
-    /// own failure tells).
-    fn gives_status(&self) -> bool {
+    /// own failure tells), nor a death that the survivors outlive by design
+    /// (`survivors_continue`: resilient communicators and a rank alive).
+    fn gives_status(&self, survivors_continue: bool) -> bool {
+        let outlived = survivors_continue && self.died();
         self.is_abnormal()
             && !self.is_injected()
             && !matches!(self.cause, Some(Cause::ParentFailed { .. }))
+            && !outlived
     }
 
     /// The exit status this process gives the job when it is the first
@@ -188,6 +198,10 @@ pub struct JobReport {
     pub elapsed: Duration,
     /// The seeded fault schedule, if the job had one (in rank order).
     pub schedule: Vec<Kill>,
+    /// The job ran resilient communicators
+    /// ([`JobSpec::resilient`](crate::JobSpec::resilient)): deaths do not
+    /// give the exit status while a rank survives.
+    pub resilient: bool,
 }
 
 impl JobReport {
@@ -241,8 +255,20 @@ impl JobReport {
     /// a member that exits 0 without finalizing. An abort's code is passed
     /// on as the process gave it, so it may lie outside 0..=255; a process
     /// exit status keeps its low byte.
+    ///
+    /// With resilient communicators ([`resilient`](JobReport::resilient)),
+    /// the survivors continue by design when ranks die: a member that died
+    /// (see [`ProcOutcome::died`]: killed, crashed, panicked) is listed but
+    /// does not give the status either, so the status comes from the
+    /// members that ended on their own. Unless every rank died: then
+    /// nobody continued, and the status is computed as without resilient
+    /// communicators.
     pub fn exit_code(&self) -> i32 {
-        let first = self.own_failures().into_iter().find(|r| r.gives_status());
+        let survivors_continue = self.resilient && self.ranks.iter().any(|r| !r.died());
+        let first = self
+            .own_failures()
+            .into_iter()
+            .find(|r| r.gives_status(survivors_continue));
         match (first, &self.stop) {
             (Some(r), _) => r.exit_status(),
             (None, Some(stop)) => match &stop.cause {
@@ -427,6 +453,7 @@ mod tests {
             stop,
             elapsed: ms(500),
             schedule: Vec::new(),
+            resilient: false,
         }
     }
 
@@ -606,6 +633,84 @@ mod tests {
         // A real failure after injected ones gives the status.
         r.ranks[0].end = ExitKind::Code(4);
         assert_eq!(r.exit_code(), 4);
+    }
+
+    #[test]
+    fn with_resilient_communicators_deaths_are_listed_but_keep_status_0() {
+        let p = Panic {
+            thread: "main".into(),
+            place: "src/main.rs:7:5".into(),
+            message: "boom".into(),
+        };
+        let mut panicked = rank(3, ExitKind::Code(101), 300, false);
+        panicked.panic = Some(p);
+        let mut r = report(
+            vec![
+                rank(0, ExitKind::Code(0), 500, true),
+                rank(1, ExitKind::Signal(libc::SIGKILL), 100, false),
+                rank(2, ExitKind::Signal(libc::SIGSEGV), 200, false),
+                panicked,
+                rank(4, ExitKind::Code(0), 450, true),
+            ],
+            None,
+        );
+        let deaths = "pertinax: rank 1 (pid 4241) killed by SIGKILL at 0.1 s\n\
+                      pertinax: rank 2 (pid 4242) killed by SIGSEGV at 0.2 s\n\
+                      pertinax: rank 3 (pid 4243) panicked at src/main.rs:7:5 at 0.3 s: boom";
+        check(&r, 137, Some(deaths));
+        r.resilient = true;
+        check(&r, 0, Some(deaths));
+        // A spawned process that dies is a death like a rank's.
+        r.others = vec![with(
+            rank(5, ExitKind::Signal(libc::SIGKILL), 350, false),
+            Role::Spawned {
+                parent: 0,
+                index: 0,
+            },
+            None,
+        )];
+        assert_eq!(r.exit_code(), 0);
+        // A process that ends on its own with a failure still fails the
+        // job, even after the deaths.
+        r.ranks[4].end = ExitKind::Code(3);
+        assert_eq!(r.exit_code(), 3);
+        r.ranks[4].end = ExitKind::Code(0);
+        // So does the launcher's stop.
+        r.stop = Some(Stop {
+            at: ms(600),
+            cause: StopCause::Timeout { limit: ms(600) },
+        });
+        assert_eq!(r.exit_code(), 124);
+    }
+
+    #[test]
+    fn with_resilient_communicators_the_death_of_every_rank_fails_the_job() {
+        let mut r = report(
+            vec![
+                rank(0, ExitKind::Signal(libc::SIGSEGV), 300, false),
+                rank(1, ExitKind::Signal(libc::SIGKILL), 100, false),
+            ],
+            None,
+        );
+        r.resilient = true;
+        check(
+            &r,
+            137,
+            Some(
+                "pertinax: rank 1 (pid 4241) killed by SIGKILL at 0.1 s\n\
+                 pertinax: rank 0 (pid 4240) killed by SIGSEGV at 0.3 s",
+            ),
+        );
+        // As without resilient communicators, injected deaths do not count.
+        r.ranks[1].cause = Some(Cause::Launcher {
+            signal: libc::SIGKILL,
+        });
+        assert_eq!(r.exit_code(), 139);
+        // One rank that ended on its own is a survivor, whatever its code.
+        r.ranks[1] = rank(1, ExitKind::Code(0), 400, true);
+        assert_eq!(r.exit_code(), 0);
+        r.ranks[1].end = ExitKind::Code(2);
+        assert_eq!(r.exit_code(), 2);
     }
 
     #[test]

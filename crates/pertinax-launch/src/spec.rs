@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::error::ProgramProblem;
 use crate::fault::{Kill, RandomFaults};
+use crate::resilient::Resilient;
 
 /// Search path used when `PATH` is not set (as `execvp` does).
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
@@ -46,6 +47,11 @@ pub struct JobSpec {
     pub kills: Vec<Kill>,
     /// A seeded schedule of injected faults, added to `kills`.
     pub random_faults: Option<RandomFaults>,
+    /// Resilient communicators: their settings go to every process, and
+    /// ranks that die do not fail the job while one survives; off when
+    /// `None` (the `PERTINAX_RESILIENT*` variables are then not set, not
+    /// even inherited from the launcher's environment).
+    pub resilient: Option<Resilient>,
 }
 
 impl JobSpec {
@@ -66,6 +72,7 @@ impl JobSpec {
             heartbeat: None,
             kills: Vec::new(),
             random_faults: None,
+            resilient: None,
         }
     }
 }

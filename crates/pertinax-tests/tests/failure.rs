@@ -16,6 +16,28 @@ fn a_crashing_peer_gives_proc_failed_not_a_hang() {
     );
 }
 
+/// With resilient communicators the survivors continue by design: a rank
+/// that crashes on its own (not an injected fault, which never fails the
+/// job) is reported, but the job exits 0 when the others exit 0; unless
+/// every rank died.
+#[test]
+fn with_resilient_a_crashing_peer_does_not_fail_the_job() {
+    let j = run(Spec::new(3, &["peerdeath"])
+        .launcher_arg("--resilient")
+        .bound(30));
+    assert_eq!(j.code, Some(0), "{}", j.stderr);
+    assert_eq!(j.oks(), 2, "{}\n{}", j.stdout, j.stderr);
+    assert!(
+        j.stderr.contains("rank 2") && j.stderr.contains("SIGABRT"),
+        "{}",
+        j.stderr
+    );
+    let j = run(Spec::new(1, &["peerdeath"])
+        .launcher_arg("--resilient")
+        .bound(30));
+    assert_eq!(j.code, Some(134), "the only rank died: {}", j.stderr);
+}
+
 #[test]
 fn sigkill_of_a_rank_reaches_blocked_receivers() {
     for n in [2, 4, 8] {

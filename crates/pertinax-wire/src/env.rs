@@ -36,6 +36,30 @@ pub const HEARTBEAT: &str = "PERTINAX_HEARTBEAT";
 /// take part in the fence where ranks learn it.
 pub const CMA_ALL: &str = "PERTINAX_CMA_ALL";
 
+/// Resilient communicators (`pertinax run --resilient[=MODE]`): `flat` or
+/// `hier`. Set, the program's communicators continue with the survivors
+/// when ranks fail; unset, the program behaves as a plain MPI program. The
+/// four `RESILIENT_*` variables below are set only with it, and each only
+/// when its option was given (the runtime's default applies otherwise).
+pub const RESILIENT: &str = "PERTINAX_RESILIENT";
+/// Largest size of the local groups of the hierarchical mode (decimal, at
+/// least 2; `--resilient-k`).
+pub const RESILIENT_K: &str = "PERTINAX_RESILIENT_K";
+/// Communicator size from which the hierarchical mode builds its hierarchy;
+/// smaller communicators are handled flat (decimal, at least 1;
+/// `--resilient-threshold`).
+pub const RESILIENT_THRESHOLD: &str = "PERTINAX_RESILIENT_THRESHOLD";
+/// What an operation does when the rank it depends on has failed:
+/// comma-separated `KIND=ACTION` items, `KIND` one of `bcast`, `reduce`,
+/// `gather`, `scatter`, `send`, `recv` and `ACTION` `ignore` or `stop`;
+/// kinds not named keep their default (`--resilient-policy`). The launcher
+/// checks the syntax and passes the items on, comma-separated.
+pub const RESILIENT_POLICY: &str = "PERTINAX_RESILIENT_POLICY";
+/// The failure check of resilient collectives: `log` or `agree` (an
+/// agreement after every collective, the Legio baseline;
+/// `--resilient-check`).
+pub const RESILIENT_CHECK: &str = "PERTINAX_RESILIENT_CHECK";
+
 /// Tunables read by the runtime (all optional).
 pub mod tune {
     /// Largest message sent eagerly through the ring (bytes).

@@ -89,6 +89,8 @@ pub(crate) struct Config {
     pub on_parent_failure: ParentFailure,
     /// The seeded fault schedule, for the report.
     pub schedule: Vec<Kill>,
+    /// The job runs resilient communicators, for the report.
+    pub resilient: bool,
 }
 
 /// What the loop knows about one process.
@@ -721,6 +723,7 @@ impl<'a> Supervisor<'a> {
             stop: self.stop,
             elapsed,
             schedule: self.cfg.schedule,
+            resilient: self.cfg.resilient,
         }
     }
 }

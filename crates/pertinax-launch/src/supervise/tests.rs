@@ -109,6 +109,7 @@ fn fixture_with(ranks: usize, spares: usize, capacity: usize) -> Fixture {
             timed: Vec::new(),
             on_parent_failure: ParentFailure::Continue,
             schedule: Vec::new(),
+            resilient: false,
         },
     }
 }
@@ -138,6 +139,7 @@ fn supervise_spawning(
             timed: Vec::new(),
             on_parent_failure: ParentFailure::Continue,
             schedule: Vec::new(),
+            resilient: false,
         },
     );
     let (seg, children) = (&f.seg, &f.children);
