@@ -26,13 +26,21 @@ const SEQ_MASK: u64 = (1 << 62) - 1;
 /// a failure reaches the ranks in different operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Check {
-    /// Survivors log what laggards would need and replay it after a repair
-    /// (the default: the fault-free path pays a copy of each result).
+    /// Legio's approach (the default): an agreement after every collective
+    /// decides whether it succeeded everywhere, and if not everybody
+    /// repeats it after the repair. Right for every program.
     #[default]
-    Log,
-    /// Legio's approach, for comparison: an agreement after every
-    /// collective decides whether it succeeded everywhere.
     Agree,
+    /// No agreement on the fault-free path: survivors log what laggards
+    /// would need (a copy of each result or input) and replay it after a
+    /// repair. Only for programs whose ranks, between two collectives of
+    /// this communicator, never wait for one another outside them (no
+    /// point-to-point, no collective on another communicator in between;
+    /// computation and file I/O are fine), like NAS EP: a survivor that
+    /// finished a collective must be able to come back and replay it for
+    /// a laggard, which it cannot do while blocked in a receive from that
+    /// laggard.
+    Log,
 }
 
 /// The configuration of resilient communicators.
@@ -49,7 +57,7 @@ impl Config {
     /// environment, or `None` when the job is not resilient:
     /// `PERTINAX_RESILIENT` (`flat`; unset, empty or `off`: not resilient),
     /// `PERTINAX_RESILIENT_POLICY` (see [`Policy::parse`]) and
-    /// `PERTINAX_RESILIENT_CHECK` (`log` or `agree`).
+    /// `PERTINAX_RESILIENT_CHECK` (`agree`, the default, or `log`).
     ///
     /// # Errors
     /// [`Error::Policy`] for a value it does not understand.
@@ -66,8 +74,8 @@ impl Config {
         }
         let policy = Policy::parse(&var("PERTINAX_RESILIENT_POLICY"))?;
         let check = match var("PERTINAX_RESILIENT_CHECK").trim() {
-            "" | "log" => Check::Log,
-            "agree" => Check::Agree,
+            "" | "agree" => Check::Agree,
+            "log" => Check::Log,
             other => {
                 return Err(Error::Policy(format!(
                     "PERTINAX_RESILIENT_CHECK={other}: expected log or agree"
@@ -184,6 +192,12 @@ impl fmt::Debug for Resilient {
             .field("config", &self.cfg)
             .finish()
     }
+}
+
+/// Whether `PERTINAX_RESILIENT_TRACE` asks for a line per repair on stderr.
+fn trace() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PERTINAX_RESILIENT_TRACE").is_some_and(|v| v != "0"))
 }
 
 /// Original rank → position in `map`.
@@ -422,7 +436,12 @@ impl Resilient {
                 }
             };
             match r {
-                Err(e) if e.is_fault() => self.repair()?,
+                Err(e) if e.is_fault() => {
+                    if trace() {
+                        eprintln!("resilient[{}]: {what:?} failed: {e}", self.me);
+                    }
+                    self.repair()?
+                }
                 r => return r,
             }
         }
@@ -485,6 +504,18 @@ impl Resilient {
         }
         let value = (if create { CREATE } else { REPAIR } << 62) | st.seq;
         let (new, vals) = st.cur.shrink_gather(value)?;
+        if trace() {
+            eprintln!(
+                "resilient[{}]: round create={create} seq={} ctx={} -> ctx={} values {:?}",
+                self.me,
+                st.seq,
+                st.cur.context_id(),
+                new.context_id(),
+                vals.iter()
+                    .map(|v| v.map(|v| (v >> 62, v & SEQ_MASK)))
+                    .collect::<Vec<_>>()
+            );
+        }
         let alive = survivors(&st.cur_to_orig, &vals);
         if create && vals.iter().all(|v| v.is_none_or(|v| v == value)) {
             return Ok(Some((new, alive)));
@@ -977,7 +1008,11 @@ mod tests {
             Err(pertinax::Error::AlreadyInitialized) => return,
             Err(e) => panic!("{e}"),
         };
-        let r = Resilient::with_config(&u.world(), Config::default()).unwrap();
+        let cfg = Config {
+            check: Check::Log,
+            ..Config::default()
+        };
+        let r = Resilient::with_config(&u.world(), cfg).unwrap();
         let mut b = [5u32];
         assert!(r.bcast(&mut b, 0).unwrap().is_complete());
         let mut s = [0u32];

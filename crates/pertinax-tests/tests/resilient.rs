@@ -1,0 +1,181 @@
+//! Resilient communicators (`pertinax-resilient`) with real jobs and real
+//! kills: roots and non-roots, before, during and after collectives, in
+//! agreements, with both checks (`agree`, the default, on a program that
+//! mixes collectives, point-to-point, dup and split; `log` on a
+//! collective-only program). Every survivor must finish with every result
+//! checked and the same digest of results and outcomes.
+
+mod common;
+use common::{run, Job, Spec};
+
+fn resprog() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-resprog"))
+}
+
+/// Policy under which a failed root or peer is skipped (the program checks
+/// the outcomes).
+const IGNORE: &str = "bcast=ignore,scatter=ignore,recv=ignore";
+
+/// Runs `pertinax-resprog ops ROUNDS MODE` on `n` ranks with `check` and
+/// the launcher options `extra`.
+fn ops(n: usize, check: &str, mode: &str, rounds: u32, extra: &[&str]) -> Job {
+    let rounds = rounds.to_string();
+    let mut s = Spec::new(n, &["ops", &rounds, mode])
+        .program(resprog())
+        .bound(60)
+        .launcher_arg("--resilient")
+        .launcher_arg("--resilient-check")
+        .launcher_arg(check)
+        .launcher_arg("--resilient-policy")
+        .launcher_arg(IGNORE);
+    for a in extra {
+        s = s.launcher_arg(a);
+    }
+    run(s)
+}
+
+/// Checks a job: exit 0, at least `survivors` ranks finished, none failed a
+/// check, all with the same digest; returns the digest.
+fn agreed(j: &Job, survivors: usize, what: &str) -> String {
+    assert!(
+        j.code == Some(0) && j.oks() >= survivors && !j.stdout.contains("FAIL"),
+        "{what}: code {:?}, {} OK\n{}\n{}",
+        j.code,
+        j.oks(),
+        j.stdout,
+        j.stderr
+    );
+    let digests: Vec<&str> = j
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("OK "))
+        .filter_map(|l| l.split("digest=").nth(1))
+        .collect();
+    assert!(
+        digests.windows(2).all(|w| w[0] == w[1]),
+        "{what}: survivors disagree {digests:?}\n{}",
+        j.stdout
+    );
+    digests[0].to_string()
+}
+
+#[test]
+fn without_failures_both_checks_give_the_plain_results() {
+    agreed(&ops(6, "agree", "full", 20, &[]), 6, "agree");
+    agreed(&ops(6, "log", "coll", 20, &[]), 6, "log");
+}
+
+/// (ranks, kill) pairs: roots and non-roots, at fault points before and
+/// after collectives, and in the library's agreements.
+const KILLS: [(usize, &str); 8] = [
+    (4, "0@res.before.bcast#3"),
+    (4, "2@res.after.bcast#5"),
+    (8, "0@res.before.reduce#4"),
+    (8, "5@res.after.allreduce#2"),
+    (6, "3@res.before.gather#3"),
+    (6, "3@res.before.scatter#4"),
+    (8, "7@ft.agree.enter#9"),
+    (5, "1@ft.agree.contributed#14"),
+];
+
+#[test]
+fn agree_survives_kills_before_and_after_collectives_and_in_agreements() {
+    for (n, k) in KILLS {
+        let j = ops(n, "agree", "full", 20, &["--kill", k]);
+        agreed(&j, n - 1, k);
+        let victim = k.split('@').next().unwrap_or("");
+        assert!(
+            j.stdout.contains(&format!("failed=[{victim}]")),
+            "{k}: the victim is not reported\n{}",
+            j.stdout
+        );
+    }
+}
+
+#[test]
+fn log_survives_kills_before_and_after_collectives() {
+    for (n, k) in KILLS.iter().filter(|(_, k)| !k.contains("agree")) {
+        let j = ops(*n, "log", "coll", 20, &["--kill", k]);
+        agreed(&j, n - 1, k);
+    }
+}
+
+#[test]
+fn kills_during_collectives() {
+    // Time-based kills land inside the library's collectives; 300 rounds
+    // take longer than the latest kill.
+    for (i, (n, t)) in [(4, 5), (6, 12), (8, 20), (5, 30)].into_iter().enumerate() {
+        let kill = format!("{}@{t}ms", (i * 3 + 1) % n);
+        for (check, mode) in [("agree", "full"), ("log", "coll")] {
+            let j = ops(n, check, mode, 300, &["--kill", &kill]);
+            agreed(&j, n - 1, &format!("{check} {kill}"));
+        }
+    }
+}
+
+/// A seeded random campaign: 1 to 3 victims among ranks 1..N−1, each killed
+/// at a random hit of any fault point (the program's and the library's).
+/// `PERTINAX_RESILIENT_CAMPAIGN_RUNS` sets the runs per check (60 by
+/// default).
+#[test]
+fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
+    let runs: u64 = std::env::var("PERTINAX_RESILIENT_CAMPAIGN_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    for seed in 1..=runs {
+        let n = 4 + (seed as usize % 5);
+        let c = 1 + (seed as usize % 3);
+        let (seed_s, c_s) = (seed.to_string(), c.to_string());
+        let faults = [
+            "--fault-seed",
+            &seed_s,
+            "--fault-count",
+            &c_s,
+            "--fault-max-hit",
+            "400",
+        ];
+        for (check, mode) in [("agree", "full"), ("log", "coll")] {
+            let j = ops(n, check, mode, 60, &faults);
+            agreed(&j, n - c, &format!("{check} seed {seed}"));
+        }
+    }
+}
+
+#[test]
+fn a_failed_root_stops_a_bcast_under_the_default_policy() {
+    let j = run(Spec::new(4, &["stop"])
+        .program(resprog())
+        .bound(60)
+        .launcher_arg("--resilient"));
+    assert!(
+        j.code == Some(0) && j.oks() == 3 && !j.stdout.contains("FAIL"),
+        "code {:?}\n{}\n{}",
+        j.code,
+        j.stdout,
+        j.stderr
+    );
+    assert_eq!(j.stdout.matches("sum=3").count(), 3, "{}", j.stdout);
+}
+
+#[test]
+fn survivors_write_their_parts_of_a_shared_file_after_a_failure() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("out.bin");
+    let p = path.display().to_string();
+    let j = run(Spec::new(5, &["ops", "10", "full"])
+        .program(resprog())
+        .bound(60)
+        .env("RESPROG_FILE", &p)
+        .launcher_arg("--resilient")
+        .launcher_arg("--resilient-policy")
+        .launcher_arg(IGNORE)
+        .launcher_arg("--kill")
+        .launcher_arg("2@res.before.allgather#4"));
+    agreed(&j, 4, "file");
+    let bytes = std::fs::read(&path).expect("output file");
+    for r in [0u64, 1, 3, 4] {
+        let at = (r * 8) as usize;
+        assert_eq!(bytes[at..at + 8], r.to_le_bytes(), "rank {r}'s part");
+    }
+}
