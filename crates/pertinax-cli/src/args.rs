@@ -139,8 +139,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SPEC", value_parser = parse_policy, requires = "resilient")]
     pub resilient_policy: Option<ResilientPolicy>,
 
-    /// The failure check of resilient collectives: log, or agree (an
-    /// agreement after every collective, the Legio baseline).
+    /// How resilient collectives make sure no rank is left behind: agree
+    /// (default: an agreement after every collective, as Legio does), or
+    /// log (a replay log instead, for collective-only programs).
     #[arg(long, value_enum, value_name = "HOW", requires = "resilient")]
     pub resilient_check: Option<CheckArg>,
 
@@ -170,9 +171,10 @@ pub enum ResilientArg {
 /// `--resilient-check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CheckArg {
-    /// No agreement after collectives: the runtime's log of failures.
+    /// No agreement after collectives: survivors replay what laggards
+    /// missed from a log (collective-only programs).
     Log,
-    /// An agreement after every collective.
+    /// An agreement after every collective (the default).
     Agree,
 }
 
