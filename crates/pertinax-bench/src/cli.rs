@@ -5,6 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod resilient;
+
+pub use resilient::{
+    reps_for, ResCheck, ResComm, ResPart, ResilientArgs, ResilientOpts, REPAIR_AFTER,
+    REPAIR_WARMUP, RES_OPS,
+};
+
 /// Benchmarks of pertinax, launch by launch against Open MPI where it is
 /// installed.
 #[derive(Debug, Parser)]
@@ -36,7 +43,12 @@ pub enum Command {
     /// rank 0, every rank has the error, clean up) against ULFM revoke +
     /// agree (`c/propagate.c`), at several rank counts.
     Propagate(PropagateArgs),
-    /// pingpong, pingping, launch, coll, ft and propagate, one after another.
+    /// Resilient communicators: per-operation cost of `Resilient` (agree,
+    /// log) against the plain communicator, repair time after a kill, and
+    /// EP and screening end to end.
+    Resilient(ResilientArgs),
+    /// pingpong, pingping, launch, coll, ft, propagate and resilient, one
+    /// after another.
     All(AllArgs),
     /// The measuring side, run inside a job (`pertinax run -n 2 -- pertinax-bench worker pingpong`).
     Worker(WorkerArgs),
@@ -594,6 +606,13 @@ pub enum WorkerKind {
     /// --mode, --kill-file, --victim, --delay-ms, --agree-reps, --revoke,
     /// --spawn-reps.
     Ft,
+    /// Plain vs resilient collectives (`RES` lines); takes --comms, --ops,
+    /// --sizes, --reps, --warmup.
+    Resilient,
+    /// An allreduce loop through a failure (`REPAIR` line); takes --check,
+    /// --iters, --warmup; the victim dies at its fault point
+    /// `resilient.iter` (`pertinax run --kill N-1@resilient.iter#K`).
+    Repair,
 }
 
 /// Options of `worker`.
@@ -644,6 +663,15 @@ pub struct WorkerArgs {
     /// ft spawn: repetitions of each spawn size.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub spawn_reps: usize,
+    /// resilient: the communicators, in order (default plain,agree,log).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    pub comms: Vec<ResComm>,
+    /// repair: the check of the resilient communicator.
+    #[arg(long, value_enum, default_value = "agree")]
+    pub check: ResCheck,
+    /// repair: allreduce iterations in all.
+    #[arg(long, value_name = "N")]
+    pub iters: Option<usize>,
 }
 
 impl WorkerArgs {

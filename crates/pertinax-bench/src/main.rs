@@ -8,6 +8,7 @@
 //! pertinax-bench coll [--ranks 2,4,8,16] [--ops barrier,allreduce] [--sizes 8,64K] [--launches 3]
 //! pertinax-bench ft [--ranks 4,8,16] [--modes recv,allreduce,agreeblk,agree] [--parts compare,cost,replace,spawn]
 //! pertinax-bench propagate [--ranks 2,4,8,16] [--reps 1000] [--launches 3]
+//! pertinax-bench resilient [--parts overhead,repair,apps] [--ranks 2,4,8,16] [--repair-ranks 4,8,16]
 //! pertinax-bench all --launches 5
 //! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
 //! ```
@@ -48,7 +49,7 @@ use clap::Parser;
 
 use bench::p2p::Pattern;
 use bench::Context;
-use cli::{Cli, CollOpts, Command, FtOpts, PropagateOpts, WorkerArgs, WorkerKind};
+use cli::{Cli, CollOpts, Command, FtOpts, PropagateOpts, ResilientOpts, WorkerArgs, WorkerKind};
 
 fn main() -> Result<()> {
     let started = Instant::now();
@@ -81,7 +82,8 @@ fn main() -> Result<()> {
             bench::launch::run(&mut ctx, &a.ranks)?;
             bench::coll::run(&mut ctx, &a.common, &a.coll_ranks, &CollOpts::default())?;
             bench::ft::run(&mut ctx, &a.common, &FtOpts::default())?;
-            bench::propagate::run(&mut ctx, &a.common, &PropagateOpts::default())
+            bench::propagate::run(&mut ctx, &a.common, &PropagateOpts::default())?;
+            bench::resilient::run(&mut ctx, &a.common, &ResilientOpts::default())
         }
         Command::Ft(a) => {
             let mut ctx = Context::new(&a.common)?;
@@ -90,6 +92,10 @@ fn main() -> Result<()> {
         Command::Propagate(a) => {
             let mut ctx = Context::new(&a.common)?;
             bench::propagate::run(&mut ctx, &a.common, &a.propagate)
+        }
+        Command::Resilient(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::resilient::run(&mut ctx, &a.common, &a.resilient)
         }
     }
 }
@@ -103,6 +109,10 @@ fn worker_main(w: &WorkerArgs, started: Instant, started_real: f64) -> Result<()
     let world = u.world();
     if w.kind == WorkerKind::Ft {
         worker::ft(&u, &w.ft(started_real))?;
+    } else if w.kind == WorkerKind::Resilient {
+        worker::resilient(&world, &w.res())?;
+    } else if w.kind == WorkerKind::Repair {
+        worker::repair(&world, w.repair())?;
     } else if w.kind == WorkerKind::Coll {
         let c = w.coll();
         worker::coll(&world, &c.cases(), c.counts(false))?;

@@ -2,15 +2,18 @@
 //! measurement in the same format as the Open MPI anchor programs
 //! (`PP size=... t_half_us_med=... t_half_us_min=... bw_GBps=... reps=...`,
 //! `COLL op=... bytes=... ranks=... t_max_us_med=...`, `FT mode=... N=...
-//! det_min_ms=...`).
+//! det_min_ms=...`, `RES comm=... op=... t_max_us=...`, `REPAIR check=...
+//! repair_max_us=...`).
 
 mod coll;
 mod ft;
+mod resilient;
 
 use std::time::Instant;
 
 pub use coll::coll;
 pub use ft::{ft, real_s, FtParams};
+pub use resilient::{repair, resilient, RepairParams, ResParams, ITER_POINT};
 
 use anyhow::{anyhow, Result};
 use pertinax::Comm;

@@ -1,0 +1,100 @@
+//! Resilient communicators (`pertinax-resilient`): what they cost without
+//! failures, how long a repair takes, and what applications pay end to end.
+//!
+//! Three parts, each its own interleaved series of launches per rank count:
+//!
+//! - [`overhead`]: `pertinax run -n N -- <self> worker resilient`: 1-byte
+//!   barrier, bcast, reduce and allreduce on the plain communicator, on
+//!   `Resilient` with `Check::Agree` (an agreement after every collective,
+//!   Legio's approach and the library's default) and with `Check::Log`
+//!   (replay log, no agreement), all in one launch on identical code; at
+//!   the sweep's rank count also bcast, reduce and allreduce from 8 B to
+//!   1 MiB. Ratios resilient / plain per launch; the goal is judged at
+//!   8 ranks.
+//! - [`repair`]: `pertinax run -n N --kill N-1@resilient.iter#K -- <self>
+//!   worker repair --check C`: the survivors' allreduce that spans the
+//!   failure minus their fault-free call (detection + repair + redo).
+//! - [`apps`]: `pertinax-ep` and `pertinax-screen` plain, `--resilient` and
+//!   `--resilient --resilient-check log`, without failures: overhead %.
+//!
+//! The machine has few cores; every configuration with more ranks than
+//! cores is oversubscribed, and the tables say so.
+
+mod apps;
+mod overhead;
+mod repair;
+
+use anyhow::Result;
+
+use super::Context;
+use crate::cli::{Common, ResPart, ResilientOpts};
+use crate::report::num;
+use crate::run::Outcome;
+use crate::stats::Summary;
+
+/// Runs the parts `o` asks for and prints their tables.
+///
+/// # Errors
+/// When a program cannot be started.
+pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> {
+    ctx.out.text(&format!(
+        "\n## resilient: resilient communicators (pertinax-resilient) against the plain one\n\n\
+         This machine has {c} cores: every configuration with more than {c} ranks is \
+         oversubscribed (N/{c} ranks per core), so its times include waiting for a time slice.\n",
+        c = ctx.cores
+    ));
+    if o.wants(ResPart::Overhead) {
+        overhead::run(ctx, common, o)?;
+    }
+    if o.wants(ResPart::Repair) {
+        repair::run(ctx, common, o)?;
+    }
+    if o.wants(ResPart::Apps) {
+        apps::run(ctx, common, o)?;
+    }
+    Ok(())
+}
+
+/// `median (min–max)` over launches with `d` decimals ([`num`] when `d` is
+/// `None`), or `-`.
+fn spread(s: Option<Summary>, d: Option<usize>) -> String {
+    let f = |x: f64| d.map_or_else(|| num(x), |d| format!("{x:.d$}"));
+    s.map_or("-".into(), |s| {
+        format!("{} ({}–{})", f(s.median), f(s.min), f(s.max))
+    })
+}
+
+/// The last non-empty line of a launch's stderr, shortened.
+fn last_line(o: &Outcome) -> String {
+    o.stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(160)
+        .collect()
+}
+
+/// The head of a part: its title, every variant's command line, the
+/// placement.
+fn head(title: &str, variants: &[crate::run::Variant]) -> String {
+    let mut s = format!("\n### {title}\n\n");
+    for v in variants {
+        s.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_cells() {
+        let s = Summary::of(&[2.0, 1.0, 4.0]);
+        assert_eq!(spread(s, None), "2.000 (1.000–4.000)");
+        assert_eq!(spread(s, Some(2)), "2.00 (1.00–4.00)");
+        assert_eq!(spread(None, Some(1)), "-");
+    }
+}

@@ -1,0 +1,455 @@
+//! Options of `pertinax-bench resilient` and the communicator kinds its
+//! worker measures (a submodule, so that `cli.rs` stays one screenful per
+//! benchmark).
+
+use clap::{Args, ValueEnum};
+
+use super::{
+    cases, parse_coll_ranks, parse_ft_ranks, parse_sizes, CollOp, Common, Sizes, WorkerArgs,
+};
+use crate::worker::{RepairParams, ResParams};
+
+/// Options of `resilient`.
+#[derive(Clone, Debug, Args)]
+pub struct ResilientArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub resilient: ResilientOpts,
+}
+
+/// What the `resilient` benchmark runs (launches: `--launches`, default 3
+/// for overhead and apps, 5 for repair).
+#[derive(Clone, Debug, PartialEq, Eq, Args)]
+pub struct ResilientOpts {
+    /// Parts to run: overhead (per-operation cost, plain vs agree vs log),
+    /// repair (kill -> the allreduce that spans the failure), apps (EP and
+    /// screening end to end, when their binaries are built).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_enum,
+        default_value = "overhead,repair,apps"
+    )]
+    pub parts: Vec<ResPart>,
+
+    /// Overhead: rank counts of the 1-byte barrier, bcast, reduce and
+    /// allreduce; each gets its own interleaved launches.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "2,4,8,16",
+        value_parser = parse_coll_ranks
+    )]
+    pub ranks: Vec<usize>,
+
+    /// Overhead: the rank count whose launches also sweep the message
+    /// sizes (bcast, reduce, allreduce).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = parse_coll_ranks)]
+    pub sweep_ranks: usize,
+
+    /// Overhead: the sizes of the sweep (default 8 B to 1 MiB, powers of 8
+    /// and 1 MiB).
+    #[arg(long, value_name = "LIST", value_parser = parse_sizes)]
+    pub sizes: Option<Sizes>,
+
+    /// Overhead: calls per timed series up to 4 KiB (default 2000, 200
+    /// with --quick); above, fewer in proportion to the size, at least 20.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: Option<u32>,
+
+    /// Overhead: untimed calls before each series, scaled like --reps
+    /// (default 200, 20 with --quick).
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+
+    /// Repair: rank counts (at least 3; the victim is rank N-1).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "4,8,16",
+        value_parser = parse_ft_ranks
+    )]
+    pub repair_ranks: Vec<usize>,
+
+    /// Repair: fault-free allreduce iterations timed before the victim
+    /// dies (default 300, 100 with --quick; 50 more are untimed warm-up,
+    /// 100 more follow the failure).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(10..))]
+    pub repair_iters: Option<u32>,
+
+    /// Apps: rank counts.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "2,4,8",
+        value_parser = parse_coll_ranks
+    )]
+    pub app_ranks: Vec<usize>,
+
+    /// Apps: the EP class (default A, about 16 s of CPU in all; W with
+    /// --quick).
+    #[arg(long, value_name = "CLASS", value_parser = parse_ep_class)]
+    pub ep_class: Option<String>,
+}
+
+impl Default for ResilientOpts {
+    fn default() -> ResilientOpts {
+        ResilientOpts {
+            parts: ResPart::ALL.to_vec(),
+            ranks: vec![2, 4, 8, 16],
+            sweep_ranks: 8,
+            sizes: None,
+            reps: None,
+            warmup: None,
+            repair_ranks: vec![4, 8, 16],
+            repair_iters: None,
+            app_ranks: vec![2, 4, 8],
+            ep_class: None,
+        }
+    }
+}
+
+/// The default sizes of the sweep: 8 B to 256 KiB in powers of 8, then 1 MiB.
+pub const RES_SIZES: [usize; 7] = [8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20];
+
+/// Untimed allreduce iterations before the repair part's timed ones.
+pub const REPAIR_WARMUP: usize = 50;
+
+/// Allreduce iterations after the failure in the repair part.
+pub const REPAIR_AFTER: usize = 100;
+
+impl ResilientOpts {
+    /// Whether `part` is to run.
+    pub fn wants(&self, part: ResPart) -> bool {
+        self.parts.contains(&part)
+    }
+
+    /// The sweep's sizes, or [`RES_SIZES`].
+    pub fn sizes(&self) -> Sizes {
+        self.sizes.clone().unwrap_or(Sizes(RES_SIZES.to_vec()))
+    }
+
+    /// (calls per series up to 4 KiB, warm-up calls) with the defaults.
+    pub fn counts(&self, quick: bool) -> (usize, usize) {
+        let (r, w) = if quick { (200, 20) } else { (2000, 200) };
+        (
+            self.reps.map_or(r, |x| x as usize),
+            self.warmup.map_or(w, |x| x as usize),
+        )
+    }
+
+    /// Timed fault-free iterations of the repair part.
+    pub fn repair_iters(&self, quick: bool) -> usize {
+        self.repair_iters
+            .map_or(if quick { 100 } else { 300 }, |x| x as usize)
+    }
+
+    /// The EP class of the apps part.
+    pub fn ep_class(&self, quick: bool) -> String {
+        self.ep_class
+            .clone()
+            .unwrap_or_else(|| if quick { "W" } else { "A" }.into())
+    }
+}
+
+/// Calls of a timed series of `bytes`-byte messages when `base` are made up
+/// to 4 KiB: proportionally fewer above (the same bytes moved), at least
+/// 20 (and never more than `base`).
+pub fn reps_for(bytes: usize, base: usize) -> usize {
+    if bytes <= 4 << 10 {
+        base
+    } else {
+        (base.saturating_mul(4 << 10) / bytes).max(20).min(base)
+    }
+}
+
+/// An NPB class name `pertinax-ep` takes.
+fn parse_ep_class(s: &str) -> Result<String, String> {
+    let c = s.trim().to_ascii_uppercase();
+    if ["S", "W", "A", "B", "C"].contains(&c.as_str()) {
+        Ok(c)
+    } else {
+        Err(format!(
+            "`{s}` is not an EP class for this machine (S, W, A, B or C)"
+        ))
+    }
+}
+
+/// A part of the `resilient` benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+pub enum ResPart {
+    /// Per-operation cost: plain vs resilient (agree, log).
+    Overhead,
+    /// Kill one rank in an allreduce loop: detection + repair + redo.
+    Repair,
+    /// EP and screening end to end, plain vs resilient.
+    Apps,
+}
+
+impl ResPart {
+    /// Every part, in run order.
+    pub const ALL: [ResPart; 3] = [ResPart::Overhead, ResPart::Repair, ResPart::Apps];
+}
+
+/// A communicator the overhead worker measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+pub enum ResComm {
+    /// The plain `pertinax::Comm` (a duplicate of the world).
+    Plain,
+    /// `Resilient` with `Check::Agree` (Legio's agreement per collective).
+    Agree,
+    /// `Resilient` with `Check::Log` (replay log, no agreement).
+    Log,
+}
+
+impl ResComm {
+    /// Every kind, in report order.
+    pub const ALL: [ResComm; 3] = [ResComm::Plain, ResComm::Agree, ResComm::Log];
+
+    /// The name in `RES comm=` lines and on command lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResComm::Plain => "plain",
+            ResComm::Agree => "agree",
+            ResComm::Log => "log",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn from_name(name: &str) -> Option<ResComm> {
+        ResComm::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// The resilient check, `None` for the plain communicator.
+    pub fn check(self) -> Option<ResCheck> {
+        match self {
+            ResComm::Plain => None,
+            ResComm::Agree => Some(ResCheck::Agree),
+            ResComm::Log => Some(ResCheck::Log),
+        }
+    }
+}
+
+/// The check of a resilient communicator (`pertinax_resilient::Check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+pub enum ResCheck {
+    /// An agreement after every collective (the default, Legio's).
+    Agree,
+    /// A replay log, no agreement on the fault-free path.
+    Log,
+}
+
+impl ResCheck {
+    /// Both, in report order.
+    pub const ALL: [ResCheck; 2] = [ResCheck::Agree, ResCheck::Log];
+
+    /// The name in `REPAIR check=` lines and on command lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResCheck::Agree => "agree",
+            ResCheck::Log => "log",
+        }
+    }
+
+    /// The check named `name`.
+    pub fn from_name(name: &str) -> Option<ResCheck> {
+        ResCheck::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// The library's value.
+    pub fn to_check(self) -> pertinax_resilient::Check {
+        match self {
+            ResCheck::Agree => pertinax_resilient::Check::Agree,
+            ResCheck::Log => pertinax_resilient::Check::Log,
+        }
+    }
+}
+
+/// The operations of the overhead part.
+pub const RES_OPS: [CollOp; 4] = [
+    CollOp::Barrier,
+    CollOp::Bcast,
+    CollOp::Reduce,
+    CollOp::Allreduce,
+];
+
+impl WorkerArgs {
+    /// The options of `worker resilient`: by default every communicator,
+    /// [`RES_OPS`] at 1 byte, 2000 calls after 200 warm-up calls.
+    pub fn res(&self) -> ResParams {
+        let ops = if self.ops.is_empty() {
+            RES_OPS.to_vec()
+        } else {
+            self.ops.clone()
+        };
+        let sizes = self.sizes.clone().map_or(vec![1], |s| s.0);
+        ResParams {
+            comms: if self.comms.is_empty() {
+                ResComm::ALL.to_vec()
+            } else {
+                self.comms.clone()
+            },
+            cases: cases(&ops, &sizes),
+            reps: self.reps.unwrap_or(2000).max(1),
+            warmup: self.warmup.unwrap_or(200),
+        }
+    }
+
+    /// The options of `worker repair`.
+    pub fn repair(&self) -> RepairParams {
+        RepairParams {
+            check: self.check,
+            iters: self
+                .iters
+                .unwrap_or(REPAIR_WARMUP + 300 + REPAIR_AFTER)
+                .max(1),
+            warmup: self.warmup.unwrap_or(REPAIR_WARMUP),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn check(argv: &[&str]) -> ResilientArgs {
+        let mut all = vec!["b", "resilient"];
+        all.extend(argv);
+        match Cli::try_parse_from(all).map(|c| c.command) {
+            Ok(Command::Resilient(a)) => a,
+            other => panic!("{argv:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let d = check(&[]);
+        assert_eq!(d.resilient, ResilientOpts::default());
+        let o = &d.resilient;
+        assert!(ResPart::ALL.iter().all(|&p| o.wants(p)));
+        assert_eq!(o.sizes().0, RES_SIZES.to_vec());
+        assert_eq!((o.counts(false), o.counts(true)), ((2000, 200), (200, 20)));
+        assert_eq!((o.repair_iters(false), o.repair_iters(true)), (300, 100));
+        assert_eq!(
+            (o.ep_class(false), o.ep_class(true)),
+            ("A".into(), "W".into())
+        );
+    }
+
+    #[test]
+    fn options() {
+        let a = check(&[
+            "--parts",
+            "overhead,apps",
+            "--ranks",
+            "2,16",
+            "--sweep-ranks",
+            "4",
+            "--sizes",
+            "8,1M",
+            "--reps",
+            "50",
+            "--warmup",
+            "5",
+            "--repair-ranks",
+            "3",
+            "--repair-iters",
+            "20",
+            "--app-ranks",
+            "2",
+            "--ep-class",
+            "w",
+            "--launches",
+            "4",
+        ]);
+        let o = &a.resilient;
+        assert!(o.wants(ResPart::Apps) && !o.wants(ResPart::Repair));
+        assert_eq!((o.ranks.clone(), o.sweep_ranks), (vec![2, 16], 4));
+        assert_eq!(o.sizes().0, vec![8, 1 << 20]);
+        assert_eq!(o.counts(true), (50, 5));
+        assert_eq!(
+            (o.repair_ranks.clone(), o.repair_iters(false)),
+            (vec![3], 20)
+        );
+        assert_eq!(o.ep_class(false), "W");
+        assert_eq!(a.common.launches_or(3), 4);
+        for bad in [
+            &["--ranks", "1"][..],
+            &["--repair-ranks", "2"],
+            &["--repair-iters", "5"],
+            &["--ep-class", "E"],
+            &["--parts", "hier"],
+            &["--reps", "0"],
+        ] {
+            let mut all = vec!["b", "resilient"];
+            all.extend(bad);
+            assert!(Cli::try_parse_from(all).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn workers() {
+        let w = |argv: &[&str]| {
+            let mut all = vec!["b", "worker"];
+            all.extend(argv);
+            match Cli::try_parse_from(all).map(|c| c.command) {
+                Ok(Command::Worker(w)) => w,
+                other => panic!("{argv:?}: {other:?}"),
+            }
+        };
+        let d = w(&["resilient"]).res();
+        assert_eq!(d.comms, ResComm::ALL.to_vec());
+        assert_eq!((d.reps, d.warmup), (2000, 200));
+        assert_eq!(
+            d.cases,
+            [
+                (CollOp::Barrier, 0),
+                (CollOp::Bcast, 1),
+                (CollOp::Reduce, 1),
+                (CollOp::Allreduce, 1)
+            ]
+        );
+        let p = w(&["resilient", "--comms", "log,plain", "--ops", "bcast"]).res();
+        assert_eq!(p.comms, [ResComm::Log, ResComm::Plain]);
+        assert_eq!(p.cases, [(CollOp::Bcast, 1)]);
+        let r = w(&["repair", "--check", "log", "--iters", "40", "--warmup", "5"]).repair();
+        assert_eq!(
+            r,
+            RepairParams {
+                check: ResCheck::Log,
+                iters: 40,
+                warmup: 5
+            }
+        );
+        let d = w(&["repair"]).repair();
+        assert_eq!(d.check, ResCheck::Agree);
+        assert_eq!(d.iters, REPAIR_WARMUP + 300 + REPAIR_AFTER);
+        for c in ResComm::ALL {
+            assert_eq!(ResComm::from_name(c.name()), Some(c));
+        }
+        for c in ResCheck::ALL {
+            assert_eq!(ResCheck::from_name(c.name()), Some(c));
+        }
+        assert_eq!(
+            ResComm::Log.check().map(ResCheck::to_check),
+            Some(pertinax_resilient::Check::Log)
+        );
+        assert_eq!(ResComm::Plain.check(), None);
+    }
+
+    #[test]
+    fn series_shrink_above_4_kib() {
+        assert_eq!(reps_for(1, 2000), 2000);
+        assert_eq!(reps_for(4096, 2000), 2000);
+        assert_eq!(reps_for(32 << 10, 2000), 250);
+        assert_eq!(reps_for(1 << 20, 2000), 20);
+        assert_eq!(reps_for(1 << 20, 10), 10);
+    }
+}
