@@ -13,8 +13,13 @@ use crate::policy::Kind;
 use crate::{Communicator, Error, OnFailure, Outcome, Policy, Received};
 
 /// Non-synchronizing collectives in a row after which an internal barrier
-/// lets every rank drop its log (bounds its memory).
-const SYNC_EVERY: u32 = 64;
+/// lets every rank drop its log (bounds its length).
+const SYNC_EVERY: u32 = 1024;
+/// Bytes moved by non-synchronizing collectives in a row after which the
+/// same barrier runs (bounds the log's memory). Counted the same way at
+/// every rank (each operation's size as every rank sees it), so every rank
+/// decides the same.
+const SYNC_BYTES: usize = 32 << 20;
 /// Agreement value tags: a repair, or a communicator creation.
 const REPAIR: u64 = 1;
 /// See [`REPAIR`].
@@ -157,6 +162,8 @@ struct State {
     seq: u64,
     /// Non-synchronizing collectives since the last synchronizing one.
     since_sync: u32,
+    /// Their sizes (see [`SYNC_BYTES`]).
+    since_sync_bytes: usize,
     /// What laggards may need, since the last synchronizing collective.
     log: VecDeque<Entry>,
     /// Set after a repair while some survivors are behind.
@@ -341,6 +348,7 @@ impl Resilient {
                 failed,
                 seq: 0,
                 since_sync: 0,
+                since_sync_bytes: 0,
                 log: VecDeque::new(),
                 catchup: None,
                 repairs: 0,
@@ -365,8 +373,8 @@ impl Resilient {
     }
 
     /// Bytes held by the replay log now (the fault-free path's memory
-    /// cost; bounded by an internal barrier every 64 non-synchronizing
-    /// collectives).
+    /// cost; bounded by an internal barrier after 1024 non-synchronizing
+    /// collectives or 32 MiB of them).
     pub fn log_bytes(&self) -> usize {
         self.st
             .borrow()
@@ -448,9 +456,17 @@ impl Resilient {
     }
 
     /// Records a completed collective (the log is kept only with
-    /// [`Check::Log`]); every [`SYNC_EVERY`] non-synchronizing collectives,
+    /// [`Check::Log`]); after [`SYNC_EVERY`] non-synchronizing collectives
+    /// or [`SYNC_BYTES`] of them (`weight`: the operation's size, the same
+    /// at every rank),
     /// a barrier empties the logs.
-    fn record(&self, what: What, sync: bool, serve: impl FnOnce() -> Serve) -> Result<(), Error> {
+    fn record(
+        &self,
+        what: What,
+        sync: bool,
+        weight: usize,
+        serve: impl FnOnce() -> Serve,
+    ) -> Result<(), Error> {
         let due = {
             let mut st = self.st.borrow_mut();
             let seq = st.seq;
@@ -469,8 +485,15 @@ impl Resilient {
             if st.catchup.as_ref().is_some_and(|c| st.seq >= c.hi) {
                 st.catchup = None;
             }
-            st.since_sync = if sync { 0 } else { st.since_sync + 1 };
-            self.cfg.check == Check::Log && st.since_sync >= SYNC_EVERY
+            if sync {
+                st.since_sync = 0;
+                st.since_sync_bytes = 0;
+            } else {
+                st.since_sync += 1;
+                st.since_sync_bytes += weight;
+            }
+            self.cfg.check == Check::Log
+                && (st.since_sync >= SYNC_EVERY || st.since_sync_bytes >= SYNC_BYTES)
         };
         if due {
             Communicator::barrier(self)?;
@@ -733,7 +756,7 @@ impl Communicator for Resilient {
             }
             Some(_) => Ok(Outcome::default()),
         })?;
-        self.record(What::Barrier, true, || Serve::Nothing)?;
+        self.record(What::Barrier, true, 0, || Serve::Nothing)?;
         Ok(out)
     }
 
@@ -749,7 +772,7 @@ impl Communicator for Resilient {
             },
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(buf)),
         })?;
-        self.record(What::Spread, false, || {
+        self.record(What::Spread, false, std::mem::size_of_val(buf), || {
             Serve::Payload(payload(bytemuck::cast_slice(buf), &out, self.size))
         })?;
         Ok(out)
@@ -778,18 +801,24 @@ impl Communicator for Resilient {
             Some(Plan::RootLost(r)) => self.gone(Kind::Reduce, r),
             Some(_) => Ok(Outcome::default()),
         })?;
-        self.record(What::Rooted(root), false, || {
-            let input = send.to_vec();
-            let op = op.clone();
-            Serve::Rerun(Box::new(move |st: &State| {
-                // Only a non-root replays (a root that finished needs
-                // nothing), so there is no result to keep.
-                let rc = st.orig_to_cur[root]
-                    .ok_or_else(|| Error::Internal("reduce replay with a failed root".into()))?;
-                st.cur.reduce(&input, &mut [], &op, rc)?;
-                Ok(())
-            }))
-        })?;
+        self.record(
+            What::Rooted(root),
+            false,
+            std::mem::size_of_val(send),
+            || {
+                let input = send.to_vec();
+                let op = op.clone();
+                Serve::Rerun(Box::new(move |st: &State| {
+                    // Only a non-root replays (a root that finished needs
+                    // nothing), so there is no result to keep.
+                    let rc = st.orig_to_cur[root].ok_or_else(|| {
+                        Error::Internal("reduce replay with a failed root".into())
+                    })?;
+                    st.cur.reduce(&input, &mut [], &op, rc)?;
+                    Ok(())
+                }))
+            },
+        )?;
         Ok(out)
     }
 
@@ -804,7 +833,7 @@ impl Communicator for Resilient {
             }
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
         })?;
-        self.record(What::Spread, true, || {
+        self.record(What::Spread, true, 0, || {
             Serve::Payload(payload(bytemuck::cast_slice(recv), &out, self.size))
         })?;
         Ok(out)
@@ -824,12 +853,17 @@ impl Communicator for Resilient {
             Some(Plan::RootLost(r)) => self.gone(Kind::Gather, r),
             Some(_) => Ok(Outcome::default()),
         })?;
-        self.record(What::Rooted(root), false, || {
-            let input = send.to_vec();
-            Serve::Rerun(Box::new(move |st: &State| {
-                gather_on(st, size, &input, &mut [], root).map(|_| ())
-            }))
-        })?;
+        self.record(
+            What::Rooted(root),
+            false,
+            std::mem::size_of_val(send),
+            || {
+                let input = send.to_vec();
+                Serve::Rerun(Box::new(move |st: &State| {
+                    gather_on(st, size, &input, &mut [], root).map(|_| ())
+                }))
+            },
+        )?;
         Ok(out)
     }
 
@@ -848,14 +882,19 @@ impl Communicator for Resilient {
             Some(_) => Ok(Outcome::default()),
         })?;
         let at_root = self.me == root;
-        self.record(What::Scatter(root), false, || {
-            let input = if at_root { send.to_vec() } else { Vec::new() };
-            let n = recv.len();
-            Serve::Rerun(Box::new(move |st: &State| {
-                let mut sink = vec![T::zeroed(); n];
-                scatter_on(st, size, &input, &mut sink, root).map(|_| ())
-            }))
-        })?;
+        self.record(
+            What::Scatter(root),
+            false,
+            std::mem::size_of_val(recv) * size,
+            || {
+                let input = if at_root { send.to_vec() } else { Vec::new() };
+                let n = recv.len();
+                Serve::Rerun(Box::new(move |st: &State| {
+                    let mut sink = vec![T::zeroed(); n];
+                    scatter_on(st, size, &input, &mut sink, root).map(|_| ())
+                }))
+            },
+        )?;
         Ok(out)
     }
 
@@ -887,7 +926,7 @@ impl Communicator for Resilient {
             }
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
         })?;
-        self.record(What::Spread, true, || {
+        self.record(What::Spread, true, 0, || {
             Serve::Payload(payload(bytemuck::cast_slice(recv), &out, self.size))
         })?;
         Ok(out)
@@ -941,7 +980,7 @@ impl Communicator for Resilient {
     /// then are failed in it too. Collective; completes despite failures.
     fn dup(&self) -> Result<Self, Error> {
         let (comm, map) = self.create()?;
-        self.record(What::Barrier, true, || Serve::Nothing)?;
+        self.record(What::Barrier, true, 0, || Serve::Nothing)?;
         self.derive(&comm, &map, self.size)
     }
 
@@ -957,7 +996,7 @@ impl Communicator for Resilient {
             let ok = u32::from(!matches!(&r, Err(e) if e.is_fault()));
             let a = comm.agree_detailed(ok)?;
             if a.flags == 1 {
-                self.record(What::Barrier, true, || Serve::Nothing)?;
+                self.record(What::Barrier, true, 0, || Serve::Nothing)?;
                 return match r? {
                     Some(c) => {
                         let ids: Vec<usize> = (0..c.size()).collect();
@@ -1023,10 +1062,17 @@ mod tests {
         assert_eq!(g, [4]);
         r.allgather(&[6], &mut g).unwrap();
         assert_eq!(g, [6]);
-        for _ in 0..200 {
+        // The log is bounded: by count (1024 operations of 1 word)...
+        for _ in 0..2000 {
             r.bcast(&mut b, 0).unwrap();
         }
-        assert!(r.log_bytes() < 100 * 8, "log {}", r.log_bytes());
+        assert!(r.log_bytes() < 1024 * 32, "log {}", r.log_bytes());
+        // ... and by bytes (32 MiB).
+        let mut big = vec![0u8; 4 << 20];
+        for _ in 0..12 {
+            r.bcast(&mut big, 0).unwrap();
+        }
+        assert!(r.log_bytes() <= 32 << 20, "log {}", r.log_bytes());
         let d = r.dup().unwrap();
         assert_eq!((d.rank(), d.size()), (Rank(0), 1));
         let s = r.split(Some(0), 0).unwrap().unwrap();
