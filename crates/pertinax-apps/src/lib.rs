@@ -22,6 +22,12 @@
 //! result is a deterministic function of its inputs (and, for `screen`, of
 //! the database file).
 //!
+//! The parallel programs are the crate's binaries, `pertinax-ep` and
+//! `pertinax-screen` (`src/bin`, documented there): written once over
+//! `pertinax_resilient::Communicator`, they run plain, or resilient under
+//! `pertinax run --resilient`, and their lowest surviving rank checks the
+//! result against a sequential recomputation of the survivors' work.
+//!
 //! The two applications share nothing but the split, so each keeps its own
 //! namespace (`ep::portion`, `screen::portion`) instead of one flat list of
 //! re-exports at the crate root.
