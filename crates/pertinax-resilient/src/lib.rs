@@ -57,21 +57,26 @@
 //! its shrink at each repair. Every collective has a sequence number.
 //!
 //! A failure does not reach every rank in the same operation: a broadcast
-//! root can return before a leaf learns that its parent died. Legio
-//! resolves this with an agreement after every collective. Here a rank
-//! keeps, for each collective since the last synchronizing one (barrier,
-//! allreduce, allgather: their completion anywhere means every rank entered
-//! them), what a laggard would need: the result (broadcast, allreduce,
-//! allgather) or its own input (reduce, gather, scatter). A repair is one
-//! fault-tolerant agreement ([`pertinax::Comm::shrink_gather`]) that gives
-//! every survivor the new communicator and every survivor's count of
-//! completed collectives. Survivors that are ahead then replay what the
-//! laggards miss, in order, on the new communicator: the laggards receive
-//! the result from the lowest survivor that has it, or the operation runs
-//! again with the logged inputs when its root still needs it. Everybody
-//! ends every collective with the same data, and the fault-free path pays
-//! one copy of the result instead of an agreement. The Legio baseline is
-//! available for comparison (`Check::Agree`, `--resilient-check agree`).
+//! root can return before a leaf learns that its parent died (the
+//! *broadcast notification problem*). Two checks keep the survivors in
+//! step ([`Check`]):
+//!
+//! - [`Check::Agree`] (the default, Legio's way): an agreement after every
+//!   collective decides whether it succeeded everywhere; if not, everybody
+//!   repairs and repeats it. Right for every program.
+//! - [`Check::Log`] (`--resilient-check log`): no agreement on the
+//!   fault-free path. A rank keeps, for each collective since the last
+//!   synchronizing one (barrier, allreduce, allgather: their completion
+//!   anywhere means every rank entered them), what a laggard would need:
+//!   the result (broadcast, allreduce, allgather) or its own input (reduce,
+//!   gather, scatter). A repair is one fault-tolerant agreement
+//!   ([`pertinax::Comm::shrink_gather`]) that gives every survivor the new
+//!   communicator and every survivor's count of completed collectives;
+//!   survivors that are ahead then replay what the laggards miss, in
+//!   order, on the new communicator. Only for programs whose ranks do not
+//!   wait for one another outside this communicator's collectives (a
+//!   survivor blocked in a receive from a laggard cannot come back to
+//!   replay for it), like NAS EP.
 #![forbid(unsafe_code)]
 
 mod comm;
