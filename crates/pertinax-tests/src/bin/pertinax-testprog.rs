@@ -444,9 +444,17 @@ fn peerdeath(w: &Comm, _a: &[String]) -> R {
     let (me, n) = (w.rank().index(), w.size());
     let victim = n - 1;
     w.barrier().map_err(e)?;
+    // The victim dies only once everyone is out of the barrier: a
+    // collective on a communicator with a dead member fails, also at a rank
+    // that already has every message it needed.
     if me == victim {
+        let mut t = [0u8; 1];
+        for r in 0..n - 1 {
+            w.recv(&mut t, r, 9).map_err(e)?;
+        }
         std::process::abort();
     }
+    w.send(&[1u8], victim, 9).map_err(e)?;
     if me == 0 {
         let mut x = [0u8; 8];
         match w.recv(&mut x, victim, 0) {
