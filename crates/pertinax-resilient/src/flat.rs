@@ -19,7 +19,7 @@ const SYNC_EVERY: u32 = 1024;
 /// same barrier runs (bounds the log's memory). Counted the same way at
 /// every rank (each operation's size as every rank sees it), so every rank
 /// decides the same.
-const SYNC_BYTES: usize = 32 << 20;
+const SYNC_BYTES: usize = 4 << 20;
 /// Agreement value tags: a repair, or a communicator creation.
 const REPAIR: u64 = 1;
 /// See [`REPAIR`].
@@ -133,11 +133,13 @@ enum Serve {
     /// The result and outcome (see [`payload`]).
     Payload(Vec<u8>),
     /// Runs the operation again with the logged input.
-    Rerun(Replay),
+    /// Runs the operation again with the logged input (its bytes; the
+    /// buffer is recycled when the entry is dropped).
+    Rerun(Vec<u8>, Replay),
 }
 
 /// A logged re-run of a collective.
-type Replay = Box<dyn Fn(&State) -> Result<(), Error>>;
+type Replay = Box<dyn Fn(&State, &[u8]) -> Result<(), Error>>;
 
 /// After a repair, where every survivor stands.
 #[derive(Debug)]
@@ -166,6 +168,9 @@ struct State {
     since_sync_bytes: usize,
     /// What laggards may need, since the last synchronizing collective.
     log: VecDeque<Entry>,
+    /// Payload buffers of dropped log entries, for reuse (at most
+    /// [`SYNC_BYTES`] of them).
+    pool: Vec<Vec<u8>>,
     /// Set after a repair while some survivors are behind.
     catchup: Option<CatchUp>,
     /// Repairs so far.
@@ -231,8 +236,10 @@ fn ranks(v: &[usize]) -> Vec<Rank> {
 
 /// A replay payload: the result bytes, one byte per original rank (1:
 /// missing) and the skipped rank (`-1`: none).
-fn payload(result: &[u8], out: &Outcome, size: usize) -> Vec<u8> {
-    let mut p = Vec::with_capacity(result.len() + size + 4);
+/// The buffer comes from `pool` when one is large enough (recycled from
+/// dropped log entries: no fresh allocation and page faults per call).
+fn payload(pool: &mut Vec<Vec<u8>>, result: &[u8], out: &Outcome, size: usize) -> Vec<u8> {
+    let mut p = pooled(pool, result.len() + size + 4);
     p.extend_from_slice(result);
     let mut mask = vec![0u8; size];
     for r in &out.missing {
@@ -242,6 +249,35 @@ fn payload(result: &[u8], out: &Outcome, size: usize) -> Vec<u8> {
     }
     p.extend_from_slice(&mask);
     p.extend_from_slice(&out.skipped.map_or(-1, |r| r.0).to_le_bytes());
+    p
+}
+
+/// An empty buffer of at least `need` bytes, from `pool` when one is large
+/// enough.
+fn pooled(pool: &mut Vec<Vec<u8>>, need: usize) -> Vec<u8> {
+    let mut p = pool
+        .iter()
+        .position(|b| b.capacity() >= need)
+        .map(|i| pool.swap_remove(i))
+        .unwrap_or_default();
+    p.clear();
+    p.reserve(need);
+    p
+}
+
+/// Logged bytes back as elements (copied: the buffer's alignment is 1).
+fn typed<T: Pod>(bytes: &[u8]) -> Vec<T> {
+    let size = std::mem::size_of::<T>();
+    let n = bytes.len().checked_div(size).unwrap_or(0);
+    let mut v = vec![T::zeroed(); n];
+    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes[..n * size]);
+    v
+}
+
+/// `data` in a buffer from `pool`.
+fn pooled_copy(pool: &mut Vec<Vec<u8>>, data: &[u8]) -> Vec<u8> {
+    let mut p = pooled(pool, data.len());
+    p.extend_from_slice(data);
     p
 }
 
@@ -350,6 +386,7 @@ impl Resilient {
                 since_sync: 0,
                 since_sync_bytes: 0,
                 log: VecDeque::new(),
+                pool: Vec::new(),
                 catchup: None,
                 repairs: 0,
             }),
@@ -374,15 +411,15 @@ impl Resilient {
 
     /// Bytes held by the replay log now (the fault-free path's memory
     /// cost; bounded by an internal barrier after 1024 non-synchronizing
-    /// collectives or 32 MiB of them).
+    /// collectives or 4 MiB of them).
     pub fn log_bytes(&self) -> usize {
         self.st
             .borrow()
             .log
             .iter()
             .map(|e| match &e.serve {
-                Serve::Payload(p) => p.len(),
-                _ => 0,
+                Serve::Payload(p) | Serve::Rerun(p, _) => p.len(),
+                Serve::Nothing => 0,
             })
             .sum()
     }
@@ -465,7 +502,7 @@ impl Resilient {
         what: What,
         sync: bool,
         weight: usize,
-        serve: impl FnOnce() -> Serve,
+        serve: impl FnOnce(&mut Vec<Vec<u8>>) -> Serve,
     ) -> Result<(), Error> {
         let due = {
             let mut st = self.st.borrow_mut();
@@ -473,13 +510,19 @@ impl Resilient {
             if self.cfg.check == Check::Log {
                 if sync {
                     // Everyone entered this one, so finished the earlier ones.
-                    st.log.clear();
+                    let st = &mut *st;
+                    let mut kept: usize = st.pool.iter().map(Vec::capacity).sum();
+                    for e in st.log.drain(..) {
+                        if let Serve::Payload(b) | Serve::Rerun(b, _) = e.serve {
+                            if kept + b.capacity() <= SYNC_BYTES {
+                                kept += b.capacity();
+                                st.pool.push(b);
+                            }
+                        }
+                    }
                 }
-                st.log.push_back(Entry {
-                    seq,
-                    what,
-                    serve: serve(),
-                });
+                let serve = serve(&mut st.pool);
+                st.log.push_back(Entry { seq, what, serve });
             }
             st.seq += 1;
             if st.catchup.as_ref().is_some_and(|c| st.seq >= c.hi) {
@@ -576,7 +619,7 @@ impl Resilient {
                     let mut p = p.clone();
                     st.cur.bcast(&mut p, src)?;
                 }
-                (Plan::Rerun, Serve::Rerun(f)) => f(&st)?,
+                (Plan::Rerun, Serve::Rerun(input, f)) => f(&st, input)?,
                 (Plan::Nothing | Plan::RootLost(_), _) => {}
                 (plan, _) => {
                     return Err(Error::Internal(format!(
@@ -756,7 +799,7 @@ impl Communicator for Resilient {
             }
             Some(_) => Ok(Outcome::default()),
         })?;
-        self.record(What::Barrier, true, 0, || Serve::Nothing)?;
+        self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
         Ok(out)
     }
 
@@ -772,8 +815,8 @@ impl Communicator for Resilient {
             },
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(buf)),
         })?;
-        self.record(What::Spread, false, std::mem::size_of_val(buf), || {
-            Serve::Payload(payload(bytemuck::cast_slice(buf), &out, self.size))
+        self.record(What::Spread, false, std::mem::size_of_val(buf), |pool| {
+            Serve::Payload(payload(pool, bytemuck::cast_slice(buf), &out, self.size))
         })?;
         Ok(out)
     }
@@ -805,18 +848,21 @@ impl Communicator for Resilient {
             What::Rooted(root),
             false,
             std::mem::size_of_val(send),
-            || {
-                let input = send.to_vec();
+            |pool| {
                 let op = op.clone();
-                Serve::Rerun(Box::new(move |st: &State| {
-                    // Only a non-root replays (a root that finished needs
-                    // nothing), so there is no result to keep.
-                    let rc = st.orig_to_cur[root].ok_or_else(|| {
-                        Error::Internal("reduce replay with a failed root".into())
-                    })?;
-                    st.cur.reduce(&input, &mut [], &op, rc)?;
-                    Ok(())
-                }))
+                Serve::Rerun(
+                    pooled_copy(pool, bytemuck::cast_slice(send)),
+                    Box::new(move |st: &State, input: &[u8]| {
+                        // Only a non-root replays (a root that finished
+                        // needs nothing), so there is no result to keep.
+                        let rc = st.orig_to_cur[root].ok_or_else(|| {
+                            Error::Internal("reduce replay with a failed root".into())
+                        })?;
+                        let input: Vec<T> = typed(input);
+                        st.cur.reduce(&input, &mut [], &op, rc)?;
+                        Ok(())
+                    }),
+                )
             },
         )?;
         Ok(out)
@@ -833,8 +879,8 @@ impl Communicator for Resilient {
             }
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
         })?;
-        self.record(What::Spread, true, 0, || {
-            Serve::Payload(payload(bytemuck::cast_slice(recv), &out, self.size))
+        self.record(What::Spread, true, 0, |pool| {
+            Serve::Payload(payload(pool, bytemuck::cast_slice(recv), &out, self.size))
         })?;
         Ok(out)
     }
@@ -857,11 +903,14 @@ impl Communicator for Resilient {
             What::Rooted(root),
             false,
             std::mem::size_of_val(send),
-            || {
-                let input = send.to_vec();
-                Serve::Rerun(Box::new(move |st: &State| {
-                    gather_on(st, size, &input, &mut [], root).map(|_| ())
-                }))
+            |pool| {
+                Serve::Rerun(
+                    pooled_copy(pool, bytemuck::cast_slice(send)),
+                    Box::new(move |st: &State, input: &[u8]| {
+                        let input: Vec<T> = typed(input);
+                        gather_on(st, size, &input, &mut [], root).map(|_| ())
+                    }),
+                )
             },
         )?;
         Ok(out)
@@ -886,13 +935,17 @@ impl Communicator for Resilient {
             What::Scatter(root),
             false,
             std::mem::size_of_val(recv) * size,
-            || {
-                let input = if at_root { send.to_vec() } else { Vec::new() };
+            |pool| {
+                let input: &[T] = if at_root { send } else { &[] };
                 let n = recv.len();
-                Serve::Rerun(Box::new(move |st: &State| {
-                    let mut sink = vec![T::zeroed(); n];
-                    scatter_on(st, size, &input, &mut sink, root).map(|_| ())
-                }))
+                Serve::Rerun(
+                    pooled_copy(pool, bytemuck::cast_slice(input)),
+                    Box::new(move |st: &State, input: &[u8]| {
+                        let input: Vec<T> = typed(input);
+                        let mut sink = vec![T::zeroed(); n];
+                        scatter_on(st, size, &input, &mut sink, root).map(|_| ())
+                    }),
+                )
             },
         )?;
         Ok(out)
@@ -926,8 +979,8 @@ impl Communicator for Resilient {
             }
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
         })?;
-        self.record(What::Spread, true, 0, || {
-            Serve::Payload(payload(bytemuck::cast_slice(recv), &out, self.size))
+        self.record(What::Spread, true, 0, |pool| {
+            Serve::Payload(payload(pool, bytemuck::cast_slice(recv), &out, self.size))
         })?;
         Ok(out)
     }
@@ -980,7 +1033,7 @@ impl Communicator for Resilient {
     /// then are failed in it too. Collective; completes despite failures.
     fn dup(&self) -> Result<Self, Error> {
         let (comm, map) = self.create()?;
-        self.record(What::Barrier, true, 0, || Serve::Nothing)?;
+        self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
         self.derive(&comm, &map, self.size)
     }
 
@@ -996,7 +1049,7 @@ impl Communicator for Resilient {
             let ok = u32::from(!matches!(&r, Err(e) if e.is_fault()));
             let a = comm.agree_detailed(ok)?;
             if a.flags == 1 {
-                self.record(What::Barrier, true, 0, || Serve::Nothing)?;
+                self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
                 return match r? {
                     Some(c) => {
                         let ids: Vec<usize> = (0..c.size()).collect();
@@ -1024,14 +1077,19 @@ mod tests {
             skipped: None,
             missing: vec![Rank(1), Rank(3)],
         };
-        let p = payload(&[7, 8, 9], &out, 4);
+        let mut pool = vec![vec![0u8; 64]];
+        let p = payload(&mut pool, &[7, 8, 9], &out, 4);
+        assert!(pool.is_empty(), "the pooled buffer is reused");
         assert_eq!(&p[..3], &[7, 8, 9]);
         assert_eq!(payload_outcome(&p, 3, 4), out);
         let skipped = Outcome {
             skipped: Some(Rank(2)),
             missing: Vec::new(),
         };
-        assert_eq!(payload_outcome(&payload(&[], &skipped, 3), 0, 3), skipped);
+        assert_eq!(
+            payload_outcome(&payload(&mut pool, &[], &skipped, 3), 0, 3),
+            skipped
+        );
     }
 
     #[test]
@@ -1067,12 +1125,12 @@ mod tests {
             r.bcast(&mut b, 0).unwrap();
         }
         assert!(r.log_bytes() < 1024 * 32, "log {}", r.log_bytes());
-        // ... and by bytes (32 MiB).
-        let mut big = vec![0u8; 4 << 20];
+        // ... and by bytes (4 MiB, plus the operation that crosses it).
+        let mut big = vec![0u8; 1 << 20];
         for _ in 0..12 {
             r.bcast(&mut big, 0).unwrap();
         }
-        assert!(r.log_bytes() <= 32 << 20, "log {}", r.log_bytes());
+        assert!(r.log_bytes() <= 5 << 20, "log {}", r.log_bytes());
         let d = r.dup().unwrap();
         assert_eq!((d.rank(), d.size()), (Rank(0), 1));
         let s = r.split(Some(0), 0).unwrap().unwrap();
