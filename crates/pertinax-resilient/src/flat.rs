@@ -492,6 +492,24 @@ impl Resilient {
         }
     }
 
+    /// [`Resilient::drive`] for an operation whose `root` matters (reduce,
+    /// gather, scatter): a failed root goes to the policy for `kind`;
+    /// otherwise `normal` runs (first time, or a replay that reruns it).
+    fn rooted(
+        &self,
+        what: What,
+        kind: Kind,
+        root: usize,
+        mut normal: impl FnMut(&State) -> Result<Outcome, Error>,
+    ) -> Result<Outcome, Error> {
+        self.drive(what, |st, plan| match plan {
+            None if st.orig_to_cur[root].is_none() => self.gone(kind, root),
+            None | Some(Plan::Rerun) => normal(st),
+            Some(Plan::RootLost(r)) => self.gone(kind, r),
+            Some(_) => Ok(Outcome::default()),
+        })
+    }
+
     /// Records a completed collective (the log is kept only with
     /// [`Check::Log`]); after [`SYNC_EVERY`] non-synchronizing collectives
     /// or [`SYNC_BYTES`] of them (`weight`: the operation's size, the same
@@ -829,20 +847,14 @@ impl Communicator for Resilient {
         root: impl Into<Rank>,
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root.into())?;
-        let normal = |st: &State, recv: &mut [T]| match st.orig_to_cur[root] {
-            None => self.gone(Kind::Reduce, root),
-            Some(rc) => {
-                st.cur.reduce(send, recv, op, rc)?;
-                Ok(Outcome {
-                    skipped: None,
-                    missing: st.missing(),
-                })
-            }
-        };
-        let out = self.drive(What::Rooted(root), |st, plan| match plan {
-            None | Some(Plan::Rerun) => normal(st, recv),
-            Some(Plan::RootLost(r)) => self.gone(Kind::Reduce, r),
-            Some(_) => Ok(Outcome::default()),
+        let out = self.rooted(What::Rooted(root), Kind::Reduce, root, |st| {
+            let rc = st.orig_to_cur[root]
+                .ok_or_else(|| Error::Internal("reduce with a failed root".into()))?;
+            st.cur.reduce(send, recv, op, rc)?;
+            Ok(Outcome {
+                skipped: None,
+                missing: st.missing(),
+            })
         })?;
         self.record(
             What::Rooted(root),
@@ -893,11 +905,8 @@ impl Communicator for Resilient {
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root.into())?;
         let size = self.size;
-        let out = self.drive(What::Rooted(root), |st, plan| match plan {
-            None if st.orig_to_cur[root].is_none() => self.gone(Kind::Gather, root),
-            None | Some(Plan::Rerun) => gather_on(st, size, send, recv, root),
-            Some(Plan::RootLost(r)) => self.gone(Kind::Gather, r),
-            Some(_) => Ok(Outcome::default()),
+        let out = self.rooted(What::Rooted(root), Kind::Gather, root, |st| {
+            gather_on(st, size, send, recv, root)
         })?;
         self.record(
             What::Rooted(root),
@@ -924,11 +933,8 @@ impl Communicator for Resilient {
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root.into())?;
         let size = self.size;
-        let out = self.drive(What::Scatter(root), |st, plan| match plan {
-            None if st.orig_to_cur[root].is_none() => self.gone(Kind::Scatter, root),
-            None | Some(Plan::Rerun) => scatter_on(st, size, send, recv, root),
-            Some(Plan::RootLost(r)) => self.gone(Kind::Scatter, r),
-            Some(_) => Ok(Outcome::default()),
+        let out = self.rooted(What::Scatter(root), Kind::Scatter, root, |st| {
+            scatter_on(st, size, send, recv, root)
         })?;
         let at_root = self.me == root;
         self.record(
