@@ -200,6 +200,10 @@ macro_rules! both {
                 let $c = &**b;
                 $e
             }
+            World::Hierarchical(b) => {
+                let $c = &**b;
+                $e
+            }
         }
     };
 }
@@ -266,6 +270,7 @@ impl Communicator for World {
         Ok(match self {
             World::Plain(c) => World::Plain(Communicator::dup(c)?),
             World::Resilient(c) => World::Resilient(Box::new(Communicator::dup(&**c)?)),
+            World::Hierarchical(c) => World::Hierarchical(Box::new(Communicator::dup(&**c)?)),
         })
     }
     fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Error> {
@@ -273,6 +278,9 @@ impl Communicator for World {
             World::Plain(c) => Communicator::split(c, color, key)?.map(World::Plain),
             World::Resilient(c) => {
                 Communicator::split(&**c, color, key)?.map(|r| World::Resilient(Box::new(r)))
+            }
+            World::Hierarchical(c) => {
+                Communicator::split(&**c, color, key)?.map(|r| World::Hierarchical(Box::new(r)))
             }
         })
     }

@@ -55,12 +55,16 @@ pub struct Config {
     pub policy: Policy,
     /// How laggards are brought along.
     pub check: Check,
+    /// The hierarchical mode's knobs (`None`: flat).
+    pub hier: Option<crate::hier::HierConfig>,
 }
 
 impl Config {
     /// The configuration `pertinax run --resilient` passes in the
     /// environment, or `None` when the job is not resilient:
-    /// `PERTINAX_RESILIENT` (`flat`; unset, empty or `off`: not resilient),
+    /// `PERTINAX_RESILIENT` (`flat` or `hier`; unset, empty or `off`: not
+    /// resilient), `PERTINAX_RESILIENT_K` and `PERTINAX_RESILIENT_THRESHOLD`
+    /// (the hierarchy's knobs, see [`crate::HierConfig`]),
     /// `PERTINAX_RESILIENT_POLICY` (see [`Policy::parse`]) and
     /// `PERTINAX_RESILIENT_CHECK` (`agree`, the default, or `log`).
     ///
@@ -68,15 +72,36 @@ impl Config {
     /// [`Error::Policy`] for a value it does not understand.
     pub fn from_env() -> Result<Option<Config>, Error> {
         let var = |k: &str| std::env::var(k).unwrap_or_default();
-        match var("PERTINAX_RESILIENT").trim() {
+        let hier = match var("PERTINAX_RESILIENT").trim() {
             "" | "off" => return Ok(None),
-            "flat" | "1" | "on" => {}
+            "flat" | "1" | "on" => None,
+            "hier" => {
+                let num = |k: &str, min: usize| -> Result<Option<usize>, Error> {
+                    match var(k).trim() {
+                        "" => Ok(None),
+                        v => match v.parse::<usize>() {
+                            Ok(n) if n >= min => Ok(Some(n)),
+                            _ => Err(Error::Policy(format!(
+                                "{k}={v}: expected a whole number of at least {min}"
+                            ))),
+                        },
+                    }
+                };
+                let mut h = crate::hier::HierConfig {
+                    k: num("PERTINAX_RESILIENT_K", 2)?,
+                    ..Default::default()
+                };
+                if let Some(t) = num("PERTINAX_RESILIENT_THRESHOLD", 1)? {
+                    h.threshold = t;
+                }
+                Some(h)
+            }
             other => {
                 return Err(Error::Policy(format!(
-                    "PERTINAX_RESILIENT={other}: expected flat or off"
+                    "PERTINAX_RESILIENT={other}: expected flat, hier or off"
                 )))
             }
-        }
+        };
         let policy = Policy::parse(&var("PERTINAX_RESILIENT_POLICY"))?;
         let check = match var("PERTINAX_RESILIENT_CHECK").trim() {
             "" | "agree" => Check::Agree,
@@ -87,7 +112,11 @@ impl Config {
                 )))
             }
         };
-        Ok(Some(Config { policy, check }))
+        Ok(Some(Config {
+            policy,
+            check,
+            hier,
+        }))
     }
 }
 
@@ -175,6 +204,9 @@ struct State {
     catchup: Option<CatchUp>,
     /// Repairs so far.
     repairs: u64,
+    /// While a non-blocking scope is open (`nonblocking.rs`): its requests
+    /// posted and not yet agreed complete.
+    nb: Option<usize>,
 }
 
 /// A communicator whose ranks survive the failure of others: see the
@@ -389,6 +421,7 @@ impl Resilient {
                 pool: Vec::new(),
                 catchup: None,
                 repairs: 0,
+                nb: None,
             }),
             cfg,
         })
@@ -424,7 +457,7 @@ impl Resilient {
             .sum()
     }
 
-    fn check_rank(&self, r: Rank) -> Result<usize, Error> {
+    pub(crate) fn check_rank(&self, r: Rank) -> Result<usize, Error> {
         if r.0 < 0 || r.index() >= self.size {
             return Err(pertinax::Error::InvalidRank {
                 rank: r,
@@ -436,7 +469,7 @@ impl Resilient {
     }
 
     /// The policy's answer for a failed `rank` that `kind` depends on.
-    fn gone(&self, kind: Kind, rank: usize) -> Result<Outcome, Error> {
+    pub(crate) fn gone(&self, kind: Kind, rank: usize) -> Result<Outcome, Error> {
         match self.cfg.policy.get(kind) {
             OnFailure::Ignore => Ok(Outcome {
                 skipped: Some(Rank(rank as i32)),
@@ -457,6 +490,7 @@ impl Resilient {
         what: What,
         mut f: impl FnMut(&State, Option<Plan>) -> Result<Outcome, Error>,
     ) -> Result<Outcome, Error> {
+        self.nb_idle()?;
         loop {
             let r = {
                 let st = self.st.borrow();
@@ -564,7 +598,7 @@ impl Resilient {
 
     /// Repairs the collective communicator (repeats until a round ends
     /// without a new failure).
-    fn repair(&self) -> Result<(), Error> {
+    pub(crate) fn repair(&self) -> Result<(), Error> {
         loop {
             match self.round(false) {
                 Ok(_) => return Ok(()),
@@ -678,6 +712,7 @@ impl Resilient {
 
     /// Runs creation rounds until one succeeds; records it.
     fn create(&self) -> Result<(Comm, Vec<usize>), Error> {
+        self.nb_idle()?;
         loop {
             match self.round(true) {
                 Ok(Some(made)) => return Ok(made),
@@ -694,6 +729,66 @@ impl Resilient {
             st.source = Rank(o as i32);
         }
         st
+    }
+}
+
+/// The current collective communicator as the non-blocking layer
+/// (`nonblocking.rs`) sees it.
+pub(crate) struct View {
+    /// The collective communicator.
+    pub(crate) cur: Comm,
+    /// Its ranks' original ranks.
+    pub(crate) cur_to_orig: Vec<usize>,
+    /// Original rank → rank in `cur`.
+    pub(crate) orig_to_cur: Vec<Option<usize>>,
+    /// The failed ranks (an outcome's missing list).
+    pub(crate) missing: Vec<Rank>,
+    /// Repairs when it was taken (a later repair makes it stale).
+    pub(crate) repairs: u64,
+}
+
+/// What `nonblocking.rs` needs of a [`Resilient`].
+impl Resilient {
+    /// The current collective communicator.
+    pub(crate) fn view(&self) -> View {
+        let st = self.st.borrow();
+        View {
+            cur: st.cur.clone(),
+            cur_to_orig: st.cur_to_orig.clone(),
+            orig_to_cur: st.orig_to_cur.clone(),
+            missing: st.missing(),
+            repairs: st.repairs,
+        }
+    }
+
+    /// Counts a non-blocking collective agreed complete (like a blocking
+    /// one's [`Resilient::record`] under [`Check::Agree`]).
+    pub(crate) fn nb_completed(&self) -> Result<(), Error> {
+        self.record(What::Barrier, true, 0, |_| Serve::Nothing)
+    }
+
+    /// The non-blocking scope's state: `None` when none is open, else its
+    /// requests not yet agreed complete.
+    pub(crate) fn nb_state(&self) -> Option<usize> {
+        self.st.borrow().nb
+    }
+
+    /// Sets [`Resilient::nb_state`].
+    pub(crate) fn set_nb_state(&self, nb: Option<usize>) {
+        self.st.borrow_mut().nb = nb;
+    }
+
+    /// Refuses a blocking collective (or a dup or split) while
+    /// non-blocking requests are outstanding: its agreement would come
+    /// before theirs at this rank only.
+    fn nb_idle(&self) -> Result<(), Error> {
+        match self.st.borrow().nb {
+            Some(n) if n > 0 => Err(pertinax::Error::InvalidArgument(format!(
+                "a blocking collective while {n} non-blocking request(s) are outstanding: wait them first"
+            ))
+            .into()),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -29,6 +29,17 @@
 //!   counterpart of Legio's link-time interposition.
 //! - [`SharedFile`]: file output that every survivor can still write after
 //!   failures, each rank's part at its original offset.
+//! - **Non-blocking collectives.** [`Resilient::scope`] opens a scope in
+//!   which barrier, bcast, reduce, allreduce and allgather are posted
+//!   ([`NbScope::ibcast`], ...) and run while the program computes; an
+//!   [`NbRequest`] is waited for or tested. Requests complete and are
+//!   agreed in posting order, whatever order ranks wait in; after a
+//!   failure, every request not yet agreed complete is posted again on the
+//!   repaired communicator with its original inputs, and its outcome is
+//!   the blocking operation's. Results land in the caller's buffers when
+//!   the scope ends (the core's lending rule); blocking collectives are
+//!   refused while requests are outstanding; the log check is not
+//!   supported ([`Error::Unsupported`]). See [`NbScope`].
 //!
 //! # Example
 //! ```no_run
@@ -82,6 +93,8 @@
 mod comm;
 mod file;
 mod flat;
+mod hier;
+mod nonblocking;
 mod policy;
 
 use std::fmt;
@@ -89,6 +102,8 @@ use std::fmt;
 pub use comm::Communicator;
 pub use file::SharedFile;
 pub use flat::{Check, Config, Resilient};
+pub use hier::{default_k, HierConfig, Hierarchical, DEFAULT_THRESHOLD};
+pub use nonblocking::{wait_all, NbRequest, NbScope};
 pub use policy::{Kind, OnFailure, Policy};
 
 use pertinax::{Comm, Rank, Status, Universe};
@@ -122,6 +137,10 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// The operation is not available in this configuration (the message
+    /// says which and why).
+    #[error("not supported: {0}")]
+    Unsupported(String),
     /// A broken invariant of this crate (a bug): reported, not a panic.
     #[error("internal error of the resilient layer: {0}")]
     Internal(String),
@@ -175,8 +194,11 @@ impl fmt::Display for Outcome {
 pub enum World {
     /// `pertinax run` without `--resilient`.
     Plain(Comm),
-    /// `pertinax run --resilient`.
+    /// `pertinax run --resilient` (or `--resilient=hier` below the
+    /// hierarchy's threshold).
     Resilient(Box<Resilient>),
+    /// `pertinax run --resilient=hier` from the threshold on.
+    Hierarchical(Box<Hierarchical>),
 }
 
 /// The world communicator of `universe`: resilient when the environment
@@ -187,19 +209,22 @@ pub enum World {
 /// A bad configuration ([`Error::Policy`]), or the errors of
 /// [`Resilient::new`].
 pub fn world(universe: &Universe) -> Result<World, Error> {
+    let w = universe.world();
     match Config::from_env()? {
-        Some(cfg) => Ok(World::Resilient(Box::new(Resilient::with_config(
-            &universe.world(),
-            cfg,
-        )?))),
-        None => Ok(World::Plain(universe.world())),
+        Some(cfg) => match cfg.hier {
+            Some(h) if w.size() >= h.threshold => Ok(World::Hierarchical(Box::new(
+                Hierarchical::with_config(&w, cfg, h)?,
+            ))),
+            _ => Ok(World::Resilient(Box::new(Resilient::with_config(&w, cfg)?))),
+        },
+        None => Ok(World::Plain(w)),
     }
 }
 
 impl World {
     /// Whether failures are handled (the job runs with `--resilient`).
     pub fn is_resilient(&self) -> bool {
-        matches!(self, World::Resilient(_))
+        !matches!(self, World::Plain(_))
     }
 }
 

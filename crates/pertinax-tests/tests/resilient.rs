@@ -179,3 +179,62 @@ fn survivors_write_their_parts_of_a_shared_file_after_a_failure() {
         assert_eq!(bytes[at..at + 8], r.to_le_bytes(), "rank {r}'s part");
     }
 }
+
+/// Runs `pertinax-resprog ops ROUNDS full` on `n` ranks in the
+/// hierarchical mode with local groups of `k` (from 4 ranks on).
+fn hier_ops(n: usize, k: usize, rounds: u32, extra: &[&str]) -> Job {
+    let (rounds, k) = (rounds.to_string(), k.to_string());
+    let mut s = Spec::new(n, &["ops", &rounds, "full"])
+        .program(resprog())
+        .bound(60)
+        .launcher_arg("--resilient=hier")
+        .launcher_arg("--resilient-k")
+        .launcher_arg(&k)
+        .launcher_arg("--resilient-threshold")
+        .launcher_arg("4")
+        .launcher_arg("--resilient-policy")
+        .launcher_arg(IGNORE);
+    for a in extra {
+        s = s.launcher_arg(a);
+    }
+    run(s)
+}
+
+#[test]
+fn hierarchical_without_failures_gives_the_plain_results() {
+    let flat = agreed(&ops(8, "agree", "full", 20, &[]), 8, "flat");
+    for k in [2, 3, 8] {
+        let d = agreed(&hier_ops(8, k, 20, &[]), 8, &format!("hier k={k}"));
+        assert_eq!(d, flat, "hier k={k} and flat disagree");
+    }
+}
+
+/// (ranks, k, kill): masters (the lowest rank of each group of k) and
+/// non-masters, roots and non-roots, before and after collectives and in
+/// the library's agreements.
+const HIER_KILLS: [(usize, usize, &str); 10] = [
+    (8, 3, "4@res.before.bcast#3"),
+    (8, 3, "3@res.before.allreduce#2"),
+    (8, 3, "0@res.after.bcast#5"),
+    (8, 3, "6@res.before.gather#4"),
+    (8, 3, "1@res.after.reduce#1"),
+    (12, 3, "7@res.after.allgather#3"),
+    (12, 3, "9@ft.agree.enter#20"),
+    (12, 4, "4@ft.agree.contributed#31"),
+    (16, 4, "5@res.before.scatter#3"),
+    (16, 4, "12@res.before.barrier#6"),
+];
+
+#[test]
+fn hierarchical_survives_kills_of_masters_and_non_masters() {
+    for (n, k, kill) in HIER_KILLS {
+        let j = hier_ops(n, k, 20, &["--kill", kill]);
+        agreed(&j, n - 1, kill);
+        let victim = kill.split('@').next().unwrap_or("");
+        assert!(
+            j.stdout.contains(&format!("failed=[{victim}]")),
+            "{kill}: the victim is not reported\n{}",
+            j.stdout
+        );
+    }
+}

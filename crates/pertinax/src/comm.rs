@@ -253,7 +253,7 @@ impl Comm {
 
     /// Reserves an entry, then allgathers (context proposal, entry, extra
     /// words) with every member. On error the entry is given back.
-    fn exchange_new(&self, extra: &[i32]) -> Result<Vec<(u32, u16, Vec<i32>)>> {
+    pub(crate) fn exchange_new(&self, extra: &[i32]) -> Result<Vec<(u32, u16, Vec<i32>)>> {
         let entry = self.inner.rt.engine.borrow_mut().alloc_entry()?;
         let mine = self.inner.rt.next_ctx();
         let mut rec = Vec::with_capacity(8 + 4 * extra.len());
@@ -285,7 +285,7 @@ impl Comm {
     }
 
     /// Gives back this process's entry after a creation it is not part of.
-    fn unreserve(&self, entries: &[u16]) {
+    pub(crate) fn unreserve(&self, entries: &[u16]) {
         if let Some(&e) = entries.get(self.inner.rank as usize) {
             self.inner.rt.engine.borrow_mut().unreserve_entry(e);
         }

@@ -45,6 +45,7 @@ mod error;
 mod fault;
 mod ft;
 mod group;
+mod intercomm;
 mod op;
 mod p2p;
 mod request;
