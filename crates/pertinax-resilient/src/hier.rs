@@ -1060,6 +1060,12 @@ impl Hierarchical {
                 .and_then(|grp| g.rank_of_group(grp))
         };
         let fail = |e: pertinax::Error| unrepairable(&format!("POV rebuild: {e}"));
+        if trace() {
+            eprintln!(
+                "hier[{}/{}]: POV of group {p}: master {mp}, bridge {b}",
+                self.me, self.size
+            );
+        }
         if self.me == mp {
             let l = self.st.borrow().local.clone();
             let br = rank_of(b).ok_or_else(|| internal("bridge not in the global communicator"))?;
@@ -1105,6 +1111,9 @@ impl Hierarchical {
     /// A non-master's part in rebuilding its group's POV.
     fn refresh_member(&self) -> Result<(), Error> {
         let l = self.st.borrow().local.clone();
+        if trace() {
+            eprintln!("hier[{}/{}]: rebuilding my group's POV", self.me, self.size);
+        }
         let fail = |e: pertinax::Error| unrepairable(&format!("POV rebuild: {e}"));
         let inter = l
             .comm
@@ -1719,6 +1728,10 @@ impl Communicator for Hierarchical {
     /// A new hierarchical communicator with the same ranks (collective,
     /// on every live rank; completes despite failures).
     fn dup(&self) -> Result<Self, Error> {
+        // A hierarchical barrier first: a master failure that only its
+        // group has seen is repaired before every rank meets on the full
+        // communicator (its group would wait in the repair otherwise).
+        Communicator::barrier(self)?;
         let (comm, vals) = self.full.shrink_gather(0)?;
         let map = survivors(&self.full_to_orig, &vals);
         self.end_op()?;
@@ -1728,6 +1741,8 @@ impl Communicator for Hierarchical {
     /// Splits the live ranks; every new communicator is hierarchical with
     /// the same `k` (collective; completes despite failures).
     fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Error> {
+        // See `dup`.
+        Communicator::barrier(self)?;
         loop {
             let (comm, _) = self.full.shrink_gather(0)?;
             let r = comm.split(color, key);

@@ -113,6 +113,22 @@ fn overlapping_groups_fail_everywhere() {
     expect(&j, 0, 4);
 }
 
+/// Argument errors are typed at the rank that checks them, and the
+/// leader's own errors reach its members.
+#[test]
+fn argument_errors() {
+    let j = run(job(4, &["bad_args"]));
+    expect(&j, 0, 4);
+}
+
+/// A group whose communicator was revoked before the call: `Revoked` at
+/// every member of both groups.
+#[test]
+fn revoked_group_fails_both_sides() {
+    let j = run(job(4, &["revoked"]));
+    expect(&j, 0, 4);
+}
+
 /// The remote leader dies after the leaders' exchange, before its group
 /// learned anything of the other side: every survivor of both groups
 /// returns `ProcFailed`.

@@ -107,6 +107,8 @@ enum Verdict {
     NoEntry,
     /// A leader got a message it does not understand.
     Protocol,
+    /// The local leader rejected its own `peer`, `remote_leader` or `tag`.
+    LeaderArgs,
 }
 
 impl Verdict {
@@ -118,6 +120,7 @@ impl Verdict {
             Verdict::Overlap => [3, 0],
             Verdict::NoEntry => [4, 0],
             Verdict::Protocol => [5, 0],
+            Verdict::LeaderArgs => [6, 0],
         }
     }
 
@@ -128,6 +131,7 @@ impl Verdict {
             (Some(2), Some(_)) => Verdict::Revoked,
             (Some(3), Some(_)) => Verdict::Overlap,
             (Some(4), Some(_)) => Verdict::NoEntry,
+            (Some(6), Some(_)) => Verdict::LeaderArgs,
             _ => Verdict::Protocol,
         }
     }
@@ -168,6 +172,9 @@ impl Verdict {
             Verdict::Revoked => Error::Revoked,
             Verdict::Overlap => Error::InvalidArgument(
                 "intercomm_create: the two groups overlap (a process is in both)".into(),
+            ),
+            Verdict::LeaderArgs => Error::InvalidArgument(
+                "intercomm_create: the local leader rejected its peer, remote_leader or tag".into(),
             ),
             Verdict::NoEntry => Error::InvalidArgument(
                 "intercomm_create: a member holds too many communicators (free some)".into(),
@@ -411,7 +418,7 @@ impl Comm {
             Ok(x) => x,
             Err(err) => {
                 // The members must not wait; the other group cannot be told.
-                tell(GO, &Verdict::Protocol.words());
+                tell(GO, &Verdict::LeaderArgs.words());
                 return Err(err);
             }
         };

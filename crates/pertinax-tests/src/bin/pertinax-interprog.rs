@@ -17,6 +17,10 @@
 //!   one fails (the launcher kills a rank at some time); every survivor
 //!   prints where it stopped, then all shrink the world and check an
 //!   allreduce on it.
+//! - `revoked`: the first group revokes its communicator first: every
+//!   member of both groups gets `Revoked`; a creation on fresh
+//!   communicators works afterwards.
+//! - `bad_args`: argument errors, at the leader and at its members.
 //! - `overlap_same`: every rank is in both groups (the world with itself as
 //!   remote leader): every rank gets `InvalidArgument`.
 //! - `overlap_partial` (4 ranks): groups {0,1,2} and {2,3}; rank 2 calls the
@@ -299,6 +303,58 @@ fn repeat(w: &Comm, a: &[String]) -> R {
     Ok(format!("stop={stop} survivors={}", sum[0]))
 }
 
+/// The first group revokes its communicator before the creation: every
+/// member of both groups gets `Revoked`; the second group's communicator
+/// still works for a creation with a third group made of the first
+/// group's members (a fresh split).
+fn revoked(w: &Comm, _a: &[String]) -> R {
+    let s = side(w, Layout::Halves)?;
+    if !s.high {
+        s.local.revoke().map_err(e)?;
+    }
+    match create(&s, 4) {
+        Err(Error::Revoked) => {}
+        other => return Err(format!("creation with a revoked group: {other:?}")),
+    }
+    let s2 = side(w, Layout::Halves)?;
+    let inter = create(&s2, 4).map_err(e)?;
+    exercise(w, &s2, &inter)?;
+    Ok(String::new())
+}
+
+/// Argument errors: a `local_leader` out of range (`InvalidRank` at
+/// every member), a `remote_leader` out of range or an invalid tag (the
+/// leader gets the exact error, its members `InvalidArgument`), and an
+/// intercommunicator as the local group. The remote side never starts, so
+/// nobody waits for it.
+fn bad_args(w: &Comm, _a: &[String]) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let r = w.intercomm_create(Rank(n as i32), w, Rank(0), Tag(1));
+    check!(
+        matches!(r, Err(Error::InvalidRank { .. })),
+        "local leader out of range: {r:?}"
+    );
+    let r = w.intercomm_create(Rank(0), w, Rank(n as i32 + 5), Tag(1));
+    match (me, &r) {
+        (0, Err(Error::InvalidRank { .. })) | (1.., Err(Error::InvalidArgument(_))) => {}
+        _ => return Err(format!("remote leader out of range: {r:?}")),
+    }
+    let r = w.intercomm_create(Rank(0), w, Rank(1), Tag(-3));
+    match (me, &r) {
+        (0, Err(Error::InvalidTag { .. })) | (1.., Err(Error::InvalidArgument(_))) => {}
+        _ => return Err(format!("invalid tag: {r:?}")),
+    }
+    let s = side(w, Layout::Halves)?;
+    let inter = create(&s, 2).map_err(e)?;
+    let r = inter.intercomm_create(Rank(0), w, Rank(0), Tag(1));
+    check!(
+        matches!(r, Err(Error::InvalidArgument(_))),
+        "an intercommunicator as the local group: {r:?}"
+    );
+    exercise(w, &s, &inter)?;
+    Ok(String::new())
+}
+
 fn expect_overlap(r: Result<Comm, Error>, what: &str) -> Result<(), String> {
     match r {
         Err(Error::InvalidArgument(m)) if m.contains("overlap") => Ok(()),
@@ -356,6 +412,8 @@ fn main() {
         "basic" => basic(&w, rest),
         "fault" => fault(&w, rest),
         "repeat" => repeat(&w, rest),
+        "revoked" => revoked(&w, rest),
+        "bad_args" => bad_args(&w, rest),
         "overlap_same" => overlap_same(&w, rest),
         "overlap_partial" => overlap_partial(&w, rest),
         other => Err(format!("unknown scenario {other:?}")),
