@@ -7,10 +7,11 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use bytemuck::Pod;
-use pertinax::{Comm, Op, Rank, Source, Status};
+use pertinax::{Comm, Op, Rank, Source};
 
+use crate::p2p::{check_rank, inverse, survivors, P2p};
 use crate::policy::Kind;
-use crate::{Communicator, Error, OnFailure, Outcome, Policy, Received};
+use crate::{Communicator, Error, Outcome, Policy, Received};
 
 /// Non-synchronizing collectives in a row after which an internal barrier
 /// lets every rank drop its log (bounds its length).
@@ -218,9 +219,7 @@ pub struct Resilient {
     /// Original rank.
     me: usize,
     /// Point-to-point traffic (never revoked nor shrunk).
-    p2p: Comm,
-    p2p_to_orig: Vec<usize>,
-    orig_to_p2p: Vec<Option<usize>>,
+    p2p: P2p,
     st: RefCell<State>,
 }
 
@@ -244,24 +243,7 @@ fn trace() -> bool {
     *ON.get_or_init(|| std::env::var_os("PERTINAX_RESILIENT_TRACE").is_some_and(|v| v != "0"))
 }
 
-/// Original rank → position in `map`.
-fn inverse(map: &[usize], size: usize) -> Vec<Option<usize>> {
-    let mut inv = vec![None; size];
-    for (i, &o) in map.iter().enumerate() {
-        inv[o] = Some(i);
-    }
-    inv
-}
-
-/// The ranks of `map` whose agreement value is present.
-fn survivors<T>(map: &[usize], vals: &[Option<T>]) -> Vec<usize> {
-    map.iter()
-        .zip(vals)
-        .filter(|(_, v)| v.is_some())
-        .map(|(&o, _)| o)
-        .collect()
-}
-
+/// Original ranks as ranks.
 fn ranks(v: &[usize]) -> Vec<Rank> {
     v.iter().map(|&r| Rank(r as i32)).collect()
 }
@@ -396,18 +378,15 @@ impl Resilient {
         size: usize,
         cfg: Config,
     ) -> Result<Resilient, Error> {
-        let (p2p, v) = base.shrink_gather(0)?;
-        let p2p_to_orig = survivors(base_to_orig, &v);
-        let (cur, v) = p2p.shrink_gather(0)?;
-        let cur_to_orig = survivors(&p2p_to_orig, &v);
+        let p2p = P2p::new(base, base_to_orig, size)?;
+        let (cur, v) = p2p.comm().shrink_gather(0)?;
+        let cur_to_orig = survivors(p2p.to_orig(), &v);
         let orig_to_cur = inverse(&cur_to_orig, size);
         let failed = (0..size).filter(|&r| orig_to_cur[r].is_none()).collect();
-        let me = p2p_to_orig[p2p.rank().index()];
+        let me = p2p.me();
         Ok(Resilient {
             size,
             me,
-            orig_to_p2p: inverse(&p2p_to_orig, size),
-            p2p_to_orig,
             p2p,
             st: RefCell::new(State {
                 cur,
@@ -458,28 +437,12 @@ impl Resilient {
     }
 
     pub(crate) fn check_rank(&self, r: Rank) -> Result<usize, Error> {
-        if r.0 < 0 || r.index() >= self.size {
-            return Err(pertinax::Error::InvalidRank {
-                rank: r,
-                size: self.size,
-            }
-            .into());
-        }
-        Ok(r.index())
+        check_rank(r, self.size)
     }
 
     /// The policy's answer for a failed `rank` that `kind` depends on.
     pub(crate) fn gone(&self, kind: Kind, rank: usize) -> Result<Outcome, Error> {
-        match self.cfg.policy.get(kind) {
-            OnFailure::Ignore => Ok(Outcome {
-                skipped: Some(Rank(rank as i32)),
-                missing: Vec::new(),
-            }),
-            OnFailure::Stop => Err(Error::Failed {
-                kind,
-                rank: Rank(rank as i32),
-            }),
-        }
+        self.cfg.policy.answer(kind, rank)
     }
 
     /// Runs collective `what` until it completes: `f` gets the state and,
@@ -722,14 +685,6 @@ impl Resilient {
             }
         }
     }
-
-    /// The original rank of a point-to-point status's source.
-    fn status(&self, mut st: Status) -> Status {
-        if let Some(&o) = self.p2p_to_orig.get(st.source.index()) {
-            st.source = Rank(o as i32);
-        }
-        st
-    }
 }
 
 /// The current collective communicator as the non-blocking layer
@@ -892,16 +847,7 @@ impl Communicator for Resilient {
     }
 
     fn failed_ranks(&self) -> Vec<Rank> {
-        let mut all = self.st.borrow().failed.clone();
-        if let Ok(g) = self.p2p.get_failed() {
-            let rs: Vec<Rank> = (0..g.size()).map(|r| Rank(r as i32)).collect();
-            if let Ok(t) = g.translate_ranks(&rs, &self.p2p.group()) {
-                all.extend(t.into_iter().flatten().map(|r| self.p2p_to_orig[r.index()]));
-            }
-        }
-        all.sort_unstable();
-        all.dedup();
-        ranks(&all)
+        self.p2p.failed(self.st.borrow().failed.clone())
     }
 
     fn barrier(&self) -> Result<Outcome, Error> {
@@ -1087,15 +1033,7 @@ impl Communicator for Resilient {
     }
 
     fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
-        let d = self.check_rank(dest.into())?;
-        let Some(p) = self.orig_to_p2p[d] else {
-            return self.gone(Kind::Send, d);
-        };
-        match self.p2p.send(buf, p, tag) {
-            Ok(()) => Ok(Outcome::default()),
-            Err(e) if e.is_fault() => self.gone(Kind::Send, d),
-            Err(e) => Err(e.into()),
-        }
+        self.p2p.send(&self.cfg.policy, buf, dest.into(), tag)
     }
 
     fn recv<T: Pod>(
@@ -1104,30 +1042,7 @@ impl Communicator for Resilient {
         src: impl Into<Source>,
         tag: i32,
     ) -> Result<Received, Error> {
-        match src.into() {
-            Source::Rank(r) => {
-                let s = self.check_rank(r)?;
-                let Some(p) = self.orig_to_p2p[s] else {
-                    return self.gone(Kind::Recv, s).map(|_| None);
-                };
-                match self.p2p.recv(buf, p, tag) {
-                    Ok(st) => Ok(Some(self.status(st))),
-                    Err(e) if e.is_fault() => self.gone(Kind::Recv, s).map(|_| None),
-                    Err(e) => Err(e.into()),
-                }
-            }
-            Source::Any => loop {
-                match self.p2p.recv(buf, Source::Any, tag) {
-                    Ok(st) => return Ok(Some(self.status(st))),
-                    // A failed rank can no longer send: acknowledge it and
-                    // go on waiting for the live ones.
-                    Err(pertinax::Error::ProcFailedPending { .. }) => {
-                        self.p2p.ack_failed(usize::MAX)?;
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            },
-        }
+        self.p2p.recv(&self.cfg.policy, buf, src.into(), tag)
     }
 
     /// A new resilient communicator with the same ranks; ranks failed by

@@ -61,8 +61,9 @@ use bytemuck::Pod;
 use pertinax::{Comm, Op, Rank, Source, Status, Tag};
 use serde::{Deserialize, Serialize};
 
+use crate::p2p::{check_rank, survivors, P2p};
 use crate::policy::Kind;
-use crate::{Communicator, Config, Error, OnFailure, Outcome, Received};
+use crate::{Communicator, Config, Error, Outcome, Received};
 
 /// Tag of the intercommunicator creations of a master repair.
 const TAG_JOIN: Tag = Tag(7001);
@@ -255,9 +256,8 @@ pub struct Hierarchical {
     me: usize,
     k: usize,
     group: usize,
-    p2p: Comm,
-    p2p_to_orig: Vec<usize>,
-    orig_to_p2p: Vec<Option<usize>>,
+    /// Point-to-point traffic (never revoked nor shrunk).
+    p2p: P2p,
     /// Every live rank at creation: communicator creations run on it.
     full: Comm,
     full_to_orig: Vec<usize>,
@@ -280,14 +280,6 @@ impl fmt::Debug for Hierarchical {
 
 fn trace() -> bool {
     std::env::var_os("PERTINAX_RESILIENT_TRACE").is_some()
-}
-
-fn survivors<T>(map: &[usize], vals: &[Option<T>]) -> Vec<usize> {
-    map.iter()
-        .zip(vals)
-        .filter(|(_, v)| v.is_some())
-        .map(|(&o, _)| o)
-        .collect()
 }
 
 fn internal(msg: impl Into<String>) -> Error {
@@ -350,34 +342,24 @@ impl Hierarchical {
         k: usize,
         cfg: Config,
     ) -> Result<Hierarchical, Error> {
-        let (p2p, v) = base.shrink_gather(0)?;
-        let p2p_to_orig = survivors(base_to_orig, &v);
-        let me = p2p_to_orig[p2p.rank().index()];
+        let p2p = P2p::new(base, base_to_orig, size)?;
+        let me = p2p.me();
         let group = me / k;
         loop {
-            let (full, v) = p2p.shrink_gather(0)?;
-            let full_to_orig = survivors(&p2p_to_orig, &v);
+            let (full, v) = p2p.comm().shrink_gather(0)?;
+            let full_to_orig = survivors(p2p.to_orig(), &v);
             match Hierarchical::layout(&full, &full_to_orig, me, k) {
                 Ok(parts) => {
                     let a = full.agree_detailed(OK)?;
                     if a.flags == OK && a.failed.is_empty() {
                         let (local, pov, global, bridge_pov, solo) = parts;
                         let failed = (0..size).filter(|o| !full_to_orig.contains(o)).collect();
-                        let orig_to_p2p = {
-                            let mut m = vec![None; size];
-                            for (i, &o) in p2p_to_orig.iter().enumerate() {
-                                m[o] = Some(i);
-                            }
-                            m
-                        };
                         return Ok(Hierarchical {
                             size,
                             me,
                             k,
                             group,
                             p2p,
-                            p2p_to_orig,
-                            orig_to_p2p,
                             full,
                             full_to_orig,
                             solo,
@@ -495,27 +477,11 @@ impl Hierarchical {
     }
 
     fn check_rank(&self, r: Rank) -> Result<usize, Error> {
-        if r.0 < 0 || r.index() >= self.size {
-            return Err(pertinax::Error::InvalidRank {
-                rank: r,
-                size: self.size,
-            }
-            .into());
-        }
-        Ok(r.index())
+        check_rank(r, self.size)
     }
 
     fn gone(&self, kind: Kind, rank: usize) -> Result<Outcome, Error> {
-        match self.cfg.policy.get(kind) {
-            OnFailure::Ignore => Ok(Outcome {
-                skipped: Some(Rank(rank as i32)),
-                missing: Vec::new(),
-            }),
-            OnFailure::Stop => Err(Error::Failed {
-                kind,
-                rank: Rank(rank as i32),
-            }),
-        }
+        self.cfg.policy.answer(kind, rank)
     }
 
     fn known_failed(&self) -> Vec<Rank> {
@@ -1366,16 +1332,7 @@ impl Communicator for Hierarchical {
     }
 
     fn failed_ranks(&self) -> Vec<Rank> {
-        let mut all = self.st.borrow().failed.clone();
-        if let Ok(g) = self.p2p.get_failed() {
-            let rs: Vec<Rank> = (0..g.size()).map(|r| Rank(r as i32)).collect();
-            if let Ok(t) = g.translate_ranks(&rs, &self.p2p.group()) {
-                all.extend(t.into_iter().flatten().map(|r| self.p2p_to_orig[r.index()]));
-            }
-        }
-        all.sort_unstable();
-        all.dedup();
-        all.into_iter().map(|o| Rank(o as i32)).collect()
+        self.p2p.failed(self.st.borrow().failed.clone())
     }
 
     fn barrier(&self) -> Result<Outcome, Error> {
@@ -1678,15 +1635,7 @@ impl Communicator for Hierarchical {
     }
 
     fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
-        let d = self.check_rank(dest.into())?;
-        let Some(p) = self.orig_to_p2p[d] else {
-            return self.gone(Kind::Send, d);
-        };
-        match self.p2p.send(buf, p, tag) {
-            Ok(()) => Ok(Outcome::default()),
-            Err(e) if e.is_fault() => self.gone(Kind::Send, d),
-            Err(e) => Err(e.into()),
-        }
+        self.p2p.send(&self.cfg.policy, buf, dest.into(), tag)
     }
 
     fn recv<T: Pod>(
@@ -1695,34 +1644,7 @@ impl Communicator for Hierarchical {
         src: impl Into<Source>,
         tag: i32,
     ) -> Result<Received, Error> {
-        let status = |mut s: Status| {
-            if let Some(&o) = self.p2p_to_orig.get(s.source.index()) {
-                s.source = Rank(o as i32);
-            }
-            s
-        };
-        match src.into() {
-            Source::Rank(r) => {
-                let s = self.check_rank(r)?;
-                let Some(p) = self.orig_to_p2p[s] else {
-                    return self.gone(Kind::Recv, s).map(|_| None);
-                };
-                match self.p2p.recv(buf, p, tag) {
-                    Ok(st) => Ok(Some(status(st))),
-                    Err(e) if e.is_fault() => self.gone(Kind::Recv, s).map(|_| None),
-                    Err(e) => Err(e.into()),
-                }
-            }
-            Source::Any => loop {
-                match self.p2p.recv(buf, Source::Any, tag) {
-                    Ok(st) => return Ok(Some(status(st))),
-                    Err(pertinax::Error::ProcFailedPending { .. }) => {
-                        self.p2p.ack_failed(usize::MAX)?;
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            },
-        }
+        self.p2p.recv(&self.cfg.policy, buf, src.into(), tag)
     }
 
     /// A new hierarchical communicator with the same ranks (collective,

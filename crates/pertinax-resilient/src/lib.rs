@@ -95,6 +95,7 @@ mod file;
 mod flat;
 mod hier;
 mod nonblocking;
+mod p2p;
 mod policy;
 
 use std::fmt;

@@ -106,6 +106,19 @@ impl Policy {
         }
     }
 
+    /// The answer for a failed `rank` that an operation of `kind` depends
+    /// on: skipped (ignore) or [`crate::Error::Failed`] (stop).
+    pub(crate) fn answer(&self, kind: Kind, rank: usize) -> Result<crate::Outcome, crate::Error> {
+        let rank = pertinax::Rank(rank as i32);
+        match self.get(kind) {
+            OnFailure::Ignore => Ok(crate::Outcome {
+                skipped: Some(rank),
+                missing: Vec::new(),
+            }),
+            OnFailure::Stop => Err(crate::Error::Failed { kind, rank }),
+        }
+    }
+
     /// Sets the reaction for `kind`.
     pub fn set(&mut self, kind: Kind, on: OnFailure) -> &mut Self {
         match kind {

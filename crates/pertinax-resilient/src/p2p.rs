@@ -1,0 +1,148 @@
+//! What the flat and the hierarchical communicators share: the
+//! point-to-point communicator of every rank (never revoked nor shrunk:
+//! traffic between live ranks works beside dead ones), rank checks, and
+//! the failed ranks the failure detector knows.
+
+use bytemuck::Pod;
+use pertinax::{Comm, Rank, Source, Status};
+
+use crate::policy::{Kind, Policy};
+use crate::{Error, Outcome, Received};
+
+/// The live members of `map` (original ranks) after an agreement whose
+/// values are `vals` (`None`: failed).
+pub(crate) fn survivors<T>(map: &[usize], vals: &[Option<T>]) -> Vec<usize> {
+    map.iter()
+        .zip(vals)
+        .filter(|(_, v)| v.is_some())
+        .map(|(&o, _)| o)
+        .collect()
+}
+
+/// Original rank → position in `map`, for `size` original ranks.
+pub(crate) fn inverse(map: &[usize], size: usize) -> Vec<Option<usize>> {
+    let mut inv = vec![None; size];
+    for (i, &o) in map.iter().enumerate() {
+        inv[o] = Some(i);
+    }
+    inv
+}
+
+/// `r` as an index among `size` ranks.
+pub(crate) fn check_rank(r: Rank, size: usize) -> Result<usize, Error> {
+    if r.0 < 0 || r.index() >= size {
+        return Err(pertinax::Error::InvalidRank { rank: r, size }.into());
+    }
+    Ok(r.index())
+}
+
+/// The point-to-point communicator with its original ranks.
+#[derive(Debug)]
+pub(crate) struct P2p {
+    comm: Comm,
+    to_orig: Vec<usize>,
+    from_orig: Vec<Option<usize>>,
+}
+
+impl P2p {
+    /// The live members of `base` (whose rank `i` is original rank
+    /// `base_to_orig[i]` among `size`). Collective (one agreement).
+    pub(crate) fn new(base: &Comm, base_to_orig: &[usize], size: usize) -> Result<P2p, Error> {
+        let (comm, v) = base.shrink_gather(0)?;
+        let to_orig = survivors(base_to_orig, &v);
+        Ok(P2p {
+            from_orig: inverse(&to_orig, size),
+            to_orig,
+            comm,
+        })
+    }
+
+    pub(crate) fn comm(&self) -> &Comm {
+        &self.comm
+    }
+
+    /// Original rank of each rank of [`P2p::comm`].
+    pub(crate) fn to_orig(&self) -> &[usize] {
+        &self.to_orig
+    }
+
+    /// This process's original rank.
+    pub(crate) fn me(&self) -> usize {
+        self.to_orig[self.comm.rank().index()]
+    }
+
+    /// `known` (original ranks) with every failure the detector reported,
+    /// sorted, as ranks.
+    pub(crate) fn failed(&self, mut known: Vec<usize>) -> Vec<Rank> {
+        if let Ok(g) = self.comm.get_failed() {
+            let rs: Vec<Rank> = (0..g.size()).map(|r| Rank(r as i32)).collect();
+            if let Ok(t) = g.translate_ranks(&rs, &self.comm.group()) {
+                known.extend(t.into_iter().flatten().map(|r| self.to_orig[r.index()]));
+            }
+        }
+        known.sort_unstable();
+        known.dedup();
+        known.into_iter().map(|o| Rank(o as i32)).collect()
+    }
+
+    /// Sends to original rank `dest`; a failed destination goes to the
+    /// policy.
+    pub(crate) fn send<T: Pod>(
+        &self,
+        policy: &Policy,
+        buf: &[T],
+        dest: Rank,
+        tag: i32,
+    ) -> Result<Outcome, Error> {
+        let d = check_rank(dest, self.from_orig.len())?;
+        let Some(p) = self.from_orig[d] else {
+            return policy.answer(Kind::Send, d);
+        };
+        match self.comm.send(buf, p, tag) {
+            Ok(()) => Ok(Outcome::default()),
+            Err(e) if e.is_fault() => policy.answer(Kind::Send, d),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Receives from original rank `src` (or any); a failed source goes to
+    /// the policy. The status names the original rank.
+    pub(crate) fn recv<T: Pod>(
+        &self,
+        policy: &Policy,
+        buf: &mut [T],
+        src: Source,
+        tag: i32,
+    ) -> Result<Received, Error> {
+        let status = |mut s: Status| {
+            if let Some(&o) = self.to_orig.get(s.source.index()) {
+                s.source = Rank(o as i32);
+            }
+            s
+        };
+        match src {
+            Source::Rank(r) => {
+                let s = check_rank(r, self.from_orig.len())?;
+                let Some(p) = self.from_orig[s] else {
+                    return policy.answer(Kind::Recv, s).map(|_| None);
+                };
+                match self.comm.recv(buf, p, tag) {
+                    Ok(st) => Ok(Some(status(st))),
+                    Err(e) if e.is_fault() => policy.answer(Kind::Recv, s).map(|_| None),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Source::Any => loop {
+                match self.comm.recv(buf, Source::Any, tag) {
+                    Ok(st) => return Ok(Some(status(st))),
+                    // A failed rank can no longer send: acknowledge it and
+                    // go on waiting for the live ones.
+                    Err(pertinax::Error::ProcFailedPending { .. }) => {
+                        self.comm.ack_failed(usize::MAX)?;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            },
+        }
+    }
+}
