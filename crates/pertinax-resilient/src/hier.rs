@@ -240,6 +240,10 @@ struct State {
     seq: u64,
     /// At a master: the global stage's output of the last operation.
     last: Option<(u64, Vec<u8>)>,
+    /// In the root's group of a broadcast: the payload of that operation
+    /// (every member has it after the first stage, so a new master that
+    /// catches up sends it rather than nothing).
+    held: Option<(u64, Vec<u8>)>,
     /// At a master: POV rebuilds due (group, at the end of operation).
     due: Vec<(usize, u64)>,
     /// At a member: its group's POV is rebuilt at the end of this
@@ -372,6 +376,7 @@ impl Hierarchical {
                                 failed,
                                 seq: 0,
                                 last: None,
+                                held: None,
                                 due: Vec::new(),
                                 refresh_here: false,
                                 local_repairs: 0,
@@ -680,7 +685,12 @@ impl Hierarchical {
     /// and in the POV rebuilds due at its end.
     fn catch_up(&self, msg: &Join, seq: u64) -> Result<(), Error> {
         if msg.seq + 1 == seq {
-            self.run_global(&msg.stage, None, msg.seq, msg.shape, true)?;
+            let held = self.st.borrow_mut().held.take();
+            let mine = match (&msg.stage, held) {
+                (Stage::Bcast(_, rg), Some((s, p))) if *rg == self.group && s == msg.seq => Some(p),
+                _ => None,
+            };
+            self.run_global(&msg.stage, mine.as_deref(), msg.seq, msg.shape, true)?;
             // The other masters rebuild the POVs due at the end of that
             // operation before they come to this one.
             self.run_due(msg.seq)?;
@@ -1125,6 +1135,12 @@ fn block_len(k: usize, n: usize) -> usize {
     1 + k + k * n
 }
 
+/// A reduced block: `[present][k presence bytes][the group's partial, n
+/// bytes]`.
+fn reduced_len(k: usize, n: usize) -> usize {
+    1 + k + n
+}
+
 impl Hierarchical {
     /// The master's block of its group's data (`data` in local rank order,
     /// `n` bytes each).
@@ -1171,7 +1187,7 @@ impl Hierarchical {
     /// `[size presence][result]`.
     fn combine<T: Pod>(&self, out: &[u8], n: usize, op: &Op<T>) -> Result<Vec<u8>, Error> {
         let nb = n * std::mem::size_of::<T>();
-        let bl = block_len(self.k, nb);
+        let bl = reduced_len(self.k, nb);
         let mut presence = vec![0u8; self.size];
         let mut acc: Option<Vec<T>> = None;
         for (g, b) in out.chunks_exact(bl).enumerate() {
@@ -1209,7 +1225,7 @@ impl Hierarchical {
             if l.comm.rank().0 != 0 {
                 return Ok(None);
             }
-            let mut b = vec![0u8; block_len(self.k, nb)];
+            let mut b = vec![0u8; reduced_len(self.k, nb)];
             b[0] = 1;
             for &o in &l.to_orig {
                 b[1 + o - self.group * self.k] = 1;
@@ -1370,6 +1386,8 @@ impl Communicator for Hierarchical {
                 l.comm.bcast(&mut p, rl)?;
                 Ok(p)
             })?;
+            let seq = self.st.borrow().seq;
+            self.st.borrow_mut().held = Some((seq, p.clone()));
             self.masters(&stage, shape, Some(&p))?;
             p
         } else {
@@ -1405,7 +1423,7 @@ impl Communicator for Hierarchical {
         let n = send.len();
         let nb = std::mem::size_of_val(send);
         let shape = Shape::Only(rg);
-        let stage = Stage::Allgather(block_len(self.k, nb));
+        let stage = Stage::Allgather(reduced_len(self.k, nb));
         let block = self.reduce_local(send, op)?;
         let out = self.masters(&stage, shape, block.as_deref())?;
         let got = if self.group == rg {
@@ -1445,7 +1463,7 @@ impl Communicator for Hierarchical {
         let n = send.len();
         let nb = std::mem::size_of_val(send);
         let shape = Shape::All;
-        let stage = Stage::Allgather(block_len(self.k, nb));
+        let stage = Stage::Allgather(reduced_len(self.k, nb));
         let block = self.reduce_local(send, op)?;
         let out = self.masters(&stage, shape, block.as_deref())?;
         let r = self.spread_local(&stage, shape, out, self.size + nb, |o| {

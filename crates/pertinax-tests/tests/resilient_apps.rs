@@ -1,8 +1,8 @@
 //! The applications of `pertinax-apps` (`pertinax-ep`, `pertinax-screen`)
-//! through the real launcher, plain and with `--resilient`, with ranks
-//! killed (SIGKILL) at chosen points by the launcher's fault injection
-//! (`--kill RANK@POINT#1`; the programs' fault points are listed in their
-//! documentation).
+//! through the real launcher, plain and with `--resilient` (flat, and
+//! hierarchical: `--resilient=hier`), with ranks killed (SIGKILL) at chosen
+//! points by the launcher's fault injection (`--kill RANK@POINT#1`; the
+//! programs' fault points are listed in their documentation).
 //!
 //! The programs check their own results (the reporter recomputes the
 //! survivors' work sequentially) and say so in one summary line; these
@@ -37,7 +37,19 @@ enum Mode {
     /// `--resilient --resilient-check log` (the replay log; for programs
     /// whose ranks meet only in collectives, like EP).
     Log,
+    /// `--resilient=hier` with local groups of at most `k` ranks, from
+    /// [`HIER_FROM`] ranks on: rank `r` is in group `r / k`, whose master is
+    /// its lowest live rank (at the start, the ranks `r % k == 0`; rank 0
+    /// is master of group 0 and the usual root).
+    Hier {
+        k: usize,
+    },
 }
+
+/// The `--resilient-threshold` of [`Mode::Hier`]: every hierarchical job
+/// has at least this many ranks, so that the hierarchy is really built
+/// (below the threshold the library stays flat).
+const HIER_FROM: usize = 4;
 
 /// Runs `program args` on `n` ranks with `kills` (`RANK@POINT#K`).
 fn job(program: &str, n: usize, args: &[&str], mode: Mode, kills: &[String]) -> Job {
@@ -50,6 +62,15 @@ fn job(program: &str, n: usize, args: &[&str], mode: Mode, kills: &[String]) -> 
                 .launcher_arg("--resilient")
                 .launcher_arg("--resilient-check")
                 .launcher_arg("log")
+        }
+        Mode::Hier { k } => {
+            assert!(n >= HIER_FROM, "{n} ranks would not be hierarchical");
+            spec = spec
+                .launcher_arg("--resilient=hier")
+                .launcher_arg("--resilient-k")
+                .launcher_arg(&k.to_string())
+                .launcher_arg("--resilient-threshold")
+                .launcher_arg(&HIER_FROM.to_string())
         }
     }
     for k in kills {
@@ -166,7 +187,9 @@ fn check_ep(n: usize, mode: Mode, kills: &[String], victims: &[usize], missing: 
         .is("consistent", "true");
     let lost = c
         .get("missing")
-        .matches(|ch: char| ch.is_ascii_digit())
+        .trim_matches(['[', ']'])
+        .split(',')
+        .filter(|r| !r.is_empty())
         .count();
     // Every contributor's portion but the reporter's own was recomputed.
     c.is("recomputed", &(n - lost - 1).to_string());
@@ -177,6 +200,24 @@ fn check_ep(n: usize, mode: Mode, kills: &[String], victims: &[usize], missing: 
         c.is("verified", "n/a")
             .is("fraction", &format!("{fraction:.4}"));
     }
+}
+
+/// `victim` of `n` killed at EP's fault point `point`: before it computed
+/// its portion (`ep.compute`) or entering the allreduce (`ep.allreduce`),
+/// its portion is missing; as soon as the allreduce returned to it
+/// (`ep.after`), it contributed wherever the allreduce completed, and where
+/// it did not (the others learnt of the death inside it), the allreduce
+/// ran again without it. Either way the same at every survivor, and the
+/// result is checked against the outcome: with nothing missing it passes
+/// the official verification.
+fn check_ep_kill(n: usize, mode: Mode, victim: usize, point: &str) {
+    let alone = list([victim]);
+    let missing: &[&str] = if point == "ep.after" {
+        &["[]", &alone]
+    } else {
+        &[&alone]
+    };
+    check_ep(n, mode, &kills(&[victim], point), &[victim], missing);
 }
 
 #[test]
@@ -190,8 +231,7 @@ fn ep_without_failures_verifies_plain_and_resilient() {
 #[test]
 fn ep_loses_the_portion_of_a_rank_killed_before_the_allreduce() {
     for (n, v) in [(4, 2), (4, 0), (8, 5), (8, 0)] {
-        let l = list([v]);
-        check_ep(n, Mode::Resilient, &kills(&[v], "ep.compute"), &[v], &[&l]);
+        check_ep_kill(n, Mode::Resilient, v, "ep.compute");
     }
 }
 
@@ -200,33 +240,16 @@ fn ep_loses_the_portion_of_a_rank_killed_before_the_allreduce() {
 #[test]
 fn ep_loses_the_portion_of_a_rank_killed_entering_the_allreduce() {
     for (n, v) in [(4, 1), (4, 0), (8, 6), (8, 0)] {
-        let l = list([v]);
-        check_ep(
-            n,
-            Mode::Resilient,
-            &kills(&[v], "ep.allreduce"),
-            &[v],
-            &[&l],
-        );
+        check_ep_kill(n, Mode::Resilient, v, "ep.allreduce");
     }
 }
 
-/// A rank that dies as soon as the allreduce returned to it contributed
-/// wherever the allreduce completed; where it did not (the others learnt
-/// of the death inside it), it runs again without the dead rank. Either
-/// way the same at every survivor, and the result is checked against the
-/// outcome: with nothing missing it passes the official verification.
+/// A rank that dies as soon as the allreduce returned to it contributed,
+/// unless the allreduce ran again without it.
 #[test]
 fn ep_keeps_the_portion_of_a_rank_killed_after_the_allreduce() {
     for (n, v) in [(4, 3), (4, 0), (8, 2), (8, 0)] {
-        let l = list([v]);
-        check_ep(
-            n,
-            Mode::Resilient,
-            &kills(&[v], "ep.after"),
-            &[v],
-            &["[]", &l],
-        );
+        check_ep_kill(n, Mode::Resilient, v, "ep.after");
     }
 }
 
@@ -235,10 +258,9 @@ fn ep_keeps_the_portion_of_a_rank_killed_after_the_allreduce() {
 /// repair of the first.
 #[test]
 fn ep_with_the_replay_log_survives_kills_at_every_phase() {
-    for point in ["ep.compute", "ep.allreduce"] {
-        check_ep(8, Mode::Log, &kills(&[0], point), &[0], &["[0]"]);
+    for point in ["ep.compute", "ep.allreduce", "ep.after"] {
+        check_ep_kill(8, Mode::Log, 0, point);
     }
-    check_ep(8, Mode::Log, &kills(&[0], "ep.after"), &[0], &["[]", "[0]"]);
     // The resilient communicator's construction makes two agreements; the
     // third is the repair after rank 3's death.
     let two = [
@@ -246,6 +268,43 @@ fn ep_with_the_replay_log_survives_kills_at_every_phase() {
         "6@ft.agree.enter#3".to_string(),
     ];
     check_ep(8, Mode::Log, &two, &[3, 6], &["[3,6]"]);
+}
+
+#[test]
+fn ep_hierarchical_without_failures_verifies() {
+    for (n, k) in [(4, 2), (8, 3), (16, 4)] {
+        check_ep(n, Mode::Hier { k }, &[], &[], &["[]"]);
+    }
+}
+
+/// Hierarchical jobs `cases` (ranks, k, victim), each victim killed at
+/// `point`. The cases take a non-master (its group shrinks), a master other
+/// than rank 0 (the group's next rank takes over and joins the masters
+/// through the POV's bridge), rank 0 (master of group 0, root and
+/// reporter), and one job of 16 ranks.
+fn check_ep_hier(point: &str, cases: [(usize, usize, usize); 4]) {
+    for (n, k, v) in cases {
+        check_ep_kill(n, Mode::Hier { k }, v, point);
+    }
+}
+
+#[test]
+fn ep_hierarchical_loses_the_portion_of_a_rank_killed_before_the_allreduce() {
+    check_ep_hier("ep.compute", [(8, 3, 4), (8, 3, 3), (16, 4, 8), (4, 2, 0)]);
+}
+
+#[test]
+fn ep_hierarchical_loses_the_portion_of_a_rank_killed_entering_the_allreduce() {
+    // Rank 6 is the master of the last, smaller group ([6, 7]).
+    check_ep_hier(
+        "ep.allreduce",
+        [(8, 3, 5), (8, 3, 6), (16, 4, 13), (8, 3, 0)],
+    );
+}
+
+#[test]
+fn ep_hierarchical_keeps_the_portion_of_a_rank_killed_after_the_allreduce() {
+    check_ep_hier("ep.after", [(8, 3, 7), (8, 3, 3), (16, 4, 12), (8, 3, 0)]);
 }
 
 #[test]
@@ -270,23 +329,103 @@ fn ep_plain_stops_with_an_error_when_a_rank_dies() {
 const COUNT: u64 = 12_000;
 const WORK: &str = "16";
 
-/// What the kills must have cost a screening.
-struct Loss<'a> {
-    /// The ranks killed.
-    failed: &'a [usize],
-    /// The ranks whose molecules are not in the result.
-    lost: &'a [usize],
-    /// The ranks whose best `k` the collector did not receive (any of these
-    /// lists).
-    not_sent: &'a [&'a [usize]],
-    /// The ranks missing from the allgather of the best.
-    not_gathered: &'a [usize],
-    /// The possible numbers of molecules counted as screened.
-    screened: &'a [u64],
+/// Where a screening rank is killed (the first hit of a fault point, the
+/// 100th for [`At::Molecule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum At {
+    /// `screen.molecule`, while it scores: it is in no count, message or
+    /// allgather, and never wrote its scores.
+    Molecule,
+    /// `screen.exchange`, before the count: in nothing either (its scores
+    /// are written).
+    Exchange,
+    /// `screen.send`, as soon as the count returned (which may have run
+    /// again without it): no message, not in the allgather.
+    Send,
+    /// `screen.allgather`, after its message: its best `k` arrived, its
+    /// share is not lost, but it is not in the allgather.
+    Allgather,
 }
 
-fn check_screen(n: usize, mode: Mode, kills: &[&str], loss: &Loss<'_>) {
-    let kills: Vec<String> = kills.iter().map(|k| k.to_string()).collect();
+impl At {
+    /// `RANK@POINT#K`.
+    fn kill(self, rank: usize) -> String {
+        match self {
+            At::Molecule => format!("{rank}@screen.molecule#100"),
+            At::Exchange => format!("{rank}@screen.exchange#1"),
+            At::Send => format!("{rank}@screen.send#1"),
+            At::Allgather => format!("{rank}@screen.allgather#1"),
+        }
+    }
+}
+
+/// What the kills must have cost a screening.
+#[derive(Debug)]
+struct Loss {
+    /// The ranks killed.
+    failed: Vec<usize>,
+    /// The ranks whose molecules are not in the result.
+    lost: Vec<usize>,
+    /// The ranks whose best `k` the collector did not receive.
+    not_sent: Vec<usize>,
+    /// The ranks missing from the allgather of the best.
+    not_gathered: Vec<usize>,
+    /// The possible numbers of molecules counted as screened.
+    screened: Vec<u64>,
+}
+
+impl Loss {
+    /// The cost of `kills` (rank, where) on `n` ranks, each rank killed
+    /// once. The collector is the lowest rank in the count; when it dies
+    /// after the count, the messages are lost with it, the allgather stands
+    /// alone and the lowest survivor reports.
+    fn of(n: usize, kills: &[(usize, At)]) -> Loss {
+        let killed = |at: &[At]| -> Vec<usize> {
+            let mut v: Vec<usize> = kills
+                .iter()
+                .filter(|(_, a)| at.contains(a))
+                .map(|&(r, _)| r)
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let failed = killed(&[At::Molecule, At::Exchange, At::Send, At::Allgather]);
+        let uncounted = killed(&[At::Molecule, At::Exchange]);
+        let silent = killed(&[At::Molecule, At::Exchange, At::Send]);
+        let collector = (0..n).find(|r| !uncounted.contains(r));
+        let (lost, not_sent) = if collector.is_some_and(|c| failed.contains(&c)) {
+            (failed.clone(), (0..n).collect())
+        } else {
+            (silent.clone(), silent)
+        };
+        // Those killed after the count are counted or not, each.
+        let maybe = killed(&[At::Send]);
+        let screened = (0..1usize << maybe.len())
+            .map(|set| {
+                let out = maybe
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| set & (1 << i) != 0)
+                    .map(|(_, &r)| r);
+                let out: Vec<usize> = uncounted.iter().copied().chain(out).collect();
+                COUNT - share(&out, n)
+            })
+            .collect();
+        Loss {
+            not_gathered: failed.clone(),
+            failed,
+            lost,
+            not_sent,
+            screened,
+        }
+    }
+}
+
+/// A screening on `n` ranks with `kills`, checked against what they must
+/// have cost ([`Loss::of`]).
+fn check_screen(n: usize, mode: Mode, kills: &[(usize, At)]) {
+    let loss = Loss::of(n, kills);
+    let kills: Vec<String> = kills.iter().map(|&(r, at)| at.kill(r)).collect();
     let what = format!("screening on {n} ranks, {mode:?}, kills {kills:?}");
     let count = COUNT.to_string();
     let args = [
@@ -302,28 +441,17 @@ fn check_screen(n: usize, mode: Mode, kills: &[&str], loss: &Loss<'_>) {
         let (a, b) = portion(COUNT, r, n);
         format!("{a}..{b}")
     });
-    let fraction = 1.0
-        - loss
-            .lost
-            .iter()
-            .map(|&r| {
-                let (a, b) = portion(COUNT, r, n);
-                (b - a) as f64
-            })
-            .sum::<f64>()
-            / COUNT as f64;
+    let fraction = 1.0 - share(&loss.lost, n) as f64 / COUNT as f64;
     let others = |out: &[usize]| list((0..n).filter(|r| !out.contains(r)));
-    let sent: Vec<String> = loss.not_sent.iter().map(|l| others(l)).collect();
-    let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
     let screened: Vec<String> = loss.screened.iter().map(u64::to_string).collect();
     let screened: Vec<&str> = screened.iter().map(String::as_str).collect();
     c.is("n", &n.to_string())
         .is("count", &count)
-        .is("failed", &list(loss.failed))
+        .is("failed", &list(&loss.failed))
         .is("lost", &list(lost_ranges))
         .is("fraction", &format!("{fraction:.4}"))
-        .one_of("from_p2p", &sent)
-        .is("from_allgather", &others(loss.not_gathered))
+        .is("from_p2p", &others(&loss.not_sent))
+        .is("from_allgather", &others(&loss.not_gathered))
         .one_of("screened", &screened)
         .is("exact_survivors", "true")
         .is("file_ok", "true")
@@ -348,111 +476,75 @@ fn share(ranks: &[usize], n: usize) -> u64 {
         .sum()
 }
 
-#[test]
-fn screening_without_failures_plain_and_resilient() {
-    let none = Loss {
-        failed: &[],
-        lost: &[],
-        not_sent: &[&[]],
-        not_gathered: &[],
-        screened: &[COUNT],
-    };
-    check_screen(4, Mode::Plain, &[], &none);
-    check_screen(4, Mode::Resilient, &[], &none);
+/// `victims`, each killed at `at`.
+fn each(victims: &[usize], at: At) -> Vec<(usize, At)> {
+    victims.iter().map(|&v| (v, at)).collect()
 }
 
-/// A rank killed while it scores loses its share: it is in no count,
-/// message or allgather, and never wrote its scores.
+#[test]
+fn screening_without_failures_plain_and_resilient() {
+    for mode in [Mode::Plain, Mode::Resilient] {
+        check_screen(4, mode, &[]);
+    }
+}
+
+/// A rank killed while it scores loses its share.
 #[test]
 fn screening_loses_the_share_of_ranks_killed_during_the_work() {
     for (n, victims) in [(4, &[2][..]), (8, &[0]), (6, &[1, 4])] {
-        let k: Vec<String> = victims
-            .iter()
-            .map(|v| format!("{v}@screen.molecule#100"))
-            .collect();
-        let k: Vec<&str> = k.iter().map(String::as_str).collect();
-        let loss = Loss {
-            failed: victims,
-            lost: victims,
-            not_sent: &[victims],
-            not_gathered: victims,
-            screened: &[COUNT - share(victims, n)],
-        };
-        check_screen(n, Mode::Resilient, &k, &loss);
+        check_screen(n, Mode::Resilient, &each(victims, At::Molecule));
     }
 }
 
 /// Kills during the exchange: before the count, as soon as the count
 /// returned (before the message to the collector), between the message
-/// and the allgather; the collector itself; and one kill during the work
-/// with another during the exchange.
+/// and the allgather; the collector itself (rank 0: rank 1 reports); and
+/// one kill during the work with another during the exchange.
 #[test]
 fn screening_survives_kills_during_the_exchange() {
-    // Before the count: in nothing.
-    check_screen(
-        6,
-        Mode::Resilient,
-        &["3@screen.exchange#1"],
-        &Loss {
-            failed: &[3],
-            lost: &[3],
-            not_sent: &[&[3]],
-            not_gathered: &[3],
-            screened: &[COUNT - share(&[3], 6)],
-        },
-    );
-    // After the count (which may have run again without it): no message,
-    // not in the allgather.
-    check_screen(
-        8,
-        Mode::Resilient,
-        &["5@screen.send#1"],
-        &Loss {
-            failed: &[5],
-            lost: &[5],
-            not_sent: &[&[5]],
-            not_gathered: &[5],
-            screened: &[COUNT, COUNT - share(&[5], 8)],
-        },
-    );
-    // After its message: its best k arrived, its share is not lost.
-    check_screen(
-        8,
-        Mode::Resilient,
-        &["4@screen.allgather#1"],
-        &Loss {
-            failed: &[4],
-            lost: &[],
-            not_sent: &[&[]],
-            not_gathered: &[4],
-            screened: &[COUNT],
-        },
-    );
-    // The collector (rank 0) dies: the messages are lost with it, the
-    // allgather stands alone and rank 1 reports.
-    check_screen(
-        4,
-        Mode::Resilient,
-        &["0@screen.send#1"],
-        &Loss {
-            failed: &[0],
-            lost: &[0],
-            not_sent: &[&[0, 1, 2, 3]],
-            not_gathered: &[0],
-            screened: &[COUNT, COUNT - share(&[0], 4)],
-        },
-    );
-    // One during the work, one during the exchange.
-    check_screen(
-        8,
-        Mode::Resilient,
-        &["2@screen.molecule#100", "6@screen.send#1"],
-        &Loss {
-            failed: &[2, 6],
-            lost: &[2, 6],
-            not_sent: &[&[2, 6]],
-            not_gathered: &[2, 6],
-            screened: &[COUNT - share(&[2], 8), COUNT - share(&[2, 6], 8)],
-        },
-    );
+    check_screen(6, Mode::Resilient, &[(3, At::Exchange)]);
+    check_screen(8, Mode::Resilient, &[(5, At::Send)]);
+    check_screen(8, Mode::Resilient, &[(4, At::Allgather)]);
+    check_screen(4, Mode::Resilient, &[(0, At::Send)]);
+    check_screen(8, Mode::Resilient, &[(2, At::Molecule), (6, At::Send)]);
+}
+
+#[test]
+fn screening_hierarchical_without_failures() {
+    for (n, k) in [(4, 2), (8, 3), (16, 4)] {
+        check_screen(n, Mode::Hier { k }, &[]);
+    }
+}
+
+/// Hierarchical, kills during the work: a non-master, a master other than
+/// rank 0, a master and a non-master of other groups at 16 ranks, rank 0
+/// (master of group 0, which writes the database and collects).
+#[test]
+fn screening_hierarchical_loses_the_share_of_ranks_killed_during_the_work() {
+    for (n, k, victims) in [
+        (8, 3, &[4][..]),
+        (8, 3, &[3]),
+        (16, 4, &[8, 13]),
+        (8, 3, &[0]),
+    ] {
+        check_screen(n, Mode::Hier { k }, &each(victims, At::Molecule));
+    }
+}
+
+/// Hierarchical, kills during the exchange at each of its points, of
+/// masters and non-masters; the collector (rank 0) after the count and
+/// after the messages; a non-master during the work with a master during
+/// the exchange.
+#[test]
+fn screening_hierarchical_survives_kills_during_the_exchange() {
+    let hier = |k| Mode::Hier { k };
+    check_screen(6, hier(3), &[(3, At::Exchange)]);
+    check_screen(8, hier(3), &[(4, At::Exchange)]);
+    check_screen(8, hier(3), &[(5, At::Send)]);
+    check_screen(16, hier(4), &[(8, At::Send)]);
+    check_screen(8, hier(3), &[(7, At::Allgather)]);
+    check_screen(16, hier(4), &[(12, At::Allgather)]);
+    check_screen(4, hier(2), &[(0, At::Send)]);
+    check_screen(8, hier(3), &[(0, At::Allgather)]);
+    check_screen(8, hier(3), &[(2, At::Molecule), (6, At::Send)]);
 }

@@ -3,17 +3,23 @@
 //!
 //! Three parts, each its own interleaved series of launches per rank count:
 //!
-//! - [`overhead`]: `pertinax run -n N -- <self> worker resilient`: 1-byte
-//!   barrier, bcast, reduce and allreduce on the plain communicator, on
-//!   `Resilient` with `Check::Agree` (an agreement after every collective,
-//!   Legio's approach and the library's default) and with `Check::Log`
-//!   (replay log, no agreement), all in one launch on identical code; at
-//!   the sweep's rank count also bcast, reduce and allreduce from 8 B to
+//! - [`overhead`]: `pertinax run -n N --resilient=hier --resilient-k K --
+//!   <self> worker resilient`: 1-byte barrier, bcast, reduce and allreduce
+//!   on the plain communicator, on `Resilient` with `Check::Agree` (an
+//!   agreement after every collective, Legio's approach and the library's
+//!   default) and with `Check::Log` (replay log, no agreement), and on
+//!   `Hierarchical` (Legio's local groups of at most k ranks joined by
+//!   their masters, agree), all in one launch on identical code; at the
+//!   sweep's rank count also bcast, reduce and allreduce from 8 B to
 //!   1 MiB. Ratios resilient / plain per launch; the goal is judged at
-//!   8 ranks.
-//! - [`repair`]: `pertinax run -n N --kill N-1@resilient.iter#K -- <self>
-//!   worker repair --check C`: the survivors' allreduce that spans the
-//!   failure minus their fault-free call (detection + repair + redo).
+//!   8 ranks. (`--resilient=hier` only passes k to the worker, which
+//!   builds every communicator itself.)
+//! - [`repair`]: `pertinax run -n N --kill V@resilient.iter#K -- <self>
+//!   worker repair --check C` (with `--resilient=hier --resilient-k K` for
+//!   the hierarchical communicator, whose victim V is a master or a
+//!   non-master): the survivors' allreduce that spans the failure minus
+//!   their fault-free call (detection + repair + redo), and for the
+//!   hierarchy the average over a uniformly chosen victim.
 //! - [`apps`]: `pertinax-ep` and `pertinax-screen` plain, `--resilient` and
 //!   `--resilient --resilient-check log`, without failures: overhead %.
 //!
@@ -76,6 +82,37 @@ fn last_line(o: &Outcome) -> String {
         .collect()
 }
 
+/// The launcher's options that make `worker resilient` and `worker repair`
+/// build the hierarchical communicator with local groups of `k` ranks
+/// (the threshold, which only `pertinax_resilient::world` reads, at 1 so
+/// that the command line says what is measured: the hierarchy at every
+/// rank count).
+fn hier_launch_args(k: usize) -> Vec<String> {
+    vec![
+        "--resilient=hier".into(),
+        "--resilient-k".into(),
+        k.to_string(),
+        "--resilient-threshold".into(),
+        "1".into(),
+    ]
+}
+
+/// `N ranks on C cores (R per core)`: how many ranks shared each core.
+fn per_core(ranks: usize, cores: usize) -> String {
+    let c = cores.max(1);
+    let unit = if c == 1 { "core" } else { "cores" };
+    format!(
+        "{ranks} on {c} {unit} ({} per core)",
+        num_short(ranks as f64 / c as f64)
+    )
+}
+
+/// `4` or `1.5`: a ratio without trailing zeros.
+fn num_short(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// The head of a part: its title, every variant's command line, the
 /// placement.
 fn head(title: &str, variants: &[crate::run::Variant]) -> String {
@@ -96,5 +133,22 @@ mod tests {
         assert_eq!(spread(s, None), "2.000 (1.000–4.000)");
         assert_eq!(spread(s, Some(2)), "2.00 (1.00–4.00)");
         assert_eq!(spread(None, Some(1)), "-");
+    }
+
+    #[test]
+    fn placement_cells() {
+        assert_eq!(per_core(8, 2), "8 on 2 cores (4 per core)");
+        assert_eq!(per_core(3, 2), "3 on 2 cores (1.5 per core)");
+        assert_eq!(per_core(2, 0), "2 on 1 core (2 per core)");
+        assert_eq!(
+            hier_launch_args(3),
+            [
+                "--resilient=hier",
+                "--resilient-k",
+                "3",
+                "--resilient-threshold",
+                "1"
+            ]
+        );
     }
 }

@@ -22,9 +22,10 @@ pub struct ResilientArgs {
 /// for overhead and apps, 5 for repair).
 #[derive(Clone, Debug, PartialEq, Eq, Args)]
 pub struct ResilientOpts {
-    /// Parts to run: overhead (per-operation cost, plain vs agree vs log),
-    /// repair (kill -> the allreduce that spans the failure), apps (EP and
-    /// screening end to end, when their binaries are built).
+    /// Parts to run: overhead (per-operation cost, plain vs agree vs log vs
+    /// hierarchical), repair (kill -> the allreduce that spans the failure,
+    /// flat and hierarchical), apps (EP and screening end to end, when their
+    /// binaries are built).
     #[arg(
         long,
         value_name = "LIST",
@@ -65,7 +66,8 @@ pub struct ResilientOpts {
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
 
-    /// Repair: rank counts (at least 3; the victim is rank N-1).
+    /// Repair: rank counts (at least 3; flat: the victim is rank N-1;
+    /// hierarchical: a master and a non-master victim, named in the table).
     #[arg(
         long,
         value_name = "LIST",
@@ -80,6 +82,12 @@ pub struct ResilientOpts {
     /// 100 more follow the failure).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(10..))]
     pub repair_iters: Option<u32>,
+
+    /// Overhead and repair: the local group size k of the hierarchical
+    /// communicator (default: `pertinax_resilient::default_k(N)`, the
+    /// paper's equation 4, per rank count N).
+    #[arg(long, value_name = "K", value_parser = parse_hier_k)]
+    pub hier_k: Option<usize>,
 
     /// Apps: rank counts.
     #[arg(
@@ -108,6 +116,7 @@ impl Default for ResilientOpts {
             warmup: None,
             repair_ranks: vec![4, 8, 16],
             repair_iters: None,
+            hier_k: None,
             app_ranks: vec![2, 4, 8],
             ep_class: None,
         }
@@ -149,6 +158,13 @@ impl ResilientOpts {
             .map_or(if quick { 100 } else { 300 }, |x| x as usize)
     }
 
+    /// The hierarchical communicator's local group size at `n` ranks:
+    /// `--hier-k`, else [`pertinax_resilient::default_k`].
+    pub fn hier_k(&self, n: usize) -> usize {
+        self.hier_k
+            .unwrap_or_else(|| pertinax_resilient::default_k(n))
+    }
+
     /// The EP class of the apps part.
     pub fn ep_class(&self, quick: bool) -> String {
         self.ep_class
@@ -168,6 +184,15 @@ pub fn reps_for(bytes: usize, base: usize) -> usize {
     }
 }
 
+/// A local group size of the hierarchical communicator: at least 2.
+fn parse_hier_k(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(k) if k >= 2 => Ok(k),
+        Ok(k) => Err(format!("a local group needs at least 2 ranks, not {k}")),
+        Err(_) => Err(format!("`{s}` is not a group size")),
+    }
+}
+
 /// An NPB class name `pertinax-ep` takes.
 fn parse_ep_class(s: &str) -> Result<String, String> {
     let c = s.trim().to_ascii_uppercase();
@@ -183,9 +208,11 @@ fn parse_ep_class(s: &str) -> Result<String, String> {
 /// A part of the `resilient` benchmark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
 pub enum ResPart {
-    /// Per-operation cost: plain vs resilient (agree, log).
+    /// Per-operation cost: plain vs resilient (flat agree, flat log,
+    /// hierarchical).
     Overhead,
-    /// Kill one rank in an allreduce loop: detection + repair + redo.
+    /// Kill one rank in an allreduce loop: detection + repair + redo, flat
+    /// and hierarchical (master and non-master victims).
     Repair,
     /// EP and screening end to end, plain vs resilient.
     Apps,
@@ -205,11 +232,19 @@ pub enum ResComm {
     Agree,
     /// `Resilient` with `Check::Log` (replay log, no agreement).
     Log,
+    /// `Hierarchical` (Legio's section 5: local groups of at most k ranks
+    /// joined by their masters) with `Check::Agree`, its only check; built
+    /// at every rank count (no threshold).
+    Hier,
 }
 
 impl ResComm {
     /// Every kind, in report order.
-    pub const ALL: [ResComm; 3] = [ResComm::Plain, ResComm::Agree, ResComm::Log];
+    pub const ALL: [ResComm; 4] = [ResComm::Plain, ResComm::Agree, ResComm::Log, ResComm::Hier];
+
+    /// The flat kinds: what `worker resilient` measures without `--comms`,
+    /// and the variants of the apps part.
+    pub const FLAT: [ResComm; 3] = [ResComm::Plain, ResComm::Agree, ResComm::Log];
 
     /// The name in `RES comm=` lines and on command lines.
     pub fn name(self) -> &'static str {
@@ -217,6 +252,7 @@ impl ResComm {
             ResComm::Plain => "plain",
             ResComm::Agree => "agree",
             ResComm::Log => "log",
+            ResComm::Hier => "hier",
         }
     }
 
@@ -229,7 +265,7 @@ impl ResComm {
     pub fn check(self) -> Option<ResCheck> {
         match self {
             ResComm::Plain => None,
-            ResComm::Agree => Some(ResCheck::Agree),
+            ResComm::Agree | ResComm::Hier => Some(ResCheck::Agree),
             ResComm::Log => Some(ResCheck::Log),
         }
     }
@@ -279,8 +315,9 @@ pub const RES_OPS: [CollOp; 4] = [
 ];
 
 impl WorkerArgs {
-    /// The options of `worker resilient`: by default every communicator,
-    /// [`RES_OPS`] at 1 byte, 2000 calls after 200 warm-up calls.
+    /// The options of `worker resilient`: by default the flat communicators
+    /// ([`ResComm::FLAT`]), [`RES_OPS`] at 1 byte, 2000 calls after 200
+    /// warm-up calls.
     pub fn res(&self) -> ResParams {
         let ops = if self.ops.is_empty() {
             RES_OPS.to_vec()
@@ -290,7 +327,7 @@ impl WorkerArgs {
         let sizes = self.sizes.clone().map_or(vec![1], |s| s.0);
         ResParams {
             comms: if self.comms.is_empty() {
-                ResComm::ALL.to_vec()
+                ResComm::FLAT.to_vec()
             } else {
                 self.comms.clone()
             },
@@ -337,6 +374,8 @@ mod tests {
         assert_eq!(o.sizes().0, RES_SIZES.to_vec());
         assert_eq!((o.counts(false), o.counts(true)), ((2000, 200), (200, 20)));
         assert_eq!((o.repair_iters(false), o.repair_iters(true)), (300, 100));
+        // The paper's equation 4 unless --hier-k is given.
+        assert_eq!((o.hier_k(4), o.hier_k(8), o.hier_k(16)), (2, 3, 3));
         assert_eq!(
             (o.ep_class(false), o.ep_class(true)),
             ("A".into(), "W".into())
@@ -366,6 +405,8 @@ mod tests {
             "2",
             "--ep-class",
             "w",
+            "--hier-k",
+            "4",
             "--launches",
             "4",
         ]);
@@ -379,6 +420,7 @@ mod tests {
             (vec![3], 20)
         );
         assert_eq!(o.ep_class(false), "W");
+        assert_eq!((o.hier_k(8), o.hier_k(16)), (4, 4));
         assert_eq!(a.common.launches_or(3), 4);
         for bad in [
             &["--ranks", "1"][..],
@@ -387,6 +429,8 @@ mod tests {
             &["--ep-class", "E"],
             &["--parts", "hier"],
             &["--reps", "0"],
+            &["--hier-k", "1"],
+            &["--hier-k", "x"],
         ] {
             let mut all = vec!["b", "resilient"];
             all.extend(bad);
@@ -405,7 +449,7 @@ mod tests {
             }
         };
         let d = w(&["resilient"]).res();
-        assert_eq!(d.comms, ResComm::ALL.to_vec());
+        assert_eq!(d.comms, ResComm::FLAT.to_vec());
         assert_eq!((d.reps, d.warmup), (2000, 200));
         assert_eq!(
             d.cases,
@@ -416,8 +460,8 @@ mod tests {
                 (CollOp::Allreduce, 1)
             ]
         );
-        let p = w(&["resilient", "--comms", "log,plain", "--ops", "bcast"]).res();
-        assert_eq!(p.comms, [ResComm::Log, ResComm::Plain]);
+        let p = w(&["resilient", "--comms", "log,plain,hier", "--ops", "bcast"]).res();
+        assert_eq!(p.comms, [ResComm::Log, ResComm::Plain, ResComm::Hier]);
         assert_eq!(p.cases, [(CollOp::Bcast, 1)]);
         let r = w(&["repair", "--check", "log", "--iters", "40", "--warmup", "5"]).repair();
         assert_eq!(
@@ -442,6 +486,7 @@ mod tests {
             Some(pertinax_resilient::Check::Log)
         );
         assert_eq!(ResComm::Plain.check(), None);
+        assert_eq!(ResComm::Hier.check(), Some(ResCheck::Agree));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! measurement in the same format as the Open MPI anchor programs
 //! (`PP size=... t_half_us_med=... t_half_us_min=... bw_GBps=... reps=...`,
 //! `COLL op=... bytes=... ranks=... t_max_us_med=...`, `FT mode=... N=...
-//! det_min_ms=...`, `RES comm=... op=... t_max_us=...`, `REPAIR check=...
-//! repair_max_us=...`).
+//! det_min_ms=...`, `RES comm=... op=... t_max_us=...`, `REPAIR shape=...
+//! check=... repair_max_us=...`).
 
 mod coll;
 mod ft;

@@ -2,47 +2,61 @@
 //!
 //! **Overhead** ([`resilient`]). The job makes every communicator it is
 //! asked for: `plain` (a duplicate of the world), `agree` and `log`
-//! ([`Resilient::with_config`] with `Check::Agree` or `Check::Log`). Every
-//! measurement goes through one generic function over the
-//! [`Communicator`] trait, so the three run the same code and differ only
-//! in the communicator. Per (op, bytes) case and communicator (in an order
-//! that rotates from case to case): a barrier on the communicator (which
-//! empties a replay log), `warmup` untimed calls, a barrier on the world,
-//! `reps` timed calls; each rank's mean time per call, the maximum over ranks
-//! (a rooted operation's cost shows at the ranks that are not the root,
-//! so rank 0's time alone would not do), as the Legio paper's "each call
-//! repeated, times accumulated" method. Then one call with rank-dependent
-//! data checks the result on every rank. Barriers and reductions of the
-//! timings run on the world, outside the timed calls. Rank 0 prints:
+//! ([`Resilient::with_config`] with `Check::Agree` or `Check::Log`), `hier`
+//! ([`Hierarchical::with_config`], `Check::Agree`, built whatever the rank
+//! count; k from the job's `pertinax run --resilient=hier --resilient-k K`,
+//! else [`pertinax_resilient::default_k`]). Every measurement goes through
+//! one generic function over the [`Communicator`] trait, so they all run
+//! the same code and differ only in the communicator. Per (op, bytes) case
+//! and communicator (in an order that rotates from case to case): a
+//! barrier on the communicator (which empties a replay log), `warmup`
+//! untimed calls, a barrier on the world, `reps` timed calls; each rank's
+//! mean time per call, the maximum over ranks (a rooted operation's cost
+//! shows at the ranks that are not the root, so rank 0's time alone would
+//! not do), as the Legio paper's "each call repeated, times accumulated"
+//! method. Then one call with rank-dependent data checks the result on
+//! every rank. Barriers and reductions of the timings run on the world,
+//! outside the timed calls. Rank 0 prints:
 //!
 //! ```text
 //! RES comm=log op=bcast bytes=1 ranks=8 t_max_us=2.345 t_avg_us=2.100 reps=2000 warmup=200
 //! ```
 //!
+//! (`hier` lines end with ` k=K`, the local group size.)
+//!
 //! **Repair** ([`repair`]). Every rank loops on a one-element allreduce on a
-//! resilient communicator, passing the fault point [`ITER_POINT`] at the
-//! top of each iteration; the launcher kills the victim there (`pertinax run
-//! --kill N-1@resilient.iter#K`). Each survivor times every call and finds
-//! the one during which the communicator was repaired (the call that spans
-//! the failure: detection + repair + redo); its extra time is that call's
+//! resilient communicator (flat, or [`Hierarchical`] when the job was
+//! started with `pertinax run --resilient=hier`), passing the fault point
+//! [`ITER_POINT`] at the top of each iteration; the launcher kills the
+//! victim there (`pertinax run --kill V@resilient.iter#K`). Each survivor
+//! times every call and finds the one during which the communicator was
+//! repaired (the call that spans the failure: detection + repair + redo;
+//! in the hierarchical mode, a rank the repair did not involve finds the
+//! first result with a missing rank instead); its extra time is that call's
 //! time minus the median of the survivor's fault-free calls before it (after
 //! `warmup` untimed ones). The lowest survivor prints the maximum over
 //! survivors:
 //!
 //! ```text
-//! REPAIR check=log ranks=8 survivors=7 spanned=7 failed=7 repairs=1 iters=450 span_iter=349..349
-//!   repair_max_us=812.5 repair_min_us=640.2 span_max_us=830.1 base_med_us=17.6
-//!   after_med_us=16.9 bad=0
+//! REPAIR shape=flat check=log ranks=8 survivors=7 spanned=7 failed=7 repairs=1 iters=450
+//!   span_iter=349..349 repair_max_us=812.5 repair_min_us=640.2 span_max_us=830.1
+//!   base_med_us=17.6 after_med_us=16.9 bad=0
 //! ```
 //!
-//! (on one line). `spanned` counts the survivors that saw a repair, `bad`
-//! the calls whose sum was not the number of contributors.
+//! (on one line). `spanned` counts the survivors that saw the failure,
+//! `bad` the calls whose sum was not the number of contributors. A
+//! hierarchical line (`shape=hier`) ends with ` k=3 masters=0,3,6
+//! local_repairs=1 global_repairs=0`: the local group size, the masters
+//! when the communicator was made, and the most local and global repairs
+//! any survivor made.
 
 use std::time::Instant;
 
 use anyhow::{bail, Result};
 use pertinax::{Comm, Op};
-use pertinax_resilient::{Communicator, Config, Error, Resilient};
+use pertinax_resilient::{
+    Communicator, Config, Error, HierConfig, Hierarchical, Outcome, Resilient,
+};
 
 use crate::cli::{reps_for, CollOp, ResCheck, ResComm};
 use crate::stats::median;
@@ -190,6 +204,20 @@ impl Case {
 enum Under {
     Plain(Comm),
     Resilient(Box<Resilient>),
+    Hier(Box<Hierarchical>),
+}
+
+/// The hierarchical communicator's knobs: k from the job's `pertinax run
+/// --resilient=hier --resilient-k K` (`PERTINAX_RESILIENT_K`), else `None`
+/// ([`pertinax_resilient::default_k`] of the size); threshold 1, although
+/// [`Hierarchical::with_config`] builds the hierarchy at every size (only
+/// `pertinax_resilient::world` looks at the threshold).
+///
+/// # Errors
+/// A resilient setting in the environment that the library rejects.
+fn hier_config() -> Result<HierConfig> {
+    let k = Config::from_env()?.and_then(|c| c.hier).and_then(|h| h.k);
+    Ok(HierConfig { k, threshold: 1 })
 }
 
 /// Slowest rank's and mean over ranks of the mean time per call, µs.
@@ -256,14 +284,19 @@ pub fn resilient(world: &Comm, p: &ResParams) -> Result<()> {
     };
     let mut comms = Vec::with_capacity(p.comms.len());
     for &k in &p.comms {
-        let c = match k.check() {
-            None => Under::Plain(world.dup()?),
-            Some(check) => {
-                let cfg = Config {
-                    check: check.to_check(),
-                    ..Config::default()
-                };
-                Under::Resilient(Box::new(Resilient::with_config(world, cfg)?))
+        let cfg = |check: ResCheck| Config {
+            check: check.to_check(),
+            ..Config::default()
+        };
+        let c = match (k, k.check()) {
+            (_, None) => Under::Plain(world.dup()?),
+            (ResComm::Hier, Some(check)) => Under::Hier(Box::new(Hierarchical::with_config(
+                world,
+                cfg(check),
+                hier_config()?,
+            )?)),
+            (_, Some(check)) => {
+                Under::Resilient(Box::new(Resilient::with_config(world, cfg(check))?))
             }
         };
         comms.push((k, c));
@@ -284,17 +317,22 @@ pub fn resilient(world: &Comm, p: &ResParams) -> Result<()> {
         for j in 0..comms.len() {
             let (kind, under) = &comms[(j + k) % comms.len()];
             let mut case = Case::new(op, bytes)?;
-            let t = match under {
-                Under::Plain(c) => series(c, world, &mut case, &ops, reps, warmup)?,
-                Under::Resilient(r) => series(&**r, world, &mut case, &ops, reps, warmup)?,
+            let (t, hier_k) = match under {
+                Under::Plain(c) => (series(c, world, &mut case, &ops, reps, warmup)?, None),
+                Under::Resilient(r) => (series(&**r, world, &mut case, &ops, reps, warmup)?, None),
+                Under::Hier(h) => (
+                    series(&**h, world, &mut case, &ops, reps, warmup)?,
+                    Some(h.k()),
+                ),
             };
             if me == 0 {
                 println!(
-                    "RES comm={} op={} bytes={bytes} ranks={n} t_max_us={:.3} t_avg_us={:.3} reps={reps} warmup={warmup}",
+                    "RES comm={} op={} bytes={bytes} ranks={n} t_max_us={:.3} t_avg_us={:.3} reps={reps} warmup={warmup}{}",
                     kind.name(),
                     op.name(),
                     t.max,
-                    t.avg
+                    t.avg,
+                    hier_k.map_or(String::new(), |k| format!(" k={k}"))
                 );
             }
         }
@@ -341,29 +379,98 @@ fn seen(times: &[f64], span: Option<usize>, warmup: usize) -> Seen {
     }
 }
 
-/// The repair measurement: a `REPAIR` line from the lowest survivor.
+/// What the repair loop reads of a resilient communicator besides the
+/// [`Communicator`] trait.
+trait Repairable: Communicator {
+    /// `flat` or `hier`, in the `REPAIR` line.
+    const SHAPE: &'static str;
+
+    /// Repairs so far: (local, global); a flat communicator's are all
+    /// local.
+    fn repair_counts(&self) -> (u64, u64);
+
+    /// Whether the call that returned `o` saw the failure, `before` being
+    /// the repairs before it: it repaired the communicator.
+    fn saw_failure(&self, before: u64, _o: &Outcome) -> bool {
+        let (l, g) = self.repair_counts();
+        l + g > before
+    }
+}
+
+impl Repairable for Resilient {
+    const SHAPE: &'static str = "flat";
+
+    fn repair_counts(&self) -> (u64, u64) {
+        (self.repairs(), 0)
+    }
+}
+
+impl Repairable for Hierarchical {
+    const SHAPE: &'static str = "hier";
+
+    fn repair_counts(&self) -> (u64, u64) {
+        self.repairs()
+    }
+
+    /// A hierarchical repair involves only the communicators the failure
+    /// reached (the victim's group; for a master, also the masters), so
+    /// the other ranks see the failure as the first result with a missing
+    /// rank (every group's presence bits come through the global stage of
+    /// the same operation).
+    fn saw_failure(&self, before: u64, o: &Outcome) -> bool {
+        let (l, g) = self.repair_counts();
+        l + g > before || !o.missing.is_empty()
+    }
+}
+
+/// The repair measurement: a `REPAIR` line from the lowest survivor. The
+/// communicator is flat unless the job was started with `pertinax run
+/// --resilient=hier` (k from `--resilient-k`, else the library's default).
 ///
 /// # Errors
 /// A failed operation that the resilient layer did not repair.
 pub fn repair(world: &Comm, p: RepairParams) -> Result<()> {
-    let n = world.size();
     let cfg = Config {
         check: p.check.to_check(),
         ..Config::default()
     };
-    let r = Resilient::with_config(world, cfg)?;
+    if Config::from_env()?.and_then(|c| c.hier).is_none() {
+        let r = Resilient::with_config(world, cfg)?;
+        return repair_loop(&r, p, None);
+    }
+    let h = Hierarchical::with_config(world, cfg, hier_config()?)?;
+    // The masters when the communicator is made (on the world: nobody has
+    // failed yet), so that the bench can tell which kind its victim was.
+    let n = world.size();
+    let mut mine = vec![0u8; n];
+    mine[world.rank().index()] = u8::from(h.is_master());
+    let mut masters = vec![0u8; n];
+    world.allreduce(&mine, &mut masters, &Op::max())?;
+    let list: Vec<String> = (0..n)
+        .filter(|&r| masters[r] != 0)
+        .map(|r| r.to_string())
+        .collect();
+    let fields = format!(" k={} masters={}", h.k(), list.join(","));
+    repair_loop(&h, p, Some(&fields))
+}
+
+/// The allreduce loop of [`repair`] on `r`; `hier`: the hierarchical
+/// communicator's fields of the `REPAIR` line (k and masters), which are
+/// then followed by its repair counts.
+fn repair_loop<C: Repairable>(r: &C, p: RepairParams, hier: Option<&str>) -> Result<()> {
+    let n = r.size();
     let sum = Op::sum();
     let mut times = Vec::with_capacity(p.iters);
     let mut span = None;
     let mut bad = 0u32;
     for i in 0..p.iters {
         pertinax::fault_point(ITER_POINT);
-        let before = r.repairs();
+        let (l, g) = r.repair_counts();
         let mut out = [0.0f64];
         let t0 = Instant::now();
         let o = r.allreduce(&[1.0f64], &mut out, &sum)?;
         times.push(t0.elapsed().as_secs_f64() * 1e6);
-        if span.is_none() && r.repairs() > before {
+        if span.is_none() && r.saw_failure(l + g, &o) {
             span = Some(i);
         }
         if out[0] != (n - o.missing.len()) as f64 {
@@ -371,14 +478,25 @@ pub fn repair(world: &Comm, p: RepairParams) -> Result<()> {
         }
     }
     let s = seen(&times, span, p.warmup);
-    let mut hi = [s.extra, s.span, s.base, s.after, s.iter, -s.extra, -s.iter];
+    let (local, global) = r.repair_counts();
+    let mut hi = [
+        s.extra,
+        s.span,
+        s.base,
+        s.after,
+        s.iter,
+        -s.extra,
+        -s.iter,
+        local as f64,
+        global as f64,
+    ];
     // A survivor without a repair contributes +inf to the minima: mask it.
-    for x in &mut hi[5..] {
+    for x in &mut hi[5..7] {
         if x.is_infinite() {
             *x = f64::NEG_INFINITY;
         }
     }
-    let mut max = [0.0; 7];
+    let mut max = [0.0; 9];
     let out = r.allreduce(&hi, &mut max, &Op::max())?;
     let mut counts = [0u32; 2];
     r.allreduce(&[u32::from(span.is_some()), bad], &mut counts, &Op::sum())?;
@@ -391,14 +509,21 @@ pub fn repair(world: &Comm, p: RepairParams) -> Result<()> {
             let v: Vec<String> = failed.iter().map(usize::to_string).collect();
             v.join(",")
         };
+        let hier = hier.map_or(String::new(), |f| {
+            format!(
+                "{f} local_repairs={:.0} global_repairs={:.0}",
+                max[7], max[8]
+            )
+        });
         println!(
-            "REPAIR check={} ranks={n} survivors={} spanned={} failed={list} repairs={} iters={} \
-             span_iter={:.0}..{:.0} repair_max_us={:.1} repair_min_us={:.1} span_max_us={:.1} \
-             base_med_us={:.3} after_med_us={:.3} bad={}",
+            "REPAIR shape={} check={} ranks={n} survivors={} spanned={} failed={list} repairs={} \
+             iters={} span_iter={:.0}..{:.0} repair_max_us={:.1} repair_min_us={:.1} \
+             span_max_us={:.1} base_med_us={:.3} after_med_us={:.3} bad={}{hier}",
+            C::SHAPE,
             p.check.name(),
             n - failed.len(),
             counts[0],
-            r.repairs(),
+            local + global,
             p.iters,
             -max[6],
             max[4],

@@ -68,12 +68,15 @@ impl App {
     }
 }
 
-/// The launcher's options for a communicator kind.
+/// The launcher's options for a communicator kind. The part runs the flat
+/// kinds ([`ResComm::FLAT`]); the hierarchical one would be the library's
+/// `--resilient=hier`, from 1 rank on, with its default k.
 fn launcher_args(c: ResComm) -> &'static [&'static str] {
     match c {
         ResComm::Plain => &[],
         ResComm::Agree => &["--resilient"],
         ResComm::Log => &["--resilient", "--resilient-check", "log"],
+        ResComm::Hier => &["--resilient=hier", "--resilient-threshold", "1"],
     }
 }
 
@@ -256,7 +259,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             continue;
         }
         for &n in &o.app_ranks {
-            let variants: Vec<Variant> = ResComm::ALL
+            let variants: Vec<Variant> = ResComm::FLAT
                 .iter()
                 .map(|&c| Variant {
                     name: format!("{} {} n={n}", app.binary(), c.name()),
@@ -287,7 +290,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
                 scratch: if app == App::Screen { &scores } else { &[] },
             };
             let done = interleave(&plan, ctx.log.as_mut())?;
-            let tally = |i: usize| Tally::of(&done, i, app, ResComm::ALL[i], n);
+            let tally = |i: usize| Tally::of(&done, i, app, ResComm::FLAT[i], n);
             rows.push(Row {
                 app,
                 ranks: n,
@@ -363,7 +366,7 @@ fn table(rows: &[Row], class: &str, cores: usize) -> String {
                 l.runs
             ),
         ]);
-        for (c, x) in ResComm::ALL.iter().zip(&r.tallies) {
+        for (c, x) in ResComm::FLAT.iter().zip(&r.tallies) {
             for f in &x.failed {
                 problems.push_str(&format!(
                     "- {} {} n={}: {f}\n",
@@ -481,7 +484,7 @@ mod tests {
             launch(1, 1, EP, "9500"),
             launch(2, 0, "", "10"),
         ];
-        let t = |i| Tally::of(&launches, i, App::Ep, ResComm::ALL[i], 4);
+        let t = |i| Tally::of(&launches, i, App::Ep, ResComm::FLAT[i], 4);
         let row = Row {
             app: App::Ep,
             ranks: 4,

@@ -1,6 +1,7 @@
 //! Per-operation overhead of resilient communicators: plain vs `agree`
-//! (Legio's agreement per collective) vs `log` (replay log), all three in
-//! every launch (see [`crate::worker::resilient`] for the method).
+//! (Legio's agreement per collective) vs `log` (replay log) vs `hier`
+//! (Legio's hierarchical communicator, agree, local groups of k ranks), all
+//! four in every launch (see [`crate::worker::resilient`] for the method).
 //!
 //! Each rank count is its own series of launches; each launch prints one
 //! `RES` line per (communicator, op, bytes). The tables give, per (op,
@@ -14,7 +15,7 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{head, last_line, spread};
+use super::{head, hier_launch_args, last_line, per_core, spread};
 use crate::bench::{sentinel_summary, Context};
 use crate::cli::{ops_arg, reps_for, CollOp, Common, ResComm, ResilientOpts, Sizes, RES_OPS};
 use crate::parse::Record;
@@ -26,8 +27,8 @@ use crate::stats::Summary;
 const DEFAULT_LAUNCHES: usize = 3;
 
 /// Time limit per launch unless `--timeout` is given: a launch at 16 ranks
-/// (8× oversubscribed) runs 3 × 4 series of 2000 calls of up to a few
-/// hundred µs each (the agreement), and the sweep launch 3 × 22 series.
+/// (8× oversubscribed) runs 4 × 4 series of 2000 calls of up to a few
+/// hundred µs each (the agreements), and the sweep launch 4 × 22 series.
 const DEFAULT_LIMIT: Duration = Duration::from_secs(600);
 
 /// The record key.
@@ -43,6 +44,8 @@ const GOAL_RATIO: f64 = 1.5;
 /// ```text
 /// RES comm=log op=bcast bytes=1 ranks=8 t_max_us=2.345 t_avg_us=2.100 reps=2000 warmup=200
 /// ```
+///
+/// (a `hier` line ends with ` k=3`).
 #[derive(Clone, Debug, PartialEq)]
 struct Line {
     comm: ResComm,
@@ -54,6 +57,8 @@ struct Line {
     /// The mean over ranks, µs.
     t_avg: Option<f64>,
     reps: usize,
+    /// The hierarchical communicator's local group size.
+    k: Option<usize>,
 }
 
 impl Line {
@@ -70,9 +75,13 @@ impl Line {
             t_max: r.f64("t_max_us").filter(|t| t.is_finite())?,
             t_avg: r.f64("t_avg_us"),
             reps: r.get("reps")?.parse().ok()?,
+            k: r.get("k").and_then(|k| k.parse().ok()),
         })
     }
 }
+
+/// The number of communicators a launch measures.
+const COMMS: usize = ResComm::ALL.len();
 
 /// One (op, bytes) at one rank count: per launch, each communicator's time
 /// per call (µs, slowest rank), indexed as [`ResComm::ALL`].
@@ -81,10 +90,13 @@ struct Row {
     op: CollOp,
     bytes: u64,
     ranks: usize,
-    launches: Vec<[Option<f64>; 3]>,
+    launches: Vec<[Option<f64>; COMMS]>,
     reps: Option<usize>,
+    /// The hierarchical communicator's k, as its lines report it.
+    k: Option<usize>,
 }
 
+/// A communicator's index in [`ResComm::ALL`].
 fn slot(c: ResComm) -> usize {
     ResComm::ALL.iter().position(|&x| x == c).unwrap_or(0)
 }
@@ -128,13 +140,17 @@ fn rows(ranks: usize, launches: &[Launch]) -> Vec<Row> {
                         op: line.op,
                         bytes: line.bytes,
                         ranks,
-                        launches: vec![[None; 3]; ok.len()],
+                        launches: vec![[None; COMMS]; ok.len()],
                         reps: Some(line.reps),
+                        k: None,
                     });
                     out.len() - 1
                 }
             };
             out[k].launches[i][slot(line.comm)] = Some(line.t_max);
+            if line.comm == ResComm::Hier {
+                out[k].k = out[k].k.or(line.k);
+            }
         }
     }
     let order = |op: CollOp| RES_OPS.iter().position(|&x| x == op);
@@ -181,16 +197,20 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
     let mut all = Vec::new();
     let mut problems = String::new();
     for &n in &counts {
+        let k = o.hier_k(n);
         let variants = [Variant {
             name: format!("resilient n={n}"),
             cmd: Cmd::new(&ctx.launcher)
-                .args(["run", "-n", &n.to_string(), "--"])
+                .args(["run", "-n", &n.to_string()])
+                .args(hier_launch_args(k))
+                .arg("--")
                 .arg(&ctx.exe)
                 .args(worker_args(n, o, reps, warmup)),
         }];
         ctx.out.text(&head(
             &format!(
-                "resilient overhead: {}; {launches} launches, each measuring plain, agree and log",
+                "resilient overhead: {}; {launches} launches, each measuring plain, agree, log \
+                 and hier (k={k})",
                 ctx.placement(n)
             ),
             &variants,
@@ -215,27 +235,39 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
         let mut text = format!(
             "\nresilient overhead, {}, µs per call: per launch and communicator, the slowest \
              rank's mean time per call over a series of {} calls (fewer above 4 KiB: {}) \
-             after {} warm-up calls, started by a barrier; the three communicators take turns case \
+             after {} warm-up calls, started by a barrier; the four communicators take turns case \
              by case in the same launch. Cells: median (min–max) over {} launches. Ratios are \
              taken launch by launch (both sides from the same launch), then median (min–max) \
-             over launches; agree/plain and log/plain > 1: the resilient communicator is \
-             slower. agree = Resilient with Check::Agree (an agreement after every \
-             collective, Legio's approach, the library's default); log = Check::Log (replay \
-             log, no agreement on the fault-free path). reduce and allreduce of 1 byte sum u8, \
-             of multiples of 8 bytes f64.\n\n",
+             over launches; agree/plain, log/plain and hier/plain > 1: the resilient \
+             communicator is slower. agree = Resilient with Check::Agree (an agreement after \
+             every collective, Legio's approach, the library's default); log = Check::Log \
+             (replay log, no agreement on the fault-free path); hier = Hierarchical \
+             (Check::Agree, its only check): local groups of at most k={k} ranks ({}) joined \
+             by their masters, every collective in stages on the local and the masters' \
+             communicators (local, masters, local), each followed by an agreement on its \
+             communicator; built at every rank count (the launch's --resilient=hier only passes \
+             k to the worker). \
+             reduce and allreduce of 1 byte sum u8, of multiples of 8 bytes f64.\n\n",
             ctx.placement(n),
             reps,
             sweep_reps_note(reps),
             warmup,
             done.iter().filter(|l| l.outcome.ok()).count(),
+            k_note(o, n),
         );
         text.push_str(&table(&rows).render());
+        if let Some(r) = rows.iter().find(|r| r.k.is_some_and(|x| x != k)) {
+            text.push_str(&format!(
+                "\nnote: the hier lines report k={}, not the k={k} asked for\n",
+                r.k.unwrap_or(0)
+            ));
+        }
         text.push_str(&sentinel_summary(&variants, &done));
         ctx.out.text(&text);
         json_rows(ctx, &rows);
         all.extend(rows);
     }
-    let mut text = overview(&all, &o.ranks);
+    let mut text = overview(&all, &o.ranks, ctx.cores);
     text.push_str(&goal(&all));
     if !problems.is_empty() {
         text.push_str("\nlaunches without usable results:\n\n");
@@ -243,6 +275,14 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
     }
     ctx.out.text(&text);
     Ok(())
+}
+
+/// Where k comes from at `n` ranks: `--hier-k` or the paper's equation 4.
+fn k_note(o: &ResilientOpts, n: usize) -> String {
+    match o.hier_k {
+        Some(_) => "--hier-k".into(),
+        None => format!("default_k({n}), the paper's equation 4"),
+    }
 }
 
 /// How the series shrink above 4 KiB, e.g. `32 KiB 250, 1 MiB 20`.
@@ -263,9 +303,13 @@ fn table(rows: &[Row]) -> Table {
         "plain µs",
         "agree µs",
         "log µs",
+        "hier µs",
         "agree/plain",
         "log/plain",
         "log/agree",
+        "hier/plain",
+        "hier/agree",
+        "hier k",
         "reps",
     ]);
     for r in rows {
@@ -276,25 +320,36 @@ fn table(rows: &[Row]) -> Table {
             spread(r.summary(ResComm::Plain), None),
             spread(r.summary(ResComm::Agree), None),
             spread(r.summary(ResComm::Log), None),
+            spread(r.summary(ResComm::Hier), None),
             spread(r.ratio(ResComm::Agree, ResComm::Plain), Some(2)),
             spread(r.ratio(ResComm::Log, ResComm::Plain), Some(2)),
             spread(r.ratio(ResComm::Log, ResComm::Agree), Some(2)),
+            spread(r.ratio(ResComm::Hier, ResComm::Plain), Some(2)),
+            spread(r.ratio(ResComm::Hier, ResComm::Agree), Some(2)),
+            r.k.map_or("-".into(), |x| x.to_string()),
             r.reps.map_or("-".into(), |x| x.to_string()),
         ]);
     }
     t
 }
 
-/// The 1-byte ratios across rank counts: one row per (op, ratio).
-fn overview(rows: &[Row], ranks: &[usize]) -> String {
+/// The 1-byte ratios across rank counts: one row per (op, ratio); the
+/// header says how many ranks shared each of the `cores` cores.
+fn overview(rows: &[Row], ranks: &[usize], cores: usize) -> String {
     let mut header = vec!["op".to_string(), "ratio".into()];
-    header.extend(ranks.iter().map(|n| format!("{n} ranks")));
+    header.extend(ranks.iter().map(|&n| {
+        let k = rows.iter().filter(|r| r.ranks == n).find_map(|r| r.k);
+        let k = k.map_or(String::new(), |k| format!(", hier k={k}"));
+        format!("{}{k}", per_core(n, cores))
+    }));
     let mut t = Table::new(header);
     for op in RES_OPS {
         let b = u64::from(op != CollOp::Barrier);
         for (name, a, c) in [
             ("agree/plain", ResComm::Agree, ResComm::Plain),
             ("log/plain", ResComm::Log, ResComm::Plain),
+            ("hier/plain", ResComm::Hier, ResComm::Plain),
+            ("hier/agree", ResComm::Hier, ResComm::Agree),
         ] {
             let mut cells = vec![op.name().to_string(), name.into()];
             for &n in ranks {
@@ -308,7 +363,8 @@ fn overview(rows: &[Row], ranks: &[usize]) -> String {
     }
     format!(
         "\n### resilient overhead: 1-byte collectives (barrier: no data) by rank count, ratio to \
-         plain launch by launch, median (min–max) over launches\n\n{}",
+         plain (hier/agree: hierarchical to flat agree) launch by launch, median (min–max) over \
+         launches; columns: ranks on cores, and the hierarchy's k\n\n{}",
         t.render()
     )
 }
@@ -374,12 +430,16 @@ fn json_rows(ctx: &Context, rows: &[Row]) {
         ctx.out.json(&json!({
             "bench": "resilient", "part": "overhead", "op": r.op.name(), "bytes": r.bytes,
             "ranks": r.ranks, "cores": ctx.cores, "reps": r.reps,
+            "hier_k": r.k,
             "plain_us": sum(r.summary(ResComm::Plain)),
             "agree_us": sum(r.summary(ResComm::Agree)),
             "log_us": sum(r.summary(ResComm::Log)),
+            "hier_us": sum(r.summary(ResComm::Hier)),
             "agree_over_plain": sum(r.ratio(ResComm::Agree, ResComm::Plain)),
             "log_over_plain": sum(r.ratio(ResComm::Log, ResComm::Plain)),
             "log_over_agree": sum(r.ratio(ResComm::Log, ResComm::Agree)),
+            "hier_over_plain": sum(r.ratio(ResComm::Hier, ResComm::Plain)),
+            "hier_over_agree": sum(r.ratio(ResComm::Hier, ResComm::Agree)),
         }));
     }
 }
@@ -424,6 +484,7 @@ mod tests {
                 t_max: 2.345,
                 t_avg: Some(2.1),
                 reps: 2000,
+                k: None,
             }),
         );
         check(
@@ -436,10 +497,24 @@ mod tests {
                 t_max: 0.5,
                 t_avg: None,
                 reps: 20,
+                k: None,
             }),
         );
         check(
-            "RES comm=hier op=bcast bytes=1 ranks=8 t_max_us=1 reps=2",
+            "RES comm=hier op=bcast bytes=1 ranks=8 t_max_us=1 reps=2 k=3",
+            Some(Line {
+                comm: ResComm::Hier,
+                op: CollOp::Bcast,
+                bytes: 1,
+                ranks: 8,
+                t_max: 1.0,
+                t_avg: None,
+                reps: 2,
+                k: Some(3),
+            }),
+        );
+        check(
+            "RES comm=flat op=bcast bytes=1 ranks=8 t_max_us=1 reps=2",
             None,
         );
         check(
@@ -458,13 +533,15 @@ mod tests {
         RES comm=plain op=bcast bytes=1 ranks=8 t_max_us=2 reps=2000\n\
         RES comm=agree op=bcast bytes=1 ranks=8 t_max_us=20 reps=2000\n\
         RES comm=log op=bcast bytes=1 ranks=8 t_max_us=3 reps=2000\n\
+        RES comm=hier op=bcast bytes=1 ranks=8 t_max_us=60 reps=2000 k=3\n\
         RES comm=plain op=barrier bytes=0 ranks=8 t_max_us=10 reps=2000\n\
         RES comm=log op=barrier bytes=0 ranks=8 t_max_us=11 reps=2000\n\
         RES comm=plain op=allreduce bytes=1048576 ranks=8 t_max_us=3000 reps=20\n\
         RES comm=plain op=bcast bytes=1 ranks=4 t_max_us=99 reps=2000\n";
     const LAUNCH_B: &str = "RES comm=plain op=bcast bytes=1 ranks=8 t_max_us=4 reps=2000\n\
         RES comm=agree op=bcast bytes=1 ranks=8 t_max_us=30 reps=2000\n\
-        RES comm=log op=bcast bytes=1 ranks=8 t_max_us=5 reps=2000\n";
+        RES comm=log op=bcast bytes=1 ranks=8 t_max_us=5 reps=2000\n\
+        RES comm=hier op=bcast bytes=1 ranks=8 t_max_us=90 reps=2000 k=3\n";
 
     #[test]
     fn rows_pair_communicators_launch_by_launch() {
@@ -491,6 +568,10 @@ mod tests {
         assert_eq!((lp.min, lp.max, lp.median), (1.25, 1.5, 1.375));
         let la = bcast.ratio(ResComm::Log, ResComm::Agree).unwrap();
         assert_eq!((la.min, la.max), (3.0 / 20.0, 5.0 / 30.0));
+        let hp = bcast.ratio(ResComm::Hier, ResComm::Plain).unwrap();
+        assert_eq!((hp.min, hp.max, hp.median), (22.5, 30.0, 26.25));
+        assert_eq!(bcast.k, Some(3));
+        assert_eq!(r[0].k, None);
         // Only one launch measured the barrier; it has no agree value.
         assert_eq!(r[0].ratio(ResComm::Agree, ResComm::Plain), None);
         assert_eq!(
@@ -514,6 +595,8 @@ mod tests {
             "| 25.000 (20.000–30.000) ",
             "| 8.75 (7.50–10.00) ",
             "| 1.38 (1.25–1.50) ",
+            "| 75.000 (60.000–90.000) ",
+            "| 26.25 (22.50–30.00) | 3.00 (3.00–3.00) | 3 ",
             "| 2000 ",
         ] {
             assert!(line.contains(cell), "{cell:?} not in {line:?}");
@@ -525,7 +608,16 @@ mod tests {
         let barrier = g.lines().find(|l| l.starts_with("| barrier")).unwrap();
         assert!(barrier.contains("not measured"), "{barrier}");
         assert!(g.contains("met for 1 of 1 operations"), "{g}");
-        let v = overview(&r, &[4, 8]);
+        let v = overview(&r, &[4, 8], 2);
+        assert!(
+            v.contains("| 4 on 2 cores (2 per core) | 8 on 2 cores (4 per core), hier k=3 |"),
+            "{v}"
+        );
+        let hp = v
+            .lines()
+            .find(|l| l.starts_with("| bcast") && l.contains("hier/plain"))
+            .unwrap();
+        assert!(hp.contains("26.25 (22.50–30.00)"), "{hp}");
         let lp = v
             .lines()
             .find(|l| l.starts_with("| bcast") && l.contains("log/plain"))
