@@ -44,8 +44,9 @@ pub enum Command {
     /// agree (`c/propagate.c`), at several rank counts.
     Propagate(PropagateArgs),
     /// Resilient communicators: per-operation cost of `Resilient` (agree,
-    /// log) against the plain communicator, repair time after a kill, and
-    /// EP and screening end to end.
+    /// log) and `Hierarchical` against the plain communicator, repair time
+    /// after a kill (flat; hierarchical master and non-master), and EP and
+    /// screening end to end.
     Resilient(ResilientArgs),
     /// pingpong, pingping, launch, coll, ft, propagate and resilient, one
     /// after another.
@@ -611,7 +612,8 @@ pub enum WorkerKind {
     Resilient,
     /// An allreduce loop through a failure (`REPAIR` line); takes --check,
     /// --iters, --warmup; the victim dies at its fault point
-    /// `resilient.iter` (`pertinax run --kill N-1@resilient.iter#K`).
+    /// `resilient.iter` (`pertinax run --kill V@resilient.iter#K`); the
+    /// hierarchical communicator under `pertinax run --resilient=hier`.
     Repair,
 }
 
@@ -663,7 +665,8 @@ pub struct WorkerArgs {
     /// ft spawn: repetitions of each spawn size.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub spawn_reps: usize,
-    /// resilient: the communicators, in order (default plain,agree,log).
+    /// resilient: the communicators, in order (default plain,agree,log;
+    /// hier: the hierarchical one).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     pub comms: Vec<ResComm>,
     /// repair: the check of the resilient communicator.

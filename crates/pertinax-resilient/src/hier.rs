@@ -46,13 +46,26 @@
 //!
 //! # Limits
 //!
-//! A second failure that hits a master repair (the bridge, or the new
-//! master, dying before the join completed) is reported as an error
-//! instead of being repaired; use the flat mode where that matters. A
-//! group whose master dies between the global stage and the hand-over of a
-//! contribution loses that contribution for that operation (reported in
-//! [`Outcome::missing`]); for a broadcast or scatter whose root group's
-//! master dies that way, the operation is reported skipped.
+//! - A second failure that hits a master repair (the bridge, or the new
+//!   master, dying before the join completed) is reported as an error
+//!   instead of being repaired; use the flat mode where that matters.
+//! - A group whose master dies between the global stage and the hand-over
+//!   of a contribution loses that contribution for that operation
+//!   (reported in [`Outcome::missing`]); for a scatter whose root group's
+//!   master dies that way, the operation is reported skipped.
+//! - **The gap: a master that dies after the masters' agreement on a
+//!   global stage and before its group's last stage of that operation.**
+//!   The other masters have the output and go on; the group cannot tell
+//!   this from a death before the agreement (where the masters wait for
+//!   its new master), so it waits for its bridge, which comes only with
+//!   the masters' next global stage. A program whose other ranks wait for
+//!   that group through point-to-point before their next collective (a
+//!   ring exchange right after an allreduce) deadlocks. Two separate
+//!   agreements (the masters', the group's) cannot be made atomic: the fix
+//!   needs one process in both with the masters' knowledge, a *deputy* per
+//!   group in the global communicator that takes over with the output.
+//!   The randomized test campaign therefore kills masters only between
+//!   operations; non-masters anywhere.
 
 use std::cell::RefCell;
 use std::fmt;

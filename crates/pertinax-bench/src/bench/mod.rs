@@ -188,7 +188,7 @@ pub fn sentinel_summary(variants: &[Variant], launches: &[Launch]) -> String {
                 }
             })
             .collect();
-        detail.push_str(&format!("{:<18} {}\n", v.name, per.join(" ")));
+        detail.push_str(&format!("{:<24} {}\n", v.name, per.join(" ")));
     }
     let mut s = String::from(
         "\nHost state per launch: the c2c.c sentinel right before and right after it \

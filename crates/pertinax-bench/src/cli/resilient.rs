@@ -103,6 +103,11 @@ pub struct ResilientOpts {
     /// --quick).
     #[arg(long, value_name = "CLASS", value_parser = parse_ep_class)]
     pub ep_class: Option<String>,
+
+    /// Apps: poses tried per molecule by the screening (its default 64
+    /// gives a run under a second; 640 about ten times longer).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub screen_work: Option<u32>,
 }
 
 impl Default for ResilientOpts {
@@ -119,6 +124,7 @@ impl Default for ResilientOpts {
             hier_k: None,
             app_ranks: vec![2, 4, 8],
             ep_class: None,
+            screen_work: None,
         }
     }
 }

@@ -201,16 +201,23 @@ impl Drop for Scratch {
     }
 }
 
-/// The program's arguments.
-fn app_args(app: App, class: &str, scratch: &Scratch) -> Vec<String> {
+/// The program's arguments (`work`: the screening's poses per molecule,
+/// its own default when `None`).
+fn app_args(app: App, class: &str, work: Option<u32>, scratch: &Scratch) -> Vec<String> {
     match app {
         App::Ep => vec![class.to_string()],
-        App::Screen => vec![
-            "--db".into(),
-            scratch.db().display().to_string(),
-            "--out".into(),
-            scratch.out().display().to_string(),
-        ],
+        App::Screen => {
+            let mut a = vec![
+                "--db".into(),
+                scratch.db().display().to_string(),
+                "--out".into(),
+                scratch.out().display().to_string(),
+            ];
+            if let Some(w) = work {
+                a.extend(["--work".into(), w.to_string()]);
+            }
+            a
+        }
     }
 }
 
@@ -243,7 +250,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
     let prep = Cmd::new(&ctx.launcher)
         .args(["run", "-n", "1", "--"])
         .arg(dir.join(App::Screen.binary()))
-        .args(app_args(App::Screen, &class, &scratch));
+        .args(app_args(App::Screen, &class, o.screen_work, &scratch));
     let prepared = run_once(&prep, limit)?;
     let mut rows = Vec::new();
     let mut hosts = String::new();
@@ -268,7 +275,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
                         .args(launcher_args(c))
                         .arg("--")
                         .arg(dir.join(app.binary()))
-                        .args(app_args(app, &class, &scratch)),
+                        .args(app_args(app, &class, o.screen_work, &scratch)),
                 })
                 .collect();
             ctx.out.text(&head(
@@ -523,9 +530,13 @@ mod tests {
         let s = Scratch {
             dir: PathBuf::from("/nonexistent/x"),
         };
-        assert_eq!(app_args(App::Ep, "W", &s), ["W"]);
+        assert_eq!(app_args(App::Ep, "W", None, &s), ["W"]);
         assert_eq!(
-            app_args(App::Screen, "W", &s),
+            app_args(App::Screen, "W", Some(640), &s)[4..],
+            ["--work", "640"]
+        );
+        assert_eq!(
+            app_args(App::Screen, "W", None, &s),
             [
                 "--db",
                 "/nonexistent/x/screen.db",
