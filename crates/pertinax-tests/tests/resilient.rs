@@ -34,35 +34,10 @@ fn ops(n: usize, check: &str, mode: &str, rounds: u32, extra: &[&str]) -> Job {
     run(s)
 }
 
-/// Checks a job: exit 0, at least `survivors` ranks finished, none failed a
-/// check, all with the same digest; returns the digest.
-fn agreed(j: &Job, survivors: usize, what: &str) -> String {
-    assert!(
-        j.code == Some(0) && j.oks() >= survivors && !j.stdout.contains("FAIL"),
-        "{what}: code {:?}, {} OK\n{}\n{}",
-        j.code,
-        j.oks(),
-        j.stdout,
-        j.stderr
-    );
-    let digests: Vec<&str> = j
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("OK "))
-        .filter_map(|l| l.split("digest=").nth(1))
-        .collect();
-    assert!(
-        digests.windows(2).all(|w| w[0] == w[1]),
-        "{what}: survivors disagree {digests:?}\n{}",
-        j.stdout
-    );
-    digests[0].to_string()
-}
-
 #[test]
 fn without_failures_both_checks_give_the_plain_results() {
-    agreed(&ops(6, "agree", "full", 20, &[]), 6, "agree");
-    agreed(&ops(6, "log", "coll", 20, &[]), 6, "log");
+    ops(6, "agree", "full", 20, &[]).agreed(6, "agree");
+    ops(6, "log", "coll", 20, &[]).agreed(6, "log");
 }
 
 /// (ranks, kill) pairs: roots and non-roots, at fault points before and
@@ -82,7 +57,7 @@ const KILLS: [(usize, &str); 8] = [
 fn agree_survives_kills_before_and_after_collectives_and_in_agreements() {
     for (n, k) in KILLS {
         let j = ops(n, "agree", "full", 20, &["--kill", k]);
-        agreed(&j, n - 1, k);
+        j.agreed(n - 1, k);
         let victim = k.split('@').next().unwrap_or("");
         assert!(
             j.stdout.contains(&format!("failed=[{victim}]")),
@@ -96,7 +71,7 @@ fn agree_survives_kills_before_and_after_collectives_and_in_agreements() {
 fn log_survives_kills_before_and_after_collectives() {
     for (n, k) in KILLS.iter().filter(|(_, k)| !k.contains("agree")) {
         let j = ops(*n, "log", "coll", 20, &["--kill", k]);
-        agreed(&j, n - 1, k);
+        j.agreed(n - 1, k);
     }
 }
 
@@ -108,7 +83,7 @@ fn kills_during_collectives() {
         let kill = format!("{}@{t}ms", (i * 3 + 1) % n);
         for (check, mode) in [("agree", "full"), ("log", "coll")] {
             let j = ops(n, check, mode, 300, &["--kill", &kill]);
-            agreed(&j, n - 1, &format!("{check} {kill}"));
+            j.agreed(n - 1, &format!("{check} {kill}"));
         }
     }
 }
@@ -137,7 +112,7 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
         ];
         for (check, mode) in [("agree", "full"), ("log", "coll")] {
             let j = ops(n, check, mode, 60, &faults);
-            agreed(&j, n - c, &format!("{check} seed {seed}"));
+            j.agreed(n - c, &format!("{check} seed {seed}"));
         }
     }
 }
@@ -172,7 +147,7 @@ fn survivors_write_their_parts_of_a_shared_file_after_a_failure() {
         .launcher_arg(IGNORE)
         .launcher_arg("--kill")
         .launcher_arg("2@res.before.allgather#4"));
-    agreed(&j, 4, "file");
+    j.agreed(4, "file");
     let bytes = std::fs::read(&path).expect("output file");
     for r in [0u64, 1, 3, 4] {
         let at = (r * 8) as usize;
@@ -202,9 +177,9 @@ fn hier_ops(n: usize, k: usize, rounds: u32, extra: &[&str]) -> Job {
 
 #[test]
 fn hierarchical_without_failures_gives_the_plain_results() {
-    let flat = agreed(&ops(8, "agree", "full", 20, &[]), 8, "flat");
+    let flat = ops(8, "agree", "full", 20, &[]).agreed(8, "flat");
     for k in [2, 3, 8] {
-        let d = agreed(&hier_ops(8, k, 20, &[]), 8, &format!("hier k={k}"));
+        let d = hier_ops(8, k, 20, &[]).agreed(8, &format!("hier k={k}"));
         assert_eq!(d, flat, "hier k={k} and flat disagree");
     }
 }
@@ -229,7 +204,7 @@ const HIER_KILLS: [(usize, usize, &str); 10] = [
 fn hierarchical_survives_kills_of_masters_and_non_masters() {
     for (n, k, kill) in HIER_KILLS {
         let j = hier_ops(n, k, 20, &["--kill", kill]);
-        agreed(&j, n - 1, kill);
+        j.agreed(n - 1, kill);
         let victim = kill.split('@').next().unwrap_or("");
         assert!(
             j.stdout.contains(&format!("failed=[{victim}]")),
@@ -308,7 +283,7 @@ fn hierarchical_randomized_campaign_has_no_hang_and_no_wrong_answer() {
         }
         for kill in kills {
             let j = hier_ops(n, k, 30, &["--kill", &kill]);
-            agreed(&j, n - 1, &format!("seed {seed} n={n} k={k} kill {kill}"));
+            j.agreed(n - 1, &format!("seed {seed} n={n} k={k} kill {kill}"));
         }
     }
 }

@@ -34,30 +34,6 @@ fn rounds(n: usize, rounds: u32, batch: u32, policy: Option<&str>, kills: &[Stri
     run(s)
 }
 
-/// Checks a job: exit 0, at least `survivors` ranks finished, none failed a
-/// check, all with the same digest.
-fn agreed(j: &Job, survivors: usize, what: &str) {
-    assert!(
-        j.code == Some(0) && j.oks() >= survivors && !j.stdout.contains("FAIL"),
-        "{what}: code {:?}, {} OK\n{}\n{}",
-        j.code,
-        j.oks(),
-        j.stdout,
-        j.stderr
-    );
-    let digests: Vec<&str> = j
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("OK "))
-        .filter_map(|l| l.split("digest=").nth(1))
-        .collect();
-    assert!(
-        digests.windows(2).all(|w| w[0] == w[1]),
-        "{what}: survivors disagree {digests:?}\n{}",
-        j.stdout
-    );
-}
-
 /// Checks that the victims of `kills` (all reached) are reported failed
 /// by every survivor.
 fn reported(j: &Job, victims: &[usize], what: &str) {
@@ -74,7 +50,7 @@ fn reported(j: &Job, victims: &[usize], what: &str) {
 fn without_failures_every_result_is_exact() {
     for (n, batch) in [(4, 1), (7, 4)] {
         let j = rounds(n, 16, batch, Some(IGNORE), &[]);
-        agreed(&j, n, &format!("{n} ranks, batch {batch}"));
+        j.agreed(n, &format!("{n} ranks, batch {batch}"));
         reported(&j, &[], "no failure");
     }
 }
@@ -142,12 +118,12 @@ fn survivors_agree_after_kills_at_every_stage() {
         victims.sort_unstable();
         let what = kills.join(" ");
         let j = rounds(n, 24, 3, Some(IGNORE), &ks);
-        agreed(&j, n - victims.len(), &what);
+        j.agreed(n - victims.len(), &what);
         reported(&j, &victims, &what);
         // The default policy: a dead bcast root stops that request, at
         // every survivor alike.
         let j = rounds(n, 24, 3, None, &ks);
-        agreed(&j, n - victims.len(), &format!("{what} (stop)"));
+        j.agreed(n - victims.len(), &format!("{what} (stop)"));
     }
 }
 
@@ -161,7 +137,7 @@ fn kills_inside_the_core_operations() {
         for policy in [Some(IGNORE), None] {
             let j = rounds(n, 400, 1 + i as u32, policy, std::slice::from_ref(&kill));
             let what = format!("{kill} {policy:?}");
-            agreed(&j, n - 1, &what);
+            j.agreed(n - 1, &what);
             reported(&j, &[victim], &what);
         }
     }
@@ -238,8 +214,7 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
         }
         let policy = (seed % 2 == 0).then_some(IGNORE);
         let j = rounds(n, rounds_per_run as u32, batch, policy, &kills);
-        agreed(
-            &j,
+        j.agreed(
             n - victims.len(),
             &format!(
                 "seed {seed}: {n} ranks, batch {batch}, {kills:?}, policy {}",

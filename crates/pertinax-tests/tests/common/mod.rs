@@ -38,6 +38,31 @@ impl Job {
     pub fn oks(&self) -> usize {
         self.stdout.lines().filter(|l| l.starts_with("OK ")).count()
     }
+    /// Checks a job of a resilient program: exit 0, at least `survivors`
+    /// ranks finished, none failed a check, all printed the same
+    /// `digest=`; returns the digest.
+    pub fn agreed(&self, survivors: usize, what: &str) -> String {
+        assert!(
+            self.code == Some(0) && self.oks() >= survivors && !self.stdout.contains("FAIL"),
+            "{what}: code {:?}, {} OK\n{}\n{}",
+            self.code,
+            self.oks(),
+            self.stdout,
+            self.stderr
+        );
+        let digests: Vec<&str> = self
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("OK "))
+            .filter_map(|l| l.split("digest=").nth(1))
+            .collect();
+        assert!(
+            digests.windows(2).all(|w| w[0] == w[1]),
+            "{what}: survivors disagree {digests:?}\n{}",
+            self.stdout
+        );
+        digests.first().map_or_else(String::new, |d| d.to_string())
+    }
     /// Panics with the job's output unless every one of `n` ranks printed OK
     /// and the job exited 0.
     pub fn assert_ok(&self, n: usize) {
