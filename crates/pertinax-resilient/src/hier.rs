@@ -1,15 +1,13 @@
 //! The hierarchical resilient communicator (Legio's section 5): local
-//! communicators of at most `k` ranks, a global communicator of their
-//! masters, and the partially overlapped communicators (POVs) used only to
-//! repair.
+//! communicators of at most `k` ranks and a global communicator that
+//! connects them, each repaired on its own.
 //!
 //! # Structure
 //!
 //! Original rank `r` belongs to group `r / k`; a group's *local*
-//! communicator holds its live members in rank order and its *master* is
-//! its lowest live rank (local rank 0). The *global* communicator holds the
-//! masters in group order. The *POV* of a group holds the group's members
-//! and, last, the master of the next live group (its *bridge*).
+//! communicator holds its live members in rank order. Its *master* is its
+//! lowest live rank (local rank 0), its *deputy* the next one (local rank
+//! 1). The *global* communicator holds every group's master and deputy.
 //!
 //! # Operations
 //!
@@ -28,44 +26,55 @@
 //! - communicator creation (dup, split): on a communicator of every rank,
 //!   shrunk at each creation.
 //!
-//! The global stage moves every group's contribution to every master (an
-//! allgather or a broadcast), so each master holds the stage's output,
-//! which it keeps until the next operation: a master that replaces a dead
-//! one after the global stage gets it from there.
+//! In the global stage each group's *head* (its first member in the
+//! global communicator: the master) contributes the group's block; the
+//! deputy contributes nothing but receives the whole output, as the
+//! masters do.
 //!
 //! # Repair
 //!
-//! A failed non-master is repaired inside its group: a shrink of the local
-//! communicator (the paper's `S(k)`). When a master fails, its group shrinks
-//! its local communicator and its POV; the global communicator shrinks too,
-//! and the new master (the lowest survivor of the group) joins it through
-//! the POV's bridge (an intercommunicator between the global communicator
-//! and the new master, merged). The POV whose bridge was the dead master is
-//! rebuilt at the end of the next operation with the new master (its group
-//! learns it through the bit of its next local agreement).
+//! A failed member that is neither master nor deputy is repaired inside
+//! its group: a shrink of the local communicator (the paper's `S(k)`).
+//! When a master or a deputy fails, the global communicator shrinks too
+//! (at its next stage). The survivor of the two is then the group's head;
+//! a master that died holding the stage's output leaves it at its deputy,
+//! which becomes the master and goes on with no need of the other groups.
+//! The group elects a new deputy (its new local rank 1), which joins the
+//! global communicator at the first global stage after the election: the
+//! head asks for it through the bit of that stage's agreement, every
+//! member of the global communicator then builds an intercommunicator with
+//! the new deputy (the head leads it, the point-to-point communicator is
+//! the peer), merges it, and the stage runs again with the deputy in it.
+//!
+//! Every member of a group knows when its deputy joins (the first global
+//! stage after the repair that elected it), so every member decides alike
+//! whether the group still has a member in the global communicator.
+//!
+//! ## Deviation from the paper
+//!
+//! Legio joins a new master through a partially overlapped communicator
+//! (POV) of the group and the next group's master. A group cannot tell a
+//! master that died before the masters' agreement on a global stage (the
+//! other masters wait for the new one) from one that died after it (they
+//! have gone on): with POVs the second case deadlocks a program whose
+//! other ranks wait for that group through point-to-point. The deputy
+//! holds the output in both cases, so neither waits. The price is a global
+//! communicator twice as large (masters and deputies), hence a dearer
+//! global agreement and shrink.
 //!
 //! # Limits
 //!
-//! - A second failure that hits a master repair (the bridge, or the new
-//!   master, dying before the join completed) is reported as an error
-//!   instead of being repaired; use the flat mode where that matters.
-//! - A group whose master dies between the global stage and the hand-over
-//!   of a contribution loses that contribution for that operation
-//!   (reported in [`Outcome::missing`]); for a scatter whose root group's
-//!   master dies that way, the operation is reported skipped.
-//! - **The gap: a master that dies after the masters' agreement on a
-//!   global stage and before its group's last stage of that operation.**
-//!   The other masters have the output and go on; the group cannot tell
-//!   this from a death before the agreement (where the masters wait for
-//!   its new master), so it waits for its bridge, which comes only with
-//!   the masters' next global stage. A program whose other ranks wait for
-//!   that group through point-to-point before their next collective (a
-//!   ring exchange right after an allreduce) deadlocks. Two separate
-//!   agreements (the masters', the group's) cannot be made atomic: the fix
-//!   needs one process in both with the masters' knowledge, a *deputy* per
-//!   group in the global communicator that takes over with the output.
-//!   The randomized test campaign therefore kills masters only between
-//!   operations; non-masters anywhere.
+//! - A group survives one failure of its two global members at a time:
+//!   the loss of the other one before the new deputy joined (one global
+//!   stage), or a failure during the join itself, is reported to the ranks
+//!   that see it as an error instead of being repaired; use the flat mode
+//!   where that matters.
+//! - A group whose master dies between its first stage and the end of the
+//!   global stage loses its contribution for that operation (reported in
+//!   [`Outcome::missing`]): the deputy does not hold the group's block. For
+//!   a scatter whose root group's master dies that way, the operation is
+//!   reported skipped. (A broadcast's payload is held by every member of
+//!   the root's group, so the deputy sends it.)
 
 use std::cell::RefCell;
 use std::fmt;
@@ -78,17 +87,15 @@ use crate::p2p::{check_rank, survivors, P2p};
 use crate::policy::Kind;
 use crate::{Communicator, Config, Error, Outcome, Received};
 
-/// Tag of the intercommunicator creations of a master repair.
+/// Tag of the intercommunicator creations of a deputy's join.
 const TAG_JOIN: Tag = Tag(7001);
-/// Tag of the intercommunicator creations of a POV rebuild.
-const TAG_REFRESH: Tag = Tag(7002);
 /// Tag of a master's hand-over to the root in its group.
 const TAG_ROOT: Tag = Tag(7003);
 /// Agreement bit: the stage succeeded.
 const OK: u32 = 1;
-/// Agreement bit, cleared by a master: rebuild the group's POV at the end
-/// of this operation.
-const NO_REFRESH: u32 = 2;
+/// Agreement bit of a global stage, cleared by a head whose group's new
+/// deputy joins at this stage.
+const NO_JOIN: u32 = 2;
 
 /// The knobs of the hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,125 +150,67 @@ impl Sub {
     }
 }
 
-/// What the masters know of the hierarchy (the same at every master).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Table {
-    /// Master (original rank) of each group, `None` once the group is gone.
-    master: Vec<Option<usize>>,
-    /// The bridge (original rank) in each group's POV.
-    bridge: Vec<Option<usize>>,
-}
-
-impl Table {
-    /// The next live group after `g` (cyclic), other than `g`.
-    fn succ(&self, g: usize) -> Option<usize> {
-        let n = self.master.len();
-        (1..n)
-            .map(|d| (g + d) % n)
-            .find(|&h| self.master[h].is_some())
-    }
-
-    /// Groups whose POV bridge is no longer the master of their successor.
-    fn stale(&self) -> Vec<usize> {
-        (0..self.master.len())
-            .filter(|&p| self.master[p].is_some())
-            // A group left alone has no bridge to rebuild.
-            .filter(|&p| self.succ(p).is_some())
-            .filter(|&p| self.bridge[p] != self.succ(p).and_then(|s| self.master[s]))
-            .collect()
-    }
-}
-
-/// The global communicator at a master.
+/// The global communicator at a master or a deputy.
 #[derive(Clone, Debug)]
 struct Global {
     comm: Comm,
-    /// Group of each rank of `comm`.
-    groups: Vec<usize>,
-    table: Table,
+    /// (group, original rank) of each rank of `comm`: the same at every
+    /// member. A group's first member is its head (its master).
+    members: Vec<(usize, usize)>,
 }
 
 impl Global {
-    fn rank_of_group(&self, g: usize) -> Option<usize> {
-        self.groups.iter().position(|&x| x == g)
+    /// The rank of group `g`'s head.
+    fn head(&self, g: usize) -> Option<usize> {
+        self.members.iter().position(|&(x, _)| x == g)
+    }
+
+    /// Whether rank `r` is its group's head.
+    fn is_head(&self, r: usize) -> bool {
+        self.members
+            .get(r)
+            .is_some_and(|&(g, _)| self.head(g) == Some(r))
     }
 }
 
 /// The global stage of an operation.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug)]
 enum Stage {
     /// Only the agreement (barrier).
     Sync,
-    /// Every master contributes a block of this many bytes; the output is
+    /// Every head contributes a block of this many bytes; the output is
     /// one block per group, in group order (absent groups zero).
     Allgather(usize),
-    /// The root group's master sends this many bytes.
+    /// The root group's head sends this many bytes.
     Bcast(usize, usize),
 }
 
-/// What a replacing master is told when it joins.
+/// What the head tells its new deputy when it joins.
 #[derive(Debug, Serialize, Deserialize)]
 struct Join {
     /// The operation the global communicator is in.
     seq: u64,
-    /// Its global stage.
-    stage: Stage,
-    /// Its shape.
-    shape: Shape,
-    /// The output of the operation before it.
-    last: Option<(u64, Vec<u8>)>,
-    /// Group of each rank of the global communicator before the join.
-    groups: Vec<usize>,
-    table: Table,
-}
-
-/// The shape of an operation: which groups have a local stage after the
-/// global one (decides when a stale POV is rebuilt).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-enum Shape {
-    /// Every group (barrier, allreduce, allgather, scatter).
-    All,
-    /// Every group but the root's (bcast).
-    AllBut(usize),
-    /// Only the root's group (reduce, gather).
-    Only(usize),
-}
-
-impl Shape {
-    fn post(self, g: usize) -> bool {
-        match self {
-            Shape::All => true,
-            Shape::AllBut(r) => g != r,
-            Shape::Only(r) => g == r,
-        }
-    }
+    /// (group, original rank) of each rank of the global communicator
+    /// before the join.
+    members: Vec<(usize, usize)>,
+    /// The joins after this one in the same repair: (group, new deputy).
+    later: Vec<(usize, usize)>,
 }
 
 #[derive(Debug)]
 struct State {
     local: Sub,
-    /// This group's POV (the members, then the bridge).
-    pov: Sub,
-    /// At a master that has joined: the global communicator.
+    /// At a master or a deputy that has joined: the global communicator.
     global: Option<Global>,
-    /// At a master: the POV it is the bridge of.
-    bridge_pov: Option<Sub>,
-    /// At a new master that has not joined yet.
-    join_pending: bool,
+    /// The members of this group in the global communicator, as the group
+    /// knows them (original ranks).
+    gmembers: Vec<usize>,
+    /// The elected deputy that has not joined yet, and the operation at
+    /// whose global stage it joins.
+    elect: Option<(usize, u64)>,
     failed: Vec<usize>,
     /// Operations completed.
     seq: u64,
-    /// At a master: the global stage's output of the last operation.
-    last: Option<(u64, Vec<u8>)>,
-    /// In the root's group of a broadcast: the payload of that operation
-    /// (every member has it after the first stage, so a new master that
-    /// catches up sends it rather than nothing).
-    held: Option<(u64, Vec<u8>)>,
-    /// At a master: POV rebuilds due (group, at the end of operation).
-    due: Vec<(usize, u64)>,
-    /// At a member: its group's POV is rebuilt at the end of this
-    /// operation.
-    refresh_here: bool,
     local_repairs: u64,
     global_repairs: u64,
 }
@@ -273,12 +222,13 @@ pub struct Hierarchical {
     me: usize,
     k: usize,
     group: usize,
-    /// Point-to-point traffic (never revoked nor shrunk).
+    /// Point-to-point traffic (never revoked nor shrunk); also the peer
+    /// communicator of the joins.
     p2p: P2p,
     /// Every live rank at creation: communicator creations run on it.
     full: Comm,
     full_to_orig: Vec<usize>,
-    /// This process alone (one side of the intercommunicators).
+    /// This process alone (the joining side of the intercommunicators).
     solo: Comm,
     st: RefCell<State>,
     cfg: Config,
@@ -303,11 +253,39 @@ fn internal(msg: impl Into<String>) -> Error {
     Error::Internal(msg.into())
 }
 
-/// A second failure during a master repair.
+/// A second failure of a group's global members, or one during a join.
 fn unrepairable(what: &str) -> Error {
     Error::Internal(format!(
-        "hierarchical mode: {what}; a second failure during a master repair is not repaired (use --resilient=flat)"
+        "hierarchical mode: {what}; a second failure of a group's master and deputy before the new deputy joined is not repaired (use --resilient=flat)"
     ))
+}
+
+/// The position of a local stage: before (`post` false) or after the
+/// global stage of operation `seq`.
+fn position(seq: u64, post: bool) -> u64 {
+    2 * seq + u64::from(post)
+}
+
+/// The operation at whose global stage a deputy elected at `pos` joins.
+fn join_op(pos: u64) -> u64 {
+    pos.div_ceil(2)
+}
+
+/// Whether a deputy elected for the global stage of operation `j` has
+/// joined by position `pos`.
+fn joined_by(j: u64, pos: u64) -> bool {
+    pos > 2 * j
+}
+
+/// A join request in a shrink value: the group, and the new deputy + 1
+/// (0: none).
+fn encode_join(group: usize, elect: Option<usize>) -> u64 {
+    group as u64 | elect.map_or(0, |e| (e as u64 + 1) << 32)
+}
+
+fn decode_join(v: u64) -> (usize, Option<usize>) {
+    let e = v >> 32;
+    ((v & 0xffff_ffff) as usize, (e != 0).then(|| (e - 1) as usize))
 }
 
 impl Hierarchical {
@@ -341,6 +319,12 @@ impl Hierarchical {
         self.st.borrow().local.comm.rank().0 == 0
     }
 
+    /// Whether this rank is its group's deputy now (local rank 1, joined
+    /// or about to join the global communicator).
+    pub fn is_deputy(&self) -> bool {
+        self.st.borrow().local.comm.rank().0 == 1
+    }
+
     /// Repairs so far: (local ones, global ones).
     pub fn repairs(&self) -> (u64, u64) {
         let st = self.st.borrow();
@@ -366,11 +350,11 @@ impl Hierarchical {
             let (full, v) = p2p.comm().shrink_gather(0)?;
             let full_to_orig = survivors(p2p.to_orig(), &v);
             match Hierarchical::layout(&full, &full_to_orig, me, k) {
-                Ok(parts) => {
+                Ok((local, global, solo)) => {
                     let a = full.agree_detailed(OK)?;
                     if a.flags == OK && a.failed.is_empty() {
-                        let (local, pov, global, bridge_pov, solo) = parts;
                         let failed = (0..size).filter(|o| !full_to_orig.contains(o)).collect();
+                        let gmembers = local.to_orig.iter().take(2).copied().collect();
                         return Ok(Hierarchical {
                             size,
                             me,
@@ -382,16 +366,11 @@ impl Hierarchical {
                             solo,
                             st: RefCell::new(State {
                                 local,
-                                pov,
                                 global,
-                                bridge_pov,
-                                join_pending: false,
+                                gmembers,
+                                elect: None,
                                 failed,
                                 seq: 0,
-                                last: None,
-                                held: None,
-                                due: Vec::new(),
-                                refresh_here: false,
                                 local_repairs: 0,
                                 global_repairs: 0,
                             }),
@@ -407,91 +386,41 @@ impl Hierarchical {
         }
     }
 
-    /// The communicators of the hierarchy, split from `full`.
-    #[allow(clippy::type_complexity)]
+    /// The communicators of the hierarchy, split from `full`: the local
+    /// one, the global one (at the first two members of each group) and
+    /// this process alone.
     fn layout(
         full: &Comm,
         full_to_orig: &[usize],
         me: usize,
         k: usize,
-    ) -> Result<(Sub, Sub, Option<Global>, Option<Sub>, Comm), Error> {
-        let size_key = |o: usize| o as i32;
+    ) -> Result<(Sub, Option<Global>, Comm), Error> {
+        let key = |o: usize| o as i32;
         let group = me / k;
         let missing = || internal("a split left this rank out");
-        let mut groups: Vec<usize> = full_to_orig.iter().map(|o| o / k).collect();
-        groups.dedup();
-        let ngroups = full_to_orig
-            .iter()
-            .map(|o| o / k)
-            .max()
-            .map_or(0, |g| g + 1);
-        let members = |g: usize| -> Vec<usize> {
-            full_to_orig
-                .iter()
-                .copied()
-                .filter(|o| o / k == g)
-                .collect()
-        };
         let local_comm = full
-            .split(Some(group as u32), size_key(me))?
+            .split(Some(group as u32), key(me))?
             .ok_or_else(missing)?;
         let local = Sub {
             comm: local_comm,
-            to_orig: members(group),
+            to_orig: full_to_orig
+                .iter()
+                .copied()
+                .filter(|o| o / k == group)
+                .collect(),
         };
-        let master = local.comm.rank().0 == 0;
-        let gcomm = full.split(master.then_some(0), size_key(me))?;
-        let idx = groups.iter().position(|&g| g == group).unwrap_or(0);
-        let m = groups.len();
-        let class = |i: usize| if m > 1 && i == m - 1 { 2 } else { i % 2 };
-        let pred = (idx + m - 1) % m;
-        let mut pov = None;
-        let mut bridge_pov = None;
-        let mut master_of = vec![None; ngroups];
-        for &g in &groups {
-            master_of[g] = members(g).first().copied();
-        }
-        let mut table = Table {
-            master: master_of,
-            bridge: vec![None; ngroups],
-        };
-        for i in 0..m {
-            let s = (i + 1) % m;
-            if s != i {
-                table.bridge[groups[i]] = table.master[groups[s]];
+        // The first two live members of every group, in rank order (the
+        // order of the split's keys).
+        let mut members = Vec::new();
+        for &o in full_to_orig {
+            if members.iter().filter(|&&(g, _)| g == o / k).count() < 2 {
+                members.push((o / k, o));
             }
         }
-        for j in 0..3 {
-            let (color, key) = if class(idx) == j {
-                (Some(group as u32), size_key(me))
-            } else if master && m > 1 && class(pred) == j {
-                (Some(groups[pred] as u32), (full_to_orig.len() + me) as i32)
-            } else {
-                (None, 0)
-            };
-            let c = full.split(color, key)?;
-            if let Some(c) = c {
-                if class(idx) == j {
-                    let mut to_orig = members(group);
-                    if let Some(b) = table.bridge[group] {
-                        to_orig.push(b);
-                    }
-                    pov = Some(Sub { comm: c, to_orig });
-                } else {
-                    let mut to_orig = members(groups[pred]);
-                    to_orig.push(me);
-                    bridge_pov = Some(Sub { comm: c, to_orig });
-                }
-            }
-        }
-        let pov = pov.ok_or_else(missing)?;
-        let global = gcomm.map(|comm| Global {
-            comm,
-            groups: groups.clone(),
-            table,
-        });
+        let global = local.comm.rank().0 < 2;
+        let gcomm = full.split(global.then_some(0), key(me))?;
         let solo = full.split(Some(me as u32), 0)?.ok_or_else(missing)?;
-        Ok((local, pov, global, bridge_pov, solo))
+        Ok((local, gcomm.map(|comm| Global { comm, members }), solo))
     }
 
     fn check_rank(&self, r: Rank) -> Result<usize, Error> {
@@ -506,30 +435,37 @@ impl Hierarchical {
         Communicator::failed_ranks(self)
     }
 
+    /// The number of groups.
+    fn groups(&self) -> usize {
+        self.size.div_ceil(self.k)
+    }
+
+    /// The rank of original rank `o` in the point-to-point communicator.
+    fn p2p_rank(&self, o: usize) -> Result<Rank, Error> {
+        self.p2p
+            .rank_of(o)
+            .map(|r| Rank(r as i32))
+            .ok_or_else(|| unrepairable(&format!("rank {o} is gone")))
+    }
+
     /// Runs a stage on the local communicator until it succeeds at every
     /// member: `f` gets the local communicator (rank 0 is the master).
-    fn local_stage<R>(&self, mut f: impl FnMut(&Sub) -> Result<R, Error>) -> Result<R, Error> {
+    /// `post`: the stage comes after the operation's global stage.
+    fn local_stage<R>(
+        &self,
+        post: bool,
+        mut f: impl FnMut(&Sub) -> Result<R, Error>,
+    ) -> Result<R, Error> {
         loop {
-            let (l, flag) = {
-                let st = self.st.borrow();
-                let pending = st.local.comm.rank().0 == 0
-                    && st
-                        .due
-                        .iter()
-                        .any(|&(p, at)| p == self.group && at == st.seq);
-                (st.local.clone(), if pending { 0 } else { NO_REFRESH })
-            };
+            let l = self.st.borrow().local.clone();
             let r = f(&l);
             let ok = if matches!(&r, Err(e) if e.is_fault()) {
                 0
             } else {
                 OK
             };
-            let a = l.comm.agree_detailed(ok | flag)?;
+            let a = l.comm.agree_detailed(ok)?;
             if a.flags & OK == OK && a.failed.is_empty() {
-                if a.flags & NO_REFRESH == 0 {
-                    self.st.borrow_mut().refresh_here = true;
-                }
                 return r;
             }
             if let Err(e) = &r {
@@ -543,17 +479,22 @@ impl Hierarchical {
                     self.me, self.size
                 );
             }
-            self.repair_local()?;
+            self.repair_local(post)?;
         }
     }
 
-    /// Shrinks the local communicator; if the master died, the POV too.
-    fn repair_local(&self) -> Result<(), Error> {
+    /// Shrinks the local communicator and elects a new deputy if the
+    /// group lost one of its global members.
+    ///
+    /// # Errors
+    /// The group has no member in the global communicator any more (its
+    /// master and its deputy died before a new deputy joined).
+    fn repair_local(&self, post: bool) -> Result<(), Error> {
         let l = self.st.borrow().local.clone();
         let _ = l.comm.revoke();
         let (comm, vals) = l.comm.shrink_gather(0)?;
         let alive = survivors(&l.to_orig, &vals);
-        let master_died = vals.first().is_some_and(|v| v.is_none());
+        let _ = l.comm.free();
         let mut st = self.st.borrow_mut();
         st.local_repairs += 1;
         for (i, v) in vals.iter().enumerate() {
@@ -563,219 +504,117 @@ impl Hierarchical {
         }
         st.failed.sort_unstable();
         st.failed.dedup();
-        let _ = l.comm.free();
         st.local = Sub {
             comm,
-            to_orig: alive,
+            to_orig: alive.clone(),
         };
-        if master_died {
-            let pov = st.pov.clone();
-            drop(st);
-            let (pcomm, pvals) = pov.comm.shrink_gather(0)?;
-            let palive = survivors(&pov.to_orig, &pvals);
-            let mut st = self.st.borrow_mut();
-            st.pov = Sub {
-                comm: pcomm,
-                to_orig: palive,
-            };
-            if st.local.comm.rank().0 == 0 {
-                st.join_pending = true;
-                st.global = None;
-                st.bridge_pov = None;
+        let pos = position(st.seq, post);
+        if let Some((e, j)) = st.elect {
+            if joined_by(j, pos) {
+                st.gmembers.push(e);
+                st.elect = None;
             }
-            if trace() {
-                eprintln!(
-                    "hier[{}]: master died; local {:?} pov {:?} join {}",
-                    self.me, st.local.to_orig, st.pov.to_orig, st.join_pending
-                );
+        }
+        st.gmembers.retain(|o| alive.contains(o));
+        st.gmembers.dedup();
+        if st.elect.is_some_and(|(e, _)| !alive.contains(&e)) {
+            st.elect = None;
+        }
+        if !alive.first().is_some_and(|m| st.gmembers.contains(m)) {
+            return Err(unrepairable(&format!(
+                "group {} lost its master and its deputy",
+                self.group
+            )));
+        }
+        if let Some(&d) = alive.get(1) {
+            if !st.gmembers.contains(&d) && st.elect.map(|(e, _)| e) != Some(d) {
+                st.elect = Some((d, join_op(pos)));
             }
+        }
+        if trace() {
+            eprintln!(
+                "hier[{}]: local {:?} global {:?} elect {:?} at op {} post {post}",
+                self.me, st.local.to_orig, st.gmembers, st.elect, st.seq
+            );
         }
         Ok(())
     }
 
-    /// A new master joins the global communicator through its POV's
-    /// bridge; returns what the bridge told it.
-    fn join(&self) -> Result<Join, Error> {
-        let pov = self.st.borrow().pov.clone();
-        if self.size <= self.k {
-            // A single group: the new master is the global communicator.
-            let seq = self.st.borrow().seq;
-            let mut st = self.st.borrow_mut();
-            st.global = Some(Global {
-                comm: self.solo.dup()?,
-                groups: vec![self.group],
-                table: Table {
-                    master: vec![Some(self.me)],
-                    bridge: vec![None],
-                },
-            });
-            st.join_pending = false;
-            return Ok(Join {
-                seq,
-                stage: Stage::Sync,
-                shape: Shape::All,
-                last: None,
-                groups: Vec::new(),
-                table: Table {
-                    master: vec![Some(self.me)],
-                    bridge: vec![None],
-                },
-            });
-        }
-        let Some(bridge) = pov.to_orig.iter().position(|o| o / self.k != self.group) else {
-            return Err(unrepairable(
-                "the group's bridge to the global communicator failed",
-            ));
+    /// The global stage of this operation at a member of the global
+    /// communicator (joining it first if this rank is the deputy elected
+    /// for it), with `mine` the group's contribution if this rank is its
+    /// head; `None` at the others.
+    fn masters(&self, stage: &Stage, mine: Option<&[u8]>) -> Result<Option<Vec<u8>>, Error> {
+        let (seq, joining) = {
+            let st = self.st.borrow();
+            (
+                st.seq,
+                st.global.is_none() && st.elect == Some((self.me, st.seq)),
+            )
         };
+        if joining {
+            self.join(seq)?;
+        }
+        if self.st.borrow().global.is_none() {
+            return Ok(None);
+        }
+        self.run_global(stage, mine, seq).map(Some)
+    }
+
+    /// The new deputy joins the global communicator at operation `seq`,
+    /// led by its group's head.
+    fn join(&self, seq: u64) -> Result<(), Error> {
+        let head = self.st.borrow().local.to_orig[0];
+        let fail = |e: pertinax::Error| unrepairable(&format!("join: {e}"));
         if trace() {
-            eprintln!(
-                "hier[{}/{}]: joining through {bridge} of {:?}",
-                self.me, self.size, pov.to_orig
-            );
+            eprintln!("hier[{}/{}]: joining through {head}", self.me, self.size);
         }
         let inter = self
             .solo
-            .intercomm_create(Rank(0), &pov.comm, Rank(bridge as i32), TAG_JOIN)
-            .map_err(|e| unrepairable(&format!("join: {e}")))?;
-        if trace() {
-            eprintln!("hier[{}/{}]: intercomm made", self.me, self.size);
-        }
-        let (msg, _): (Join, Status) = inter
-            .recv_value(Source::Any, TAG_JOIN)
-            .map_err(|e| unrepairable(&format!("join message: {e}")))?;
-        let merged = inter
-            .merge(true)
-            .map_err(|e| unrepairable(&format!("join merge: {e}")))?;
+            .intercomm_create(Rank(0), self.p2p.comm(), self.p2p_rank(head)?, TAG_JOIN)
+            .map_err(fail)?;
+        let (msg, _): (Join, Status) = inter.recv_value(Source::Any, TAG_JOIN).map_err(fail)?;
+        let merged = inter.merge(true).map_err(fail)?;
         let _ = inter.free();
-        let mut groups = msg.groups.clone();
-        groups.push(self.group);
-        let mut table = msg.table.clone();
-        // As every master does after the joins: who the masters are now.
-        let mut all = vec![0u64; merged.size()];
-        merged
-            .allgather(&[self.me as u64], &mut all)
-            .map_err(|e| unrepairable(&format!("table update: {e}")))?;
-        for (r, &grp) in groups.iter().enumerate() {
-            table.master[grp] = Some(all[r] as usize);
-        }
-        let due = due_list(&table, msg.seq, Some(msg.shape));
-        let mut st = self.st.borrow_mut();
-        st.global = Some(Global {
-            comm: merged,
-            groups,
-            table,
-        });
-        st.join_pending = false;
-        st.global_repairs += 1;
-        st.due = due;
-        if trace() {
-            eprintln!(
-                "hier[{}]: joined at op {} (mine {}), due {:?}",
-                self.me, msg.seq, st.seq, st.due
-            );
-        }
-        Ok(msg)
-    }
-
-    /// The global stage at a master: contributes `mine` (`None`: nothing
-    /// for this operation), returns the output.
-    fn global_stage(
-        &self,
-        stage: &Stage,
-        shape: Shape,
-        mine: Option<&[u8]>,
-    ) -> Result<Vec<u8>, Error> {
-        let seq = self.st.borrow().seq;
-        if self.st.borrow().join_pending {
-            let msg = self.join()?;
-            self.catch_up(&msg, seq)?;
-        }
-        self.run_global(stage, mine, seq, shape, true)
-    }
-
-    /// After joining from operation `seq`: if the global communicator is
-    /// one operation behind, take part in its global stage with nothing,
-    /// and in the POV rebuilds due at its end.
-    fn catch_up(&self, msg: &Join, seq: u64) -> Result<(), Error> {
-        if msg.seq + 1 == seq {
-            let held = self.st.borrow_mut().held.take();
-            let mine = match (&msg.stage, held) {
-                (Stage::Bcast(_, rg), Some((s, p))) if *rg == self.group && s == msg.seq => Some(p),
-                _ => None,
-            };
-            self.run_global(&msg.stage, mine.as_deref(), msg.seq, msg.shape, true)?;
-            // The other masters rebuild the POVs due at the end of that
-            // operation before they come to this one.
-            self.run_due(msg.seq)?;
-            Ok(())
-        } else if msg.seq == seq || msg.seq == seq + 1 {
-            Ok(())
-        } else {
-            Err(internal(format!(
-                "joined at operation {} from operation {seq}",
+        if msg.seq != seq {
+            return Err(internal(format!(
+                "a deputy joined at operation {} from operation {seq}",
                 msg.seq
-            )))
+            )));
         }
+        let mut members = msg.members;
+        members.push((self.group, self.me));
+        {
+            let mut st = self.st.borrow_mut();
+            st.gmembers.push(self.me);
+            st.elect = None;
+            st.global_repairs += 1;
+        }
+        self.accept_joins(merged, members, &msg.later, seq)
     }
 
-    /// The output of this operation's global stage at a master that
-    /// became master after it (its predecessor died holding it).
-    fn fetch_output(&self, stage: &Stage, shape: Shape) -> Result<Vec<u8>, Error> {
-        let seq = self.st.borrow().seq;
-        if let Some((s, out)) = &self.st.borrow().last {
-            if *s == seq {
-                return Ok(out.clone());
-            }
-        }
-        if !self.st.borrow().join_pending {
-            return Err(internal("a master without this operation's output"));
-        }
-        let msg = self.join()?;
-        if msg.seq == seq + 1 {
-            return match msg.last {
-                Some((s, out)) if s == seq => {
-                    self.st.borrow_mut().last = Some((s, out.clone()));
-                    Ok(out)
-                }
-                _ => Err(internal(format!(
-                    "joined at operation {} without the output of {seq}",
-                    msg.seq
-                ))),
-            };
-        }
-        self.catch_up(&msg, seq)?;
-        self.run_global(stage, None, seq, shape, true)
-    }
-
-    /// Runs a global stage until it succeeds at every master.
-    fn run_global(
-        &self,
-        stage: &Stage,
-        mine: Option<&[u8]>,
-        seq: u64,
-        shape: Shape,
-        keep: bool,
-    ) -> Result<Vec<u8>, Error> {
+    /// Runs a global stage until it succeeds at every member of the global
+    /// communicator and no deputy is waiting to join.
+    fn run_global(&self, stage: &Stage, mine: Option<&[u8]>, seq: u64) -> Result<Vec<u8>, Error> {
         loop {
             let g = self
                 .st
                 .borrow()
                 .global
                 .clone()
-                .ok_or_else(|| internal("a global stage at a non-master"))?;
+                .ok_or_else(|| internal("a global stage outside the global communicator"))?;
             let r = self.global_once(&g, stage, mine);
             let ok = if matches!(&r, Err(e) if e.is_fault()) {
                 0
             } else {
                 OK
             };
-            let a = g.comm.agree_detailed(ok)?;
-            if a.flags & OK == OK && a.failed.is_empty() {
-                let out = r?;
-                if keep {
-                    self.st.borrow_mut().last = Some((seq, out.clone()));
-                }
-                return Ok(out);
+            let ask = self.join_request(seq);
+            let a = g
+                .comm
+                .agree_detailed(ok | if ask.is_some() { 0 } else { NO_JOIN })?;
+            if a.flags & (OK | NO_JOIN) == OK | NO_JOIN && a.failed.is_empty() {
+                return r;
             }
             if let Err(e) = &r {
                 if !e.is_fault() {
@@ -784,51 +623,74 @@ impl Hierarchical {
             }
             if trace() {
                 eprintln!(
-                    "hier[{}/{}]: global stage of op {seq} failed",
-                    self.me, self.size
+                    "hier[{}/{}]: global stage of op {seq}: repair (flags {}, failed {:?})",
+                    self.me, self.size, a.flags, a.failed
                 );
             }
-            self.repair_global(stage, seq, shape)?;
+            self.repair_global(seq, ask)?;
         }
     }
 
-    fn global_once(
-        &self,
-        g: &Global,
-        stage: &Stage,
-        mine: Option<&[u8]>,
-    ) -> Result<Vec<u8>, Error> {
-        let groups = g.table.master.len();
+    /// At a group's head: the deputy that joins at this operation's global
+    /// stage.
+    fn join_request(&self, seq: u64) -> Option<usize> {
+        let st = self.st.borrow();
+        if st.local.comm.rank().0 != 0 {
+            return None;
+        }
+        st.elect
+            .filter(|&(e, j)| j == seq && !st.gmembers.contains(&e))
+            .map(|(e, _)| e)
+    }
+
+    fn global_once(&self, g: &Global, stage: &Stage, mine: Option<&[u8]>) -> Result<Vec<u8>, Error> {
+        let me = g.comm.rank().index();
         match *stage {
             Stage::Sync => Ok(Vec::new()),
             Stage::Allgather(block) => {
+                let heads: Vec<usize> = (0..g.members.len()).filter(|&r| g.is_head(r)).collect();
+                let counts: Vec<usize> = (0..g.members.len())
+                    .map(|r| if heads.contains(&r) { block } else { 0 })
+                    .collect();
+                let displs: Vec<usize> = counts
+                    .iter()
+                    .scan(0, |at, &c| {
+                        let d = *at;
+                        *at += c;
+                        Some(d)
+                    })
+                    .collect();
                 let zero = vec![0u8; block];
-                let send = match mine {
-                    Some(m) if m.len() == block => m,
-                    Some(_) => return Err(internal("a global block of the wrong size")),
-                    None => &zero,
+                let send: &[u8] = if !heads.contains(&me) {
+                    &[]
+                } else {
+                    match mine {
+                        Some(m) if m.len() == block => m,
+                        Some(_) => return Err(internal("a global block of the wrong size")),
+                        // A head that took over without the group's block
+                        // (its master died with it): the group is absent.
+                        None => &zero,
+                    }
                 };
-                let mut all = vec![0u8; g.comm.size() * block];
-                g.comm.allgather(send, &mut all)?;
-                let mut out = vec![0u8; groups * block];
-                for (r, &grp) in g.groups.iter().enumerate() {
+                let mut all = vec![0u8; heads.len() * block];
+                g.comm.allgatherv(send, &mut all, &counts, &displs)?;
+                let mut out = vec![0u8; self.groups() * block];
+                for (i, &r) in heads.iter().enumerate() {
+                    let grp = g.members[r].0;
                     out[grp * block..(grp + 1) * block]
-                        .copy_from_slice(&all[r * block..(r + 1) * block]);
+                        .copy_from_slice(&all[i * block..(i + 1) * block]);
                 }
                 Ok(out)
             }
             Stage::Bcast(len, root_group) => {
                 let mut buf = vec![0u8; len];
-                let root = match g.rank_of_group(root_group) {
-                    Some(r) => r,
+                let Some(root) = g.head(root_group) else {
                     // The root group is gone: nothing to send (status 0).
-                    None => return Ok(buf),
+                    return Ok(buf);
                 };
-                if g.comm.rank().index() == root {
-                    if let Some(m) = mine {
-                        if m.len() == len {
-                            buf.copy_from_slice(m);
-                        }
+                if me == root {
+                    if let Some(m) = mine.filter(|m| m.len() == len) {
+                        buf.copy_from_slice(m);
                     }
                 }
                 g.comm.bcast(&mut buf, root)?;
@@ -837,310 +699,98 @@ impl Hierarchical {
         }
     }
 
-    /// Repairs the global communicator: shrink, then the groups that lost
-    /// their master join through their POV's bridge.
-    fn repair_global(&self, stage: &Stage, seq: u64, shape: Shape) -> Result<(), Error> {
+    /// Repairs the global communicator: shrink, then the new deputies
+    /// asked for join.
+    fn repair_global(&self, seq: u64, ask: Option<usize>) -> Result<(), Error> {
         let g = self
             .st
             .borrow()
             .global
             .clone()
-            .ok_or_else(|| internal("a global repair at a non-master"))?;
+            .ok_or_else(|| internal("a global repair outside the global communicator"))?;
         let _ = g.comm.revoke();
-        let (comm, vals) = g.comm.shrink_gather(self.group as u64)?;
+        let (comm, vals) = g.comm.shrink_gather(encode_join(self.group, ask))?;
         let _ = g.comm.free();
-        let mut groups: Vec<usize> = vals.iter().flatten().map(|&v| v as usize).collect();
-        let mut table = g.table.clone();
-        let lost: Vec<usize> = g
-            .groups
-            .iter()
-            .copied()
-            .filter(|x| !groups.contains(x))
-            .collect();
+        let mut members = Vec::new();
+        let mut joins = Vec::new();
         {
             let mut st = self.st.borrow_mut();
             st.global_repairs += 1;
-            for &x in &lost {
-                if let Some(m) = table.master[x] {
-                    st.failed.push(m);
+            for (m, v) in g.members.iter().zip(&vals) {
+                match v {
+                    Some(v) => {
+                        members.push(*m);
+                        if let (grp, Some(e)) = decode_join(*v) {
+                            joins.push((grp, e));
+                        }
+                    }
+                    None => st.failed.push(m.1),
                 }
             }
             st.failed.sort_unstable();
             st.failed.dedup();
         }
-        let mut comm = comm;
-        for x in lost {
-            table.master[x] = None;
-            let bridge = table.bridge[x];
-            let Some(b) = bridge.and_then(|b| {
-                table
-                    .master
-                    .iter()
-                    .position(|&m| m == Some(b))
-                    .and_then(|bg| groups.iter().position(|&y| y == bg))
-            }) else {
-                // Its bridge died too: the group cannot come back.
-                if trace() {
-                    eprintln!(
-                        "hier[{}/{}]: group {x} lost with its bridge",
-                        self.me, self.size
-                    );
-                }
-                continue;
-            };
-            let at_bridge = comm.rank().index() == b;
-            // The bridge shrinks the group's POV with the group's
-            // survivors and tells the masters whether anyone is left.
-            let mut found = [0u8; 1];
-            let mut pov = None;
-            if at_bridge {
-                let bp = self
-                    .st
-                    .borrow()
-                    .bridge_pov
-                    .clone()
-                    .ok_or_else(|| internal("a bridge without its POV"))?;
-                let (pc, pv) = bp.comm.shrink_gather(0)?;
-                let palive = survivors(&bp.to_orig, &pv);
-                found[0] = u8::from(palive.iter().any(|o| o / self.k == x));
-                let sub = Sub {
-                    comm: pc,
-                    to_orig: palive,
-                };
-                self.st.borrow_mut().bridge_pov = Some(sub.clone());
-                pov = Some(sub);
-            }
-            if trace() {
-                eprintln!(
-                    "hier[{}/{}]: group {x}: bridge {b} (me {at_bridge})",
-                    self.me, self.size
-                );
-            }
-            comm.bcast(&mut found, b)
-                .map_err(|e| unrepairable(&format!("join announcement: {e}")))?;
-            if trace() {
-                eprintln!(
-                    "hier[{}/{}]: group {x}: found {}",
-                    self.me, self.size, found[0]
-                );
-            }
-            if found[0] == 0 {
-                continue;
-            }
-            let (peer, newm) = match &pov {
-                Some(p) => (
-                    p.comm.clone(),
-                    p.to_orig.iter().position(|o| o / self.k == x),
-                ),
-                None => (comm.clone(), Some(0)),
-            };
-            let inter = comm
-                .intercomm_create(
-                    Rank(b as i32),
-                    &peer,
-                    Rank(newm.unwrap_or(0) as i32),
-                    TAG_JOIN,
-                )
-                .map_err(|e| unrepairable(&format!("join: {e}")))?;
-            if at_bridge {
-                let last = self.st.borrow().last.clone();
-                let msg = Join {
-                    seq,
-                    stage: stage.clone(),
-                    shape,
-                    last,
-                    groups: groups.clone(),
-                    table: table.clone(),
-                };
-                inter
-                    .send_value(&msg, Rank(0), TAG_JOIN)
-                    .map_err(|e| unrepairable(&format!("join message: {e}")))?;
-            }
-            let merged = inter
-                .merge(false)
-                .map_err(|e| unrepairable(&format!("join merge: {e}")))?;
-            let _ = inter.free();
-            let _ = comm.free();
-            comm = merged;
-            groups.push(x);
-        }
-        // Every master agrees on who the new masters are: the merged
-        // communicator's members in order.
-        let mut all = vec![0u64; comm.size()];
-        comm.allgather(&[self.me as u64], &mut all)
-            .map_err(|e| unrepairable(&format!("table update: {e}")))?;
-        for (r, &grp) in groups.iter().enumerate() {
-            table.master[grp] = Some(all[r] as usize);
-        }
-        let due = due_list(&table, seq, Some(shape));
-        let mut st = self.st.borrow_mut();
-        st.due = due;
+        joins.sort_unstable();
         if trace() {
             eprintln!(
-                "hier[{}]: global repaired at op {seq}: groups {groups:?} masters {:?} due {:?}",
-                self.me, table.master, st.due
-            );
-        }
-        st.global = Some(Global {
-            comm,
-            groups,
-            table,
-        });
-        Ok(())
-    }
-
-    /// Rebuilds the POVs due at the end of this operation.
-    fn end_op(&self) -> Result<(), Error> {
-        let (seq, refresh_here, master) = {
-            let mut st = self.st.borrow_mut();
-            let r = std::mem::take(&mut st.refresh_here);
-            (st.seq, r, st.local.comm.rank().0 == 0)
-        };
-        if master {
-            self.run_due(seq)?;
-        } else if refresh_here {
-            self.refresh_member()?;
-        }
-        let mut st = self.st.borrow_mut();
-        st.due.retain(|&(_, at)| at > seq);
-        st.seq += 1;
-        Ok(())
-    }
-
-    /// A master's part in the POV rebuilds due at the end of operation
-    /// `seq`, in group order (the same order at every master).
-    fn run_due(&self, seq: u64) -> Result<(), Error> {
-        let mine: Vec<usize> = {
-            let mut st = self.st.borrow_mut();
-            let m = st
-                .due
-                .iter()
-                .filter(|&&(_, at)| at == seq)
-                .map(|&(p, _)| p)
-                .collect();
-            st.due.retain(|&(_, at)| at != seq);
-            m
-        };
-        for p in mine {
-            self.refresh(p)?;
-        }
-        Ok(())
-    }
-
-    /// A master's part in rebuilding group `p`'s POV: as its master, or as
-    /// its new bridge; the other masters update their table.
-    fn refresh(&self, p: usize) -> Result<(), Error> {
-        let g = self
-            .st
-            .borrow()
-            .global
-            .clone()
-            .ok_or_else(|| internal("a refresh at a master outside the global communicator"))?;
-        let succ = g.table.succ(p).and_then(|s| g.table.master[s]);
-        let mp = g.table.master[p];
-        let (Some(b), Some(mp)) = (succ, mp) else {
-            return Ok(());
-        };
-        let rank_of = |o: usize| {
-            g.table
-                .master
-                .iter()
-                .position(|&m| m == Some(o))
-                .and_then(|grp| g.rank_of_group(grp))
-        };
-        let fail = |e: pertinax::Error| unrepairable(&format!("POV rebuild: {e}"));
-        if trace() {
-            eprintln!(
-                "hier[{}/{}]: POV of group {p}: master {mp}, bridge {b}",
+                "hier[{}/{}]: global shrunk at op {seq}: {members:?}, joins {joins:?}",
                 self.me, self.size
             );
         }
-        if self.me == mp {
-            let l = self.st.borrow().local.clone();
-            let br = rank_of(b).ok_or_else(|| internal("bridge not in the global communicator"))?;
-            let inter = l
-                .comm
-                .intercomm_create(Rank(0), &g.comm, Rank(br as i32), TAG_REFRESH)
+        self.accept_joins(comm, members, &joins, seq)
+    }
+
+    /// The members of the global communicator `comm` take in the new
+    /// deputies of `joins`, in order, each led by its group's head.
+    fn accept_joins(
+        &self,
+        mut comm: Comm,
+        mut members: Vec<(usize, usize)>,
+        joins: &[(usize, usize)],
+        seq: u64,
+    ) -> Result<(), Error> {
+        let fail = |e: pertinax::Error| unrepairable(&format!("join: {e}"));
+        for (i, &(grp, e)) in joins.iter().enumerate() {
+            let head = members
+                .iter()
+                .position(|&(x, _)| x == grp)
+                .ok_or_else(|| internal("a join asked for by no head"))?;
+            let at_head = comm.rank().index() == head;
+            let inter = comm
+                .intercomm_create(Rank(head as i32), self.p2p.comm(), self.p2p_rank(e)?, TAG_JOIN)
                 .map_err(fail)?;
-            inter
-                .send_value(&l.to_orig, Rank(0), TAG_REFRESH)
-                .map_err(fail)?;
-            let comm = inter.merge(false).map_err(fail)?;
-            let _ = inter.free();
-            let mut to_orig = l.to_orig.clone();
-            to_orig.push(b);
-            let mut st = self.st.borrow_mut();
-            let _ = st.pov.comm.free();
-            st.pov = Sub { comm, to_orig };
-        } else if self.me == b {
-            let mr =
-                rank_of(mp).ok_or_else(|| internal("master not in the global communicator"))?;
-            let inter = self
-                .solo
-                .intercomm_create(Rank(0), &g.comm, Rank(mr as i32), TAG_REFRESH)
-                .map_err(fail)?;
-            let (mut to_orig, _): (Vec<usize>, Status) =
-                inter.recv_value(Rank(0), TAG_REFRESH).map_err(fail)?;
-            let comm = inter.merge(true).map_err(fail)?;
-            let _ = inter.free();
-            to_orig.push(b);
-            let mut st = self.st.borrow_mut();
-            if let Some(old) = st.bridge_pov.take() {
-                let _ = old.comm.free();
+            if at_head {
+                let msg = Join {
+                    seq,
+                    members: members.clone(),
+                    later: joins[i + 1..].to_vec(),
+                };
+                inter.send_value(&msg, Rank(0), TAG_JOIN).map_err(fail)?;
             }
-            st.bridge_pov = Some(Sub { comm, to_orig });
+            let merged = inter.merge(false).map_err(fail)?;
+            let _ = inter.free();
+            let _ = comm.free();
+            comm = merged;
+            members.push((grp, e));
+            if at_head {
+                let mut st = self.st.borrow_mut();
+                st.gmembers.push(e);
+                st.elect = None;
+            }
         }
-        let mut st = self.st.borrow_mut();
-        if let Some(gl) = st.global.as_mut() {
-            gl.table.bridge[p] = Some(b);
-        }
+        self.st.borrow_mut().global = Some(Global { comm, members });
         Ok(())
     }
 
-    /// A non-master's part in rebuilding its group's POV.
-    fn refresh_member(&self) -> Result<(), Error> {
-        let l = self.st.borrow().local.clone();
-        if trace() {
-            eprintln!("hier[{}/{}]: rebuilding my group's POV", self.me, self.size);
-        }
-        let fail = |e: pertinax::Error| unrepairable(&format!("POV rebuild: {e}"));
-        let inter = l
-            .comm
-            .intercomm_create(Rank(0), &l.comm, Rank(0), TAG_REFRESH)
-            .map_err(fail)?;
-        let comm = inter.merge(false).map_err(fail)?;
-        let _ = inter.free();
-        let mut to_orig = l.to_orig.clone();
-        // The bridge is the last rank; members need only know that it is
-        // not one of theirs.
-        to_orig.push(usize::MAX);
-        let mut st = self.st.borrow_mut();
-        let _ = st.pov.comm.free();
-        st.pov = Sub { comm, to_orig };
-        Ok(())
+    /// Ends an operation.
+    fn end_op(&self) {
+        self.st.borrow_mut().seq += 1;
     }
 
     /// Original rank → (group, position) bitmap helpers.
     fn group_members(&self, g: usize) -> std::ops::Range<usize> {
         g * self.k..((g + 1) * self.k).min(self.size)
     }
-}
-
-/// The POV rebuilds due after a repair at operation `seq`: a group with a
-/// stage after the global one in this operation rebuilds at its end,
-/// others at the end of the next one (`shape` `None`: the next one).
-fn due_list(table: &Table, seq: u64, shape: Option<Shape>) -> Vec<(usize, u64)> {
-    table
-        .stale()
-        .into_iter()
-        .map(|p| {
-            let at = match shape {
-                Some(s) if s.post(p) => seq,
-                _ => seq + 1,
-            };
-            (p, at)
-        })
-        .collect()
 }
 
 /// A gathered block: `[present][k presence bytes][k × n bytes]`.
@@ -1232,7 +882,7 @@ impl Hierarchical {
     fn reduce_local<T: Pod>(&self, send: &[T], op: &Op<T>) -> Result<Option<Vec<u8>>, Error> {
         let n = send.len();
         let nb = std::mem::size_of_val(send);
-        self.local_stage(|l| {
+        self.local_stage(false, |l| {
             let mut part = vec![T::zeroed(); n];
             l.comm.reduce(send, &mut part, op, 0)?;
             if l.comm.rank().0 != 0 {
@@ -1251,7 +901,7 @@ impl Hierarchical {
     /// The first stage of gathers: every group gathers to its master.
     fn gather_local(&self, send: &[u8]) -> Result<Option<Vec<u8>>, Error> {
         let n = send.len();
-        self.local_stage(|l| {
+        self.local_stage(false, |l| {
             if l.comm.rank().0 == 0 {
                 let mut all = vec![0u8; l.comm.size() * n];
                 l.comm.gather(send, &mut all, 0)?;
@@ -1263,39 +913,24 @@ impl Hierarchical {
         })
     }
 
-    /// The global stage of the current master with `mine`, or `None` at a
-    /// non-master.
-    fn masters(
-        &self,
-        stage: &Stage,
-        shape: Shape,
-        mine: Option<&[u8]>,
-    ) -> Result<Option<Vec<u8>>, Error> {
-        if self.is_master() {
-            Ok(Some(self.global_stage(stage, shape, mine)?))
-        } else {
-            Ok(None)
-        }
+    /// The post-global stage's output at the master: this rank's output of
+    /// the global stage (a master is always in the global communicator:
+    /// `repair_local` reports the group lost otherwise).
+    fn output(out: Option<&[u8]>) -> Result<&[u8], Error> {
+        out.ok_or_else(|| internal("a master without the global stage's output"))
     }
 
     /// The last stage: the master spreads `len` bytes of the global output
     /// (made by `make` from it) to its group.
     fn spread_local(
         &self,
-        stage: &Stage,
-        shape: Shape,
         out: Option<Vec<u8>>,
         len: usize,
         make: impl Fn(&[u8]) -> Result<Vec<u8>, Error>,
     ) -> Result<Vec<u8>, Error> {
-        let mut out = out;
-        self.local_stage(|l| {
+        self.local_stage(true, |l| {
             let mut buf = if l.comm.rank().0 == 0 {
-                if out.is_none() {
-                    out = Some(self.fetch_output(stage, shape)?);
-                }
-                let o = out.as_deref().unwrap_or(&[]);
-                make(o)?
+                make(Self::output(out.as_deref())?)?
             } else {
                 vec![0u8; len]
             };
@@ -1311,23 +946,17 @@ impl Hierarchical {
     /// the global output to the root (in its group).
     fn hand_to_root(
         &self,
-        stage: &Stage,
-        shape: Shape,
         out: Option<Vec<u8>>,
         root: usize,
         make: impl Fn(&[u8]) -> Result<Vec<u8>, Error>,
     ) -> Result<Option<Vec<u8>>, Error> {
-        let mut out = out;
-        self.local_stage(|l| {
+        self.local_stage(true, |l| {
             let Some(rl) = l.rank_of(root) else {
                 return Ok(None);
             };
             let me = l.comm.rank().index();
             if me == 0 {
-                if out.is_none() {
-                    out = Some(self.fetch_output(stage, shape)?);
-                }
-                let made = make(out.as_deref().unwrap_or(&[]))?;
+                let made = make(Self::output(out.as_deref())?)?;
                 if rl == 0 {
                     return Ok(Some(made));
                 }
@@ -1365,18 +994,10 @@ impl Communicator for Hierarchical {
     }
 
     fn barrier(&self) -> Result<Outcome, Error> {
-        let shape = Shape::All;
-        self.local_stage(|_| Ok(()))?;
-        self.masters(&Stage::Sync, shape, None)?;
-        self.local_stage(|l| {
-            // A master that took over after the global stage makes sure
-            // the masters' synchronization took place (it joins).
-            if l.comm.rank().0 == 0 && self.st.borrow().join_pending {
-                self.fetch_output(&Stage::Sync, shape)?;
-            }
-            Ok(())
-        })?;
-        self.end_op()?;
+        self.local_stage(false, |_| Ok(()))?;
+        self.masters(&Stage::Sync, None)?;
+        self.local_stage(true, |_| Ok(()))?;
+        self.end_op();
         Ok(Outcome::default())
     }
 
@@ -1384,10 +1005,9 @@ impl Communicator for Hierarchical {
         let root = self.check_rank(root.into())?;
         let rg = root / self.k;
         let len = 1 + std::mem::size_of_val(buf);
-        let shape = Shape::AllBut(rg);
         let stage = Stage::Bcast(len, rg);
         let payload = if self.group == rg {
-            let p = self.local_stage(|l| {
+            let p = self.local_stage(false, |l| {
                 let mut p = vec![0u8; len];
                 let Some(rl) = l.rank_of(root) else {
                     return Ok(p);
@@ -1399,15 +1019,15 @@ impl Communicator for Hierarchical {
                 l.comm.bcast(&mut p, rl)?;
                 Ok(p)
             })?;
-            let seq = self.st.borrow().seq;
-            self.st.borrow_mut().held = Some((seq, p.clone()));
-            self.masters(&stage, shape, Some(&p))?;
+            // Every member holds the payload: a deputy that took over
+            // from a master dead in the global stage sends it.
+            self.masters(&stage, Some(&p))?;
             p
         } else {
-            let out = self.masters(&stage, shape, None)?;
-            self.spread_local(&stage, shape, out, len, |o| Ok(o.to_vec()))?
+            let out = self.masters(&stage, None)?;
+            self.spread_local(out, len, |o| Ok(o.to_vec()))?
         };
-        self.end_op()?;
+        self.end_op();
         if payload[0] == 1 {
             bytemuck::cast_slice_mut(buf).copy_from_slice(&payload[1..]);
             Ok(Outcome::default())
@@ -1435,16 +1055,15 @@ impl Communicator for Hierarchical {
         let rg = root / self.k;
         let n = send.len();
         let nb = std::mem::size_of_val(send);
-        let shape = Shape::Only(rg);
         let stage = Stage::Allgather(reduced_len(self.k, nb));
         let block = self.reduce_local(send, op)?;
-        let out = self.masters(&stage, shape, block.as_deref())?;
+        let out = self.masters(&stage, block.as_deref())?;
         let got = if self.group == rg {
-            self.hand_to_root(&stage, shape, out, root, |o| self.combine(o, n, op))?
+            self.hand_to_root(out, root, |o| self.combine(o, n, op))?
         } else {
             None
         };
-        self.end_op()?;
+        self.end_op();
         match got {
             Some(r) => {
                 bytemuck::cast_slice_mut(recv).copy_from_slice(&r[self.size..]);
@@ -1475,14 +1094,11 @@ impl Communicator for Hierarchical {
         }
         let n = send.len();
         let nb = std::mem::size_of_val(send);
-        let shape = Shape::All;
         let stage = Stage::Allgather(reduced_len(self.k, nb));
         let block = self.reduce_local(send, op)?;
-        let out = self.masters(&stage, shape, block.as_deref())?;
-        let r = self.spread_local(&stage, shape, out, self.size + nb, |o| {
-            self.combine(o, n, op)
-        })?;
-        self.end_op()?;
+        let out = self.masters(&stage, block.as_deref())?;
+        let r = self.spread_local(out, self.size + nb, |o| self.combine(o, n, op))?;
+        self.end_op();
         bytemuck::cast_slice_mut(recv).copy_from_slice(&r[self.size..]);
         Ok(Outcome {
             skipped: None,
@@ -1508,16 +1124,15 @@ impl Communicator for Hierarchical {
         }
         let rg = root / self.k;
         let nb = std::mem::size_of_val(send);
-        let shape = Shape::Only(rg);
         let stage = Stage::Allgather(block_len(self.k, nb));
         let block = self.gather_local(bytemuck::cast_slice(send))?;
-        let out = self.masters(&stage, shape, block.as_deref())?;
+        let out = self.masters(&stage, block.as_deref())?;
         let got = if self.group == rg {
-            self.hand_to_root(&stage, shape, out, root, |o| Ok(self.unblock(o, nb)))?
+            self.hand_to_root(out, root, |o| Ok(self.unblock(o, nb)))?
         } else {
             None
         };
-        self.end_op()?;
+        self.end_op();
         match got {
             Some(r) => {
                 let dst: &mut [u8] = bytemuck::cast_slice_mut(recv);
@@ -1562,11 +1177,10 @@ impl Communicator for Hierarchical {
         let rg = root / self.k;
         let nb = std::mem::size_of_val(recv);
         let len = 1 + self.size * nb;
-        let shape = Shape::All;
         let stage = Stage::Bcast(len, rg);
         // The root hands its data to its master.
         let first = if self.group == rg {
-            self.local_stage(|l| {
+            self.local_stage(false, |l| {
                 let Some(rl) = l.rank_of(root) else {
                     return Ok(l.comm.rank().0 == 0).map(|m| m.then(|| vec![0u8; len]));
                 };
@@ -1591,17 +1205,13 @@ impl Communicator for Hierarchical {
         } else {
             None
         };
-        let out = self.masters(&stage, shape, first.as_deref())?;
+        let out = self.masters(&stage, first.as_deref())?;
         let status = std::cell::Cell::new(0u8);
-        let mut out = out;
-        self.local_stage(|l| {
+        self.local_stage(true, |l| {
             let mut st = [0u8; 1];
             let mut tmp = Vec::new();
             if l.comm.rank().0 == 0 {
-                if out.is_none() {
-                    out = Some(self.fetch_output(&stage, shape)?);
-                }
-                let o = out.as_deref().unwrap_or(&[]);
+                let o = Self::output(out.as_deref())?;
                 if o.len() != len {
                     return Err(internal("a scatter output of the wrong size"));
                 }
@@ -1622,7 +1232,7 @@ impl Communicator for Hierarchical {
             }
             Ok(())
         })?;
-        self.end_op()?;
+        self.end_op();
         if status.get() == 1 {
             Ok(Outcome {
                 skipped: None,
@@ -1644,14 +1254,11 @@ impl Communicator for Hierarchical {
             .into());
         }
         let nb = std::mem::size_of_val(send);
-        let shape = Shape::All;
         let stage = Stage::Allgather(block_len(self.k, nb));
         let block = self.gather_local(bytemuck::cast_slice(send))?;
-        let out = self.masters(&stage, shape, block.as_deref())?;
-        let r = self.spread_local(&stage, shape, out, self.size + self.size * nb, |o| {
-            Ok(self.unblock(o, nb))
-        })?;
-        self.end_op()?;
+        let out = self.masters(&stage, block.as_deref())?;
+        let r = self.spread_local(out, self.size + self.size * nb, |o| Ok(self.unblock(o, nb)))?;
+        self.end_op();
         let dst: &mut [u8] = bytemuck::cast_slice_mut(recv);
         for o in 0..self.size {
             if r[o] == 1 {
@@ -1681,13 +1288,12 @@ impl Communicator for Hierarchical {
     /// A new hierarchical communicator with the same ranks (collective,
     /// on every live rank; completes despite failures).
     fn dup(&self) -> Result<Self, Error> {
-        // A hierarchical barrier first: a master failure that only its
-        // group has seen is repaired before every rank meets on the full
-        // communicator (its group would wait in the repair otherwise).
+        // A hierarchical barrier first: every rank has left the stages of
+        // the operations before (a group repairing would not answer the
+        // shrink of the full communicator otherwise).
         Communicator::barrier(self)?;
         let (comm, vals) = self.full.shrink_gather(0)?;
         let map = survivors(&self.full_to_orig, &vals);
-        self.end_op()?;
         Hierarchical::build(&comm, &map, self.size, self.k, self.cfg.clone())
     }
 
@@ -1702,7 +1308,6 @@ impl Communicator for Hierarchical {
             let ok = u32::from(!matches!(&r, Err(e) if e.is_fault()));
             let a = comm.agree_detailed(ok)?;
             if a.flags == 1 {
-                self.end_op()?;
                 return match r? {
                     Some(c) => {
                         let ids: Vec<usize> = (0..c.size()).collect();
@@ -1739,17 +1344,24 @@ mod tests {
     }
 
     #[test]
-    fn the_stale_povs_are_those_whose_bridge_is_not_the_next_master() {
-        let t = Table {
-            master: vec![Some(0), Some(5), Some(6)],
-            bridge: vec![Some(3), Some(6), Some(0)],
-        };
-        assert_eq!(t.stale(), vec![0]);
-        let t = Table {
-            master: vec![Some(0), None, Some(6)],
-            bridge: vec![Some(3), Some(6), Some(0)],
-        };
-        assert_eq!(t.succ(0), Some(2));
-        assert_eq!(t.stale(), vec![0]);
+    fn a_deputy_joins_at_the_first_global_stage_after_its_election() {
+        // Elected in the first stage of operation 3: joins in its global
+        // stage, so it is in by the last stage of operation 3.
+        let j = join_op(position(3, false));
+        assert_eq!(j, 3);
+        assert!(!joined_by(j, position(3, false)));
+        assert!(joined_by(j, position(3, true)));
+        // Elected in the last stage of operation 3: joins in operation 4.
+        let j = join_op(position(3, true));
+        assert_eq!(j, 4);
+        assert!(!joined_by(j, position(4, false)));
+        assert!(joined_by(j, position(4, true)));
+    }
+
+    #[test]
+    fn a_join_request_survives_the_shrink_value() {
+        assert_eq!(decode_join(encode_join(7, None)), (7, None));
+        assert_eq!(decode_join(encode_join(7, Some(0))), (7, Some(0)));
+        assert_eq!(decode_join(encode_join(0, Some(1023))), (0, Some(1023)));
     }
 }

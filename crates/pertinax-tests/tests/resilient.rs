@@ -184,10 +184,17 @@ fn hierarchical_without_failures_gives_the_plain_results() {
     }
 }
 
-/// (ranks, k, kill): masters (the lowest rank of each group of k) and
-/// non-masters, roots and non-roots, before and after collectives and in
-/// the library's agreements.
-const HIER_KILLS: [(usize, usize, &str); 10] = [
+/// (ranks, k, kill): masters (the lowest rank of each group of k),
+/// deputies (the next one) and other members, roots and non-roots, before
+/// and after collectives and in the library's agreements. With 8 ranks and
+/// k = 3, the 14th agreement of rank 3 (master of group 1) or 4 (its
+/// deputy) is the group's last stage of an operation, after the global
+/// agreement: the other groups have gone on and the deputy finishes the
+/// operation with the output it holds.
+const HIER_KILLS: [(usize, usize, &str); 13] = [
+    (8, 3, "3@ft.agree.enter#14"),
+    (8, 3, "4@ft.agree.enter#14"),
+    (12, 3, "10@ft.agree.contributed#16"),
     (8, 3, "4@res.before.bcast#3"),
     (8, 3, "3@res.before.allreduce#2"),
     (8, 3, "0@res.after.bcast#5"),
@@ -214,41 +221,14 @@ fn hierarchical_survives_kills_of_masters_and_non_masters() {
     }
 }
 
-/// The program's fault points (between the library's calls).
-const PROGRAM_POINTS: [&str; 16] = [
-    "res.before.bcast",
-    "res.after.bcast",
-    "res.before.reduce",
-    "res.after.reduce",
-    "res.before.allreduce",
-    "res.after.allreduce",
-    "res.before.gather",
-    "res.after.gather",
-    "res.before.scatter",
-    "res.after.scatter",
-    "res.before.allgather",
-    "res.after.allgather",
-    "res.before.ring",
-    "res.after.ring",
-    "res.before.barrier",
-    "res.after.barrier",
-];
-
 /// A seeded random campaign of the hierarchical mode, 4 to 12 ranks,
-/// k = 2 to 4, one victim per run:
-///
-/// - a non-master (of the world and of the program's split halves),
-///   killed at a random hit of any fault point, the library's included
-///   (agreements, shrinks, intercommunicator creation);
-/// - a master other than rank 0, killed at a random hit of a random
-///   program point (before or after a collective, so the master dies
-///   between operations and its group's next stage finds it gone).
-///
-/// A master killed *inside* the library, after the masters' agreement on
-/// a global stage and before its group's last stage, is the known gap of
-/// the mode (see `hier.rs`, "Limits"); the targeted test above kills
-/// masters in agreements at points outside that gap.
-/// `PERTINAX_RESILIENT_HIER_RUNS` sets the runs per kind (24 by default).
+/// k = 2 to 4, one victim per run, killed at a random hit of any fault
+/// point (the program's between operations, the library's inside them:
+/// stages, agreements, shrinks, intercommunicator creation, merges). Each
+/// seed runs once per role of the victim in the world's hierarchy: a
+/// master (rank 0 included), a deputy, and another member.
+/// `PERTINAX_RESILIENT_HIER_RUNS` sets the number of seeds (24 by
+/// default).
 #[test]
 fn hierarchical_randomized_campaign_has_no_hang_and_no_wrong_answer() {
     let runs: u64 = std::env::var("PERTINAX_RESILIENT_HIER_RUNS")
@@ -259,29 +239,17 @@ fn hierarchical_randomized_campaign_has_no_hang_and_no_wrong_answer() {
         let n = 4 + (seed as usize % 9);
         let k = 2 + (seed as usize % 3);
         let mix = |m: u64| (seed.wrapping_mul(m) >> 3) as usize;
-        // Non-masters of the world and of the program's split halves
-        // (ranks of one parity, numbered r / 2, hierarchical from 4 on).
-        let members: Vec<usize> = (1..n)
-            .filter(|r| r % k != 0 && (n < 8 || (r / 2) % k != 0))
-            .collect();
-        let masters: Vec<usize> = (1..n).filter(|r| r % k == 0).collect();
-        let mut kills = Vec::new();
-        if !members.is_empty() {
-            kills.push(format!(
-                "{}@*#{}",
-                members[mix(2_654_435_761) % members.len()],
-                1 + mix(40_503) % 400
-            ));
-        }
-        if !masters.is_empty() {
-            kills.push(format!(
-                "{}@{}#{}",
-                masters[mix(2_246_822_519) % masters.len()],
-                PROGRAM_POINTS[mix(3_266_489_917) % PROGRAM_POINTS.len()],
-                1 + mix(668_265_263) % 20
-            ));
-        }
-        for kill in kills {
+        let roles: [Vec<usize>; 3] = [
+            (0..n).filter(|r| r % k == 0).collect(),
+            (0..n).filter(|r| r % k == 1).collect(),
+            (0..n).filter(|r| r % k > 1).collect(),
+        ];
+        for (i, role) in roles.iter().enumerate() {
+            if role.is_empty() {
+                continue;
+            }
+            let victim = role[mix(2_654_435_761 + i as u64) % role.len()];
+            let kill = format!("{victim}@*#{}", 1 + mix(40_503 + i as u64) % 400);
             let j = hier_ops(n, k, 30, &["--kill", &kill]);
             j.agreed(n - 1, &format!("seed {seed} n={n} k={k} kill {kill}"));
         }
