@@ -45,8 +45,8 @@ pub enum Command {
     Propagate(PropagateArgs),
     /// Resilient communicators: per-operation cost of `Resilient` (agree,
     /// log) and `Hierarchical` against the plain communicator, repair time
-    /// after a kill (flat; hierarchical master and non-master), and EP and
-    /// screening end to end.
+    /// after a kill (flat; hierarchical master, deputy and member), and EP
+    /// and screening end to end.
     Resilient(ResilientArgs),
     /// pingpong, pingping, launch, coll, ft, propagate and resilient, one
     /// after another.

@@ -285,7 +285,10 @@ fn encode_join(group: usize, elect: Option<usize>) -> u64 {
 
 fn decode_join(v: u64) -> (usize, Option<usize>) {
     let e = v >> 32;
-    ((v & 0xffff_ffff) as usize, (e != 0).then(|| (e - 1) as usize))
+    (
+        (v & 0xffff_ffff) as usize,
+        (e != 0).then(|| (e - 1) as usize),
+    )
 }
 
 impl Hierarchical {
@@ -643,7 +646,12 @@ impl Hierarchical {
             .map(|(e, _)| e)
     }
 
-    fn global_once(&self, g: &Global, stage: &Stage, mine: Option<&[u8]>) -> Result<Vec<u8>, Error> {
+    fn global_once(
+        &self,
+        g: &Global,
+        stage: &Stage,
+        mine: Option<&[u8]>,
+    ) -> Result<Vec<u8>, Error> {
         let me = g.comm.rank().index();
         match *stage {
             Stage::Sync => Ok(Vec::new()),
@@ -757,7 +765,12 @@ impl Hierarchical {
                 .ok_or_else(|| internal("a join asked for by no head"))?;
             let at_head = comm.rank().index() == head;
             let inter = comm
-                .intercomm_create(Rank(head as i32), self.p2p.comm(), self.p2p_rank(e)?, TAG_JOIN)
+                .intercomm_create(
+                    Rank(head as i32),
+                    self.p2p.comm(),
+                    self.p2p_rank(e)?,
+                    TAG_JOIN,
+                )
                 .map_err(fail)?;
             if at_head {
                 let msg = Join {

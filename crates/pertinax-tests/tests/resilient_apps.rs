@@ -279,8 +279,8 @@ fn ep_hierarchical_without_failures_verifies() {
 
 /// Hierarchical jobs `cases` (ranks, k, victim), each victim killed at
 /// `point`. The cases take a non-master (its group shrinks), a master other
-/// than rank 0 (the group's next rank takes over and joins the masters
-/// through the POV's bridge), rank 0 (master of group 0, root and
+/// than rank 0 (its deputy takes over and a new deputy joins the global
+/// communicator), rank 0 (master of group 0, root and
 /// reporter), and one job of 16 ranks.
 fn check_ep_hier(point: &str, cases: [(usize, usize, usize); 4]) {
     for (n, k, v) in cases {

@@ -8,16 +8,16 @@
 //!   on the plain communicator, on `Resilient` with `Check::Agree` (an
 //!   agreement after every collective, Legio's approach and the library's
 //!   default) and with `Check::Log` (replay log, no agreement), and on
-//!   `Hierarchical` (Legio's local groups of at most k ranks joined by
-//!   their masters, agree), all in one launch on identical code; at the
+//!   `Hierarchical` (Legio's local groups of at most k ranks joined by a
+//!   global communicator of their masters and deputies, agree), all in one launch on identical code; at the
 //!   sweep's rank count also bcast, reduce and allreduce from 8 B to
 //!   1 MiB. Ratios resilient / plain per launch; the goal is judged at
 //!   8 ranks. (`--resilient=hier` only passes k to the worker, which
 //!   builds every communicator itself.)
 //! - [`repair`]: `pertinax run -n N --kill V@resilient.iter#K -- <self>
 //!   worker repair --check C` (with `--resilient=hier --resilient-k K` for
-//!   the hierarchical communicator, whose victim V is a master or a
-//!   non-master): the survivors' allreduce that spans the failure minus
+//!   the hierarchical communicator, whose victim V is a master, a deputy
+//!   or a member): the survivors' allreduce that spans the failure minus
 //!   their fault-free call (detection + repair + redo), and for the
 //!   hierarchy the average over a uniformly chosen victim.
 //! - [`apps`]: `pertinax-ep` and `pertinax-screen` plain, `--resilient` and

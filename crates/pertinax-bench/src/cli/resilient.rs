@@ -67,7 +67,8 @@ pub struct ResilientOpts {
     pub warmup: Option<u32>,
 
     /// Repair: rank counts (at least 3; flat: the victim is rank N-1;
-    /// hierarchical: a master and a non-master victim, named in the table).
+    /// hierarchical: a master, a deputy and a member victim, named in the
+    /// table; no member when k = 2).
     #[arg(
         long,
         value_name = "LIST",
@@ -218,7 +219,7 @@ pub enum ResPart {
     /// hierarchical).
     Overhead,
     /// Kill one rank in an allreduce loop: detection + repair + redo, flat
-    /// and hierarchical (master and non-master victims).
+    /// and hierarchical (master, deputy and member victims).
     Repair,
     /// EP and screening end to end, plain vs resilient.
     Apps,
@@ -239,7 +240,7 @@ pub enum ResComm {
     /// `Resilient` with `Check::Log` (replay log, no agreement).
     Log,
     /// `Hierarchical` (Legio's section 5: local groups of at most k ranks
-    /// joined by their masters) with `Check::Agree`, its only check; built
+    /// joined by a global communicator of masters and deputies) with `Check::Agree`, its only check; built
     /// at every rank count (no threshold).
     Hier,
 }

@@ -46,9 +46,9 @@
 //! (on one line). `spanned` counts the survivors that saw the failure,
 //! `bad` the calls whose sum was not the number of contributors. A
 //! hierarchical line (`shape=hier`) ends with ` k=3 masters=0,3,6
-//! local_repairs=1 global_repairs=0`: the local group size, the masters
-//! when the communicator was made, and the most local and global repairs
-//! any survivor made.
+//! deputies=1,4,7 local_repairs=1 global_repairs=0`: the local group size,
+//! the masters and the deputies when the communicator was made (`-`:
+//! none), and the most local and global repairs any survivor made.
 
 use std::time::Instant;
 
@@ -413,7 +413,8 @@ impl Repairable for Hierarchical {
     }
 
     /// A hierarchical repair involves only the communicators the failure
-    /// reached (the victim's group; for a master, also the masters), so
+    /// reached (the victim's group; for a master or a deputy, also the
+    /// global communicator of the masters and deputies), so
     /// the other ranks see the failure as the first result with a missing
     /// rank (every group's presence bits come through the global stage of
     /// the same operation).
@@ -439,24 +440,37 @@ pub fn repair(world: &Comm, p: RepairParams) -> Result<()> {
         return repair_loop(&r, p, None);
     }
     let h = Hierarchical::with_config(world, cfg, hier_config()?)?;
-    // The masters when the communicator is made (on the world: nobody has
-    // failed yet), so that the bench can tell which kind its victim was.
-    let n = world.size();
-    let mut mine = vec![0u8; n];
-    mine[world.rank().index()] = u8::from(h.is_master());
-    let mut masters = vec![0u8; n];
-    world.allreduce(&mine, &mut masters, &Op::max())?;
-    let list: Vec<String> = (0..n)
-        .filter(|&r| masters[r] != 0)
-        .map(|r| r.to_string())
-        .collect();
-    let fields = format!(" k={} masters={}", h.k(), list.join(","));
+    // The masters and the deputies when the communicator is made (on the
+    // world: nobody has failed yet), so that the bench can tell which kind
+    // its victim was.
+    let masters = ranks_where(world, h.is_master())?;
+    let deputies = ranks_where(world, h.is_deputy())?;
+    let fields = format!(" k={} masters={masters} deputies={deputies}", h.k());
     repair_loop(&h, p, Some(&fields))
 }
 
+/// The world ranks whose `flag` is set (an allreduce max of a per-rank
+/// flag over `world`), comma-separated; `-` for none.
+fn ranks_where(world: &Comm, flag: bool) -> Result<String> {
+    let n = world.size();
+    let mut mine = vec![0u8; n];
+    mine[world.rank().index()] = u8::from(flag);
+    let mut all = vec![0u8; n];
+    world.allreduce(&mine, &mut all, &Op::max())?;
+    let list: Vec<String> = (0..n)
+        .filter(|&r| all[r] != 0)
+        .map(|r| r.to_string())
+        .collect();
+    Ok(if list.is_empty() {
+        "-".into()
+    } else {
+        list.join(",")
+    })
+}
+
 /// The allreduce loop of [`repair`] on `r`; `hier`: the hierarchical
-/// communicator's fields of the `REPAIR` line (k and masters), which are
-/// then followed by its repair counts.
+/// communicator's fields of the `REPAIR` line (k, masters and deputies),
+/// which are then followed by its repair counts.
 fn repair_loop<C: Repairable>(r: &C, p: RepairParams, hier: Option<&str>) -> Result<()> {
     let n = r.size();
     let sum = Op::sum();

@@ -243,8 +243,8 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
              every collective, Legio's approach, the library's default); log = Check::Log \
              (replay log, no agreement on the fault-free path); hier = Hierarchical \
              (Check::Agree, its only check): local groups of at most k={k} ranks ({}) joined \
-             by their masters, every collective in stages on the local and the masters' \
-             communicators (local, masters, local), each followed by an agreement on its \
+             by a global communicator of their masters and deputies, every collective in \
+             stages on the local and the global communicators (local, global, local), each followed by an agreement on its \
              communicator; built at every rank count (the launch's --resilient=hier only passes \
              k to the worker). \
              reduce and allreduce of 1 byte sum u8, of multiples of 8 bytes f64.\n\n",

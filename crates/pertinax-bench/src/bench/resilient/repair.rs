@@ -8,14 +8,24 @@
 //! Per rank count, the schemes ([`SCHEMES`]) are variants interleaved
 //! launch by launch: the flat communicator (victim N-1) with either check,
 //! and the hierarchical one (groups of k ranks, `rank / k`, whose master is
-//! the lowest live rank) with a master victim and with a non-master victim
-//! ([`Victim`]). A launch counts when it exited with 0 (the victim's
-//! injected death does not fail a job) and its `REPAIR` line says every
-//! survivor saw exactly the victim fail and every sum was right, and, for
-//! the hierarchy, that the victim was a master (or not) when the
-//! communicator was made. The hierarchy's expected repair time for a victim
-//! chosen uniformly among the N ranks weights the two medians by the share
-//! of masters, `ceil(N/k) / N` ([`weighted`]).
+//! the lowest live rank and whose deputy the next one; the global
+//! communicator holds every master and deputy) with one victim of each
+//! kind ([`Victim`]): a master and a deputy (a global repair: global and
+//! local shrink, then the new deputy joins) and a member, neither master
+//! nor deputy (a repair inside its group only). A member exists only when
+//! some group has 3 ranks or more (k >= 3): otherwise its scheme is skipped
+//! at that rank count, and the output says so. A launch counts when it
+//! exited with 0 (the victim's injected death does not fail a job) and its
+//! `REPAIR` line says every survivor saw exactly the victim fail and every
+//! sum was right, and, for the hierarchy, that the victim was of its kind
+//! when the communicator was made (the line's lists of masters and
+//! deputies). The hierarchy's expected repair time for a victim chosen
+//! uniformly among the N ranks weights the three medians by the shares of
+//! the kinds ([`weighted`]): `P_m·master + P_d·deputy + (1 − P_m −
+//! P_d)·member`, with `P_m = ceil(N/k) / N` (one master per group) and
+//! `P_d` = (groups of at least 2 ranks) / N (one deputy per such group);
+//! when there is no member (k = 2), `P_m + P_d = 1` and the member term
+//! is left out.
 
 use std::time::Duration;
 
@@ -41,16 +51,65 @@ const DEFAULT_LIMIT: Duration = Duration::from_secs(120);
 /// The record key.
 const KEY: &str = "REPAIR";
 
-/// Which rank of the hierarchical communicator dies.
+/// Which rank of the hierarchical communicator dies, by its kind when the
+/// communicator is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Victim {
-    /// A group's master ([`master_victim`]): its group repairs locally,
-    /// the masters repair their communicator, and the group's next rank
-    /// joins them as its new master.
+    /// A group's master ([`master_victim`]), local rank 0: the global
+    /// communicator and the group shrink, the deputy becomes master and
+    /// the group's next rank, if any, joins the global communicator as its
+    /// deputy.
     Master,
-    /// A rank that is not a master ([`non_master_victim`]): only its group
-    /// repairs.
-    NonMaster,
+    /// That group's deputy ([`deputy_victim`]), local rank 1: the global
+    /// communicator and the group shrink, and the group's next rank, if
+    /// any, joins the global communicator as its deputy.
+    Deputy,
+    /// A rank that is neither master nor deputy ([`member_victim`]), local
+    /// rank 2 or more: only its group repairs.
+    Member,
+}
+
+impl Victim {
+    /// Every kind, in report order.
+    const ALL: [Victim; 3] = [Victim::Master, Victim::Deputy, Victim::Member];
+
+    /// The kind's name in tables and messages.
+    fn name(self) -> &'static str {
+        match self {
+            Victim::Master => "master",
+            Victim::Deputy => "deputy",
+            Victim::Member => "member",
+        }
+    }
+
+    /// The rank of this kind that dies at `n` ranks in groups of `k`;
+    /// `None` when there is no such rank (a member at k = 2).
+    fn rank(self, n: usize, k: usize) -> Option<usize> {
+        match self {
+            Victim::Master => Some(master_victim(n, k)),
+            Victim::Deputy => Some(deputy_victim(n, k)),
+            Victim::Member => member_victim(n, k),
+        }
+    }
+
+    /// How many of `n` ranks in groups of `k` are of this kind when the
+    /// communicator is made: one master per group (`ceil(n/k)`), one
+    /// deputy per group of at least 2 ranks, the rest are members.
+    fn count(self, n: usize, k: usize) -> usize {
+        let groups = n.div_ceil(k);
+        let deputies = (0..groups).filter(|g| (n - g * k).min(k) >= 2).count();
+        match self {
+            Victim::Master => groups,
+            Victim::Deputy => deputies,
+            Victim::Member => n - groups - deputies,
+        }
+    }
+
+    /// The probability that a victim chosen uniformly among `n` ranks in
+    /// groups of `k` is of this kind: [`Victim::count`] / `n`.
+    fn share(self, n: usize, k: usize) -> f64 {
+        self.count(n, k) as f64 / n as f64
+    }
 }
 
 /// A resilient communicator whose repair is measured.
@@ -69,18 +128,19 @@ enum Scheme {
 }
 
 /// The schemes, in report order.
-const SCHEMES: [Scheme; 4] = [
+const SCHEMES: [Scheme; 5] = [
     Scheme::Flat(ResCheck::Agree),
     Scheme::Flat(ResCheck::Log),
     Scheme::Hier(Victim::Master),
-    Scheme::Hier(Victim::NonMaster),
+    Scheme::Hier(Victim::Deputy),
+    Scheme::Hier(Victim::Member),
 ];
 
 /// The master victim at `n` ranks in groups of `k`: the lowest rank of the
-/// last group but group 0 that has at least 2 members, so that a survivor
-/// takes the master's place (the master repair of the paper; the master of
-/// a group of one would leave no successor); rank 0 when only group 0 has
-/// 2 members (`n <= k + 1`).
+/// last group but group 0 that has at least 2 members, so that the group
+/// has a deputy to take the master's place (the master of a group of one
+/// would leave no successor); rank 0 when only group 0 has 2 members
+/// (`n <= k + 1`).
 fn master_victim(n: usize, k: usize) -> usize {
     (1..n.div_ceil(k))
         .rev()
@@ -88,24 +148,37 @@ fn master_victim(n: usize, k: usize) -> usize {
         .map_or(0, |g| g * k)
 }
 
-/// The non-master victim at `n` ranks in groups of `k`: the highest rank
-/// that is not the lowest of its group (`r % k != 0`): N-1, or N-2 when N-1
-/// starts a group.
-fn non_master_victim(n: usize, k: usize) -> usize {
-    (1..n).rev().find(|r| r % k != 0).unwrap_or(n - 1)
+/// The deputy victim at `n` ranks in groups of `k`: the deputy of the
+/// master victim's group, its second rank (the group has at least 2).
+fn deputy_victim(n: usize, k: usize) -> usize {
+    master_victim(n, k) + 1
+}
+
+/// The member victim at `n` ranks in groups of `k`: the highest rank that
+/// is neither master nor deputy (`r % k >= 2`); `None` when there is none
+/// (k = 2, or no group of 3 ranks).
+fn member_victim(n: usize, k: usize) -> Option<usize> {
+    (0..n).rev().find(|r| r % k >= 2)
 }
 
 /// The share of masters among `n` ranks in groups of `k`: `ceil(n/k) / n`,
 /// the probability that a victim chosen uniformly is a master.
 fn master_share(n: usize, k: usize) -> f64 {
-    n.div_ceil(k) as f64 / n as f64
+    Victim::Master.share(n, k)
 }
 
 /// The hierarchy's expected repair time for a uniformly chosen victim:
-/// `P·master + (1-P)·non-master`, `P` = [`master_share`].
-fn weighted(n: usize, k: usize, master: f64, non_master: f64) -> f64 {
-    let p = master_share(n, k);
-    p * master + (1.0 - p) * non_master
+/// `P_m·master + P_d·deputy + (1 − P_m − P_d)·member`, the shares from
+/// [`Victim::share`]. The member term is left out when there is no member
+/// (its weight is 0; `member` is then ignored); `None` when there are
+/// members but no `member` time.
+fn weighted(n: usize, k: usize, master: f64, deputy: f64, member: Option<f64>) -> Option<f64> {
+    let member = if Victim::Member.count(n, k) == 0 {
+        0.0
+    } else {
+        Victim::Member.share(n, k) * member?
+    };
+    Some(master_share(n, k) * master + Victim::Deputy.share(n, k) * deputy + member)
 }
 
 impl Scheme {
@@ -113,18 +186,28 @@ impl Scheme {
     fn name(self) -> String {
         match self {
             Scheme::Flat(c) => format!("flat {}", c.name()),
-            Scheme::Hier(Victim::Master) => "hier master".into(),
-            Scheme::Hier(Victim::NonMaster) => "hier non-master".into(),
+            Scheme::Hier(v) => format!("hier {}", v.name()),
         }
     }
 
-    /// The rank that dies at `n` ranks (groups of `k` for the hierarchy).
-    fn victim(self, n: usize, k: usize) -> usize {
+    /// The rank that dies at `n` ranks (groups of `k` for the hierarchy);
+    /// `None`: the scheme has no victim there and is skipped
+    /// ([`Scheme::skip_reason`]).
+    fn victim(self, n: usize, k: usize) -> Option<usize> {
         match self {
-            Scheme::Flat(_) => n - 1,
-            Scheme::Hier(Victim::Master) => master_victim(n, k),
-            Scheme::Hier(Victim::NonMaster) => non_master_victim(n, k),
+            Scheme::Flat(_) => Some(n - 1),
+            Scheme::Hier(v) => v.rank(n, k),
         }
+    }
+
+    /// Why the scheme is skipped at `n` ranks in groups of `k`, if it is.
+    fn skip_reason(self, n: usize, k: usize) -> Option<String> {
+        self.victim(n, k).is_none().then(|| {
+            format!(
+                "no rank is neither master nor deputy at k={k} (groups of at most {} ranks)",
+                k.min(n)
+            )
+        })
     }
 
     /// What `pertinax run` needs to make the job build this communicator.
@@ -153,38 +236,48 @@ impl Scheme {
     }
 
     /// Why a hierarchical line does not fit this scheme's `victim` and `k`,
-    /// if it does not: another k, or a victim of the other kind.
+    /// if it does not: another k, or a victim of another kind than the
+    /// line's lists of masters and deputies make it.
     fn kind_problem(self, line: &Line, victim: usize, k: usize) -> Option<String> {
         let (Scheme::Hier(want), Some(h)) = (self, &line.hier) else {
             return None;
         };
-        let was = h.masters.contains(&victim);
         if h.k != k {
-            Some(format!("k={}, expected k={k}", h.k))
-        } else if was != (want == Victim::Master) {
-            let kind = if was { "a master" } else { "not a master" };
-            Some(format!(
-                "victim {victim} was {kind} (masters {:?})",
-                h.masters
-            ))
-        } else {
-            None
+            return Some(format!("k={}, expected k={k}", h.k));
         }
+        let lists = || format!("(masters {:?}, deputies {:?})", h.masters, h.deputies);
+        let was = match (h.masters.contains(&victim), h.deputies.contains(&victim)) {
+            (true, true) => {
+                return Some(format!(
+                    "victim {victim} was both a master and a deputy {}",
+                    lists()
+                ))
+            }
+            (true, false) => Victim::Master,
+            (false, true) => Victim::Deputy,
+            (false, false) => Victim::Member,
+        };
+        (was != want).then(|| {
+            format!(
+                "victim {victim} was a {}, expected a {} {}",
+                was.name(),
+                want.name(),
+                lists()
+            )
+        })
     }
 
-    /// The victim's cell: its rank and kind.
+    /// The victim's cell: its rank and kind, or why there is none.
     fn victim_cell(self, n: usize, k: usize) -> String {
-        let v = self.victim(n, k);
+        let Some(v) = self.victim(n, k) else {
+            return format!("none: {}", self.skip_reason(n, k).unwrap_or_default());
+        };
         match self {
             Scheme::Flat(_) => format!("{v} (N-1)"),
             Scheme::Hier(kind) => {
                 let g = v / k;
                 let last = (g * k + k).min(n) - 1;
-                let what = match kind {
-                    Victim::Master => "master",
-                    Victim::NonMaster => "non-master",
-                };
-                format!("{v}: {what} of group {g} (ranks {}–{last})", g * k)
+                format!("{v}: {} of group {g} (ranks {}–{last})", kind.name(), g * k)
             }
         }
     }
@@ -196,6 +289,8 @@ struct HierFields {
     k: usize,
     /// The masters when the communicator was made.
     masters: Vec<usize>,
+    /// The deputies when the communicator was made.
+    deputies: Vec<usize>,
     /// The most local and global repairs a survivor made.
     local_repairs: u64,
     global_repairs: u64,
@@ -209,8 +304,8 @@ struct HierFields {
 ///   base_med_us=17.6 after_med_us=16.9 bad=0
 /// ```
 ///
-/// and with `shape=hier`, at the end: `k=3 masters=0,3,6 local_repairs=1
-/// global_repairs=0`.
+/// and with `shape=hier`, at the end: `k=3 masters=0,3,6 deputies=1,4,7
+/// local_repairs=1 global_repairs=0`.
 #[derive(Clone, Debug, PartialEq)]
 struct Line {
     check: ResCheck,
@@ -256,6 +351,7 @@ impl Line {
             "hier" => Some(HierFields {
                 k: int("k")? as usize,
                 masters: ranks_list(r.get("masters")?)?,
+                deputies: ranks_list(r.get("deputies")?)?,
                 local_repairs: int("local_repairs")?,
                 global_repairs: int("global_repairs")?,
             }),
@@ -317,6 +413,9 @@ struct Tally {
 }
 
 impl Tally {
+    /// The launches of `variant`, checked against `scheme`'s victim at
+    /// `ranks` ranks in groups of `k`; a scheme without a victim there
+    /// (skipped, never launched) has no launches.
     fn of(launches: &[Launch], variant: usize, ranks: usize, scheme: Scheme, k: usize) -> Tally {
         let mut t = Tally {
             ranks,
@@ -326,7 +425,9 @@ impl Tally {
             lines: Vec::new(),
             failed: Vec::new(),
         };
-        let victim = scheme.victim(ranks, k);
+        let Some(victim) = scheme.victim(ranks, k) else {
+            return t;
+        };
         for l in launches.iter().filter(|l| l.variant == variant) {
             t.runs += 1;
             let rec = l.records.iter().find(|r| r.key == KEY);
@@ -387,19 +488,22 @@ impl Tally {
 }
 
 /// The hierarchy's weighted repair time at one rank count, from the
-/// master and non-master tallies.
+/// master, deputy and member tallies.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Weighted {
     ranks: usize,
     k: usize,
     master: f64,
-    non_master: f64,
-    /// [`weighted`] of the two.
+    deputy: f64,
+    /// `None` when there is no member at this rank count and k.
+    member: Option<f64>,
+    /// [`weighted`] of the three.
     value: f64,
 }
 
 impl Weighted {
-    /// From the tallies of one rank count, when both victims have a median.
+    /// From the tallies of one rank count, when every kind that exists
+    /// there (the member only when k >= 3) has a median.
     fn of(tallies: &[Tally], ranks: usize) -> Option<Weighted> {
         let med = |v: Victim| {
             tallies
@@ -408,25 +512,57 @@ impl Weighted {
                 .and_then(|t| Some((t.k, t.repair_median()?)))
         };
         let (k, master) = med(Victim::Master)?;
-        let (_, non_master) = med(Victim::NonMaster)?;
+        let (_, deputy) = med(Victim::Deputy)?;
+        let member = med(Victim::Member).map(|(_, m)| m);
         Some(Weighted {
             ranks,
             k,
             master,
-            non_master,
-            value: weighted(ranks, k, master, non_master),
+            deputy,
+            member,
+            value: weighted(ranks, k, master, deputy, member)?,
         })
+    }
+
+    /// `= P_m·master + P_d·deputy + P_r·member` with the numbers (the
+    /// member term only when there are members).
+    fn formula(&self) -> String {
+        let (n, k) = (self.ranks, self.k);
+        let mut s = format!(
+            "= {:.3}·{:.1} + {:.3}·{:.1}",
+            Victim::Master.share(n, k),
+            self.master,
+            Victim::Deputy.share(n, k),
+            self.deputy
+        );
+        if let (true, Some(m)) = (Victim::Member.count(n, k) > 0, self.member) {
+            s.push_str(&format!(" + {:.3}·{m:.1}", Victim::Member.share(n, k)));
+        }
+        s
     }
 }
 
-/// The command of one scheme at `n` ranks: the victim dies at the top of
+/// `P(master) = 3/8 = 0.375, P(deputy) = …, P(member) = …`: the shares of
+/// the kinds at `n` ranks in groups of `k`.
+fn shares_cell(n: usize, k: usize) -> String {
+    Victim::ALL
+        .iter()
+        .map(|v| {
+            format!(
+                "P({}) = {}/{n} = {:.3}",
+                v.name(),
+                v.count(n, k),
+                v.share(n, k)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The command of one scheme at `n` ranks: `victim` dies at the top of
 /// the iteration after `REPAIR_WARMUP + timed` fault-free ones.
-fn command(ctx: &Context, n: usize, scheme: Scheme, timed: usize, k: usize) -> Cmd {
-    let kill = format!(
-        "{}@{ITER_POINT}#{}",
-        scheme.victim(n, k),
-        REPAIR_WARMUP + timed + 1
-    );
+fn command(ctx: &Context, n: usize, scheme: Scheme, victim: usize, timed: usize, k: usize) -> Cmd {
+    let kill = format!("{victim}@{ITER_POINT}#{}", REPAIR_WARMUP + timed + 1);
     Cmd::new(&ctx.launcher)
         .args(["run", "-n", &n.to_string()])
         .args(scheme.launcher_args(k))
@@ -454,21 +590,32 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
     let mut hosts = String::new();
     for &n in &o.repair_ranks {
         let k = o.hier_k(n);
-        let variants: Vec<Variant> = SCHEMES
+        // The schemes with a victim at this n and k, in report order.
+        let schemes: Vec<(Scheme, usize)> = SCHEMES
             .iter()
-            .map(|&s| Variant {
+            .filter_map(|&s| Some((s, s.victim(n, k)?)))
+            .collect();
+        let variants: Vec<Variant> = schemes
+            .iter()
+            .map(|&(s, v)| Variant {
                 name: format!("{} n={n}", s.name()),
-                cmd: command(ctx, n, s, timed, k),
+                cmd: command(ctx, n, s, v, timed, k),
             })
             .collect();
-        ctx.out.text(&head(
+        let mut text = head(
             &format!(
                 "resilient repair: {}, hier k={k}; {launches} launches per scheme, interleaved \
                  launch by launch",
                 ctx.placement(n)
             ),
             &variants,
-        ));
+        );
+        for s in SCHEMES {
+            if let Some(why) = s.skip_reason(n, k) {
+                text.push_str(&format!("- {} n={n}: skipped, {why}\n", s.name()));
+            }
+        }
+        ctx.out.text(&text);
         let plan = Plan {
             title: &format!("resilient repair n={n}"),
             variants: &variants,
@@ -478,7 +625,12 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             scratch: &[],
         };
         let done = interleave(&plan, ctx.log.as_mut())?;
-        for (i, &s) in SCHEMES.iter().enumerate() {
+        for s in SCHEMES {
+            // A skipped scheme gets an empty tally (its row says why).
+            let i = schemes
+                .iter()
+                .position(|&(x, _)| x == s)
+                .unwrap_or(usize::MAX);
             tallies.push(Tally::of(&done, i, n, s, k));
         }
         hosts.push_str(&sentinel_summary(&variants, &done));
@@ -498,6 +650,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             "bench": "resilient", "part": "repair", "scheme": t.scheme.name(),
             "ranks": t.ranks, "cores": ctx.cores, "launches": t.lines.len(), "runs": t.runs,
             "victim": t.scheme.victim(t.ranks, t.k), "hier_k": hier.then_some(t.k),
+            "skipped": t.scheme.skip_reason(t.ranks, t.k),
             "repair_us": sum(t.summary(|l| Some(l.repair_max))),
             "repair_min_us": sum(t.summary(|l| Some(l.repair_min))),
             "span_us": sum(t.summary(|l| Some(l.span_max))),
@@ -514,8 +667,10 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             "bench": "resilient", "part": "repair", "scheme": "hier weighted",
             "ranks": w.ranks, "cores": ctx.cores, "hier_k": w.k,
             "p_master": jnum(Some(master_share(w.ranks, w.k))),
-            "master_us": jnum(Some(w.master)), "non_master_us": jnum(Some(w.non_master)),
-            "repair_us": jnum(Some(w.value)),
+            "p_deputy": jnum(Some(Victim::Deputy.share(w.ranks, w.k))),
+            "p_member": jnum(Some(Victim::Member.share(w.ranks, w.k))),
+            "master_us": jnum(Some(w.master)), "deputy_us": jnum(Some(w.deputy)),
+            "member_us": jnum(w.member), "repair_us": jnum(Some(w.value)),
         }));
     }
     Ok(())
@@ -539,9 +694,11 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
         "launches ok/run",
     ]);
     let mut problems = String::new();
+    let mut skipped = String::new();
     for &n in ranks {
         for x in tallies.iter().filter(|x| x.ranks == n) {
             let hier = matches!(x.scheme, Scheme::Hier(_));
+            let skip = x.scheme.skip_reason(x.ranks, x.k);
             t.row(vec![
                 x.ranks.to_string(),
                 per_core(x.ranks, cores),
@@ -554,8 +711,15 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
                 spread(x.summary(|l| Some(l.base)), Some(2)),
                 spread(x.summary(|l| l.after), Some(2)),
                 x.repairs_cell(),
-                format!("{}/{}", x.lines.len(), x.runs),
+                if skip.is_some() {
+                    "skipped".into()
+                } else {
+                    format!("{}/{}", x.lines.len(), x.runs)
+                },
             ]);
+            if let Some(why) = skip {
+                skipped.push_str(&format!("- {} n={}: {why}\n", x.scheme.name(), x.ranks));
+            }
             for f in &x.failed {
                 problems.push_str(&format!("- {} n={}: {f}\n", x.scheme.name(), x.ranks));
             }
@@ -569,21 +733,8 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
             per_core(n, cores),
             "hier weighted".into(),
             k.to_string(),
-            format!(
-                "P(master) = {}/{n} = {:.3}",
-                n.div_ceil(k),
-                master_share(n, k)
-            ),
-            w.map_or("-".into(), |w| {
-                format!(
-                    "{:.1} (= {:.3}·{:.1} + {:.3}·{:.1})",
-                    w.value,
-                    master_share(n, k),
-                    w.master,
-                    1.0 - master_share(n, k),
-                    w.non_master
-                )
-            }),
+            shares_cell(n, k),
+            w.map_or("-".into(), |w| format!("{:.1} ({})", w.value, w.formula())),
             "-".into(),
             "-".into(),
             "-".into(),
@@ -608,18 +759,28 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
          oversubscribed). flat agree = Resilient with Check::Agree (Legio's agreement after \
          every collective); flat log = Check::Log; the victim of both is rank N-1. hier = \
          Hierarchical (Check::Agree, its only check; built at every rank count): group g holds \
-         ranks k·g to k·g+k-1, its master is its lowest live rank. hier master: the victim is \
-         the master of the last group but group 0 with at least two members (a survivor \
-         becomes master and joins the masters' communicator; rank 0 when there is no such \
-         group); hier non-master: the highest rank that is not a master. A launch counts only \
-         if the worker's list of masters confirms the victim's kind. hier repairs: the most \
-         local and global repairs a survivor made (a master's death needs both). hier \
-         weighted: the expected repair time for a victim chosen uniformly among the N ranks, \
-         P(master)·master + (1-P(master))·non-master of the two medians, with P(master) = \
-         ceil(N/k)/N (the masters' share).\n\n",
+         ranks k·g to k·g+k-1, its master is its lowest live rank, its deputy the next one, and \
+         the global communicator holds every master and deputy. hier master: the victim is the \
+         master of the last group but group 0 with at least two members (rank 0 when there is \
+         no such group): the global communicator and the group shrink, the deputy becomes \
+         master and the group's next rank, if any, joins the global communicator as its new \
+         deputy; hier deputy: that group's deputy (the master victim + 1): the same repairs, \
+         the new deputy, if any, joins; hier member: the highest rank that is neither master nor deputy (rank \
+         mod k >= 2), repaired inside its group only (there is none when k = 2: that scheme is \
+         then skipped). A launch counts only if the worker's lists of masters and deputies \
+         confirm the victim's kind. hier repairs: the most local and global repairs a survivor \
+         made (a master's or deputy's death needs both). hier weighted: the expected repair \
+         time for a victim chosen uniformly among the N ranks, P(master)·master + \
+         P(deputy)·deputy + P(member)·member of the three medians, with P(master) = ceil(N/k)/N \
+         (one master per group), P(deputy) = (groups of at least two ranks)/N and P(member) = \
+         1 - P(master) - P(deputy) (the member term is left out when P(member) = 0).\n\n",
         k = REPAIR_WARMUP + timed + 1,
     );
     s.push_str(&t.render());
+    if !skipped.is_empty() {
+        s.push_str("\nschemes skipped (no victim of their kind):\n\n");
+        s.push_str(&skipped);
+    }
     if !problems.is_empty() {
         s.push_str("\nlaunches without usable results:\n\n");
         s.push_str(&problems);
@@ -641,7 +802,7 @@ mod tests {
     const HIER: &str = "REPAIR shape=hier check=agree ranks=8 survivors=7 spanned=7 failed=6 \
         repairs=2 iters=450 span_iter=351..351 repair_max_us=1500.0 repair_min_us=900.0 \
         span_max_us=1520.0 base_med_us=20.0 after_med_us=21.0 bad=0 k=3 masters=0,3,6 \
-        local_repairs=1 global_repairs=1";
+        deputies=1,4,7 local_repairs=1 global_repairs=1";
 
     fn line() -> Line {
         Line {
@@ -708,6 +869,7 @@ mod tests {
             Some(HierFields {
                 k: 3,
                 masters: vec![0, 3, 6],
+                deputies: vec![1, 4, 7],
                 local_repairs: 1,
                 global_repairs: 1
             })
@@ -715,6 +877,10 @@ mod tests {
         // A hierarchical line must carry the hierarchy's fields.
         check(&HIER.replace(" k=3", ""), None);
         check(&HIER.replace("masters=0,3,6", "masters=0,x"), None);
+        check(&HIER.replace(" deputies=1,4,7", ""), None);
+        let r = parse_line(&HIER.replace("deputies=1,4,7", "deputies=-")).unwrap();
+        let h = Line::parse(&r).unwrap().hier.unwrap();
+        assert_eq!(h.deputies, Vec::<usize>::new());
     }
 
     #[test]
@@ -789,15 +955,26 @@ mod tests {
             .lines()
             .find(|l| l.contains("| hier weighted"))
             .unwrap();
-        assert!(w.contains("| P(master) = 3/8 = 0.375 | - "), "{w}");
+        assert!(
+            w.contains(
+                "| P(master) = 3/8 = 0.375, P(deputy) = 3/8 = 0.375, P(member) = 2/8 = 0.250 | - "
+            ),
+            "{w}"
+        );
+        assert!(!text.contains("schemes skipped"), "{text}");
     }
 
     #[test]
     fn hierarchical_victims_are_checked_and_weighted() {
         let master = Scheme::Hier(Victim::Master);
-        let non = Scheme::Hier(Victim::NonMaster);
-        let nm = HIER
+        let deputy = Scheme::Hier(Victim::Deputy);
+        let member = Scheme::Hier(Victim::Member);
+        // At 8 ranks, k=3: master 6, deputy 7, member 5.
+        let dep = HIER
             .replace("failed=6", "failed=7")
+            .replace("1500.0", "1400.0");
+        let mem = HIER
+            .replace("failed=6", "failed=5")
             .replace("1500.0", "600.0")
             .replace("global_repairs=1", "global_repairs=0");
         let launches = [
@@ -811,38 +988,73 @@ mod tests {
             ),
             launch(0, Exit::Code(0), &HIER.replace("k=3", "k=4")),
             launch(0, Exit::Code(0), LINE),
-            launch(1, Exit::Code(0), &nm),
+            launch(1, Exit::Code(0), &dep),
+            // Rank 7 was a master here, not a deputy.
             launch(
                 1,
                 Exit::Code(0),
-                &nm.replace("masters=0,3,6", "masters=0,3,7"),
+                &dep.replace("masters=0,3,6", "masters=0,3,7")
+                    .replace("deputies=1,4,7", "deputies=1,4"),
+            ),
+            // ... and both here.
+            launch(
+                1,
+                Exit::Code(0),
+                &dep.replace("masters=0,3,6", "masters=0,3,7"),
+            ),
+            launch(2, Exit::Code(0), &mem),
+            // Rank 5 was a deputy in this one.
+            launch(
+                2,
+                Exit::Code(0),
+                &mem.replace("deputies=1,4,7", "deputies=1,5,7"),
             ),
         ];
         let m = Tally::of(&launches, 0, 8, master, 3);
         assert_eq!((m.runs, m.lines.len()), (5, 2), "{:?}", m.failed);
         assert!(
-            m.failed[0].contains("victim 6 was not a master"),
+            m.failed[0].contains("victim 6 was a member, expected a master"),
             "{:?}",
             m.failed
         );
         assert!(m.failed[1].contains("k=4, expected k=3"), "{:?}", m.failed);
         assert!(m.failed[2].contains("line for flat log"), "{:?}", m.failed);
-        let n = Tally::of(&launches, 1, 8, non, 3);
-        assert_eq!((n.runs, n.lines.len()), (2, 1), "{:?}", n.failed);
+        let d = Tally::of(&launches, 1, 8, deputy, 3);
+        assert_eq!((d.runs, d.lines.len()), (3, 1), "{:?}", d.failed);
         assert!(
-            n.failed[0].contains("victim 7 was a master"),
+            d.failed[0].contains("victim 7 was a master, expected a deputy"),
             "{:?}",
-            n.failed
+            d.failed
+        );
+        assert!(
+            d.failed[1].contains("victim 7 was both a master and a deputy"),
+            "{:?}",
+            d.failed
+        );
+        let r = Tally::of(&launches, 2, 8, member, 3);
+        assert_eq!((r.runs, r.lines.len()), (2, 1), "{:?}", r.failed);
+        assert!(
+            r.failed[0].contains("victim 5 was a deputy, expected a member"),
+            "{:?}",
+            r.failed
         );
         assert_eq!(
-            (m.repairs_cell(), n.repairs_cell()),
-            ("1/1".into(), "1/0".into())
+            (m.repairs_cell(), d.repairs_cell(), r.repairs_cell()),
+            ("1/1".into(), "1/1".into(), "1/0".into())
         );
-        let w = Weighted::of(&[m.clone(), n.clone()], 8).unwrap();
-        // 3 masters among 8 ranks: 3/8·1600 + 5/8·600.
-        assert_eq!((w.master, w.non_master, w.value), (1600.0, 600.0, 975.0));
+        let all = [m.clone(), d.clone(), r.clone()];
+        let w = Weighted::of(&all, 8).unwrap();
+        // 3 masters, 3 deputies and 2 members among 8 ranks:
+        // 3/8·1600 + 3/8·1400 + 2/8·600.
+        assert_eq!(
+            (w.master, w.deputy, w.member, w.value),
+            (1600.0, 1400.0, Some(600.0), 1275.0)
+        );
+        // Without a deputy or (when there are members) a member median,
+        // there is no weighted value.
         assert_eq!(Weighted::of(std::slice::from_ref(&m), 8), None);
-        let text = table(&[m, n], &[8], 300, 2);
+        assert_eq!(Weighted::of(&[m.clone(), d.clone()], 8), None);
+        let text = table(&all, &[8], 300, 2);
         let row = |name: &str| {
             text.lines()
                 .find(|l| l.contains(&format!("| {name} ")))
@@ -852,36 +1064,198 @@ mod tests {
         assert!(row("hier master").contains("| 6: master of group 2 (ranks 6–7) "));
         assert!(row("hier master").contains("| 1600.0 (1500.0–1700.0) "));
         assert!(row("hier master").contains("| 3 "));
-        assert!(row("hier non-master").contains("| 7: non-master of group 2 (ranks 6–7) "));
-        assert!(row("hier weighted").contains("| 975.0 (= 0.375·1600.0 + 0.625·600.0) "));
+        assert!(row("hier deputy").contains("| 7: deputy of group 2 (ranks 6–7) "));
+        assert!(row("hier deputy").contains("| 1400.0 (1400.0–1400.0) "));
+        assert!(row("hier deputy").contains("| 1/3 "));
+        assert!(row("hier member").contains("| 5: member of group 1 (ranks 3–5) "));
+        assert!(row("hier weighted")
+            .contains("| 1275.0 (= 0.375·1600.0 + 0.375·1400.0 + 0.250·600.0) "));
+    }
+
+    #[test]
+    fn without_members_the_member_scheme_is_skipped() {
+        // At 8 ranks, k=2: masters 0,2,4,6, deputies 1,3,5,7, no member.
+        assert_eq!(Scheme::Hier(Victim::Member).victim(8, 2), None);
+        let why = Scheme::Hier(Victim::Member).skip_reason(8, 2).unwrap();
+        assert!(why.contains("k=2"), "{why}");
+        assert_eq!(Scheme::Hier(Victim::Deputy).skip_reason(8, 2), None);
+        let line = HIER
+            .replace("k=3", "k=2")
+            .replace("masters=0,3,6", "masters=0,2,4,6")
+            .replace("deputies=1,4,7", "deputies=1,3,5,7");
+        let dep = line
+            .replace("failed=6", "failed=7")
+            .replace("1500.0", "1300.0");
+        let launches = [
+            launch(0, Exit::Code(0), &line),
+            launch(1, Exit::Code(0), &dep),
+        ];
+        let tallies: Vec<Tally> = Victim::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Tally::of(&launches, i, 8, Scheme::Hier(v), 2))
+            .collect();
+        assert_eq!(tallies[0].lines.len(), 1, "{:?}", tallies[0].failed);
+        assert_eq!(tallies[1].lines.len(), 1, "{:?}", tallies[1].failed);
+        // Never launched: no runs, whatever the variant index.
+        assert_eq!((tallies[2].runs, tallies[2].lines.len()), (0, 0));
+        let w = Weighted::of(&tallies, 8).unwrap();
+        assert_eq!((w.member, w.value), (None, 0.5 * 1500.0 + 0.5 * 1300.0));
+        let text = table(&tallies, &[8], 300, 2);
+        let member = text.lines().find(|l| l.contains("| hier member ")).unwrap();
+        assert!(
+            member.contains("| none: no rank is neither master nor deputy"),
+            "{member}"
+        );
+        assert!(member.contains("| skipped "), "{member}");
+        assert!(text.contains("schemes skipped"), "{text}");
+        assert!(
+            text.contains(&format!("- hier member n=8: {why}")),
+            "{text}"
+        );
+        let w = text
+            .lines()
+            .find(|l| l.contains("| hier weighted "))
+            .unwrap();
+        assert!(w.contains("P(member) = 0/8 = 0.000"), "{w}");
+        assert!(
+            w.contains("| 1400.0 (= 0.500·1500.0 + 0.500·1300.0) |"),
+            "{w}"
+        );
     }
 
     #[test]
     fn victims_by_rank_count_and_k() {
-        // (n, k, master victim, non-master victim)
-        for (n, k, m, nm) in [
-            (4, 2, 2, 3),
-            (8, 3, 6, 7),
+        // (n, k, master victim, deputy victim, member victim)
+        for (n, k, m, d, r) in [
+            (4, 2, 2, 3, None),
+            (8, 3, 6, 7, Some(5)),
             // 16 = 5 groups of 3 and {15}: 15 is a master without a
-            // successor, so the master victim is 12 and the other 14.
-            (16, 3, 12, 14),
-            (3, 2, 0, 1),
-            (8, 4, 4, 7),
-            (9, 4, 4, 7),
-            (5, 8, 0, 4),
+            // deputy, so the master victim is 12; 14 is a member.
+            (16, 3, 12, 13, Some(14)),
+            (3, 2, 0, 1, None),
+            (3, 3, 0, 1, Some(2)),
+            (8, 4, 4, 5, Some(7)),
+            // {8} is a group of one: 7 is still the highest member.
+            (9, 4, 4, 5, Some(7)),
+            (5, 8, 0, 1, Some(4)),
         ] {
             assert_eq!(master_victim(n, k), m, "n={n} k={k}");
-            assert_eq!(non_master_victim(n, k), nm, "n={n} k={k}");
-            assert_eq!(m % k, 0, "n={n} k={k}: a master");
-            assert_ne!(nm % k, 0, "n={n} k={k}: not a master");
-            assert!(
-                m == 0 || n - m >= 2,
-                "n={n} k={k}: the group has a successor"
-            );
+            assert_eq!(deputy_victim(n, k), d, "n={n} k={k}");
+            assert_eq!(member_victim(n, k), r, "n={n} k={k}");
         }
         assert_eq!(master_share(8, 3), 3.0 / 8.0);
         assert_eq!(master_share(16, 3), 6.0 / 16.0);
-        assert_eq!(weighted(4, 2, 100.0, 200.0), 150.0);
+        // 16 ranks, k=3: 6 masters, 5 deputies ({15} has none), 5 members.
+        assert_eq!(Victim::ALL.map(|v| v.count(16, 3)), [6, 5, 5]);
+        assert_eq!(weighted(4, 2, 100.0, 200.0, None), Some(150.0));
+        // A member's time is ignored when there are no members ...
+        assert_eq!(weighted(4, 2, 100.0, 200.0, Some(1e9)), Some(150.0));
+        // ... and needed when there are.
+        assert_eq!(weighted(8, 3, 100.0, 200.0, None), None);
+        assert_eq!(
+            weighted(8, 3, 800.0, 400.0, Some(80.0)),
+            Some(300.0 + 150.0 + 20.0)
+        );
+    }
+
+    #[test]
+    fn the_shares_of_the_kinds_sum_to_one() {
+        for n in 3..=64 {
+            for k in 2..=9 {
+                let counts = Victim::ALL.map(|v| v.count(n, k));
+                assert_eq!(counts.iter().sum::<usize>(), n, "n={n} k={k}");
+                let sum: f64 = Victim::ALL.iter().map(|v| v.share(n, k)).sum();
+                assert!((sum - 1.0).abs() < 1e-12, "n={n} k={k}: {sum}");
+                // The kinds as the ranks have them when the communicator
+                // is made: local rank 0, 1, and the rest.
+                let deputies = (0..n).filter(|r| r % k == 1).count();
+                assert_eq!(counts[1], deputies, "n={n} k={k}");
+                // Equal times weigh to that time.
+                let w = weighted(n, k, 7.0, 7.0, Some(7.0)).unwrap();
+                assert!((w - 7.0).abs() < 1e-9, "n={n} k={k}: {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn with_k_2_every_rank_is_a_master_or_a_deputy() {
+        for n in 3..=64 {
+            assert_eq!(member_victim(n, 2), None, "n={n}");
+            assert_eq!(Victim::Member.count(n, 2), 0, "n={n}");
+            let pm = Victim::Master.share(n, 2);
+            let pd = Victim::Deputy.share(n, 2);
+            assert!((pm + pd - 1.0).abs() < 1e-12, "n={n}");
+            assert_eq!(
+                weighted(n, 2, 10.0, 20.0, None),
+                Some(pm * 10.0 + pd * 20.0),
+                "n={n}"
+            );
+        }
+        // With k >= 3 there is always a member from 3 ranks on.
+        for k in 3..=9 {
+            for n in 3..=40 {
+                assert!(member_victim(n, k).is_some(), "n={n} k={k}");
+                assert!(Victim::Member.count(n, k) > 0, "n={n} k={k}");
+            }
+        }
+    }
+
+    #[test]
+    fn victims_have_their_kind() {
+        for n in 4..=32 {
+            for k in 2..=5 {
+                // The lists the worker reports: the masters and deputies
+                // of the groups `rank / k` when nobody has failed.
+                let masters: Vec<usize> = (0..n).filter(|r| r % k == 0).collect();
+                let deputies: Vec<usize> = (0..n).filter(|r| r % k == 1).collect();
+                let hier = HierFields {
+                    k,
+                    masters: masters.clone(),
+                    deputies: deputies.clone(),
+                    local_repairs: 1,
+                    global_repairs: 1,
+                };
+                let line = Line {
+                    check: ResCheck::Agree,
+                    hier: Some(hier),
+                    ..line()
+                };
+                for v in Victim::ALL {
+                    let s = Scheme::Hier(v);
+                    let Some(victim) = s.victim(n, k) else {
+                        assert_eq!((v, k), (Victim::Member, 2), "n={n}");
+                        assert!(s.skip_reason(n, k).is_some());
+                        continue;
+                    };
+                    assert!(victim < n, "n={n} k={k} {v:?}");
+                    assert_eq!(s.skip_reason(n, k), None, "n={n} k={k} {v:?}");
+                    assert_eq!(
+                        s.kind_problem(&line, victim, k),
+                        None,
+                        "n={n} k={k} {v:?}: victim {victim}"
+                    );
+                    // And not of the other kinds.
+                    for other in Victim::ALL.into_iter().filter(|&o| o != v) {
+                        assert!(
+                            Scheme::Hier(other).kind_problem(&line, victim, k).is_some(),
+                            "n={n} k={k} {v:?} as {other:?}"
+                        );
+                    }
+                }
+                let m = master_victim(n, k);
+                // The master's group has a deputy to take over.
+                assert!(deputies.contains(&(m + 1)), "n={n} k={k}");
+                assert_eq!(deputy_victim(n, k) / k, m / k, "n={n} k={k}");
+                // The member is the highest rank of its kind.
+                if let Some(r) = member_victim(n, k) {
+                    assert!(
+                        (r + 1..n).all(|x| masters.contains(&x) || deputies.contains(&x)),
+                        "n={n} k={k}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -892,7 +1266,7 @@ mod tests {
             ["--check", "agree"]
         );
         assert_eq!(
-            Scheme::Hier(Victim::NonMaster).worker_args(),
+            Scheme::Hier(Victim::Member).worker_args(),
             ["--check", "agree"]
         );
         assert!(Scheme::Flat(ResCheck::Log).launcher_args(3).is_empty());
@@ -900,10 +1274,12 @@ mod tests {
             Scheme::Hier(Victim::Master).launcher_args(3)[..3],
             ["--resilient=hier", "--resilient-k", "3"]
         );
-        assert_eq!(Scheme::Flat(ResCheck::Agree).victim(8, 3), 7);
+        assert_eq!(Scheme::Flat(ResCheck::Agree).victim(8, 3), Some(7));
         // The worker's loop is long enough to pass the kill and measure after it.
         assert!(REPAIR_WARMUP + 300 + REPAIR_AFTER > k + 10);
         assert_eq!(Scheme::Flat(ResCheck::Log).name(), "flat log");
-        assert_eq!(Scheme::Hier(Victim::NonMaster).name(), "hier non-master");
+        assert_eq!(Scheme::Hier(Victim::Master).name(), "hier master");
+        assert_eq!(Scheme::Hier(Victim::Deputy).name(), "hier deputy");
+        assert_eq!(Scheme::Hier(Victim::Member).name(), "hier member");
     }
 }
