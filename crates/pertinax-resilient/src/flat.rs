@@ -160,12 +160,22 @@ struct Entry {
 enum Serve {
     /// No part.
     Nothing,
-    /// The result and outcome (see [`payload`]).
-    Payload(Vec<u8>),
-    /// Runs the operation again with the logged input.
-    /// Runs the operation again with the logged input (its bytes; the
-    /// buffer is recycled when the entry is dropped).
-    Rerun(Vec<u8>, Replay),
+    /// The result (bytes `at..at + len` of the log's arena) and the
+    /// outcome the rank got with it (a replay sends both, see [`payload`]).
+    Payload { at: usize, len: usize, out: Outcome },
+    /// Runs the operation again with the logged input (bytes `at..at +
+    /// len` of the arena).
+    Rerun { at: usize, len: usize, f: Replay },
+}
+
+impl Serve {
+    /// The arena bytes the entry holds.
+    fn len(&self) -> usize {
+        match self {
+            Serve::Payload { len, .. } | Serve::Rerun { len, .. } => *len,
+            Serve::Nothing => 0,
+        }
+    }
 }
 
 /// A logged re-run of a collective.
@@ -198,9 +208,10 @@ struct State {
     since_sync_bytes: usize,
     /// What laggards may need, since the last synchronizing collective.
     log: VecDeque<Entry>,
-    /// Payload buffers of dropped log entries, for reuse (at most
-    /// [`SYNC_BYTES`] of them).
-    pool: Vec<Vec<u8>>,
+    /// The bytes the log's entries hold, back to back (emptied, its
+    /// capacity kept, when the log is: one copy per logged operation and no
+    /// allocation once it has grown).
+    arena: Vec<u8>,
     /// Set after a repair while some survivors are behind.
     catchup: Option<CatchUp>,
     /// Repairs so far.
@@ -249,11 +260,10 @@ fn ranks(v: &[usize]) -> Vec<Rank> {
 }
 
 /// A replay payload: the result bytes, one byte per original rank (1:
-/// missing) and the skipped rank (`-1`: none).
-/// The buffer comes from `pool` when one is large enough (recycled from
-/// dropped log entries: no fresh allocation and page faults per call).
-fn payload(pool: &mut Vec<Vec<u8>>, result: &[u8], out: &Outcome, size: usize) -> Vec<u8> {
-    let mut p = pooled(pool, result.len() + size + 4);
+/// missing) and the skipped rank (`-1`: none). Built only when a replay
+/// sends it.
+fn payload(result: &[u8], out: &Outcome, size: usize) -> Vec<u8> {
+    let mut p = Vec::with_capacity(result.len() + size + 4);
     p.extend_from_slice(result);
     let mut mask = vec![0u8; size];
     for r in &out.missing {
@@ -266,17 +276,29 @@ fn payload(pool: &mut Vec<Vec<u8>>, result: &[u8], out: &Outcome, size: usize) -
     p
 }
 
-/// An empty buffer of at least `need` bytes, from `pool` when one is large
-/// enough.
-fn pooled(pool: &mut Vec<Vec<u8>>, need: usize) -> Vec<u8> {
-    let mut p = pool
-        .iter()
-        .position(|b| b.capacity() >= need)
-        .map(|i| pool.swap_remove(i))
-        .unwrap_or_default();
-    p.clear();
-    p.reserve(need);
-    p
+/// Appends `data` to the log's `arena`; returns where it starts.
+fn stash(arena: &mut Vec<u8>, data: &[u8]) -> usize {
+    let at = arena.len();
+    arena.extend_from_slice(data);
+    at
+}
+
+/// A log entry's result and outcome, kept for a replay.
+fn keep(arena: &mut Vec<u8>, result: &[u8], out: &Outcome) -> Serve {
+    Serve::Payload {
+        at: stash(arena, result),
+        len: result.len(),
+        out: out.clone(),
+    }
+}
+
+/// A log entry's input, kept for a re-run by `f`.
+fn rerun(arena: &mut Vec<u8>, input: &[u8], f: Replay) -> Serve {
+    Serve::Rerun {
+        at: stash(arena, input),
+        len: input.len(),
+        f,
+    }
 }
 
 /// Logged bytes back as elements (copied: the buffer's alignment is 1).
@@ -286,13 +308,6 @@ fn typed<T: Pod>(bytes: &[u8]) -> Vec<T> {
     let mut v = vec![T::zeroed(); n];
     bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes[..n * size]);
     v
-}
-
-/// `data` in a buffer from `pool`.
-fn pooled_copy(pool: &mut Vec<Vec<u8>>, data: &[u8]) -> Vec<u8> {
-    let mut p = pooled(pool, data.len());
-    p.extend_from_slice(data);
-    p
 }
 
 /// The outcome a payload carries after its `n` result bytes.
@@ -397,7 +412,7 @@ impl Resilient {
                 since_sync: 0,
                 since_sync_bytes: 0,
                 log: VecDeque::new(),
-                pool: Vec::new(),
+                arena: Vec::new(),
                 catchup: None,
                 repairs: 0,
                 nb: None,
@@ -425,15 +440,7 @@ impl Resilient {
     /// cost; bounded by an internal barrier after 1024 non-synchronizing
     /// collectives or 4 MiB of them).
     pub fn log_bytes(&self) -> usize {
-        self.st
-            .borrow()
-            .log
-            .iter()
-            .map(|e| match &e.serve {
-                Serve::Payload(p) | Serve::Rerun(p, _) => p.len(),
-                Serve::Nothing => 0,
-            })
-            .sum()
+        self.st.borrow().log.iter().map(|e| e.serve.len()).sum()
     }
 
     pub(crate) fn check_rank(&self, r: Rank) -> Result<usize, Error> {
@@ -517,7 +524,7 @@ impl Resilient {
         what: What,
         sync: bool,
         weight: usize,
-        serve: impl FnOnce(&mut Vec<Vec<u8>>) -> Serve,
+        serve: impl FnOnce(&mut Vec<u8>) -> Serve,
     ) -> Result<(), Error> {
         let due = {
             let mut st = self.st.borrow_mut();
@@ -525,18 +532,13 @@ impl Resilient {
             if self.cfg.check == Check::Log {
                 if sync {
                     // Everyone entered this one, so finished the earlier ones.
-                    let st = &mut *st;
-                    let mut kept: usize = st.pool.iter().map(Vec::capacity).sum();
-                    for e in st.log.drain(..) {
-                        if let Serve::Payload(b) | Serve::Rerun(b, _) = e.serve {
-                            if kept + b.capacity() <= SYNC_BYTES {
-                                kept += b.capacity();
-                                st.pool.push(b);
-                            }
-                        }
+                    st.log.clear();
+                    st.arena.clear();
+                    if st.arena.capacity() > 2 * SYNC_BYTES {
+                        st.arena.shrink_to(SYNC_BYTES);
                     }
                 }
-                let serve = serve(&mut st.pool);
+                let serve = serve(&mut st.arena);
                 st.log.push_back(Entry { seq, what, serve });
             }
             st.seq += 1;
@@ -630,11 +632,11 @@ impl Resilient {
                 )));
             };
             match (st.plan(e.what, j), &e.serve) {
-                (Plan::Bcast(src), Serve::Payload(p)) => {
-                    let mut p = p.clone();
+                (Plan::Bcast(src), Serve::Payload { at, len, out }) => {
+                    let mut p = payload(&st.arena[*at..at + len], out, self.size);
                     st.cur.bcast(&mut p, src)?;
                 }
-                (Plan::Rerun, Serve::Rerun(input, f)) => f(&st, input)?,
+                (Plan::Rerun, Serve::Rerun { at, len, f }) => f(&st, &st.arena[*at..at + len])?,
                 (Plan::Nothing | Plan::RootLost(_), _) => {}
                 (plan, _) => {
                     return Err(Error::Internal(format!(
@@ -874,8 +876,8 @@ impl Communicator for Resilient {
             },
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(buf)),
         })?;
-        self.record(What::Spread, false, std::mem::size_of_val(buf), |pool| {
-            Serve::Payload(payload(pool, bytemuck::cast_slice(buf), &out, self.size))
+        self.record(What::Spread, false, std::mem::size_of_val(buf), |arena| {
+            keep(arena, bytemuck::cast_slice(buf), &out)
         })?;
         Ok(out)
     }
@@ -901,10 +903,11 @@ impl Communicator for Resilient {
             What::Rooted(root),
             false,
             std::mem::size_of_val(send),
-            |pool| {
+            |arena| {
                 let op = op.clone();
-                Serve::Rerun(
-                    pooled_copy(pool, bytemuck::cast_slice(send)),
+                rerun(
+                    arena,
+                    bytemuck::cast_slice(send),
                     Box::new(move |st: &State, input: &[u8]| {
                         // Only a non-root replays (a root that finished
                         // needs nothing), so there is no result to keep.
@@ -932,8 +935,8 @@ impl Communicator for Resilient {
             }
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
         })?;
-        self.record(What::Spread, true, 0, |pool| {
-            Serve::Payload(payload(pool, bytemuck::cast_slice(recv), &out, self.size))
+        self.record(What::Spread, true, 0, |arena| {
+            keep(arena, bytemuck::cast_slice(recv), &out)
         })?;
         Ok(out)
     }
@@ -953,9 +956,10 @@ impl Communicator for Resilient {
             What::Rooted(root),
             false,
             std::mem::size_of_val(send),
-            |pool| {
-                Serve::Rerun(
-                    pooled_copy(pool, bytemuck::cast_slice(send)),
+            |arena| {
+                rerun(
+                    arena,
+                    bytemuck::cast_slice(send),
                     Box::new(move |st: &State, input: &[u8]| {
                         let input: Vec<T> = typed(input);
                         gather_on(st, size, &input, &mut [], root).map(|_| ())
@@ -982,11 +986,12 @@ impl Communicator for Resilient {
             What::Scatter(root),
             false,
             std::mem::size_of_val(recv) * size,
-            |pool| {
+            |arena| {
                 let input: &[T] = if at_root { send } else { &[] };
                 let n = recv.len();
-                Serve::Rerun(
-                    pooled_copy(pool, bytemuck::cast_slice(input)),
+                rerun(
+                    arena,
+                    bytemuck::cast_slice(input),
                     Box::new(move |st: &State, input: &[u8]| {
                         let input: Vec<T> = typed(input);
                         let mut sink = vec![T::zeroed(); n];
@@ -1026,8 +1031,8 @@ impl Communicator for Resilient {
             }
             Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
         })?;
-        self.record(What::Spread, true, 0, |pool| {
-            Serve::Payload(payload(pool, bytemuck::cast_slice(recv), &out, self.size))
+        self.record(What::Spread, true, 0, |arena| {
+            keep(arena, bytemuck::cast_slice(recv), &out)
         })?;
         Ok(out)
     }
@@ -1093,19 +1098,14 @@ mod tests {
             skipped: None,
             missing: vec![Rank(1), Rank(3)],
         };
-        let mut pool = vec![vec![0u8; 64]];
-        let p = payload(&mut pool, &[7, 8, 9], &out, 4);
-        assert!(pool.is_empty(), "the pooled buffer is reused");
+        let p = payload(&[7, 8, 9], &out, 4);
         assert_eq!(&p[..3], &[7, 8, 9]);
         assert_eq!(payload_outcome(&p, 3, 4), out);
         let skipped = Outcome {
             skipped: Some(Rank(2)),
             missing: Vec::new(),
         };
-        assert_eq!(
-            payload_outcome(&payload(&mut pool, &[], &skipped, 3), 0, 3),
-            skipped
-        );
+        assert_eq!(payload_outcome(&payload(&[], &skipped, 3), 0, 3), skipped);
     }
 
     #[test]
