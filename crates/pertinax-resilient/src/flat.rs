@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use pertinax::{Comm, Op, Rank, Source};
@@ -216,6 +217,8 @@ struct State {
     catchup: Option<CatchUp>,
     /// Repairs so far.
     repairs: u64,
+    /// Time spent in them (see [`Resilient::repair_time`]).
+    repair_time: Duration,
     /// While a non-blocking scope is open (`nonblocking.rs`): its requests
     /// posted and not yet agreed complete.
     nb: Option<usize>,
@@ -415,6 +418,7 @@ impl Resilient {
                 arena: Vec::new(),
                 catchup: None,
                 repairs: 0,
+                repair_time: Duration::ZERO,
                 nb: None,
             }),
             cfg,
@@ -429,6 +433,15 @@ impl Resilient {
     /// Repairs so far (each one a shrink of the collective communicator).
     pub fn repairs(&self) -> u64 {
         self.st.borrow().repairs
+    }
+
+    /// Time this rank has spent repairing so far: the agreements that
+    /// shrink the collective communicator and, with [`Check::Log`], the
+    /// replay of the collectives that laggards missed. Neither the failure's
+    /// detection nor the repeated operation is in it (the time the Legio
+    /// paper's repair figure reports).
+    pub fn repair_time(&self) -> Duration {
+        self.st.borrow().repair_time
     }
 
     /// Collectives completed on this communicator.
@@ -564,13 +577,16 @@ impl Resilient {
     /// Repairs the collective communicator (repeats until a round ends
     /// without a new failure).
     pub(crate) fn repair(&self) -> Result<(), Error> {
-        loop {
+        let t0 = Instant::now();
+        let r = loop {
             match self.round(false) {
-                Ok(_) => return Ok(()),
+                Ok(_) => break Ok(()),
                 Err(e) if e.is_fault() => continue,
-                Err(e) => return Err(e),
+                Err(e) => break Err(e),
             }
-        }
+        };
+        self.st.borrow_mut().repair_time += t0.elapsed();
+        r
     }
 
     /// One agreement on the collective communicator, for a repair or a

@@ -78,6 +78,7 @@
 
 use std::cell::RefCell;
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use pertinax::{Comm, Op, Rank, Source, Status, Tag};
@@ -213,6 +214,8 @@ struct State {
     seq: u64,
     local_repairs: u64,
     global_repairs: u64,
+    /// Time spent in repairs (see [`Hierarchical::repair_time`]).
+    repair_time: Duration,
 }
 
 /// A resilient communicator organized as Legio's hierarchy. See the module
@@ -334,6 +337,22 @@ impl Hierarchical {
         (st.local_repairs, st.global_repairs)
     }
 
+    /// Time this rank has spent repairing so far: the shrinks of its local
+    /// and global communicators and the joins of new deputies (the Legio
+    /// paper's repair procedure). Neither the failure's detection nor the
+    /// repeated stage is in it.
+    pub fn repair_time(&self) -> Duration {
+        self.st.borrow().repair_time
+    }
+
+    /// Runs repair step `f`, adding its time to [`Hierarchical::repair_time`].
+    fn timed<R>(&self, f: impl FnOnce() -> Result<R, Error>) -> Result<R, Error> {
+        let t0 = Instant::now();
+        let r = f();
+        self.st.borrow_mut().repair_time += t0.elapsed();
+        r
+    }
+
     /// Collectives completed.
     pub fn operations(&self) -> u64 {
         self.st.borrow().seq
@@ -376,6 +395,7 @@ impl Hierarchical {
                                 seq: 0,
                                 local_repairs: 0,
                                 global_repairs: 0,
+                                repair_time: Duration::ZERO,
                             }),
                             cfg,
                         });
@@ -482,7 +502,7 @@ impl Hierarchical {
                     self.me, self.size
                 );
             }
-            self.repair_local(post)?;
+            self.timed(|| self.repair_local(post))?;
         }
     }
 
@@ -556,7 +576,7 @@ impl Hierarchical {
             )
         };
         if joining {
-            self.join(seq)?;
+            self.timed(|| self.join(seq))?;
         }
         if self.st.borrow().global.is_none() {
             return Ok(None);
@@ -630,7 +650,7 @@ impl Hierarchical {
                     self.me, self.size, a.flags, a.failed
                 );
             }
-            self.repair_global(seq, ask)?;
+            self.timed(|| self.repair_global(seq, ask))?;
         }
     }
 

@@ -40,17 +40,20 @@
 //! ```text
 //! REPAIR shape=flat check=log ranks=8 survivors=7 spanned=7 failed=7 repairs=1 iters=450
 //!   span_iter=349..349 repair_max_us=812.5 repair_min_us=640.2 span_max_us=830.1
-//!   base_med_us=17.6 after_med_us=16.9 bad=0
+//!   base_med_us=17.6 after_med_us=16.9 proc_max_us=402.7 bad=0
 //! ```
 //!
-//! (on one line). `spanned` counts the survivors that saw the failure,
+//! (on one line). `proc_max_us` is the most time a survivor spent inside
+//! the library's repair procedure (`Resilient::repair_time`,
+//! `Hierarchical::repair_time`: shrinks, joins, replays; no detection, no
+//! redo), the Legio paper's repair time. `spanned` counts the survivors that saw the failure,
 //! `bad` the calls whose sum was not the number of contributors. A
 //! hierarchical line (`shape=hier`) ends with ` k=3 masters=0,3,6
 //! deputies=1,4,7 local_repairs=1 global_repairs=0`: the local group size,
 //! the masters and the deputies when the communicator was made (`-`:
 //! none), and the most local and global repairs any survivor made.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use pertinax::{Comm, Op};
@@ -389,6 +392,9 @@ trait Repairable: Communicator {
     /// local.
     fn repair_counts(&self) -> (u64, u64);
 
+    /// Time spent in repair procedures (shrinks, joins, replays).
+    fn repair_time(&self) -> Duration;
+
     /// Whether the call that returned `o` saw the failure, `before` being
     /// the repairs before it: it repaired the communicator.
     fn saw_failure(&self, before: u64, _o: &Outcome) -> bool {
@@ -403,6 +409,10 @@ impl Repairable for Resilient {
     fn repair_counts(&self) -> (u64, u64) {
         (self.repairs(), 0)
     }
+
+    fn repair_time(&self) -> Duration {
+        Resilient::repair_time(self)
+    }
 }
 
 impl Repairable for Hierarchical {
@@ -410,6 +420,10 @@ impl Repairable for Hierarchical {
 
     fn repair_counts(&self) -> (u64, u64) {
         self.repairs()
+    }
+
+    fn repair_time(&self) -> Duration {
+        Hierarchical::repair_time(self)
     }
 
     /// A hierarchical repair involves only the communicators the failure
@@ -503,6 +517,7 @@ fn repair_loop<C: Repairable>(r: &C, p: RepairParams, hier: Option<&str>) -> Res
         -s.iter,
         local as f64,
         global as f64,
+        r.repair_time().as_secs_f64() * 1e6,
     ];
     // A survivor without a repair contributes +inf to the minima: mask it.
     for x in &mut hi[5..7] {
@@ -510,7 +525,7 @@ fn repair_loop<C: Repairable>(r: &C, p: RepairParams, hier: Option<&str>) -> Res
             *x = f64::NEG_INFINITY;
         }
     }
-    let mut max = [0.0; 9];
+    let mut max = [0.0; 10];
     let out = r.allreduce(&hi, &mut max, &Op::max())?;
     let mut counts = [0u32; 2];
     r.allreduce(&[u32::from(span.is_some()), bad], &mut counts, &Op::sum())?;
@@ -532,7 +547,7 @@ fn repair_loop<C: Repairable>(r: &C, p: RepairParams, hier: Option<&str>) -> Res
         println!(
             "REPAIR shape={} check={} ranks={n} survivors={} spanned={} failed={list} repairs={} \
              iters={} span_iter={:.0}..{:.0} repair_max_us={:.1} repair_min_us={:.1} \
-             span_max_us={:.1} base_med_us={:.3} after_med_us={:.3} bad={}{hier}",
+             span_max_us={:.1} base_med_us={:.3} after_med_us={:.3} proc_max_us={:.1} bad={}{hier}",
             C::SHAPE,
             p.check.name(),
             n - failed.len(),
@@ -546,6 +561,7 @@ fn repair_loop<C: Repairable>(r: &C, p: RepairParams, hier: Option<&str>) -> Res
             max[1],
             max[2],
             max[3],
+            max[9],
             counts[1],
         );
     }

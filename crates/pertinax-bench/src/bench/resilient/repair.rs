@@ -325,6 +325,9 @@ struct Line {
     base: f64,
     /// The median call after the spanning one, max over survivors.
     after: Option<f64>,
+    /// The most time a survivor spent in the library's repair procedure
+    /// (`proc_max_us`; absent from older workers).
+    proc_max: Option<f64>,
     /// Calls with a wrong sum, over survivors.
     bad: u64,
     /// `shape=hier`: the hierarchy's fields.
@@ -369,6 +372,7 @@ impl Line {
             span_max: r.f64("span_max_us")?,
             base: r.f64("base_med_us")?,
             after: r.f64("after_med_us").filter(|x| x.is_finite()),
+            proc_max: r.f64("proc_max_us").filter(|x| x.is_finite()),
             bad: int("bad")?,
             hier,
         })
@@ -468,6 +472,11 @@ impl Tally {
         self.summary(|l| Some(l.repair_max)).map(|s| s.median)
     }
 
+    /// The median repair-procedure time (max over survivors) over launches.
+    fn proc_median(&self) -> Option<f64> {
+        self.summary(|l| l.proc_max).map(|s| s.median)
+    }
+
     /// The hierarchy's repair counts (`local/global`, most over survivors)
     /// as the launches reported them, each different pair once; `-` for
     /// the flat schemes.
@@ -505,11 +514,25 @@ impl Weighted {
     /// From the tallies of one rank count, when every kind that exists
     /// there (the member only when k >= 3) has a median.
     fn of(tallies: &[Tally], ranks: usize) -> Option<Weighted> {
+        Weighted::of_metric(tallies, ranks, Tally::repair_median)
+    }
+
+    /// [`Weighted::of`] the repair procedure's times.
+    fn of_proc(tallies: &[Tally], ranks: usize) -> Option<Weighted> {
+        Weighted::of_metric(tallies, ranks, Tally::proc_median)
+    }
+
+    /// [`Weighted::of`] the medians `metric` gives.
+    fn of_metric(
+        tallies: &[Tally],
+        ranks: usize,
+        metric: fn(&Tally) -> Option<f64>,
+    ) -> Option<Weighted> {
         let med = |v: Victim| {
             tallies
                 .iter()
                 .find(|t| t.ranks == ranks && t.scheme == Scheme::Hier(v))
-                .and_then(|t| Some((t.k, t.repair_median()?)))
+                .and_then(|t| Some((t.k, metric(t)?)))
         };
         let (k, master) = med(Victim::Master)?;
         let (_, deputy) = med(Victim::Deputy)?;
@@ -656,6 +679,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             "span_us": sum(t.summary(|l| Some(l.span_max))),
             "base_us": sum(t.summary(|l| Some(l.base))),
             "after_us": sum(t.summary(|l| l.after)),
+            "proc_us": sum(t.summary(|l| l.proc_max)),
         }));
     }
     for w in o
@@ -671,6 +695,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             "p_member": jnum(Some(Victim::Member.share(w.ranks, w.k))),
             "master_us": jnum(Some(w.master)), "deputy_us": jnum(Some(w.deputy)),
             "member_us": jnum(w.member), "repair_us": jnum(Some(w.value)),
+            "proc_us": jnum(Weighted::of_proc(&tallies, w.ranks).map(|p| p.value)),
         }));
     }
     Ok(())
@@ -687,6 +712,7 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
         "victim",
         "repair µs (max over survivors)",
         "min over survivors",
+        "repair procedure µs (max over survivors)",
         "spanning call µs",
         "fault-free call µs",
         "call after µs",
@@ -707,6 +733,7 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
                 x.scheme.victim_cell(x.ranks, x.k),
                 spread(x.summary(|l| Some(l.repair_max)), Some(1)),
                 spread(x.summary(|l| Some(l.repair_min)), Some(1)),
+                spread(x.summary(|l| l.proc_max), Some(1)),
                 spread(x.summary(|l| Some(l.span_max)), Some(1)),
                 spread(x.summary(|l| Some(l.base)), Some(2)),
                 spread(x.summary(|l| l.after), Some(2)),
@@ -736,6 +763,8 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
             shares_cell(n, k),
             w.map_or("-".into(), |w| format!("{:.1} ({})", w.value, w.formula())),
             "-".into(),
+            Weighted::of_proc(tallies, n)
+                .map_or("-".into(), |w| format!("{:.1} ({})", w.value, w.formula())),
             "-".into(),
             "-".into(),
             "-".into(),
@@ -752,7 +781,10 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
          the hierarchy, a survivor whose communicators needed no repair takes the first call \
          whose result lacks the victim). Repair = that call minus the survivor's median \
          fault-free call (detection + repair + redo), the maximum over survivors (min: the \
-         minimum over survivors); spanning call = the longest such call; fault-free call and \
+         minimum over survivors); repair procedure = the most time a survivor spent inside the \
+         library's repair (Resilient::repair_time, Hierarchical::repair_time: the shrinks, the \
+         joins of new deputies, the log's replays; neither detection nor redo), the time the \
+         Legio paper's repair figure reports; spanning call = the longest such call; fault-free call and \
          call after = the slowest survivor's median before and after it. Cells: median \
          (min–max) over launches, µs. All N ranks run on this machine's {cores} cores (ranks on \
          cores: how many ranks shared each core; above {cores} ranks the job is \
@@ -796,7 +828,7 @@ mod tests {
 
     const LINE: &str = "REPAIR check=log ranks=8 survivors=7 spanned=7 failed=7 repairs=1 \
         iters=450 span_iter=349..349 repair_max_us=812.5 repair_min_us=640.2 span_max_us=830.1 \
-        base_med_us=17.6 after_med_us=16.9 bad=0";
+        base_med_us=17.6 after_med_us=16.9 proc_max_us=402.7 bad=0";
 
     /// A hierarchical line at 8 ranks, k=3, whose victim is rank 6.
     const HIER: &str = "REPAIR shape=hier check=agree ranks=8 survivors=7 spanned=7 failed=6 \
@@ -817,6 +849,7 @@ mod tests {
             span_max: 830.1,
             base: 17.6,
             after: Some(16.9),
+            proc_max: Some(402.7),
             bad: 0,
             hier: None,
         }
@@ -831,6 +864,10 @@ mod tests {
     fn lines_parse() {
         check(LINE, Some(line()));
         check(&LINE.replace("REPAIR ", "REPAIR shape=flat "), Some(line()));
+        // An older worker's line, without the repair procedure's time.
+        let mut old = line();
+        old.proc_max = None;
+        check(&LINE.replace(" proc_max_us=402.7", ""), Some(old));
         let mut none = line();
         none.failed = Vec::new();
         none.after = None;
