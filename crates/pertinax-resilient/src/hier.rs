@@ -60,7 +60,10 @@
 //! other ranks wait for that group through point-to-point. The deputy
 //! holds the output in both cases, so neither waits. The price is a global
 //! communicator twice as large (masters and deputies), hence a dearer
-//! global agreement and shrink.
+//! global agreement and shrink, and a join (an intercommunicator and a
+//! merge, rounds of messages through the leaders) in every repair that
+//! elects a new deputy; the join dominates such a repair (BENCHMARKS.md,
+//! run R4).
 //!
 //! # Limits
 //!

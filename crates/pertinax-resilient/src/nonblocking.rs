@@ -711,7 +711,7 @@ impl<'b: 'c, 'c> Wait for Inner<'_, 'c, '_, 'b> {
 // ---- the public side -----------------------------------------------------
 
 /// A scope for non-blocking resilient collectives: see [`Resilient::scope`]
-/// and the [module documentation](self). `'b` is the lifetime of the
+/// and the [crate documentation](crate). `'b` is the lifetime of the
 /// buffers its requests borrow (they outlive the scope).
 pub struct NbScope<'x, 'b> {
     q: &'x (dyn Post<'b> + 'x),
