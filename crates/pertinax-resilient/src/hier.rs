@@ -39,6 +39,12 @@
 //! (at its next stage). The survivor of the two is then the group's head;
 //! a master that died holding the stage's output leaves it at its deputy,
 //! which becomes the master and goes on with no need of the other groups.
+//! Likewise the deputy receives, in the group's first stage, a copy of the
+//! group's contribution (a reduction's partial, a gather's block, a
+//! scatter's data; a broadcast's payload is held by every member of the
+//! root's group) and contributes it if it takes over before the global
+//! stage ends: a master's death never drops its group's survivors from an
+//! operation.
 //! The group elects a new deputy (its new local rank 1), which joins the
 //! global communicator at the first global stage after the election: the
 //! head asks for it through the bit of that stage's agreement, every
@@ -65,6 +71,12 @@
 //! elects a new deputy; the join dominates such a repair (BENCHMARKS.md,
 //! run R4).
 //!
+//! # Fault points (for tests)
+//!
+//! `res.hier.global` (a member of the global communicator entering an
+//! operation's global stage) and `res.hier.global.sent` (after its part of
+//! an attempt of that stage's collective, before the stage's agreement).
+//!
 //! # Limits
 //!
 //! - A group survives one failure of its two global members at a time:
@@ -72,12 +84,6 @@
 //!   stage), or a failure during the join itself, is reported to the ranks
 //!   that see it as an error instead of being repaired; use the flat mode
 //!   where that matters.
-//! - A group whose master dies between its first stage and the end of the
-//!   global stage loses its contribution for that operation (reported in
-//!   [`Outcome::missing`]): the deputy does not hold the group's block. For
-//!   a scatter whose root group's master dies that way, the operation is
-//!   reported skipped. (A broadcast's payload is held by every member of
-//!   the root's group, so the deputy sends it.)
 
 use std::cell::RefCell;
 use std::fmt;
@@ -95,6 +101,8 @@ use crate::{Communicator, Config, Error, Outcome, Received};
 const TAG_JOIN: Tag = Tag(7001);
 /// Tag of a master's hand-over to the root in its group.
 const TAG_ROOT: Tag = Tag(7003);
+/// Tag of the copy of the group's contribution that its deputy keeps.
+const TAG_COPY: Tag = Tag(7004);
 /// Agreement bit: the stage succeeded.
 const OK: u32 = 1;
 /// Agreement bit of a global stage, cleared by a head whose group's new
@@ -486,6 +494,11 @@ impl Hierarchical {
             let l = self.st.borrow().local.clone();
             let r = f(&l);
             let ok = if matches!(&r, Err(e) if e.is_fault()) {
+                // A member may wait for this one inside the stage (the
+                // deputy for its copy of the block, a master for the
+                // root's data): the revocation ends that wait, and the
+                // agreement still runs on the revoked communicator.
+                let _ = l.comm.revoke();
                 0
             } else {
                 OK
@@ -622,6 +635,9 @@ impl Hierarchical {
     /// Runs a global stage until it succeeds at every member of the global
     /// communicator and no deputy is waiting to join.
     fn run_global(&self, stage: &Stage, mine: Option<&[u8]>, seq: u64) -> Result<Vec<u8>, Error> {
+        // Tests kill a master here: after its group's first stage, before
+        // its contribution to the global stage.
+        pertinax::fault_point("res.hier.global");
         loop {
             let g = self
                 .st
@@ -630,6 +646,7 @@ impl Hierarchical {
                 .clone()
                 .ok_or_else(|| internal("a global stage outside the global communicator"))?;
             let r = self.global_once(&g, stage, mine);
+            pertinax::fault_point("res.hier.global.sent");
             let ok = if matches!(&r, Err(e) if e.is_fault()) {
                 0
             } else {
@@ -914,39 +931,61 @@ impl Hierarchical {
 
     /// The first stage of reductions: every group reduces to its master;
     /// the master's block is `[1][presence][partial]` (the partial in the
-    /// first `nb` data bytes).
+    /// first `nb` data bytes). The deputy keeps a copy ([`Self::to_deputy`]).
     fn reduce_local<T: Pod>(&self, send: &[T], op: &Op<T>) -> Result<Option<Vec<u8>>, Error> {
         let n = send.len();
         let nb = std::mem::size_of_val(send);
         self.local_stage(false, |l| {
             let mut part = vec![T::zeroed(); n];
             l.comm.reduce(send, &mut part, op, 0)?;
-            if l.comm.rank().0 != 0 {
-                return Ok(None);
-            }
-            let mut b = vec![0u8; reduced_len(self.k, nb)];
-            b[0] = 1;
-            for &o in &l.to_orig {
-                b[1 + o - self.group * self.k] = 1;
-            }
-            b[1 + self.k..1 + self.k + nb].copy_from_slice(bytemuck::cast_slice(&part));
-            Ok(Some(b))
+            let block = (l.comm.rank().0 == 0).then(|| {
+                let mut b = vec![0u8; reduced_len(self.k, nb)];
+                b[0] = 1;
+                for &o in &l.to_orig {
+                    b[1 + o - self.group * self.k] = 1;
+                }
+                b[1 + self.k..1 + self.k + nb].copy_from_slice(bytemuck::cast_slice(&part));
+                b
+            });
+            Self::to_deputy(l, block)
         })
     }
 
-    /// The first stage of gathers: every group gathers to its master.
+    /// The first stage of gathers: every group gathers to its master, and
+    /// the deputy keeps a copy of the block ([`Self::to_deputy`]).
     fn gather_local(&self, send: &[u8]) -> Result<Option<Vec<u8>>, Error> {
         let n = send.len();
         self.local_stage(false, |l| {
-            if l.comm.rank().0 == 0 {
+            let block = if l.comm.rank().0 == 0 {
                 let mut all = vec![0u8; l.comm.size() * n];
                 l.comm.gather(send, &mut all, 0)?;
-                Ok(Some(self.make_block(l, &all, n)))
+                Some(self.make_block(l, &all, n))
             } else {
                 l.comm.gather(send, &mut [], 0)?;
-                Ok(None)
-            }
+                None
+            };
+            Self::to_deputy(l, block)
         })
+    }
+
+    /// Inside a group's first stage: the master (holding `block`) sends a
+    /// copy of its group's contribution to the deputy, so that a master
+    /// dying after this stage and before the end of the global one leaves
+    /// it to the deputy, which contributes it when it takes over (the
+    /// group's survivors are never dropped for that). Returns the block at
+    /// the master and the deputy, `None` at the others.
+    fn to_deputy(l: &Sub, block: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, Error> {
+        match (l.comm.rank().0, block) {
+            (0, Some(b)) => {
+                if l.comm.size() > 1 {
+                    l.comm.send(&b, 1, TAG_COPY)?;
+                }
+                Ok(Some(b))
+            }
+            (1, _) => Ok(Some(l.comm.recv_vec::<u8>(0, TAG_COPY)?.0)),
+            (0, None) => Err(internal("a master without its group's block")),
+            _ => Ok(None),
+        }
     }
 
     /// The post-global stage's output at the master: this rank's output of
@@ -1216,22 +1255,21 @@ impl Communicator for Hierarchical {
         let stage = Stage::Bcast(len, rg);
         // The root hands its data to its master.
         let first = if self.group == rg {
+            // The root hands its data to its master and its deputy (which
+            // sends it if the master dies before the global stage ends).
             self.local_stage(false, |l| {
-                let Some(rl) = l.rank_of(root) else {
-                    return Ok(l.comm.rank().0 == 0).map(|m| m.then(|| vec![0u8; len]));
-                };
                 let me = l.comm.rank().index();
-                let mine = || {
+                let Some(rl) = l.rank_of(root) else {
+                    return Ok((me <= 1).then(|| vec![0u8; len]));
+                };
+                if me == rl {
                     let mut p = vec![1u8; 1];
                     p.extend_from_slice(bytemuck::cast_slice(send));
-                    p
-                };
-                if me == 0 && rl == 0 {
-                    Ok(Some(mine()))
-                } else if me == rl {
-                    l.comm.send(&mine(), 0, TAG_ROOT)?;
-                    Ok(None)
-                } else if me == 0 {
+                    for to in (0..l.comm.size().min(2)).filter(|&x| x != rl) {
+                        l.comm.send(&p, to, TAG_ROOT)?;
+                    }
+                    Ok((me <= 1).then_some(p))
+                } else if me <= 1 {
                     let (v, _) = l.comm.recv_vec::<u8>(rl, TAG_ROOT)?;
                     Ok(Some(v))
                 } else {

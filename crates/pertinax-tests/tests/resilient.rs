@@ -191,7 +191,17 @@ fn hierarchical_without_failures_gives_the_plain_results() {
 /// deputy) is the group's last stage of an operation, after the global
 /// agreement: the other groups have gone on and the deputy finishes the
 /// operation with the output it holds.
-const HIER_KILLS: [(usize, usize, &str); 13] = [
+const HIER_KILLS: [(usize, usize, &str); 18] = [
+    // A master dies after its group's first stage, before or after its
+    // part of the global stage (ops per round: bcast, reduce, allreduce,
+    // gather, scatter, allgather, barrier: the global stages 7r+1..7r+7):
+    // its deputy contributes the group's copy, so no survivor is missing
+    // (`check_dead` in pertinax-resprog).
+    (8, 3, "3@res.hier.global#3"),
+    (8, 3, "3@res.hier.global.sent#6"),
+    (12, 3, "6@res.hier.global#9"),
+    (12, 4, "4@res.hier.global.sent#11"),
+    (16, 4, "0@res.hier.global#19"),
     (8, 3, "3@ft.agree.enter#14"),
     (8, 3, "4@ft.agree.enter#14"),
     (12, 3, "10@ft.agree.contributed#16"),

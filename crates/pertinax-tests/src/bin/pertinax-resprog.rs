@@ -64,6 +64,18 @@ fn check_sum(got: u64, o: &Outcome, n: usize, k: u64, op: u64, what: &str) -> Re
     Ok(())
 }
 
+/// Checks that every rank `o` reports missing is dead (known failed at
+/// this rank): a survivor's contribution is never dropped.
+fn check_dead<C: Communicator>(w: &C, o: &Outcome, k: u64, what: &str) -> Result<(), String> {
+    let failed = w.failed_ranks();
+    let alive: Vec<&Rank> = o.missing.iter().filter(|r| !failed.contains(r)).collect();
+    check!(
+        alive.is_empty(),
+        "round {k} {what}: live ranks {alive:?} reported missing ({o:?}, failed {failed:?})"
+    );
+    Ok(())
+}
+
 /// Checks a gathered array: contributors' slots hold their values (the
 /// missing ranks' slots are unspecified).
 fn check_slots(got: &[u64], o: &Outcome, k: u64, op: u64, what: &str) -> Result<(), String> {
@@ -105,6 +117,7 @@ fn ops<C: Communicator>(w: &C, rounds: u64, full: bool, d: &mut Digest) -> Resul
             .map_err(e)?;
         if me == root && o.skipped.is_none() {
             check_sum(s[0], &o, n, k, 1, "reduce")?;
+            check_dead(w, &o, k, "reduce")?;
         }
         point("res.after.reduce");
 
@@ -115,6 +128,7 @@ fn ops<C: Communicator>(w: &C, rounds: u64, full: bool, d: &mut Digest) -> Resul
             .allreduce(&[val(me, k, 2)], &mut s, &Op::sum())
             .map_err(e)?;
         check_sum(s[0], &o, n, k, 2, "allreduce")?;
+        check_dead(w, &o, k, "allreduce")?;
         d.outcome(&o);
         d.add(s[0]);
         point("res.after.allreduce");
@@ -125,6 +139,7 @@ fn ops<C: Communicator>(w: &C, rounds: u64, full: bool, d: &mut Digest) -> Resul
         let o = w.gather(&[val(me, k, 3)], &mut g, root).map_err(e)?;
         if me == root && o.skipped.is_none() {
             check_slots(&g, &o, k, 3, "gather")?;
+            check_dead(w, &o, k, "gather")?;
         }
         point("res.after.gather");
 
@@ -147,6 +162,7 @@ fn ops<C: Communicator>(w: &C, rounds: u64, full: bool, d: &mut Digest) -> Resul
         let mut g = vec![u64::MAX; n];
         let o = w.allgather(&[val(me, k, 5)], &mut g).map_err(e)?;
         check_slots(&g, &o, k, 5, "allgather")?;
+        check_dead(w, &o, k, "allgather")?;
         d.outcome(&o);
         for (r, x) in g.iter().enumerate() {
             if !o.missing.contains(&Rank(r as i32)) {
