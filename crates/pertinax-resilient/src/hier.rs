@@ -972,19 +972,19 @@ impl Hierarchical {
     /// copy of its group's contribution to the deputy, so that a master
     /// dying after this stage and before the end of the global one leaves
     /// it to the deputy, which contributes it when it takes over (the
-    /// group's survivors are never dropped for that). Returns the block at
-    /// the master and the deputy, `None` at the others.
+    /// group's survivors are never dropped for that). `block` is `Some` at
+    /// the master only. Returns the block at the master and the deputy,
+    /// `None` at the others.
     fn to_deputy(l: &Sub, block: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, Error> {
-        match (l.comm.rank().0, block) {
-            (0, Some(b)) => {
+        match block {
+            Some(b) => {
                 if l.comm.size() > 1 {
                     l.comm.send(&b, 1, TAG_COPY)?;
                 }
                 Ok(Some(b))
             }
-            (1, _) => Ok(Some(l.comm.recv_vec::<u8>(0, TAG_COPY)?.0)),
-            (0, None) => Err(internal("a master without its group's block")),
-            _ => Ok(None),
+            None if l.comm.rank().0 == 1 => Ok(Some(l.comm.recv_vec::<u8>(0, TAG_COPY)?.0)),
+            None => Ok(None),
         }
     }
 
