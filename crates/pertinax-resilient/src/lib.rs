@@ -92,9 +92,7 @@
 
 mod comm;
 mod file;
-mod flat;
-mod hier;
-mod nonblocking;
+mod flavor;
 mod p2p;
 mod policy;
 
@@ -102,9 +100,9 @@ use std::fmt;
 
 pub use comm::Communicator;
 pub use file::SharedFile;
-pub use flat::{Check, Config, Resilient};
-pub use hier::{default_k, HierConfig, Hierarchical, DEFAULT_THRESHOLD};
-pub use nonblocking::{wait_all, NbRequest, NbScope};
+pub use flavor::flat::{Check, Config, Resilient};
+pub use flavor::hier::{default_k, HierConfig, Hierarchical, DEFAULT_THRESHOLD};
+pub use flavor::nonblocking::{wait_all, NbRequest, NbScope};
 pub use policy::{Kind, OnFailure, Policy};
 
 use pertinax::{Comm, Rank, Status, Universe};
@@ -118,12 +116,16 @@ pub enum Error {
     Comm(#[from] pertinax::Error),
     /// The rank the operation depends on has failed and the policy for
     /// this kind of operation says stop.
-    #[error("{kind}: rank {rank} has failed (policy: stop)", kind = .kind.name())]
+    #[error("{kind}: rank {rank} has failed (policy: stop; {decided})", kind = .kind.name())]
     Failed {
         /// The operation kind.
         kind: Kind,
         /// The failed rank.
         rank: Rank,
+        /// Whether every survivor got this error from the same call (a
+        /// collective: the decision was agreed) or only this rank (a
+        /// point-to-point operation: its peer's failure is local knowledge).
+        decided: Decided,
     },
     /// A bad policy specification or configuration value.
     #[error("resilient configuration: {0}")]
@@ -145,6 +147,36 @@ pub enum Error {
     /// A broken invariant of this crate (a bug): reported, not a panic.
     #[error("internal error of the resilient layer: {0}")]
     Internal(String),
+}
+
+/// Who got the same answer as this rank (see [`Error::Failed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decided {
+    /// Every survivor of the communicator returned this error from the same
+    /// call: collectives decide their outcome together.
+    Everyone,
+    /// This rank alone: a point-to-point operation whose peer died; other
+    /// ranks know of the failure only when they need that rank themselves.
+    Locally,
+}
+
+impl Decided {
+    /// How a policy decision for an operation of `kind` is reached.
+    pub fn for_kind(kind: Kind) -> Decided {
+        match kind {
+            Kind::Send | Kind::Recv => Decided::Locally,
+            Kind::Bcast | Kind::Reduce | Kind::Gather | Kind::Scatter => Decided::Everyone,
+        }
+    }
+}
+
+impl fmt::Display for Decided {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Decided::Everyone => "decided for every survivor",
+            Decided::Locally => "seen by this rank",
+        })
+    }
 }
 
 impl Error {

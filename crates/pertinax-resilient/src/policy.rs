@@ -115,7 +115,11 @@ impl Policy {
                 skipped: Some(rank),
                 missing: Vec::new(),
             }),
-            OnFailure::Stop => Err(crate::Error::Failed { kind, rank }),
+            OnFailure::Stop => Err(crate::Error::Failed {
+                kind,
+                rank,
+                decided: crate::Decided::for_kind(kind),
+            }),
         }
     }
 

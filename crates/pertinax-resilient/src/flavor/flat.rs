@@ -58,7 +58,7 @@ pub struct Config {
     /// How laggards are brought along.
     pub check: Check,
     /// The hierarchical mode's knobs (`None`: flat).
-    pub hier: Option<crate::hier::HierConfig>,
+    pub hier: Option<crate::flavor::hier::HierConfig>,
 }
 
 impl Config {
@@ -89,7 +89,7 @@ impl Config {
                         },
                     }
                 };
-                let mut h = crate::hier::HierConfig {
+                let mut h = crate::flavor::hier::HierConfig {
                     k: num("PERTINAX_RESILIENT_K", 2)?,
                     ..Default::default()
                 };

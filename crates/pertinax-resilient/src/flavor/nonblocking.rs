@@ -114,7 +114,7 @@ use std::cell::{Cell, RefCell};
 use bytemuck::Pod;
 use pertinax::{Comm, Op, PendingAgreement, Rank};
 
-use crate::flat::View;
+use crate::flavor::flat::View;
 use crate::policy::Kind;
 use crate::{Check, Communicator, Error, Outcome, Resilient};
 
