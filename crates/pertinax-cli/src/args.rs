@@ -97,8 +97,10 @@ pub struct RunArgs {
     /// Inject a fault (repeatable): RANK@TIME[:SIGNAL] signals the rank
     /// TIME (e.g. 250ms, 1.5s) after every rank passed the start-up fence;
     /// RANK@NAME#K[:SIGNAL] makes the rank die at the K-th hit of its fault
-    /// point NAME (* = any point). SIGNAL: kill (default), segv, stop, or
-    /// panic (fault points only).
+    /// point NAME (* = any point). SIGNAL: kill (default), segv, stop (needs
+    /// --heartbeat: only a silent heartbeat reveals a stopped process), or
+    /// panic (fault points only). A kill strikes the process started as
+    /// RANK only, never one that replaces it later (replace_failed).
     #[arg(long = "kill", value_name = "SPEC", value_parser = parse_kill)]
     pub kills: Vec<Kill>,
 
@@ -506,6 +508,9 @@ mod tests {
         assert!(bad(&["--kill", "1@1s:term"]));
         assert!(bad(&["--kill", "1@1s:panic"]));
         assert!(bad(&["--kill", "1@send#0"]));
+        // A stop without heartbeats parses here; the launcher refuses it
+        // (exit 2, see the cli tests), since clap cannot see the pair.
+        assert!(!bad(&["--kill", "1@1s:stop"]));
         assert!(bad(&["--fault-count", "2"]), "needs --fault-seed");
         assert!(bad(&["--fault-seed", "1", "--fault-count", "0"]));
         assert!(bad(&["--fault-seed", "1", "--fault-max-hit", "0"]));

@@ -315,6 +315,20 @@ fn bad_fault_tolerance_options_exit_2_with_one_clear_line() {
     run(&["--kill", "1@1s:panic"], "a time-based kill cannot panic");
     run(&["--kill", "one@1s"], "bad rank 'one'");
     run(&["--kill", "1@send#0"], "bad hit number '0'");
+    // A stopped process is only ever noticed by its silent heartbeat:
+    // without heartbeats the job would hang until its timeout.
+    for (kill, said) in [
+        ("1@200ms:stop", "rank 1 at 0.2 s (stop)"),
+        ("1@step#3:stop", "rank 1 at hit 3 of point step (stop)"),
+    ] {
+        run(
+            &["--timeout", "20", "--kill", kill],
+            &format!(
+                "--kill for {said}: a stopped process is only detected by heartbeats, \
+                 so the job would hang until its timeout; add --heartbeat MS"
+            ),
+        );
+    }
     run(
         &["--fault-seed", "3", "--fault-count", "2"],
         "cannot draw 2 distinct fault victims among the 1 ranks 1..N-1",

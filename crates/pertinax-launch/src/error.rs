@@ -52,6 +52,17 @@ pub enum LaunchError {
         /// The victim.
         rank: u32,
     },
+    /// A `:stop` kill without heartbeats: nothing would ever detect the
+    /// stopped process, and the job would hang until its timeout.
+    #[error(
+        "--kill for {kill}: a stopped process is only detected by heartbeats, \
+         so the job would hang until its timeout; add --heartbeat MS (e.g. --heartbeat 50: \
+         the launcher then kills it after the heartbeat timeout), or use :kill"
+    )]
+    StopWithoutHeartbeat {
+        /// The kill, as its `Display` says it (`rank 2 at 1.5 s (stop)`).
+        kill: String,
+    },
     /// A seeded fault schedule cannot be drawn.
     #[error(
         "cannot draw {count} distinct fault victims among the {eligible} ranks 1..N-1 \
@@ -153,6 +164,7 @@ impl LaunchError {
                 | LaunchError::TooManySlots { .. }
                 | LaunchError::KillRank { .. }
                 | LaunchError::TimedPanic { .. }
+                | LaunchError::StopWithoutHeartbeat { .. }
                 | LaunchError::FaultVictims { .. }
                 | LaunchError::Heartbeat { .. }
                 | LaunchError::ResilientK { .. }

@@ -41,8 +41,10 @@ pub enum FaultSignal {
     Kill,
     /// SIGSEGV.
     Segv,
-    /// SIGSTOP: the process hangs (with heartbeats on, the launcher then
-    /// kills it).
+    /// SIGSTOP: the process hangs until the launcher kills it for its
+    /// silent heartbeat; a job with a stop and without heartbeats is
+    /// refused ([`LaunchError::StopWithoutHeartbeat`]), since nothing else
+    /// would ever notice the process.
     Stop,
     /// A panic in the process (fault points only).
     Panic,

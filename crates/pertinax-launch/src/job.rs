@@ -3,7 +3,7 @@
 //! process, at launch and for spawn requests.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
@@ -105,6 +105,13 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
         if matches!(k.when, KillWhen::After(_)) && k.signal == FaultSignal::Panic {
             return Err(LaunchError::TimedPanic { rank: k.rank });
         }
+        // SIGSTOP neither ends the process nor tells anyone: only a silent
+        // heartbeat gives it away (in both heartbeat modes).
+        if k.signal == FaultSignal::Stop && spec.heartbeat.is_none() {
+            return Err(LaunchError::StopWithoutHeartbeat {
+                kill: k.to_string(),
+            });
+        }
     }
     let schedule = match &spec.random_faults {
         Some(r) => r.schedule(n)?,
@@ -164,6 +171,7 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
 /// [`LaunchError::NoRanks`] for zero ranks, [`LaunchError::TooManyRanks`]
 /// beyond [`MAX_RANKS`], [`LaunchError::TooManySlots`] beyond
 /// [`MAX_SLOTS`], [`LaunchError::KillRank`], [`LaunchError::TimedPanic`],
+/// [`LaunchError::StopWithoutHeartbeat`],
 /// [`LaunchError::FaultVictims`] and [`LaunchError::Heartbeat`] for
 /// impossible fault or heartbeat options, [`LaunchError::ResilientK`],
 /// [`LaunchError::ResilientThreshold`] and [`LaunchError::ResilientFlat`]
@@ -177,9 +185,8 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
     let plan = plan(spec)?;
     let n = spec.ranks;
     if !plan.schedule.is_empty() {
-        let mut err = io::stderr().lock();
         for k in &plan.schedule {
-            let _ = writeln!(err, "pertinax: fault schedule: {k}");
+            output::say(format_args!("pertinax: fault schedule: {k}"));
         }
     }
     let mut job_id = [0u8; 16];
@@ -396,19 +403,19 @@ impl Launcher<'_> {
         let tag = self
             .spec
             .tag_output
-            .then(|| output::tag(slot, self.spec.ranks));
+            .then(|| output::Tag::new(slot, self.spec.ranks));
         let mut outputs = 0;
         if let Some(out) = stdout {
             let (events, tag) = (self.events.clone(), tag.clone());
             thread(format!("pertinax-out-{slot}"), move || {
-                output::forward(out, Sink::Stdout, tag.as_deref(), None, &events);
+                output::forward(out, Sink::Stdout, tag, None, &events);
             })?;
             outputs += 1;
         }
         if let Some(err) = stderr {
-            let (events, tag) = (self.events.clone(), tag);
+            let (events, tag) = (self.events.clone(), tag.clone());
             thread(format!("pertinax-err-{slot}"), move || {
-                output::forward(err, Sink::Stderr, tag.as_deref(), Some(slot), &events);
+                output::forward(err, Sink::Stderr, tag, Some(slot), &events);
             })?;
             outputs += 1;
         }
@@ -422,6 +429,7 @@ impl Launcher<'_> {
             pid,
             closer,
             outputs,
+            tag,
         })
     }
 
@@ -550,6 +558,32 @@ mod tests {
             signal: FaultSignal::Panic,
         }];
         assert!(matches!(plan(&s), Err(LaunchError::TimedPanic { rank: 1 })));
+        // A stop is refused without heartbeats, by time or at a point, and
+        // accepted with them.
+        for stop in ["1@1s:stop", "1@x#2:stop", "1@*#1:STOP"] {
+            s.kills = vec![stop.parse().unwrap()];
+            s.heartbeat = None;
+            match plan(&s) {
+                Err(e @ LaunchError::StopWithoutHeartbeat { .. }) => {
+                    assert!(e.is_usage());
+                    let m = e.to_string();
+                    assert!(
+                        m.starts_with("--kill for rank 1 at ")
+                            && m.contains("(stop): a stopped process is only detected by heartbeats")
+                            && m.contains("add --heartbeat MS")
+                            && !m.contains('\n'),
+                        "{m}"
+                    );
+                }
+                other => panic!("{stop} without heartbeats: {other:?}"),
+            }
+            s.heartbeat = Some(Heartbeat::new(
+                Duration::from_millis(50),
+                HeartbeatMode::Progress,
+            ));
+            assert!(plan(&s).is_ok(), "{stop} with heartbeats");
+        }
+        s.heartbeat = None;
         s.kills = vec!["1@x#2".parse().unwrap()];
         s.random_faults = Some(RandomFaults {
             seed: 1,

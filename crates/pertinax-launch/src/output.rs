@@ -1,14 +1,19 @@
 //! Forwarding of the ranks' stdout and stderr.
 //!
 //! One thread per stream copies whole lines to the launcher's own stream,
-//! each batch under the stream's lock, so that lines of different ranks
-//! never interleave within a line. A partial line waits for its end (or for
-//! end of file, or for [`MAX_PENDING`] bytes, whichever comes first).
-//! The stderr forwarder also looks for the process's first panic
-//! ([`PanicScan`]) and sends it to the event loop for the summary.
+//! each batch with one write of a complete buffer under the stream's lock,
+//! so that lines of different processes (and the launcher's own messages,
+//! written the same way by [`say`]) never interleave within a line. A
+//! partial line waits for its end (or for end of file, or for
+//! [`MAX_PENDING`] bytes, whichever comes first) and is then forwarded
+//! with a newline added, so that the next line, whoever writes it, starts
+//! a line of its own. The stderr forwarder also looks for the process's
+//! first panic ([`PanicScan`]) and sends it to the event loop for the
+//! summary.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::event::Event;
 use crate::panic::PanicScan;
@@ -17,7 +22,7 @@ use crate::panic::PanicScan;
 const MAX_PENDING: usize = 64 * 1024;
 
 /// Where a forwarder writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) enum Sink {
     /// The launcher's stdout.
     Stdout,
@@ -26,10 +31,14 @@ pub(crate) enum Sink {
     /// Nowhere (the tests).
     #[cfg(test)]
     Discard,
+    /// Each write kept apart (the tests).
+    #[cfg(test)]
+    Record(Arc<Mutex<Vec<Vec<u8>>>>),
 }
 
 impl Sink {
-    fn write(self, bytes: &[u8]) -> io::Result<()> {
+    /// Writes `bytes` with one `write_all` under the stream's lock.
+    fn write(&self, bytes: &[u8]) -> io::Result<()> {
         match self {
             Sink::Stdout => {
                 let mut out = io::stdout().lock();
@@ -39,12 +48,58 @@ impl Sink {
             Sink::Stderr => io::stderr().lock().write_all(bytes),
             #[cfg(test)]
             Sink::Discard => Ok(()),
+            #[cfg(test)]
+            Sink::Record(writes) => {
+                lock(writes).push(bytes.to_vec());
+                Ok(())
+            }
         }
     }
 }
 
+/// Writes one message of the launcher (`pertinax: ...`) on its stderr as
+/// the forwarders write the processes' lines: formatted first, ended by a
+/// newline, then written at once under the lock.
+pub(crate) fn say(message: std::fmt::Arguments<'_>) {
+    let mut line = message.to_string();
+    if !line.ends_with('\n') {
+        line.push('\n');
+    }
+    let _ = Sink::Stderr.write(line.as_bytes());
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The `--tag-output` prefix of one process, shared by its forwarders and
+/// the event loop, which renames a process that takes over a rank.
+#[derive(Clone, Debug)]
+pub(crate) struct Tag(Arc<Mutex<String>>);
+
+impl Tag {
+    /// The prefix of the process in `slot` ([`tag`]).
+    pub(crate) fn new(slot: u32, ranks: usize) -> Tag {
+        Tag(Arc::new(Mutex::new(tag(slot, ranks))))
+    }
+
+    /// From now on, the prefix of a process that took over `rank`: lines
+    /// read after this call carry it. The launcher calls it before it
+    /// sends the process its assignment, hence before the process can
+    /// know (and print) its rank.
+    pub(crate) fn replacement(&self, rank: u32, slot: u32) {
+        *lock(&self.0) = format!("[{rank} (replacement, slot {slot})] ");
+    }
+
+    /// The prefix now.
+    pub(crate) fn get(&self) -> MutexGuard<'_, String> {
+        lock(&self.0)
+    }
+}
+
 /// The `--tag-output` prefix of the process in `slot`: `[R] ` for a rank
-/// (whose slot is its rank), `[slot S] ` for a spare or spawned process.
+/// (whose slot is its rank), `[slot S] ` for a spare or spawned process
+/// (until it takes over a rank: [`Tag::replacement`]).
 pub(crate) fn tag(slot: u32, ranks: usize) -> String {
     if (slot as usize) < ranks {
         format!("[{slot}] ")
@@ -54,11 +109,15 @@ pub(crate) fn tag(slot: u32, ranks: usize) -> String {
 }
 
 /// Formats `data` (complete lines, or a final partial line) for output:
-/// as is, or with every line prefixed by `prefix` and newline-terminated.
+/// as is, or with every line prefixed by `prefix`; newline-terminated in
+/// both cases.
 pub(crate) fn format_lines(data: &[u8], prefix: Option<&str>, out: &mut Vec<u8>) {
     out.clear();
     let Some(prefix) = prefix else {
         out.extend_from_slice(data);
+        if !out.is_empty() && out.last() != Some(&b'\n') {
+            out.push(b'\n');
+        }
         return;
     };
     for line in data.split_inclusive(|&b| b == b'\n') {
@@ -78,7 +137,7 @@ pub(crate) fn format_lines(data: &[u8], prefix: Option<&str>, out: &mut Vec<u8>)
 pub(crate) fn forward(
     src: impl Read,
     sink: Sink,
-    prefix: Option<&str>,
+    prefix: Option<Tag>,
     panics: Option<u32>,
     events: &Sender<Event>,
 ) {
@@ -87,7 +146,10 @@ pub(crate) fn forward(
     let mut formatted: Vec<u8> = Vec::new();
     let mut scan = panics.map(|slot| (slot, PanicScan::new()));
     let mut emit = |data: &[u8]| {
-        format_lines(data, prefix, &mut formatted);
+        {
+            let prefix = prefix.as_ref().map(Tag::get);
+            format_lines(data, prefix.as_ref().map(|p| p.as_str()), &mut formatted);
+        }
         let _ = sink.write(&formatted);
         if let Some((slot, scan)) = &mut scan {
             if let Some(panic) = scan.feed(data) {
@@ -167,7 +229,7 @@ mod tests {
         for step in [1, 7, data.len()] {
             let (tx, rx) = std::sync::mpsc::channel();
             let src = Trickle { data, step };
-            forward(src, Sink::Discard, Some("[1] "), Some(3), &tx);
+            forward(src, Sink::Discard, Some(Tag::new(1, 4)), Some(3), &tx);
             match &rx.try_iter().collect::<Vec<_>>()[..] {
                 [Event::Panicked { slot: 3, panic }, Event::OutputClosed] => {
                     assert_eq!(
@@ -197,9 +259,55 @@ mod tests {
     }
 
     #[test]
-    fn untagged_output_passes_through() {
+    fn untagged_output_passes_through_with_an_end() {
         assert_eq!(fmt("a\nb\n", None), "a\nb\n");
-        assert_eq!(fmt("partial", None), "partial");
+        assert_eq!(fmt("partial", None), "partial\n");
+        assert_eq!(fmt("a\npartial", None), "a\npartial\n");
+        assert_eq!(fmt("", None), "");
+    }
+
+    /// Every write of a forwarder is whole lines, whatever pieces the
+    /// process wrote and however it ended (here: in the middle of a line,
+    /// as a process killed between two writes does), with or without tags.
+    #[test]
+    fn every_write_is_whole_lines() {
+        let data = b"pertinax: rank 3 aborts: first\nsecond line in two pieces\npertinax: rank";
+        for prefix in [None, Some(Tag::new(3, 4))] {
+            for step in [1, 5, 13, data.len()] {
+                let writes = Arc::new(Mutex::new(Vec::new()));
+                let (tx, _rx) = std::sync::mpsc::channel();
+                let src = Trickle { data, step };
+                forward(src, Sink::Record(writes.clone()), prefix.clone(), None, &tx);
+                let writes = lock(&writes);
+                assert!(
+                    writes.iter().all(|w| w.ends_with(b"\n")),
+                    "step {step}: {writes:?}"
+                );
+                let all: Vec<u8> = writes.concat();
+                let want: &[u8] = if prefix.is_some() {
+                    b"[3] pertinax: rank 3 aborts: first\n[3] second line in two pieces\n[3] pertinax: rank\n"
+                } else {
+                    b"pertinax: rank 3 aborts: first\nsecond line in two pieces\npertinax: rank\n"
+                };
+                assert_eq!(all, want, "step {step}");
+            }
+        }
+    }
+
+    /// A process that takes over a rank is tagged with it from then on.
+    #[test]
+    fn a_replacement_is_tagged_with_its_rank_and_slot() {
+        let t = Tag::new(5, 4);
+        assert_eq!(t.get().as_str(), "[slot 5] ");
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let writes = Arc::new(Mutex::new(Vec::new()));
+        t.replacement(3, 5);
+        let src = Trickle { data: b"hello\n", step: 6 };
+        forward(src, Sink::Record(writes.clone()), Some(t), None, &tx);
+        assert_eq!(
+            lock(&writes).concat(),
+            b"[3 (replacement, slot 5)] hello\n".to_vec()
+        );
     }
 
     #[test]

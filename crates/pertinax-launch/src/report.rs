@@ -93,6 +93,10 @@ pub struct ProcOutcome {
     /// The first panic it printed on its stderr (Rust's default panic
     /// hook), if the launcher saw one.
     pub panic: Option<Panic>,
+    /// The rank it took over, for a process started or assigned by
+    /// `replace_failed` (a spare or spawned process): the rank it calls
+    /// itself in its restored communicator.
+    pub replaces: Option<u32>,
 }
 
 impl ProcOutcome {
@@ -280,19 +284,29 @@ impl JobReport {
         }
     }
 
-    /// `rank S` for a rank's slot, `slot S` for any other.
+    /// `rank S` for a rank's slot, `rank R (replacement, slot S)` for a
+    /// process that took over rank `R`, `slot S` for any other.
     fn who(&self, slot: u32) -> String {
-        if (slot as usize) < self.ranks.len() {
-            format!("rank {slot}")
-        } else {
-            format!("slot {slot}")
+        let replaces = self
+            .others
+            .iter()
+            .find(|p| p.slot == slot)
+            .and_then(|p| p.replaces);
+        match replaces {
+            _ if (slot as usize) < self.ranks.len() => format!("rank {slot}"),
+            Some(rank) => format!("rank {rank} (replacement, slot {slot})"),
+            None => format!("slot {slot}"),
         }
     }
 
-    /// How the summary names a process: `rank 2`, `slot 5 (spawned by
-    /// rank 2)`, `slot 4 (spare assigned by rank 1)`, `slot 4 (idle
-    /// spare)`.
+    /// How the summary names a process: `rank 2`, `rank 3 (replacement,
+    /// slot 5)` (a process that took over rank 3, as it calls itself),
+    /// `slot 5 (spawned by rank 2)`, `slot 4 (spare assigned by rank 1)`,
+    /// `slot 4 (idle spare)`.
     pub fn label(&self, p: &ProcOutcome) -> String {
+        if let (Some(rank), Role::Spare { .. } | Role::Spawned { .. }) = (p.replaces, &p.role) {
+            return format!("rank {rank} (replacement, slot {})", p.slot);
+        }
         match p.role {
             Role::Rank => format!("rank {}", p.slot),
             Role::IdleSpare => format!("slot {} (idle spare)", p.slot),
@@ -443,6 +457,7 @@ mod tests {
             joined: true,
             cause: None,
             panic: None,
+            replaces: None,
         }
     }
 
@@ -789,6 +804,67 @@ mod tests {
         r.ranks[1].finalized = true;
         assert_eq!(r.exit_code(), 5);
         assert_eq!(r.label(&r.others[0]), "slot 2 (idle spare)");
+    }
+
+    /// A process that took over a rank is named by that rank (as it calls
+    /// itself) and its slot, also as the parent of what it spawned and as
+    /// the process that aborted the job.
+    #[test]
+    fn replacements_are_labelled_by_the_rank_they_took_over() {
+        let mut r = report(
+            vec![
+                rank(0, ExitKind::Code(0), 500, true),
+                with(
+                    rank(1, ExitKind::Signal(9), 100, false),
+                    Role::Rank,
+                    Some(Cause::Launcher { signal: 9 }),
+                ),
+            ],
+            None,
+        );
+        let mut spare = with(
+            rank(2, ExitKind::Code(3), 200, false),
+            Role::Spare {
+                parent: 0,
+                index: 0,
+            },
+            None,
+        );
+        spare.replaces = Some(1);
+        let mut fresh = with(
+            rank(3, ExitKind::Code(4), 300, false),
+            Role::Spawned {
+                parent: 2,
+                index: 0,
+            },
+            None,
+        );
+        fresh.replaces = None;
+        r.others = vec![spare, fresh];
+        check(
+            &r,
+            3,
+            Some(
+                "pertinax: rank 1 (pid 4241) killed by SIGKILL at 0.1 s (injected: SIGKILL from the launcher)\n\
+                 pertinax: rank 1 (replacement, slot 2) (pid 4242) exited with code 3 at 0.2 s\n\
+                 pertinax: slot 3 (spawned by rank 1 (replacement, slot 2)) (pid 4243) exited with code 4 at 0.3 s",
+            ),
+        );
+        r.stop = Some(Stop {
+            cause: StopCause::Abort {
+                slot: 2,
+                code: 7,
+                message: "bad".into(),
+            },
+            at: ms(250),
+        });
+        let summary = r.summary().unwrap();
+        assert!(
+            summary.ends_with(
+                "pertinax: rank 1 (replacement, slot 2) aborted the job (code 7) at 0.25 s; ranks still running were terminated"
+            ),
+            "{summary}"
+        );
     }
 
     fn panicked(mut p: ProcOutcome, thread: &str, place: &str, message: &str) -> ProcOutcome {

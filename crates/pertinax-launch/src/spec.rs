@@ -43,7 +43,10 @@ pub struct JobSpec {
     pub on_parent_failure: ParentFailure,
     /// Heartbeat watching; off when `None`.
     pub heartbeat: Option<Heartbeat>,
-    /// Injected faults (`--kill`).
+    /// Injected faults (`--kill`). They strike the processes started as
+    /// the job's ranks, never a process that later takes over a rank
+    /// (`replace_failed`, a spare or a spawned process): a kill plan is
+    /// the original rank's only, and with SIGSTOP it needs `heartbeat`.
     pub kills: Vec<Kill>,
     /// A seeded schedule of injected faults, added to `kills`.
     pub random_faults: Option<RandomFaults>,

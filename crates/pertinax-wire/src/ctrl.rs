@@ -57,6 +57,11 @@ pub enum ToLauncher {
         use_spares: bool,
         /// Opaque bytes handed to every new process.
         payload: Vec<u8>,
+        /// For a request of `replace_failed`: the rank each new process
+        /// takes over (the one it will call itself), in order; empty for
+        /// any other request. Only the launcher's labels use it (summary,
+        /// `--tag-output`).
+        replaces: Vec<u32>,
     },
     /// This process is about to kill itself at a fault-injection point (so
     /// the launcher reports the death as injected, not as a failure).

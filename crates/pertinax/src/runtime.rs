@@ -517,11 +517,10 @@ impl Universe {
                 },
             );
         }
-        let _ = writeln!(
-            std::io::stderr(),
-            "pertinax: rank {} aborts: {message}",
-            self.rt.job.rank
-        );
+        // One write: a rank stopped by another's abort loses its line whole
+        // or not at all, never half of it.
+        let line = format!("pertinax: rank {} aborts: {message}\n", self.rt.job.rank);
+        let _ = std::io::stderr().write_all(line.as_bytes());
         process::exit_now(code)
     }
 

@@ -85,6 +85,12 @@ fn request(
     spares: bool,
     payload: &Assignment,
 ) -> Result<()> {
+    // For the launcher's labels: the ranks the new processes will call
+    // themselves (see `join`).
+    let replaces = match payload {
+        Assignment::Replace { holes, .. } => holes.clone(),
+        Assignment::Spawned { .. } => Vec::new(),
+    };
     let payload = bincode::serialize(payload).map_err(|e| Error::Serialization(e.to_string()))?;
     let msg = ToLauncher::Spawn {
         stamp,
@@ -93,6 +99,7 @@ fn request(
         count: count as u32,
         use_spares: spares,
         payload,
+        replaces,
     };
     let mut c = rt.ctrl.borrow_mut();
     let sock = c.as_mut().ok_or_else(|| {

@@ -365,6 +365,7 @@ fn spawn(me: &mut Me, script: &Script, count: u32) -> Result<()> {
         count,
         use_spares: script.use_spares,
         payload: format!("from slot {}", me.slot).into_bytes(),
+        replaces: Vec::new(),
     };
     write_frame(&mut me.ctrl, &req)?;
     let p = &me.seg.ft_block(me.slot).publication;

@@ -21,7 +21,7 @@ mod tests;
 mod watch;
 
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io::Write;
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering::SeqCst;
@@ -37,6 +37,7 @@ use crate::children::Children;
 use crate::event::{CtrlEvent, Event};
 use crate::fault::Kill;
 use crate::notify::{notify_failure, notify_finalized, notify_shutdown};
+use crate::output::{self, Tag};
 use crate::panic::Panic;
 use crate::report::{Cause, JobReport, ProcOutcome, Role, Stop, StopCause};
 use crate::spec::{Heartbeat, ParentFailure};
@@ -72,6 +73,8 @@ pub(crate) struct Started {
     pub closer: UnixStream,
     /// Number of output forwarders started for it.
     pub outputs: usize,
+    /// Its `--tag-output` prefix (`None` without the option).
+    pub tag: Option<Tag>,
 }
 
 /// What the loop needs to know about the job besides its processes.
@@ -123,11 +126,17 @@ struct Proc {
     beat: (u64, Instant),
     /// Slots started or assigned for its spawn requests.
     children: Vec<u32>,
+    /// The rank it took over (`replace_failed`), as it calls itself.
+    replaces: Option<u32>,
+    /// Its `--tag-output` prefix.
+    tag: Option<Tag>,
 }
 
 impl Proc {
     fn new(started: Started, role: Role) -> Proc {
-        Proc::blank(started.pid, Some(started.closer), role)
+        let mut p = Proc::blank(started.pid, Some(started.closer), role);
+        p.tag = started.tag;
+        p
     }
 
     /// A record for `pid` (0: nothing was started).
@@ -151,6 +160,8 @@ impl Proc {
             beat_killed: false,
             beat: (0, Instant::now()),
             children: Vec::new(),
+            replaces: None,
+            tag: None,
         }
     }
 
@@ -161,6 +172,18 @@ impl Proc {
     /// Started and not yet reaped: its pid may be signalled.
     fn is_live(&self) -> bool {
         self.pid != 0 && self.exited.is_none()
+    }
+
+    /// Records that it takes over rank `rank` (if any), so that the
+    /// summary and its output tag name it by the rank it will call itself.
+    fn take_over(&mut self, rank: Option<u32>, slot: u32) {
+        let Some(rank) = rank else {
+            return;
+        };
+        self.replaces = Some(rank);
+        if let Some(tag) = &self.tag {
+            tag.replacement(rank, slot);
+        }
     }
 
     /// Sends `msg` now if it was welcomed, else once it is.
@@ -514,6 +537,7 @@ impl<'a> Supervisor<'a> {
             joined: p.joined_at.is_some(),
             cause: p.cause.clone(),
             panic: p.panic.clone(),
+            replaces: p.replaces,
         });
     }
 
@@ -566,6 +590,7 @@ impl<'a> Supervisor<'a> {
                 count,
                 use_spares,
                 payload,
+                replaces,
             } => self.spawn_request(
                 s,
                 spawn::Request {
@@ -575,6 +600,7 @@ impl<'a> Supervisor<'a> {
                     count,
                     use_spares,
                     payload,
+                    replaces,
                 },
             ),
             ToLauncher::Injected {
@@ -589,11 +615,10 @@ impl<'a> Supervisor<'a> {
                 }
             }
             ToLauncher::Abort { code, message } => {
-                let _ = writeln!(
-                    io::stderr().lock(),
+                output::say(format_args!(
                     "pertinax: {} aborted the job (code {code}): {message}",
                     self.who(s)
-                );
+                ));
                 if self.stop.is_none() {
                     // If it already exited, its exit is part of the abort.
                     let at = self.procs[s].exited.map(|(_, at)| at);
@@ -608,12 +633,13 @@ impl<'a> Supervisor<'a> {
         }
     }
 
-    /// `rank S` for a rank, `slot S` for any other process.
+    /// `rank S` for a rank, `rank R (replacement, slot S)` for a process
+    /// that took over rank `R`, `slot S` for any other process.
     fn who(&self, s: usize) -> String {
-        if s < self.cfg.ranks {
-            format!("rank {s}")
-        } else {
-            format!("slot {s}")
+        match self.procs.get(s).and_then(|p| p.replaces) {
+            _ if s < self.cfg.ranks => format!("rank {s}"),
+            Some(rank) => format!("rank {rank} (replacement, slot {s})"),
+            None => format!("slot {s}"),
         }
     }
 
@@ -713,6 +739,7 @@ impl<'a> Supervisor<'a> {
                     joined: p.joined_at.is_some(),
                     cause: p.cause,
                     panic: p.panic,
+                    replaces: p.replaces,
                 })
             })
             .collect();

@@ -41,6 +41,8 @@ pub(crate) struct Request {
     pub count: u32,
     pub use_spares: bool,
     pub payload: Vec<u8>,
+    /// The ranks the processes take over (`replace_failed`), or empty.
+    pub replaces: Vec<u32>,
 }
 
 /// A process to start for a spawn request.
@@ -130,9 +132,12 @@ impl Supervisor<'_> {
                 index: index as u32,
                 payload: req.payload.clone(),
             };
+            let replaces = req.replaces.get(index).copied();
             let (parent, index) = (s as u32, index as u32);
             if let Some(spare) = self.procs.get_mut(slot as usize) {
                 spare.role = Role::Spare { parent, index };
+                // Named before it learns its rank from the assignment.
+                spare.take_over(replaces, slot);
                 spare.send_or_queue(assign);
             } else {
                 let new = NewProc {
@@ -142,7 +147,7 @@ impl Supervisor<'_> {
                     program: program.map(|(path, name)| (path, name, &req.args[..])),
                     cma_all: self.cma_all,
                 };
-                self.start_fresh(&new, assign, Role::Spawned { parent, index });
+                self.start_fresh(&new, assign, Role::Spawned { parent, index }, replaces);
             }
             self.procs[s].children.push(slot);
         }
@@ -179,19 +184,21 @@ impl Supervisor<'_> {
 
     /// Starts the process of a fresh slot (the next one); one that cannot
     /// be started is published FAILED at once.
-    fn start_fresh(&mut self, new: &NewProc<'_>, assign: ToRank, role: Role) {
+    fn start_fresh(&mut self, new: &NewProc<'_>, assign: ToRank, role: Role, replaces: Option<u32>) {
         debug_assert_eq!(new.slot as usize, self.procs.len());
         match self.starter.start(new) {
             Ok(started) => {
                 self.by_pid.insert(started.pid, new.slot);
                 self.open_outputs += started.outputs;
                 let mut p = Proc::new(started, role);
+                p.take_over(replaces, new.slot);
                 p.pending.push(assign);
                 self.procs.push(p);
             }
             Err(e) => {
                 let at = self.start.elapsed();
                 let mut p = Proc::blank(0, None, role);
+                p.replaces = replaces;
                 // As a shell reports a command it cannot run.
                 p.exited = Some((ExitKind::Code(127), at));
                 p.ctrl_closed = true;

@@ -67,6 +67,7 @@ impl Starter for FakeStarter<'_> {
             pid: PID0 + new.slot,
             closer: ours,
             outputs: 0,
+            tag: None,
         })
     }
 }
@@ -95,6 +96,7 @@ fn fixture_with(ranks: usize, spares: usize, capacity: usize) -> Fixture {
             pid: PID0 + s as u32,
             closer: ours,
             outputs: 0,
+            tag: None,
         });
     }
     Fixture {
@@ -212,6 +214,7 @@ fn spawn(stamp: u64, count: u32, use_spares: bool) -> ToLauncher {
         count,
         use_spares,
         payload: b"job".to_vec(),
+        replaces: Vec::new(),
     }
 }
 
@@ -459,6 +462,7 @@ fn impossible_requests_publish_an_error_and_start_nothing() {
             count: 1,
             use_spares: false,
             payload: Vec::new(),
+            replaces: Vec::new(),
         };
         tx.send(msg(1, bad_program)).unwrap();
         finish_cleanly(tx, 0);
@@ -761,6 +765,61 @@ fn a_panic_seen_before_or_after_the_exit_reaches_the_report() {
             "rank 2 (pid {}) panicked at b.rs:2:2 at ",
             PID0 + 2
         )),
+        "{summary}"
+    );
+}
+
+/// A request of `replace_failed` names the ranks its processes take over:
+/// a spare is renamed (report and output tag) before it gets its
+/// assignment, a fresh process from its start, and the summary names each
+/// by the rank it calls itself and its slot.
+#[test]
+fn replacements_are_named_by_the_rank_they_take_over() {
+    let mut f = fixture_with(2, 1, 4);
+    let tag = Tag::new(2, 2);
+    f.started[2].tag = Some(tag.clone());
+    let writers: Vec<UnixStream> = (0..3).map(|s| f.writer(s)).collect();
+    let mut spare = f.ends[2].try_clone().unwrap();
+    let seen_tag = tag.clone();
+    let (report, _) = supervise_spawning(&mut f, 0, |tx, procs| {
+        for (s, w) in writers.into_iter().enumerate() {
+            tx.send(ctrl(s as u32, CtrlEvent::Joined(w))).unwrap();
+        }
+        let mut req = spawn(9, 2, true);
+        if let ToLauncher::Spawn { replaces, .. } = &mut req {
+            *replaces = vec![1, 0];
+        }
+        tx.send(msg(0, req)).unwrap();
+        assert!(matches!(
+            read_frame::<_, ToRank>(&mut spare).unwrap(),
+            Some(ToRank::Assign { index: 0, .. })
+        ));
+        // Renamed before the assignment was sent.
+        assert_eq!(seen_tag.get().as_str(), "[1 (replacement, slot 2)] ");
+        let p = procs.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(p.slot, 3);
+        tx.send(ctrl(3, CtrlEvent::Joined(p.writer))).unwrap();
+        tx.send(ctrl(2, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(2, ExitKind::Code(3))).unwrap();
+        let abort = ToLauncher::Abort {
+            code: 4,
+            message: "replacement gives up".into(),
+        };
+        tx.send(msg(3, abort)).unwrap();
+        tx.send(ctrl(3, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(3, ExitKind::Code(4))).unwrap();
+        finish_cleanly(tx, 0);
+        finish_cleanly(tx, 1);
+    });
+    assert_eq!(
+        report.others.iter().map(|p| p.replaces).collect::<Vec<_>>(),
+        [Some(1), Some(0)]
+    );
+    let summary = report.summary().unwrap();
+    assert!(
+        summary.contains("pertinax: rank 1 (replacement, slot 2) (pid ")
+            && summary.contains(") exited with code 3 at ")
+            && summary.contains("pertinax: rank 0 (replacement, slot 3) aborted the job (code 4) at "),
         "{summary}"
     );
 }
