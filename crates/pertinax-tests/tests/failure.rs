@@ -81,3 +81,104 @@ fn sigkill_of_the_launcher_ends_every_rank() {
     assert_eq!(j.code, None, "killed by a signal");
     assert!(j.elapsed < std::time::Duration::from_secs(5));
 }
+
+/// Several ranks abort at once with long messages, and the launcher stops
+/// the others (SIGTERM) while they may be writing theirs: every line of
+/// the job's stderr is whole (one message, never two run together, never
+/// a cut one with something else after it), and the job exits with the
+/// abort's code.
+#[test]
+fn simultaneous_aborts_never_share_a_line() {
+    const LEN: usize = 3000;
+    let xs = "x".repeat(LEN);
+    for (n, tag) in [(8, false), (8, true), (6, false)] {
+        let mut spec = Spec::new(n, &["abortall", &LEN.to_string()]).bound(30);
+        if tag {
+            spec = spec.launcher_arg("--tag-output");
+        }
+        let j = run(spec);
+        assert_eq!(j.code, Some(3), "{}", j.stderr);
+        let mut aborted = 0;
+        for line in j.stderr.lines() {
+            // With tags, a rank's own line is "[R] pertinax: ...".
+            let line = match line.strip_prefix('[') {
+                Some(rest) if tag => rest.split_once("] ").map_or(line, |(_, l)| l),
+                _ => line,
+            };
+            assert!(
+                line.starts_with("pertinax: ") && line.matches("pertinax:").count() == 1,
+                "a line with two messages or a cut one:\n{line}\n---\n{}",
+                j.stderr
+            );
+            if let Some((head, xs_seen)) = line.split_once(" gives up: ") {
+                let r = head.rsplit("rank ").next().unwrap_or_default();
+                assert!(r.parse::<usize>().is_ok_and(|r| r < n), "{line}");
+                assert!(xs_seen == xs, "a cut message: {line}");
+            }
+            if line.contains(" aborted the job (code 3): rank ") {
+                aborted += 1;
+            }
+        }
+        assert!(aborted >= 1, "{}", j.stderr);
+        assert!(
+            j.stderr
+                .contains(" aborted the job (code 3) at ")
+                && j.stderr.contains("; ranks still running were terminated"),
+            "{}",
+            j.stderr
+        );
+    }
+}
+
+/// A replacement (started by `replace_failed`, from a spare or as a new
+/// process) is named by the launcher with the rank it calls itself: in the
+/// summary `rank 2 (replacement, slot 4)`, and with `--tag-output`
+/// `[2 (replacement, slot 4)] `. The kill plan of rank 2 struck the original
+/// only: the replacement passes the same fault point and lives on.
+#[test]
+fn a_replacement_is_named_by_the_rank_it_calls_itself() {
+    for spares in ["0", "1"] {
+        let j = run(Spec::new(4, &["replacement", "2"])
+            .launcher_arg("--tag-output")
+            .launcher_arg("--spares")
+            .launcher_arg(spares)
+            .launcher_arg("--kill")
+            .launcher_arg("2@doomed#1")
+            .bound(30));
+        let ctx = format!("spares {spares}\n{}\n{}", j.stdout, j.stderr);
+        assert_eq!(j.code, Some(3), "the replacement's code: {ctx}");
+        for r in [0, 1, 3] {
+            assert!(
+                j.stdout.contains(&format!("[{r}] OK replacement rank={r}\n")),
+                "{ctx}"
+            );
+        }
+        // What the process says of itself, and how the launcher tags it.
+        assert!(
+            j.stdout
+                .contains("[2 (replacement, slot 4)] replacement rank=2 size=4\n"),
+            "{ctx}"
+        );
+        assert!(
+            j.stderr
+                .contains("[2 (replacement, slot 4)] replacement rank=2 gives up\n"),
+            "{ctx}"
+        );
+        let summary: Vec<&str> = j
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("pertinax: "))
+            .collect();
+        assert_eq!(summary.len(), 2, "{ctx}");
+        assert!(
+            summary[0].starts_with("pertinax: rank 2 (pid ")
+                && summary[0].ends_with("(injected at hit 1 of point doomed)"),
+            "{ctx}"
+        );
+        assert!(
+            summary[1].starts_with("pertinax: rank 2 (replacement, slot 4) (pid ")
+                && summary[1].contains(") exited with code 3 at "),
+            "{ctx}"
+        );
+    }
+}

@@ -2,7 +2,7 @@
 //! Prints `OK SCENARIO rank=R` and exits 0 when every check passed;
 //! prints the first failed check and exits 1 otherwise.
 
-use pertinax::{Comm, Error, Rank, Tag, ANY_SOURCE, ANY_TAG};
+use pertinax::{Comm, Error, Rank, Tag, Universe, ANY_SOURCE, ANY_TAG};
 use pertinax_tests::{fill, first_bad, mixed_size, Rng};
 
 type R = Result<(), String>;
@@ -586,6 +586,41 @@ fn hang(_w: &Comm, _a: &[String]) -> R {
     }
 }
 
+/// Every rank aborts at once (after a barrier), with a message of LEN
+/// (default 3000) bytes: `rank R gives up: xxx...`. For the launcher's
+/// test that no two messages share a line.
+fn abortall(u: &Universe, w: &Comm, a: &[String]) -> R {
+    let len = arg(a, 0, 3000) as usize;
+    // A rank that left the barrier first may have aborted already: the
+    // others abort all the same.
+    let _ = w.barrier();
+    let message = format!("rank {} gives up: {}", w.rank().index(), "x".repeat(len));
+    u.abort(3, &message)
+}
+
+/// A rank is replaced after its death. The launcher kills rank VICTIM
+/// (default 2) at its fault point `doomed` (`--kill VICTIM@doomed#1`); the
+/// others find out at a barrier and call `replace_failed`. The replacement
+/// prints `replacement rank=R size=N` and exits with code 3 without
+/// finalizing, so that the launcher's summary names it; the survivors
+/// check that exactly VICTIM was replaced.
+fn replacement(u: &Universe, w: &Comm, a: &[String]) -> R {
+    let victim = arg(a, 0, 2) as usize;
+    if let pertinax::Role::Replacement { rank } = u.role() {
+        println!("replacement rank={} size={}", rank.index(), w.size());
+        eprintln!("replacement rank={} gives up", w.rank().index());
+        std::process::exit(3);
+    }
+    pertinax::fault_point("doomed");
+    let r = w.barrier();
+    check!(r.is_err(), "the barrier completed without rank {victim}");
+    w.revoke().map_err(e)?;
+    let rep = w.replace_failed().map_err(e)?;
+    let replaced: Vec<usize> = rep.replaced.iter().map(|x| x.index()).collect();
+    check!(replaced == vec![victim], "replaced {replaced:?}");
+    Ok(())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(name) = args.first().cloned() else {
@@ -600,7 +635,13 @@ fn main() {
         }
     };
     let w = u.world();
+    let with_universe: Option<fn(&Universe, &Comm, &[String]) -> R> = match name.as_str() {
+        "abortall" => Some(abortall),
+        "replacement" => Some(replacement),
+        _ => None,
+    };
     let f: fn(&Comm, &[String]) -> R = match name.as_str() {
+        _ if with_universe.is_some() => |_, _| Ok(()),
         "pingpong" => pingpong,
         "ring" => ring,
         "fanin" => fanin,
@@ -618,7 +659,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    match f(&w, &args[1..]) {
+    let outcome = match with_universe {
+        Some(g) => g(&u, &w, &args[1..]),
+        None => f(&w, &args[1..]),
+    };
+    match outcome {
         Ok(()) => println!("OK {name} rank={}", w.rank()),
         Err(msg) => {
             eprintln!("FAIL {name} rank={}: {msg}", w.rank());
