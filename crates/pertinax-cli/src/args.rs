@@ -43,8 +43,9 @@ pub struct RunArgs {
     #[arg(short = 'n', long = "np", value_name = "N", value_parser = parse_ranks, allow_negative_numbers = true)]
     pub ranks: usize,
 
-    /// Prefix every line of output with "[RANK] " (a rank) or "[slot S] "
-    /// (a spare or spawned process).
+    /// Prefix every line of output with "[RANK] " (a rank), "[slot S] "
+    /// (a spare or spawned process), or "[R (replacement, slot S)] " (a
+    /// process that took over rank R by replace_failed).
     #[arg(long)]
     pub tag_output: bool,
 

@@ -569,7 +569,9 @@ mod tests {
                     let m = e.to_string();
                     assert!(
                         m.starts_with("--kill for rank 1 at ")
-                            && m.contains("(stop): a stopped process is only detected by heartbeats")
+                            && m.contains(
+                                "(stop): a stopped process is only detected by heartbeats"
+                            )
                             && m.contains("add --heartbeat MS")
                             && !m.contains('\n'),
                         "{m}"

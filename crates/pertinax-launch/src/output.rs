@@ -302,7 +302,10 @@ mod tests {
         let (tx, _rx) = std::sync::mpsc::channel();
         let writes = Arc::new(Mutex::new(Vec::new()));
         t.replacement(3, 5);
-        let src = Trickle { data: b"hello\n", step: 6 };
+        let src = Trickle {
+            data: b"hello\n",
+            step: 6,
+        };
         forward(src, Sink::Record(writes.clone()), Some(t), None, &tx);
         assert_eq!(
             lock(&writes).concat(),

@@ -121,8 +121,7 @@ fn simultaneous_aborts_never_share_a_line() {
         }
         assert!(aborted >= 1, "{}", j.stderr);
         assert!(
-            j.stderr
-                .contains(" aborted the job (code 3) at ")
+            j.stderr.contains(" aborted the job (code 3) at ")
                 && j.stderr.contains("; ranks still running were terminated"),
             "{}",
             j.stderr
@@ -149,7 +148,8 @@ fn a_replacement_is_named_by_the_rank_it_calls_itself() {
         assert_eq!(j.code, Some(3), "the replacement's code: {ctx}");
         for r in [0, 1, 3] {
             assert!(
-                j.stdout.contains(&format!("[{r}] OK replacement rank={r}\n")),
+                j.stdout
+                    .contains(&format!("[{r}] OK replacement rank={r}\n")),
                 "{ctx}"
             );
         }

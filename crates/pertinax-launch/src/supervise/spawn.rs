@@ -184,7 +184,13 @@ impl Supervisor<'_> {
 
     /// Starts the process of a fresh slot (the next one); one that cannot
     /// be started is published FAILED at once.
-    fn start_fresh(&mut self, new: &NewProc<'_>, assign: ToRank, role: Role, replaces: Option<u32>) {
+    fn start_fresh(
+        &mut self,
+        new: &NewProc<'_>,
+        assign: ToRank,
+        role: Role,
+        replaces: Option<u32>,
+    ) {
         debug_assert_eq!(new.slot as usize, self.procs.len());
         match self.starter.start(new) {
             Ok(started) => {

@@ -819,7 +819,8 @@ fn replacements_are_named_by_the_rank_they_take_over() {
     assert!(
         summary.contains("pertinax: rank 1 (replacement, slot 2) (pid ")
             && summary.contains(") exited with code 3 at ")
-            && summary.contains("pertinax: rank 0 (replacement, slot 3) aborted the job (code 4) at "),
+            && summary
+                .contains("pertinax: rank 0 (replacement, slot 3) aborted the job (code 4) at "),
         "{summary}"
     );
 }
