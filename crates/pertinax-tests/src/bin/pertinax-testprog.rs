@@ -621,6 +621,9 @@ fn replacement(u: &Universe, w: &Comm, a: &[String]) -> R {
     Ok(())
 }
 
+/// A scenario that needs the universe (abort, role).
+type WithUniverse = fn(&Universe, &Comm, &[String]) -> R;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(name) = args.first().cloned() else {
@@ -635,7 +638,7 @@ fn main() {
         }
     };
     let w = u.world();
-    let with_universe: Option<fn(&Universe, &Comm, &[String]) -> R> = match name.as_str() {
+    let with_universe: Option<WithUniverse> = match name.as_str() {
         "abortall" => Some(abortall),
         "replacement" => Some(replacement),
         _ => None,
