@@ -509,13 +509,40 @@ mod tests {
         assert!(bad(&["--kill", "1@1s:term"]));
         assert!(bad(&["--kill", "1@1s:panic"]));
         assert!(bad(&["--kill", "1@send#0"]));
-        // A stop without heartbeats parses here; the launcher refuses it
-        // (exit 2, see the cli tests), since clap cannot see the pair.
-        assert!(!bad(&["--kill", "1@1s:stop"]));
         assert!(bad(&["--fault-count", "2"]), "needs --fault-seed");
         assert!(bad(&["--fault-seed", "1", "--fault-count", "0"]));
         assert!(bad(&["--fault-seed", "1", "--fault-max-hit", "0"]));
         assert!(bad(&["--fault-seed", "-1"]));
+    }
+
+    /// A stop without heartbeats parses (clap does not see the pair) and
+    /// is refused by the launcher before anything starts, as a usage error;
+    /// with heartbeats the launcher goes on (to the missing program here).
+    #[test]
+    fn a_stop_needs_heartbeats() {
+        let launch = |opts: &[&str]| {
+            let mut args = vec!["-n", "2"];
+            args.extend_from_slice(opts);
+            args.extend(["--", "./no-such-program-pertinax"]);
+            pertinax_launch::run(&parse(&args).unwrap().to_spec()).unwrap_err()
+        };
+        for kill in ["1@1s:stop", "1@step#2:stop"] {
+            let e = launch(&["--kill", kill]);
+            assert!(e.is_usage(), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("a stopped process is only detected by heartbeats"),
+                "{e}"
+            );
+            let e = launch(&["--heartbeat", "50", "--kill", kill]);
+            assert!(
+                e.to_string()
+                    .starts_with("cannot execute './no-such-program-pertinax'"),
+                "{e}"
+            );
+        }
+        let e = launch(&["--kill", "1@1s:kill"]);
+        assert!(e.to_string().starts_with("cannot execute"), "{e}");
     }
 
     #[test]
