@@ -108,6 +108,9 @@ struct Proc {
     finalized: bool,
     ctrl_closed: bool,
     exited: Option<(ExitKind, Duration)>,
+    /// When the early death notice came (before the reaping, which can lag
+    /// on a loaded machine): the time the summary gives.
+    died_at: Option<Duration>,
     settle_by: Option<Instant>,
     outcome: Option<ProcOutcome>,
     /// Its slot was published FAILED.
@@ -150,6 +153,7 @@ impl Proc {
             finalized: false,
             ctrl_closed: false,
             exited: None,
+            died_at: None,
             settle_by: None,
             outcome: None,
             failed: false,
@@ -405,7 +409,11 @@ impl<'a> Supervisor<'a> {
             Event::ChildChanged => self.reap(),
             // The early death notice (see deaths.rs): publish and apply
             // --on-parent-failure now; the exit is reported when reaped.
-            Event::Died(s) if (s as usize) < self.procs.len() => self.fail(s as usize),
+            Event::Died(s) if (s as usize) < self.procs.len() => {
+                let at = self.start.elapsed();
+                self.procs[s as usize].died_at.get_or_insert(at);
+                self.fail(s as usize)
+            }
             Event::Died(_) => {}
             #[cfg(test)]
             Event::Exited { pid, end } => self.on_exit(pid, end),
@@ -463,8 +471,8 @@ impl<'a> Supervisor<'a> {
     }
 
     fn exited(&mut self, s: usize, end: ExitKind) {
-        let at = self.start.elapsed();
         let p = &mut self.procs[s];
+        let at = p.died_at.unwrap_or_else(|| self.start.elapsed());
         if p.exited.is_some() {
             return;
         }

@@ -358,6 +358,32 @@ fn abort_after_the_exit_takes_the_exit_time() {
     assert_eq!(report.stop.as_ref().map(|s| s.at), Some(report.ranks[1].at));
 }
 
+/// A death is dated by its early notice, not by the reaping, which can
+/// come later: the summary's order is the order of the deaths.
+#[test]
+fn a_death_is_dated_by_its_early_notice() {
+    let mut f = fixture(3);
+    let report = supervise(&mut f, |tx| {
+        tx.send(Event::Died(1)).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+        tx.send(ctrl(2, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(2, ExitKind::Code(4))).unwrap();
+        tx.send(ctrl(1, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(1, ExitKind::Signal(libc::SIGKILL))).unwrap();
+        finish_cleanly(tx, 0);
+    });
+    let (one, two) = (report.ranks[1].at, report.ranks[2].at);
+    assert!(one + Duration::from_millis(100) < two, "{one:?} {two:?}");
+    let summary = report.summary().unwrap();
+    let lines: Vec<&str> = summary.lines().collect();
+    assert!(
+        lines.len() == 2
+            && lines[0].starts_with("pertinax: rank 1 ")
+            && lines[1].starts_with("pertinax: rank 2 "),
+        "{summary}"
+    );
+}
+
 #[test]
 fn slots_go_to_idle_spares_first_then_fresh_slots_in_order() {
     assert_eq!(choose_slots(3, &[2, 3], 5, 8), Ok(vec![2, 3, 5]));
