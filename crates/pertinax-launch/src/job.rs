@@ -245,7 +245,7 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
     }
     let started = spawned
         .into_iter()
-        .map(|s| launcher.attend(s))
+        .map(|s| launcher.attend(s, None))
         .collect::<Result<Vec<_>, _>>()?;
     let cfg = Config {
         ranks: n,
@@ -391,7 +391,7 @@ impl Launcher<'_> {
     /// Starts the control reader and output forwarders of a spawned
     /// process. The reader answers `Welcome` only from here on, after the
     /// process's pid was stored in its slot.
-    fn attend(&self, spawned: Spawned) -> Result<Started, LaunchError> {
+    fn attend(&self, spawned: Spawned, replaces: Option<u32>) -> Result<Started, LaunchError> {
         let Spawned {
             who,
             pid,
@@ -404,6 +404,11 @@ impl Launcher<'_> {
             .spec
             .tag_output
             .then(|| output::Tag::new(slot, self.spec.ranks));
+        // Named from the start: even what it prints before it learns its
+        // rank carries the rank.
+        if let (Some(tag), Some(rank)) = (&tag, replaces) {
+            tag.replacement(rank, slot);
+        }
         let mut outputs = 0;
         if let Some(out) = stdout {
             let (events, tag) = (self.events.clone(), tag.clone());
@@ -492,7 +497,7 @@ impl Starter for Launcher<'_> {
             args,
             cma_all: new.cma_all,
         })?;
-        self.attend(spawned)
+        self.attend(spawned, new.replaces)
     }
 }
 

@@ -59,6 +59,8 @@ pub(crate) struct NewProc<'a> {
     pub program: Option<(&'a Path, &'a str, &'a [String])>,
     /// Value of `PERTINAX_CMA_ALL`.
     pub cma_all: bool,
+    /// The rank it takes over (`replace_failed`), for its output tag.
+    pub replaces: Option<u32>,
 }
 
 /// Starts processes while the job runs (the launcher; a fake in tests).
@@ -146,8 +148,9 @@ impl Supervisor<'_> {
                     count: req.count,
                     program: program.map(|(path, name)| (path, name, &req.args[..])),
                     cma_all: self.cma_all,
+                    replaces,
                 };
-                self.start_fresh(&new, assign, Role::Spawned { parent, index }, replaces);
+                self.start_fresh(&new, assign, Role::Spawned { parent, index });
             }
             self.procs[s].children.push(slot);
         }
@@ -184,27 +187,22 @@ impl Supervisor<'_> {
 
     /// Starts the process of a fresh slot (the next one); one that cannot
     /// be started is published FAILED at once.
-    fn start_fresh(
-        &mut self,
-        new: &NewProc<'_>,
-        assign: ToRank,
-        role: Role,
-        replaces: Option<u32>,
-    ) {
+    fn start_fresh(&mut self, new: &NewProc<'_>, assign: ToRank, role: Role) {
         debug_assert_eq!(new.slot as usize, self.procs.len());
         match self.starter.start(new) {
             Ok(started) => {
                 self.by_pid.insert(started.pid, new.slot);
                 self.open_outputs += started.outputs;
                 let mut p = Proc::new(started, role);
-                p.take_over(replaces, new.slot);
+                // Its tag was named at the start.
+                p.take_over(new.replaces, new.slot);
                 p.pending.push(assign);
                 self.procs.push(p);
             }
             Err(e) => {
                 let at = self.start.elapsed();
                 let mut p = Proc::blank(0, None, role);
-                p.replaces = replaces;
+                p.replaces = new.replaces;
                 // As a shell reports a command it cannot run.
                 p.exited = Some((ExitKind::Code(127), at));
                 p.ctrl_closed = true;
