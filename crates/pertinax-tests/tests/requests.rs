@@ -78,6 +78,18 @@ fn wait_all_returns_a_failure_at_once() {
             j.elapsed
         );
     }
+    // The blocking `sendrecv` over the same pair: the send's failure
+    // returns although the receive is pending.
+    let j = run(req(4, &["waitall", "early", "small", "sendrecv"])
+        .bound(30)
+        .launcher_arg("--kill")
+        .launcher_arg("3@victim#1"));
+    expect(&j, 3);
+    assert!(
+        line(&j, 2).contains("sendrecv=PROC_FAILED size=3"),
+        "{}",
+        j.stdout
+    );
 }
 
 /// `wait_any` and a `test_any` loop over {a receive from blocked rank 1,

@@ -16,6 +16,7 @@
 //!   one completes at its post, as MPI's eager sends do, so `late small`
 //!   is not a failure case). Rank 2
 //!   then revokes, which frees ranks 0 and 1; all survivors shrink.
+//!   `waitall early small sendrecv`: the same with `Comm::sendrecv`.
 //! - `waitany wait|test`: rank 3 dies; rank 2 waits with `wait_any` (or
 //!   `test_any`) over a receive from blocked rank 1, an any-source receive
 //!   and a receive from rank 3: two failures reported one by one with
@@ -102,6 +103,20 @@ fn waitall(w: &Comm, a: &[String]) -> R {
             let data = vec![7u8; len];
             let mut got = [0u8; 8];
             let t = Instant::now();
+            if a.get(2).map(String::as_str) == Some("sendrecv") {
+                // The blocking form: it returns the send's failure without
+                // waiting for the receive.
+                let r = w.sendrecv(&data, 3, 5, &mut got, 1, 5);
+                let took = t.elapsed();
+                check!(
+                    matches!(r, Err(Error::ProcFailed { ref ranks }) if ranks == &[Rank(3)]),
+                    "sendrecv: {r:?}"
+                );
+                check!(took < Duration::from_secs(5), "sendrecv took {took:?}");
+                w.revoke().map_err(e)?;
+                let s = recover(w)?;
+                return Ok(format!("sendrecv=PROC_FAILED size={}", s.size()));
+            }
             let r = pertinax::scope(|s| {
                 let mut reqs = [
                     w.irecv(s, &mut got, 1, 5).map_err(e)?,
