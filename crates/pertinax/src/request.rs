@@ -345,13 +345,14 @@ fn take_at(
     }
 }
 
-/// Waits until one active request completes; returns its index and
-/// status. `Ok(None)` when no request is active.
+/// Waits until one active request completes (successfully or not);
+/// returns its index and status. `Ok(None)` when no request is active.
+/// When several are complete, the lowest index is taken.
 ///
 /// # Errors
-/// The first request found complete with an error, as soon as it is
-/// known, with its index ([`WaitError`]); the other requests are
-/// untouched.
+/// When the request taken failed: its error and index ([`WaitError`]),
+/// as soon as the failure is known; the failed request is inactive, the
+/// others are untouched.
 pub fn wait_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, WaitError> {
     let Some(rt) = runtime_of(reqs) else {
         return Ok(None);
