@@ -58,14 +58,14 @@ impl Guarded {
     }
 
     /// Waits for every request (started on [`Guarded::comm`]). Returns the
-    /// statuses in order, or the propagated error once all have ended (a
-    /// propagation revokes the working communicator, which ends the others
-    /// at once).
+    /// statuses in order, or the propagated error as soon as one request
+    /// fails (as [`pertinax::wait_all`]: the others are left as they are;
+    /// a propagation revokes the working communicator, which ends them).
     ///
     /// # Errors
     /// As [`Guarded::run`].
     pub fn wait_all(&mut self, reqs: &mut [Request<'_>]) -> Result<Vec<Status>, GuardError> {
-        self.run(|_| pertinax::wait_all(reqs))
+        self.run(|_| pertinax::wait_all(reqs).map_err(pertinax::Error::from))
     }
 }
 

@@ -66,6 +66,11 @@ pub enum Error {
     /// The communicator was freed.
     #[error("the communicator was freed")]
     CommFreed,
+    /// The operation was cancelled ([`crate::Request::cancel`], or its
+    /// request was dropped before it matched a message): it never touched
+    /// its buffer.
+    #[error("the operation was cancelled before it matched a message")]
+    Cancelled,
     /// The request already completed and its result was taken.
     #[error("the request is no longer active (its result was already returned)")]
     RequestInactive,

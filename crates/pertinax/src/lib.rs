@@ -60,7 +60,7 @@ pub use fault::fault_point;
 pub use ft::{Agreement, PendingAgreement};
 pub use group::{Group, GroupRelation};
 pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
-pub use request::{scope, test_any, wait_all, wait_any, Request, Scope};
+pub use request::{scope, test_any, wait_all, wait_any, Request, Scope, WaitError};
 pub use runtime::{init, Universe};
 pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};

@@ -188,7 +188,10 @@ impl Comm {
     /// same time (no deadlock when two ranks exchange).
     ///
     /// # Errors
-    /// As [`Comm::send`] and [`Comm::recv`].
+    /// As [`Comm::send`] and [`Comm::recv`], as soon as either fails (the
+    /// receive is then cancelled if it has not matched; a large send whose
+    /// receiver is alive still waits for the receiver's answer, see
+    /// [`crate::scope`]).
     #[allow(clippy::too_many_arguments)]
     pub fn sendrecv<S: Pod, R: Pod>(
         &self,
@@ -204,9 +207,10 @@ impl Comm {
         crate::request::scope(|s| {
             let r = self.irecv(s, rbuf, src, rtag)?;
             let q = self.isend(s, sbuf, dest, stag)?;
-            let st = r.wait();
-            q.wait()?;
-            st
+            // Either failure returns at once (a receive still pending is
+            // cancelled when dropped).
+            let st = crate::request::wait_all(&mut [r, q])?;
+            st.into_iter().next().ok_or(Error::RequestInactive)
         })
     }
 
@@ -259,10 +263,15 @@ impl Comm {
         }
     }
 
-    /// Starts sending `buf`; it stays borrowed until the request completes.
+    /// Starts sending `buf`; it stays borrowed until the request completes
+    /// (at once for a message up to the eager limit, whose data is copied
+    /// out; see [`Request`] for when a larger one completes).
     ///
     /// # Errors
-    /// As [`Comm::send`], for what can be checked at once.
+    /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized` at once. A
+    /// failure (`ProcFailed` for a destination known to be gone, even if
+    /// it died while this rank was busy elsewhere; `Revoked`) is the
+    /// request's result, returned by its wait.
     pub fn isend<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -287,7 +296,8 @@ impl Comm {
     }
 
     /// Starts receiving into `buf`; it stays borrowed until the request
-    /// completes.
+    /// completes, is cancelled ([`Request::cancel`]), or is dropped before
+    /// it matched a message (which cancels it).
     ///
     /// # Errors
     /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized` at once; the

@@ -2,10 +2,20 @@
 //!
 //! A non-blocking operation borrows its buffer for as long as the engine
 //! may use it. Requests therefore live in a [`scope`]: the buffers they
-//! borrow must outlive the scope, and the scope does not end until every
-//! request started in it has completed, even ones that were dropped or
-//! forgotten. This is what makes it impossible for safe code to touch or
-//! free a buffer while a request uses it.
+//! borrow must outlive the scope, and the scope does not end until the
+//! engine is done with every buffer lent in it, even for requests that
+//! were dropped or forgotten. This is what makes it impossible for safe
+//! code to touch or free a buffer while a request uses it.
+//!
+//! # Failures
+//!
+//! The failure semantics (stated on [`scope`], [`Request`], [`wait_all`],
+//! [`wait_any`], [`Request::cancel`]) follow ULFM: a request fails as soon
+//! as the failure that dooms it is known, every wait returns that failure
+//! at once and leaves the other requests pending, a revocation completes
+//! every pending request of the communicator with `Revoked`, and an
+//! unmatched receive can be cancelled (dropping its request cancels it),
+//! so a scope can always end.
 //!
 //! # Example
 //! ```
@@ -62,8 +72,71 @@ use crate::wait::Backoff;
 
 pub use pertinax_sys::lend::Scope;
 
-/// Runs `f` with a scope for non-blocking operations; returns after every
-/// request started in it has completed (also when `f` panics).
+/// Runs `f` with a scope for non-blocking operations; returns once the
+/// engine is done with every buffer lent in it (also when `f` panics).
+///
+/// # What happens to requests still pending at the end
+///
+/// Before returning, the scope drives progress until no request started
+/// in it can touch its buffer any more. A request that was waited for (or
+/// tested to completion), failed, was revoked or was cancelled holds
+/// nothing: it never delays the end. A request the closure *dropped*
+/// while still pending is let go: a receive that has not matched a
+/// message is cancelled (its buffer is left as it was), anything else
+/// completes in the background. So the end waits only for operations
+/// that are already moving data or that a peer may be reading:
+///
+/// - a receive whose message is arriving in fragments, until the last one
+///   (or the sender's failure);
+/// - a send larger than the eager limit whose receiver has the address of
+///   its buffer, until the receiver takes the message, refuses it (after
+///   a revocation, at its next call into the library), or ends;
+/// - a non-blocking collective, until it completes or fails.
+///
+/// Each of these ends when the peer calls the library, fails, or the
+/// communicator is revoked and the peer learns it; none of them waits for
+/// a message that may never be sent. A request kept alive with
+/// [`std::mem::forget`] is not dropped: it completes in the background
+/// like an undropped one, so a forgotten receive from a rank that never
+/// sends keeps the scope waiting (until a failure or a revocation ends
+/// it).
+///
+/// # Errors
+/// `scope` itself returns what `f` returns. The pattern below handles a
+/// failure: on an error from [`wait_all`] the rank revokes the
+/// communicator (so that peers blocked on it return too) and leaves the
+/// scope with `?`; the requests still pending in the array are dropped,
+/// which cancels the unmatched receive.
+///
+/// ```
+/// let u = pertinax::init()?;
+/// let world = u.world();
+/// let (me, n) = (world.rank().index(), world.size());
+/// let mine = [me as u64; 4];
+/// let mut left = [0u64; 4];
+/// let r = pertinax::scope(|s| {
+///     let mut reqs = [
+///         world.irecv(s, &mut left, (me + n - 1) % n, 1)?,
+///         world.isend(s, &mine, (me + 1) % n, 1)?,
+///     ];
+///     match pertinax::wait_all(&mut reqs) {
+///         Ok(_) => Ok(()),
+///         Err(e) => {
+///             // `e.index` failed; the others may still be pending.
+///             world.revoke()?;
+///             Err(e.error)
+///         }
+///     }
+/// });
+/// match r {
+///     Ok(()) => assert_eq!(left, [((me + n - 1) % n) as u64; 4]),
+///     // A peer failed or the communicator was revoked: recover
+///     // (agree, shrink...), then go on.
+///     Err(e) if e.is_fault() => {}
+///     Err(e) => return Err(e),
+/// }
+/// # Ok::<(), pertinax::Error>(())
+/// ```
 pub fn scope<'env, F, R>(f: F) -> R
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
@@ -78,6 +151,28 @@ where
 }
 
 /// A pending non-blocking operation.
+///
+/// A request completes once, with a [`Status`] or an [`Error`]; its
+/// result is taken by [`Request::wait`], a successful [`Request::test`],
+/// or one of [`wait_any`], [`test_any`], [`wait_all`], after which the
+/// request is inactive.
+///
+/// # Failures
+///
+/// A request fails as soon as the failure that dooms it is known here
+/// (no later than the next call into the library after the launcher
+/// announced it): `ProcFailed` when the peer it needs failed,
+/// `ProcFailedPending` for an any-source receive while a failure on the
+/// communicator is not acknowledged, `Revoked` when its communicator is
+/// revoked (by any rank: the revocation completes every pending
+/// point-to-point request and collective of the communicator at every
+/// rank that learns it). A send up to the eager limit completes when its
+/// data is copied out (at once); one posted to a destination already
+/// known to be gone completes with `ProcFailed` instead, never `Ok`. A
+/// larger send completes when the receiver has taken the data, and fails
+/// when the receiver fails or refuses it after a revocation.
+///
+/// Dropping a request that is still pending lets it go: see [`scope`].
 #[derive(Debug)]
 #[must_use = "a request does nothing unless waited for or tested"]
 pub struct Request<'s> {
@@ -102,11 +197,14 @@ impl<'s> Request<'s> {
         self.active
     }
 
-    /// Waits for completion.
+    /// Waits for completion and takes the result.
     ///
     /// # Errors
-    /// The operation's error, or `RequestInactive` if the result was
-    /// already returned by [`Request::test`] or [`wait_any`].
+    /// The operation's error as soon as it is known: `ProcFailed`,
+    /// `ProcFailedPending`, `Revoked` (see [`Request`]), `Cancelled` after
+    /// a successful [`Request::cancel`], `Truncated` or
+    /// `LengthNotMultiple` for a receive; `RequestInactive` if the result
+    /// was already taken.
     pub fn wait(mut self) -> Result<Status> {
         self.wait_mut()
     }
@@ -119,10 +217,12 @@ impl<'s> Request<'s> {
         self.rt.engine.borrow_mut().wait(self.key)
     }
 
-    /// Completes the request if it can without waiting.
+    /// Completes the request if it can without waiting: `Ok(None)` while
+    /// it is pending.
     ///
     /// # Errors
-    /// As [`Request::wait`].
+    /// As [`Request::wait`]; the error is returned (and the request
+    /// becomes inactive) on the first call after it is known.
     pub fn test(&mut self) -> Result<Option<Status>> {
         if !self.active {
             return Err(Error::RequestInactive);
@@ -137,15 +237,124 @@ impl<'s> Request<'s> {
             }
         }
     }
+
+    /// Cancels the operation if it has not started moving data; true if it
+    /// was cancelled.
+    ///
+    /// A cancelled request is complete and never touches its buffer
+    /// again: its result ([`Request::wait`], [`wait_all`]...) is
+    /// `Err(Error::Cancelled)`, and a message it would have matched stays
+    /// for a later receive. What can be cancelled:
+    ///
+    /// - a receive that has not matched a message: yes;
+    /// - a receive whose message is arriving in fragments (a large message
+    ///   matched while its sender streams it): no, the engine writes the
+    ///   buffer until the last fragment; it completes normally, or fails
+    ///   with the sender;
+    /// - a send: no (as in MPI 4, where cancelling a send is deprecated).
+    ///   A send up to the eager limit is complete already; a larger one
+    ///   has announced its buffer to the receiver, which may be reading it
+    ///   at this moment; it ends when the receiver takes it, refuses it
+    ///   after a revocation, or fails;
+    /// - a non-blocking collective: no (revoke the communicator instead);
+    /// - a complete request: no (its result is kept).
+    ///
+    /// When this returns false the request is unchanged: wait for it as
+    /// usual.
+    ///
+    /// # Errors
+    /// `RequestInactive` if the result was already taken.
+    ///
+    /// # Example
+    /// ```
+    /// let u = pertinax::init()?;
+    /// let world = u.world();
+    /// let mut got = [0u8; 4];
+    /// pertinax::scope(|s| {
+    ///     // Nobody sends with tag 9: without the cancel, the wait below
+    ///     // would never return.
+    ///     let mut r = world.irecv(s, &mut got, 0, 9)?;
+    ///     assert!(r.cancel()?);
+    ///     assert_eq!(r.wait(), Err(pertinax::Error::Cancelled));
+    ///     Ok::<(), pertinax::Error>(())
+    /// })?;
+    /// # Ok::<(), pertinax::Error>(())
+    /// ```
+    pub fn cancel(&mut self) -> Result<bool> {
+        if !self.active {
+            return Err(Error::RequestInactive);
+        }
+        self.rt.engine.borrow_mut().cancel(self.key)
+    }
 }
 
-/// Waits until one active request completes; returns its index and status.
-/// `Ok(None)` when no request is active.
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if self.active {
+            // Not while the engine is in use (never the case for a request
+            // the application holds, but a drop must not panic).
+            if let Ok(mut e) = self.rt.engine.try_borrow_mut() {
+                e.forget(self.key);
+            }
+        }
+    }
+}
+
+/// A request of a [`wait_all`], [`wait_any`] or [`test_any`] failed: which
+/// one, and its error.
+///
+/// The failed request is inactive (its result is this error); every other
+/// request of the slice is as it was: one that completed keeps its result
+/// for [`Request::wait`] or [`Request::test`], one that is pending stays
+/// pending (wait for it again, cancel it, or drop it). Converts into the
+/// request's [`Error`], so `?` works in functions returning
+/// [`crate::Result`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("request {index} failed: {error}")]
+pub struct WaitError {
+    /// Position of the failed request in the slice.
+    pub index: usize,
+    /// Its error.
+    #[source]
+    pub error: Error,
+}
+
+impl From<WaitError> for Error {
+    fn from(e: WaitError) -> Error {
+        e.error
+    }
+}
+
+/// The runtime of the first active request.
+fn runtime_of(reqs: &[Request<'_>]) -> Option<Rc<Runtime>> {
+    reqs.iter().find(|r| r.active).map(|r| r.rt.clone())
+}
+
+/// Takes the result of request `i` (complete), as the answer of a wait
+/// over the slice.
+fn take_at(
+    e: &mut crate::engine::Engine,
+    reqs: &mut [Request<'_>],
+    i: usize,
+) -> Result<Status, WaitError> {
+    let at = |error| WaitError { index: i, error };
+    reqs[i].active = false;
+    match e.take(reqs[i].key).map_err(at)? {
+        Some(r) => r.map_err(at),
+        None => Err(at(Error::RequestInactive)),
+    }
+}
+
+/// Waits until one active request completes (successfully or not);
+/// returns its index and status. `Ok(None)` when no request is active.
+/// When several are complete, the lowest index is taken.
 ///
 /// # Errors
-/// The completed operation's error.
-pub fn wait_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
-    let Some(rt) = reqs.iter().find(|r| r.active).map(|r| r.rt.clone()) else {
+/// When the request taken failed: its error and index ([`WaitError`]),
+/// as soon as the failure is known; the failed request is inactive, the
+/// others are untouched.
+pub fn wait_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, WaitError> {
+    let Some(rt) = runtime_of(reqs) else {
         return Ok(None);
     };
     let mut e = rt.engine.borrow_mut();
@@ -155,19 +364,15 @@ pub fn wait_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
         hit.is_some()
     });
     let Some(i) = hit else { return Ok(None) };
-    reqs[i].active = false;
-    match e.take(reqs[i].key)? {
-        Some(r) => r.map(|st| Some((i, st))),
-        None => Err(Error::RequestInactive),
-    }
+    take_at(&mut e, reqs, i).map(|st| Some((i, st)))
 }
 
 /// Completes one active request if any can be without waiting.
 ///
 /// # Errors
-/// The completed operation's error.
-pub fn test_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
-    let Some(rt) = reqs.iter().find(|r| r.active).map(|r| r.rt.clone()) else {
+/// As [`wait_any`].
+pub fn test_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, WaitError> {
+    let Some(rt) = runtime_of(reqs) else {
         return Ok(None);
     };
     let mut e = rt.engine.borrow_mut();
@@ -175,34 +380,66 @@ pub fn test_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
     let Some(i) = reqs.iter().position(|r| r.active && e.is_done(r.key)) else {
         return Ok(None);
     };
-    reqs[i].active = false;
-    match e.take(reqs[i].key)? {
-        Some(r) => r.map(|st| Some((i, st))),
-        None => Err(Error::RequestInactive),
-    }
+    take_at(&mut e, reqs, i).map(|st| Some((i, st)))
 }
 
-/// Waits for every active request. Returns the statuses in order, or the
-/// first error after all have completed.
+/// Waits for every active request; returns their statuses in order
+/// (inactive requests are skipped).
 ///
 /// # Errors
-/// The first failed operation's error.
-pub fn wait_all(reqs: &mut [Request<'_>]) -> Result<Vec<Status>> {
-    let mut out = Vec::with_capacity(reqs.len());
-    let mut first_err = None;
-    for r in reqs.iter_mut() {
-        if !r.active {
-            continue;
-        }
-        match r.wait_mut() {
-            Ok(st) => out.push(st),
-            Err(e) => {
-                first_err.get_or_insert(e);
+/// As soon as a request fails (its failure is known, whether or not the
+/// others are complete), that request's error with its index
+/// ([`WaitError`]), as ULFM's `MPI_Waitall` does: the failed request is
+/// inactive; the others are untouched (complete ones keep their results,
+/// pending ones stay pending and can be waited for again, cancelled, or
+/// dropped). With several failed requests, the lowest index is
+/// reported; a second `wait_all` reports the next. See [`scope`] for the
+/// pattern that revokes and leaves.
+pub fn wait_all(reqs: &mut [Request<'_>]) -> Result<Vec<Status>, WaitError> {
+    let Some(rt) = runtime_of(reqs) else {
+        return Ok(Vec::new());
+    };
+    let mut e = rt.engine.borrow_mut();
+    let mut failed = None;
+    // Requests before `from` are known complete (and successful).
+    let mut from = 0;
+    let all_done = |e: &mut crate::engine::Engine, failed: &mut Option<usize>, from: &mut usize| {
+        for (i, r) in reqs.iter().enumerate().skip(*from) {
+            if !r.active {
+                continue;
+            }
+            if !e.is_done(r.key) {
+                // Keep scanning: a later request may have failed.
+                for (j, q) in reqs.iter().enumerate().skip(i + 1) {
+                    if q.active && e.failed(q.key) {
+                        *failed = Some(j);
+                        return true;
+                    }
+                }
+                *from = i;
+                return false;
+            }
+            if e.failed(r.key) {
+                *failed = Some(i);
+                return true;
             }
         }
+        true
+    };
+    if !all_done(&mut e, &mut failed, &mut from) {
+        e.wait_until(|e| all_done(e, &mut failed, &mut from));
     }
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(out),
+    if let Some(i) = failed {
+        return Err(take_at(&mut e, reqs, i).err().unwrap_or(WaitError {
+            index: i,
+            error: Error::RequestInactive,
+        }));
     }
+    let mut out = Vec::with_capacity(reqs.len());
+    for i in 0..reqs.len() {
+        if reqs[i].active {
+            out.push(take_at(&mut e, reqs, i)?);
+        }
+    }
+    Ok(out)
 }

@@ -1431,13 +1431,21 @@ fn overlap(u: &Universe, a: &[String]) -> R {
             let done = |x: Error| format!("{ctx}: completion mode {mode}: {}", e(x));
             match mode {
                 0 => {
-                    pertinax::wait_all(&mut reqs).map_err(done)?;
+                    pertinax::wait_all(&mut reqs).map_err(|x| done(x.into()))?;
                 }
-                1 => while pertinax::wait_any(&mut reqs).map_err(done)?.is_some() {},
+                1 => {
+                    while pertinax::wait_any(&mut reqs)
+                        .map_err(|x| done(x.into()))?
+                        .is_some()
+                    {}
+                }
                 2 => {
                     let mut left = reqs.len();
                     while left > 0 {
-                        if pertinax::test_any(&mut reqs).map_err(done)?.is_some() {
+                        if pertinax::test_any(&mut reqs)
+                            .map_err(|x| done(x.into()))?
+                            .is_some()
+                        {
                             left -= 1;
                         } else {
                             std::thread::yield_now();
@@ -1598,7 +1606,9 @@ fn longrun(u: &Universe, a: &[String]) -> R {
                         c.ibcast(s, &mut b, root)?,
                         c.ibarrier(s)?,
                     ];
-                    pertinax::wait_all(&mut reqs).map(|_| ())
+                    pertinax::wait_all(&mut reqs)
+                        .map(|_| ())
+                        .map_err(Into::into)
                 })
                 .map_err(ee)?;
                 let want = (0..n).fold(0, |x, r| x ^ mix(i, r, 0));
@@ -1842,7 +1852,9 @@ fn badargs(u: &Universe, _a: &[String]) -> R {
     w.alltoallv(&z, &zc, &zc, &mut zo, &zc, &zc).map_err(e)?;
     pertinax::scope(|s| -> pertinax::Result<()> {
         let mut reqs = vec![w.ibarrier(s)?];
-        pertinax::wait_all(&mut reqs).map(|_| ())
+        pertinax::wait_all(&mut reqs)
+            .map(|_| ())
+            .map_err(Into::into)
     })
     .map_err(e)?;
     sync("zero counts")?;

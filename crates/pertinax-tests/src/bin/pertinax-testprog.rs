@@ -184,7 +184,10 @@ fn order(w: &Comm, a: &[String]) -> R {
                     .map_err(e)?;
                 let mut left = reqs.len();
                 while left > 0 {
-                    if pertinax::test_any(&mut reqs).map_err(e)?.is_some() {
+                    if pertinax::test_any(&mut reqs)
+                        .map_err(|x| e(x.into()))?
+                        .is_some()
+                    {
                         left -= 1;
                     } else {
                         recv_some(w, &mut got)?;
@@ -416,13 +419,15 @@ fn misc(w: &Comm, _a: &[String]) -> R {
             }
         }
         let mut seen = 0;
-        while let Some((_, st)) = pertinax::wait_any(&mut reqs).map_err(e)? {
+        while let Some((_, st)) = pertinax::wait_any(&mut reqs).map_err(|x| e(x.into()))? {
             check!(st.tag == Tag(5), "wait_any status");
             seen += 1;
         }
         check!(seen == n - 1, "wait_any saw {seen}");
         check!(
-            pertinax::test_any(&mut reqs).map_err(e)?.is_none(),
+            pertinax::test_any(&mut reqs)
+                .map_err(|x| e(x.into()))?
+                .is_none(),
             "test_any on spent requests"
         );
         Ok(())

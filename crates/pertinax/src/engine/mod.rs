@@ -225,7 +225,9 @@ pub(crate) struct Engine {
     entries: ft::Entries,
     /// Active collective schedules.
     colls: Vec<ReqKey>,
-    /// Receives that drop mismatched collective messages.
+    /// Requests nobody waits for, freed once complete: receives that drop
+    /// mismatched collective messages, sends a failed collective left
+    /// behind, requests their owner dropped.
     discards: Vec<ReqKey>,
     eager_limit: usize,
     frag: usize,
@@ -352,6 +354,51 @@ impl Engine {
         Ok(Some(r))
     }
 
+    /// Whether the request completed with an error (false while pending).
+    pub fn failed(&self, k: ReqKey) -> bool {
+        self.m
+            .reqs
+            .get(k.idx as usize)
+            .is_some_and(|s| s.gen == k.gen && matches!(s.st, ReqState::Done(Err(_))))
+    }
+
+    /// Cancels a receive that has not matched a message: it completes
+    /// with `Cancelled` and gives its buffer back. True if cancelled;
+    /// false if the request is complete, or cannot be cancelled (a send, a
+    /// collective, or a receive whose message is arriving in fragments:
+    /// the engine writes its buffer until the last one).
+    ///
+    /// # Errors
+    /// `RequestInactive` for a request whose result was already taken.
+    pub fn cancel(&mut self, k: ReqKey) -> Result<bool> {
+        let Some(st) = self.m.get(k) else {
+            return Err(Error::RequestInactive);
+        };
+        match st {
+            ReqState::Free => Err(Error::RequestInactive),
+            ReqState::Recv(r) if r.stream.is_none() => {
+                self.m.posted.retain(|&p| p != k);
+                self.m.complete(k, Err(Error::Cancelled));
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Lets go of a request nobody will wait for: a receive that has not
+    /// matched is cancelled; anything else completes in the background
+    /// and its slot is freed then.
+    pub fn forget(&mut self, k: ReqKey) {
+        if self.cancel(k).is_err() {
+            return;
+        }
+        if self.is_done(k) {
+            let _ = self.take(k);
+        } else {
+            self.discards.push(k);
+        }
+    }
+
     /// Whether the request is complete (or already taken).
     pub fn is_done(&self, k: ReqKey) -> bool {
         self.m
@@ -394,19 +441,29 @@ impl Engine {
         tag: i32,
         data: &[u8],
     ) -> Result<()> {
+        // A failure announced while this process was busy elsewhere fails
+        // the send now, not at some later progress round.
+        self.poll_events();
         self.check_dest(ctx, dest, dest_rank)?;
         let meta = data_meta(Kind::Eager, ctx, src, tag, data.len());
         self.outbox.send(dest, &meta, data);
-        if self.outbox.backlog_bytes > BACKLOG_CAP {
-            self.wait_until(|e| e.outbox.backlog_bytes <= BACKLOG_CAP / 2 || e.gone[dest]);
-        }
+        self.limit_backlog(dest);
         Ok(())
     }
 
-    /// Starts a send; messages up to the eager limit complete at once.
+    /// Waits while the records queued for full rings exceed the cap.
+    fn limit_backlog(&mut self, dest: usize) {
+        if self.outbox.backlog_bytes > BACKLOG_CAP {
+            self.wait_until(|e| e.outbox.backlog_bytes <= BACKLOG_CAP / 2 || e.gone[dest]);
+        }
+    }
+
+    /// Starts a send; messages up to the eager limit complete at once. A
+    /// send to a destination known to be gone (or on a revoked
+    /// communicator) gives a request already failed with that error.
     ///
     /// # Errors
-    /// `ProcFailed` if the destination is known to be gone.
+    /// None today (the `Result` leaves room for resource errors).
     pub fn isend(
         &mut self,
         dest: usize,
@@ -421,13 +478,26 @@ impl Engine {
             tag: Tag(tag),
             len: buf.len(),
         };
+        // Before anything else (and outside any borrow of a schedule's
+        // buffer: applying a failure may deliver records into one).
+        self.poll_events();
         if buf.len() <= self.eager_limit {
-            let r = buf
-                .with(|b| self.send_eager(dest, dest_rank, ctx, src, tag, b))
-                .map(|_| status);
+            // The data is copied out now: the request is complete, with
+            // the error of a destination known to be gone (or revoked).
+            let r = self.check_dest(ctx, dest, dest_rank).map(|()| {
+                let meta = data_meta(Kind::Eager, ctx, src, tag, buf.len());
+                buf.with(|b| self.outbox.send(dest, &meta, b));
+                status
+            });
+            if r.is_ok() {
+                self.limit_backlog(dest);
+            }
             return Ok(self.m.alloc(ReqState::Done(r)));
         }
-        self.check_dest(ctx, dest, dest_rank)?;
+        if let Err(e) = self.check_dest(ctx, dest, dest_rank) {
+            // Never announced: the buffer is given back at once.
+            return Ok(self.m.alloc(ReqState::Done(Err(e))));
+        }
         let meta = data_meta(Kind::Rts, ctx, src, tag, buf.len());
         let addr = buf.addr();
         let key = self.m.alloc(ReqState::Send(SendReq {
@@ -450,6 +520,9 @@ impl Engine {
 
     /// Posts a receive into a lent buffer of `elem`-byte elements.
     pub fn irecv(&mut self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
+        // A failure announced while this process was busy dooms the
+        // receive at once (below) rather than at the next progress round.
+        self.poll_events();
         let key = self.m.alloc(ReqState::Recv(RecvReq {
             spec,
             peers,
@@ -518,22 +591,35 @@ impl Engine {
             self.m.nacked = false;
             self.fail_doomed();
         }
-        if self.detect {
-            let epoch = self.seg.header().event_epoch.load(Ordering::Acquire);
-            if epoch != self.epoch_seen {
-                self.epoch_seen = epoch;
-                self.refresh_failures();
-                moved = true;
-            }
-            let news = self.seg.proc_block(self.me).news.load(Ordering::Acquire);
-            if news != self.news_seen {
-                self.news_seen = news;
-                self.on_news();
-                moved = true;
-            }
-        }
+        moved |= self.poll_events();
         if !self.colls.is_empty() || !self.discards.is_empty() {
             moved |= self.advance_colls();
+        }
+        moved
+    }
+
+    /// Reads the failure epoch and this process's revocation news, and
+    /// applies what changed (failing the requests that can no longer
+    /// complete); true if anything changed. Two loads when nothing did:
+    /// cheap enough to run whenever an operation is posted, so that a post
+    /// sees a failure the launcher announced while this process was busy
+    /// elsewhere.
+    fn poll_events(&mut self) -> bool {
+        if !self.detect {
+            return false;
+        }
+        let mut moved = false;
+        let epoch = self.seg.header().event_epoch.load(Ordering::Acquire);
+        if epoch != self.epoch_seen {
+            self.epoch_seen = epoch;
+            self.refresh_failures();
+            moved = true;
+        }
+        let news = self.seg.proc_block(self.me).news.load(Ordering::Acquire);
+        if news != self.news_seen {
+            self.news_seen = news;
+            self.on_news();
+            moved = true;
         }
         moved
     }

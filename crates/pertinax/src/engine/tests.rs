@@ -397,3 +397,58 @@ fn a_revocation_reaches_a_process_that_has_not_started_yet() {
     es[2].register(0, ENTRY_WORLD, m);
     assert!(es[2].is_revoked(0));
 }
+
+#[test]
+fn cancel_takes_only_unmatched_receives() {
+    let (mut a, mut b) = pair(4096, false);
+    let data: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+    let mut first = [9u8; 4];
+    let mut big = vec![0u8; 3000];
+    lend::scope(
+        |s| {
+            // Unmatched: cancelled, the buffer untouched, the message that
+            // arrives later stays for the next receive.
+            let k = b.irecv(
+                spec(Some(0), Some(1)),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut first)),
+                1,
+            );
+            assert_eq!(b.cancel(k), Ok(true));
+            assert_eq!(b.take(k).unwrap(), Some(Err(Error::Cancelled)));
+            assert_eq!(b.cancel(k), Err(Error::RequestInactive));
+            // Streaming (no single copy): matched, fragments pending; not
+            // cancelled, and it completes with every byte.
+            let q = a
+                .isend(1, 1, 0, 0, 1, SendBuf::Lent(s.lend(&data)))
+                .unwrap();
+            let k = b.irecv(
+                spec(Some(0), Some(1)),
+                peers(),
+                RecvBuf::Lent(s.lend_mut(&mut big)),
+                1,
+            );
+            for _ in 0..1000 {
+                b.progress();
+                if matches!(b.m.get(k), Some(ReqState::Recv(r)) if r.stream.is_some()) {
+                    break;
+                }
+            }
+            assert!(matches!(b.m.get(k), Some(ReqState::Recv(r)) if r.stream.is_some()));
+            assert_eq!(b.cancel(k), Ok(false));
+            // A send is never cancelled.
+            assert_eq!(a.cancel(q), Ok(false));
+            finish(&mut a, &mut b, k).unwrap();
+            for _ in 0..100_000 {
+                a.progress();
+                if a.is_done(q) {
+                    break;
+                }
+            }
+            assert!(a.take(q).unwrap().unwrap().is_ok());
+        },
+        || {},
+    );
+    assert_eq!(first, [9; 4]);
+    assert_eq!(big, data);
+}
