@@ -55,7 +55,7 @@ mod types;
 mod wait;
 
 pub use comm::Comm;
-pub use error::{Error, Result};
+pub use error::{Error, RecoveryCall, Result};
 pub use fault::fault_point;
 pub use ft::{Agreement, PendingAgreement};
 pub use group::{Group, GroupRelation};
