@@ -276,6 +276,84 @@ fn s9_replace_with_spares_and_spawned_processes() {
     expect(&j, 0, 4);
 }
 
+/// Mismatched recovery calls (issue 15, item 8): after a death, rank 0
+/// calls `agree_detailed` (then, in a second job, `shrink`) where the
+/// others call `replace_failed`. Every survivor gets `RecoveryMismatch`
+/// naming both calls, no process is started, and the next agreement works.
+#[test]
+fn mismatched_recovery_calls_fail_at_every_member() {
+    for (n, other) in [(4, "agree"), (5, "shrink")] {
+        let j = run(ft(n, &["mismatch", other])
+            .launcher_arg("--spares")
+            .launcher_arg("1"));
+        expect(&j, 137, n - 1);
+        let lines = oks(&j);
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.contains("mismatch-detected: recovery calls do not match")),
+            "{}",
+            j.stdout
+        );
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.contains(&format!(
+                    "this rank called {other} while rank 1 called replace_failed"
+                )))
+                .count(),
+            1,
+            "{}",
+            j.stdout
+        );
+        // The spare was never used: nothing was started for the hole.
+        assert!(!j.stderr.contains("(replacement"), "{}", j.stderr);
+    }
+}
+
+/// A rank that finalizes early (issue 15, item 9) is not failed: it is in
+/// `Agreement::finalized`, not in `failed` nor `get_failed`; it is not
+/// replaced and `shrink` leaves it out. With a rank also killed, only the
+/// killed rank is replaced, and its replacement learns that.
+#[test]
+fn a_finalized_rank_is_not_failed_nor_replaced() {
+    let j = run(ft(4, &["finalized"]));
+    expect(&j, 0, 4);
+    assert_eq!(
+        oks(&j)
+            .iter()
+            .filter(|l| l.contains("finalized=[Rank(3)] failed=[] replaced=[]"))
+            .count(),
+        3,
+        "{}",
+        j.stdout
+    );
+    for spares in ["0", "1"] {
+        let j = run(ft(4, &["finalized", "kill"])
+            .launcher_arg("--spares")
+            .launcher_arg(spares));
+        // The job's code is the killed rank's (the program kills itself).
+        expect(&j, 137, 4);
+        let lines = oks(&j);
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.contains("failed=[Rank(1)] replaced=[Rank(1)]"))
+                .count(),
+            2,
+            "{}",
+            j.stdout
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("replacement finalized=[Rank(3)]")),
+            "{}",
+            j.stdout
+        );
+    }
+}
+
 /// Scenario 10: Agreement with the rank that other implementations use as the
 /// coordinator (rank 0) killed in the middle, and with several ranks
 /// killed during it at different moments: every survivor decides the same.
