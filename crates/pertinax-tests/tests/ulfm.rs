@@ -398,6 +398,14 @@ fn s10_agreement_with_deaths_inside() {
     }
 }
 
+/// A count from the environment variable `var`, or `default`.
+fn env_count(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The randomized campaign: seeded random kills (any rank but 0, at any
 /// fault point) in a program mixing point-to-point, collectives and
 /// recovery. Zero hangs, zero wrong results, all survivors agree on who
@@ -406,37 +414,62 @@ fn s10_agreement_with_deaths_inside() {
 /// the first run's number (runs differ in size, seed and strategy).
 #[test]
 fn randomized_campaign() {
-    let runs: u64 = std::env::var("PERTINAX_CAMPAIGN_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    let first: u64 = std::env::var("PERTINAX_CAMPAIGN_FIRST")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let runs = env_count("PERTINAX_CAMPAIGN_RUNS", 200);
+    let first = env_count("PERTINAX_CAMPAIGN_FIRST", 0);
     for i in first..first + runs {
         let n = 3 + (i % 8) as usize;
-        let seed = (1000 + i).to_string();
-        let count = (1 + i % 3).min(n as u64 - 1).to_string();
+        let count = (1 + i % 3).min(n as u64 - 1);
         // Every third run recovers by replacing (with spares in half of
         // those runs, with spawned processes in the others).
         let replace = i % 3 == 2;
-        let mut spec = ft(
-            n,
-            &["campaign", "30", if replace { "replace" } else { "shrink" }],
-        )
-        .bound(60)
-        .launcher_arg("--fault-seed")
-        .launcher_arg(&seed)
-        .launcher_arg("--fault-count")
-        .launcher_arg(&count)
-        .launcher_arg("--fault-max-hit")
-        .launcher_arg("150");
-        if replace && i % 2 == 0 {
-            spec = spec.launcher_arg("--spares").launcher_arg("2");
-        }
-        let j = run(spec);
-        let ctx = format!("run {i} (n={n} seed={seed} count={count} replace={replace})");
+        let spares = (replace && i % 2 == 0).then_some(2);
+        campaign_job(i, n, count, replace, spares);
+    }
+}
+
+/// The randomized campaign of non-shrinking recovery: every run replaces
+/// (`replace_failed_with`, the survivors handing the step to restart from
+/// to the replacements, which check it against rank 0's), with two or
+/// three victims per run, spares (none, one, or three: replacements by
+/// new processes, by spares then new processes, or by spares only).
+/// `PERTINAX_REPLACE_RUNS` sets the number of runs (40 by default; 1,000
+/// for the full campaign) and `PERTINAX_REPLACE_FIRST` the first run's
+/// number.
+#[test]
+fn randomized_replace_campaign() {
+    let runs = env_count("PERTINAX_REPLACE_RUNS", 40);
+    let first = env_count("PERTINAX_REPLACE_FIRST", 0);
+    for i in first..first + runs {
+        let n = 4 + (i % 6) as usize;
+        let count = 2 + i % 2;
+        let spares = [None, Some(1), Some(3)][(i % 3) as usize];
+        campaign_job(50_000 + i, n, count, true, spares);
+    }
+}
+
+/// One job of a randomized campaign, checked.
+fn campaign_job(i: u64, n: usize, count: u64, replace: bool, spares: Option<usize>) {
+    let seed = (1000 + i).to_string();
+    let count = count.min(n as u64 - 1).to_string();
+    let mut spec = ft(
+        n,
+        &["campaign", "30", if replace { "replace" } else { "shrink" }],
+    )
+    .bound(60)
+    .launcher_arg("--fault-seed")
+    .launcher_arg(&seed)
+    .launcher_arg("--fault-count")
+    .launcher_arg(&count)
+    .launcher_arg("--fault-max-hit")
+    .launcher_arg("150");
+    let k = spares.map(|k| k.to_string());
+    if let Some(k) = &k {
+        spec = spec.launcher_arg("--spares").launcher_arg(k);
+    }
+    let j = run(spec);
+    let ctx =
+        format!("run {i} (n={n} seed={seed} count={count} replace={replace} spares={spares:?})");
+    {
         assert_eq!(
             j.code,
             Some(0),

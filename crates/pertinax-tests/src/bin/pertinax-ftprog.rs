@@ -614,8 +614,28 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
     let mut s = 0u64;
     let mut recoveries = 0;
     let mut replaced: Vec<usize> = Vec::new();
-    // A replacement does not know the step: rank 0 (never killed) tells.
+    // A replacement learns the step from the survivors' values (they pass
+    // it to `replace_failed_with`); rank 0 (never killed) also broadcasts
+    // it after every replacement, and everyone checks the two agree.
     let mut sync = !original;
+    let mut told: Option<u64> = None;
+    if let pertinax::Role::Replacement {
+        rank,
+        replaced: with,
+        values,
+        ..
+    } = u.role()
+    {
+        if !with.contains(&rank) {
+            return Err(format!("replacement of {rank} told replaced={with:?}"));
+        }
+        let v: Vec<u64> = values.iter().flatten().copied().collect();
+        if v.is_empty() || v.windows(2).any(|p| p[0] != p[1]) {
+            return Err(format!("replacement told values {values:?}"));
+        }
+        s = v[0];
+        told = Some(s);
+    }
     // Step `steps` is the way out: only the synchronization.
     while s <= steps {
         pertinax::fault_point("step");
@@ -625,7 +645,13 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
             if sync {
                 let mut b = [s];
                 c.bcast(&mut b, 0)?;
-                s = b[0];
+                if b[0] != s {
+                    return Err(Error::InvalidArgument(format!(
+                        "rank 0 is at step {} but the replacement was told {s}",
+                        b[0]
+                    )));
+                }
+                told = None;
             }
             if s == steps {
                 return c.barrier();
@@ -681,7 +707,12 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
             s += 1;
             sync = false;
         } else if replace_mode {
-            let r = c.replace_failed().map_err(e)?;
+            let r = c.replace_failed_with(s).map_err(e)?;
+            // Every contributor passed the same step (they agreed on every
+            // step so far).
+            if r.values.iter().flatten().any(|&v| v != s) {
+                return Err(format!("step {s}: values {:?}", r.values));
+            }
             replaced.extend(r.replaced.iter().map(|x| x.index()));
             c = r.comm;
             sync = true;
@@ -692,6 +723,9 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
         }
     }
     if !original {
+        if let Some(t) = told {
+            return Err(format!("told step {t} but never checked"));
+        }
         return Ok(format!("replacement rank={}", c.rank()));
     }
     let mut dead: Vec<usize> = if replace_mode {
