@@ -2,47 +2,20 @@
 //! Open MPI 5 implements it: [`Comm::revoke`], [`Comm::shrink`],
 //! [`Comm::agree`], [`Comm::get_failed`], [`Comm::ack_failed`].
 //!
-//! # Failure model
+//! The failure model, the error semantics, which outcomes are uniform,
+//! the agreement's guarantees and the library's fault points are
+//! documented for users in the crate documentation (`lib.rs`, "Failure
+//! model"); this module implements them.
 //!
-//! Processes fail by stopping (crash, kill, panic, or a heartbeat timeout,
-//! after which the launcher kills the process so the model stays
-//! fail-stop). The launcher sees every death (it is every process's parent)
-//! and publishes it in the shared segment before it wakes everyone: the
-//! failure detector is *perfect* (it never suspects a live process) and
-//! fast (a survivor blocked in any call learns of the death within
-//! microseconds).
+//! # Agreement records
 //!
-//! # Error semantics
-//!
-//! - An operation that needs a failed peer returns [`Error::ProcFailed`]:
-//!   a send to it, a receive from it, and *every collective on a
-//!   communicator with a failed member*, at every survivor, even those
-//!   that do not exchange data with the dead rank (so no survivor can wait
-//!   for a live rank that gave up). A collective that completed at a rank
-//!   before that rank learned of the failure returns success there: the
-//!   broadcast notification problem, see the crate's ARCHITECTURE.md.
-//! - An any-source receive returns [`Error::ProcFailedPending`] while the
-//!   communicator has failed members whose failure this process has not
-//!   acknowledged with [`Comm::ack_failed`]; it works again afterwards.
-//! - After [`Comm::revoke`] by any member, every pending and later
-//!   point-to-point and collective operation on the communicator returns
-//!   [`Error::Revoked`] at every member; [`Comm::agree`], [`Comm::shrink`],
-//!   [`Comm::get_failed`] and [`Comm::ack_failed`] still work.
-//!
-//! # Agreement
-//!
-//! [`Comm::agree`] and [`Comm::shrink`] run one uniform agreement through
-//! the shared segment, without a coordinator. Each member writes its
-//! contribution into its own record (stamped with the communicator and the
-//! agreement's sequence number) and wakes the others; then it waits until
-//! every member has either contributed or *ended* (the launcher marked it
-//! failed or finalized). A process that has ended writes nothing more, and
-//! the segment outlives it, so from then on every member sees the same
-//! records: the decision, a function of those records (the AND of the
-//! contributed flags; the set of members that did not contribute; for
-//! shrink, the largest proposed context id and the contributors'
-//! entries), is the same at every member that decides, whoever dies
-//! during the agreement. See ARCHITECTURE.md for the proof sketch.
+//! Each member writes its contribution into its own record of the
+//! communicator's entry in the shared segment, stamped with the context
+//! id, the agreement's sequence number (24 bits, alternating parity
+//! between the two records of an entry) and the kind of recovery call
+//! ([`RecoveryCall`], 8 bits). A record of the same instance with another
+//! kind is still final: [`check_calls`] turns it into `RecoveryMismatch`
+//! at every member that decides, since all read the same records.
 //!
 //! # Non-blocking agreement
 //!
@@ -54,11 +27,9 @@
 //!
 //! # Fault points
 //!
-//! The library marks its own [`crate::fault_point`]s so that tests can kill
-//! a process at the worst moments: `ft.agree.enter` (before contributing to
-//! an agreement, shrink, spawn or replacement), `ft.agree.contributed`
-//! (right after), and `ft.revoke.partial` (in a revocation, after half of
-//! the members were marked).
+//! `ft.agree.enter` (before contributing), `ft.agree.contributed` (right
+//! after), and `ft.revoke.partial` (in a revocation, after half of the
+//! members were marked); see the crate documentation for the full list.
 
 use std::rc::Rc;
 
@@ -90,7 +61,9 @@ impl Comm {
     /// Revokes the communicator at every member: their pending and later
     /// operations on it, other than the recovery calls, return
     /// [`Error::Revoked`]. Returns once the revocation is visible to every
-    /// member (it survives the death of the revoker right after).
+    /// member (it survives the death of the revoker right after; the
+    /// library's fault point `ft.revoke.partial` kills a revoker halfway
+    /// in tests).
     ///
     /// # Errors
     /// `CommFreed`, `Finalized`.
@@ -119,7 +92,9 @@ impl Comm {
 
     /// The group of this communicator's processes known here to have
     /// failed, in the order this process learned of them (like
-    /// `MPIX_Comm_get_failed`). Local.
+    /// `MPIX_Comm_get_failed`). Local: another member may know more or
+    /// fewer failures at the same moment (agree for one view). Members that
+    /// finalized are not failed and are not listed.
     ///
     /// # Errors
     /// `CommFreed`, `Finalized`.
@@ -161,13 +136,17 @@ impl Comm {
     /// Fault-tolerant uniform agreement: returns the bitwise AND of the
     /// `flags` of every member that contributed, the same at every member
     /// that returns, even when members (any of them) die while it runs.
-    /// Works on a revoked communicator.
+    /// Works on a revoked communicator. Members that finalized are not
+    /// waited for and are not failures.
     ///
     /// # Errors
     /// `ProcFailed` naming the members that failed without contributing
     /// and whose failure this process has not acknowledged (use
-    /// [`Comm::agree_detailed`] to get the agreed flags in that case too);
-    /// `CommFreed`, `Finalized`.
+    /// [`Comm::agree_detailed`] to get the agreed flags in that case too;
+    /// the failed set is uniform, the acknowledgements are local);
+    /// `RecoveryMismatch` at every member if a member made another
+    /// recovery call in this one's place; `InvalidArgument` while an
+    /// [`Comm::iagree`] is pending; `CommFreed`, `Finalized`.
     pub fn agree(&self, flags: u32) -> Result<u32> {
         let a = self.agree_detailed(flags)?;
         if a.unacked.is_empty() {
@@ -177,10 +156,14 @@ impl Comm {
         }
     }
 
-    /// [`Comm::agree`], returning the whole outcome whatever the failures.
+    /// [`Comm::agree`], returning the whole outcome whatever the failures:
+    /// the same at every member that returns, but for
+    /// [`Agreement::unacked`].
     ///
     /// # Errors
-    /// `CommFreed`, `Finalized`.
+    /// `RecoveryMismatch` at every member if a member made another recovery
+    /// call in this one's place; `InvalidArgument` while an
+    /// [`Comm::iagree`] is pending; `CommFreed`, `Finalized`.
     pub fn agree_detailed(&self, flags: u32) -> Result<Agreement> {
         self.live_ft()?;
         let got = self.agreement(RecoveryCall::Agree, [flags, 0, 0, 0])?;
@@ -191,10 +174,13 @@ impl Comm {
     /// order, the same at every survivor (like `MPIX_Comm_shrink`). Works on
     /// a revoked communicator and tolerates failures while it runs (a
     /// member that dies during the call may still be in the result; later
-    /// operations then report it).
+    /// operations then report it). Members that finalized are left out
+    /// too (they take part in nothing any more).
     ///
     /// # Errors
-    /// `InvalidArgument` on an intercommunicator or when this process holds
+    /// `RecoveryMismatch` at every member if a member made another recovery
+    /// call in this one's place; `InvalidArgument` on an intercommunicator,
+    /// while an [`Comm::iagree`] is pending, or when this process holds
     /// too many communicators; `CommFreed`, `Finalized`.
     pub fn shrink(&self) -> Result<Comm> {
         self.shrink_gather(0).map(|(c, _)| c)
@@ -449,7 +435,9 @@ impl PendingAgreement {
     /// blocks other agreements on the communicator).
     ///
     /// # Errors
-    /// `RequestInactive` if the outcome was already returned.
+    /// `RecoveryMismatch` (at every member) if a member made another
+    /// recovery call in this one's place; `RequestInactive` if the
+    /// outcome was already returned.
     pub fn test(&mut self) -> Result<Option<Agreement>> {
         let Some(inst) = self.inst.as_mut() else {
             return Err(Error::RequestInactive);
@@ -472,7 +460,7 @@ impl PendingAgreement {
     /// Waits for the outcome.
     ///
     /// # Errors
-    /// `RequestInactive` if the outcome was already returned.
+    /// As [`PendingAgreement::test`].
     pub fn wait(mut self) -> Result<Agreement> {
         let Some(mut inst) = self.inst.take() else {
             return Err(Error::RequestInactive);

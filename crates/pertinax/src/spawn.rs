@@ -1,7 +1,10 @@
 //! Dynamic processes: [`Comm::spawn`] (an intercommunicator to new
 //! processes), [`Comm::merge`], and the non-shrinking recovery
-//! [`Comm::replace_failed`], which puts spares or new processes in the
-//! places of the dead.
+//! [`Comm::replace_failed`] / [`Comm::replace_failed_with`], which puts
+//! spares or new processes in the places of the dead and hands them the
+//! survivors' values and the list of replaced ranks (through the
+//! assignment, see below). The user-facing failure model is in the crate
+//! documentation.
 //!
 //! # How new processes are asked for
 //!
@@ -15,6 +18,10 @@
 //! named there, or the requester died before asking and nothing was
 //! started (the next member then asks, for one more hole). No new process
 //! is ever started that the survivors do not know about.
+//!
+//! The request's payload (an [`Assignment`]) is built from the agreement's
+//! records alone, so whichever survivor asks, the replacements receive the
+//! same restored communicator, holes and gathered values.
 
 use std::rc::Rc;
 
@@ -184,8 +191,11 @@ impl Comm {
     ///
     /// # Errors
     /// `ProcFailed` if a member (or the root) failed before the processes
-    /// could be started; `SpawnFailed` when the launcher has no room or
-    /// cannot run the program; `InvalidArgument`, `InvalidRank`.
+    /// could be started (the same at every member); `SpawnFailed` when the
+    /// launcher has no room or cannot run the program; `RecoveryMismatch`
+    /// at every member if a member made another recovery call in this
+    /// one's place; `InvalidArgument` (also when a member finalized),
+    /// `InvalidRank`, `Revoked`.
     pub fn spawn(&self, program: &str, args: &[&str], count: usize, root: Rank) -> Result<Comm> {
         self.coll_live()?;
         let root = self.check_rank(root)? as usize;
@@ -252,8 +262,11 @@ impl Comm {
     /// spawn (the one holding the lower process slot) comes first.
     ///
     /// # Errors
-    /// `InvalidArgument` on an intracommunicator; `ProcFailed` if a member
-    /// failed; `Revoked`, `CommFreed`, `Finalized`.
+    /// `InvalidArgument` on an intracommunicator or when a member
+    /// finalized; `ProcFailed` if a member failed (the same at every
+    /// member); `RecoveryMismatch` at every member if a member made
+    /// another recovery call in this one's place; `Revoked`, `CommFreed`,
+    /// `Finalized`.
     pub fn merge(&self, high: bool) -> Result<Comm> {
         self.live()?;
         let Some(remote) = self.inner.remote.clone() else {
