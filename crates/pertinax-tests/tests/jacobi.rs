@@ -140,3 +140,57 @@ fn deaths_inside_the_recovery() {
         2,
     );
 }
+
+/// A sweep of two-death plans: the first victim dies in an iteration, the
+/// second (never its buddy or the rank it backs up, which the buddy scheme
+/// cannot survive together) at one of the program's points or inside the
+/// library's agreement, so that it often dies inside the first recovery;
+/// spares none, one or two. Every job must give the reference result.
+/// `PERTINAX_JACOBI_RUNS` sets the number of jobs (12 by default).
+#[test]
+fn two_death_sweep() {
+    let runs: u64 = std::env::var("PERTINAX_JACOBI_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    let want_sum = reference();
+    let points = [
+        "iter",
+        "ckpt",
+        "restore",
+        "ft.agree.enter",
+        "ft.agree.contributed",
+    ];
+    let t = std::time::Instant::now();
+    for i in 0..runs {
+        let v1 = (i % N as u64) as usize;
+        let v2 = (v1 + 2 + (i / N as u64 % 2) as usize) % N;
+        let h1 = 5 + (i * 37) % 100;
+        let point = points[(i / 2 % points.len() as u64) as usize];
+        // The 12th agreement is the last one: die before it.
+        let h2 = match point {
+            "iter" => 1 + (i * 53) % 110,
+            "restore" => 1,
+            _ => 1 + (i * 7) % 10,
+        };
+        let kills = [format!("{v1}@iter#{h1}"), format!("{v2}@{point}#{h2}")];
+        let kills: Vec<&str> = kills.iter().map(String::as_str).collect();
+        let spares = (i % 3) as usize;
+        let what = format!("job {i}: kills {kills:?} spares {spares}");
+        let j = jacobi(&kills, spares);
+        let (sum, replaced) = checked(&j, 2, &what);
+        assert_eq!(sum, want_sum, "{what}: another result\n{}", j.stdout);
+        let mut want = [v1, v2];
+        want.sort_unstable();
+        let want = format!("{want:?}");
+        assert!(
+            !replaced.is_empty() && replaced.iter().all(|r| *r == want),
+            "{what}: survivors list {replaced:?}, want {want}\n{}",
+            j.stdout
+        );
+    }
+    eprintln!(
+        "two_death_sweep: {runs} jobs, 0 hangs, 0 wrong answers, {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+}
