@@ -276,6 +276,84 @@ fn s9_replace_with_spares_and_spawned_processes() {
     expect(&j, 0, 4);
 }
 
+/// Mismatched recovery calls (issue 15, item 8): after a death, rank 0
+/// calls `agree_detailed` (then, in a second job, `shrink`) where the
+/// others call `replace_failed`. Every survivor gets `RecoveryMismatch`
+/// naming both calls, no process is started, and the next agreement works.
+#[test]
+fn mismatched_recovery_calls_fail_at_every_member() {
+    for (n, other) in [(4, "agree"), (5, "shrink")] {
+        let j = run(ft(n, &["mismatch", other])
+            .launcher_arg("--spares")
+            .launcher_arg("1"));
+        expect(&j, 137, n - 1);
+        let lines = oks(&j);
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.contains("mismatch-detected: recovery calls do not match")),
+            "{}",
+            j.stdout
+        );
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.contains(&format!(
+                    "this rank called {other} while rank 1 called replace_failed"
+                )))
+                .count(),
+            1,
+            "{}",
+            j.stdout
+        );
+        // The spare was never used: nothing was started for the hole.
+        assert!(!j.stderr.contains("(replacement"), "{}", j.stderr);
+    }
+}
+
+/// A rank that finalizes early (issue 15, item 9) is not failed: it is in
+/// `Agreement::finalized`, not in `failed` nor `get_failed`; it is not
+/// replaced and `shrink` leaves it out. With a rank also killed, only the
+/// killed rank is replaced, and its replacement learns that.
+#[test]
+fn a_finalized_rank_is_not_failed_nor_replaced() {
+    let j = run(ft(4, &["finalized"]));
+    expect(&j, 0, 4);
+    assert_eq!(
+        oks(&j)
+            .iter()
+            .filter(|l| l.contains("finalized=[Rank(3)] failed=[] replaced=[]"))
+            .count(),
+        3,
+        "{}",
+        j.stdout
+    );
+    for spares in ["0", "1"] {
+        let j = run(ft(4, &["finalized", "kill"])
+            .launcher_arg("--spares")
+            .launcher_arg(spares));
+        // The job's code is the killed rank's (the program kills itself).
+        expect(&j, 137, 4);
+        let lines = oks(&j);
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.contains("failed=[Rank(1)] replaced=[Rank(1)]"))
+                .count(),
+            2,
+            "{}",
+            j.stdout
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("replacement finalized=[Rank(3)]")),
+            "{}",
+            j.stdout
+        );
+    }
+}
+
 /// Scenario 10: Agreement with the rank that other implementations use as the
 /// coordinator (rank 0) killed in the middle, and with several ranks
 /// killed during it at different moments: every survivor decides the same.
@@ -320,6 +398,14 @@ fn s10_agreement_with_deaths_inside() {
     }
 }
 
+/// A count from the environment variable `var`, or `default`.
+fn env_count(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The randomized campaign: seeded random kills (any rank but 0, at any
 /// fault point) in a program mixing point-to-point, collectives and
 /// recovery. Zero hangs, zero wrong results, all survivors agree on who
@@ -328,37 +414,81 @@ fn s10_agreement_with_deaths_inside() {
 /// the first run's number (runs differ in size, seed and strategy).
 #[test]
 fn randomized_campaign() {
-    let runs: u64 = std::env::var("PERTINAX_CAMPAIGN_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    let first: u64 = std::env::var("PERTINAX_CAMPAIGN_FIRST")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let runs = env_count("PERTINAX_CAMPAIGN_RUNS", 200);
+    let first = env_count("PERTINAX_CAMPAIGN_FIRST", 0);
+    let t = std::time::Instant::now();
+    let mut deaths = 0;
     for i in first..first + runs {
         let n = 3 + (i % 8) as usize;
-        let seed = (1000 + i).to_string();
-        let count = (1 + i % 3).min(n as u64 - 1).to_string();
+        let count = (1 + i % 3).min(n as u64 - 1);
         // Every third run recovers by replacing (with spares in half of
         // those runs, with spawned processes in the others).
         let replace = i % 3 == 2;
-        let mut spec = ft(
-            n,
-            &["campaign", "30", if replace { "replace" } else { "shrink" }],
-        )
-        .bound(60)
-        .launcher_arg("--fault-seed")
-        .launcher_arg(&seed)
-        .launcher_arg("--fault-count")
-        .launcher_arg(&count)
-        .launcher_arg("--fault-max-hit")
-        .launcher_arg("150");
-        if replace && i % 2 == 0 {
-            spec = spec.launcher_arg("--spares").launcher_arg("2");
-        }
-        let j = run(spec);
-        let ctx = format!("run {i} (n={n} seed={seed} count={count} replace={replace})");
+        let spares = (replace && i % 2 == 0).then_some(2);
+        deaths += campaign_job(i, n, count, replace, spares).len();
+    }
+    // Any hang (the bound) or wrong answer failed the test above.
+    eprintln!(
+        "randomized_campaign: {runs} runs from {first}: 0 hangs, 0 wrong answers, {deaths} \
+         deaths the survivors agreed on, {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+}
+
+/// The randomized campaign of non-shrinking recovery: every run replaces
+/// (`replace_failed_with`, the survivors handing the step to restart from
+/// to the replacements, which check it against rank 0's), with two or
+/// three victims per run, spares (none, one, or three: replacements by
+/// new processes, by spares then new processes, or by spares only).
+/// `PERTINAX_REPLACE_RUNS` sets the number of runs (40 by default; 1,000
+/// for the full campaign) and `PERTINAX_REPLACE_FIRST` the first run's
+/// number.
+#[test]
+fn randomized_replace_campaign() {
+    let runs = env_count("PERTINAX_REPLACE_RUNS", 40);
+    let first = env_count("PERTINAX_REPLACE_FIRST", 0);
+    let t = std::time::Instant::now();
+    let (mut replaced, mut two) = (0, 0);
+    for i in first..first + runs {
+        let n = 4 + (i % 6) as usize;
+        let count = 2 + i % 2;
+        let spares = [None, Some(1), Some(3)][(i % 3) as usize];
+        let r = campaign_job(50_000 + i, n, count, true, spares).len();
+        replaced += r;
+        two += usize::from(r >= 2);
+    }
+    // Any hang (the bound) or wrong answer failed the test above.
+    eprintln!(
+        "randomized_replace_campaign: {runs} runs from {first}: 0 hangs, 0 wrong answers, \
+         {replaced} ranks replaced, {two} runs with two or more replaced, {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+}
+
+/// One job of a randomized campaign, checked; returns the ranks the
+/// survivors agree died (were replaced).
+fn campaign_job(i: u64, n: usize, count: u64, replace: bool, spares: Option<usize>) -> Vec<usize> {
+    let seed = (1000 + i).to_string();
+    let count = count.min(n as u64 - 1).to_string();
+    let mut spec = ft(
+        n,
+        &["campaign", "30", if replace { "replace" } else { "shrink" }],
+    )
+    .bound(60)
+    .launcher_arg("--fault-seed")
+    .launcher_arg(&seed)
+    .launcher_arg("--fault-count")
+    .launcher_arg(&count)
+    .launcher_arg("--fault-max-hit")
+    .launcher_arg("150");
+    let k = spares.map(|k| k.to_string());
+    if let Some(k) = &k {
+        spec = spec.launcher_arg("--spares").launcher_arg(k);
+    }
+    let j = run(spec);
+    let ctx =
+        format!("run {i} (n={n} seed={seed} count={count} replace={replace} spares={spares:?})");
+    {
         assert_eq!(
             j.code,
             Some(0),
@@ -421,5 +551,6 @@ fn randomized_campaign() {
             "{ctx}: killed {killed:?}, dead {dead:?}\n{}",
             j.stdout
         );
+        dead
     }
 }

@@ -48,7 +48,7 @@ fn main() -> Result<(), Error> {
             println!("{msg}");
         }
     };
-    if let Role::Replacement { rank } = universe.role() {
+    if let Role::Replacement { rank, .. } = universe.role() {
         println!("replacement process takes over rank {rank}");
     }
 

@@ -93,6 +93,84 @@ pub enum Error {
     /// A value could not be serialized or deserialized.
     #[error("serialization: {0}")]
     Serialization(String),
+    /// The members of a communicator did not make the same recovery call
+    /// in the same place: recovery calls (agree, shrink, spawn, merge,
+    /// replace_failed) on one communicator are matched by their order, and
+    /// this rank's call met another kind of call of rank `rank`. Returned
+    /// by both calls, at every member that took part (the records are
+    /// visible to all, so the verdict is the same everywhere); nothing was
+    /// created or started.
+    #[error(
+        "recovery calls do not match: this rank called {expected} while rank {rank} called \
+         {found} in its place (every member must make the same recovery calls, in the same \
+         order, on a communicator)"
+    )]
+    RecoveryMismatch {
+        /// The call this rank made.
+        expected: RecoveryCall,
+        /// The call another member made in its place.
+        found: RecoveryCall,
+        /// That member (the lowest such rank).
+        rank: Rank,
+    },
+}
+
+/// The kinds of recovery call, which must match between the members of a
+/// communicator (see [`Error::RecoveryMismatch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RecoveryCall {
+    /// `agree`, `agree_detailed` or `iagree`.
+    Agree,
+    /// `shrink` or `shrink_gather`.
+    Shrink,
+    /// `spawn`.
+    Spawn,
+    /// `merge`.
+    Merge,
+    /// `replace_failed` or `replace_failed_with`.
+    ReplaceFailed,
+    /// The commit of `intercomm_create`.
+    IntercommCreate,
+}
+
+impl RecoveryCall {
+    /// The code written into agreement records.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            RecoveryCall::Agree => 1,
+            RecoveryCall::Shrink => 2,
+            RecoveryCall::Spawn => 3,
+            RecoveryCall::Merge => 4,
+            RecoveryCall::ReplaceFailed => 5,
+            RecoveryCall::IntercommCreate => 6,
+        }
+    }
+
+    /// The call of a record's code (only this library writes codes).
+    pub(crate) fn from_code(code: u8) -> RecoveryCall {
+        match code {
+            1 => RecoveryCall::Agree,
+            2 => RecoveryCall::Shrink,
+            3 => RecoveryCall::Spawn,
+            4 => RecoveryCall::Merge,
+            5 => RecoveryCall::ReplaceFailed,
+            _ => RecoveryCall::IntercommCreate,
+        }
+    }
+}
+
+impl std::fmt::Display for RecoveryCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RecoveryCall::Agree => "agree",
+            RecoveryCall::Shrink => "shrink",
+            RecoveryCall::Spawn => "spawn",
+            RecoveryCall::Merge => "merge",
+            RecoveryCall::ReplaceFailed => "replace_failed",
+            RecoveryCall::IntercommCreate => "intercomm_create",
+        })
+    }
 }
 
 /// `Result` with [`Error`].

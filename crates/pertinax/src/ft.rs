@@ -2,47 +2,20 @@
 //! Open MPI 5 implements it: [`Comm::revoke`], [`Comm::shrink`],
 //! [`Comm::agree`], [`Comm::get_failed`], [`Comm::ack_failed`].
 //!
-//! # Failure model
+//! The failure model, the error semantics, which outcomes are uniform,
+//! the agreement's guarantees and the library's fault points are
+//! documented for users in the crate documentation (`lib.rs`, "Failure
+//! model"); this module implements them.
 //!
-//! Processes fail by stopping (crash, kill, panic, or a heartbeat timeout,
-//! after which the launcher kills the process so the model stays
-//! fail-stop). The launcher sees every death (it is every process's parent)
-//! and publishes it in the shared segment before it wakes everyone: the
-//! failure detector is *perfect* (it never suspects a live process) and
-//! fast (a survivor blocked in any call learns of the death within
-//! microseconds).
+//! # Agreement records
 //!
-//! # Error semantics
-//!
-//! - An operation that needs a failed peer returns [`Error::ProcFailed`]:
-//!   a send to it, a receive from it, and *every collective on a
-//!   communicator with a failed member*, at every survivor, even those
-//!   that do not exchange data with the dead rank (so no survivor can wait
-//!   for a live rank that gave up). A collective that completed at a rank
-//!   before that rank learned of the failure returns success there: the
-//!   broadcast notification problem, see the crate's ARCHITECTURE.md.
-//! - An any-source receive returns [`Error::ProcFailedPending`] while the
-//!   communicator has failed members whose failure this process has not
-//!   acknowledged with [`Comm::ack_failed`]; it works again afterwards.
-//! - After [`Comm::revoke`] by any member, every pending and later
-//!   point-to-point and collective operation on the communicator returns
-//!   [`Error::Revoked`] at every member; [`Comm::agree`], [`Comm::shrink`],
-//!   [`Comm::get_failed`] and [`Comm::ack_failed`] still work.
-//!
-//! # Agreement
-//!
-//! [`Comm::agree`] and [`Comm::shrink`] run one uniform agreement through
-//! the shared segment, without a coordinator. Each member writes its
-//! contribution into its own record (stamped with the communicator and the
-//! agreement's sequence number) and wakes the others; then it waits until
-//! every member has either contributed or *ended* (the launcher marked it
-//! failed or finalized). A process that has ended writes nothing more, and
-//! the segment outlives it, so from then on every member sees the same
-//! records: the decision, a function of those records (the AND of the
-//! contributed flags; the set of members that did not contribute; for
-//! shrink, the largest proposed context id and the contributors'
-//! entries), is the same at every member that decides, whoever dies
-//! during the agreement. See ARCHITECTURE.md for the proof sketch.
+//! Each member writes its contribution into its own record of the
+//! communicator's entry in the shared segment, stamped with the context
+//! id, the agreement's sequence number (24 bits, alternating parity
+//! between the two records of an entry) and the kind of recovery call
+//! ([`RecoveryCall`], 8 bits). A record of the same instance with another
+//! kind is still final: [`check_calls`] turns it into `RecoveryMismatch`
+//! at every member that decides, since all read the same records.
 //!
 //! # Non-blocking agreement
 //!
@@ -54,17 +27,15 @@
 //!
 //! # Fault points
 //!
-//! The library marks its own [`crate::fault_point`]s so that tests can kill
-//! a process at the worst moments: `ft.agree.enter` (before contributing to
-//! an agreement, shrink, spawn or replacement), `ft.agree.contributed`
-//! (right after), and `ft.revoke.partial` (in a revocation, after half of
-//! the members were marked).
+//! `ft.agree.enter` (before contributing), `ft.agree.contributed` (right
+//! after), and `ft.revoke.partial` (in a revocation, after half of the
+//! members were marked); see the crate documentation for the full list.
 
 use std::rc::Rc;
 
 use crate::comm::Comm;
-use crate::engine::Member;
-use crate::error::{Error, Result};
+use crate::engine::{next_seq, Member, Record};
+use crate::error::{Error, RecoveryCall, Result};
 use crate::group::Group;
 use crate::types::Rank;
 
@@ -80,13 +51,19 @@ pub struct Agreement {
     /// Those of `failed` that this process has not acknowledged (the only
     /// part that can differ between members).
     pub unacked: Vec<Rank>,
+    /// Members that did not contribute because they had finalized (ended
+    /// normally): they are not failed (not in `failed`, nor in
+    /// [`Comm::get_failed`]), and the agreement completed without them.
+    pub finalized: Vec<Rank>,
 }
 
 impl Comm {
     /// Revokes the communicator at every member: their pending and later
     /// operations on it, other than the recovery calls, return
     /// [`Error::Revoked`]. Returns once the revocation is visible to every
-    /// member (it survives the death of the revoker right after).
+    /// member (it survives the death of the revoker right after; the
+    /// library's fault point `ft.revoke.partial` kills a revoker halfway
+    /// in tests).
     ///
     /// # Errors
     /// `CommFreed`, `Finalized`.
@@ -115,7 +92,9 @@ impl Comm {
 
     /// The group of this communicator's processes known here to have
     /// failed, in the order this process learned of them (like
-    /// `MPIX_Comm_get_failed`). Local.
+    /// `MPIX_Comm_get_failed`). Local: another member may know more or
+    /// fewer failures at the same moment (agree for one view). Members that
+    /// finalized are not failed and are not listed.
     ///
     /// # Errors
     /// `CommFreed`, `Finalized`.
@@ -157,13 +136,17 @@ impl Comm {
     /// Fault-tolerant uniform agreement: returns the bitwise AND of the
     /// `flags` of every member that contributed, the same at every member
     /// that returns, even when members (any of them) die while it runs.
-    /// Works on a revoked communicator.
+    /// Works on a revoked communicator. Members that finalized are not
+    /// waited for and are not failures.
     ///
     /// # Errors
     /// `ProcFailed` naming the members that failed without contributing
     /// and whose failure this process has not acknowledged (use
-    /// [`Comm::agree_detailed`] to get the agreed flags in that case too);
-    /// `CommFreed`, `Finalized`.
+    /// [`Comm::agree_detailed`] to get the agreed flags in that case too;
+    /// the failed set is uniform, the acknowledgements are local);
+    /// `RecoveryMismatch` at every member if a member made another
+    /// recovery call in this one's place; `InvalidArgument` while an
+    /// [`Comm::iagree`] is pending; `CommFreed`, `Finalized`.
     pub fn agree(&self, flags: u32) -> Result<u32> {
         let a = self.agree_detailed(flags)?;
         if a.unacked.is_empty() {
@@ -173,13 +156,17 @@ impl Comm {
         }
     }
 
-    /// [`Comm::agree`], returning the whole outcome whatever the failures.
+    /// [`Comm::agree`], returning the whole outcome whatever the failures:
+    /// the same at every member that returns, but for
+    /// [`Agreement::unacked`].
     ///
     /// # Errors
-    /// `CommFreed`, `Finalized`.
+    /// `RecoveryMismatch` at every member if a member made another recovery
+    /// call in this one's place; `InvalidArgument` while an
+    /// [`Comm::iagree`] is pending; `CommFreed`, `Finalized`.
     pub fn agree_detailed(&self, flags: u32) -> Result<Agreement> {
         self.live_ft()?;
-        let got = self.agreement([flags, 0, 0, 0])?;
+        let got = self.agreement(RecoveryCall::Agree, [flags, 0, 0, 0])?;
         Ok(self.outcome(&got))
     }
 
@@ -187,10 +174,13 @@ impl Comm {
     /// order, the same at every survivor (like `MPIX_Comm_shrink`). Works on
     /// a revoked communicator and tolerates failures while it runs (a
     /// member that dies during the call may still be in the result; later
-    /// operations then report it).
+    /// operations then report it). Members that finalized are left out
+    /// too (they take part in nothing any more).
     ///
     /// # Errors
-    /// `InvalidArgument` on an intercommunicator or when this process holds
+    /// `RecoveryMismatch` at every member if a member made another recovery
+    /// call in this one's place; `InvalidArgument` on an intercommunicator,
+    /// while an [`Comm::iagree`] is pending, or when this process holds
     /// too many communicators; `CommFreed`, `Finalized`.
     pub fn shrink(&self) -> Result<Comm> {
         self.shrink_gather(0).map(|(c, _)| c)
@@ -226,12 +216,17 @@ impl Comm {
         }
         let rt = &self.inner.rt;
         let entry = rt.engine.borrow_mut().alloc_entry()?;
-        let got = self.agreement([
-            value as u32,
-            rt.next_ctx(),
-            entry as u32,
-            (value >> 32) as u32,
-        ])?;
+        let got = self.agreement_for(
+            RecoveryCall::Shrink,
+            [
+                value as u32,
+                rt.next_ctx(),
+                entry as u32,
+                (value >> 32) as u32,
+            ],
+            entry,
+        )?;
+        let got = words(&got);
         let values = got
             .iter()
             .map(|c| c.map(|w| u64::from(w[0]) | (u64::from(w[3]) << 32)))
@@ -254,37 +249,59 @@ impl Comm {
         Ok((comm, values))
     }
 
-    /// Runs one agreement instance: contributes `words`, waits until every
-    /// member contributed or ended, returns each member's contribution.
-    pub(crate) fn agreement(&self, words: [u32; 4]) -> Result<Vec<Option<[u32; 4]>>> {
-        let mut p = self.start_agreement(words)?;
+    /// Runs one agreement instance for a call of kind `call`: contributes
+    /// `words`, waits until every member contributed or ended, returns each
+    /// member's record.
+    ///
+    /// # Errors
+    /// `RecoveryMismatch` (at every member) if a member made another kind
+    /// of call; `InvalidArgument` while an `iagree` is pending.
+    pub(crate) fn agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Vec<Record>> {
+        let mut p = self.start_agreement(call, words)?;
         let mut e = self.inner.rt.engine.borrow_mut();
         e.wait_until(|e| p.poll(e));
         drop(e);
-        Ok(p.finish(self))
+        p.finish(self)
+    }
+
+    /// [`Comm::agreement`] for a call that reserved `entry` for the
+    /// communicator it creates: the entry is given back on an error.
+    pub(crate) fn agreement_for(
+        &self,
+        call: RecoveryCall,
+        words: [u32; 4],
+        entry: u16,
+    ) -> Result<Vec<Record>> {
+        self.agreement(call, words).inspect_err(|_| {
+            self.inner.rt.engine.borrow_mut().unreserve_entry(entry);
+        })
     }
 
     /// Contributes to the next agreement instance on this communicator.
-    fn start_agreement(&self, words: [u32; 4]) -> Result<Instance> {
+    fn start_agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Instance> {
         if self.inner.agree_pending.get() {
             return Err(Error::InvalidArgument(
                 "an agreement on this communicator is still pending (wait for the iagree first)"
                     .into(),
             ));
         }
-        let seq = self.inner.ft_seq.get().wrapping_add(1).max(1);
+        let seq = next_seq(self.inner.ft_seq.get());
         self.inner.ft_seq.set(seq);
         let ctx = self.inner.ctx;
         let members: Rc<[Member]> = self.inner.members.clone();
         crate::fault_point("ft.agree.enter");
-        self.inner
-            .rt
-            .engine
-            .borrow()
-            .contribute(self.inner.entry, ctx, seq, words, &members);
+        self.inner.rt.engine.borrow().contribute(
+            self.inner.entry,
+            ctx,
+            seq,
+            call.code(),
+            words,
+            &members,
+        );
         crate::fault_point("ft.agree.contributed");
         self.inner.agree_pending.set(true);
         Ok(Instance {
+            call,
             ctx,
             seq,
             got: vec![None; members.len()],
@@ -302,21 +319,23 @@ impl Comm {
     /// `Finalized`.
     pub fn iagree(&self, flags: u32) -> Result<PendingAgreement> {
         self.live_ft()?;
-        let inst = self.start_agreement([flags, 0, 0, 0])?;
+        let inst = self.start_agreement(RecoveryCall::Agree, [flags, 0, 0, 0])?;
         Ok(PendingAgreement {
             comm: self.clone(),
             inst: Some(inst),
         })
     }
 
-    /// The outcome of an agreement from its contributions.
-    fn outcome(&self, got: &[Option<[u32; 4]>]) -> Agreement {
+    /// The outcome of an agreement from its records.
+    fn outcome(&self, got: &[Record]) -> Agreement {
         let mut and = u32::MAX;
         let mut failed = Vec::new();
+        let mut finalized = Vec::new();
         for (i, c) in got.iter().enumerate() {
             match c {
-                Some(w) => and &= w[0],
-                None => failed.push(i),
+                Record::Contributed { words, .. } => and &= words[0],
+                Record::Failed => failed.push(i),
+                Record::Finalized => finalized.push(Rank(i as i32)),
             }
         }
         let acked = self.inner.rt.engine.borrow().acked(self.inner.ctx);
@@ -329,17 +348,53 @@ impl Comm {
             flags: and,
             failed: failed.into_iter().map(|i| Rank(i as i32)).collect(),
             unacked,
+            finalized,
         }
     }
+}
+
+/// The words of each member's contribution, `None` for a member that ended
+/// (failed or finalized) without contributing.
+pub(crate) fn words(got: &[Record]) -> Vec<Option<[u32; 4]>> {
+    got.iter()
+        .map(|r| match r {
+            Record::Contributed { words, .. } => Some(*words),
+            Record::Failed | Record::Finalized => None,
+        })
+        .collect()
+}
+
+/// The decision on the kinds of call of an agreement instance: a function
+/// of the records alone (every member that decides reads the same ones), so
+/// either every member's call matched every contributor's, or every
+/// deciding member gets `RecoveryMismatch`.
+///
+/// # Errors
+/// `RecoveryMismatch` naming the lowest contributor whose call was not
+/// `mine`.
+pub(crate) fn check_calls(mine: RecoveryCall, got: &[Record]) -> Result<()> {
+    for (r, rec) in got.iter().enumerate() {
+        if let Record::Contributed { kind, .. } = *rec {
+            if kind != mine.code() {
+                return Err(Error::RecoveryMismatch {
+                    expected: mine,
+                    found: RecoveryCall::from_code(kind),
+                    rank: Rank(r as i32),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One agreement instance under way at this process.
 #[derive(Debug)]
 struct Instance {
+    call: RecoveryCall,
     ctx: u32,
     seq: u32,
     members: Rc<[Member]>,
-    got: Vec<Option<Option<[u32; 4]>>>,
+    got: Vec<Option<Record>>,
 }
 
 impl Instance {
@@ -355,9 +410,16 @@ impl Instance {
         all
     }
 
-    fn finish(self, c: &Comm) -> Vec<Option<[u32; 4]>> {
+    /// The records, once every member is settled.
+    fn finish(self, c: &Comm) -> Result<Vec<Record>> {
         c.inner.agree_pending.set(false);
-        self.got.into_iter().map(Option::flatten).collect()
+        let got: Vec<Record> = self
+            .got
+            .into_iter()
+            .map(|g| g.unwrap_or(Record::Failed))
+            .collect();
+        check_calls(self.call, &got)?;
+        Ok(got)
     }
 }
 
@@ -373,7 +435,9 @@ impl PendingAgreement {
     /// blocks other agreements on the communicator).
     ///
     /// # Errors
-    /// `RequestInactive` if the outcome was already returned.
+    /// `RecoveryMismatch` (at every member) if a member made another
+    /// recovery call in this one's place; `RequestInactive` if the
+    /// outcome was already returned.
     pub fn test(&mut self) -> Result<Option<Agreement>> {
         let Some(inst) = self.inst.as_mut() else {
             return Err(Error::RequestInactive);
@@ -386,18 +450,17 @@ impl PendingAgreement {
         if !done {
             return Ok(None);
         }
-        let got = self
-            .inst
-            .take()
-            .map(|i| i.finish(&self.comm))
-            .unwrap_or_default();
+        let Some(inst) = self.inst.take() else {
+            return Err(Error::RequestInactive);
+        };
+        let got = inst.finish(&self.comm)?;
         Ok(Some(self.comm.outcome(&got)))
     }
 
     /// Waits for the outcome.
     ///
     /// # Errors
-    /// `RequestInactive` if the outcome was already returned.
+    /// As [`PendingAgreement::test`].
     pub fn wait(mut self) -> Result<Agreement> {
         let Some(mut inst) = self.inst.take() else {
             return Err(Error::RequestInactive);
@@ -408,7 +471,7 @@ impl PendingAgreement {
             .engine
             .borrow_mut()
             .wait_until(|e| inst.poll(e));
-        let got = inst.finish(&self.comm);
+        let got = inst.finish(&self.comm)?;
         Ok(self.comm.outcome(&got))
     }
 }
@@ -421,7 +484,94 @@ impl Drop for PendingAgreement {
             if let Ok(mut e) = self.comm.inner.rt.engine.try_borrow_mut() {
                 e.wait_until(|e| inst.poll(e));
             }
-            inst.finish(&self.comm);
+            let _ = inst.finish(&self.comm);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(call: RecoveryCall) -> Record {
+        Record::Contributed {
+            kind: call.code(),
+            words: [0; 4],
+        }
+    }
+
+    #[test]
+    fn matching_calls_and_ended_members_pass() {
+        let got = [
+            c(RecoveryCall::Shrink),
+            Record::Failed,
+            c(RecoveryCall::Shrink),
+            Record::Finalized,
+        ];
+        assert_eq!(check_calls(RecoveryCall::Shrink, &got), Ok(()));
+        // Nobody contributed but this process's own record is not there
+        // either: nothing to mismatch.
+        assert_eq!(
+            check_calls(RecoveryCall::Agree, &[Record::Failed, Record::Finalized]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_mismatch_is_seen_by_every_contributor_from_the_same_records() {
+        // Rank 0 agrees, rank 1 replaces, rank 2 died: the issue's case.
+        let got = [
+            c(RecoveryCall::Agree),
+            c(RecoveryCall::ReplaceFailed),
+            Record::Failed,
+        ];
+        assert_eq!(
+            check_calls(RecoveryCall::Agree, &got),
+            Err(Error::RecoveryMismatch {
+                expected: RecoveryCall::Agree,
+                found: RecoveryCall::ReplaceFailed,
+                rank: Rank(1),
+            })
+        );
+        assert_eq!(
+            check_calls(RecoveryCall::ReplaceFailed, &got),
+            Err(Error::RecoveryMismatch {
+                expected: RecoveryCall::ReplaceFailed,
+                found: RecoveryCall::Agree,
+                rank: Rank(0),
+            })
+        );
+    }
+
+    #[test]
+    fn every_kind_round_trips_through_its_code_and_codes_differ() {
+        let all = [
+            RecoveryCall::Agree,
+            RecoveryCall::Shrink,
+            RecoveryCall::Spawn,
+            RecoveryCall::Merge,
+            RecoveryCall::ReplaceFailed,
+            RecoveryCall::IntercommCreate,
+        ];
+        for (i, a) in all.iter().enumerate() {
+            assert_eq!(RecoveryCall::from_code(a.code()), *a);
+            assert_ne!(a.code(), 0, "0 is an unwritten record's kind");
+            for b in &all[i + 1..] {
+                assert_ne!(a.code(), b.code());
+            }
+        }
+    }
+
+    #[test]
+    fn words_of_ended_members_are_none() {
+        let got = [
+            Record::Contributed {
+                kind: 1,
+                words: [1, 2, 3, 4],
+            },
+            Record::Failed,
+            Record::Finalized,
+        ];
+        assert_eq!(words(&got), [Some([1, 2, 3, 4]), None, None]);
     }
 }

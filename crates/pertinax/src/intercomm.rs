@@ -72,8 +72,8 @@ use pertinax_sys::lend;
 use pertinax_sys::segment::FT_ENTRIES;
 
 use crate::comm::Comm;
-use crate::engine::{MatchSpec, SendBuf};
-use crate::error::{Error, Result};
+use crate::engine::{MatchSpec, Record, SendBuf};
+use crate::error::{Error, RecoveryCall, Result};
 use crate::types::{Rank, Tag, TAG_UB};
 use crate::wait::Backoff;
 
@@ -574,9 +574,14 @@ impl Comm {
             Some((d.remote_slots.into(), d.remote_entries)),
         );
         let members = comm.inner.members.clone();
-        rt.engine
-            .borrow()
-            .contribute(comm.inner.entry, ctx, 0, [1, 0, 0, 0], &members);
+        rt.engine.borrow().contribute(
+            comm.inner.entry,
+            ctx,
+            0,
+            RecoveryCall::IntercommCreate.code(),
+            [1, 0, 0, 0],
+            &members,
+        );
         crate::fault_point("comm.intercomm.committed");
         let mut seen = vec![false; members.len()];
         let mut dead: Vec<Rank> = Vec::new();
@@ -584,8 +589,8 @@ impl Comm {
             for (i, (m, s)) in members.iter().zip(seen.iter_mut()).enumerate() {
                 if !*s {
                     match e.contribution(*m, ctx, 0) {
-                        Some(Some(_)) => *s = true,
-                        Some(None) => dead.push(Rank(i as i32)),
+                        Some(Record::Contributed { .. }) => *s = true,
+                        Some(Record::Failed | Record::Finalized) => dead.push(Rank(i as i32)),
                         None => {}
                     }
                 }

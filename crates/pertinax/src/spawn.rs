@@ -1,7 +1,10 @@
 //! Dynamic processes: [`Comm::spawn`] (an intercommunicator to new
 //! processes), [`Comm::merge`], and the non-shrinking recovery
-//! [`Comm::replace_failed`], which puts spares or new processes in the
-//! places of the dead.
+//! [`Comm::replace_failed`] / [`Comm::replace_failed_with`], which puts
+//! spares or new processes in the places of the dead and hands them the
+//! survivors' values and the list of replaced ranks (through the
+//! assignment, see below). The user-facing failure model is in the crate
+//! documentation.
 //!
 //! # How new processes are asked for
 //!
@@ -15,6 +18,10 @@
 //! named there, or the requester died before asking and nothing was
 //! started (the next member then asks, for one more hole). No new process
 //! is ever started that the survivors do not know about.
+//!
+//! The request's payload (an [`Assignment`]) is built from the agreement's
+//! records alone, so whichever survivor asks, the replacements receive the
+//! same restored communicator, holes and gathered values.
 
 use std::rc::Rc;
 
@@ -22,8 +29,9 @@ use pertinax_wire::ctrl::{self, ToLauncher};
 use serde::{Deserialize, Serialize};
 
 use crate::comm::Comm;
-use crate::engine::{stamp, ENTRY_PARENT, ENTRY_WORLD};
-use crate::error::{Error, Result};
+use crate::engine::{stamp, Record, ENTRY_PARENT, ENTRY_WORLD};
+use crate::error::{Error, RecoveryCall, Result};
+use crate::ft::words;
 use crate::runtime::Runtime;
 use crate::types::Rank;
 
@@ -37,13 +45,15 @@ pub(crate) enum Assignment {
         parents: Vec<u32>,
         entries: Vec<u16>,
     },
-    /// Started by [`Comm::replace_failed`]: the restored communicator,
-    /// whose `holes` (ranks) the new processes fill in order.
+    /// Started by [`Comm::replace_failed_with`]: the restored
+    /// communicator, whose `holes` (ranks) the new processes fill in
+    /// order, and the values the members contributed.
     Replace {
         ctx: u32,
         peers: Vec<u32>,
         entries: Vec<u16>,
         holes: Vec<u32>,
+        values: Vec<Option<u64>>,
     },
 }
 
@@ -57,22 +67,39 @@ pub enum Role {
     /// intercommunicator to the parents.
     Spawned,
     /// Put in the place of rank `rank` of a failed process by
-    /// [`Comm::replace_failed`]; [`crate::Universe::world`] is the restored
-    /// communicator.
+    /// [`Comm::replace_failed`] or [`Comm::replace_failed_with`];
+    /// [`crate::Universe::world`] is the restored communicator. It knows
+    /// what the survivors know at the end of their call (their
+    /// [`Replaced`]).
+    #[non_exhaustive]
     Replacement {
         /// The rank it took over.
         rank: Rank,
+        /// Every rank replaced in the same call, this one included, in
+        /// increasing order (the survivors' [`Replaced::replaced`]).
+        replaced: Vec<Rank>,
+        /// The value each rank passed to [`Comm::replace_failed_with`]
+        /// (0 for [`Comm::replace_failed`]), `None` for the ranks that
+        /// did not contribute (the survivors' [`Replaced::values`]).
+        values: Vec<Option<u64>>,
     },
 }
 
 /// The outcome of [`Comm::replace_failed`] at a survivor.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Replaced {
     /// The restored communicator: the same size and rank numbers as the
     /// old one, new processes in the dead ranks' places.
     pub comm: Comm,
-    /// The ranks that were replaced (empty if nobody had failed).
+    /// The ranks that were replaced, in increasing order (empty if nobody
+    /// had failed).
     pub replaced: Vec<Rank>,
+    /// For each rank of the communicator, the value that member passed to
+    /// [`Comm::replace_failed_with`], or `None` for a member that ended
+    /// (failed or finalized) without contributing. The same at every
+    /// survivor and at every replacement.
+    pub values: Vec<Option<u64>>,
 }
 
 /// Asks the launcher for processes (from the process that is the
@@ -130,16 +157,27 @@ fn await_publication(
     }
 }
 
-/// `ProcFailed` naming the members that did not contribute to an
-/// agreement (they failed), if any.
-fn non_contributors(got: &[Option<[u32; 4]>]) -> Option<Error> {
-    let dead: Vec<Rank> = got
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| g.is_none())
-        .map(|(r, _)| Rank(r as i32))
-        .collect();
-    (!dead.is_empty()).then_some(Error::ProcFailed { ranks: dead })
+/// The error of a collective creation (spawn, merge) that needs every
+/// member, if one did not contribute: `ProcFailed` naming those that
+/// failed, or `InvalidArgument` naming those that finalized.
+fn non_contributors(got: &[Record], what: &str) -> Option<Error> {
+    let which = |want: Record| -> Vec<Rank> {
+        got.iter()
+            .enumerate()
+            .filter(|(_, g)| **g == want)
+            .map(|(r, _)| Rank(r as i32))
+            .collect()
+    };
+    let dead = which(Record::Failed);
+    if !dead.is_empty() {
+        return Some(Error::ProcFailed { ranks: dead });
+    }
+    let done = which(Record::Finalized);
+    (!done.is_empty()).then(|| {
+        Error::InvalidArgument(format!(
+            "{what} needs every member, and rank(s) {done:?} already finalized"
+        ))
+    })
 }
 
 fn spawn_error(status: u32) -> Error {
@@ -160,8 +198,11 @@ impl Comm {
     ///
     /// # Errors
     /// `ProcFailed` if a member (or the root) failed before the processes
-    /// could be started; `SpawnFailed` when the launcher has no room or
-    /// cannot run the program; `InvalidArgument`, `InvalidRank`.
+    /// could be started (the same at every member); `SpawnFailed` when the
+    /// launcher has no room or cannot run the program; `RecoveryMismatch`
+    /// at every member if a member made another recovery call in this
+    /// one's place; `InvalidArgument` (also when a member finalized),
+    /// `InvalidRank`, `Revoked`.
     pub fn spawn(&self, program: &str, args: &[&str], count: usize, root: Rank) -> Result<Comm> {
         self.coll_live()?;
         let root = self.check_rank(root)? as usize;
@@ -173,14 +214,19 @@ impl Comm {
         }
         let rt = self.inner.rt.clone();
         let entry = rt.engine.borrow_mut().alloc_entry()?;
-        let got = self.agreement([0, rt.next_ctx(), entry as u32, 0])?;
+        let got = self.agreement_for(
+            RecoveryCall::Spawn,
+            [0, rt.next_ctx(), entry as u32, 0],
+            entry,
+        )?;
         let fail = |err: Error| {
             rt.engine.borrow_mut().unreserve_entry(entry);
             Err(err)
         };
-        if let Some(err) = non_contributors(&got) {
+        if let Some(err) = non_contributors(&got, "spawn") {
             return fail(err);
         }
+        let got = words(&got);
         let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
         rt.use_ctx(ctx);
         let entries: Vec<u16> = got.iter().flatten().map(|w| w[2] as u16).collect();
@@ -223,8 +269,11 @@ impl Comm {
     /// spawn (the one holding the lower process slot) comes first.
     ///
     /// # Errors
-    /// `InvalidArgument` on an intracommunicator; `ProcFailed` if a member
-    /// failed; `Revoked`, `CommFreed`, `Finalized`.
+    /// `InvalidArgument` on an intracommunicator or when a member
+    /// finalized; `ProcFailed` if a member failed (the same at every
+    /// member); `RecoveryMismatch` at every member if a member made
+    /// another recovery call in this one's place; `Revoked`, `CommFreed`,
+    /// `Finalized`.
     pub fn merge(&self, high: bool) -> Result<Comm> {
         self.live()?;
         let Some(remote) = self.inner.remote.clone() else {
@@ -234,12 +283,16 @@ impl Comm {
         };
         let rt = self.inner.rt.clone();
         let entry = rt.engine.borrow_mut().alloc_entry()?;
-        let got = self.agreement([high as u32, rt.next_ctx(), entry as u32, 0])?;
-        if let Some(err) = non_contributors(&got) {
+        let got = self.agreement_for(
+            RecoveryCall::Merge,
+            [high as u32, rt.next_ctx(), entry as u32, 0],
+            entry,
+        )?;
+        if let Some(err) = non_contributors(&got, "merge") {
             rt.engine.borrow_mut().unreserve_entry(entry);
             return Err(err);
         }
-        let w: Vec<[u32; 4]> = got.into_iter().flatten().collect();
+        let w: Vec<[u32; 4]> = words(&got).into_iter().flatten().collect();
         let nl = self.size();
         let (lh, rh) = (w[0][0], w[nl][0]);
         let local_min = self.inner.peers.iter().min().copied().unwrap_or(0);
@@ -292,11 +345,46 @@ impl Comm {
     /// dies in it is replaced too, or reported later by the new
     /// communicator).
     ///
+    /// Only *failed* ranks are replaced: a rank that finalized (ended
+    /// normally) is not failed ([`Comm::get_failed`] does not list it)
+    /// and keeps its place in the restored communicator, where operations
+    /// that need it are erroneous (see the crate's failure model).
+    ///
+    /// The same as [`Comm::replace_failed_with`] with the value 0.
+    ///
+    /// # Errors
+    /// As [`Comm::replace_failed_with`].
+    pub fn replace_failed(&self) -> Result<Replaced> {
+        self.replace_failed_with(0)
+    }
+
+    /// [`Comm::replace_failed`] that also hands a value from every
+    /// survivor to the replacements, in the same agreement (no extra
+    /// communication step, the way [`Comm::shrink_gather`] gathers while
+    /// it shrinks). [`Replaced::values`] holds, for each rank, the value
+    /// that member passed, `None` for the members that did not contribute;
+    /// [`Replaced::replaced`] lists the ranks replaced. A replacement finds
+    /// the same two lists in its [`Role::Replacement`], so it learns at
+    /// start-up which ranks were replaced with it and what the survivors
+    /// chose (for instance the iteration of the checkpoint to restart
+    /// from) without a further exchange.
+    ///
     /// # Errors
     /// `SpawnFailed` when no spare or slot is left (the same at every
-    /// survivor); `InvalidArgument` on an intercommunicator; `CommFreed`,
-    /// `Finalized`.
-    pub fn replace_failed(&self) -> Result<Replaced> {
+    /// survivor); `RecoveryMismatch` (at every member) if another member
+    /// made another recovery call in this one's place; `InvalidArgument`
+    /// on an intercommunicator; `CommFreed`, `Finalized`.
+    ///
+    /// # Example
+    /// ```
+    /// let u = pertinax::init()?;
+    /// // Nobody failed: nothing is replaced, the values are gathered.
+    /// let r = u.world().replace_failed_with(41)?;
+    /// assert!(r.replaced.is_empty());
+    /// assert_eq!(r.values, [Some(41)]);
+    /// # Ok::<(), pertinax::Error>(())
+    /// ```
+    pub fn replace_failed_with(&self, value: u64) -> Result<Replaced> {
         self.live_ft()?;
         if self.is_inter() {
             return Err(Error::InvalidArgument(
@@ -305,7 +393,21 @@ impl Comm {
         }
         let rt = self.inner.rt.clone();
         let entry = rt.engine.borrow_mut().alloc_entry()?;
-        let got = self.agreement([0, rt.next_ctx(), entry as u32, 0])?;
+        let recs = self.agreement_for(
+            RecoveryCall::ReplaceFailed,
+            [
+                value as u32,
+                rt.next_ctx(),
+                entry as u32,
+                (value >> 32) as u32,
+            ],
+            entry,
+        )?;
+        let got = words(&recs);
+        let values: Vec<Option<u64>> = got
+            .iter()
+            .map(|c| c.map(|w| u64::from(w[0]) | (u64::from(w[3]) << 32)))
+            .collect();
         let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
         rt.use_ctx(ctx);
         let n = self.size();
@@ -314,13 +416,15 @@ impl Comm {
             .iter()
             .map(|g| g.map_or(ENTRY_WORLD, |w| w[2] as u16))
             .collect();
+        // The failed are replaced; the finalized keep their places.
         let mut holes: Vec<u32> = (0..n as u32)
-            .filter(|&r| got[r as usize].is_none())
+            .filter(|&r| recs[r as usize] == Record::Failed)
             .collect();
         let mut attempt = 1;
         while !holes.is_empty() {
             // The first contributor that is not a hole asks.
-            let Some(asker) = (0..n).find(|&r| !holes.contains(&(r as u32))) else {
+            let Some(asker) = (0..n).find(|&r| got[r].is_some() && !holes.contains(&(r as u32)))
+            else {
                 break;
             };
             let st = stamp(ctx, attempt);
@@ -335,7 +439,9 @@ impl Comm {
                     peers: template,
                     entries: entries.clone(),
                     holes: holes.clone(),
+                    values: values.clone(),
                 };
+                crate::fault_point("ft.replace.request");
                 request(&rt, st, None, holes.len(), true, &a)?;
             }
             match await_publication(&rt, self.inner.peers[asker] as usize, st) {
@@ -365,7 +471,11 @@ impl Comm {
             &entries,
             None,
         );
-        Ok(Replaced { comm, replaced })
+        Ok(Replaced {
+            comm,
+            replaced,
+            values,
+        })
     }
 }
 
@@ -412,6 +522,7 @@ pub(crate) fn join(rt: &Rc<Runtime>, slots: &[u32], index: usize, a: Assignment)
             mut peers,
             entries,
             holes,
+            values,
         } => {
             let &rank = holes.get(index).ok_or_else(|| {
                 Error::Bootstrap("assignment without a place for this process".into())
@@ -427,6 +538,8 @@ pub(crate) fn join(rt: &Rc<Runtime>, slots: &[u32], index: usize, a: Assignment)
                 parent: None,
                 role: Role::Replacement {
                     rank: Rank(rank as i32),
+                    replaced: holes.iter().map(|&h| Rank(h as i32)).collect(),
+                    values,
                 },
             })
         }

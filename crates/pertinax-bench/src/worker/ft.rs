@@ -391,7 +391,7 @@ const NR: usize = 9;
 fn replace(u: &Universe, p: &FtParams) -> Result<()> {
     let t_main = p.t_main;
     let kill_file = kill_file(p)?;
-    if let Role::Replacement { rank } = u.role() {
+    if let Role::Replacement { rank, .. } = u.role() {
         // A spare or a new process in the victim's place: join the first
         // allreduce of the restored communicator, then the report.
         let t_init = real_s();

@@ -614,8 +614,28 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
     let mut s = 0u64;
     let mut recoveries = 0;
     let mut replaced: Vec<usize> = Vec::new();
-    // A replacement does not know the step: rank 0 (never killed) tells.
+    // A replacement learns the step from the survivors' values (they pass
+    // it to `replace_failed_with`); rank 0 (never killed) also broadcasts
+    // it after every replacement, and everyone checks the two agree.
     let mut sync = !original;
+    let mut told: Option<u64> = None;
+    if let pertinax::Role::Replacement {
+        rank,
+        replaced: with,
+        values,
+        ..
+    } = u.role()
+    {
+        if !with.contains(&rank) {
+            return Err(format!("replacement of {rank} told replaced={with:?}"));
+        }
+        let v: Vec<u64> = values.iter().flatten().copied().collect();
+        if v.is_empty() || v.windows(2).any(|p| p[0] != p[1]) {
+            return Err(format!("replacement told values {values:?}"));
+        }
+        s = v[0];
+        told = Some(s);
+    }
     // Step `steps` is the way out: only the synchronization.
     while s <= steps {
         pertinax::fault_point("step");
@@ -625,7 +645,13 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
             if sync {
                 let mut b = [s];
                 c.bcast(&mut b, 0)?;
-                s = b[0];
+                if b[0] != s {
+                    return Err(Error::InvalidArgument(format!(
+                        "rank 0 is at step {} but the replacement was told {s}",
+                        b[0]
+                    )));
+                }
+                told = None;
             }
             if s == steps {
                 return c.barrier();
@@ -681,7 +707,12 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
             s += 1;
             sync = false;
         } else if replace_mode {
-            let r = c.replace_failed().map_err(e)?;
+            let r = c.replace_failed_with(s).map_err(e)?;
+            // Every contributor passed the same step (they agreed on every
+            // step so far).
+            if r.values.iter().flatten().any(|&v| v != s) {
+                return Err(format!("step {s}: values {:?}", r.values));
+            }
             replaced.extend(r.replaced.iter().map(|x| x.index()));
             c = r.comm;
             sync = true;
@@ -692,6 +723,9 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
         }
     }
     if !original {
+        if let Some(t) = told {
+            return Err(format!("told step {t} but never checked"));
+        }
         return Ok(format!("replacement rank={}", c.rank()));
     }
     let mut dead: Vec<usize> = if replace_mode {
@@ -707,6 +741,126 @@ fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
         "dead=[{}] recoveries={recoveries} size={}",
         dead.join(","),
         c.size()
+    ))
+}
+
+/// Mismatched recovery calls: the last rank dies, then rank 0 calls
+/// `agree_detailed` where the others call `replace_failed` (with `shrink`,
+/// rank 0 calls `shrink`). Every survivor must get `RecoveryMismatch`
+/// naming the other call, nothing may be started, and the next matching
+/// call (an agreement) works and names the dead rank.
+fn mismatch(w: &Comm, a: &[String]) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let other = a.first().map(String::as_str).unwrap_or("agree");
+    if me == n - 1 {
+        die();
+    }
+    // Wait until the death is known here, so that nobody's call is made
+    // before it (the decision does not depend on it; the test's does).
+    while w.get_failed().map_err(e)?.size() == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (r, mine, theirs) = if me == 0 {
+        match other {
+            "shrink" => (
+                w.shrink().map(|_| ()),
+                pertinax::RecoveryCall::Shrink,
+                pertinax::RecoveryCall::ReplaceFailed,
+            ),
+            _ => (
+                w.agree_detailed(1).map(|_| ()),
+                pertinax::RecoveryCall::Agree,
+                pertinax::RecoveryCall::ReplaceFailed,
+            ),
+        }
+    } else {
+        let theirs = if other == "shrink" {
+            pertinax::RecoveryCall::Shrink
+        } else {
+            pertinax::RecoveryCall::Agree
+        };
+        (
+            w.replace_failed().map(|_| ()),
+            pertinax::RecoveryCall::ReplaceFailed,
+            theirs,
+        )
+    };
+    let want_rank = if me == 0 { 1 } else { 0 };
+    check!(
+        matches!(&r, Err(Error::RecoveryMismatch { expected, found, rank })
+            if *expected == mine && *found == theirs && rank.index() == want_rank),
+        "mismatched call returned {r:?}"
+    );
+    let msg = r.err().map(|x| x.to_string()).unwrap_or_default();
+    // Back in step: the next calls match.
+    let d = w.agree_detailed(1).map_err(e)?;
+    check!(
+        d.failed == [Rank(n as i32 - 1)] && d.flags == 1,
+        "agreement after the mismatch: {d:?}"
+    );
+    Ok(format!("mismatch-detected: {msg}"))
+}
+
+/// A rank that finalizes early is not failed: the last rank ends
+/// normally; the others see it in `Agreement::finalized` and not in
+/// `failed` nor `get_failed`, `replace_failed` replaces nobody (the
+/// finalized rank keeps its place), and `shrink` leaves it out. With
+/// `kill`, rank 1 is also killed, and only rank 1 is replaced.
+fn finalized(u: &Universe, w: &Comm, a: &[String]) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let kill = a.first().map(String::as_str) == Some("kill");
+    if let pertinax::Role::Replacement { rank, replaced, .. } = u.role() {
+        check!(replaced == [rank], "replacement told {replaced:?}");
+        let d = w.agree_detailed(1).map_err(e)?;
+        check!(
+            d.finalized == [Rank(n as i32 - 1)],
+            "replacement's view: {d:?}"
+        );
+        return Ok(format!("replacement finalized={:?}", d.finalized));
+    }
+    if me == n - 1 {
+        return Ok("finished-early".into());
+    }
+    if kill && me == 1 {
+        die();
+    }
+    let d = w.agree_detailed(1).map_err(e)?;
+    let dead: Vec<Rank> = if kill { vec![Rank(1)] } else { vec![] };
+    check!(
+        d.finalized == [Rank(n as i32 - 1)] && d.failed == dead && d.flags == 1,
+        "agreement: {d:?}"
+    );
+    let failed = w.get_failed().map_err(e)?;
+    check!(
+        failed.size() == dead.len(),
+        "get_failed lists {} ranks",
+        failed.size()
+    );
+    let r = w.replace_failed_with(me as u64 + 10).map_err(e)?;
+    check!(r.replaced == dead, "replaced {:?}", r.replaced);
+    check!(
+        r.values[n - 1].is_none() && r.values[0] == Some(10),
+        "values {:?}",
+        r.values
+    );
+    let d = r.comm.agree_detailed(1).map_err(e)?;
+    check!(
+        d.finalized == [Rank(n as i32 - 1)] && d.failed.is_empty(),
+        "restored communicator: {d:?}"
+    );
+    let s = w.shrink().map_err(e)?;
+    check!(
+        s.size() == n - 1 - dead.len(),
+        "shrunk to {} ranks",
+        s.size()
+    );
+    check!(
+        count(&s).map_err(e)? as usize == s.size(),
+        "allreduce on the shrunk communicator"
+    );
+    Ok(format!(
+        "finalized={:?} failed={:?} replaced={:?}",
+        d.finalized, dead, r.replaced
     ))
 }
 
@@ -848,6 +1002,8 @@ fn main() {
         "ft_timing" => ft_timing(&w, rest),
         "stuck" => stuck(&w, rest),
         "groups" => groups(&u, &w, rest),
+        "mismatch" => mismatch(&w, rest),
+        "finalized" => finalized(&u, &w, rest),
         other => Err(format!("unknown scenario {other:?}")),
     };
     match r {

@@ -509,14 +509,23 @@ impl Engine {
 
     // ---- agreement records ----------------------------------------------
 
-    /// Publishes this process's contribution to agreement `seq` on `ctx`
-    /// in `entry`, then wakes the other members.
-    pub fn contribute(&self, entry: u16, ctx: u32, seq: u32, words: [u32; 4], members: &[Member]) {
+    /// Publishes this process's contribution to agreement `seq` on `ctx`,
+    /// made by a recovery call of kind `kind`, in `entry`, then wakes the
+    /// other members.
+    pub fn contribute(
+        &self,
+        entry: u16,
+        ctx: u32,
+        seq: u32,
+        kind: u8,
+        words: [u32; 4],
+        members: &[Member],
+    ) {
         let rec = &self.seg.ft_block(self.me).entries[entry as usize].rec[(seq & 1) as usize];
         for (w, v) in rec.words.iter().zip(words) {
             w.store(v, Relaxed);
         }
-        rec.stamp.store(stamp(ctx, seq), Release);
+        rec.stamp.store(record_stamp(ctx, seq, kind), Release);
         for m in members {
             if m.slot as usize != self.me {
                 poke(&self.seg, m.slot as usize);
@@ -524,20 +533,58 @@ impl Engine {
         }
     }
 
-    /// The contribution of `m` to agreement `seq` on `ctx`: `Some(Some(w))`
-    /// if it contributed, `Some(None)` if it ended without contributing
-    /// (final either way), `None` if it may still contribute.
-    pub fn contribution(&self, m: Member, ctx: u32, seq: u32) -> Option<Option<[u32; 4]>> {
+    /// What `m` did in agreement `seq` on `ctx`: `Some(..)` once it is
+    /// final (it contributed, with the kind of call it made, or it ended
+    /// without contributing), `None` while it may still contribute.
+    pub fn contribution(&self, m: Member, ctx: u32, seq: u32) -> Option<Record> {
         // Read the state first: once a process has ended, its record no
         // longer changes, so a miss after that is final.
-        let dead = ended(&self.seg, m.slot as usize);
+        let st = self.seg.proc_block(m.slot as usize).state.load(Acquire);
         let rec =
             &self.seg.ft_block(m.slot as usize).entries[m.entry as usize].rec[(seq & 1) as usize];
-        if rec.stamp.load(Acquire) == stamp(ctx, seq) {
-            let w = [0, 1, 2, 3].map(|i| rec.words[i].load(Relaxed));
-            return Some(Some(w));
+        let got = rec.stamp.load(Acquire);
+        if got & !KIND_BITS == record_stamp(ctx, seq, 0) {
+            let words = [0, 1, 2, 3].map(|i| rec.words[i].load(Relaxed));
+            let kind = ((got & KIND_BITS) >> KIND_SHIFT) as u8;
+            return Some(Record::Contributed { kind, words });
         }
-        dead.then_some(None)
+        match st {
+            slot::FAILED => Some(Record::Failed),
+            slot::FINALIZED => Some(Record::Finalized),
+            _ => None,
+        }
+    }
+}
+
+/// A member's part in one agreement instance, final once read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Record {
+    /// It contributed `words` from a recovery call of kind `kind`.
+    Contributed { kind: u8, words: [u32; 4] },
+    /// It failed without contributing.
+    Failed,
+    /// It finalized (exited normally) without contributing.
+    Finalized,
+}
+
+/// Agreement sequence numbers use the low 24 bits of a record's stamp;
+/// the kind of recovery call takes the 8 bits above them.
+pub(crate) const SEQ_MASK: u32 = (1 << 24) - 1;
+const KIND_SHIFT: u32 = 24;
+const KIND_BITS: u64 = 0xff << KIND_SHIFT;
+
+/// The stamp of a record: the context id, the call's kind and the
+/// sequence number.
+fn record_stamp(ctx: u32, seq: u32, kind: u8) -> u64 {
+    stamp(ctx, (seq & SEQ_MASK) | (u32::from(kind) << KIND_SHIFT))
+}
+
+/// The sequence number after `seq`: nonzero (a zero stamp is an unwritten
+/// record) and of the other parity (records alternate by parity).
+pub(crate) fn next_seq(seq: u32) -> u32 {
+    match (seq.wrapping_add(1)) & SEQ_MASK {
+        0 => 2,
+        s => s,
     }
 }
 

@@ -51,7 +51,7 @@ mod outbox;
 mod tests;
 
 pub(crate) use buf::{Cell, RecvBuf, SendBuf, Store};
-pub(crate) use ft::{stamp, Member, ENTRY_PARENT, ENTRY_SELF, ENTRY_WORLD};
+pub(crate) use ft::{next_seq, stamp, Member, Record, ENTRY_PARENT, ENTRY_SELF, ENTRY_WORLD};
 use matcher::Matcher;
 use outbox::Outbox;
 

@@ -1,5 +1,6 @@
 //! Matching and protocol logic without processes: two engines on two
 //! slots of one segment, in one thread.
+use super::ft::SEQ_MASK;
 use super::*;
 use pertinax_sys::segment::Layout;
 use pertinax_sys::{cma, lend};
@@ -350,21 +351,74 @@ fn agreement_decides_from_contributions_and_ended_members() {
     for e in es.iter_mut() {
         e.register(0, ENTRY_WORLD, m.clone());
     }
-    es[0].contribute(ENTRY_WORLD, 0, 1, [0b110, 0, 0, 0], &m);
-    es[1].contribute(ENTRY_WORLD, 0, 1, [0b011, 0, 0, 0], &m);
+    let c = |words| Some(Record::Contributed { kind: 1, words });
+    es[0].contribute(ENTRY_WORLD, 0, 1, 1, [0b110, 0, 0, 0], &m);
+    es[1].contribute(ENTRY_WORLD, 0, 1, 1, [0b011, 0, 0, 0], &m);
     // Slot 2 has not contributed and is alive: undecided.
     assert_eq!(es[0].contribution(m[2], 0, 1), None);
-    assert_eq!(es[0].contribution(m[1], 0, 1), Some(Some([0b011, 0, 0, 0])));
+    assert_eq!(es[0].contribution(m[1], 0, 1), c([0b011, 0, 0, 0]));
     // It dies without contributing: final, and the same for everyone.
     seg.proc_block(2)
         .state
         .store(slot::FAILED, Ordering::SeqCst);
-    assert_eq!(es[0].contribution(m[2], 0, 1), Some(None));
-    assert_eq!(es[1].contribution(m[2], 0, 1), Some(None));
+    assert_eq!(es[0].contribution(m[2], 0, 1), Some(Record::Failed));
+    assert_eq!(es[1].contribution(m[2], 0, 1), Some(Record::Failed));
     // The next instance uses the other record; the first stays readable.
-    es[0].contribute(ENTRY_WORLD, 0, 2, [1, 0, 0, 0], &m);
-    assert_eq!(es[1].contribution(m[0], 0, 1), Some(Some([0b110, 0, 0, 0])));
-    assert_eq!(es[1].contribution(m[0], 0, 2), Some(Some([1, 0, 0, 0])));
+    es[0].contribute(ENTRY_WORLD, 0, 2, 1, [1, 0, 0, 0], &m);
+    assert_eq!(es[1].contribution(m[0], 0, 1), c([0b110, 0, 0, 0]));
+    assert_eq!(es[1].contribution(m[0], 0, 2), c([1, 0, 0, 0]));
+}
+
+#[test]
+fn agreement_records_carry_the_kind_of_call_and_tell_finalized_from_failed() {
+    let (seg, mut es) = three();
+    let m = members3([ENTRY_WORLD; 3]);
+    for e in es.iter_mut() {
+        e.register(0, ENTRY_WORLD, m.clone());
+    }
+    // Same instance, different kinds of call: both records are final and
+    // name their kind (the decision above the engine turns that into a
+    // mismatch at every member).
+    es[0].contribute(ENTRY_WORLD, 0, 1, 1, [7, 0, 0, 0], &m);
+    es[1].contribute(ENTRY_WORLD, 0, 1, 5, [9, 0, 0, 0], &m);
+    for e in &es {
+        assert_eq!(
+            e.contribution(m[0], 0, 1),
+            Some(Record::Contributed {
+                kind: 1,
+                words: [7, 0, 0, 0]
+            })
+        );
+        assert_eq!(
+            e.contribution(m[1], 0, 1),
+            Some(Record::Contributed {
+                kind: 5,
+                words: [9, 0, 0, 0]
+            })
+        );
+    }
+    // A record of another instance (or communicator) is not taken.
+    assert_eq!(es[2].contribution(m[0], 0, 3), None);
+    assert_eq!(es[2].contribution(m[0], 4, 1), None);
+    // A member that finalized without contributing is final, not failed.
+    seg.proc_block(2)
+        .state
+        .store(slot::FINALIZED, Ordering::SeqCst);
+    assert_eq!(es[0].contribution(m[2], 0, 1), Some(Record::Finalized));
+}
+
+#[test]
+fn sequence_numbers_stay_nonzero_and_alternate_parity_when_they_wrap() {
+    assert_eq!(next_seq(0), 1);
+    assert_eq!(next_seq(1), 2);
+    let mut s = SEQ_MASK - 2;
+    for _ in 0..6 {
+        let n = next_seq(s);
+        assert_ne!(n, 0);
+        assert_ne!(n & 1, s & 1, "{s} -> {n}");
+        assert!(n <= SEQ_MASK);
+        s = n;
+    }
 }
 
 #[test]
