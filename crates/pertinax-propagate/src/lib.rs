@@ -580,7 +580,10 @@ mod tests {
         let mut g = Guarded::new(&u.world()).unwrap();
         let p = g.signal(3, "local").unwrap();
         assert_eq!(p.signals.len(), 1);
-        assert_eq!((p.signals[0].code, p.signals[0].message.as_str()), (3, "local"));
+        assert_eq!(
+            (p.signals[0].code, p.signals[0].message.as_str()),
+            (3, "local")
+        );
         // Resolved inside `signal`: the next operation works.
         g.run(|c| c.barrier()).unwrap();
     }

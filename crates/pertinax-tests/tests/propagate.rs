@@ -96,7 +96,10 @@ fn a_hundred_signal_and_recover_cycles() {
     let (_, v) = seen(4, &["cycles", "100"], 0, 4);
     // Every cycle's signal was seen (some resolutions hold two).
     for s in 0..100 {
-        assert!(v.contains(&format!(":{s}:cycle")), "cycle {s} missing: {v}");
+        assert!(
+            v.contains(&format!(":{s}:cycle {s}")),
+            "cycle {s} missing: {v}"
+        );
     }
 }
 
