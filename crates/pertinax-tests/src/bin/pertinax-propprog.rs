@@ -622,8 +622,11 @@ fn main() {
             // resolution (`--kill 1@prop...`).
             "leave" | "early" | "killed" => steps(&mut g, 8, |s, g| {
                 if s == 3 && me == 1 {
-                    let p = early_return(g, me, &scenario).map_err(|x| x.to_string());
-                    return Err(format!("LEFT {scenario} rank={me}: {}", show(&p?)));
+                    let p = match early_return(g, me, &scenario) {
+                        Err(GuardError::Propagated(p)) => p,
+                        other => return Err(format!("signaller: {other:?}")),
+                    };
+                    return Err(format!("LEFT {scenario} rank={me}: {}", show(&p)));
                 }
                 Ok(None)
             })?,
