@@ -368,8 +368,14 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
                 .iter()
                 .any(|s| leavers.contains(&(s.rank.0 as usize)));
         if plain_ok {
-            // Unguarded, right after the error (the signaller's first).
-            plain.barrier().map_err(e)?;
+            // Unguarded, right after the error (the signaller's first). A
+            // rank that died since makes it fail (at every rank, or after
+            // one more barrier at those where it completed): no more.
+            match plain.barrier() {
+                Ok(()) => {}
+                Err(x) if x.is_fault() => plain_ok = false,
+                Err(x) => return Err(e(x)),
+            }
         }
         // Re-synchronize on the earliest step.
         loop {
