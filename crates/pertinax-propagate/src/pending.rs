@@ -35,7 +35,8 @@
 //! delay that doubles from 20 µs to at most 1 ms. The timer thread only
 //! calls wakers; it never touches a communicator. A rank awaiting a
 //! message that takes long therefore costs at most about a thousand cheap
-//! polls a second instead of a busy loop (see `BENCHMARKS.md`, run P1),
+//! polls a second instead of a busy loop (measured: a receive awaited for
+//! 2 s used 37 % of a shared core before, about 2 % with the schedule),
 //! and learns of its completion at most about 1 ms late. [`block_on`] is
 //! the minimal executor: it parks the thread between wake-ups. When a poll
 //! meets a propagated error, it runs the resolution (a collective over the
@@ -93,9 +94,7 @@ impl GuardedRequest<'_, '_> {
     /// Waits for completion.
     ///
     /// # Errors
-    /// As [`Guarded::run`]; a signal this rank raised before returns its
-    /// propagated error without waiting (the operation is cut off by the
-    /// revocation).
+    /// As [`Guarded::run`].
     pub fn wait(self) -> Result<Status, GuardError> {
         let GuardedRequest { guard, req, .. } = self;
         guard.run(move |_| req.wait())

@@ -308,9 +308,22 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
     let mut step = 0u64;
     let mut hooked: Option<u64> = None;
     let mut finished = false;
+    // Set-up (the dups) is not guarded: a guarded barrier before the first
+    // fault point makes sure every rank has finished it (and a successful
+    // re-synchronization, which every rank reaches only after it).
+    let mut started = false;
     loop {
         let mut error = None;
-        if step < steps && hooked.is_none_or(|h| step > h) {
+        if !started {
+            match g.run(|c| c.barrier()) {
+                Ok(()) => {
+                    started = true;
+                    continue;
+                }
+                Err(GuardError::Propagated(p)) => error = Some(p),
+                Err(GuardError::Other(x)) => return Err(e(x)),
+            }
+        } else if step < steps && hooked.is_none_or(|h| step > h) {
             hooked = Some(step);
             pertinax::fault_point("prop.campaign.step");
             for &(_, _, ev) in events.iter().filter(|o| o.0 == step && o.1 == me) {
@@ -334,7 +347,7 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
                 }
             }
         }
-        if error.is_none() {
+        if error.is_none() && started {
             match campaign_step(g, step, steps) {
                 Ok(true) => {
                     if step >= steps {
@@ -383,6 +396,7 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
             match g.run(|c| c.allreduce(&[step], &mut m, &Op::min())) {
                 Ok(()) => {
                     step = m[0];
+                    started = true;
                     break;
                 }
                 Err(GuardError::Propagated(p)) => {
