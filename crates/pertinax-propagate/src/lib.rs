@@ -168,7 +168,9 @@ pub enum Cause {
     /// Its thread panicked while it held the guard: the panic's message
     /// and place.
     Panic(String),
-    /// The process failed (killed, crashed, exited).
+    /// The process failed (killed, crashed), or ended (finalized, exited)
+    /// without taking part in the resolution that lists it: the agreement
+    /// cannot tell the two apart.
     ProcessFailed,
 }
 
