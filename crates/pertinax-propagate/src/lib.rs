@@ -55,6 +55,8 @@
 //!   (finalized or died) without taking part in a resolution is listed as
 //!   corrupted with [`Cause::ProcessFailed`] by it: the agreement cannot
 //!   tell a process that left from one that failed.
+//! - **Set-up.** [`Guarded::new`] is a collective `dup` and guards nothing
+//!   yet: a failure during it returns the dup's error.
 //!
 //! # Non-blocking operations and `async`
 //!
@@ -62,7 +64,21 @@
 //! `wait`, `test` or `.await` (it is a [`Future`](std::future::Future),
 //! with no runtime imposed; [`block_on`] is the minimal executor) return
 //! the same errors as [`Guarded::run`]. [`Guarded::wait_all`] waits for
-//! several.
+//! several. Start the operation on [`Guarded::comm`] inside a
+//! [`pertinax::scope`], then hand the request to the guard.
+//!
+//! Communication only moves while somebody polls the engine (there is no
+//! progress thread: communicators are `!Send`), so each poll of a
+//! [`GuardedRequest`] drives progress, and a request that is still pending
+//! asks to be polled again on a bounded schedule instead of at once: its
+//! first 16 pending polls re-wake at once (a message about to arrive is not
+//! delayed), later ones are woken by a timer thread after a delay that
+//! doubles from 20 µs to at most 1 ms. The timer thread only calls wakers.
+//! A receive awaited for 2 s costs about 2 % of a core (it was a busy loop:
+//! 37 % of a core shared with other jobs on a 2-core machine, all of an
+//! idle one) and completes at most about 1 ms late. [`block_on`] parks the
+//! thread between wake-ups. When a poll meets a propagated error, it runs
+//! the resolution (a collective over the survivors) inside that poll.
 //!
 //! # How
 //!

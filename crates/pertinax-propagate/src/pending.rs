@@ -53,8 +53,8 @@ use pertinax::{Request, Status};
 
 use crate::{GuardError, Guarded};
 
-/// A non-blocking operation on a guarded communicator; see the
-/// [module documentation](self).
+/// A non-blocking operation on a guarded communicator; see the [crate
+/// documentation](crate#non-blocking-operations-and-async).
 #[derive(Debug)]
 #[must_use = "a request does nothing unless waited for, tested or awaited"]
 pub struct GuardedRequest<'g, 's> {
