@@ -305,6 +305,34 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
         .map(|o| o.1)
         .collect();
     let mut seen: Vec<String> = Vec::new();
+    // What every rank does with every error, wherever it meets it.
+    let after_error =
+        |p: &Propagated, seen: &mut Vec<String>, plain_ok: &mut bool| -> Result<(), String> {
+            for sig in &p.signals {
+                let (st, r) = (sig.code / 100, sig.code % 100);
+                check!(
+                    r == sig.rank.0 && sig.message == format!("s{st}r{r}"),
+                    "a signal mixes reports: {p}"
+                );
+            }
+            seen.push(show(p));
+            *plain_ok &= p.corrupted.is_empty()
+                && !p
+                    .signals
+                    .iter()
+                    .any(|s| leavers.contains(&(s.rank.0 as usize)));
+            if *plain_ok {
+                // Unguarded, right after the error (the signaller's first). A
+                // rank that died since makes it fail (at every rank, or after
+                // one more barrier at those where it completed): no more.
+                match plain.barrier() {
+                    Ok(()) => {}
+                    Err(x) if x.is_fault() => *plain_ok = false,
+                    Err(x) => return Err(e(x)),
+                }
+            }
+            Ok(())
+        };
     let mut step = 0u64;
     let mut hooked: Option<u64> = None;
     let mut finished = false;
@@ -367,29 +395,7 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
             }
             continue;
         };
-        for sig in &p.signals {
-            let (st, r) = (sig.code / 100, sig.code % 100);
-            check!(
-                r == sig.rank.0 && sig.message == format!("s{st}r{r}"),
-                "a signal mixes reports: {p}"
-            );
-        }
-        seen.push(show(&p));
-        plain_ok &= p.corrupted.is_empty()
-            && !p
-                .signals
-                .iter()
-                .any(|s| leavers.contains(&(s.rank.0 as usize)));
-        if plain_ok {
-            // Unguarded, right after the error (the signaller's first). A
-            // rank that died since makes it fail (at every rank, or after
-            // one more barrier at those where it completed): no more.
-            match plain.barrier() {
-                Ok(()) => {}
-                Err(x) if x.is_fault() => plain_ok = false,
-                Err(x) => return Err(e(x)),
-            }
-        }
+        after_error(&p, &mut seen, &mut plain_ok)?;
         // Re-synchronize on the earliest step.
         loop {
             let mut m = [0u64];
@@ -399,10 +405,9 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
                     started = true;
                     break;
                 }
-                Err(GuardError::Propagated(p)) => {
-                    seen.push(show(&p));
-                    plain_ok = false;
-                }
+                // The same handling wherever a rank meets an error: the
+                // others may meet this one elsewhere.
+                Err(GuardError::Propagated(p)) => after_error(&p, &mut seen, &mut plain_ok)?,
                 Err(GuardError::Other(x)) => return Err(e(x)),
             }
         }
