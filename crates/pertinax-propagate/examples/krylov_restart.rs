@@ -55,33 +55,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut signalled = false;
     let tol = 1e-10;
     loop {
-        let step = g.run(|c| -> Result<bool, Error> {
-            if restart {
-                // (Re)start from the current approximation.
-                matvec(c, &x, &mut ap)?;
-                for i in 0..M {
-                    r[i] = b[i] - ap[i];
+        let inconsistent = me == 1 && iters == 7 && !signalled;
+        signalled |= inconsistent;
+        let step = if inconsistent {
+            // The signaller gets the same error as every other rank.
+            g.signal(2, "local inconsistency in the Krylov basis")
+                .and_then(|p| Err(GuardError::Propagated(p)))
+        } else {
+            g.run(|c| -> Result<bool, Error> {
+                if restart {
+                    // (Re)start from the current approximation.
+                    matvec(c, &x, &mut ap)?;
+                    for i in 0..M {
+                        r[i] = b[i] - ap[i];
+                    }
+                    p.copy_from_slice(&r);
+                    rr = dot(c, &r, &r)?;
+                    restart = false;
                 }
-                p.copy_from_slice(&r);
-                rr = dot(c, &r, &r)?;
-                restart = false;
-            }
-            if rr.sqrt() < tol {
-                return Ok(true);
-            }
-            matvec(c, &p, &mut ap)?;
-            let alpha = rr / dot(c, &p, &ap)?;
-            for i in 0..M {
-                x[i] += alpha * p[i];
-                r[i] -= alpha * ap[i];
-            }
-            let rr_new = dot(c, &r, &r)?;
-            for i in 0..M {
-                p[i] = r[i] + rr_new / rr * p[i];
-            }
-            rr = rr_new;
-            Ok(false)
-        });
+                if rr.sqrt() < tol {
+                    return Ok(true);
+                }
+                matvec(c, &p, &mut ap)?;
+                let alpha = rr / dot(c, &p, &ap)?;
+                for i in 0..M {
+                    x[i] += alpha * p[i];
+                    r[i] -= alpha * ap[i];
+                }
+                let rr_new = dot(c, &r, &r)?;
+                for i in 0..M {
+                    p[i] = r[i] + rr_new / rr * p[i];
+                }
+                rr = rr_new;
+                Ok(false)
+            })
+        };
         iters += 1;
         match step {
             Ok(true) => break,
@@ -94,10 +102,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 restarts += 1;
             }
             Err(GuardError::Other(e)) => return Err(e.into()),
-        }
-        if me == 1 && iters == 7 && !signalled {
-            signalled = true;
-            let _ = g.signal(2, "local inconsistency in the Krylov basis");
         }
         if iters > 10_000 {
             return Err("no convergence".into());

@@ -31,14 +31,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut data = block(me, 0);
     let mut corrupted_once = false;
     while step < steps {
-        if me == 2 % n && step == 4 && !corrupted_once {
+        let corrupt = me == 2 % n && step == 4 && !corrupted_once;
+        if corrupt {
             corrupted_once = true;
             data[17] ^= 0xdead; // the local failure
-            let _ = g.signal(4, "block checksum mismatch");
         }
         let local: u64 = data.iter().fold(0, |a, v| a.wrapping_add(*v));
         let mut total = [0u64];
-        match g.run(|c| c.allreduce(&[local], &mut total, &Op::sum())) {
+        let r = if corrupt {
+            // The signaller gets the same error as every other rank.
+            g.signal(4, "block checksum mismatch")
+                .and_then(|p| Err(GuardError::Propagated(p)))
+        } else {
+            g.run(|c| c.allreduce(&[local], &mut total, &Op::sum()))
+        };
+        match r {
             Ok(()) => {
                 let want = (0..n).fold(0u64, |a, r| {
                     block(r, step).iter().fold(a, |a, v| a.wrapping_add(*v))

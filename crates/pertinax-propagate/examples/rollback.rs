@@ -28,13 +28,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if step % 5 == 0 {
             checkpoint = (x, step);
         }
-        if me == 1 && step == 13 && !failed_once {
-            failed_once = true;
-            let _ = g.signal(13, "lost state at step 13");
-        }
+        let lost = me == 1 && step == 13 && !failed_once;
+        failed_once |= lost;
         let y = next(x, me, step);
         let mut sum = [0u64];
-        match g.run(|c| c.allreduce(&[y], &mut sum, &Op::bxor())) {
+        let r = if lost {
+            // The signaller gets the same error as every other rank.
+            g.signal(13, "lost state at step 13")
+                .and_then(|p| Err(GuardError::Propagated(p)))
+        } else {
+            g.run(|c| c.allreduce(&[y], &mut sum, &Op::bxor()))
+        };
+        match r {
             Ok(()) => {
                 x = y;
                 step += 1;

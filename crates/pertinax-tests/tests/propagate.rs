@@ -91,12 +91,134 @@ fn a_killed_rank_corrupts_the_communicator_everywhere() {
     assert_eq!(v, "dead2");
 }
 
+/// Signal-and-recover cycles past 1024 resolutions (where report tags
+/// used to cycle): every cycle's own code and message, never another
+/// cycle's.
 #[test]
-fn a_hundred_signal_and_recover_cycles() {
-    let (_, v) = seen(4, &["cycles", "100"], 0, 4);
+fn more_than_1024_resolutions_never_mix_reports() {
+    let (_, v) = seen(3, &["cycles", "1100"], 0, 3);
+    assert!(
+        v.split('|').count() >= 1025,
+        "{} resolutions",
+        v.split('|').count()
+    );
     // Every cycle's signal was seen (some resolutions hold two).
-    for s in 0..100 {
-        assert!(v.contains(&format!(":{s}:cycle")), "cycle {s} missing: {v}");
+    for s in 0..1100 {
+        assert!(
+            v.contains(&format!(":{s}:cycle {s}")),
+            "cycle {s} missing: {v}"
+        );
+    }
+}
+
+/// Issue 15, item 5a: rank 1 signals, then runs an unguarded barrier on
+/// the world, as every other rank does once it has the error. The signal
+/// used to be resolved only at the signaller's next guarded call: the job
+/// deadlocked.
+#[test]
+fn a_signal_then_an_unguarded_barrier_does_not_deadlock() {
+    let (_, v) = seen(4, &["plain"], 0, 4);
+    assert_eq!(v, "sig1:42:then plain");
+}
+
+/// The line of the rank that left on purpose, checked to hold the error
+/// the others saw first.
+fn left_line(j: &Job, what: &str, first: &str) {
+    let line = format!("LEFT {what} rank=1: {first}");
+    assert!(
+        j.stdout.lines().any(|l| l == line),
+        "{line} missing\n{}",
+        j.stdout
+    );
+}
+
+/// Issue 15, item 5b: rank 1 signals, drops its guard and finalizes (exit
+/// 0). The others get its code and message (they used to get only "rank 1
+/// corrupted the communicator: process failed"), then, at their next
+/// collective, its absence as a process failure; the same at every rank.
+#[test]
+fn a_signaller_that_leaves_and_finalizes_is_heard() {
+    let (j, v) = seen(4, &["leave"], 0, 3);
+    assert_eq!(v, "sig1:7:leave 1|dead1");
+    left_line(&j, "leave", "sig1:7:leave 1");
+}
+
+/// Rank 1 signals and returns the error with `?` up to `main`, which
+/// finalizes and exits 1.
+#[test]
+fn a_signaller_that_returns_early_with_question_mark_is_heard() {
+    let (j, v) = seen(4, &["early"], 1, 3);
+    assert_eq!(v, "sig1:7:early 1|dead1");
+    left_line(&j, "early", "sig1:7:early 1");
+}
+
+/// Rank 1 is killed (SIGKILL through the launcher) while it signals:
+/// before its contribution to the resolution, it is a process failure
+/// only; once its report is out (right after the agreement, or right
+/// after `signal` returned), its signal with code and message, then its
+/// death at the next collective. The same at every survivor each time.
+#[test]
+fn a_signaller_killed_while_signalling_is_reported_uniformly() {
+    for (point, want) in [
+        ("prop.report.sent", "dead1"),
+        ("prop.resolve.agreed", "sig1:7:killed 1|dead1"),
+        ("prop.signal.done", "sig1:7:killed 1|dead1"),
+    ] {
+        let j = run(Spec::new(4, &["killed"])
+            .program(propprog())
+            .bound(60)
+            .launcher_arg("--kill")
+            .launcher_arg(&format!("1@{point}#1")));
+        let views: Vec<&str> = j
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("OK "))
+            .map(|l| l.split("seen=").nth(1).unwrap_or(""))
+            .collect();
+        assert!(
+            j.code == Some(0)
+                && views.len() == 3
+                && views.iter().all(|v| *v == want)
+                && j.stderr
+                    .contains(&format!("(injected at hit 1 of point {point})")),
+            "{point}: code {:?}, views {views:?}, want {want}\n{}\n{}",
+            j.code,
+            j.stdout,
+            j.stderr
+        );
+    }
+}
+
+/// An awaited receive that completes after 2 s no longer busy-loops: its
+/// future re-wakes on a bounded schedule (at most every millisecond once
+/// it has waited a while), under this crate's `block_on` and under a
+/// parking executor of the usual kind. (Before: 37 % of a core on this
+/// 2-core machine shared with other jobs, all of it on an idle core; now
+/// about 1.5 %.)
+#[test]
+fn an_awaited_request_does_not_busy_loop() {
+    for mode in ["crate", "park"] {
+        let j = run(Spec::new(2, &["await-cpu", mode])
+            .program(propprog())
+            .bound(60));
+        j.assert_ok(2);
+        let line = j
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("AWAITCPU"))
+            .unwrap_or_default()
+            .to_string();
+        let field = |k: &str| -> f64 {
+            line.split_whitespace()
+                .find_map(|f| f.strip_prefix(k))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(f64::NAN)
+        };
+        let (pct, late) = (field("cpu_pct="), field("late_us="));
+        eprintln!("{line}");
+        assert!(pct < 20.0, "{mode}: {line}");
+        // Woken within the schedule's bound (1 ms) plus scheduling slack.
+        assert!(late < 50_000.0, "{mode}: {line}");
     }
 }
 
@@ -128,4 +250,133 @@ fn the_three_examples_recover_and_verify_their_results() {
             j.stderr
         );
     }
+}
+
+/// A seeded random campaign of `pertinax-propprog campaign`: per run, 3 to
+/// 6 ranks and 12 steps of guarded operations (allreduce, a ring exchange
+/// through guarded requests and `wait_all`, an awaited iallreduce) with 1
+/// to 3 seeded events among ranks 1..N−1: signals followed by an
+/// unguarded barrier, signallers that leave (drop and finalize) or return
+/// early with `?`, panics inside a guarded operation; and real kills: one
+/// run in three a seeded schedule (`--fault-seed`), one in three a kill at
+/// a fault point of the resolution or of the program's steps. Checks: no
+/// hang, no failed check (every result, every signal's code and message
+/// belong together, every signaller is listed in its own error), and every
+/// survivor saw the same errors: a rank that left after its last step saw
+/// a prefix of the others' (it took part in fewer resolutions), and a
+/// rank listed as dead by a resolution took no part in it.
+/// `PERTINAX_PROP_CAMPAIGN_RUNS` sets the number of runs (60 by default),
+/// `PERTINAX_PROP_CAMPAIGN_SEED` the first seed (1).
+#[test]
+fn randomized_campaign() {
+    let var = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let runs = var("PERTINAX_PROP_CAMPAIGN_RUNS", 60);
+    let first = var("PERTINAX_PROP_CAMPAIGN_SEED", 1);
+    let points = [
+        ("prop.report.sent", 2),
+        ("prop.resolve.agreed", 3),
+        ("prop.signal.done", 2),
+        ("prop.campaign.step", 12),
+        ("ft.agree.enter", 4),
+        ("ft.agree.contributed", 4),
+        ("ft.revoke.partial", 3),
+    ];
+    let t0 = std::time::Instant::now();
+    let (mut uniform, mut killed, mut resolutions) = (0, 0, 0);
+    for seed in first..first + runs {
+        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut below = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let n = 3 + below(4) as usize;
+        let s = seed.to_string();
+        let mut spec = Spec::new(n, &["campaign", &s, "12"])
+            .program(propprog())
+            .bound(60);
+        let mut how = String::from("no kill");
+        match seed % 3 {
+            1 => {
+                spec = spec
+                    .launcher_arg("--fault-seed")
+                    .launcher_arg(&s)
+                    .launcher_arg("--fault-max-hit")
+                    .launcher_arg("40");
+                how = format!("--fault-seed {s} --fault-max-hit 40");
+            }
+            2 => {
+                let (p, max) = points[below(points.len() as u64) as usize];
+                let k = format!("{}@{p}#{}", 1 + below(n as u64 - 1), 1 + below(max));
+                how = format!("--kill {k}");
+                spec = spec.launcher_arg("--kill").launcher_arg(&k);
+            }
+            _ => {}
+        }
+        let j = run(spec);
+        let ctx = format!("seed {seed}, {n} ranks, {how}");
+        assert!(
+            matches!(j.code, Some(0 | 1 | 101)) && !j.stdout.contains("FAIL") && j.oks() >= 1,
+            "{ctx}: code {:?}, {} OK\n{}\n{}",
+            j.code,
+            j.oks(),
+            j.stdout,
+            j.stderr
+        );
+        killed += j.stderr.matches("(injected").count();
+        // Rank and seen resolutions of every rank that finished.
+        let views: Vec<(usize, Vec<&str>)> = j
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("OK "))
+            .map(|l| {
+                let rank = l
+                    .split("rank=")
+                    .nth(1)
+                    .and_then(|r| r.split(' ').next()?.parse().ok())
+                    .unwrap_or(usize::MAX);
+                let seen = l.split("seen=").nth(1).unwrap_or("");
+                let v = if seen.is_empty() {
+                    Vec::new()
+                } else {
+                    seen.split('|').collect()
+                };
+                (rank, v)
+            })
+            .collect();
+        let longest = views
+            .iter()
+            .map(|v| v.1.clone())
+            .max_by_key(Vec::len)
+            .unwrap_or_default();
+        for (r, v) in &views {
+            assert!(
+                longest.starts_with(v),
+                "{ctx}: rank {r} saw {v:?}, another rank {longest:?}\n{}",
+                j.stdout
+            );
+        }
+        for (k, res) in longest.iter().enumerate() {
+            for dead in res.split(',').filter_map(|x| x.strip_prefix("dead")) {
+                let d: usize = dead.parse().unwrap_or(usize::MAX);
+                assert!(
+                    views.iter().all(|(r, v)| *r != d || v.len() <= k),
+                    "{ctx}: rank {d} listed as dead by resolution {k} it took part in\n{}",
+                    j.stdout
+                );
+            }
+        }
+        uniform += usize::from(views.iter().all(|v| v.1.len() == longest.len()));
+        resolutions += longest.len();
+    }
+    eprintln!(
+        "propagate campaign: {runs} runs from seed {first} in {:.1} s; 0 hangs, 0 wrong answers; {killed} ranks killed, {resolutions} resolutions, every finishing rank saw every resolution in {uniform} runs",
+        t0.elapsed().as_secs_f64()
+    );
 }

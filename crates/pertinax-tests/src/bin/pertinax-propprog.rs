@@ -28,48 +28,65 @@ fn show(p: &Propagated) -> String {
 }
 
 /// A loop of checked allreduces; `hook(step, guard)` runs once before each
-/// step (not again when a step is redone after an error).
+/// step (not again when a step is redone after an error) and returns the
+/// error of the signal it raised, if any (handled like a step's error).
 fn steps(
     g: &mut Guarded,
     n: u64,
-    mut hook: impl FnMut(u64, &mut Guarded) -> Result<(), String>,
+    hook: impl FnMut(u64, &mut Guarded) -> Result<Option<Propagated>, String>,
+) -> Result<Vec<String>, String> {
+    steps_then(g, n, hook, |_| Ok(()))
+}
+
+/// [`steps`], with `after(guard)` run after every propagated error (before
+/// the ranks re-synchronize).
+fn steps_then(
+    g: &mut Guarded,
+    n: u64,
+    mut hook: impl FnMut(u64, &mut Guarded) -> Result<Option<Propagated>, String>,
+    mut after: impl FnMut(&mut Guarded) -> Result<(), String>,
 ) -> Result<Vec<String>, String> {
     let mut seen = Vec::new();
     let mut step = 0;
     let mut hooked: Option<u64> = None;
     while step < n {
+        let mut error = None;
         if hooked.is_none_or(|h| step > h) {
             hooked = Some(step);
-            hook(step, g)?;
+            error = hook(step, g)?;
         }
-        let mut s = [0u64];
-        match g.run(|c| c.allreduce(&[1u64], &mut s, &Op::sum())) {
-            Ok(()) => {
-                check!(
-                    s[0] as usize == g.comm().size(),
-                    "step {step}: sum {}",
-                    s[0]
-                );
-                step += 1;
+        if error.is_none() {
+            let mut s = [0u64];
+            match g.run(|c| c.allreduce(&[1u64], &mut s, &Op::sum())) {
+                Ok(()) => {
+                    check!(
+                        s[0] as usize == g.comm().size(),
+                        "step {step}: sum {}",
+                        s[0]
+                    );
+                    step += 1;
+                }
+                Err(GuardError::Propagated(p)) => error = Some(p),
+                Err(GuardError::Other(x)) => return Err(e(x)),
             }
-            Err(GuardError::Propagated(p)) => {
-                seen.push(show(&p));
-                // The error may have caught ranks in different steps (one
-                // that had finished a step, one still in it): go on from
-                // the earliest.
-                loop {
-                    let mut m = [0u64];
-                    match g.run(|c| c.allreduce(&[step], &mut m, &Op::min())) {
-                        Ok(()) => {
-                            step = m[0];
-                            break;
-                        }
-                        Err(GuardError::Propagated(p)) => seen.push(show(&p)),
-                        Err(GuardError::Other(x)) => return Err(e(x)),
+        }
+        if let Some(p) = error {
+            seen.push(show(&p));
+            after(g)?;
+            // The error may have caught ranks in different steps (one
+            // that had finished a step, one still in it): go on from
+            // the earliest.
+            loop {
+                let mut m = [0u64];
+                match g.run(|c| c.allreduce(&[step], &mut m, &Op::min())) {
+                    Ok(()) => {
+                        step = m[0];
+                        break;
                     }
+                    Err(GuardError::Propagated(p)) => seen.push(show(&p)),
+                    Err(GuardError::Other(x)) => return Err(e(x)),
                 }
             }
-            Err(GuardError::Other(x)) => return Err(e(x)),
         }
     }
     // Nobody leaves while another still needs it for a step.
@@ -83,6 +100,18 @@ fn steps(
     Ok(seen)
 }
 
+/// Signals, and checks that the error names this signal.
+fn signal(g: &mut Guarded, me: usize, code: i32, msg: &str) -> Result<Propagated, String> {
+    let p = g.signal(code, msg).map_err(|x| x.to_string())?;
+    check!(
+        p.signals
+            .iter()
+            .any(|s| s.rank == Rank(me as i32) && s.code == code && s.message == msg),
+        "own signal missing from {p}"
+    );
+    Ok(p)
+}
+
 /// The `nonblocking` scenario (see `main`).
 fn nonblocking(g: &mut Guarded, me: usize, n: usize) -> Result<Vec<String>, String> {
     use pertinax_propagate::block_on;
@@ -92,11 +121,7 @@ fn nonblocking(g: &mut Guarded, me: usize, n: usize) -> Result<Vec<String>, Stri
     for (round, signaller) in [(1i32, 1 % n), (2, 2 % n)] {
         if me == signaller {
             std::thread::sleep(std::time::Duration::from_millis(50));
-            g.signal(round, "nb").map_err(|x| x.to_string())?;
-            match g.run(|c| c.barrier()) {
-                Err(GuardError::Propagated(p)) => seen.push(show(&p)),
-                other => return Err(format!("signaller: {other:?}")),
-            }
+            seen.push(show(&signal(g, me, round, "nb")?));
         } else {
             let mut b = [0u64];
             let got = pertinax::scope(|s| {
@@ -141,6 +166,310 @@ fn nonblocking(g: &mut Guarded, me: usize, n: usize) -> Result<Vec<String>, Stri
     Ok(seen)
 }
 
+/// The signaller of `leave`, `early` and `killed`: signals, then returns
+/// the error at once (as `?` would).
+fn early_return(g: &mut Guarded, me: usize, what: &str) -> Result<Propagated, GuardError> {
+    let p = g.signal(7, &format!("{what} {me}"))?;
+    Err(GuardError::Propagated(p))
+}
+
+/// CPU seconds this process used so far (user + system).
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<f64> = after
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // Fields 14 and 15 of the line (utime, stime), in clock ticks of 10 ms.
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
+/// A minimal executor of the usual kind (like `futures::executor::block_on`):
+/// parks between wake-ups, so a future that wakes itself at once spins.
+fn park_on<F: std::future::Future>(fut: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+/// The `await-cpu` scenario (see `main`).
+fn await_cpu(g: &mut Guarded, me: usize, mode: &str) -> R {
+    let now_ns = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    };
+    g.run(|c| c.barrier()).map_err(|x| x.to_string())?;
+    if me == 1 {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        g.run(|c| c.send(&[now_ns()], 0, 9))
+            .map_err(|x| x.to_string())?;
+    } else if me == 0 {
+        let mut got = [0u64];
+        let (c0, t0) = (cpu_s(), std::time::Instant::now());
+        let r = pertinax::scope(|s| {
+            let req = g.comm().irecv(s, &mut got, 1, 9)?;
+            let fut = g.request(req);
+            Ok::<_, pertinax::Error>(if mode == "park" {
+                park_on(fut)
+            } else {
+                pertinax_propagate::block_on(fut)
+            })
+        })
+        .map_err(e)?;
+        let late_us = now_ns().saturating_sub(got[0]) as f64 / 1e3;
+        r.map_err(|x| x.to_string())?;
+        let (cpu, wall) = (cpu_s() - c0, t0.elapsed().as_secs_f64());
+        println!(
+            "AWAITCPU mode={mode} wall_s={wall:.3} cpu_s={cpu:.3} cpu_pct={:.1} late_us={late_us:.0}",
+            100.0 * cpu / wall
+        );
+    }
+    g.run(|c| c.barrier()).map_err(|x| x.to_string())?;
+    Ok(String::new())
+}
+
+/// What a rank does at a step of the campaign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    /// Signals; every rank then runs an unguarded barrier (while no rank
+    /// may have left).
+    Signal,
+    /// Signals, then leaves: drops its guard and finalizes (exit 0).
+    Leave,
+    /// Signals, then returns the error with `?` (finalizes, exit 1).
+    Early,
+    /// Panics inside a guarded operation.
+    Panic,
+}
+
+/// The campaign's plan, the same at every rank: `(step, rank, event)`.
+/// Rank 0 never has an event (it always reports).
+fn plan(seed: u64, n: usize, steps: u64) -> Vec<(u64, usize, Ev)> {
+    let mut rng = pertinax_tests::Rng(seed);
+    let mut out: Vec<(u64, usize, Ev)> = Vec::new();
+    if n < 2 {
+        return out;
+    }
+    for _ in 0..1 + rng.below(3) {
+        let r = 1 + rng.below(n as u64 - 1) as usize;
+        let step = rng.below(steps);
+        let ev = match rng.below(8) {
+            0 => Ev::Leave,
+            1 => Ev::Early,
+            2 => Ev::Panic,
+            _ => Ev::Signal,
+        };
+        // A rank that leaves or panics has no event after that step, nor
+        // two events in one step.
+        let gone_before =
+            |o: &(u64, usize, Ev)| o.1 == r && (o.0 == step || (o.2 != Ev::Signal && o.0 <= step));
+        if ev != Ev::Signal && out.iter().any(|o| o.1 == r && o.0 >= step) {
+            continue;
+        }
+        if !out.iter().any(gone_before) {
+            out.push((step, r, ev));
+        }
+    }
+    out.sort_by_key(|o| (o.0, o.1));
+    out
+}
+
+/// The campaign: `steps` steps of guarded operations (an allreduce, a
+/// ring exchange through guarded requests and `wait_all`, an iallreduce
+/// awaited as a future, in turn), with the seeded events of [`plan`] and
+/// the launcher's kills. Each rank checks every result, that every signal
+/// it sees carries the code and message of its own step and rank, and
+/// that its own signals are listed; the test compares the ranks' digests.
+fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u64) -> R {
+    let events = plan(seed, w.size(), steps);
+    let plain = w.dup().map_err(e)?;
+    // Unguarded operations stay safe while no rank may have left or died.
+    let mut plain_ok = true;
+    let leavers: Vec<usize> = events
+        .iter()
+        .filter(|o| o.2 != Ev::Signal)
+        .map(|o| o.1)
+        .collect();
+    let mut seen: Vec<String> = Vec::new();
+    // What every rank does with every error, wherever it meets it.
+    let after_error =
+        |p: &Propagated, seen: &mut Vec<String>, plain_ok: &mut bool| -> Result<(), String> {
+            for sig in &p.signals {
+                let (st, r) = (sig.code / 100, sig.code % 100);
+                check!(
+                    r == sig.rank.0 && sig.message == format!("s{st}r{r}"),
+                    "a signal mixes reports: {p}"
+                );
+            }
+            seen.push(show(p));
+            *plain_ok &= p.corrupted.is_empty()
+                && !p
+                    .signals
+                    .iter()
+                    .any(|s| leavers.contains(&(s.rank.0 as usize)));
+            if *plain_ok {
+                // Unguarded, right after the error (the signaller's first). A
+                // rank that died since makes it fail (at every rank, or after
+                // one more barrier at those where it completed): no more.
+                match plain.barrier() {
+                    Ok(()) => {}
+                    Err(x) if x.is_fault() => *plain_ok = false,
+                    Err(x) => return Err(e(x)),
+                }
+            }
+            Ok(())
+        };
+    let mut step = 0u64;
+    let mut hooked: Option<u64> = None;
+    let mut finished = false;
+    // Set-up (the dups) is not guarded: a guarded barrier before the first
+    // fault point makes sure every rank has finished it (and a successful
+    // re-synchronization, which every rank reaches only after it).
+    let mut started = false;
+    loop {
+        let mut error = None;
+        if !started {
+            match g.run(|c| c.barrier()) {
+                Ok(()) => {
+                    started = true;
+                    continue;
+                }
+                Err(GuardError::Propagated(p)) => error = Some(p),
+                Err(GuardError::Other(x)) => return Err(e(x)),
+            }
+        } else if step < steps && hooked.is_none_or(|h| step > h) {
+            hooked = Some(step);
+            pertinax::fault_point("prop.campaign.step");
+            for &(_, _, ev) in events.iter().filter(|o| o.0 == step && o.1 == me) {
+                let code = (step * 100 + me as u64) as i32;
+                let msg = format!("s{step}r{me}");
+                match ev {
+                    Ev::Signal => error = Some(signal(g, me, code, &msg)?),
+                    Ev::Leave | Ev::Early => {
+                        let p = signal(g, me, code, &msg)?;
+                        return Err(format!(
+                            "LEFT {} rank={me}: {}",
+                            if ev == Ev::Leave { "leave" } else { "early" },
+                            show(&p)
+                        ));
+                    }
+                    Ev::Panic => {
+                        let _ = g.run(|_| -> Result<(), pertinax::Error> {
+                            panic!("campaign panic at step {step}")
+                        });
+                    }
+                }
+            }
+        }
+        if error.is_none() && started {
+            match campaign_step(g, step, steps) {
+                Ok(true) => {
+                    if step >= steps {
+                        finished = true;
+                    } else {
+                        step += 1;
+                    }
+                }
+                Ok(false) => return Err(format!("step {step}: wrong result")),
+                Err(GuardError::Propagated(p)) => error = Some(p),
+                Err(GuardError::Other(x)) => return Err(e(x)),
+            }
+        }
+        let Some(p) = error else {
+            if finished {
+                break;
+            }
+            continue;
+        };
+        after_error(&p, &mut seen, &mut plain_ok)?;
+        // Re-synchronize on the earliest step.
+        loop {
+            let mut m = [0u64];
+            match g.run(|c| c.allreduce(&[step], &mut m, &Op::min())) {
+                Ok(()) => {
+                    step = m[0];
+                    started = true;
+                    break;
+                }
+                // The same handling wherever a rank meets an error: the
+                // others may meet this one elsewhere.
+                Err(GuardError::Propagated(p)) => after_error(&p, &mut seen, &mut plain_ok)?,
+                Err(GuardError::Other(x)) => return Err(e(x)),
+            }
+        }
+        finished = false;
+    }
+    let joined = seen.join("|");
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in joined.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    Ok(format!("digest={h:016x} seen={joined}"))
+}
+
+/// One step of the campaign; `Ok(false)` for a wrong result. Step
+/// `steps` is the final barrier.
+fn campaign_step(g: &mut Guarded, step: u64, steps: u64) -> Result<bool, GuardError> {
+    let size = g.comm().size();
+    let me = g.comm().rank().index();
+    if step >= steps {
+        return g.run(|c| c.barrier()).map(|()| true);
+    }
+    match step % 3 {
+        0 => {
+            let mut s = [0u64];
+            g.run(|c| c.allreduce(&[step + 1], &mut s, &Op::sum()))?;
+            Ok(s[0] == (step + 1) * size as u64)
+        }
+        1 => {
+            let right = ((me + 1) % size) as i32;
+            let left = (me + size - 1) % size;
+            let mine = [step * 1000 + me as u64];
+            let mut got = [u64::MAX];
+            let r = pertinax::scope(|s| {
+                let rr = g.comm().irecv(s, &mut got, left as i32, 6)?;
+                let sr = g.comm().isend(s, &mine, right, 6)?;
+                let mut reqs = [rr, sr];
+                Ok::<_, pertinax::Error>(g.wait_all(&mut reqs))
+            });
+            match r {
+                Ok(r) => r?,
+                Err(x) if x.is_fault() => return g.run(|_| Err(x)).map(|()| false),
+                Err(x) => return Err(GuardError::Other(x)),
+            };
+            Ok(got[0] == step * 1000 + left as u64)
+        }
+        _ => {
+            let mut s = [0u64];
+            let input = [step];
+            let r = pertinax::scope(|sc| {
+                let req = g.comm().iallreduce(sc, &input, &mut s, &Op::sum())?;
+                Ok::<_, pertinax::Error>(pertinax_propagate::block_on(g.request(req)))
+            });
+            match r {
+                Ok(r) => r?,
+                Err(x) if x.is_fault() => return g.run(|_| Err(x)).map(|()| false),
+                Err(x) => return Err(GuardError::Other(x)),
+            };
+            Ok(s[0] == step * size as u64)
+        }
+    }
+}
+
 /// Median, 10th and 90th percentile of `v` (µs).
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(f64::total_cmp);
@@ -161,11 +490,13 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
         // revocation could catch a rank still finishing that barrier).
         w.barrier().map_err(e)?;
         let t1 = Instant::now();
-        if me == 0 {
-            g.signal(1, "bench").map_err(|x| x.to_string())?;
-        }
-        match g.run(|c| c.barrier()) {
-            Err(GuardError::Propagated(p)) => check!(p.signals.len() == 1, "{p}"),
+        let got = if me == 0 {
+            g.signal(1, "bench").map(Some)
+        } else {
+            g.run(|c| c.barrier()).map(|()| None)
+        };
+        match got {
+            Ok(Some(p)) | Err(GuardError::Propagated(p)) => check!(p.signals.len() == 1, "{p}"),
             other => return Err(format!("no error: {other:?}")),
         }
         let p1 = t1.elapsed().as_secs_f64() * 1e6;
@@ -241,21 +572,16 @@ fn main() {
             // One rank signals at step 3 while the others run allreduces.
             "one" => steps(&mut g, 10, |s, g| {
                 if s == 3 && me == 1 {
-                    let p = g.signal(42, "diverged").map_err(|x| x.to_string())?;
-                    check!(
-                        p.signals.len() == 1 && p.signals[0].rank == Rank(1),
-                        "own error {p:?}"
-                    );
+                    return signal(g, me, 42, "diverged").map(Some);
                 }
-                Ok(())
+                Ok(None)
             })?,
             // Several ranks signal at the same step.
             "many" => steps(&mut g, 10, |s, g| {
                 if s == 5 && me % 2 == 1 {
-                    g.signal(me as i32, &format!("from {me}"))
-                        .map_err(|x| x.to_string())?;
+                    return signal(g, me, me as i32, &format!("from {me}")).map(Some);
                 }
-                Ok(())
+                Ok(None)
             })?,
             // Rank 0 is blocked in a receive nobody answers when rank 1
             // signals.
@@ -263,11 +589,7 @@ fn main() {
                 let mut seen = Vec::new();
                 if me == 1 {
                     std::thread::sleep(std::time::Duration::from_millis(100));
-                    g.signal(9, "stop").map_err(|x| x.to_string())?;
-                    match g.run(|c| c.barrier()) {
-                        Err(GuardError::Propagated(p)) => seen.push(show(&p)),
-                        other => return Err(format!("signaller: {other:?}")),
-                    }
+                    seen.push(show(&signal(&mut g, me, 9, "stop")?));
                 } else {
                     let mut b = [0u64];
                     let peer = if me == 0 { 2 % w.size() } else { 0 };
@@ -286,25 +608,59 @@ fn main() {
                 if s == 4 && me == 2 {
                     panic!("solver blew up");
                 }
-                Ok(())
+                Ok(None)
             })?,
             // A rank is killed in the guarded region.
             "kill" => steps(&mut g, 8, |s, _| {
                 if s == 4 && me == 2 {
                     let _ = pertinax_tests::kill_self();
                 }
-                Ok(())
+                Ok(None)
             })?,
             // Signal and recover, many times.
             "cycles" => {
                 let n = arg(rest, 0, 100);
                 steps(&mut g, n, |s, g| {
                     if me == (s as usize % w.size()) {
-                        g.signal(s as i32, "cycle").map_err(|x| x.to_string())?;
+                        return signal(g, me, s as i32, &format!("cycle {s}")).map(Some);
                     }
-                    Ok(())
+                    Ok(None)
                 })?
             }
+            // Rank 1 signals at step 3, then every rank (rank 1 first, right
+            // after its signal) runs an unguarded barrier on the world.
+            "plain" => steps_then(
+                &mut g,
+                8,
+                |s, g| {
+                    if s == 3 && me == 1 {
+                        return signal(g, me, 42, "then plain").map(Some);
+                    }
+                    Ok(None)
+                },
+                |_| w.barrier().map_err(e),
+            )?,
+            // Rank 1 signals at step 3 and leaves at once: `leave` drops
+            // its guard and finalizes (exit 0), `early` returns the error
+            // with `?` up to `main`, which finalizes and exits 1; `killed`
+            // signals while the launcher kills it at a fault point of the
+            // resolution (`--kill 1@prop...`).
+            "leave" | "early" | "killed" => steps(&mut g, 8, |s, g| {
+                if s == 3 && me == 1 {
+                    let p = match early_return(g, me, &scenario) {
+                        Err(GuardError::Propagated(p)) => p,
+                        other => return Err(format!("signaller: {other:?}")),
+                    };
+                    return Err(format!("LEFT {scenario} rank={me}: {}", show(&p)));
+                }
+                Ok(None)
+            })?,
+            // Seeded random campaign (see `campaign`).
+            "campaign" => return campaign(&mut g, &w, me, arg(rest, 0, 1), arg(rest, 1, 12)),
+            // CPU use and lateness of an awaited receive that completes
+            // after 2 s, under this crate's `block_on` or a parking
+            // executor of the test's own.
+            "await-cpu" => return await_cpu(&mut g, me, rest.first().map_or("crate", |s| s)),
             // Non-blocking operations: the propagated error reaches a
             // blocking wait on a request, then an awaited one (async form);
             // then a ring exchange through futures succeeds with checked data.
@@ -319,6 +675,13 @@ fn main() {
     })();
     match r {
         Ok(extra) => println!("OK {scenario} rank={me} {extra}"),
+        Err(m) if m.starts_with("LEFT ") => {
+            // A rank that leaves on purpose: finalize, then exit.
+            println!("{m}");
+            drop(w);
+            drop(u);
+            std::process::exit(i32::from(scenario == "early"));
+        }
         Err(m) => {
             println!("FAIL {scenario} rank={me}: {m}");
             std::process::exit(1);
