@@ -259,6 +259,20 @@ impl World {
     pub fn is_resilient(&self) -> bool {
         !matches!(self, World::Plain(_))
     }
+
+    /// Ends this rank's use of the world collectively: a barrier, then the
+    /// communicator is dropped (see [`Resilient::finish`]; dropping alone
+    /// starts no collective in the flat mode).
+    ///
+    /// # Errors
+    /// The barrier's.
+    pub fn finish(self) -> Result<Outcome, Error> {
+        match self {
+            World::Plain(c) => Communicator::barrier(&c),
+            World::Resilient(r) => r.finish(),
+            World::Hierarchical(h) => Communicator::barrier(&*h),
+        }
+    }
 }
 
 /// Receive result: `None` when the receive was skipped (its source has

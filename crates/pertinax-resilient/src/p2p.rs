@@ -141,14 +141,37 @@ impl P2p {
             Source::Any => loop {
                 match self.comm.recv(buf, Source::Any, tag) {
                     Ok(st) => return Ok(Some(status(st))),
-                    // A failed rank can no longer send: acknowledge it and
-                    // go on waiting for the live ones.
+                    // A member failed that no any-source receive of this
+                    // rank has reported yet: whether it was the sender
+                    // this receive waits for cannot be known, so the
+                    // policy for a failed source applies, once per failure.
                     Err(pertinax::Error::ProcFailedPending { .. }) => {
-                        self.comm.ack_failed(usize::MAX)?;
+                        if let Some(o) = self.next_unreported()? {
+                            return policy.answer(Kind::Recv, o).map(|_| None);
+                        }
                     }
                     Err(e) => return Err(e.into()),
                 }
             },
         }
+    }
+
+    /// The first failure (in the order this rank learned of them) that no
+    /// any-source receive has reported, as an original rank; it counts as
+    /// reported from now on (acknowledged on the point-to-point
+    /// communicator, which only any-source receives do).
+    fn next_unreported(&self) -> Result<Option<usize>, Error> {
+        let failed = self.comm.get_failed()?;
+        let reported = self.comm.get_acked()?.size();
+        if reported >= failed.size() {
+            return Ok(None);
+        }
+        let at = failed.translate_ranks(&[Rank(reported as i32)], &self.comm.group())?;
+        self.comm.ack_failed(reported + 1)?;
+        Ok(at
+            .first()
+            .copied()
+            .flatten()
+            .and_then(|r| self.to_orig.get(r.index()).copied()))
     }
 }

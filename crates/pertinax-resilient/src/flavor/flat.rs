@@ -456,6 +456,26 @@ impl Resilient {
         self.st.borrow().log.iter().map(|e| e.serve.len()).sum()
     }
 
+    /// Ends this rank's use of the communicator, collectively: a barrier
+    /// of the survivors, then the local release of [`Drop`]. Every rank
+    /// calls it, as the last operation on the communicator. After it no
+    /// survivor can need this rank any more: every survivor has completed
+    /// every earlier collective (a barrier completes only once every live
+    /// rank entered it), so nothing is left to replay. Needed under
+    /// [`Check::Log`] by programs whose ranks may leave at different times
+    /// (a rank that drops the communicator without it may take with it the
+    /// only copy of a result a laggard needs, which the laggard then
+    /// computes again without it); harmless under [`Check::Agree`], where
+    /// every collective is agreed complete before it returns and dropping
+    /// is enough.
+    ///
+    /// # Errors
+    /// The barrier's (see [`Communicator::barrier`]); the communicator is
+    /// released in every case.
+    pub fn finish(self) -> Result<Outcome, Error> {
+        Communicator::barrier(&self)
+    }
+
     pub(crate) fn check_rank(&self, r: Rank) -> Result<usize, Error> {
         check_rank(r, self.size)
     }
@@ -489,6 +509,14 @@ impl Resilient {
                         // Legio: everybody learns whether it succeeded
                         // everywhere; if not, everybody repeats it.
                         let ok = u32::from(!matches!(&r, Err(e) if e.is_fault()));
+                        if ok == 0 {
+                            // Free the ranks still inside the operation: a
+                            // peer that ended by leaving (it dropped the
+                            // communicator and finalized) fails only the
+                            // requests that name it, so the others would
+                            // otherwise wait for this rank in it.
+                            let _ = st.cur.revoke();
+                        }
                         let a = st.cur.agree_detailed(ok)?;
                         match r {
                             Ok(_) if a.flags != 1 => Err(pertinax::Error::Revoked.into()),
@@ -766,13 +794,18 @@ impl Resilient {
 }
 
 impl Drop for Resilient {
-    /// A last barrier (unless the thread is panicking): a survivor that is
-    /// ahead must not leave while another still needs it to replay a
-    /// collective (like `MPI_Comm_free`, dropping is collective).
+    /// Local only: the communicators are released, nothing is sent and
+    /// nobody is waited for. Dropping must never start a collective: a rank
+    /// that leaves early (an error returned with `?`) would otherwise run
+    /// it against the other survivors' next collective and hang them all.
+    /// The others see a rank that dropped the communicator and ended
+    /// (finalized or exited) as failed at their next collective; under
+    /// [`Check::Log`], call [`Resilient::finish`] to stay until no survivor
+    /// can need this rank's log any more.
     fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = Communicator::barrier(self);
-        }
+        let st = self.st.get_mut();
+        let _ = st.cur.free();
+        let _ = self.p2p.comm().free();
     }
 }
 
