@@ -95,6 +95,7 @@ mod file;
 mod flavor;
 mod p2p;
 mod policy;
+mod replay;
 
 use std::fmt;
 
