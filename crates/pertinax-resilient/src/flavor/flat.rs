@@ -39,7 +39,8 @@ pub enum Check {
     /// computation and file I/O are fine), like NAS EP: a survivor that
     /// finished a collective must be able to come back and replay it for
     /// a laggard, which it cannot do while blocked in a receive from that
-    /// laggard.
+    /// laggard. End with [`Resilient::finish`] when ranks may leave at
+    /// different times (dropping takes this rank's log away at once).
     Log,
 }
 
