@@ -289,5 +289,6 @@ impl World {
 }
 
 /// Receive result: `None` when the receive was skipped (its source has
-/// failed and the policy says ignore).
+/// failed and the policy says ignore; for an any-source receive: a failure
+/// of the communicator not reported before, see the crate documentation).
 pub type Received = Option<Status>;
