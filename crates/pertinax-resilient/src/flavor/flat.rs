@@ -369,7 +369,17 @@ impl Resilient {
         self.drive(what, |st, plan| match plan {
             None if st.orig_to_cur[root].is_none() => self.gone(kind, root),
             None | Some(Plan::Rerun) => normal(st),
-            Some(Plan::RootLost(r)) => self.gone(kind, r),
+            // Catching up under the log check: the survivors that completed
+            // it before the repair returned without an error, so a stop
+            // here is this rank's alone (no agreement made it everyone's).
+            Some(Plan::RootLost(r)) => match self.gone(kind, r) {
+                Err(Error::Failed { kind, rank, .. }) => Err(Error::Failed {
+                    kind,
+                    rank,
+                    decided: crate::Decided::Locally,
+                }),
+                other => other,
+            },
             Some(_) => Ok(Outcome::default()),
         })
     }
