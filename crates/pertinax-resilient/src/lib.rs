@@ -16,7 +16,19 @@
 //!   (the root of a broadcast, reduce, gather or scatter, the peer of a send
 //!   or receive): ignore it (the call returns and its [`Outcome`] names the
 //!   skipped rank) or stop with [`Error::Failed`]. See [`Policy`] for the
-//!   defaults.
+//!   defaults. A collective's outcome is the same at every survivor; a
+//!   point-to-point one is this rank's (see [`Decided`]). An any-source
+//!   receive applies the `recv` policy to each failure of the communicator
+//!   once, earliest first, when no matching message is there: `stop` returns
+//!   [`Error::Failed`] naming it, `ignore` returns `Ok(None)`; the next
+//!   any-source receive waits again. So it never waits forever for a dead
+//!   sender (but a rank that *left*, see below, does not wake it).
+//! - **Leaving.** Dropping a [`Resilient`] is local and never starts a
+//!   collective, so a rank may return early (`?`) without hanging the
+//!   others: once it has ended, their next collective reports it failed
+//!   and repairs around it. [`Resilient::finish`] is the collective end (a
+//!   barrier), needed under [`Check::Log`] when ranks may leave at
+//!   different times.
 //! - **Original positions.** gather, scatter and allgather keep every
 //!   survivor's data at its original rank's position; the failed ranks'
 //!   slots are reported in [`Outcome::missing`], never silently filled.
@@ -95,6 +107,7 @@ mod file;
 mod flavor;
 mod p2p;
 mod policy;
+mod replay;
 
 use std::fmt;
 
@@ -259,8 +272,23 @@ impl World {
     pub fn is_resilient(&self) -> bool {
         !matches!(self, World::Plain(_))
     }
+
+    /// Ends this rank's use of the world collectively: a barrier, then the
+    /// communicator is dropped (see [`Resilient::finish`]; dropping alone
+    /// starts no collective in the flat mode).
+    ///
+    /// # Errors
+    /// The barrier's.
+    pub fn finish(self) -> Result<Outcome, Error> {
+        match self {
+            World::Plain(c) => Communicator::barrier(&c),
+            World::Resilient(r) => r.finish(),
+            World::Hierarchical(h) => Communicator::barrier(&*h),
+        }
+    }
 }
 
 /// Receive result: `None` when the receive was skipped (its source has
-/// failed and the policy says ignore).
+/// failed and the policy says ignore; for an any-source receive: a failure
+/// of the communicator not reported before, see the crate documentation).
 pub type Received = Option<Status>;

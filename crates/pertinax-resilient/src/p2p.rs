@@ -3,6 +3,8 @@
 //! traffic between live ranks works beside dead ones), rank checks, and
 //! the failed ranks the failure detector knows.
 
+use std::cell::Cell;
+
 use bytemuck::Pod;
 use pertinax::{Comm, Rank, Source, Status};
 
@@ -42,6 +44,9 @@ pub(crate) struct P2p {
     comm: Comm,
     to_orig: Vec<usize>,
     from_orig: Vec<Option<usize>>,
+    /// Failures of `comm` (a prefix of `get_failed`'s order) that
+    /// any-source receives have reported.
+    reported: Cell<usize>,
 }
 
 impl P2p {
@@ -54,6 +59,7 @@ impl P2p {
             from_orig: inverse(&to_orig, size),
             to_orig,
             comm,
+            reported: Cell::new(0),
         })
     }
 
@@ -139,10 +145,24 @@ impl P2p {
                 }
             }
             Source::Any => loop {
+                // A failure that no any-source receive of this rank has
+                // reported yet: whether it was the sender this receive
+                // waits for cannot be known, so unless a matching message
+                // is already here, the policy for a failed source applies,
+                // once per failure.
+                if let Some(o) = self.unreported()? {
+                    match self.comm.iprobe(Source::Any, tag) {
+                        Ok(Some(_)) => {} // the receive below takes it
+                        Ok(None) | Err(pertinax::Error::ProcFailedPending { .. }) => {
+                            self.reported.set(self.reported.get() + 1);
+                            return policy.answer(Kind::Recv, o).map(|_| None);
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
                 match self.comm.recv(buf, Source::Any, tag) {
                     Ok(st) => return Ok(Some(status(st))),
-                    // A failed rank can no longer send: acknowledge it and
-                    // go on waiting for the live ones.
+                    // A failure while waiting: reported by the next round.
                     Err(pertinax::Error::ProcFailedPending { .. }) => {
                         self.comm.ack_failed(usize::MAX)?;
                     }
@@ -150,5 +170,23 @@ impl P2p {
                 }
             },
         }
+    }
+
+    /// The first failure (in the order this rank learned of them) that no
+    /// any-source receive has reported, as an original rank. (Reports are
+    /// counted here, not by the core's acknowledgements, which other code
+    /// may make on this communicator.)
+    fn unreported(&self) -> Result<Option<usize>, Error> {
+        let failed = self.comm.get_failed()?;
+        let n = self.reported.get();
+        if n >= failed.size() {
+            return Ok(None);
+        }
+        let at = failed.translate_ranks(&[Rank(n as i32)], &self.comm.group())?;
+        Ok(at
+            .first()
+            .copied()
+            .flatten()
+            .and_then(|r| self.to_orig.get(r.index()).copied()))
     }
 }

@@ -89,15 +89,20 @@ fn kills_during_collectives() {
 }
 
 /// A seeded random campaign: 1 to 3 victims among ranks 1..N−1, each killed
-/// at a random hit of any fault point (the program's and the library's).
-/// `PERTINAX_RESILIENT_CAMPAIGN_RUNS` sets the runs per check (60 by
-/// default).
+/// at a random hit of any fault point (the program's and the library's),
+/// under both checks; then the point-to-point program (`p2p`: collectives,
+/// named pair exchanges, any-source collections) with 1 or 2 victims under
+/// ignore and under stop, where ranks return early with `?`.
+/// `PERTINAX_RESILIENT_CAMPAIGN_RUNS` sets the number of seeds (40 by
+/// default; each seed runs four jobs).
 #[test]
 fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
     let runs: u64 = std::env::var("PERTINAX_RESILIENT_CAMPAIGN_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+        .unwrap_or(40);
+    let t0 = std::time::Instant::now();
+    let (mut killed, mut left) = (0, 0);
     for seed in 1..=runs {
         let n = 4 + (seed as usize % 5);
         let c = 1 + (seed as usize % 3);
@@ -114,6 +119,224 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
             let j = ops(n, check, mode, 60, &faults);
             j.agreed(n - c, &format!("{check} seed {seed}"));
         }
+        // Point-to-point (named and any-source receives) with 1 or 2
+        // victims, under ignore and under stop (where a rank whose partner
+        // died returns early with `?`).
+        let c = 1 + (seed as usize % 2);
+        let c_s = c.to_string();
+        let faults = [
+            "--fault-seed",
+            &seed_s,
+            "--fault-count",
+            &c_s,
+            "--fault-max-hit",
+            "300",
+        ];
+        for policy in [IGNORE, "recv=stop"] {
+            let j = p2p(n, policy, 12, &faults);
+            let (k, l) = p2p_agreed(
+                &j,
+                n,
+                c,
+                policy == IGNORE,
+                &format!("p2p {policy} seed {seed}"),
+            );
+            killed += k;
+            left += l;
+        }
+    }
+    eprintln!(
+        "resilient campaign: {runs} seeds, {} jobs in {:.1} s: 0 hangs, 0 wrong answers, 0 internal errors; p2p jobs: {killed} ranks killed, {left} left early",
+        4 * runs,
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// Runs `pertinax-resprog p2p ROUNDS` on `n` ranks under `policy`.
+fn p2p(n: usize, policy: &str, rounds: u32, extra: &[&str]) -> Job {
+    let rounds = rounds.to_string();
+    let mut s = Spec::new(n, &["p2p", &rounds])
+        .program(resprog())
+        .bound(60)
+        .launcher_arg("--resilient")
+        .launcher_arg("--resilient-policy")
+        .launcher_arg(policy);
+    for a in extra {
+        s = s.launcher_arg(a);
+    }
+    run(s)
+}
+
+/// Checks a `p2p` job with at most `victims` killed ranks: exit 0, no
+/// check failed, no internal error; every rank printed `OK` or `LEFT` or
+/// was killed; a rank that left did so because its partner (rank ^ 1) was
+/// killed, and only when `leaving` is allowed (`recv=stop`); every `OK`
+/// rank printed the same digest and reports failed only ranks that were
+/// killed or left, every one that left among them. Returns (killed, left).
+fn p2p_agreed(j: &Job, n: usize, victims: usize, ignore: bool, what: &str) -> (usize, usize) {
+    let ctx = format!("{what}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
+    assert!(
+        j.code == Some(0) && !j.stdout.contains("FAIL") && !j.stderr.contains("internal error"),
+        "{ctx}"
+    );
+    let line = |r: usize, p: &str| {
+        j.stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{p} p2p rank={r}")))
+            .map(str::to_string)
+    };
+    let ok: Vec<usize> = (0..n).filter(|&r| line(r, "OK").is_some()).collect();
+    let left: Vec<usize> = (0..n).filter(|&r| line(r, "LEFT").is_some()).collect();
+    let killed: Vec<usize> = (0..n)
+        .filter(|r| !ok.contains(r) && !left.contains(r))
+        .collect();
+    assert!(killed.len() <= victims, "{ctx}");
+    assert!(
+        !ignore || left.is_empty(),
+        "a rank left under ignore: {ctx}"
+    );
+    for &r in &left {
+        assert!(
+            killed.contains(&(r ^ 1)),
+            "rank {r} left but its partner was not killed: {ctx}"
+        );
+    }
+    // Every rank a survivor reports failed was killed or left; every rank
+    // that left is reported (a collective follows each pair exchange; a
+    // rank killed at the very end may not be known yet).
+    let mut digests = Vec::new();
+    for l in ok.iter().filter_map(|&r| line(r, "OK")) {
+        let failed: Vec<usize> = l
+            .split("failed=[")
+            .nth(1)
+            .and_then(|x| x.split(']').next())
+            .unwrap_or("")
+            .split(", ")
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        assert!(
+            failed
+                .iter()
+                .all(|r| killed.contains(r) || left.contains(r))
+                && left.iter().all(|r| failed.contains(r)),
+            "{l}: killed {killed:?}, left {left:?}: {ctx}"
+        );
+        digests.push(l.split("digest=").nth(1).unwrap_or("").to_string());
+    }
+    assert!(
+        digests.windows(2).all(|w| w[0] == w[1]),
+        "survivors disagree: {ctx}"
+    );
+    (killed.len(), left.len())
+}
+
+/// Issue 15, item 1: 4 ranks, rank 3 killed, rank 0's `recv(3)` ends with
+/// `Error::Failed` (policy `recv=stop`, the default) and rank 0 returns with
+/// `?`, dropping the communicator; the others go on with allreduces and
+/// barriers. Dropping used to run a barrier that collided with their next
+/// collective and hung every survivor. Now they finish, both checks, with
+/// rank 0 (which left) and rank 3 reported failed and the right sums.
+#[test]
+fn an_early_return_after_a_stop_does_not_hang_the_others() {
+    for check in ["agree", "log"] {
+        for _ in 0..3 {
+            let j = run(Spec::new(4, &["early", "20"])
+                .program(resprog())
+                .bound(30)
+                .launcher_arg("--resilient")
+                .launcher_arg("--resilient-check")
+                .launcher_arg(check)
+                .launcher_arg("--resilient-policy")
+                .launcher_arg("recv=stop")
+                .launcher_arg("--kill")
+                .launcher_arg("3@res.early.start#1"));
+            let what = format!("{check}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
+            assert!(j.code == Some(0) && !j.stdout.contains("FAIL"), "{what}");
+            assert!(
+                j.stdout
+                    .contains("LEFT early rank=0: recv: rank 3 has failed"),
+                "{what}"
+            );
+            // Sum over 20 rounds of (k + 1) + (k + 2).
+            assert_eq!(
+                j.stdout.matches("failed=[0, 3] total=440").count(),
+                2,
+                "{what}"
+            );
+        }
+    }
+}
+
+/// Issue 15, item 2: 4 ranks; rank 0 receives from any source a message
+/// that only rank 2 sends, and rank 2 is killed before its send. The
+/// receive used to wait forever; now the `recv` policy applies: stop ends
+/// it with `Error::Failed` naming rank 2, ignore with a skipped receive.
+/// The failure is reported once: the any-source receives that follow get
+/// the live ranks' messages.
+#[test]
+fn an_any_source_receive_from_a_dead_sender_follows_the_recv_policy() {
+    for (policy, want) in [("recv=stop", "stopped=2"), ("recv=ignore", "skipped")] {
+        let j = run(Spec::new(4, &["anysrc"])
+            .program(resprog())
+            .bound(30)
+            .launcher_arg("--resilient")
+            .launcher_arg("--resilient-policy")
+            .launcher_arg(policy)
+            .launcher_arg("--kill")
+            .launcher_arg("2@res.anysrc.send#1"));
+        let what = format!("{policy}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
+        assert!(
+            j.code == Some(0) && j.oks() == 3 && !j.stdout.contains("FAIL"),
+            "{what}"
+        );
+        assert!(
+            j.stdout
+                .contains(&format!("rank=0 failed=[2] got=None reported=[{want}]")),
+            "{what}"
+        );
+    }
+    // Without a failure the message arrives and nothing is reported.
+    let j = run(Spec::new(4, &["anysrc"])
+        .program(resprog())
+        .bound(30)
+        .launcher_arg("--resilient"));
+    j.assert_ok(4);
+    assert!(
+        j.stdout
+            .contains("rank=0 failed=[] got=Some(2) reported=[]"),
+        "{}",
+        j.stdout
+    );
+}
+
+/// Issue 15, item 6: the rank that empties a shared file is chosen by an
+/// agreed operation and confirmed. Rank 0, the chosen one, is killed just
+/// before it empties the file: the survivors choose again, so the stale
+/// content of the file (4 KiB of 0xff) is gone and only their parts are in
+/// it.
+#[test]
+fn a_shared_file_is_emptied_even_when_the_chosen_rank_dies() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("out.bin");
+    std::fs::write(&path, vec![0xffu8; 4096]).expect("stale file");
+    let p = path.display().to_string();
+    let j = run(Spec::new(5, &["ops", "3", "full"])
+        .program(resprog())
+        .bound(60)
+        .env("RESPROG_FILE", &p)
+        .launcher_arg("--resilient")
+        .launcher_arg("--resilient-policy")
+        .launcher_arg(IGNORE)
+        .launcher_arg("--kill")
+        .launcher_arg("0@res.file.truncate#1"));
+    j.agreed(4, "file truncation");
+    assert_eq!(j.stdout.matches("failed=[0]").count(), 4, "{}", j.stdout);
+    let bytes = std::fs::read(&path).expect("output file");
+    assert_eq!(bytes.len(), 40, "the stale content is still there");
+    assert_eq!(bytes[..8], [0u8; 8], "rank 0's part (it died) is empty");
+    for r in 1..5u64 {
+        let at = (r * 8) as usize;
+        assert_eq!(bytes[at..at + 8], r.to_le_bytes(), "rank {r}'s part");
     }
 }
 

@@ -87,6 +87,62 @@ fn a_failed_root_stops_a_posted_bcast_under_the_default_policy() {
     assert_eq!(j.stdout.matches("sum=13").count(), 4, "{}", j.stdout);
 }
 
+/// Runs `pertinax-resnb early ROUNDS` on `n` ranks with `--kill`s (rank 3
+/// among them) and checks it: rank 0 left with the policy's error, every
+/// other rank not killed finished with the same total and reports ranks 0
+/// and 3 failed. Returns the number of ranks that finished.
+fn early(n: usize, kills: &[String]) -> usize {
+    let mut s = Spec::new(n, &["early", "10"])
+        .program(resnb())
+        .bound(30)
+        .launcher_arg("--resilient")
+        .launcher_arg("--resilient-policy")
+        .launcher_arg("recv=stop");
+    for k in kills {
+        s = s.launcher_arg("--kill").launcher_arg(k);
+    }
+    let j = run(s);
+    let what = format!("{kills:?}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
+    assert!(
+        j.code == Some(0) && !j.stdout.contains("FAIL") && !j.stderr.contains("internal error"),
+        "{what}"
+    );
+    assert!(
+        j.stdout
+            .contains("LEFT early rank=0: recv: rank 3 has failed"),
+        "{what}"
+    );
+    let totals: Vec<&str> = j
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("OK "))
+        .inspect(|l| {
+            let failed: Vec<usize> = l
+                .split("failed=[")
+                .nth(1)
+                .and_then(|x| x.split(']').next())
+                .unwrap_or("")
+                .split(", ")
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            assert!(failed.contains(&0) && failed.contains(&3), "{l}: {what}");
+        })
+        .filter_map(|l| l.split("total=").nth(1))
+        .collect();
+    assert!(totals.windows(2).all(|w| w[0] == w[1]), "{what}");
+    totals.len()
+}
+
+/// Issue 15, item 1, in a non-blocking scope: rank 0 returns from inside
+/// the scope with `?` (its `recv` from the dead rank 3 stopped) while the
+/// others post more requests in the same scope; they complete without it.
+#[test]
+fn an_early_return_inside_a_scope_does_not_hang_the_others() {
+    for n in [4, 6] {
+        assert_eq!(early(n, &["3@nb.early.start#1".to_string()]), n - 2);
+    }
+}
+
 /// (ranks, kills): roots (round k's bcast root is k mod n, its reduce
 /// root k + 1 mod n; three rounds per scope) and non-roots, before
 /// posting, between posts, between post and wait, inside the wait, in
@@ -179,7 +235,10 @@ fn points(rounds: u64) -> [(&'static str, u64); 9] {
 /// A seeded random campaign: per run, 4 to 8 ranks, one victim (any rank,
 /// roots included) at a random hit of a random fault point, and in one run
 /// of three a second victim (often at a point that only a repair reaches);
-/// the policy alternates between ignore and the default (stop).
+/// the policy alternates between ignore and the default (stop). One run in
+/// four is instead the `early` program: rank 0 returns from inside a scope
+/// with `?` after rank 3's death, and a second victim dies at a random hit
+/// of the agreements and re-posts that follow.
 /// `PERTINAX_RESNB_CAMPAIGN_RUNS` sets the number of runs (30 by default),
 /// `PERTINAX_RESNB_CAMPAIGN_SEED` the first seed (1).
 #[test]
@@ -211,6 +270,26 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
             let (p, max) = pts[m.below(pts.len() as u64) as usize];
             kills.push(format!("{v}@{p}#{}", 1 + m.below(max)));
             victims.push(v);
+        }
+        if seed % 4 == 0 {
+            // An early return inside a scope (rank 0, after rank 3's death)
+            // and a second victim anywhere in the repairs that follow.
+            let v = 1 + m.below(n as u64 - 1) as usize;
+            let v = if v == 3 { 2 } else { v };
+            let (p, max) = [
+                ("ft.agree.enter", 30),
+                ("res.nb.local", 20),
+                ("res.nb.repost", 20),
+                ("ft.agree.contributed", 30),
+            ][m.below(4) as usize];
+            let kills = vec![
+                "3@nb.early.start#1".to_string(),
+                format!("{v}@{p}#{}", 1 + m.below(max)),
+            ];
+            let done = early(n, &kills);
+            dead += n - 1 - done;
+            hit_runs += 1;
+            continue;
         }
         let policy = (seed % 2 == 0).then_some(IGNORE);
         let j = rounds(n, rounds_per_run as u32, batch, policy, &kills);

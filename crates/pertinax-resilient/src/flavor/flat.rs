@@ -1,9 +1,9 @@
 //! The flat resilient communicator: one collective communicator of the
-//! survivors, shrunk at each repair, and a log that lets survivors that
-//! are ahead complete the collectives that others missed.
+//! survivors, shrunk at each repair, and (with [`Check::Log`]) a log
+//! (`replay.rs`) that lets survivors that are ahead complete the
+//! collectives that others missed.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -12,16 +12,9 @@ use pertinax::{Comm, Op, Rank, Source};
 
 use crate::p2p::{check_rank, inverse, survivors, P2p};
 use crate::policy::Kind;
+use crate::replay::{self, keep, rerun, typed, Log, Plan, Serve, Transport, What};
 use crate::{Communicator, Error, Outcome, Policy, Received};
 
-/// Non-synchronizing collectives in a row after which an internal barrier
-/// lets every rank drop its log (bounds its length).
-const SYNC_EVERY: u32 = 1024;
-/// Bytes moved by non-synchronizing collectives in a row after which the
-/// same barrier runs (bounds the log's memory). Counted the same way at
-/// every rank (each operation's size as every rank sees it), so every rank
-/// decides the same.
-const SYNC_BYTES: usize = 4 << 20;
 /// Agreement value tags: a repair, or a communicator creation.
 const REPAIR: u64 = 1;
 /// See [`REPAIR`].
@@ -46,7 +39,8 @@ pub enum Check {
     /// computation and file I/O are fine), like NAS EP: a survivor that
     /// finished a collective must be able to come back and replay it for
     /// a laggard, which it cannot do while blocked in a receive from that
-    /// laggard.
+    /// laggard. End with [`Resilient::finish`] when ranks may leave at
+    /// different times (dropping takes this rank's log away at once).
     Log,
 }
 
@@ -122,75 +116,6 @@ impl Config {
     }
 }
 
-/// What a laggard needs to complete a collective that others completed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum What {
-    /// Nothing (a barrier: its completion anywhere means everyone entered).
-    Barrier,
-    /// The result, the same at every rank (broadcast, allreduce, allgather).
-    Spread,
-    /// The root's result needs everyone's input (reduce, gather; original
-    /// root rank).
-    Rooted(usize),
-    /// Everyone's result needs the root's input (scatter).
-    Scatter(usize),
-}
-
-/// How the survivors complete collective `j` for the ones that missed it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Plan {
-    /// Nothing to do.
-    Nothing,
-    /// The lowest survivor that has the result broadcasts it (rank in the
-    /// new collective communicator).
-    Bcast(usize),
-    /// The operation runs again, completed ranks with their logged inputs.
-    Rerun,
-    /// The root has failed: the policy decides.
-    RootLost(usize),
-}
-
-/// A completed collective's record at a rank that may have to replay it.
-struct Entry {
-    seq: u64,
-    what: What,
-    serve: Serve,
-}
-
-/// A rank's part in the replay of a collective it completed.
-enum Serve {
-    /// No part.
-    Nothing,
-    /// The result (bytes `at..at + len` of the log's arena) and the
-    /// outcome the rank got with it (a replay sends both, see [`payload`]).
-    Payload { at: usize, len: usize, out: Outcome },
-    /// Runs the operation again with the logged input (bytes `at..at +
-    /// len` of the arena).
-    Rerun { at: usize, len: usize, f: Replay },
-}
-
-impl Serve {
-    /// The arena bytes the entry holds.
-    fn len(&self) -> usize {
-        match self {
-            Serve::Payload { len, .. } | Serve::Rerun { len, .. } => *len,
-            Serve::Nothing => 0,
-        }
-    }
-}
-
-/// A logged re-run of a collective.
-type Replay = Box<dyn Fn(&State, &[u8]) -> Result<(), Error>>;
-
-/// After a repair, where every survivor stands.
-#[derive(Debug)]
-struct CatchUp {
-    /// The highest count of completed collectives among the survivors.
-    hi: u64,
-    /// Each survivor's count (by rank in the new collective communicator).
-    done: Vec<u64>,
-}
-
 /// The mutable part of a resilient communicator.
 struct State {
     /// The collective communicator: the survivors of the last repair.
@@ -201,20 +126,9 @@ struct State {
     orig_to_cur: Vec<Option<usize>>,
     /// Original ranks excluded by repairs, increasing.
     failed: Vec<usize>,
-    /// Collectives completed.
-    seq: u64,
-    /// Non-synchronizing collectives since the last synchronizing one.
-    since_sync: u32,
-    /// Their sizes (see [`SYNC_BYTES`]).
-    since_sync_bytes: usize,
-    /// What laggards may need, since the last synchronizing collective.
-    log: VecDeque<Entry>,
-    /// The bytes the log's entries hold, back to back (emptied, its
-    /// capacity kept, when the log is: one copy per logged operation and no
-    /// allocation once it has grown).
-    arena: Vec<u8>,
-    /// Set after a repair while some survivors are behind.
-    catchup: Option<CatchUp>,
+    /// The completed collectives, and what laggards may need of them
+    /// (kept only with [`Check::Log`]).
+    log: Log<State>,
     /// Repairs so far.
     repairs: u64,
     /// Time spent in them (see [`Resilient::repair_time`]).
@@ -244,7 +158,7 @@ impl fmt::Debug for Resilient {
             .field("rank", &self.me)
             .field("size", &self.size)
             .field("failed", &st.failed)
-            .field("seq", &st.seq)
+            .field("seq", &st.log.seq())
             .field("repairs", &st.repairs)
             .field("config", &self.cfg)
             .finish()
@@ -262,96 +176,10 @@ fn ranks(v: &[usize]) -> Vec<Rank> {
     v.iter().map(|&r| Rank(r as i32)).collect()
 }
 
-/// A replay payload: the result bytes, one byte per original rank (1:
-/// missing) and the skipped rank (`-1`: none). Built only when a replay
-/// sends it.
-fn payload(result: &[u8], out: &Outcome, size: usize) -> Vec<u8> {
-    let mut p = Vec::with_capacity(result.len() + size + 4);
-    p.extend_from_slice(result);
-    let mut mask = vec![0u8; size];
-    for r in &out.missing {
-        if let Some(m) = mask.get_mut(r.index()) {
-            *m = 1;
-        }
-    }
-    p.extend_from_slice(&mask);
-    p.extend_from_slice(&out.skipped.map_or(-1, |r| r.0).to_le_bytes());
-    p
-}
-
-/// Appends `data` to the log's `arena`; returns where it starts.
-fn stash(arena: &mut Vec<u8>, data: &[u8]) -> usize {
-    let at = arena.len();
-    arena.extend_from_slice(data);
-    at
-}
-
-/// A log entry's result and outcome, kept for a replay.
-fn keep(arena: &mut Vec<u8>, result: &[u8], out: &Outcome) -> Serve {
-    Serve::Payload {
-        at: stash(arena, result),
-        len: result.len(),
-        out: out.clone(),
-    }
-}
-
-/// A log entry's input, kept for a re-run by `f`.
-fn rerun(arena: &mut Vec<u8>, input: &[u8], f: Replay) -> Serve {
-    Serve::Rerun {
-        at: stash(arena, input),
-        len: input.len(),
-        f,
-    }
-}
-
-/// Logged bytes back as elements (copied: the buffer's alignment is 1).
-fn typed<T: Pod>(bytes: &[u8]) -> Vec<T> {
-    let size = std::mem::size_of::<T>();
-    let n = bytes.len().checked_div(size).unwrap_or(0);
-    let mut v = vec![T::zeroed(); n];
-    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes[..n * size]);
-    v
-}
-
-/// The outcome a payload carries after its `n` result bytes.
-fn payload_outcome(p: &[u8], n: usize, size: usize) -> Outcome {
-    let missing = p[n..n + size]
-        .iter()
-        .enumerate()
-        .filter(|(_, &m)| m == 1)
-        .map(|(r, _)| Rank(r as i32))
-        .collect();
-    let s = n + size;
-    let skipped = i32::from_le_bytes([p[s], p[s + 1], p[s + 2], p[s + 3]]);
-    Outcome {
-        skipped: (skipped >= 0).then_some(Rank(skipped)),
-        missing,
-    }
-}
-
 impl State {
-    /// How collective `j` of kind `what` is completed after a repair.
-    fn plan(&self, what: What, j: u64) -> Plan {
-        let Some(c) = &self.catchup else {
-            return Plan::Nothing;
-        };
-        match what {
-            What::Barrier => Plan::Nothing,
-            What::Spread => c
-                .done
-                .iter()
-                .position(|&d| d > j)
-                .map_or(Plan::Nothing, Plan::Bcast),
-            What::Rooted(root) => match self.orig_to_cur[root] {
-                None => Plan::RootLost(root),
-                Some(rc) if c.done[rc] > j => Plan::Nothing,
-                Some(_) => Plan::Rerun,
-            },
-            What::Scatter(root) => match self.orig_to_cur[root] {
-                None => Plan::RootLost(root),
-                Some(_) => Plan::Rerun,
-            },
-        }
+    /// Original rank `o`'s rank in the collective communicator.
+    fn at(&self) -> impl Fn(usize) -> Option<usize> + '_ {
+        |o| self.orig_to_cur.get(o).copied().flatten()
     }
 
     /// Whether the communicator lost ranks (the fast paths use the
@@ -411,12 +239,7 @@ impl Resilient {
                 cur_to_orig,
                 orig_to_cur,
                 failed,
-                seq: 0,
-                since_sync: 0,
-                since_sync_bytes: 0,
-                log: VecDeque::new(),
-                arena: Vec::new(),
-                catchup: None,
+                log: Log::new(cfg.check == Check::Log),
                 repairs: 0,
                 repair_time: Duration::ZERO,
                 nb: None,
@@ -446,14 +269,34 @@ impl Resilient {
 
     /// Collectives completed on this communicator.
     pub fn operations(&self) -> u64 {
-        self.st.borrow().seq
+        self.st.borrow().log.seq()
     }
 
     /// Bytes held by the replay log now (the fault-free path's memory
     /// cost; bounded by an internal barrier after 1024 non-synchronizing
     /// collectives or 4 MiB of them).
     pub fn log_bytes(&self) -> usize {
-        self.st.borrow().log.iter().map(|e| e.serve.len()).sum()
+        self.st.borrow().log.bytes()
+    }
+
+    /// Ends this rank's use of the communicator, collectively: a barrier
+    /// of the survivors, then the local release of [`Drop`]. Every rank
+    /// calls it, as the last operation on the communicator. After it no
+    /// survivor can need this rank any more: every survivor has completed
+    /// every earlier collective (a barrier completes only once every live
+    /// rank entered it), so nothing is left to replay. Needed under
+    /// [`Check::Log`] by programs whose ranks may leave at different times
+    /// (a rank that drops the communicator without it may take with it the
+    /// only copy of a result a laggard needs, which the laggard then
+    /// computes again without it); harmless under [`Check::Agree`], where
+    /// every collective is agreed complete before it returns and dropping
+    /// is enough.
+    ///
+    /// # Errors
+    /// The barrier's (see [`Communicator::barrier`]); the communicator is
+    /// released in every case.
+    pub fn finish(self) -> Result<Outcome, Error> {
+        Communicator::barrier(&self)
     }
 
     pub(crate) fn check_rank(&self, r: Rank) -> Result<usize, Error> {
@@ -477,11 +320,7 @@ impl Resilient {
         loop {
             let r = {
                 let st = self.st.borrow();
-                let plan = st
-                    .catchup
-                    .as_ref()
-                    .filter(|c| st.seq < c.hi)
-                    .map(|_| st.plan(what, st.seq));
+                let plan = st.log.next_plan(what, st.at());
                 let r = f(&st, plan);
                 match self.cfg.check {
                     Check::Log => r,
@@ -489,6 +328,14 @@ impl Resilient {
                         // Legio: everybody learns whether it succeeded
                         // everywhere; if not, everybody repeats it.
                         let ok = u32::from(!matches!(&r, Err(e) if e.is_fault()));
+                        if ok == 0 {
+                            // Free the ranks still inside the operation: a
+                            // peer that ended by leaving (it dropped the
+                            // communicator and finalized) fails only the
+                            // requests that name it, so the others would
+                            // otherwise wait for this rank in it.
+                            let _ = st.cur.revoke();
+                        }
                         let a = st.cur.agree_detailed(ok)?;
                         match r {
                             Ok(_) if a.flags != 1 => Err(pertinax::Error::Revoked.into()),
@@ -522,52 +369,34 @@ impl Resilient {
         self.drive(what, |st, plan| match plan {
             None if st.orig_to_cur[root].is_none() => self.gone(kind, root),
             None | Some(Plan::Rerun) => normal(st),
-            Some(Plan::RootLost(r)) => self.gone(kind, r),
+            // Catching up under the log check: the survivors that completed
+            // it before the repair returned without an error, so a stop
+            // here is this rank's alone (no agreement made it everyone's).
+            Some(Plan::RootLost(r)) => match self.gone(kind, r) {
+                Err(Error::Failed { kind, rank, .. }) => Err(Error::Failed {
+                    kind,
+                    rank,
+                    decided: crate::Decided::Locally,
+                }),
+                other => other,
+            },
             Some(_) => Ok(Outcome::default()),
         })
     }
 
     /// Records a completed collective (the log is kept only with
-    /// [`Check::Log`]); after [`SYNC_EVERY`] non-synchronizing collectives
-    /// or [`SYNC_BYTES`] of them (`weight`: the operation's size, the same
-    /// at every rank),
-    /// a barrier empties the logs.
+    /// [`Check::Log`]); after `replay::SYNC_EVERY` non-synchronizing
+    /// collectives or `replay::SYNC_BYTES` of them (`weight`: the
+    /// operation's size, the same at every rank), a barrier empties the
+    /// logs.
     fn record(
         &self,
         what: What,
         sync: bool,
         weight: usize,
-        serve: impl FnOnce(&mut Vec<u8>) -> Serve,
+        serve: impl FnOnce(&mut Vec<u8>) -> Serve<State>,
     ) -> Result<(), Error> {
-        let due = {
-            let mut st = self.st.borrow_mut();
-            let seq = st.seq;
-            if self.cfg.check == Check::Log {
-                if sync {
-                    // Everyone entered this one, so finished the earlier ones.
-                    st.log.clear();
-                    st.arena.clear();
-                    if st.arena.capacity() > 2 * SYNC_BYTES {
-                        st.arena.shrink_to(SYNC_BYTES);
-                    }
-                }
-                let serve = serve(&mut st.arena);
-                st.log.push_back(Entry { seq, what, serve });
-            }
-            st.seq += 1;
-            if st.catchup.as_ref().is_some_and(|c| st.seq >= c.hi) {
-                st.catchup = None;
-            }
-            if sync {
-                st.since_sync = 0;
-                st.since_sync_bytes = 0;
-            } else {
-                st.since_sync += 1;
-                st.since_sync_bytes += weight;
-            }
-            self.cfg.check == Check::Log
-                && (st.since_sync >= SYNC_EVERY || st.since_sync_bytes >= SYNC_BYTES)
-        };
+        let due = self.st.borrow_mut().log.record(what, sync, weight, serve);
         if due {
             Communicator::barrier(self)?;
         }
@@ -601,13 +430,13 @@ impl Resilient {
             // Everyone still inside an operation joins at once.
             let _ = st.cur.revoke();
         }
-        let value = (if create { CREATE } else { REPAIR } << 62) | st.seq;
+        let value = (if create { CREATE } else { REPAIR } << 62) | st.log.seq();
         let (new, vals) = st.cur.shrink_gather(value)?;
         if trace() {
             eprintln!(
                 "resilient[{}]: round create={create} seq={} ctx={} -> ctx={} values {:?}",
                 self.me,
-                st.seq,
+                st.log.seq(),
                 st.cur.context_id(),
                 new.context_id(),
                 vals.iter()
@@ -633,35 +462,11 @@ impl Resilient {
         let old = std::mem::replace(&mut st.cur, new);
         let _ = old.free();
         st.repairs += 1;
-        let lo = done.iter().copied().min().unwrap_or(st.seq);
-        let hi = done.iter().copied().max().unwrap_or(st.seq);
-        st.catchup = (lo < hi).then_some(CatchUp { hi, done });
-        let mine = st.seq;
+        let range = st.log.catch_up(done);
         drop(st);
         // Replay, in order, what this rank completed and others did not.
         let st = self.st.borrow();
-        for j in lo..mine {
-            let Some(e) = st.log.iter().find(|e| e.seq == j) else {
-                return Err(Error::Internal(format!(
-                    "collective {j} is not in the replay log (log holds {:?})",
-                    st.log.iter().map(|e| e.seq).collect::<Vec<_>>()
-                )));
-            };
-            match (st.plan(e.what, j), &e.serve) {
-                (Plan::Bcast(src), Serve::Payload { at, len, out }) => {
-                    let mut p = payload(&st.arena[*at..at + len], out, self.size);
-                    st.cur.bcast(&mut p, src)?;
-                }
-                (Plan::Rerun, Serve::Rerun { at, len, f }) => f(&st, &st.arena[*at..at + len])?,
-                (Plan::Nothing | Plan::RootLost(_), _) => {}
-                (plan, _) => {
-                    return Err(Error::Internal(format!(
-                        "collective {j} ({:?}) cannot be replayed as {plan:?}",
-                        e.what
-                    )))
-                }
-            }
-        }
+        st.log.replay(range, &st, &Net, st.at(), self.size)?;
         Ok(None)
     }
 
@@ -671,9 +476,9 @@ impl Resilient {
         match plan {
             Plan::Bcast(src) => {
                 let n = buf.len();
-                let mut p = vec![0u8; n + self.size + 4];
+                let mut p = vec![0u8; replay::payload_len(n, self.size)];
                 st.cur.bcast(&mut p, src)?;
-                let out = payload_outcome(&p, n, self.size);
+                let out = replay::payload_outcome(&p, n, self.size);
                 if out.skipped.is_none() {
                     buf.copy_from_slice(&p[..n]);
                 }
@@ -766,13 +571,28 @@ impl Resilient {
 }
 
 impl Drop for Resilient {
-    /// A last barrier (unless the thread is panicking): a survivor that is
-    /// ahead must not leave while another still needs it to replay a
-    /// collective (like `MPI_Comm_free`, dropping is collective).
+    /// Local only: the communicators are released, nothing is sent and
+    /// nobody is waited for. Dropping must never start a collective: a rank
+    /// that leaves early (an error returned with `?`) would otherwise run
+    /// it against the other survivors' next collective and hang them all.
+    /// The others see a rank that dropped the communicator and ended
+    /// (finalized or exited) as failed at their next collective; under
+    /// [`Check::Log`], call [`Resilient::finish`] to stay until no survivor
+    /// can need this rank's log any more.
     fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = Communicator::barrier(self);
-        }
+        let st = self.st.get_mut();
+        let _ = st.cur.free();
+        let _ = self.p2p.comm().free();
+    }
+}
+
+/// The replay's transport: the collective communicator.
+struct Net;
+
+impl Transport<State> for Net {
+    fn bcast(&self, st: &State, payload: &mut Vec<u8>, src: usize) -> Result<(), Error> {
+        st.cur.bcast(payload.as_mut_slice(), src)?;
+        Ok(())
     }
 }
 
@@ -1107,22 +927,6 @@ impl Communicator for Resilient {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn payloads_carry_results_and_outcomes() {
-        let out = Outcome {
-            skipped: None,
-            missing: vec![Rank(1), Rank(3)],
-        };
-        let p = payload(&[7, 8, 9], &out, 4);
-        assert_eq!(&p[..3], &[7, 8, 9]);
-        assert_eq!(payload_outcome(&p, 3, 4), out);
-        let skipped = Outcome {
-            skipped: Some(Rank(2)),
-            missing: Vec::new(),
-        };
-        assert_eq!(payload_outcome(&payload(&[], &skipped, 3), 0, 3), skipped);
-    }
 
     #[test]
     fn inverse_maps_back() {

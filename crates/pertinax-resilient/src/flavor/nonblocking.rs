@@ -558,6 +558,12 @@ impl<'r, 'c, 'e, 'b: 'c> Inner<'r, 'c, 'e, 'b> {
                 pertinax::fault_point("res.nb.local");
             }
             let fault = matches!(&r.att.local, Some(Err(e)) if e.is_fault());
+            if fault && q.agreeing.is_none() {
+                // Free the ranks still inside the operation (a peer that
+                // left, dropping the communicator, fails only the requests
+                // that name it), as a blocking collective does.
+                let _ = q.view.cur.revoke();
+            }
             // 2. The agreement (Legio's, as after a blocking collective).
             let ok = u32::from(!fault);
             let a = match (q.agreeing.take(), block) {

@@ -21,6 +21,9 @@
 //!
 //! `log`: under `--resilient-check log` a scope is refused.
 //!
+//! `early ROUNDS`: a rank returns from inside a scope with `?` after a
+//! point-to-point `Error::Failed`; the others go on posting (see [`early`]).
+//!
 //! `stop`: rank 1 dies first; a bcast from it ends with `Error::Failed` at
 //! every survivor under the default policy, and the allreduce posted with
 //! it completes without rank 1.
@@ -427,6 +430,69 @@ fn stop(w: &Resilient) -> Result<String, String> {
     Ok(format!("sum={}", total[0]))
 }
 
+/// `early ROUNDS`: rank 3 dies (`--kill 3@nb.early.start#1`); inside a
+/// scope, after a first allreduce, rank 0's `recv` from rank 3 ends with
+/// `Error::Failed` (policy `recv=stop`) and rank 0 leaves the scope and the
+/// program with `?`; the others post ROUNDS more allreduces and barriers in
+/// the same scope, then a blocking allreduce, and must finish with ranks 0
+/// and 3 reported failed and exact sums.
+fn early(w: &Resilient, rounds: u64) -> Result<String, String> {
+    let (n, me) = (w.size(), w.rank().index());
+    point("nb.early.start");
+    let mine = [me as u64 + 1];
+    let mut first = [0u64];
+    let mut sums = vec![[0u64]; rounds as usize];
+    let mine_k: Vec<[u64; 1]> = (0..rounds).map(|k| [k * 100 + me as u64]).collect();
+    let outcomes = w
+        .scope(|s| -> Result<Vec<Outcome>, String> {
+            let r = s.iallreduce(&mine, &mut first, &Op::sum()).map_err(e)?;
+            let o = r.wait().map_err(e)?;
+            if me == 0 {
+                let mut b = [0u64];
+                // The user's early return, inside the scope.
+                w.recv(&mut b, 3, 5).map_err(|x| format!("{LEFT}{x}"))?;
+                return Err("recv from the dead rank 3 succeeded".into());
+            }
+            let mut reqs = Vec::new();
+            for (k, sum) in sums.iter_mut().enumerate() {
+                reqs.push(s.iallreduce(&mine_k[k], sum, &Op::sum()).map_err(e)?);
+                reqs.push(s.ibarrier().map_err(e)?);
+            }
+            let mut outs = vec![o];
+            for r in pertinax_resilient::wait_all(&mut reqs) {
+                outs.push(r.map_err(e)?);
+            }
+            Ok(outs)
+        })
+        .map_err(e)??;
+    let mut all = [0u64];
+    let o = w.allreduce(&mine, &mut all, &Op::sum()).map_err(e)?;
+    let live = |r: usize, o: &Outcome| !o.missing.contains(&Rank(r as i32));
+    let want =
+        |o: &Outcome, v: &dyn Fn(usize) -> u64| (0..n).filter(|&r| live(r, o)).map(v).sum::<u64>();
+    check!(
+        all[0] == want(&o, &|r| r as u64 + 1),
+        "allreduce {} ({o:?})",
+        all[0]
+    );
+    check!(
+        first[0] == want(&outcomes[0], &|r| r as u64 + 1),
+        "first allreduce {} ({:?})",
+        first[0],
+        outcomes[0]
+    );
+    for (k, sum) in sums.iter().enumerate() {
+        let o = &outcomes[1 + 2 * k];
+        let v = want(o, &|r| k as u64 * 100 + r as u64);
+        check!(sum[0] == v, "round {k}: {} want {v} ({o:?})", sum[0]);
+    }
+    let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+    Ok(format!("failed={failed:?} total={}", all[0]))
+}
+
+/// The prefix of an error the program returns on purpose.
+const LEFT: &str = "left: ";
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let scenario = args.first().cloned().unwrap_or_default();
@@ -464,12 +530,16 @@ fn main() {
                 other => Err(format!("a scope under the log check: {other:?}")),
             },
             "stop" => stop(res),
+            "early" => early(res, arg(rest, 0, 10)),
             other => Err(format!("unknown scenario {other:?}")),
         }
     })();
-    let ok = r.is_ok();
+    let ok = r.as_ref().map_or_else(|m| m.starts_with(LEFT), |_| true);
     match r {
         Ok(extra) => println!("OK {scenario} rank={me} {extra}"),
+        Err(m) if m.starts_with(LEFT) => {
+            println!("LEFT {scenario} rank={me}: {}", &m[LEFT.len()..])
+        }
         Err(m) => println!("FAIL {scenario} rank={me}: {m}"),
     }
     drop(w);

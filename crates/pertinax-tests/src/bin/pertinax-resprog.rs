@@ -12,15 +12,49 @@
 //!
 //! `stop`: a bcast from a root that is killed first must end with
 //! `Error::Failed` under the default policy (stop).
+//!
+//! `early ROUNDS`: rank 3 dies (`--kill 3@res.early.start#1`); rank 0's
+//! `recv` from it ends with `Error::Failed` (policy `recv=stop`) and rank 0
+//! returns at once with `?` (prints `LEFT`, drops the communicator and
+//! finalizes); the others run ROUNDS allreduces and barriers and must
+//! finish with both ranks reported failed (issue 15, item 1).
+//!
+//! `anysrc`: rank 0 receives from any source a message that only rank 2
+//! sends (fault point `res.anysrc.send` before it); killed there, rank 2
+//! must be reported by the `recv` policy (stop: `Error::Failed` naming it;
+//! ignore: a skipped receive), once: after a barrier every live rank sends
+//! again and rank 0's any-source receives get them all (issue 15, item 2).
+//!
+//! `p2p ROUNDS`: per round an allreduce (in the digest), a pair exchange
+//! (ranks 2i and 2i+1, named receives: under `recv=stop` a rank whose
+//! partner died returns with `?` and prints `LEFT`), a barrier, and an any-source
+//! collection at rank k mod N (every failure it reports must be a dead
+//! rank; stop is handled, not returned). Fault points `res.p2p.*`.
 
 use pertinax::{Op, Rank};
-use pertinax_resilient::{Communicator, Error, Outcome, SharedFile};
+use pertinax_resilient::{Communicator, Decided, Error, Outcome, SharedFile};
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;
 
 fn e(x: Error) -> String {
     format!("unexpected error: {x}")
+}
+
+/// The prefix of an error the program returns on purpose (an early
+/// return with `?` after a policy's `Error::Failed`).
+const LEFT: &str = "left: ";
+
+/// An expected `Error::Failed` of a point-to-point operation, returned
+/// early; any other error is unexpected.
+fn left(x: Error) -> String {
+    match x {
+        Error::Failed {
+            decided: Decided::Locally,
+            ..
+        } => format!("{LEFT}{x}"),
+        x => e(x),
+    }
 }
 
 /// The value rank `r` contributes in round `k` for operation `op`.
@@ -61,6 +95,107 @@ fn check_sum(got: u64, o: &Outcome, n: usize, k: u64, op: u64, what: &str) -> Re
         got == want,
         "round {k} {what}: got {got}, want {want} ({o:?})"
     );
+    Ok(())
+}
+
+/// Checks a sum over the ranks not in `missing`, rank `r` contributing
+/// `v(r)`.
+fn check_sum_of(
+    got: u64,
+    o: &Outcome,
+    n: usize,
+    v: impl Fn(usize) -> u64,
+    k: u64,
+) -> Result<(), String> {
+    let want: u64 = (0..n)
+        .filter(|r| !o.missing.contains(&Rank(*r as i32)))
+        .map(v)
+        .sum();
+    check!(got == want, "round {k}: sum {got}, want {want} ({o:?})");
+    Ok(())
+}
+
+/// The `p2p` scenario (see the module documentation).
+fn p2p<C: Communicator>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String> {
+    let n = w.size();
+    let me = w.rank().index();
+    for k in 0..rounds {
+        point("res.p2p.round");
+        let mut s = [0u64];
+        let o = w
+            .allreduce(&[val(me, k, 7)], &mut s, &Op::sum())
+            .map_err(e)?;
+        check_sum_of(s[0], &o, n, |r| val(r, k, 7), k)?;
+        check_dead(w, &o, k, "allreduce")?;
+        d.outcome(&o);
+        d.add(s[0]);
+
+        // Pair exchange, named: a dead partner goes to the recv policy;
+        // under stop the error is returned with `?`.
+        let partner = me ^ 1;
+        if partner < n {
+            point("res.p2p.pair");
+            w.send(&[val(me, k, 8)], partner, 8).map_err(e)?;
+            let mut b = [0u64];
+            if let Some(st) = w.recv(&mut b, partner, 8).map_err(left)? {
+                check!(
+                    b[0] == val(partner, k, 8) && st.source.index() == partner,
+                    "round {k} pair got {} from {:?}",
+                    b[0],
+                    st.source
+                );
+            } else {
+                check!(
+                    w.failed_ranks().contains(&Rank(partner as i32)),
+                    "round {k}: a receive from the live partner {partner} was skipped"
+                );
+            }
+        }
+
+        // A collective after the pair exchange: a rank that left there is
+        // failed for every survivor once it has completed (an any-source
+        // receive is woken by failures only, not by a rank that left).
+        let o = w.barrier().map_err(e)?;
+        d.outcome(&o);
+
+        // Any-source collection at rank k mod n.
+        let c = (k as usize) % n;
+        let tag = 100 + k as i32;
+        point("res.p2p.any");
+        if me != c {
+            w.send(&[val(me, k, 9)], c, tag).map_err(e)?;
+            continue;
+        }
+        let mut got = vec![false; n];
+        loop {
+            let gone = w.failed_ranks();
+            if (0..n).all(|r| r == me || got[r] || gone.contains(&Rank(r as i32))) {
+                break;
+            }
+            let mut b = [0u64];
+            match w.recv(&mut b, pertinax::Source::Any, tag) {
+                Ok(Some(st)) => {
+                    let s = st.source.index();
+                    check!(
+                        b[0] == val(s, k, 9) && !got[s],
+                        "round {k} any-source got {} from {s}",
+                        b[0]
+                    );
+                    got[s] = true;
+                }
+                Ok(None) => {}
+                Err(Error::Failed {
+                    rank,
+                    decided: Decided::Locally,
+                    ..
+                }) => check!(
+                    w.failed_ranks().contains(&rank),
+                    "round {k}: any-source Failed names the live rank {rank:?}"
+                ),
+                Err(x) => return Err(e(x)),
+            }
+        }
+    }
     Ok(())
 }
 
@@ -286,6 +421,100 @@ fn main() {
             }
             Ok(format!("sum={}", s[0]))
         }
+        "early" => {
+            point("res.early.start");
+            if me == 0 {
+                let mut b = [0u64];
+                // The user's early return: the error leaves through `?`.
+                w.recv(&mut b, 3, 5).map_err(left)?;
+                return Err("recv from the dead rank 3 succeeded".into());
+            }
+            if me == 3 {
+                w.send(&[1u64], 0, 5).map_err(e)?;
+            }
+            let rounds = arg(rest, 0, 20);
+            let mut total = 0;
+            for k in 0..rounds {
+                let mut s = [0u64];
+                let o = w
+                    .allreduce(&[k + me as u64], &mut s, &Op::sum())
+                    .map_err(e)?;
+                check_sum_of(s[0], &o, w.size(), |r| k + r as u64, k)?;
+                total += s[0];
+                w.barrier().map_err(e)?;
+            }
+            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+            Ok(format!("failed={failed:?} total={total}"))
+        }
+        "anysrc" => {
+            // Rank 2 is the only sender of tag 9; every rank but 0 sends a
+            // tag-10 message after the barrier.
+            if me != 0 {
+                if me == 2 {
+                    point("res.anysrc.send");
+                    w.send(&[val(me, 0, 9)], 0, 9).map_err(e)?;
+                }
+                w.barrier().map_err(e)?;
+                w.send(&[val(me, 1, 9)], 0, 10).map_err(e)?;
+                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                return Ok(format!("failed={failed:?}"));
+            }
+            // Failures reported by any-source receives (each once).
+            let reported = std::cell::RefCell::new(Vec::<String>::new());
+            let recv_any = |b: &mut [u64], tag: i32| -> Result<Option<usize>, String> {
+                match w.recv(b, pertinax::Source::Any, tag) {
+                    Ok(Some(st)) => Ok(Some(st.source.index())),
+                    Ok(None) => {
+                        reported.borrow_mut().push("skipped".into());
+                        Ok(None)
+                    }
+                    Err(Error::Failed {
+                        kind: pertinax_resilient::Kind::Recv,
+                        rank,
+                        decided: Decided::Locally,
+                    }) => {
+                        check!(
+                            w.failed_ranks().contains(&rank),
+                            "Failed names {rank:?}, which is not dead"
+                        );
+                        reported.borrow_mut().push(format!("stopped={}", rank.0));
+                        Ok(None)
+                    }
+                    Err(x) => Err(e(x)),
+                }
+            };
+            let mut b = [0u64];
+            let got = recv_any(&mut b, 9)?;
+            if let Some(s) = got {
+                check!(s == 2 && b[0] == val(2, 0, 9), "tag 9 from {s}: {}", b[0]);
+            }
+            let first = reported.borrow().len();
+            w.barrier().map_err(e)?;
+            // A reported failure is not reported again: the receives of
+            // the live senders' messages wait as usual.
+            let live = w.size() - w.failed_ranks().len() - 1;
+            for _ in 0..live {
+                let mut b = [0u64];
+                let s = recv_any(&mut b, 10)?.ok_or("a failure was reported twice")?;
+                check!(b[0] == val(s, 1, 9), "second round from {s}: {}", b[0]);
+            }
+            let reported = reported.into_inner();
+            check!(
+                reported.len() == first,
+                "a failure was reported twice: {reported:?}"
+            );
+            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+            Ok(format!(
+                "failed={failed:?} got={got:?} reported=[{}]",
+                reported.join(",")
+            ))
+        }
+        "p2p" => {
+            let mut d = Digest(0xcbf2_9ce4_8422_2325);
+            p2p(&w, arg(rest, 0, 12), &mut d)?;
+            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+            Ok(format!("failed={failed:?} digest={:016x}", d.0))
+        }
         // Per-operation cost: `bench ITERS` times 1-byte bcast, reduce,
         // allreduce and barrier; rank 0 prints µs per call.
         "bench" => {
@@ -314,13 +543,28 @@ fn main() {
         }
         other => Err(format!("unknown scenario {other:?}")),
     })();
-    let ok = r.is_ok();
     match r {
-        Ok(extra) => println!("OK {scenario} rank={me} {extra}"),
-        Err(m) => println!("FAIL {scenario} rank={me}: {m}"),
+        Ok(extra) => {
+            println!("OK {scenario} rank={me} {extra}");
+            // Under `--resilient-check log` a rank must not leave while a
+            // survivor may need it to replay a collective.
+            if let Err(x) = w.finish() {
+                println!("FAIL {scenario} rank={me}: finish: {x}");
+                std::process::exit(1);
+            }
+        }
+        // An error the program returns with `?` (a user's early return):
+        // the communicator is dropped, the runtime finalized.
+        Err(m) if m.starts_with(LEFT) => {
+            println!("LEFT {scenario} rank={me}: {}", &m[LEFT.len()..]);
+            drop(w);
+        }
+        Err(m) => {
+            println!("FAIL {scenario} rank={me}: {m}");
+            drop(w);
+            drop(u);
+            std::process::exit(1);
+        }
     }
-    drop(w);
-    if !ok {
-        std::process::exit(1);
-    }
+    drop(u);
 }

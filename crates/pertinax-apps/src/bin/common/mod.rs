@@ -38,9 +38,19 @@ pub fn main_with(name: &str, job: impl FnOnce(&World) -> anyhow::Result<Verdict>
     let verdict = match pertinax_resilient::world(&universe) {
         Ok(world) => {
             let rank = Communicator::rank(&world).index();
-            // The world is dropped (a last barrier when resilient) before
-            // the universe finalizes.
-            job(&world).map_err(|e| e.context(format!("rank {rank}")))
+            // A job that ends normally ends the world collectively (a
+            // barrier): under `--resilient-check log` no survivor may leave
+            // while another can still need it to replay a collective.
+            // After an error the world is only dropped (local: it never
+            // starts a collective that could hang the others).
+            job(&world)
+                .and_then(|v| {
+                    world
+                        .finish()
+                        .map(|_| v)
+                        .map_err(|e| anyhow::Error::new(e).context("finish"))
+                })
+                .map_err(|e| e.context(format!("rank {rank}")))
         }
         Err(e) => Err(anyhow::Error::new(e).context("cannot make the world communicator")),
     };
