@@ -611,7 +611,7 @@ fn abortall(u: &Universe, w: &Comm, a: &[String]) -> R {
 /// check that exactly VICTIM was replaced.
 fn replacement(u: &Universe, w: &Comm, a: &[String]) -> R {
     let victim = arg(a, 0, 2) as usize;
-    if let pertinax::Role::Replacement { rank } = u.role() {
+    if let pertinax::Role::Replacement { rank, .. } = u.role() {
         println!("replacement rank={} size={}", rank.index(), w.size());
         eprintln!("replacement rank={} gives up", w.rank().index());
         std::process::exit(3);
