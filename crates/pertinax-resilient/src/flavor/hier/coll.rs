@@ -17,7 +17,6 @@ impl Communicator for Hierarchical {
     }
 
     fn barrier(&self) -> Result<Outcome, Error> {
-        self.check_cut()?;
         self.local_stage(false, |_| Ok(()))?;
         self.masters(&Stage::Sync, None)?;
         self.local_stage(true, |_| Ok(()))?;
@@ -27,7 +26,6 @@ impl Communicator for Hierarchical {
 
     fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error> {
         let root = self.check_rank(root.into())?;
-        self.check_cut()?;
         let rg = root / self.k;
         let len = 1 + std::mem::size_of_val(buf);
         let stage = Stage::Bcast(len, rg);
@@ -69,7 +67,6 @@ impl Communicator for Hierarchical {
         root: impl Into<Rank>,
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root.into())?;
-        self.check_cut()?;
         if self.me == root && recv.len() != send.len() {
             return Err(pertinax::Error::InvalidArgument(format!(
                 "reduce: receive holds {} elements, {} needed",
@@ -91,7 +88,6 @@ impl Communicator for Hierarchical {
     }
 
     fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error> {
-        self.check_cut()?;
         if recv.len() != send.len() {
             return Err(pertinax::Error::InvalidArgument(format!(
                 "allreduce: receive holds {} elements, {} needed",
@@ -121,7 +117,6 @@ impl Communicator for Hierarchical {
         root: impl Into<Rank>,
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root.into())?;
-        self.check_cut()?;
         let n = send.len();
         if self.me == root && recv.len() != self.size * n {
             return Err(pertinax::Error::InvalidArgument(format!(
@@ -155,7 +150,6 @@ impl Communicator for Hierarchical {
         root: impl Into<Rank>,
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root.into())?;
-        self.check_cut()?;
         let n = recv.len();
         if self.me == root && send.len() != self.size * n {
             return Err(pertinax::Error::InvalidArgument(format!(
@@ -169,28 +163,20 @@ impl Communicator for Hierarchical {
         let nb = std::mem::size_of_val(recv);
         let len = 1 + self.size * nb;
         let stage = Stage::Bcast(len, rg);
-        // The root hands its data to its master.
+        // The root hands its data to every member of its group (whichever
+        // is the head at the global stage sends it).
         let first = if self.group == rg {
-            // The root hands its data to its master and its deputy (which
-            // sends it if the master dies before the global stage ends).
             self.local_stage(false, |l| {
-                let me = l.comm.rank().index();
+                let mut p = vec![0u8; len];
                 let Some(rl) = l.rank_of(root) else {
-                    return Ok((me <= 1).then(|| vec![0u8; len]));
+                    return Ok(Some(p));
                 };
-                if me == rl {
-                    let mut p = vec![1u8; 1];
-                    p.extend_from_slice(bytemuck::cast_slice(send));
-                    for to in (0..l.comm.size().min(2)).filter(|&x| x != rl) {
-                        l.comm.send(&p, to, TAG_ROOT)?;
-                    }
-                    Ok((me <= 1).then_some(p))
-                } else if me <= 1 {
-                    let (v, _) = l.comm.recv_vec::<u8>(rl, TAG_ROOT)?;
-                    Ok(Some(v))
-                } else {
-                    Ok(None)
+                if rl == l.comm.rank().index() {
+                    p[0] = 1;
+                    p[1..].copy_from_slice(bytemuck::cast_slice(send));
                 }
+                l.comm.bcast(&mut p, rl)?;
+                Ok(Some(p))
             })?
         } else {
             None
@@ -201,7 +187,7 @@ impl Communicator for Hierarchical {
             let mut st = [0u8; 1];
             let mut tmp = Vec::new();
             if l.comm.rank().0 == 0 {
-                let o = Self::output(out.as_deref())?;
+                let o = self.output(out.as_deref())?;
                 if o.len() != len {
                     return Err(internal("a scatter output of the wrong size"));
                 }
@@ -234,7 +220,6 @@ impl Communicator for Hierarchical {
     }
 
     fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error> {
-        self.check_cut()?;
         let n = send.len();
         if recv.len() != self.size * n {
             return Err(pertinax::Error::InvalidArgument(format!(

@@ -93,7 +93,7 @@ impl Hierarchical {
 
     /// The first stage of reductions: every group reduces to its master;
     /// the master's block is `[1][presence][partial]` (the partial in the
-    /// first `nb` data bytes). The deputy keeps a copy ([`Self::to_deputy`]).
+    /// first `nb` data bytes). Every member keeps a copy ([`Self::to_group`]).
     pub(super) fn reduce_local<T: Pod>(
         &self,
         send: &[T],
@@ -113,12 +113,12 @@ impl Hierarchical {
                 b[1 + self.k..1 + self.k + nb].copy_from_slice(bytemuck::cast_slice(&part));
                 b
             });
-            Self::to_deputy(l, block)
+            Self::to_group(l, block, reduced_len(self.k, nb))
         })
     }
 
     /// The first stage of gathers: every group gathers to its master, and
-    /// the deputy keeps a copy of the block ([`Self::to_deputy`]).
+    /// every member keeps a copy of the block ([`Self::to_group`]).
     pub(super) fn gather_local(&self, send: &[u8]) -> Result<Option<Vec<u8>>, Error> {
         let n = send.len();
         self.local_stage(false, |l| {
@@ -130,35 +130,43 @@ impl Hierarchical {
                 l.comm.gather(send, &mut [], 0)?;
                 None
             };
-            Self::to_deputy(l, block)
+            Self::to_group(l, block, block_len(self.k, n))
         })
     }
 
-    /// Inside a group's first stage: the master (holding `block`) sends a
-    /// copy of its group's contribution to the deputy, so that a master
-    /// dying after this stage and before the end of the global one leaves
-    /// it to the deputy, which contributes it when it takes over (the
-    /// group's survivors are never dropped for that). `block` is `Some` at
-    /// the master only. Returns the block at the master and the deputy,
-    /// `None` at the others.
-    pub(super) fn to_deputy(l: &Sub, block: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, Error> {
-        match block {
-            Some(b) => {
-                if l.comm.size() > 1 {
-                    l.comm.send(&b, 1, TAG_COPY)?;
-                }
-                Ok(Some(b))
-            }
-            None if l.comm.rank().0 == 1 => Ok(Some(l.comm.recv_vec::<u8>(0, TAG_COPY)?.0)),
-            None => Ok(None),
+    /// Inside a group's first stage: the master (holding `block`, of
+    /// `len` bytes) gives a copy of its group's contribution to every
+    /// member, so that whichever member is the group's head when the
+    /// global stage runs (the deputy after the master's death, or a new
+    /// head after the deaths of both) contributes it: the group's
+    /// survivors are never dropped for their master's death. `block` is
+    /// `Some` at the master only; the result is `Some` everywhere.
+    pub(super) fn to_group(
+        l: &Sub,
+        block: Option<Vec<u8>>,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let mut b = block.unwrap_or_else(|| vec![0u8; len]);
+        if b.len() != len {
+            return Err(internal("a group block of the wrong size"));
         }
+        l.comm.bcast(&mut b, 0)?;
+        Ok(Some(b))
     }
 
-    /// The post-global stage's output at the master: this rank's output of
-    /// the global stage (a master is always in the global communicator:
-    /// `repair_local` reports the group lost otherwise).
-    pub(super) fn output(out: Option<&[u8]>) -> Result<&[u8], Error> {
-        out.ok_or_else(|| internal("a master without the global stage's output"))
+    /// The global stage's output at a group's master in a last stage: its
+    /// own (`out`, as a member of the global communicator), or the one a
+    /// rejoin got it ([`Self::rejoin`]).
+    pub(super) fn output(&self, out: Option<&[u8]>) -> Result<Vec<u8>, Error> {
+        match out {
+            Some(o) => Ok(o.to_vec()),
+            None => self
+                .st
+                .borrow()
+                .late_out
+                .clone()
+                .ok_or_else(|| internal("a master without the global stage's output")),
+        }
     }
 
     /// The last stage: the master spreads `len` bytes of the global output
@@ -171,7 +179,7 @@ impl Hierarchical {
     ) -> Result<Vec<u8>, Error> {
         self.local_stage(true, |l| {
             let mut buf = if l.comm.rank().0 == 0 {
-                make(Self::output(out.as_deref())?)?
+                make(&self.output(out.as_deref())?)?
             } else {
                 vec![0u8; len]
             };
@@ -198,7 +206,7 @@ impl Hierarchical {
         self.local_stage(true, |l| {
             let me = l.comm.rank().index();
             let made = if me == 0 {
-                Some(make(Self::output(out.as_deref())?)?)
+                Some(make(&self.output(out.as_deref())?)?)
             } else {
                 None
             };

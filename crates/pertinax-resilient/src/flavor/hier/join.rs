@@ -1,7 +1,18 @@
-//! A new deputy joins the global communicator: its side and the side of
-//! the global communicator's members.
+//! Joins to the global communicator: a new deputy led by its group's head
+//! ([`Work::Deputy`]), and the new head of a group that lost every global
+//! member, found and led by the global communicator's rank 0
+//! ([`Work::Orphan`]); both sides of each.
+
+use pertinax::Error as CoreError;
 
 use super::*;
+
+/// Every ack of a failure on the point-to-point communicator while a head
+/// waits for its [`Hello`].
+fn ack(comm: &Comm) -> Result<(), Error> {
+    comm.ack_failed(usize::MAX)?;
+    Ok(())
+}
 
 impl Hierarchical {
     /// The new deputy joins the global communicator at operation `seq`,
@@ -25,61 +36,267 @@ impl Hierarchical {
                 msg.seq
             )));
         }
-        let mut members = msg.members;
-        members.push((self.group, self.me));
         {
             let mut st = self.st.borrow_mut();
             st.gmembers.push(self.me);
             st.elect = None;
             st.global_repairs += 1;
         }
-        self.accept_joins(merged, members, &msg.later, seq)
+        self.adopt(merged, msg)
     }
 
-    /// The members of the global communicator `comm` take in the new
-    /// deputies of `joins`, in order, each led by its group's head.
-    pub(super) fn accept_joins(
+    /// Takes in the global communicator `merged` this rank just joined and
+    /// takes part in the joins after its own.
+    fn adopt(&self, merged: Comm, msg: Join) -> Result<(), Error> {
+        let mut members = msg.members;
+        members.push((self.group, self.me));
+        self.run_joins(
+            Global {
+                comm: merged,
+                members,
+                gone: msg.gone,
+            },
+            &msg.later,
+            msg.seq,
+        )
+    }
+
+    /// The members of the global communicator `g` take in the joins of
+    /// `work`, in order. The global communicator in the state is the
+    /// current one at every step: an error (a failure during a join)
+    /// leaves the one every survivor has, which the global stage's
+    /// agreement then repairs again.
+    pub(super) fn run_joins(&self, mut g: Global, work: &[Work], seq: u64) -> Result<(), Error> {
+        self.st.borrow_mut().global = Some(g.clone());
+        for (i, w) in work.iter().enumerate() {
+            let later = work[i + 1..].to_vec();
+            g = match *w {
+                Work::Deputy(grp, e) => self.join_deputy(g, grp, e, later, seq)?,
+                Work::Orphan(grp) => self.join_orphan(g, grp, later, seq)?,
+            };
+            self.st.borrow_mut().global = Some(g.clone());
+        }
+        Ok(())
+    }
+
+    /// What the global communicator `g` tells a rank that joins it.
+    fn join_msg(&self, g: &Global, later: Vec<Work>, seq: u64) -> Join {
+        Join {
+            seq,
+            members: g.members.clone(),
+            gone: g.gone.clone(),
+            later,
+            last: self.st.borrow().last.clone(),
+        }
+    }
+
+    /// Group `grp`'s new deputy `e` joins `g`, led by the group's head.
+    fn join_deputy(
         &self,
-        mut comm: Comm,
-        mut members: Vec<(usize, usize)>,
-        joins: &[(usize, usize)],
+        g: Global,
+        grp: usize,
+        e: usize,
+        later: Vec<Work>,
         seq: u64,
-    ) -> Result<(), Error> {
-        let fail = Error::Comm;
-        for (i, &(grp, e)) in joins.iter().enumerate() {
-            let head = members
-                .iter()
-                .position(|&(x, _)| x == grp)
-                .ok_or_else(|| internal("a join asked for by no head"))?;
-            let at_head = comm.rank().index() == head;
-            let inter = comm
-                .intercomm_create(
-                    Rank(head as i32),
-                    self.p2p.comm(),
-                    self.p2p_rank(e)?,
-                    TAG_JOIN,
-                )
-                .map_err(fail)?;
-            if at_head {
-                let msg = Join {
-                    seq,
-                    members: members.clone(),
-                    later: joins[i + 1..].to_vec(),
-                };
-                inter.send_value(&msg, Rank(0), TAG_JOIN).map_err(fail)?;
+    ) -> Result<Global, Error> {
+        let head = g
+            .head(grp)
+            .ok_or_else(|| internal("a join asked for by no head"))?;
+        let at_head = g.comm.rank().index() == head;
+        let inter = g.comm.intercomm_create(
+            Rank(head as i32),
+            self.p2p.comm(),
+            self.p2p_rank(e)?,
+            TAG_JOIN,
+        )?;
+        if at_head {
+            inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)?;
+        }
+        let merged = inter.merge(false)?;
+        let _ = inter.free();
+        let _ = g.comm.free();
+        if at_head {
+            let mut st = self.st.borrow_mut();
+            st.gmembers.push(e);
+            st.elect = None;
+        }
+        let mut members = g.members;
+        members.push((grp, e));
+        Ok(Global {
+            comm: merged,
+            members,
+            gone: g.gone,
+        })
+    }
+
+    /// Group `grp`, which has no member in `g`, gets its new head in: the
+    /// group's lowest live member. `g`'s rank 0 calls each member in rank
+    /// order with a [`Hello`] and every member of `g` builds an
+    /// intercommunicator with it (uniform outcome); a creation that fails
+    /// with no failure in `g` (the agreement after it says so) means that
+    /// member is dead: the next one is tried. No live member: the group is
+    /// gone.
+    fn join_orphan(
+        &self,
+        mut g: Global,
+        grp: usize,
+        later: Vec<Work>,
+        seq: u64,
+    ) -> Result<Global, Error> {
+        let leader = g.comm.rank().0 == 0;
+        for c in self.group_members(grp) {
+            let Some(pc) = self.p2p.rank_of(c) else {
+                continue;
+            };
+            if leader {
+                // A dead candidate: the creation below fails.
+                let _ = self.p2p.comm().send_value(
+                    &Hello { leader: self.me },
+                    Rank(pc as i32),
+                    TAG_HELLO,
+                );
             }
-            let merged = inter.merge(false).map_err(fail)?;
-            let _ = inter.free();
-            let _ = comm.free();
-            comm = merged;
-            members.push((grp, e));
-            if at_head {
-                let mut st = self.st.borrow_mut();
-                st.gmembers.push(e);
-                st.elect = None;
+            if trace() {
+                eprintln!(
+                    "hier[{}/{}]: calling {c} as group {grp}'s new head",
+                    self.me, self.size
+                );
+            }
+            match g
+                .comm
+                .intercomm_create(Rank(0), self.p2p.comm(), Rank(pc as i32), TAG_JOIN)
+            {
+                Ok(inter) => {
+                    if leader {
+                        inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)?;
+                    }
+                    let merged = inter.merge(false)?;
+                    let _ = inter.free();
+                    let _ = g.comm.free();
+                    g.comm = merged;
+                    g.members.push((grp, c));
+                    return Ok(g);
+                }
+                Err(e) if e.is_fault() => {
+                    let a = g.comm.agree_detailed(OK)?;
+                    if a.flags != OK || !a.failed.is_empty() {
+                        // A member of `g` failed: repair `g` first.
+                        return Err(e.into());
+                    }
+                }
+                Err(e) => return Err(e.into()),
             }
         }
-        self.st.borrow_mut().global = Some(Global { comm, members });
+        g.gone.push(grp);
+        g.gone.sort_unstable();
+        Ok(g)
+    }
+
+    /// At a group's new head after the group lost every global member:
+    /// waits for the global communicator's call ([`Self::join_orphan`])
+    /// and joins. `post`: in the operation's last local stage, which needs
+    /// the global stage's output: the head runs the global stage if the
+    /// global communicator is still in it, or takes the output of the
+    /// leader's last global stage if it has gone on.
+    pub(super) fn rejoin(&self, post: bool) -> Result<(), Error> {
+        let comm = self.p2p.comm();
+        loop {
+            if self.alone()? {
+                // No rank outside the group lives: the group is the whole
+                // hierarchy, its global communicator this rank alone.
+                let gone = (0..self.groups()).filter(|&x| x != self.group).collect();
+                let mut st = self.st.borrow_mut();
+                st.global = Some(Global {
+                    comm: self.solo.dup()?,
+                    members: vec![(self.group, self.me)],
+                    gone,
+                });
+                st.gmembers = vec![self.me];
+                st.rejoin = false;
+                break;
+            }
+            let hello: Hello = match comm.recv_value(Source::Any, TAG_HELLO) {
+                Ok((h, _)) => h,
+                Err(CoreError::ProcFailedPending { .. }) => {
+                    ack(comm)?;
+                    continue;
+                }
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let Some(pl) = self.p2p.rank_of(hello.leader) else {
+                continue;
+            };
+            if trace() {
+                eprintln!(
+                    "hier[{}/{}]: rejoining through {}",
+                    self.me, self.size, hello.leader
+                );
+            }
+            let joined = self
+                .solo
+                .intercomm_create(Rank(0), comm, Rank(pl as i32), TAG_JOIN)
+                .and_then(|inter| {
+                    let (msg, _): (Join, Status) = inter.recv_value(Source::Any, TAG_JOIN)?;
+                    let merged = inter.merge(true)?;
+                    let _ = inter.free();
+                    Ok((msg, merged))
+                });
+            let (msg, merged) = match joined {
+                Ok(x) => x,
+                // The leader or a member died: the next call comes from
+                // the repaired global communicator.
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let (seq, last) = (msg.seq, msg.last.clone());
+            {
+                let mut st = self.st.borrow_mut();
+                st.gmembers = vec![self.me];
+                st.rejoin = false;
+                st.global_repairs += 1;
+            }
+            // A failure in the joins after this one leaves the global
+            // communicator in the state; its next agreement repairs it.
+            match self.adopt(merged, msg) {
+                Err(e) if !e.is_fault() => return Err(e),
+                _ => {}
+            }
+            let cur_seq = self.st.borrow().seq;
+            if post && seq == cur_seq {
+                // The global communicator repeats this operation's global
+                // stage with this rank in it.
+                let cur = self.st.borrow().cur.clone();
+                let (stage, mine) =
+                    cur.ok_or_else(|| internal("a rejoin without the operation's stage"))?;
+                let out = self.run_global(&stage, mine.as_deref(), cur_seq)?;
+                self.st.borrow_mut().late_out = Some(out);
+            } else if post {
+                // The global stage ended before; its output is the leader's.
+                match last {
+                    Some((s, out)) if s == cur_seq => self.st.borrow_mut().late_out = Some(out),
+                    _ => {
+                        return Err(unrepairable(
+                            self.group_members(self.group)
+                                .filter(|o| !self.st.borrow().local.to_orig.contains(o))
+                                .collect(),
+                        ))
+                    }
+                }
+            }
+            break;
+        }
         Ok(())
+    }
+
+    /// Whether every rank outside this group is known dead.
+    fn alone(&self) -> Result<bool, Error> {
+        let failed = self.p2p.failed(Vec::new());
+        Ok(self
+            .p2p
+            .to_orig()
+            .iter()
+            .filter(|&&o| o / self.k != self.group)
+            .all(|&o| failed.contains(&Rank(o as i32))))
     }
 }

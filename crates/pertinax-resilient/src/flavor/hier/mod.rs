@@ -101,8 +101,8 @@ use crate::{Communicator, Config, Error, Outcome, Received};
 const TAG_JOIN: Tag = Tag(7001);
 /// Tag of a master's hand-over to the root in its group.
 const TAG_ROOT: Tag = Tag(7003);
-/// Tag of the copy of the group's contribution that its deputy keeps.
-const TAG_COPY: Tag = Tag(7004);
+/// Tag of a [`Hello`].
+const TAG_HELLO: Tag = Tag(7005);
 /// Agreement bit: the stage succeeded.
 const OK: u32 = 1;
 /// Agreement bit of a global stage, cleared by a head whose group's new
@@ -169,6 +169,9 @@ struct Global {
     /// (group, original rank) of each rank of `comm`: the same at every
     /// member. A group's first member is its head (its master).
     members: Vec<(usize, usize)>,
+    /// The groups known to have no live member (every candidate of a
+    /// rejoin failed, or none alive at creation): the same at every member.
+    gone: Vec<usize>,
 }
 
 impl Global {
@@ -197,7 +200,18 @@ enum Stage {
     Bcast(usize, usize),
 }
 
-/// What the head tells its new deputy when it joins.
+/// A join of a repair of the global communicator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+enum Work {
+    /// (group, new deputy): led by the group's head.
+    Deputy(usize, usize),
+    /// A group that lost every global member: its new head (its lowest
+    /// live member, unknown to the global communicator) is found by trying
+    /// its members in rank order, led by the global communicator's rank 0.
+    Orphan(usize),
+}
+
+/// What a joining rank gets from the global communicator when it joins.
 #[derive(Debug, Serialize, Deserialize)]
 struct Join {
     /// The operation the global communicator is in.
@@ -205,8 +219,21 @@ struct Join {
     /// (group, original rank) of each rank of the global communicator
     /// before the join.
     members: Vec<(usize, usize)>,
-    /// The joins after this one in the same repair: (group, new deputy).
-    later: Vec<(usize, usize)>,
+    /// [`Global::gone`].
+    gone: Vec<usize>,
+    /// The joins after this one in the same repair.
+    later: Vec<Work>,
+    /// The leader's last completed global stage: (operation, output). A
+    /// group whose global members all died after that stage's agreement
+    /// gets its output from there.
+    last: Option<(u64, Vec<u8>)>,
+}
+
+/// The call of a group's new head by the global communicator's leader.
+#[derive(Debug, Serialize, Deserialize)]
+struct Hello {
+    /// The leader's original rank.
+    leader: usize,
 }
 
 #[derive(Debug)]
@@ -221,11 +248,18 @@ struct State {
     /// whose global stage it joins.
     elect: Option<(usize, u64)>,
     failed: Vec<usize>,
-    /// The group lost every member of the global communicator (the
-    /// original ranks lost): every later operation fails at once at every
-    /// member, with the same error (the same at every member: they decide
-    /// it from the same shrink).
-    cut_off: Option<Vec<usize>>,
+    /// This rank is its group's new head after the group lost every
+    /// global member: it must rejoin the global communicator before the
+    /// stage runs again ([`Hierarchical::rejoin`]).
+    rejoin: bool,
+    /// The current operation's global stage and this rank's copy of its
+    /// group's contribution (for a head that rejoins in the last stage).
+    cur: Option<(Stage, Option<Vec<u8>>)>,
+    /// The global output of the current operation obtained by a rejoin.
+    late_out: Option<Vec<u8>>,
+    /// At a member of the global communicator: its last completed global
+    /// stage, (operation, output).
+    last: Option<(u64, Vec<u8>)>,
     /// Operations completed.
     seq: u64,
     local_repairs: u64,
@@ -389,7 +423,7 @@ impl Hierarchical {
         loop {
             let (full, v) = p2p.comm().shrink_gather(0)?;
             let full_to_orig = survivors(p2p.to_orig(), &v);
-            match Hierarchical::layout(&full, &full_to_orig, me, k) {
+            match Hierarchical::layout(&full, &full_to_orig, (me, size), k) {
                 Ok((local, global, solo)) => {
                     let a = full.agree_detailed(OK)?;
                     if a.flags == OK && a.failed.is_empty() {
@@ -410,7 +444,10 @@ impl Hierarchical {
                                 gmembers,
                                 elect: None,
                                 failed,
-                                cut_off: None,
+                                rejoin: false,
+                                cur: None,
+                                late_out: None,
+                                last: None,
                                 seq: 0,
                                 local_repairs: 0,
                                 global_repairs: 0,
@@ -434,7 +471,7 @@ impl Hierarchical {
     fn layout(
         full: &Comm,
         full_to_orig: &[usize],
-        me: usize,
+        (me, size): (usize, usize),
         k: usize,
     ) -> Result<(Sub, Option<Global>, Comm), Error> {
         let key = |o: usize| o as i32;
@@ -462,7 +499,18 @@ impl Hierarchical {
         let global = local.comm.rank().0 < 2;
         let gcomm = full.split(global.then_some(0), key(me))?;
         let solo = full.split(Some(me as u32), 0)?.ok_or_else(missing)?;
-        Ok((local, gcomm.map(|comm| Global { comm, members }), solo))
+        let gone = (0..size.div_ceil(k))
+            .filter(|&g| !members.iter().any(|&(x, _)| x == g))
+            .collect();
+        Ok((
+            local,
+            gcomm.map(|comm| Global {
+                comm,
+                members,
+                gone,
+            }),
+            solo,
+        ))
     }
 
     fn check_rank(&self, r: Rank) -> Result<usize, Error> {
@@ -486,18 +534,12 @@ impl Hierarchical {
             .ok_or_else(|| unrepairable(vec![o]))
     }
 
-    /// Fails at once if this rank's group is cut off from the global
-    /// communicator (see [`State::cut_off`]).
-    fn check_cut(&self) -> Result<(), Error> {
-        match &self.st.borrow().cut_off {
-            Some(lost) => Err(unrepairable(lost.clone())),
-            None => Ok(()),
-        }
-    }
-
     /// Ends an operation.
     fn end_op(&self) {
-        self.st.borrow_mut().seq += 1;
+        let mut st = self.st.borrow_mut();
+        st.seq += 1;
+        st.cur = None;
+        st.late_out = None;
     }
 
     /// Original rank → (group, position) bitmap helpers.

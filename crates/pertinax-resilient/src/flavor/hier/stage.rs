@@ -42,15 +42,19 @@ impl Hierarchical {
                 );
             }
             self.timed(|| self.repair_local(post))?;
+            if self.st.borrow().rejoin {
+                self.timed(|| self.rejoin(post))?;
+            }
         }
     }
 
     /// Shrinks the local communicator and elects a new deputy if the
     /// group lost one of its global members.
     ///
-    /// # Errors
-    /// The group has no member in the global communicator any more (its
-    /// master and its deputy died before a new deputy joined).
+    /// A group that lost every global member (its master and its deputy,
+    /// or the head before the new deputy joined) makes its new master the
+    /// head: it rejoins the global communicator before the stage runs
+    /// again ([`Self::rejoin`]), which every member knows.
     pub(super) fn repair_local(&self, post: bool) -> Result<(), Error> {
         let l = self.st.borrow().local.clone();
         let _ = l.comm.revoke();
@@ -82,17 +86,14 @@ impl Hierarchical {
         if st.elect.is_some_and(|(e, _)| !alive.contains(&e)) {
             st.elect = None;
         }
-        if !alive.first().is_some_and(|m| st.gmembers.contains(m)) {
-            // Every global member of the group died: the ones the group
-            // held and failed now.
-            let lost: Vec<usize> = l
-                .to_orig
-                .iter()
-                .copied()
-                .filter(|o| !alive.contains(o))
-                .collect();
-            st.cut_off = Some(lost.clone());
-            return Err(unrepairable(lost));
+        if let Some(&m) = alive.first() {
+            if !st.gmembers.contains(&m) {
+                // Every global member of the group died: the new master
+                // rejoins before the stage runs again (the stage cannot
+                // succeed before).
+                st.gmembers = vec![m];
+                st.rejoin = m == self.me;
+            }
         }
         if let Some(&d) = alive.get(1) {
             if !st.gmembers.contains(&d) && st.elect.map(|(e, _)| e) != Some(d) {
@@ -118,7 +119,8 @@ impl Hierarchical {
         mine: Option<&[u8]>,
     ) -> Result<Option<Vec<u8>>, Error> {
         let (seq, joining) = {
-            let st = self.st.borrow();
+            let mut st = self.st.borrow_mut();
+            st.cur = Some((stage.clone(), mine.map(<[u8]>::to_vec)));
             (
                 st.seq,
                 st.global.is_none() && st.elect == Some((self.me, st.seq)),
@@ -163,6 +165,9 @@ impl Hierarchical {
                 .comm
                 .agree_detailed(ok | if ask.is_some() { 0 } else { NO_JOIN })?;
             if a.flags & (OK | NO_JOIN) == OK | NO_JOIN && a.failed.is_empty() {
+                if let Ok(out) = &r {
+                    self.st.borrow_mut().last = Some((seq, out.clone()));
+                }
                 return r;
             }
             if let Err(e) = &r {
@@ -176,7 +181,13 @@ impl Hierarchical {
                     self.me, self.size, a.flags, a.failed
                 );
             }
-            self.timed(|| self.repair_global(seq, ask))?;
+            match self.timed(|| self.repair_global(seq, ask)) {
+                // A failure during the joins: the global communicator in
+                // the state is the one every survivor has; the next
+                // agreement repairs it again.
+                Err(e) if e.is_fault() => {}
+                r => r?,
+            }
         }
     }
 
@@ -285,12 +296,24 @@ impl Hierarchical {
             st.failed.dedup();
         }
         joins.sort_unstable();
+        // Groups with no member left and not known gone: their new heads
+        // join first (they lead their own deputies' joins later).
+        let mut work: Vec<Work> = (0..self.groups())
+            .filter(|x| !g.gone.contains(x) && !members.iter().any(|&(y, _)| y == *x))
+            .map(Work::Orphan)
+            .collect();
+        work.extend(joins.iter().map(|&(grp, e)| Work::Deputy(grp, e)));
         if trace() {
             eprintln!(
-                "hier[{}/{}]: global shrunk at op {seq}: {members:?}, joins {joins:?}",
+                "hier[{}/{}]: global shrunk at op {seq}: {members:?}, work {work:?}",
                 self.me, self.size
             );
         }
-        self.accept_joins(comm, members, &joins, seq)
+        let g = Global {
+            comm,
+            members,
+            gone: g.gone.clone(),
+        };
+        self.run_joins(g, &work, seq)
     }
 }
