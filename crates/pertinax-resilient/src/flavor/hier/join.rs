@@ -15,21 +15,15 @@ fn ack(comm: &Comm) -> Result<(), Error> {
 }
 
 impl Hierarchical {
-    /// The new deputy joins the global communicator at operation `seq`,
-    /// led by its group's head.
+    /// The new deputy joins the global communicator at operation `seq`:
+    /// it waits for a call ([`Self::await_call`]) from its group's head,
+    /// or, if the head dies, from the global communicator's rank 0 (which
+    /// calls the group's lowest live member, this rank then).
     pub(super) fn join(&self, seq: u64) -> Result<(), Error> {
-        let head = self.st.borrow().local.to_orig[0];
-        let fail = Error::Comm;
         if trace() {
-            eprintln!("hier[{}/{}]: joining through {head}", self.me, self.size);
+            eprintln!("hier[{}/{}]: joining at op {seq}", self.me, self.size);
         }
-        let inter = self
-            .solo
-            .intercomm_create(Rank(0), self.p2p.comm(), self.p2p_rank(head)?, TAG_JOIN)
-            .map_err(fail)?;
-        let (msg, _): (Join, Status) = inter.recv_value(Source::Any, TAG_JOIN).map_err(fail)?;
-        let merged = inter.merge(true).map_err(fail)?;
-        let _ = inter.free();
+        let (msg, merged) = self.await_call(false)?;
         if msg.seq != seq {
             return Err(internal(format!(
                 "a deputy joined at operation {} from operation {seq}",
@@ -38,11 +32,72 @@ impl Hierarchical {
         }
         {
             let mut st = self.st.borrow_mut();
-            st.gmembers.push(self.me);
+            if !st.gmembers.contains(&self.me) {
+                st.gmembers.push(self.me);
+            }
             st.elect = None;
             st.global_repairs += 1;
         }
-        self.adopt(merged, msg)
+        match self.adopt(merged, msg) {
+            Err(e) if !e.is_fault() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Waits for a call ([`Hello`]) of the global communicator and joins
+    /// it: the join message and the merged communicator. A caller that
+    /// dies, or a failure during the creation, means another call comes
+    /// (from the repaired global communicator). `orphan`: a group's new
+    /// head, which builds a global communicator of its own if no rank
+    /// outside its group lives any more.
+    fn await_call(&self, orphan: bool) -> Result<(Join, Comm), Error> {
+        let comm = self.p2p.comm();
+        loop {
+            if orphan && self.alone()? {
+                let gone = (0..self.groups()).filter(|&x| x != self.group).collect();
+                let merged = self.solo.dup()?;
+                let msg = Join {
+                    seq: self.st.borrow().seq,
+                    members: Vec::new(),
+                    gone,
+                    later: Vec::new(),
+                    last: None,
+                };
+                return Ok((msg, merged));
+            }
+            let hello: Hello = match comm.recv_value(Source::Any, TAG_HELLO) {
+                Ok((h, _)) => h,
+                Err(CoreError::ProcFailedPending { .. }) => {
+                    ack(comm)?;
+                    continue;
+                }
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let Some(pl) = self.p2p.rank_of(hello.leader) else {
+                continue;
+            };
+            if trace() {
+                eprintln!(
+                    "hier[{}/{}]: called by {}",
+                    self.me, self.size, hello.leader
+                );
+            }
+            let joined = self
+                .solo
+                .intercomm_create(Rank(0), comm, Rank(pl as i32), TAG_JOIN)
+                .and_then(|inter| {
+                    let (msg, _): (Join, Status) = inter.recv_value(Source::Any, TAG_JOIN)?;
+                    let merged = inter.merge(true)?;
+                    let _ = inter.free();
+                    Ok((msg, merged))
+                });
+            match joined {
+                Ok(x) => return Ok(x),
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Takes in the global communicator `merged` this rank just joined and
@@ -103,12 +158,34 @@ impl Hierarchical {
             .head(grp)
             .ok_or_else(|| internal("a join asked for by no head"))?;
         let at_head = g.comm.rank().index() == head;
-        let inter = g.comm.intercomm_create(
-            Rank(head as i32),
-            self.p2p.comm(),
-            self.p2p_rank(e)?,
-            TAG_JOIN,
-        )?;
+        let pe = self.p2p_rank(e)?;
+        if at_head {
+            // A dead deputy: the creation below fails.
+            let _ = self
+                .p2p
+                .comm()
+                .send_value(&Hello { leader: self.me }, pe, TAG_HELLO);
+        }
+        let inter = match g
+            .comm
+            .intercomm_create(Rank(head as i32), self.p2p.comm(), pe, TAG_JOIN)
+        {
+            Ok(inter) => inter,
+            Err(x) if x.is_fault() => {
+                let a = g.comm.agree_detailed(OK)?;
+                if a.flags != OK || !a.failed.is_empty() {
+                    // A member of `g` failed: repair `g` first.
+                    return Err(x.into());
+                }
+                // The deputy died: the group elects another one at its
+                // next repair (which drops it).
+                if at_head {
+                    self.st.borrow_mut().elect = None;
+                }
+                return Ok(g);
+            }
+            Err(x) => return Err(x.into()),
+        };
         if at_head {
             inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)?;
         }
@@ -199,56 +276,8 @@ impl Hierarchical {
     /// global communicator is still in it, or takes the output of the
     /// leader's last global stage if it has gone on.
     pub(super) fn rejoin(&self, post: bool) -> Result<(), Error> {
-        let comm = self.p2p.comm();
-        loop {
-            if self.alone()? {
-                // No rank outside the group lives: the group is the whole
-                // hierarchy, its global communicator this rank alone.
-                let gone = (0..self.groups()).filter(|&x| x != self.group).collect();
-                let mut st = self.st.borrow_mut();
-                st.global = Some(Global {
-                    comm: self.solo.dup()?,
-                    members: vec![(self.group, self.me)],
-                    gone,
-                });
-                st.gmembers = vec![self.me];
-                st.rejoin = false;
-                break;
-            }
-            let hello: Hello = match comm.recv_value(Source::Any, TAG_HELLO) {
-                Ok((h, _)) => h,
-                Err(CoreError::ProcFailedPending { .. }) => {
-                    ack(comm)?;
-                    continue;
-                }
-                Err(e) if e.is_fault() => continue,
-                Err(e) => return Err(e.into()),
-            };
-            let Some(pl) = self.p2p.rank_of(hello.leader) else {
-                continue;
-            };
-            if trace() {
-                eprintln!(
-                    "hier[{}/{}]: rejoining through {}",
-                    self.me, self.size, hello.leader
-                );
-            }
-            let joined = self
-                .solo
-                .intercomm_create(Rank(0), comm, Rank(pl as i32), TAG_JOIN)
-                .and_then(|inter| {
-                    let (msg, _): (Join, Status) = inter.recv_value(Source::Any, TAG_JOIN)?;
-                    let merged = inter.merge(true)?;
-                    let _ = inter.free();
-                    Ok((msg, merged))
-                });
-            let (msg, merged) = match joined {
-                Ok(x) => x,
-                // The leader or a member died: the next call comes from
-                // the repaired global communicator.
-                Err(e) if e.is_fault() => continue,
-                Err(e) => return Err(e.into()),
-            };
+        {
+            let (msg, merged) = self.await_call(true)?;
             let (seq, last) = (msg.seq, msg.last.clone());
             {
                 let mut st = self.st.borrow_mut();
@@ -284,7 +313,6 @@ impl Hierarchical {
                     }
                 }
             }
-            break;
         }
         Ok(())
     }
