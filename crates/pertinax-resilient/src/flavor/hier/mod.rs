@@ -31,6 +31,20 @@
 //! deputy contributes nothing but receives the whole output, as the
 //! masters do.
 //!
+//! # Outcomes
+//!
+//! Every collective's outcome is the same at every survivor, as in the
+//! flat mode: the outcome comes from data every survivor gets from the
+//! same agreed stage. A broadcast's or a scatter's root fate is decided in
+//! the root group's first stage and carried by the global stage's data; a
+//! reduce's or a gather's presence map (who contributed) comes from the
+//! global stage's output and the last stage spreads it to every group (not
+//! only the root's), so the root's fate (it contributed, or the policy
+//! answers for it) and `Outcome::missing` are the same at every survivor.
+//! A scatter's `missing` is empty (every survivor gets its slot; the dead
+//! ranks' slots went nowhere; `failed_ranks` lists what this rank knows).
+//! Point-to-point outcomes are this rank's own (`Decided::Locally`).
+//!
 //! # Repair
 //!
 //! A failed member that is neither master nor deputy is repaired inside
@@ -39,22 +53,59 @@
 //! (at its next stage). The survivor of the two is then the group's head;
 //! a master that died holding the stage's output leaves it at its deputy,
 //! which becomes the master and goes on with no need of the other groups.
-//! Likewise the deputy receives, in the group's first stage, a copy of the
+//! Every member receives, in the group's first stage, a copy of the
 //! group's contribution (a reduction's partial, a gather's block, a
-//! scatter's data; a broadcast's payload is held by every member of the
-//! root's group) and contributes it if it takes over before the global
-//! stage ends: a master's death never drops its group's survivors from an
+//! broadcast's or a scatter's data), so whichever member is the group's
+//! head when the global stage runs contributes it: a master's death (or
+//! its deputy's with it) never drops its group's survivors from an
 //! operation.
 //! The group elects a new deputy (its new local rank 1), which joins the
 //! global communicator at the first global stage after the election: the
-//! head asks for it through the bit of that stage's agreement, every
-//! member of the global communicator then builds an intercommunicator with
-//! the new deputy (the head leads it, the point-to-point communicator is
-//! the peer), merges it, and the stage runs again with the deputy in it.
+//! head asks for it through the bit of that stage's agreement, the global
+//! communicator shrinks with the requests as shrink values, the head calls
+//! the deputy (a [`Hello`] on the point-to-point communicator), every
+//! member of the global communicator builds an intercommunicator with it
+//! (the head leads, the point-to-point communicator is the peer), merges
+//! it, and the stage runs again with the deputy in it.
 //!
 //! Every member of a group knows when its deputy joins (the first global
 //! stage after the repair that elected it), so every member decides alike
 //! whether the group still has a member in the global communicator.
+//!
+//! ## Several failures in one group
+//!
+//! A group that loses every global member (master and deputy together,
+//! the head while its new deputy joins, three members at once, ...) is
+//! repaired like any other: its local shrink makes its lowest survivor the
+//! master, which every member knows is outside the global communicator,
+//! and before the stage runs again that master waits for a call. On the
+//! other side, the global communicator's shrink shows a group with no
+//! member left: its rank 0 calls the group's members in rank order (a
+//! [`Hello`], then an intercommunicator of the whole global communicator
+//! with the callee, whose outcome the core makes uniform); a creation that
+//! fails while the agreement that follows sees no failure in the global
+//! communicator means the callee is dead, and the next member is called.
+//! The first live member (the group's new master) answers, gets the global
+//! communicator's membership and its last global output, and merges; its
+//! group then elects a deputy, which joins at the next global stage as
+//! above. A group whose members are all dead is recorded as gone and never
+//! called again; a group whose survivors are the only live ranks makes a
+//! global communicator of its own master. A failure during any join (the
+//! joining rank, its caller, another member) fails the join uniformly:
+//! the global communicator in every survivor's state is the last one built,
+//! and the stage's next agreement repairs it again (a deputy that died
+//! while joining is dropped, a caller that died makes the callee wait for
+//! the next call, from its group's new head or the new rank 0).
+//!
+//! Where the new master is when the global communicator calls it decides
+//! what it needs: in the group's first stage, nothing (it contributes its
+//! copy of the group's contribution when the stage runs); in the last
+//! stage while the global communicator still repeats that operation's
+//! global stage (the deaths came before its agreement), it runs that stage
+//! with its copy; in the last stage after the others have gone on (the
+//! deaths came between the global agreement and the group's last stage),
+//! it takes the caller's last global output, the output of that very
+//! operation.
 //!
 //! ## Deviation from the paper
 //!
@@ -63,13 +114,17 @@
 //! master that died before the masters' agreement on a global stage (the
 //! other masters wait for the new one) from one that died after it (they
 //! have gone on): with POVs the second case deadlocks a program whose
-//! other ranks wait for that group through point-to-point. The deputy
-//! holds the output in both cases, so neither waits. The price is a global
-//! communicator twice as large (masters and deputies), hence a dearer
-//! global agreement and shrink, and a join (an intercommunicator and a
-//! merge, rounds of messages through the leaders) in every repair that
-//! elects a new deputy; the join dominates such a repair (BENCHMARKS.md,
-//! run R4).
+//! other ranks wait for that group through point-to-point. Here the deputy
+//! holds the output in both cases, so neither waits, and a group that
+//! loses both its global members is called back by the global
+//! communicator at its next repair (the POV's role, with any live member
+//! of the group, not only a fixed neighbour's master). The price is a
+//! global communicator twice as large (masters and deputies), hence a
+//! dearer global agreement and shrink; a local broadcast of the group's
+//! contribution in the first stage of every rooted or all-to-all
+//! operation; and a join (an intercommunicator and a merge) in every
+//! repair that elects a new deputy; the join dominates such a repair
+//! (BENCHMARKS.md, runs R4 and R6).
 //!
 //! # Fault points (for tests)
 //!
@@ -79,11 +134,21 @@
 //!
 //! # Limits
 //!
-//! - A group survives one failure of its two global members at a time:
-//!   the loss of the other one before the new deputy joined (one global
-//!   stage), or a failure during the join itself, is reported to the ranks
-//!   that see it as an error instead of being repaired; use the flat mode
-//!   where that matters.
+//! - A stage in which *every* group loses every global member at once
+//!   leaves nobody to call the new masters: they wait (a hang). Any other
+//!   pattern that leaves a survivor in a group is repaired.
+//! - A group that loses both global members after a global stage's
+//!   agreement and before its own last stage waits, in that last stage,
+//!   for the others' next global stage (its caller holds the output). If
+//!   the other ranks first wait for that group's ranks through
+//!   point-to-point, the job deadlocks (the paper's POVs have the same
+//!   window); the randomized campaign still hits rare hangs with rank 0's
+//!   group (2 of 1,000 jobs, see BENCHMARKS/README), most likely this.
+//! - The drop of a `Hierarchical` runs a barrier (so that a group left in
+//!   that window is called): a rank that leaves early with `?` while the
+//!   others go on with other collectives collides with them.
+//! - Communicator creations (`dup`, `split`) run on a communicator of
+//!   every rank: a rank that stopped calling collectives blocks them.
 
 use std::cell::RefCell;
 use std::fmt;
