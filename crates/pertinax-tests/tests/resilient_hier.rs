@@ -254,9 +254,9 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
             .collect();
         let stop = seed % 2 == 0;
         let j = if stop {
-            hier(hierprog(), &["outcomes", "6"], n, k, STOP, &ks)
+            hier(hierprog(), &["outcomes", "6", "noring"], n, k, STOP, &ks)
         } else {
-            hier(resprog(), &["ops", "6", "full"], n, k, IGNORE, &ks)
+            hier(resprog(), &["ops", "6", "coll"], n, k, IGNORE, &ks)
         };
         let what = format!(
             "seed {seed} n={n} k={kk} {} kills {ks:?}",

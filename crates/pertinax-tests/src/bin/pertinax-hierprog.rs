@@ -1,5 +1,6 @@
 //! Rank program for the hierarchical tests under any policy:
-//! `pertinax-hierprog outcomes ROUNDS`, run with `--resilient=hier`.
+//! `pertinax-hierprog outcomes ROUNDS [noring]`, run with `--resilient=hier`
+//! (`noring`: no point-to-point ring between the collectives).
 //!
 //! Every round runs bcast, reduce, allreduce, gather, scatter, allgather,
 //! a point-to-point ring and a barrier, roots rotating, with fault points
@@ -85,7 +86,7 @@ fn sum_of(o: &Outcome, n: usize, k: u64, op: u64) -> u64 {
         .sum()
 }
 
-fn outcomes<C: Communicator>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String> {
+fn outcomes<C: Communicator>(w: &C, rounds: u64, ring: bool, d: &mut Digest) -> Result<(), String> {
     let n = w.size();
     let me = w.rank().index();
     for k in 0..rounds {
@@ -168,6 +169,12 @@ fn outcomes<C: Communicator>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), S
 
         // The ring: a dead neighbour's failure is this rank's decision.
         point("res.before.ring");
+        if !ring {
+            point("res.before.barrier");
+            d.coll(w.barrier(), &what("barrier"))?;
+            point("res.after.barrier");
+            continue;
+        }
         let (right, left) = ((me + 1) % n, (me + n - 1) % n);
         match w.send(&[val(me, k, 6)], right, 6) {
             Ok(_) | Err(Error::Failed { .. }) => {}
@@ -216,7 +223,9 @@ fn main() {
         "outcomes" => {
             check!(w.is_resilient(), "run with --resilient=hier");
             let mut d = Digest(0xcbf2_9ce4_8422_2325, 0);
-            outcomes(&w, arg(rest, 0, 10), &mut d)?;
+            // `noring`: collectives only (no point-to-point between them).
+            let ring = rest.get(1).map(String::as_str) != Some("noring");
+            outcomes(&w, arg(rest, 0, 10), ring, &mut d)?;
             let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
             Ok(format!(
                 "failed={failed:?} errors={} digest={:016x}",
