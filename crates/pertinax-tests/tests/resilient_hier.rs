@@ -265,8 +265,13 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
         if j.code == Some(124) || j.code.is_none() {
             hangs += 1;
         }
+        // A victim may die after the survivors' last operation (at a
+        // fault point of the drop or the exit): only the launcher counts.
+        let died = victims
+            .iter()
+            .filter(|v| j.stderr.contains(&format!("rank {v} (pid")))
+            .count();
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let died = check_victims(&j, &ks, &what);
             j.agreed(n - died, &what);
         }));
         if r.is_err() {

@@ -24,12 +24,13 @@ impl Hierarchical {
             eprintln!("hier[{}/{}]: joining at op {seq}", self.me, self.size);
         }
         let (msg, merged) = self.await_call(false)?;
-        if msg.seq != seq {
+        if msg.seq > seq {
             return Err(internal(format!(
                 "a deputy joined at operation {} from operation {seq}",
                 msg.seq
             )));
         }
+        let at = msg.seq;
         {
             let mut st = self.st.borrow_mut();
             if !st.gmembers.contains(&self.me) {
@@ -39,9 +40,12 @@ impl Hierarchical {
             st.global_repairs += 1;
         }
         match self.adopt(merged, msg) {
-            Err(e) if !e.is_fault() => Err(e),
-            _ => Ok(()),
+            Err(e) if !e.is_fault() => return Err(e),
+            _ => {}
         }
+        // Called as its group's new head by a global communicator still
+        // in an operation this group left early: that stage first.
+        self.catch_up(at, None, false)
     }
 
     /// Waits for a call ([`Hello`]) of the global communicator and joins
@@ -291,26 +295,37 @@ impl Hierarchical {
                 Err(e) if !e.is_fault() => return Err(e),
                 _ => {}
             }
-            let cur_seq = self.st.borrow().seq;
-            if post && seq == cur_seq {
-                // The global communicator repeats this operation's global
-                // stage with this rank in it.
-                let cur = self.st.borrow().cur.clone();
-                let (stage, mine) =
-                    cur.ok_or_else(|| internal("a rejoin without the operation's stage"))?;
-                let out = self.run_global(&stage, mine.as_deref(), cur_seq)?;
+            self.catch_up(seq, last, post)?;
+        }
+        Ok(())
+    }
+
+    /// After a join at the global communicator's operation `seq`, at a
+    /// rank of operation `cur` (`post`: in its last local stage): runs the
+    /// global stage the global communicator is in if this rank's group
+    /// needs it or left it early (the root group of a broadcast or a
+    /// scatter leaves an operation after its first stage), or takes the
+    /// output of the global stage that ended before (`last`).
+    fn catch_up(&self, seq: u64, last: Option<(u64, Vec<u8>)>, post: bool) -> Result<(), Error> {
+        let cur = self.st.borrow().seq;
+        if seq < cur || (post && seq == cur) {
+            let kept = self.st.borrow().cur.iter().find(|c| c.0 == seq).cloned();
+            let (_, stage, mine) =
+                kept.ok_or_else(|| internal("a rejoin without the operation's stage"))?;
+            let out = self.run_global(&stage, mine.as_deref(), seq)?;
+            if seq == cur {
                 self.st.borrow_mut().late_out = Some(out);
-            } else if post {
-                // The global stage ended before; its output is the leader's.
-                match last {
-                    Some((s, out)) if s == cur_seq => self.st.borrow_mut().late_out = Some(out),
-                    _ => {
-                        return Err(unrepairable(
-                            self.group_members(self.group)
-                                .filter(|o| !self.st.borrow().local.to_orig.contains(o))
-                                .collect(),
-                        ))
-                    }
+            }
+        } else if post {
+            // The global stage ended before; its output is the caller's.
+            match last {
+                Some((s, out)) if s == cur => self.st.borrow_mut().late_out = Some(out),
+                _ => {
+                    return Err(unrepairable(
+                        self.group_members(self.group)
+                            .filter(|o| !self.st.borrow().local.to_orig.contains(o))
+                            .collect(),
+                    ))
                 }
             }
         }

@@ -322,7 +322,11 @@ struct State {
     rejoin: bool,
     /// The current operation's global stage and this rank's copy of its
     /// group's contribution (for a head that rejoins in the last stage).
-    cur: Option<(Stage, Option<Vec<u8>>)>,
+    /// Kept for the last two operations, (operation, stage, copy): a
+    /// group that left an operation after its first stage (the root group
+    /// of a broadcast or a scatter) may have to run that operation's
+    /// global stage when it rejoins in the next one.
+    cur: Vec<(u64, Stage, Option<Vec<u8>>)>,
     /// The global output of the current operation obtained by a rejoin.
     late_out: Option<Vec<u8>>,
     /// At a member of the global communicator: its last completed global
@@ -513,7 +517,7 @@ impl Hierarchical {
                                 elect: None,
                                 failed,
                                 rejoin: false,
-                                cur: None,
+                                cur: Vec::new(),
                                 late_out: None,
                                 last: None,
                                 seq: 0,
@@ -606,7 +610,6 @@ impl Hierarchical {
     fn end_op(&self) {
         let mut st = self.st.borrow_mut();
         st.seq += 1;
-        st.cur = None;
         st.late_out = None;
     }
 

@@ -120,7 +120,9 @@ impl Hierarchical {
     ) -> Result<Option<Vec<u8>>, Error> {
         let (seq, joining) = {
             let mut st = self.st.borrow_mut();
-            st.cur = Some((stage.clone(), mine.map(<[u8]>::to_vec)));
+            let seq = st.seq;
+            st.cur.retain(|c| c.0 + 1 >= seq && c.0 != seq);
+            st.cur.push((seq, stage.clone(), mine.map(<[u8]>::to_vec)));
             (
                 st.seq,
                 st.global.is_none() && st.elect == Some((self.me, st.seq)),
