@@ -147,6 +147,11 @@
 //!   with a point-to-point ring between collectives hung in 7 of its
 //!   first ~380 jobs, each such a case; the campaign in the tests runs
 //!   collectives only.
+//! - A member of the global communicator that dies right after a join's
+//!   intercommunicator committed (`comm.intercomm.committed`) can leave
+//!   the others blocked in the core's `Comm::merge` (in its agreement)
+//!   instead of failing, as the core documents it should: a core bug,
+//!   seen in the randomized campaign.
 //! - The drop of a `Hierarchical` runs a barrier (so that a group left in
 //!   that window is called): a rank that leaves early with `?` while the
 //!   others go on with other collectives collides with them.
