@@ -67,6 +67,13 @@ enum Victim {
     /// A rank that is neither master nor deputy ([`member_victim`]), local
     /// rank 2 or more: only its group repairs.
     Member,
+    /// The master victim's group's master and deputy together (both
+    /// killed at the same iteration): the group loses every member of the
+    /// global communicator; its next rank, the new master, rejoins it
+    /// (called by the global communicator's rank 0) and the rank after
+    /// that, if any, joins as its deputy. Not a kind of rank: left out of
+    /// the weighted average.
+    Pair,
 }
 
 impl Victim {
@@ -79,6 +86,7 @@ impl Victim {
             Victim::Master => "master",
             Victim::Deputy => "deputy",
             Victim::Member => "member",
+            Victim::Pair => "master+deputy",
         }
     }
 
@@ -86,7 +94,7 @@ impl Victim {
     /// `None` when there is no such rank (a member at k = 2).
     fn rank(self, n: usize, k: usize) -> Option<usize> {
         match self {
-            Victim::Master => Some(master_victim(n, k)),
+            Victim::Master | Victim::Pair => Some(master_victim(n, k)),
             Victim::Deputy => Some(deputy_victim(n, k)),
             Victim::Member => member_victim(n, k),
         }
@@ -102,6 +110,7 @@ impl Victim {
             Victim::Master => groups,
             Victim::Deputy => deputies,
             Victim::Member => n - groups - deputies,
+            Victim::Pair => 0,
         }
     }
 
@@ -128,12 +137,13 @@ enum Scheme {
 }
 
 /// The schemes, in report order.
-const SCHEMES: [Scheme; 5] = [
+const SCHEMES: [Scheme; 6] = [
     Scheme::Flat(ResCheck::Agree),
     Scheme::Flat(ResCheck::Log),
     Scheme::Hier(Victim::Master),
     Scheme::Hier(Victim::Deputy),
     Scheme::Hier(Victim::Member),
+    Scheme::Hier(Victim::Pair),
 ];
 
 /// The master victim at `n` ranks in groups of `k`: the lowest rank of the
@@ -200,6 +210,15 @@ impl Scheme {
         }
     }
 
+    /// Every rank that dies when `victim` is [`Scheme::victim`]: the
+    /// victim, and its deputy for [`Victim::Pair`].
+    fn victims(self, victim: usize) -> Vec<usize> {
+        match self {
+            Scheme::Hier(Victim::Pair) => vec![victim, victim + 1],
+            _ => vec![victim],
+        }
+    }
+
     /// Why the scheme is skipped at `n` ranks in groups of `k`, if it is.
     fn skip_reason(self, n: usize, k: usize) -> Option<String> {
         self.victim(n, k).is_none().then(|| {
@@ -256,6 +275,11 @@ impl Scheme {
             (true, false) => Victim::Master,
             (false, true) => Victim::Deputy,
             (false, false) => Victim::Member,
+        };
+        let want = if want == Victim::Pair {
+            Victim::Master
+        } else {
+            want
         };
         (was != want).then(|| {
             format!(
@@ -380,15 +404,15 @@ impl Line {
 
     /// Why the line does not count for a launch of `ranks` ranks whose
     /// victim is rank `victim`, if it does not.
-    fn problem(&self, ranks: usize, victim: usize) -> Option<String> {
+    fn problem(&self, ranks: usize, victims: &[usize]) -> Option<String> {
         if self.ranks != ranks {
             Some(format!("line for N={}", self.ranks))
-        } else if self.failed != [victim] {
+        } else if self.failed != victims {
             Some(format!(
-                "failed ranks {:?}, expected [{victim}]",
+                "failed ranks {:?}, expected {victims:?}",
                 self.failed
             ))
-        } else if self.spanned != self.survivors || self.survivors != ranks - 1 {
+        } else if self.spanned != self.survivors || self.survivors != ranks - victims.len() {
             Some(format!(
                 "{} of {} survivors saw the failure",
                 self.spanned, self.survivors
@@ -448,7 +472,7 @@ impl Tally {
                     x.check.name()
                 ),
                 Some(x) => match x
-                    .problem(ranks, victim)
+                    .problem(ranks, &scheme.victims(victim))
                     .or_else(|| scheme.kind_problem(x, victim, k))
                 {
                     Some(p) => p,
@@ -585,11 +609,14 @@ fn shares_cell(n: usize, k: usize) -> String {
 /// The command of one scheme at `n` ranks: `victim` dies at the top of
 /// the iteration after `REPAIR_WARMUP + timed` fault-free ones.
 fn command(ctx: &Context, n: usize, scheme: Scheme, victim: usize, timed: usize, k: usize) -> Cmd {
-    let kill = format!("{victim}@{ITER_POINT}#{}", REPAIR_WARMUP + timed + 1);
-    Cmd::new(&ctx.launcher)
+    let mut cmd = Cmd::new(&ctx.launcher)
         .args(["run", "-n", &n.to_string()])
-        .args(scheme.launcher_args(k))
-        .args(["--kill", &kill, "--"])
+        .args(scheme.launcher_args(k));
+    for v in scheme.victims(victim) {
+        let kill = format!("{v}@{ITER_POINT}#{}", REPAIR_WARMUP + timed + 1);
+        cmd = cmd.args(["--kill", &kill]);
+    }
+    cmd.arg("--")
         .arg(&ctx.exe)
         .args(["worker", "repair"])
         .args(scheme.worker_args())
@@ -922,21 +949,21 @@ mod tests {
 
     #[test]
     fn problems_are_named() {
-        assert_eq!(line().problem(8, 7), None);
-        assert!(line().problem(4, 3).unwrap().contains("N=8"));
-        assert!(line().problem(8, 6).unwrap().contains("expected [6]"));
+        assert_eq!(line().problem(8, &[7]), None);
+        assert!(line().problem(4, &[3]).unwrap().contains("N=8"));
+        assert!(line().problem(8, &[6]).unwrap().contains("expected [6]"));
         let mut l = line();
         l.spanned = 6;
-        assert!(l.problem(8, 7).unwrap().contains("6 of 7"));
+        assert!(l.problem(8, &[7]).unwrap().contains("6 of 7"));
         let mut l = line();
         l.failed = vec![3];
-        assert!(l.problem(8, 7).unwrap().contains("[3]"));
+        assert!(l.problem(8, &[7]).unwrap().contains("[3]"));
         let mut l = line();
         l.bad = 2;
-        assert!(l.problem(8, 7).unwrap().contains("wrong"));
+        assert!(l.problem(8, &[7]).unwrap().contains("wrong"));
         let mut l = line();
         l.repair_max = f64::NEG_INFINITY;
-        assert!(l.problem(8, 7).unwrap().contains("no repair"));
+        assert!(l.problem(8, &[7]).unwrap().contains("no repair"));
     }
 
     fn launch(variant: usize, exit: Exit, out: &str) -> Launch {

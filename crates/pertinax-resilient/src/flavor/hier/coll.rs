@@ -1,0 +1,275 @@
+//! The operations of [`Communicator`] on the hierarchy.
+
+use super::data::{block_len, reduced_len};
+use super::*;
+
+impl Communicator for Hierarchical {
+    fn rank(&self) -> Rank {
+        Rank(self.me as i32)
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn failed_ranks(&self) -> Vec<Rank> {
+        self.p2p.failed(self.st.borrow().failed.clone())
+    }
+
+    fn barrier(&self) -> Result<Outcome, Error> {
+        self.local_stage(false, |_| Ok(()))?;
+        self.masters(&Stage::Sync, None)?;
+        self.local_stage(true, |_| Ok(()))?;
+        self.end_op();
+        Ok(Outcome::default())
+    }
+
+    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error> {
+        let root = self.check_rank(root.into())?;
+        let rg = root / self.k;
+        let len = 1 + std::mem::size_of_val(buf);
+        let stage = Stage::Bcast(len, rg);
+        let payload = if self.group == rg {
+            let p = self.local_stage(false, |l| {
+                let mut p = vec![0u8; len];
+                let Some(rl) = l.rank_of(root) else {
+                    return Ok(p);
+                };
+                if rl == l.comm.rank().index() {
+                    p[0] = 1;
+                    p[1..].copy_from_slice(bytemuck::cast_slice(buf));
+                }
+                l.comm.bcast(&mut p, rl)?;
+                Ok(p)
+            })?;
+            // Every member holds the payload: a deputy that took over
+            // from a master dead in the global stage sends it.
+            self.masters(&stage, Some(&p))?;
+            p
+        } else {
+            let out = self.masters(&stage, None)?;
+            self.spread_local(out, len, |o| Ok(o.to_vec()))?
+        };
+        self.end_op();
+        if payload[0] == 1 {
+            bytemuck::cast_slice_mut(buf).copy_from_slice(&payload[1..]);
+            Ok(Outcome::default())
+        } else {
+            self.gone(Kind::Bcast, root)
+        }
+    }
+
+    fn reduce<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Error> {
+        let root = self.check_rank(root.into())?;
+        if self.me == root && recv.len() != send.len() {
+            return Err(pertinax::Error::InvalidArgument(format!(
+                "reduce: receive holds {} elements, {} needed",
+                recv.len(),
+                send.len()
+            ))
+            .into());
+        }
+        let n = send.len();
+        let nb = std::mem::size_of_val(send);
+        let stage = Stage::Allgather(reduced_len(self.k, nb));
+        let block = self.reduce_local(send, op)?;
+        let out = self.masters(&stage, block.as_deref())?;
+        let (presence, got) = self.finish_rooted(out, root, |o| self.combine(o, n, op))?;
+        self.end_op();
+        self.rooted_outcome(Kind::Reduce, root, &presence, got.as_deref(), |r| {
+            bytemuck::cast_slice_mut(recv).copy_from_slice(&r[self.size..]);
+        })
+    }
+
+    fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error> {
+        if recv.len() != send.len() {
+            return Err(pertinax::Error::InvalidArgument(format!(
+                "allreduce: receive holds {} elements, {} needed",
+                recv.len(),
+                send.len()
+            ))
+            .into());
+        }
+        let n = send.len();
+        let nb = std::mem::size_of_val(send);
+        let stage = Stage::Allgather(reduced_len(self.k, nb));
+        let block = self.reduce_local(send, op)?;
+        let out = self.masters(&stage, block.as_deref())?;
+        let r = self.spread_local(out, self.size + nb, |o| self.combine(o, n, op))?;
+        self.end_op();
+        bytemuck::cast_slice_mut(recv).copy_from_slice(&r[self.size..]);
+        Ok(Outcome {
+            skipped: None,
+            missing: self.missing_of(&r[..self.size]),
+        })
+    }
+
+    fn gather<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Error> {
+        let root = self.check_rank(root.into())?;
+        let n = send.len();
+        if self.me == root && recv.len() != self.size * n {
+            return Err(pertinax::Error::InvalidArgument(format!(
+                "gather: receive holds {} elements, {} × {n} needed",
+                recv.len(),
+                self.size
+            ))
+            .into());
+        }
+        let nb = std::mem::size_of_val(send);
+        let stage = Stage::Allgather(block_len(self.k, nb));
+        let block = self.gather_local(bytemuck::cast_slice(send))?;
+        let out = self.masters(&stage, block.as_deref())?;
+        let (presence, got) = self.finish_rooted(out, root, |o| Ok(self.unblock(o, nb)))?;
+        self.end_op();
+        self.rooted_outcome(Kind::Gather, root, &presence, got.as_deref(), |r| {
+            let dst: &mut [u8] = bytemuck::cast_slice_mut(recv);
+            for o in 0..self.size {
+                if r[o] == 1 {
+                    dst[o * nb..(o + 1) * nb]
+                        .copy_from_slice(&r[self.size + o * nb..self.size + (o + 1) * nb]);
+                }
+            }
+        })
+    }
+
+    fn scatter<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Error> {
+        let root = self.check_rank(root.into())?;
+        let n = recv.len();
+        if self.me == root && send.len() != self.size * n {
+            return Err(pertinax::Error::InvalidArgument(format!(
+                "scatter: send holds {} elements, {} × {n} needed",
+                send.len(),
+                self.size
+            ))
+            .into());
+        }
+        let rg = root / self.k;
+        let nb = std::mem::size_of_val(recv);
+        let len = 1 + self.size * nb;
+        let stage = Stage::Bcast(len, rg);
+        // The root hands its data to every member of its group (whichever
+        // is the head at the global stage sends it).
+        let first = if self.group == rg {
+            self.local_stage(false, |l| {
+                let mut p = vec![0u8; len];
+                let Some(rl) = l.rank_of(root) else {
+                    return Ok(Some(p));
+                };
+                if rl == l.comm.rank().index() {
+                    p[0] = 1;
+                    p[1..].copy_from_slice(bytemuck::cast_slice(send));
+                }
+                l.comm.bcast(&mut p, rl)?;
+                Ok(Some(p))
+            })?
+        } else {
+            None
+        };
+        let out = self.masters(&stage, first.as_deref())?;
+        let status = std::cell::Cell::new(0u8);
+        self.local_stage(true, |l| {
+            let mut st = [0u8; 1];
+            let mut tmp = Vec::new();
+            if l.comm.rank().0 == 0 {
+                let o = self.output(out.as_deref())?;
+                if o.len() != len {
+                    return Err(internal("a scatter output of the wrong size"));
+                }
+                st[0] = o[0];
+                for &orig in &l.to_orig {
+                    tmp.extend_from_slice(&o[1 + orig * nb..1 + (orig + 1) * nb]);
+                }
+            }
+            l.comm.bcast(&mut st, 0)?;
+            status.set(st[0]);
+            if st[0] == 1 {
+                let dst: &mut [u8] = bytemuck::cast_slice_mut(recv);
+                if l.comm.rank().0 == 0 {
+                    l.comm.scatter(&tmp, dst, 0)?;
+                } else {
+                    l.comm.scatter(&[], dst, 0)?;
+                }
+            }
+            Ok(())
+        })?;
+        self.end_op();
+        if status.get() == 1 {
+            // Every survivor has its slot: no rank's part is missing
+            // (the dead ranks' slots went nowhere; `failed_ranks` lists
+            // them as this rank knows them).
+            Ok(Outcome::default())
+        } else {
+            self.gone(Kind::Scatter, root)
+        }
+    }
+
+    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error> {
+        let n = send.len();
+        if recv.len() != self.size * n {
+            return Err(pertinax::Error::InvalidArgument(format!(
+                "allgather: receive holds {} elements, {} × {n} needed",
+                recv.len(),
+                self.size
+            ))
+            .into());
+        }
+        let nb = std::mem::size_of_val(send);
+        let stage = Stage::Allgather(block_len(self.k, nb));
+        let block = self.gather_local(bytemuck::cast_slice(send))?;
+        let out = self.masters(&stage, block.as_deref())?;
+        let r = self.spread_local(out, self.size + self.size * nb, |o| Ok(self.unblock(o, nb)))?;
+        self.end_op();
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(recv);
+        for o in 0..self.size {
+            if r[o] == 1 {
+                dst[o * nb..(o + 1) * nb]
+                    .copy_from_slice(&r[self.size + o * nb..self.size + (o + 1) * nb]);
+            }
+        }
+        Ok(Outcome {
+            skipped: None,
+            missing: self.missing_of(&r[..self.size]),
+        })
+    }
+
+    fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
+        self.p2p.send(&self.cfg.policy, buf, dest.into(), tag)
+    }
+
+    fn recv<T: Pod>(
+        &self,
+        buf: &mut [T],
+        src: impl Into<Source>,
+        tag: i32,
+    ) -> Result<Received, Error> {
+        self.p2p.recv(&self.cfg.policy, buf, src.into(), tag)
+    }
+
+    /// A new hierarchical communicator with the same ranks (collective,
+    /// on every live rank; completes despite failures).
+    fn dup(&self) -> Result<Self, Error> {
+        self.dup_hier()
+    }
+
+    /// Splits the live ranks; every new communicator is hierarchical with
+    /// the same `k` (collective; completes despite failures).
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Error> {
+        self.split_hier(color, key)
+    }
+}

@@ -1,0 +1,345 @@
+//! Joins to the global communicator: a new deputy led by its group's head
+//! ([`Work::Deputy`]), and the new head of a group that lost every global
+//! member, found and led by the global communicator's rank 0
+//! ([`Work::Orphan`]); both sides of each.
+
+use pertinax::Error as CoreError;
+
+use super::*;
+
+/// Every ack of a failure on the point-to-point communicator while a head
+/// waits for its [`Hello`].
+fn ack(comm: &Comm) -> Result<(), Error> {
+    comm.ack_failed(usize::MAX)?;
+    Ok(())
+}
+
+impl Hierarchical {
+    /// The new deputy joins the global communicator at operation `seq`:
+    /// it waits for a call ([`Self::await_call`]) from its group's head,
+    /// or, if the head dies, from the global communicator's rank 0 (which
+    /// calls the group's lowest live member, this rank then).
+    pub(super) fn join(&self, seq: u64) -> Result<(), Error> {
+        if trace() {
+            eprintln!("hier[{}/{}]: joining at op {seq}", self.me, self.size);
+        }
+        let (msg, merged) = self.await_call(false)?;
+        if msg.seq > seq {
+            return Err(internal(format!(
+                "a deputy joined at operation {} from operation {seq}",
+                msg.seq
+            )));
+        }
+        let at = msg.seq;
+        {
+            let mut st = self.st.borrow_mut();
+            if !st.gmembers.contains(&self.me) {
+                st.gmembers.push(self.me);
+            }
+            st.elect = None;
+            st.global_repairs += 1;
+        }
+        match self.adopt(merged, msg) {
+            Err(e) if !e.is_fault() => return Err(e),
+            _ => {}
+        }
+        // Called as its group's new head by a global communicator still
+        // in an operation this group left early: that stage first.
+        self.catch_up(at, None, false)
+    }
+
+    /// Waits for a call ([`Hello`]) of the global communicator and joins
+    /// it: the join message and the merged communicator. A caller that
+    /// dies, or a failure during the creation, means another call comes
+    /// (from the repaired global communicator). `orphan`: a group's new
+    /// head, which builds a global communicator of its own if no rank
+    /// outside its group lives any more.
+    fn await_call(&self, orphan: bool) -> Result<(Join, Comm), Error> {
+        let comm = self.p2p.comm();
+        loop {
+            if orphan && self.alone()? {
+                let gone = (0..self.groups()).filter(|&x| x != self.group).collect();
+                let merged = self.solo.dup()?;
+                let msg = Join {
+                    seq: self.st.borrow().seq,
+                    members: Vec::new(),
+                    gone,
+                    later: Vec::new(),
+                    last: None,
+                };
+                return Ok((msg, merged));
+            }
+            let hello: Hello = match comm.recv_value(Source::Any, TAG_HELLO) {
+                Ok((h, _)) => h,
+                Err(CoreError::ProcFailedPending { .. }) => {
+                    ack(comm)?;
+                    continue;
+                }
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let Some(pl) = self.p2p.rank_of(hello.leader) else {
+                continue;
+            };
+            if trace() {
+                eprintln!(
+                    "hier[{}/{}]: called by {}",
+                    self.me, self.size, hello.leader
+                );
+            }
+            let joined = self
+                .solo
+                .intercomm_create(Rank(0), comm, Rank(pl as i32), TAG_JOIN)
+                .and_then(|inter| {
+                    let (msg, _): (Join, Status) = inter.recv_value(Source::Any, TAG_JOIN)?;
+                    let merged = inter.merge(true)?;
+                    let _ = inter.free();
+                    Ok((msg, merged))
+                });
+            match joined {
+                Ok(x) => return Ok(x),
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Takes in the global communicator `merged` this rank just joined and
+    /// takes part in the joins after its own.
+    fn adopt(&self, merged: Comm, msg: Join) -> Result<(), Error> {
+        let mut members = msg.members;
+        members.push((self.group, self.me));
+        self.run_joins(
+            Global {
+                comm: merged,
+                members,
+                gone: msg.gone,
+            },
+            &msg.later,
+            msg.seq,
+        )
+    }
+
+    /// The members of the global communicator `g` take in the joins of
+    /// `work`, in order. The global communicator in the state is the
+    /// current one at every step: an error (a failure during a join)
+    /// leaves the one every survivor has, which the global stage's
+    /// agreement then repairs again.
+    pub(super) fn run_joins(&self, mut g: Global, work: &[Work], seq: u64) -> Result<(), Error> {
+        self.st.borrow_mut().global = Some(g.clone());
+        for (i, w) in work.iter().enumerate() {
+            let later = work[i + 1..].to_vec();
+            g = match *w {
+                Work::Deputy(grp, e) => self.join_deputy(g, grp, e, later, seq)?,
+                Work::Orphan(grp) => self.join_orphan(g, grp, later, seq)?,
+            };
+            self.st.borrow_mut().global = Some(g.clone());
+        }
+        Ok(())
+    }
+
+    /// What the global communicator `g` tells a rank that joins it.
+    fn join_msg(&self, g: &Global, later: Vec<Work>, seq: u64) -> Join {
+        Join {
+            seq,
+            members: g.members.clone(),
+            gone: g.gone.clone(),
+            later,
+            last: self.st.borrow().last.clone(),
+        }
+    }
+
+    /// Group `grp`'s new deputy `e` joins `g`, led by the group's head.
+    fn join_deputy(
+        &self,
+        g: Global,
+        grp: usize,
+        e: usize,
+        later: Vec<Work>,
+        seq: u64,
+    ) -> Result<Global, Error> {
+        let head = g
+            .head(grp)
+            .ok_or_else(|| internal("a join asked for by no head"))?;
+        let at_head = g.comm.rank().index() == head;
+        let pe = self.p2p_rank(e)?;
+        if at_head {
+            // A dead deputy: the creation below fails.
+            let _ = self
+                .p2p
+                .comm()
+                .send_value(&Hello { leader: self.me }, pe, TAG_HELLO);
+        }
+        let inter = match g
+            .comm
+            .intercomm_create(Rank(head as i32), self.p2p.comm(), pe, TAG_JOIN)
+        {
+            Ok(inter) => inter,
+            Err(x) if x.is_fault() => {
+                let a = g.comm.agree_detailed(OK)?;
+                if a.flags != OK || !a.failed.is_empty() {
+                    // A member of `g` failed: repair `g` first.
+                    return Err(x.into());
+                }
+                // The deputy died: the group elects another one at its
+                // next repair (which drops it).
+                if at_head {
+                    self.st.borrow_mut().elect = None;
+                }
+                return Ok(g);
+            }
+            Err(x) => return Err(x.into()),
+        };
+        if at_head {
+            inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)?;
+        }
+        let merged = inter.merge(false)?;
+        let _ = inter.free();
+        let _ = g.comm.free();
+        if at_head {
+            let mut st = self.st.borrow_mut();
+            st.gmembers.push(e);
+            st.elect = None;
+        }
+        let mut members = g.members;
+        members.push((grp, e));
+        Ok(Global {
+            comm: merged,
+            members,
+            gone: g.gone,
+        })
+    }
+
+    /// Group `grp`, which has no member in `g`, gets its new head in: the
+    /// group's lowest live member. `g`'s rank 0 calls each member in rank
+    /// order with a [`Hello`] and every member of `g` builds an
+    /// intercommunicator with it (uniform outcome); a creation that fails
+    /// with no failure in `g` (the agreement after it says so) means that
+    /// member is dead: the next one is tried. No live member: the group is
+    /// gone.
+    fn join_orphan(
+        &self,
+        mut g: Global,
+        grp: usize,
+        later: Vec<Work>,
+        seq: u64,
+    ) -> Result<Global, Error> {
+        let leader = g.comm.rank().0 == 0;
+        for c in self.group_members(grp) {
+            let Some(pc) = self.p2p.rank_of(c) else {
+                continue;
+            };
+            if leader {
+                // A dead candidate: the creation below fails.
+                let _ = self.p2p.comm().send_value(
+                    &Hello { leader: self.me },
+                    Rank(pc as i32),
+                    TAG_HELLO,
+                );
+            }
+            if trace() {
+                eprintln!(
+                    "hier[{}/{}]: calling {c} as group {grp}'s new head",
+                    self.me, self.size
+                );
+            }
+            match g
+                .comm
+                .intercomm_create(Rank(0), self.p2p.comm(), Rank(pc as i32), TAG_JOIN)
+            {
+                Ok(inter) => {
+                    if leader {
+                        inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)?;
+                    }
+                    let merged = inter.merge(false)?;
+                    let _ = inter.free();
+                    let _ = g.comm.free();
+                    g.comm = merged;
+                    g.members.push((grp, c));
+                    return Ok(g);
+                }
+                Err(e) if e.is_fault() => {
+                    let a = g.comm.agree_detailed(OK)?;
+                    if a.flags != OK || !a.failed.is_empty() {
+                        // A member of `g` failed: repair `g` first.
+                        return Err(e.into());
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        g.gone.push(grp);
+        g.gone.sort_unstable();
+        Ok(g)
+    }
+
+    /// At a group's new head after the group lost every global member:
+    /// waits for the global communicator's call ([`Self::join_orphan`])
+    /// and joins. `post`: in the operation's last local stage, which needs
+    /// the global stage's output: the head runs the global stage if the
+    /// global communicator is still in it, or takes the output of the
+    /// leader's last global stage if it has gone on.
+    pub(super) fn rejoin(&self, post: bool) -> Result<(), Error> {
+        {
+            let (msg, merged) = self.await_call(true)?;
+            let (seq, last) = (msg.seq, msg.last.clone());
+            {
+                let mut st = self.st.borrow_mut();
+                st.gmembers = vec![self.me];
+                st.rejoin = false;
+                st.global_repairs += 1;
+            }
+            // A failure in the joins after this one leaves the global
+            // communicator in the state; its next agreement repairs it.
+            match self.adopt(merged, msg) {
+                Err(e) if !e.is_fault() => return Err(e),
+                _ => {}
+            }
+            self.catch_up(seq, last, post)?;
+        }
+        Ok(())
+    }
+
+    /// After a join at the global communicator's operation `seq`, at a
+    /// rank of operation `cur` (`post`: in its last local stage): runs the
+    /// global stage the global communicator is in if this rank's group
+    /// needs it or left it early (the root group of a broadcast or a
+    /// scatter leaves an operation after its first stage), or takes the
+    /// output of the global stage that ended before (`last`).
+    fn catch_up(&self, seq: u64, last: Option<(u64, Vec<u8>)>, post: bool) -> Result<(), Error> {
+        let cur = self.st.borrow().seq;
+        if seq < cur || (post && seq == cur) {
+            let kept = self.st.borrow().cur.iter().find(|c| c.0 == seq).cloned();
+            let (_, stage, mine) =
+                kept.ok_or_else(|| internal("a rejoin without the operation's stage"))?;
+            let out = self.run_global(&stage, mine.as_deref(), seq)?;
+            if seq == cur {
+                self.st.borrow_mut().late_out = Some(out);
+            }
+        } else if post {
+            // The global stage ended before; its output is the caller's.
+            match last {
+                Some((s, out)) if s == cur => self.st.borrow_mut().late_out = Some(out),
+                _ => {
+                    return Err(unrepairable(
+                        self.group_members(self.group)
+                            .filter(|o| !self.st.borrow().local.to_orig.contains(o))
+                            .collect(),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every rank outside this group is known dead.
+    fn alone(&self) -> Result<bool, Error> {
+        let failed = self.p2p.failed(Vec::new());
+        Ok(self
+            .p2p
+            .to_orig()
+            .iter()
+            .filter(|&&o| o / self.k != self.group)
+            .all(|&o| failed.contains(&Rank(o as i32))))
+    }
+}

@@ -1,0 +1,676 @@
+//! The hierarchical resilient communicator (Legio's section 5): local
+//! communicators of at most `k` ranks and a global communicator that
+//! connects them, each repaired on its own.
+//!
+//! # Structure
+//!
+//! Original rank `r` belongs to group `r / k`; a group's *local*
+//! communicator holds its live members in rank order. Its *master* is its
+//! lowest live rank (local rank 0), its *deputy* the next one (local rank
+//! 1). The *global* communicator holds every group's master and deputy.
+//!
+//! # Operations
+//!
+//! Every collective runs in stages on these communicators, each stage
+//! followed by an agreement on its communicator (Legio's check): a stage
+//! that failed anywhere, or during which a member died, is repaired and
+//! repeated by every member of that communicator. The classes of the paper:
+//!
+//! - one-to-all (bcast, scatter): the root's local communicator, then the
+//!   global one, then every other local one;
+//! - all-to-one (reduce, gather): every local communicator, then the global
+//!   one, then the root's local one;
+//! - all-to-all (barrier, allreduce, allgather): local, global, local;
+//! - one-to-one (send, receive): on a point-to-point communicator of every
+//!   rank, never repaired, as in the flat mode;
+//! - communicator creation (dup, split): on a communicator of every rank,
+//!   shrunk at each creation.
+//!
+//! In the global stage each group's *head* (its first member in the
+//! global communicator: the master) contributes the group's block; the
+//! deputy contributes nothing but receives the whole output, as the
+//! masters do.
+//!
+//! # Outcomes
+//!
+//! Every collective's outcome is the same at every survivor, as in the
+//! flat mode: the outcome comes from data every survivor gets from the
+//! same agreed stage. A broadcast's or a scatter's root fate is decided in
+//! the root group's first stage and carried by the global stage's data; a
+//! reduce's or a gather's presence map (who contributed) comes from the
+//! global stage's output and the last stage spreads it to every group (not
+//! only the root's), so the root's fate (it contributed, or the policy
+//! answers for it) and `Outcome::missing` are the same at every survivor.
+//! A scatter's `missing` is empty (every survivor gets its slot; the dead
+//! ranks' slots went nowhere; `failed_ranks` lists what this rank knows).
+//! Point-to-point outcomes are this rank's own (`Decided::Locally`).
+//!
+//! # Repair
+//!
+//! A failed member that is neither master nor deputy is repaired inside
+//! its group: a shrink of the local communicator (the paper's `S(k)`).
+//! When a master or a deputy fails, the global communicator shrinks too
+//! (at its next stage). The survivor of the two is then the group's head;
+//! a master that died holding the stage's output leaves it at its deputy,
+//! which becomes the master and goes on with no need of the other groups.
+//! Every member receives, in the group's first stage, a copy of the
+//! group's contribution (a reduction's partial, a gather's block, a
+//! broadcast's or a scatter's data), so whichever member is the group's
+//! head when the global stage runs contributes it: a master's death (or
+//! its deputy's with it) never drops its group's survivors from an
+//! operation.
+//! The group elects a new deputy (its new local rank 1), which joins the
+//! global communicator at the first global stage after the election: the
+//! head asks for it through the bit of that stage's agreement, the global
+//! communicator shrinks with the requests as shrink values, the head calls
+//! the deputy (a [`Hello`] on the point-to-point communicator), every
+//! member of the global communicator builds an intercommunicator with it
+//! (the head leads, the point-to-point communicator is the peer), merges
+//! it, and the stage runs again with the deputy in it.
+//!
+//! Every member of a group knows when its deputy joins (the first global
+//! stage after the repair that elected it), so every member decides alike
+//! whether the group still has a member in the global communicator.
+//!
+//! ## Several failures in one group
+//!
+//! A group that loses every global member (master and deputy together,
+//! the head while its new deputy joins, three members at once, ...) is
+//! repaired like any other: its local shrink makes its lowest survivor the
+//! master, which every member knows is outside the global communicator,
+//! and before the stage runs again that master waits for a call. On the
+//! other side, the global communicator's shrink shows a group with no
+//! member left: its rank 0 calls the group's members in rank order (a
+//! [`Hello`], then an intercommunicator of the whole global communicator
+//! with the callee, whose outcome the core makes uniform); a creation that
+//! fails while the agreement that follows sees no failure in the global
+//! communicator means the callee is dead, and the next member is called.
+//! The first live member (the group's new master) answers, gets the global
+//! communicator's membership and its last global output, and merges; its
+//! group then elects a deputy, which joins at the next global stage as
+//! above. A group whose members are all dead is recorded as gone and never
+//! called again; a group whose survivors are the only live ranks makes a
+//! global communicator of its own master. A failure during any join (the
+//! joining rank, its caller, another member) fails the join uniformly:
+//! the global communicator in every survivor's state is the last one built,
+//! and the stage's next agreement repairs it again (a deputy that died
+//! while joining is dropped, a caller that died makes the callee wait for
+//! the next call, from its group's new head or the new rank 0).
+//!
+//! Where the new master is when the global communicator calls it decides
+//! what it needs: in the group's first stage, nothing (it contributes its
+//! copy of the group's contribution when the stage runs); in the last
+//! stage while the global communicator still repeats that operation's
+//! global stage (the deaths came before its agreement), it runs that stage
+//! with its copy; in the last stage after the others have gone on (the
+//! deaths came between the global agreement and the group's last stage),
+//! it takes the caller's last global output, the output of that very
+//! operation.
+//!
+//! ## Deviation from the paper
+//!
+//! Legio joins a new master through a partially overlapped communicator
+//! (POV) of the group and the next group's master. A group cannot tell a
+//! master that died before the masters' agreement on a global stage (the
+//! other masters wait for the new one) from one that died after it (they
+//! have gone on): with POVs the second case deadlocks a program whose
+//! other ranks wait for that group through point-to-point. Here the deputy
+//! holds the output in both cases, so neither waits, and a group that
+//! loses both its global members is called back by the global
+//! communicator at its next repair (the POV's role, with any live member
+//! of the group, not only a fixed neighbour's master). The price is a
+//! global communicator twice as large (masters and deputies), hence a
+//! dearer global agreement and shrink; a local broadcast of the group's
+//! contribution in the first stage of every rooted or all-to-all
+//! operation; and a join (an intercommunicator and a merge) in every
+//! repair that elects a new deputy; the join dominates such a repair
+//! (BENCHMARKS.md, runs R4 and R6).
+//!
+//! # Fault points (for tests)
+//!
+//! `res.hier.global` (a member of the global communicator entering an
+//! operation's global stage) and `res.hier.global.sent` (after its part of
+//! an attempt of that stage's collective, before the stage's agreement).
+//!
+//! # Limits
+//!
+//! - A stage in which *every* group loses every global member at once
+//!   leaves nobody to call the new masters: they wait (a hang). Any other
+//!   pattern that leaves a survivor in a group is repaired.
+//! - A group that loses both global members after a global stage's
+//!   agreement and before its own last stage waits, in that last stage,
+//!   for the others' next global stage (its caller holds the output). If
+//!   the other ranks first wait for that group's ranks through
+//!   point-to-point, the job deadlocks (the paper's POVs have the same
+//!   window). Not rare when a master dies and its deputy dies in the
+//!   repair that follows: a randomized campaign of two and three failures
+//!   with a point-to-point ring between collectives hung in 7 of its
+//!   first ~380 jobs, each such a case; the campaign in the tests runs
+//!   collectives only.
+//! - A member of the global communicator that dies right after a join's
+//!   intercommunicator committed (`comm.intercomm.committed`) can leave
+//!   the others blocked in the core's `Comm::merge` (in its agreement)
+//!   instead of failing, as the core documents it should: a core bug.
+//!   It is the hang of the randomized multi-failure campaign (13 of 1,000
+//!   jobs; every one examined had a victim killed at that point).
+//! - The drop of a `Hierarchical` runs a barrier (so that a group left in
+//!   that window is called): a rank that leaves early with `?` while the
+//!   others go on with other collectives collides with them.
+//! - Communicator creations (`dup`, `split`) run on a communicator of
+//!   every rank: a rank that stopped calling collectives blocks them.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use bytemuck::Pod;
+use pertinax::{Comm, Op, Rank, Source, Status, Tag};
+use serde::{Deserialize, Serialize};
+
+use crate::p2p::{check_rank, survivors, P2p};
+use crate::policy::Kind;
+use crate::{Communicator, Config, Error, Outcome, Received};
+
+/// Tag of the intercommunicator creations of a deputy's join.
+const TAG_JOIN: Tag = Tag(7001);
+/// Tag of a master's hand-over to the root in its group.
+const TAG_ROOT: Tag = Tag(7003);
+/// Tag of a [`Hello`].
+const TAG_HELLO: Tag = Tag(7005);
+/// Agreement bit: the stage succeeded.
+const OK: u32 = 1;
+/// Agreement bit of a global stage, cleared by a head whose group's new
+/// deputy joins at this stage.
+const NO_JOIN: u32 = 2;
+
+/// The knobs of the hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HierConfig {
+    /// Maximum size of a local communicator; `None`: from the paper's
+    /// equation 4 ([`default_k`]).
+    pub k: Option<usize>,
+    /// Communicators smaller than this stay flat.
+    pub threshold: usize,
+}
+
+impl Default for HierConfig {
+    fn default() -> Self {
+        HierConfig {
+            k: None,
+            threshold: DEFAULT_THRESHOLD,
+        }
+    }
+}
+
+/// The size from which the hierarchy is used by default: the paper finds
+/// it cheaper than the flat repair for `s > 11` under a linear shrink cost.
+pub const DEFAULT_THRESHOLD: usize = 12;
+
+/// The local size `k` for a communicator of `s` ranks: the `k >= 2` whose
+/// `k(k² − 2)/2` (the paper's equation 4, linear shrink cost) is closest
+/// to `s`.
+pub fn default_k(s: usize) -> usize {
+    let f = |k: usize| (k * (k * k - 2)) as f64 / 2.0;
+    let mut best = 2;
+    for k in 2..=64 {
+        if (f(k) - s as f64).abs() < (f(best) - s as f64).abs() {
+            best = k;
+        }
+        if f(k) > s as f64 {
+            break;
+        }
+    }
+    best
+}
+
+/// A communicator with the original rank of each of its ranks.
+#[derive(Clone, Debug)]
+struct Sub {
+    comm: Comm,
+    to_orig: Vec<usize>,
+}
+
+impl Sub {
+    fn rank_of(&self, orig: usize) -> Option<usize> {
+        self.to_orig.iter().position(|&o| o == orig)
+    }
+}
+
+/// The global communicator at a master or a deputy.
+#[derive(Clone, Debug)]
+struct Global {
+    comm: Comm,
+    /// (group, original rank) of each rank of `comm`: the same at every
+    /// member. A group's first member is its head (its master).
+    members: Vec<(usize, usize)>,
+    /// The groups known to have no live member (every candidate of a
+    /// rejoin failed, or none alive at creation): the same at every member.
+    gone: Vec<usize>,
+}
+
+impl Global {
+    /// The rank of group `g`'s head.
+    fn head(&self, g: usize) -> Option<usize> {
+        self.members.iter().position(|&(x, _)| x == g)
+    }
+
+    /// Whether rank `r` is its group's head.
+    fn is_head(&self, r: usize) -> bool {
+        self.members
+            .get(r)
+            .is_some_and(|&(g, _)| self.head(g) == Some(r))
+    }
+}
+
+/// The global stage of an operation.
+#[derive(Clone, Debug)]
+enum Stage {
+    /// Only the agreement (barrier).
+    Sync,
+    /// Every head contributes a block of this many bytes; the output is
+    /// one block per group, in group order (absent groups zero).
+    Allgather(usize),
+    /// The root group's head sends this many bytes.
+    Bcast(usize, usize),
+}
+
+/// A join of a repair of the global communicator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+enum Work {
+    /// (group, new deputy): led by the group's head.
+    Deputy(usize, usize),
+    /// A group that lost every global member: its new head (its lowest
+    /// live member, unknown to the global communicator) is found by trying
+    /// its members in rank order, led by the global communicator's rank 0.
+    Orphan(usize),
+}
+
+/// What a joining rank gets from the global communicator when it joins.
+#[derive(Debug, Serialize, Deserialize)]
+struct Join {
+    /// The operation the global communicator is in.
+    seq: u64,
+    /// (group, original rank) of each rank of the global communicator
+    /// before the join.
+    members: Vec<(usize, usize)>,
+    /// [`Global::gone`].
+    gone: Vec<usize>,
+    /// The joins after this one in the same repair.
+    later: Vec<Work>,
+    /// The leader's last completed global stage: (operation, output). A
+    /// group whose global members all died after that stage's agreement
+    /// gets its output from there.
+    last: Option<(u64, Vec<u8>)>,
+}
+
+/// The call of a group's new head by the global communicator's leader.
+#[derive(Debug, Serialize, Deserialize)]
+struct Hello {
+    /// The leader's original rank.
+    leader: usize,
+}
+
+#[derive(Debug)]
+struct State {
+    local: Sub,
+    /// At a master or a deputy that has joined: the global communicator.
+    global: Option<Global>,
+    /// The members of this group in the global communicator, as the group
+    /// knows them (original ranks).
+    gmembers: Vec<usize>,
+    /// The elected deputy that has not joined yet, and the operation at
+    /// whose global stage it joins.
+    elect: Option<(usize, u64)>,
+    failed: Vec<usize>,
+    /// This rank is its group's new head after the group lost every
+    /// global member: it must rejoin the global communicator before the
+    /// stage runs again ([`Hierarchical::rejoin`]).
+    rejoin: bool,
+    /// The current operation's global stage and this rank's copy of its
+    /// group's contribution (for a head that rejoins in the last stage).
+    /// Kept for the last two operations, (operation, stage, copy): a
+    /// group that left an operation after its first stage (the root group
+    /// of a broadcast or a scatter) may have to run that operation's
+    /// global stage when it rejoins in the next one.
+    cur: Vec<(u64, Stage, Option<Vec<u8>>)>,
+    /// The global output of the current operation obtained by a rejoin.
+    late_out: Option<Vec<u8>>,
+    /// At a member of the global communicator: its last completed global
+    /// stage, (operation, output).
+    last: Option<(u64, Vec<u8>)>,
+    /// Operations completed.
+    seq: u64,
+    local_repairs: u64,
+    global_repairs: u64,
+    /// Time spent in repairs (see [`Hierarchical::repair_time`]).
+    repair_time: Duration,
+}
+
+/// A resilient communicator organized as Legio's hierarchy. See the module
+/// docs.
+pub struct Hierarchical {
+    size: usize,
+    me: usize,
+    k: usize,
+    group: usize,
+    /// Point-to-point traffic (never revoked nor shrunk); also the peer
+    /// communicator of the joins.
+    p2p: P2p,
+    /// Every live rank at creation: communicator creations run on it.
+    full: Comm,
+    full_to_orig: Vec<usize>,
+    /// This process alone (the joining side of the intercommunicators).
+    solo: Comm,
+    st: RefCell<State>,
+    cfg: Config,
+}
+
+impl fmt::Debug for Hierarchical {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hierarchical")
+            .field("size", &self.size)
+            .field("rank", &self.me)
+            .field("k", &self.k)
+            .field("group", &self.group)
+            .finish()
+    }
+}
+
+fn trace() -> bool {
+    std::env::var_os("PERTINAX_RESILIENT_TRACE").is_some()
+}
+
+fn internal(msg: impl Into<String>) -> Error {
+    Error::Internal(msg.into())
+}
+
+/// A failure the hierarchy does not repair (see "Limits" in the module
+/// docs): a process failure of the original ranks `ranks`, as the core
+/// reports it (never [`Error::Internal`]).
+fn unrepairable(ranks: Vec<usize>) -> Error {
+    Error::Comm(pertinax::Error::ProcFailed {
+        ranks: ranks.into_iter().map(|o| Rank(o as i32)).collect(),
+    })
+}
+
+/// The position of a local stage: before (`post` false) or after the
+/// global stage of operation `seq`.
+fn position(seq: u64, post: bool) -> u64 {
+    2 * seq + u64::from(post)
+}
+
+/// The operation at whose global stage a deputy elected at `pos` joins.
+fn join_op(pos: u64) -> u64 {
+    pos.div_ceil(2)
+}
+
+/// Whether a deputy elected for the global stage of operation `j` has
+/// joined by position `pos`.
+fn joined_by(j: u64, pos: u64) -> bool {
+    pos > 2 * j
+}
+
+/// A join request in a shrink value: the group, and the new deputy + 1
+/// (0: none).
+fn encode_join(group: usize, elect: Option<usize>) -> u64 {
+    group as u64 | elect.map_or(0, |e| (e as u64 + 1) << 32)
+}
+
+fn decode_join(v: u64) -> (usize, Option<usize>) {
+    let e = v >> 32;
+    (
+        (v & 0xffff_ffff) as usize,
+        (e != 0).then(|| (e - 1) as usize),
+    )
+}
+
+impl Hierarchical {
+    /// Makes `comm` hierarchical-resilient with `cfg` (collective). The
+    /// local size is `hier.k` or [`default_k`].
+    ///
+    /// # Errors
+    /// [`Error::Policy`] for the log check (not available in this mode) or
+    /// `k < 2`; communication errors.
+    pub fn with_config(comm: &Comm, cfg: Config, hier: HierConfig) -> Result<Hierarchical, Error> {
+        if cfg.check == crate::Check::Log {
+            return Err(Error::Policy(
+                "the log check is not available in hierarchical mode (use agree)".into(),
+            ));
+        }
+        let k = hier.k.unwrap_or_else(|| default_k(comm.size()));
+        if k < 2 {
+            return Err(Error::Policy(format!("local size k={k}: at least 2")));
+        }
+        let map: Vec<usize> = (0..comm.size()).collect();
+        Hierarchical::build(comm, &map, comm.size(), k, cfg)
+    }
+
+    /// The local size.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Whether this rank is its group's master now.
+    pub fn is_master(&self) -> bool {
+        self.st.borrow().local.comm.rank().0 == 0
+    }
+
+    /// Whether this rank is its group's deputy now (local rank 1, joined
+    /// or about to join the global communicator).
+    pub fn is_deputy(&self) -> bool {
+        self.st.borrow().local.comm.rank().0 == 1
+    }
+
+    /// Repairs so far: (local ones, global ones).
+    pub fn repairs(&self) -> (u64, u64) {
+        let st = self.st.borrow();
+        (st.local_repairs, st.global_repairs)
+    }
+
+    /// Time this rank has spent repairing so far: the shrinks of its local
+    /// and global communicators and the joins of new deputies (the Legio
+    /// paper's repair procedure). Neither the failure's detection nor the
+    /// repeated stage is in it.
+    pub fn repair_time(&self) -> Duration {
+        self.st.borrow().repair_time
+    }
+
+    /// Runs repair step `f`, adding its time to [`Hierarchical::repair_time`].
+    fn timed<R>(&self, f: impl FnOnce() -> Result<R, Error>) -> Result<R, Error> {
+        let t0 = Instant::now();
+        let r = f();
+        self.st.borrow_mut().repair_time += t0.elapsed();
+        r
+    }
+
+    /// Collectives completed.
+    pub fn operations(&self) -> u64 {
+        self.st.borrow().seq
+    }
+
+    fn build(
+        base: &Comm,
+        base_to_orig: &[usize],
+        size: usize,
+        k: usize,
+        cfg: Config,
+    ) -> Result<Hierarchical, Error> {
+        let p2p = P2p::new(base, base_to_orig, size)?;
+        let me = p2p.me();
+        let group = me / k;
+        loop {
+            let (full, v) = p2p.comm().shrink_gather(0)?;
+            let full_to_orig = survivors(p2p.to_orig(), &v);
+            match Hierarchical::layout(&full, &full_to_orig, (me, size), k) {
+                Ok((local, global, solo)) => {
+                    let a = full.agree_detailed(OK)?;
+                    if a.flags == OK && a.failed.is_empty() {
+                        let failed = (0..size).filter(|o| !full_to_orig.contains(o)).collect();
+                        let gmembers = local.to_orig.iter().take(2).copied().collect();
+                        return Ok(Hierarchical {
+                            size,
+                            me,
+                            k,
+                            group,
+                            p2p,
+                            full,
+                            full_to_orig,
+                            solo,
+                            st: RefCell::new(State {
+                                local,
+                                global,
+                                gmembers,
+                                elect: None,
+                                failed,
+                                rejoin: false,
+                                cur: Vec::new(),
+                                late_out: None,
+                                last: None,
+                                seq: 0,
+                                local_repairs: 0,
+                                global_repairs: 0,
+                                repair_time: Duration::ZERO,
+                            }),
+                            cfg,
+                        });
+                    }
+                }
+                Err(e) if e.is_fault() => {
+                    let _ = full.agree_detailed(0);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The communicators of the hierarchy, split from `full`: the local
+    /// one, the global one (at the first two members of each group) and
+    /// this process alone.
+    fn layout(
+        full: &Comm,
+        full_to_orig: &[usize],
+        (me, size): (usize, usize),
+        k: usize,
+    ) -> Result<(Sub, Option<Global>, Comm), Error> {
+        let key = |o: usize| o as i32;
+        let group = me / k;
+        let missing = || internal("a split left this rank out");
+        let local_comm = full
+            .split(Some(group as u32), key(me))?
+            .ok_or_else(missing)?;
+        let local = Sub {
+            comm: local_comm,
+            to_orig: full_to_orig
+                .iter()
+                .copied()
+                .filter(|o| o / k == group)
+                .collect(),
+        };
+        // The first two live members of every group, in rank order (the
+        // order of the split's keys).
+        let mut members = Vec::new();
+        for &o in full_to_orig {
+            if members.iter().filter(|&&(g, _)| g == o / k).count() < 2 {
+                members.push((o / k, o));
+            }
+        }
+        let global = local.comm.rank().0 < 2;
+        let gcomm = full.split(global.then_some(0), key(me))?;
+        let solo = full.split(Some(me as u32), 0)?.ok_or_else(missing)?;
+        let gone = (0..size.div_ceil(k))
+            .filter(|&g| !members.iter().any(|&(x, _)| x == g))
+            .collect();
+        Ok((
+            local,
+            gcomm.map(|comm| Global {
+                comm,
+                members,
+                gone,
+            }),
+            solo,
+        ))
+    }
+
+    fn check_rank(&self, r: Rank) -> Result<usize, Error> {
+        check_rank(r, self.size)
+    }
+
+    fn gone(&self, kind: Kind, rank: usize) -> Result<Outcome, Error> {
+        self.cfg.policy.answer(kind, rank)
+    }
+
+    /// The number of groups.
+    fn groups(&self) -> usize {
+        self.size.div_ceil(self.k)
+    }
+
+    /// The rank of original rank `o` in the point-to-point communicator.
+    fn p2p_rank(&self, o: usize) -> Result<Rank, Error> {
+        self.p2p
+            .rank_of(o)
+            .map(|r| Rank(r as i32))
+            .ok_or_else(|| unrepairable(vec![o]))
+    }
+
+    /// Ends an operation.
+    fn end_op(&self) {
+        let mut st = self.st.borrow_mut();
+        st.seq += 1;
+        st.late_out = None;
+    }
+
+    /// Original rank → (group, position) bitmap helpers.
+    fn group_members(&self, g: usize) -> std::ops::Range<usize> {
+        g * self.k..((g + 1) * self.k).min(self.size)
+    }
+}
+
+impl Drop for Hierarchical {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = Communicator::barrier(self);
+        }
+    }
+}
+
+mod coll;
+mod data;
+mod join;
+mod split;
+mod stage;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_k_follows_equation_4() {
+        assert_eq!(default_k(4), 2);
+        assert_eq!(default_k(8), 3);
+        assert_eq!(default_k(16), 3);
+        assert_eq!(default_k(32), 4);
+        assert_eq!(default_k(64), 5);
+    }
+
+    #[test]
+    fn a_deputy_joins_at_the_first_global_stage_after_its_election() {
+        // Elected in the first stage of operation 3: joins in its global
+        // stage, so it is in by the last stage of operation 3.
+        let j = join_op(position(3, false));
+        assert_eq!(j, 3);
+        assert!(!joined_by(j, position(3, false)));
+        assert!(joined_by(j, position(3, true)));
+        // Elected in the last stage of operation 3: joins in operation 4.
+        let j = join_op(position(3, true));
+        assert_eq!(j, 4);
+        assert!(!joined_by(j, position(4, false)));
+        assert!(joined_by(j, position(4, true)));
+    }
+
+    #[test]
+    fn a_join_request_survives_the_shrink_value() {
+        assert_eq!(decode_join(encode_join(7, None)), (7, None));
+        assert_eq!(decode_join(encode_join(7, Some(0))), (7, Some(0)));
+        assert_eq!(decode_join(encode_join(0, Some(1023))), (0, Some(1023)));
+    }
+}

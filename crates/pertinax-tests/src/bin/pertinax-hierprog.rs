@@ -1,0 +1,246 @@
+//! Rank program for the hierarchical tests under any policy:
+//! `pertinax-hierprog outcomes ROUNDS [noring]`, run with `--resilient=hier`
+//! (`noring`: no point-to-point ring between the collectives).
+//!
+//! Every round runs bcast, reduce, allreduce, gather, scatter, allgather,
+//! a point-to-point ring and a barrier, roots rotating, with fault points
+//! between them (`res.before.OP`, `res.after.OP`). Every collective's
+//! outcome goes into a digest, an error under a `stop` policy included
+//! (which must be `Error::Failed` decided for everyone): a collective's
+//! outcome must be the same at every survivor. Every result is checked
+//! against the values of the ranks the outcome says contributed, and every
+//! rank reported missing must be dead. The ring's outcome is local (a
+//! point-to-point decision) and stays out of the digest. Each survivor
+//! prints `OK outcomes rank=R failed=[..] errors=E digest=D`.
+
+use pertinax::{Op, Rank};
+use pertinax_resilient::{Communicator, Decided, Error, Outcome};
+use pertinax_tests::{arg, check};
+
+type R = Result<String, String>;
+
+fn val(r: usize, k: u64, op: u64) -> u64 {
+    (r as u64 + 1) * 1_000_003 + k * 7919 + op * 104_729
+}
+
+struct Digest(u64, u64);
+
+impl Digest {
+    fn add(&mut self, w: u64) {
+        for b in w.to_le_bytes() {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    /// Digests a collective's outcome; `Ok(Some(o))` when the result must
+    /// be checked.
+    fn coll(&mut self, r: Result<Outcome, Error>, what: &str) -> Result<Option<Outcome>, String> {
+        match r {
+            Ok(o) => {
+                self.add(0);
+                self.add(o.skipped.map_or(u64::MAX, |r| r.0 as u64));
+                self.add(o.missing.len() as u64);
+                for r in &o.missing {
+                    self.add(r.0 as u64);
+                }
+                Ok(Some(o))
+            }
+            Err(Error::Failed {
+                kind,
+                rank,
+                decided,
+            }) => {
+                check!(
+                    decided == Decided::Everyone,
+                    "{what}: a collective's failure decided {decided}"
+                );
+                self.1 += 1;
+                self.add(1);
+                self.add(kind as u64);
+                self.add(rank.0 as u64);
+                Ok(None)
+            }
+            Err(x) => Err(format!("{what}: unexpected error: {x}")),
+        }
+    }
+}
+
+fn point(name: &str) {
+    pertinax::fault_point(name);
+}
+
+fn check_dead<C: Communicator>(w: &C, o: &Outcome, what: &str) -> Result<(), String> {
+    let failed = w.failed_ranks();
+    let alive: Vec<&Rank> = o.missing.iter().filter(|r| !failed.contains(r)).collect();
+    check!(
+        alive.is_empty(),
+        "{what}: live ranks {alive:?} reported missing ({o:?}, failed {failed:?})"
+    );
+    Ok(())
+}
+
+fn sum_of(o: &Outcome, n: usize, k: u64, op: u64) -> u64 {
+    (0..n)
+        .filter(|r| !o.missing.contains(&Rank(*r as i32)))
+        .map(|r| val(r, k, op))
+        .sum()
+}
+
+fn outcomes<C: Communicator>(w: &C, rounds: u64, ring: bool, d: &mut Digest) -> Result<(), String> {
+    let n = w.size();
+    let me = w.rank().index();
+    for k in 0..rounds {
+        let root = (k as usize * 5 + 3) % n;
+        let what = |op: &str| format!("round {k} {op} (root {root})");
+
+        point("res.before.bcast");
+        let mut b = [if me == root { val(root, k, 0) } else { 0 }];
+        if let Some(o) = d.coll(w.bcast(&mut b, root), &what("bcast"))? {
+            if o.skipped.is_none() {
+                check!(b[0] == val(root, k, 0), "{}: got {}", what("bcast"), b[0]);
+                d.add(b[0]);
+            }
+        }
+        point("res.after.bcast");
+
+        point("res.before.reduce");
+        let mut s = [0u64];
+        let r = w.reduce(&[val(me, k, 1)], &mut s, &Op::sum(), root);
+        if let Some(o) = d.coll(r, &what("reduce"))? {
+            check_dead(w, &o, &what("reduce"))?;
+            if me == root && o.skipped.is_none() {
+                let want = sum_of(&o, n, k, 1);
+                check!(s[0] == want, "{}: {} want {want}", what("reduce"), s[0]);
+            }
+        }
+        point("res.after.reduce");
+
+        point("res.before.allreduce");
+        let mut s = [0u64];
+        let r = w.allreduce(&[val(me, k, 2)], &mut s, &Op::sum());
+        if let Some(o) = d.coll(r, &what("allreduce"))? {
+            check_dead(w, &o, &what("allreduce"))?;
+            let want = sum_of(&o, n, k, 2);
+            check!(s[0] == want, "{}: {} want {want}", what("allreduce"), s[0]);
+            d.add(s[0]);
+        }
+        point("res.after.allreduce");
+
+        point("res.before.gather");
+        let mut g = vec![u64::MAX; if me == root { n } else { 0 }];
+        if let Some(o) = d.coll(w.gather(&[val(me, k, 3)], &mut g, root), &what("gather"))? {
+            check_dead(w, &o, &what("gather"))?;
+            if me == root && o.skipped.is_none() {
+                for (r, &x) in g.iter().enumerate() {
+                    if !o.missing.contains(&Rank(r as i32)) {
+                        check!(x == val(r, k, 3), "{}: slot {r} {x}", what("gather"));
+                    }
+                }
+            }
+        }
+        point("res.after.gather");
+
+        point("res.before.scatter");
+        let src: Vec<u64> = if me == root {
+            (0..n).map(|r| val(r, k, 4)).collect()
+        } else {
+            Vec::new()
+        };
+        let mut one = [0u64];
+        if let Some(o) = d.coll(w.scatter(&src, &mut one, root), &what("scatter"))? {
+            if o.skipped.is_none() {
+                check!(one[0] == val(me, k, 4), "{}: {}", what("scatter"), one[0]);
+            }
+        }
+        point("res.after.scatter");
+
+        point("res.before.allgather");
+        let mut g = vec![u64::MAX; n];
+        if let Some(o) = d.coll(w.allgather(&[val(me, k, 5)], &mut g), &what("allgather"))? {
+            check_dead(w, &o, &what("allgather"))?;
+            for (r, &x) in g.iter().enumerate() {
+                if !o.missing.contains(&Rank(r as i32)) {
+                    check!(x == val(r, k, 5), "{}: slot {r} {x}", what("allgather"));
+                    d.add(x);
+                }
+            }
+        }
+        point("res.after.allgather");
+
+        // The ring: a dead neighbour's failure is this rank's decision.
+        point("res.before.ring");
+        if !ring {
+            point("res.before.barrier");
+            d.coll(w.barrier(), &what("barrier"))?;
+            point("res.after.barrier");
+            continue;
+        }
+        let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+        match w.send(&[val(me, k, 6)], right, 6) {
+            Ok(_) | Err(Error::Failed { .. }) => {}
+            Err(x) => return Err(format!("round {k} ring send: {x}")),
+        }
+        let mut r = [0u64];
+        match w.recv(&mut r, left, 6) {
+            Ok(Some(st)) => check!(
+                r[0] == val(left, k, 6) && st.source == Rank(left as i32),
+                "round {k} ring got {} from {:?}",
+                r[0],
+                st.source
+            ),
+            Ok(None) | Err(Error::Failed { .. }) => {}
+            Err(x) => return Err(format!("round {k} ring recv: {x}")),
+        }
+        point("res.after.ring");
+
+        point("res.before.barrier");
+        d.coll(w.barrier(), &what("barrier"))?;
+        point("res.after.barrier");
+    }
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let scenario = args.first().cloned().unwrap_or_default();
+    let rest = &args[1.min(args.len())..];
+    let u = match pertinax::init() {
+        Ok(u) => u,
+        Err(x) => {
+            println!("FAIL init: {x}");
+            std::process::exit(1);
+        }
+    };
+    let w = match pertinax_resilient::world(&u) {
+        Ok(w) => w,
+        Err(x) => {
+            println!("FAIL world: {x}");
+            std::process::exit(1);
+        }
+    };
+    let me = w.rank().index();
+    let r: R = (|| match scenario.as_str() {
+        "outcomes" => {
+            check!(w.is_resilient(), "run with --resilient=hier");
+            let mut d = Digest(0xcbf2_9ce4_8422_2325, 0);
+            // `noring`: collectives only (no point-to-point between them).
+            let ring = rest.get(1).map(String::as_str) != Some("noring");
+            outcomes(&w, arg(rest, 0, 10), ring, &mut d)?;
+            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+            Ok(format!(
+                "failed={failed:?} errors={} digest={:016x}",
+                d.1, d.0
+            ))
+        }
+        other => Err(format!("unknown scenario {other:?}")),
+    })();
+    let ok = r.is_ok();
+    match r {
+        Ok(extra) => println!("OK {scenario} rank={me} {extra}"),
+        Err(m) => println!("FAIL {scenario} rank={me}: {m}"),
+    }
+    drop(w);
+    if !ok {
+        std::process::exit(1);
+    }
+}
