@@ -91,8 +91,24 @@ impl Hierarchical {
                 .solo
                 .intercomm_create(Rank(0), comm, Rank(pl as i32), TAG_JOIN)
                 .and_then(|inter| {
-                    let (msg, _): (Join, Status) = inter.recv_value(Source::Any, TAG_JOIN)?;
-                    let merged = inter.merge(true)?;
+                    // The merge is collective over both groups: take part in
+                    // it whatever the receive gave, or the others wait in it
+                    // for this rank forever. An any-source receive fails
+                    // with `ProcFailedPending` once any remote member died,
+                    // even when the leader's message is there: after a
+                    // merge that succeeded, acknowledge and take the
+                    // message from the leader by name.
+                    let got: pertinax::Result<(Join, Status)> =
+                        inter.recv_value(Source::Any, TAG_JOIN);
+                    let merged = inter.merge(true);
+                    let got = match got {
+                        Err(pertinax::Error::ProcFailedPending { .. }) if merged.is_ok() => inter
+                            .ack_failed(usize::MAX)
+                            .and_then(|_| inter.recv_value(Rank(0), TAG_JOIN)),
+                        g => g,
+                    };
+                    let merged = merged?;
+                    let (msg, _) = got?;
                     let _ = inter.free();
                     Ok((msg, merged))
                 });
@@ -190,10 +206,21 @@ impl Hierarchical {
             }
             Err(x) => return Err(x.into()),
         };
-        if at_head {
-            inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)?;
-        }
+        // The merge is collective over both groups: take part in it whatever
+        // the send gave (the joiner may have died), then act on the error.
+        let sent = if at_head {
+            inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)
+        } else {
+            Ok(())
+        };
         let merged = inter.merge(false)?;
+        // The merge succeeded everywhere: a joiner that died after it is
+        // repaired by the next agreement, like any member.
+        if let Err(e) = sent {
+            if !e.is_fault() {
+                return Err(e.into());
+            }
+        }
         let _ = inter.free();
         let _ = g.comm.free();
         if at_head {
@@ -248,10 +275,18 @@ impl Hierarchical {
                 .intercomm_create(Rank(0), self.p2p.comm(), Rank(pc as i32), TAG_JOIN)
             {
                 Ok(inter) => {
-                    if leader {
-                        inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)?;
-                    }
+                    // Merge whatever the send gave (see above).
+                    let sent = if leader {
+                        inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)
+                    } else {
+                        Ok(())
+                    };
                     let merged = inter.merge(false)?;
+                    if let Err(e) = sent {
+                        if !e.is_fault() {
+                            return Err(e.into());
+                        }
+                    }
                     let _ = inter.free();
                     let _ = g.comm.free();
                     g.comm = merged;
