@@ -257,3 +257,37 @@ fn random_kills_during_repeated_creations() {
         }
     }
 }
+
+/// A join as the hierarchical mode of `pertinax-resilient` makes one (a
+/// lone rank against the others, a message from their leader across, then
+/// the merge), with the lone rank, the other group's leader or another
+/// member of it killed right after committing: the receive from any source
+/// at the lone rank may fail (`PROC_FAILED_PENDING`, also when the dead
+/// member is not the sender), yet every survivor that calls the merge gets
+/// `ProcFailed` from it, and none hangs. (A caller that skips the merge on
+/// such a point-to-point error leaves the others waiting in it.)
+#[test]
+fn join_with_a_member_killed_after_committing() {
+    for n in [3, 5] {
+        for victim in [0, 1, n - 1] {
+            let j = run(job(n, &["join"])
+                .launcher_arg("--kill")
+                .launcher_arg(&format!("{victim}@comm.intercomm.committed#1")));
+            let what = format!("{n} ranks, rank {victim} killed");
+            expect(&j, 0, n - 1);
+            let want = format!("outcome=ok merge=PROC_FAILED survivors={}", n - 1);
+            for l in j.stdout.lines().filter(|l| l.starts_with("OK ")) {
+                // "OK join rank=R outcome=ok merge=... survivors=K p2p=..."
+                let f: Vec<&str> = l.split_whitespace().collect();
+                assert!(
+                    f.len() == 7
+                        && f[3..6].join(" ") == want
+                        && ["p2p=ok", "p2p=PROC_FAILED", "p2p=PROC_FAILED_PENDING"].contains(&f[6]),
+                    "{what}: {l}\nstdout:\n{}\nstderr:\n{}",
+                    j.stdout,
+                    j.stderr
+                );
+            }
+        }
+    }
+}

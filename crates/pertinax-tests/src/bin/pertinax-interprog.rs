@@ -13,6 +13,9 @@
 //!   each survivor prints its outcome (`outcome=ok merge=...` or
 //!   `outcome=KIND`), then every survivor shrinks the world and checks an
 //!   allreduce on it (nobody is left stuck).
+//! - `join`: the last rank alone against the others, a message across,
+//!   then a merge, as `pertinax-resilient`'s hierarchical mode joins a new
+//!   deputy (see [`join`]); run with a rank killed after committing.
 //! - `repeat ITERS LAYOUT`: creation, merge and agreement in a loop until
 //!   one fails (the launcher kills a rank at some time); every survivor
 //!   prints where it stopped, then all shrink the world and check an
@@ -257,6 +260,72 @@ fn fault(w: &Comm, a: &[String]) -> R {
     Ok(format!("{outcome} survivors={}", sum[0]))
 }
 
+/// A join as the hierarchical flavour of `pertinax-resilient` makes one:
+/// the last rank alone (its own split) against the others (led by their
+/// rank 0), the world as peer; the others' leader sends a message across
+/// and the lone rank receives it from any source, then both groups merge.
+/// Every survivor calls the merge whatever its message did (a receive from
+/// any source may fail as soon as any member of the remote group failed),
+/// and prints `outcome=ok merge=... survivors=K p2p=...` (the merge's
+/// outcome is uniform, the message's is not).
+fn join(w: &Comm, _a: &[String]) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let joiner = me == n - 1;
+    let local = w
+        .split(Some(joiner as u32), 0)
+        .map_err(e)?
+        .ok_or("not in a group")?;
+    settle(w)?;
+    let remote_leader = Rank(if joiner { 0 } else { n as i32 - 1 });
+    let outcome = match local.intercomm_create(Rank(0), w, remote_leader, Tag(21)) {
+        Ok(inter) => {
+            let p2p = if joiner {
+                inter
+                    .recv_value::<u32>(pertinax::Source::Any, Tag(5))
+                    .and_then(|(v, _)| {
+                        if v == 7 {
+                            Ok(())
+                        } else {
+                            Err(Error::InvalidArgument(format!("got {v}")))
+                        }
+                    })
+            } else if local.rank().index() == 0 {
+                inter.send_value(&7u32, Rank(0), Tag(5))
+            } else {
+                Ok(())
+            };
+            let merge = match inter.merge(joiner) {
+                Ok(m) => {
+                    let mut sum = [0u64];
+                    m.allreduce(&[1u64], &mut sum, &Op::sum()).map_err(e)?;
+                    check!(sum[0] as usize == n, "merged allreduce {}", sum[0]);
+                    "ok"
+                }
+                Err(x) => class(&x),
+            };
+            let p2p = p2p.as_ref().map_or_else(class, |_| "ok");
+            check!(
+                p2p != "OTHER" && p2p != "INVALID_ARGUMENT",
+                "message: {p2p}"
+            );
+            (format!("outcome=ok merge={merge}"), p2p)
+        }
+        Err(x) => {
+            check!(x.is_fault(), "not a fault error: {x}");
+            (format!("outcome={}", class(&x)), "none")
+        }
+    };
+    let survivors = w.shrink().map_err(e)?;
+    let mut sum = [0u64];
+    survivors
+        .allreduce(&[1u64], &mut sum, &Op::sum())
+        .map_err(e)?;
+    Ok(format!(
+        "{} survivors={} p2p={}",
+        outcome.0, sum[0], outcome.1
+    ))
+}
+
 /// Creations, merges and agreements in a loop until one fails (a rank is
 /// killed at some time by the launcher). Each step has a uniform outcome,
 /// so every survivor stops at the same iteration and step, which it prints
@@ -411,6 +480,7 @@ fn main() {
     let r = match scenario.as_str() {
         "basic" => basic(&w, rest),
         "fault" => fault(&w, rest),
+        "join" => join(&w, rest),
         "repeat" => repeat(&w, rest),
         "revoked" => revoked(&w, rest),
         "bad_args" => bad_args(&w, rest),
