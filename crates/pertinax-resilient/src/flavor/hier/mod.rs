@@ -147,12 +147,6 @@
 //!   with a point-to-point ring between collectives hung in 7 of its
 //!   first ~380 jobs, each such a case; the campaign in the tests runs
 //!   collectives only.
-//! - A member of the global communicator that dies right after a join's
-//!   intercommunicator committed (`comm.intercomm.committed`) can leave
-//!   the others blocked in the core's `Comm::merge` (in its agreement)
-//!   instead of failing, as the core documents it should: a core bug.
-//!   It is the hang of the randomized multi-failure campaign (13 of 1,000
-//!   jobs; every one examined had a victim killed at that point).
 //! - The drop of a `Hierarchical` runs a barrier (so that a group left in
 //!   that window is called): a rank that leaves early with `?` while the
 //!   others go on with other collectives collides with them.
