@@ -147,6 +147,10 @@
 //!   with a point-to-point ring between collectives hung in 7 of its
 //!   first ~380 jobs, each such a case; the campaign in the tests runs
 //!   collectives only.
+//! - A join whose `merge` succeeded although the leader died before it
+//!   sent the join message: the joiner has no membership to adopt and
+//!   waits for another call, while the others count it as a global member
+//!   until their next agreement sees it missing (not seen in the campaign).
 //! - The drop of a `Hierarchical` runs a barrier (so that a group left in
 //!   that window is called): a rank that leaves early with `?` while the
 //!   others go on with other collectives collides with them.
