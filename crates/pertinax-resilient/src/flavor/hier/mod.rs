@@ -150,7 +150,8 @@
 //! - A join whose `merge` succeeded although the leader died before it
 //!   sent the join message: the joiner has no membership to adopt and
 //!   waits for another call, while the others count it as a global member
-//!   until their next agreement sees it missing (not seen in the campaign).
+//!   and can wait for it in their next global agreement (a hang; not seen
+//!   in the campaign).
 //! - The drop of a `Hierarchical` runs a barrier (so that a group left in
 //!   that window is called): a rank that leaves early with `?` while the
 //!   others go on with other collectives collides with them.
