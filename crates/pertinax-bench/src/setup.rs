@@ -140,7 +140,7 @@ impl Ompi {
     /// anchors are found; `None` otherwise.
     pub fn find(prefix: Option<&Path>, anchors: Option<PathBuf>, build: &Path) -> Option<Ompi> {
         let prefix = prefix.map(Path::to_path_buf).unwrap_or_else(|| {
-            std::env::var_os("PERTINAX_OMPI_PREFIX")
+            std::env::var_os(pertinax_wire::env::bench::OMPI_PREFIX)
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("/tmp/ompi"))
         });

@@ -31,59 +31,18 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use pertinax_wire::fault::{valid_point_name, Plan, Point, Shot, UnknownSignal};
+
 use crate::error::LaunchError;
 use crate::report::seconds;
 
-/// How an injected fault kills.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FaultSignal {
-    /// SIGKILL.
-    Kill,
-    /// SIGSEGV.
-    Segv,
-    /// SIGSTOP: the process hangs until the launcher kills it for its
-    /// silent heartbeat; a job with a stop and without heartbeats is
-    /// refused ([`LaunchError::StopWithoutHeartbeat`]), since nothing else
-    /// would ever notice the process.
-    Stop,
-    /// A panic in the process (fault points only).
-    Panic,
-}
-
-impl FaultSignal {
-    /// The name used on the command line and in `PERTINAX_FAULTS`.
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultSignal::Kill => "kill",
-            FaultSignal::Segv => "segv",
-            FaultSignal::Stop => "stop",
-            FaultSignal::Panic => "panic",
-        }
-    }
-
-    /// The signal number, `None` for a panic.
-    pub fn number(self) -> Option<i32> {
-        match self {
-            FaultSignal::Kill => Some(libc::SIGKILL),
-            FaultSignal::Segv => Some(libc::SIGSEGV),
-            FaultSignal::Stop => Some(libc::SIGSTOP),
-            FaultSignal::Panic => None,
-        }
-    }
-}
-
-impl FromStr for FaultSignal {
-    type Err = KillParseError;
-    fn from_str(s: &str) -> Result<FaultSignal, KillParseError> {
-        match s.to_ascii_lowercase().as_str() {
-            "kill" => Ok(FaultSignal::Kill),
-            "segv" => Ok(FaultSignal::Segv),
-            "stop" => Ok(FaultSignal::Stop),
-            "panic" => Ok(FaultSignal::Panic),
-            _ => Err(KillParseError::Signal(s.to_string())),
-        }
-    }
-}
+/// How an injected fault kills: `kill` (SIGKILL), `segv`, `stop` (SIGSTOP:
+/// the process hangs until the launcher kills it for its silent heartbeat;
+/// a job with a stop and without heartbeats is refused,
+/// [`LaunchError::StopWithoutHeartbeat`], since nothing else would ever
+/// notice the process) or `panic` (fault points only). The names are part
+/// of the wire format ([`pertinax_wire::fault`]).
+pub use pertinax_wire::fault::FaultSignal;
 
 /// When a kill strikes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,13 +118,6 @@ pub fn parse_time(s: &str) -> Result<Duration, KillParseError> {
     Duration::try_from_secs_f64(v * scale).map_err(|_| bad())
 }
 
-fn valid_point(name: &str) -> bool {
-    !name.is_empty()
-        && !name
-            .chars()
-            .any(|c| matches!(c, ',' | ':' | '@' | '#') || c.is_whitespace())
-}
-
 impl FromStr for Kill {
     type Err = KillParseError;
     fn from_str(s: &str) -> Result<Kill, KillParseError> {
@@ -174,12 +126,16 @@ impl FromStr for Kill {
             .parse::<u32>()
             .map_err(|_| KillParseError::Rank(rank.to_string()))?;
         let (what, signal) = match rest.rsplit_once(':') {
-            Some((what, sig)) => (what, sig.parse()?),
+            Some((what, sig)) => (
+                what,
+                sig.parse()
+                    .map_err(|UnknownSignal(s)| KillParseError::Signal(s))?,
+            ),
             None => (rest, FaultSignal::Kill),
         };
         let when = match what.split_once('#') {
             Some((point, hit)) => {
-                if !valid_point(point) {
+                if !valid_point_name(point) {
                     return Err(KillParseError::Point(point.to_string()));
                 }
                 let hit = match hit.parse::<u64>() {
@@ -295,17 +251,25 @@ impl SplitMix64 {
 }
 
 /// The `PERTINAX_FAULTS` value of rank `rank`: its point-based kills as
-/// `NAME@K:SIGNAL,...`, or `None` when it has none.
+/// a [`Plan`] (`NAME@K:SIGNAL,...`), or `None` when it has none.
 pub(crate) fn faults_env(kills: &[Kill], rank: u32) -> Option<String> {
-    let entries: Vec<String> = kills
+    let shots: Vec<Shot> = kills
         .iter()
         .filter(|k| k.rank == rank)
         .filter_map(|k| match &k.when {
-            KillWhen::Hit { point, hit } => Some(format!("{point}@{hit}:{}", k.signal.name())),
+            KillWhen::Hit { point, hit } => Some(Shot {
+                point: if point == "*" {
+                    Point::Any
+                } else {
+                    Point::Named(point.clone())
+                },
+                hit: *hit,
+                signal: k.signal,
+            }),
             KillWhen::After(_) => None,
         })
         .collect();
-    (!entries.is_empty()).then(|| entries.join(","))
+    (!shots.is_empty()).then(|| Plan { shots }.to_string())
 }
 
 #[cfg(test)]

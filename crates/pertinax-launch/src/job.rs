@@ -136,7 +136,7 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
         });
     }
     if let Some(r) = &spec.resilient {
-        r.validate()?;
+        resilient::validate(r)?;
     }
     let kills = spec.kills.iter().chain(&schedule).cloned().collect();
     Ok(Plan {
@@ -219,7 +219,7 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
         resilient: spec
             .resilient
             .as_ref()
-            .map(Resilient::env)
+            .map(Resilient::to_env)
             .unwrap_or_default(),
     };
     let start = Instant::now();

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use pertinax_wire::resilient as wire;
+
 use crate::Error;
 
 /// The reaction to a failed rank that an operation depends on.
@@ -14,46 +16,10 @@ pub enum OnFailure {
     Stop,
 }
 
-/// The operation kinds a policy distinguishes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// The root of a broadcast.
-    Bcast,
-    /// The root of a reduction.
-    Reduce,
-    /// The root of a gather.
-    Gather,
-    /// The root of a scatter.
-    Scatter,
-    /// The destination of a send.
-    Send,
-    /// The source of a receive.
-    Recv,
-}
-
-impl Kind {
-    /// Every kind, in the order of [`Policy`]'s fields.
-    pub const ALL: [Kind; 6] = [
-        Kind::Bcast,
-        Kind::Reduce,
-        Kind::Gather,
-        Kind::Scatter,
-        Kind::Send,
-        Kind::Recv,
-    ];
-
-    /// The kind's name in policy specifications.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Bcast => "bcast",
-            Kind::Reduce => "reduce",
-            Kind::Gather => "gather",
-            Kind::Scatter => "scatter",
-            Kind::Send => "send",
-            Kind::Recv => "recv",
-        }
-    }
-}
+/// The operation kinds a policy distinguishes (`Kind::ALL`, and
+/// `Kind::name` for the name in policy specifications); defined with the
+/// policy grammar in [`pertinax_wire::resilient`].
+pub use pertinax_wire::resilient::Kind;
 
 /// Per operation kind, what happens when the rank that matters (a root, a
 /// peer) has failed.
@@ -153,26 +119,29 @@ impl Policy {
     /// # Ok::<(), pertinax_resilient::Error>(())
     /// ```
     pub fn parse(spec: &str) -> Result<Policy, Error> {
+        let spec: wire::Policy = spec
+            .parse()
+            .map_err(|e| Error::Policy(wire::SettingsError::Policy(e).to_string()))?;
+        Ok(Policy::from_spec(&spec))
+    }
+
+    /// The defaults changed by the items of `spec`, in order (the last
+    /// item of a kind wins).
+    pub(crate) fn from_spec(spec: &wire::Policy) -> Policy {
         let mut p = Policy::default();
-        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let bad = || {
-                Error::Policy(format!(
-                    "'{item}': expected KIND=ACTION with KIND one of bcast, reduce, gather, scatter, send, recv and ACTION ignore or stop"
-                ))
-            };
-            let (k, a) = item.split_once('=').ok_or_else(bad)?;
-            let kind = Kind::ALL
-                .into_iter()
-                .find(|x| x.name() == k.trim())
-                .ok_or_else(bad)?;
-            let on = match a.trim() {
-                "ignore" => OnFailure::Ignore,
-                "stop" => OnFailure::Stop,
-                _ => return Err(bad()),
-            };
-            p.set(kind, on);
+        for &(kind, action) in spec.items() {
+            p.set(kind, action.into());
         }
-        Ok(p)
+        p
+    }
+}
+
+impl From<wire::Action> for OnFailure {
+    fn from(a: wire::Action) -> OnFailure {
+        match a {
+            wire::Action::Ignore => OnFailure::Ignore,
+            wire::Action::Stop => OnFailure::Stop,
+        }
     }
 }
 

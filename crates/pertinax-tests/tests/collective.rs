@@ -87,13 +87,13 @@ fn every_collective_on_split_and_self_communicators() {
 fn every_collective_with_other_message_protocols() {
     check_each(vec![
         Spec::new(5, &["all", "331", "world"])
-            .env("PERTINAX_LARGE", "cma")
+            .env(pertinax_wire::env::tune::LARGE, "cma")
             .bound(60),
         Spec::new(3, &["all", "332", "world"])
-            .env("PERTINAX_LARGE", "stream")
+            .env(pertinax_wire::env::tune::LARGE, "stream")
             .bound(60),
         Spec::new(3, &["all", "333", "world"])
-            .env("PERTINAX_EAGER_LIMIT", "512")
+            .env(pertinax_wire::env::tune::EAGER_LIMIT, "512")
             .bound(15),
         Spec::new(5, &["all", "334", "world"])
             .launcher_arg("--ring-bytes")
@@ -118,7 +118,7 @@ fn allreduce_between_the_eager_limit_and_the_small_path_limit() {
             .launcher_arg("16384")
             .bound(10),
         Spec::new(3, &["allreduce", "100"])
-            .env("PERTINAX_EAGER_LIMIT", "512")
+            .env(pertinax_wire::env::tune::EAGER_LIMIT, "512")
             .bound(10),
     ]);
 }
@@ -160,8 +160,9 @@ fn overlapping_nonblocking_on_different_communicators() {
     }
     // The same with every message above 1 KiB going by rendezvous, and
     // with single-copy large messages.
-    run(Spec::new(6, &["overlap", "611", "100"]).env("PERTINAX_EAGER_LIMIT", "1024")).assert_ok(6);
-    run(Spec::new(4, &["overlap", "612", "100"]).env("PERTINAX_LARGE", "cma")).assert_ok(4);
+    run(Spec::new(6, &["overlap", "611", "100"]).env(pertinax_wire::env::tune::EAGER_LIMIT, "1024")).assert_ok(6);
+    run(Spec::new(4, &["overlap", "612", "100"]).env(pertinax_wire::env::tune::LARGE, "cma"))
+        .assert_ok(4);
 }
 
 /// 400 000 collectives on one pair of communicators cross the wrap of the
@@ -205,9 +206,9 @@ fn floating_point_results_are_bitwise_identical_and_repeatable() {
         assert_eq!(want.len(), n, "{}", first.stdout);
         let runs = [
             Spec::new(n, &["fp", &seed, "300"]),
-            Spec::new(n, &["fp", &seed, "100"]).env("PERTINAX_EAGER_LIMIT", "512"),
-            Spec::new(n, &["fp", &seed, "0"]).env("PERTINAX_LARGE", "cma"),
-            Spec::new(n, &["fp", &seed, "0"]).env("PERTINAX_LARGE", "stream"),
+            Spec::new(n, &["fp", &seed, "100"]).env(pertinax_wire::env::tune::EAGER_LIMIT, "512"),
+            Spec::new(n, &["fp", &seed, "0"]).env(pertinax_wire::env::tune::LARGE, "cma"),
+            Spec::new(n, &["fp", &seed, "0"]).env(pertinax_wire::env::tune::LARGE, "stream"),
         ];
         for spec in runs {
             let env = format!("{:?} {:?}", spec.args, spec.env);

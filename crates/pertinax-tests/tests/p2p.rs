@@ -7,11 +7,11 @@ use common::{check, run, Spec};
 fn pingpong_every_size_and_protocol() {
     check(2, &["pingpong"]);
     for large in ["stream", "cma"] {
-        run(Spec::new(2, &["pingpong"]).env("PERTINAX_LARGE", large)).assert_ok(2);
+        run(Spec::new(2, &["pingpong"]).env(pertinax_wire::env::tune::LARGE, large)).assert_ok(2);
     }
     run(Spec::new(2, &["pingpong"])
-        .env("PERTINAX_CMA", "0")
-        .env("PERTINAX_LARGE", "cma"))
+        .env(pertinax_wire::env::tune::CMA, "0")
+        .env(pertinax_wire::env::tune::LARGE, "cma"))
     .assert_ok(2);
 }
 
@@ -35,10 +35,11 @@ fn any_source_fan_in_keeps_per_sender_order() {
 fn ordering_under_load() {
     let j = check(4, &["order", "85000", "11"]);
     eprintln!("1.02 M messages (4 ranks, stream) in {:?}", j.elapsed);
-    run(Spec::new(3, &["order", "4000", "12"]).env("PERTINAX_LARGE", "cma")).assert_ok(3);
+    run(Spec::new(3, &["order", "4000", "12"]).env(pertinax_wire::env::tune::LARGE, "cma"))
+        .assert_ok(3);
     run(Spec::new(3, &["order", "2000", "13"])
-        .env("PERTINAX_CMA", "0")
-        .env("PERTINAX_LARGE", "cma"))
+        .env(pertinax_wire::env::tune::CMA, "0")
+        .env(pertinax_wire::env::tune::LARGE, "cma"))
     .assert_ok(3);
     run(Spec::new(8, &["order", "300", "14"])
         .launcher_arg("--ring-bytes")
@@ -71,7 +72,7 @@ fn singleton_without_launcher() {
     for scenario in ["ring", "misc", "badinput", "isolation"] {
         let out = std::process::Command::new(common::testprog())
             .arg(scenario)
-            .env_remove("PERTINAX_RANK")
+            .env_remove(pertinax_wire::env::RANK)
             .output()
             .expect("run the rank program alone");
         let stdout = String::from_utf8_lossy(&out.stdout);

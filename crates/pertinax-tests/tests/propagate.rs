@@ -275,8 +275,8 @@ fn randomized_campaign() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(d)
     };
-    let runs = var("PERTINAX_PROP_CAMPAIGN_RUNS", 60);
-    let first = var("PERTINAX_PROP_CAMPAIGN_SEED", 1);
+    let runs = var(pertinax_wire::env::test::PROP_CAMPAIGN_RUNS, 60);
+    let first = var(pertinax_wire::env::test::PROP_CAMPAIGN_SEED, 1);
     let points = [
         ("prop.report.sent", 2),
         ("prop.resolve.agreed", 3),

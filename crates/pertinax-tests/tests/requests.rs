@@ -186,11 +186,11 @@ fn stopped_peer_ended_by_the_heartbeat() {
 /// `PERTINAX_REQ_CAMPAIGN_FIRST` the first run's number.
 #[test]
 fn randomized_campaign() {
-    let runs: u64 = std::env::var("PERTINAX_REQ_CAMPAIGN_RUNS")
+    let runs: u64 = std::env::var(pertinax_wire::env::test::REQ_CAMPAIGN_RUNS)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
-    let first: u64 = std::env::var("PERTINAX_REQ_CAMPAIGN_FIRST")
+    let first: u64 = std::env::var(pertinax_wire::env::test::REQ_CAMPAIGN_FIRST)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);

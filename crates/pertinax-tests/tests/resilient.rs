@@ -97,7 +97,7 @@ fn kills_during_collectives() {
 /// default; each seed runs four jobs).
 #[test]
 fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
-    let runs: u64 = std::env::var("PERTINAX_RESILIENT_CAMPAIGN_RUNS")
+    let runs: u64 = std::env::var(pertinax_wire::env::test::RESILIENT_CAMPAIGN_RUNS)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
@@ -464,7 +464,7 @@ fn hierarchical_survives_kills_of_masters_and_non_masters() {
 /// default).
 #[test]
 fn hierarchical_randomized_campaign_has_no_hang_and_no_wrong_answer() {
-    let runs: u64 = std::env::var("PERTINAX_RESILIENT_HIER_RUNS")
+    let runs: u64 = std::env::var(pertinax_wire::env::test::RESILIENT_HIER_RUNS)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(24);

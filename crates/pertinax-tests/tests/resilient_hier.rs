@@ -213,12 +213,12 @@ fn hier_a_whole_group_killed_does_not_hurt_the_others() {
 /// `PERTINAX_RESILIENT_HIER_RUNS` sets the number of jobs (40 by default).
 #[test]
 fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
-    let runs: u64 = std::env::var("PERTINAX_RESILIENT_HIER_RUNS")
+    let runs: u64 = std::env::var(pertinax_wire::env::test::RESILIENT_HIER_RUNS)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
     // `PERTINAX_RESILIENT_HIER_FIRST` sets the first seed (1 by default).
-    let first: u64 = std::env::var("PERTINAX_RESILIENT_HIER_FIRST")
+    let first: u64 = std::env::var(pertinax_wire::env::test::RESILIENT_HIER_FIRST)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);

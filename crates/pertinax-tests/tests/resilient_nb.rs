@@ -249,8 +249,8 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(d)
     };
-    let runs = var("PERTINAX_RESNB_CAMPAIGN_RUNS", 30);
-    let first = var("PERTINAX_RESNB_CAMPAIGN_SEED", 1);
+    let runs = var(pertinax_wire::env::test::RESNB_CAMPAIGN_RUNS, 30);
+    let first = var(pertinax_wire::env::test::RESNB_CAMPAIGN_SEED, 1);
     let rounds_per_run = 18;
     let t0 = std::time::Instant::now();
     let (mut hit_runs, mut dead) = (0, 0);

@@ -414,8 +414,8 @@ fn env_count(var: &str, default: u64) -> u64 {
 /// the first run's number (runs differ in size, seed and strategy).
 #[test]
 fn randomized_campaign() {
-    let runs = env_count("PERTINAX_CAMPAIGN_RUNS", 200);
-    let first = env_count("PERTINAX_CAMPAIGN_FIRST", 0);
+    let runs = env_count(pertinax_wire::env::test::CAMPAIGN_RUNS, 200);
+    let first = env_count(pertinax_wire::env::test::CAMPAIGN_FIRST, 0);
     let t = std::time::Instant::now();
     let mut deaths = 0;
     for i in first..first + runs {
@@ -445,8 +445,8 @@ fn randomized_campaign() {
 /// number.
 #[test]
 fn randomized_replace_campaign() {
-    let runs = env_count("PERTINAX_REPLACE_RUNS", 40);
-    let first = env_count("PERTINAX_REPLACE_FIRST", 0);
+    let runs = env_count(pertinax_wire::env::test::REPLACE_RUNS, 40);
+    let first = env_count(pertinax_wire::env::test::REPLACE_FIRST, 0);
     let t = std::time::Instant::now();
     let (mut replaced, mut two) = (0, 0);
     for i in first..first + runs {

@@ -1,6 +1,15 @@
-//! Environment variables set by the launcher for every process it starts.
+//! Every `PERTINAX_*` environment variable, by name.
 //!
-//! A process that finds none of them runs as a singleton job of size 1.
+//! - Set by the launcher for every process it starts: [`RANK`], [`SIZE`],
+//!   [`SLOT`], [`JOB_ID`], [`SECRET`], [`SHM_FD`], [`CTRL_FD`], [`ROLE`],
+//!   [`HEARTBEAT`], [`CMA_ALL`]. A process that finds no [`RANK`] runs as a
+//!   singleton job of size 1.
+//! - Read by the runtime whoever started the process (see the crate
+//!   documentation for this contract): [`FAULTS`] (a
+//!   [`crate::fault::Plan`]), the resilient settings [`RESILIENT`] and the
+//!   `RESILIENT_*` variables (a [`crate::resilient::Settings`]), and the
+//!   tunables of [`tune`].
+//! - Diagnostics and tools: [`RESILIENT_TRACE`], [`bench`], [`test`].
 
 /// Rank in the world communicator (decimal).
 pub const RANK: &str = "PERTINAX_RANK";
@@ -25,7 +34,8 @@ pub const CTRL_FD: &str = "PERTINAX_CTRL_FD";
 pub const ROLE: &str = "PERTINAX_ROLE";
 /// Fault injection for this process: comma-separated `NAME@K:SIGNAL`
 /// entries (`NAME` a fault point or `*` for any point, `K` the hit number
-/// counted from 1, `SIGNAL` one of `kill`, `segv`, `stop`, `panic`).
+/// counted from 1, `SIGNAL` one of `kill`, `segv`, `stop`, `panic`); see
+/// [`crate::fault::Plan`].
 pub const FAULTS: &str = "PERTINAX_FAULTS";
 /// Heartbeat: `thread:MS` (a runtime thread beats every MS milliseconds;
 /// catches stopped or deadlocked processes) or `progress:MS` (beats come
@@ -59,6 +69,9 @@ pub const RESILIENT_POLICY: &str = "PERTINAX_RESILIENT_POLICY";
 /// agreement after every collective, the Legio baseline;
 /// `--resilient-check`).
 pub const RESILIENT_CHECK: &str = "PERTINAX_RESILIENT_CHECK";
+/// Set and not `0`: resilient communicators write a line on stderr for
+/// every repair (a diagnostic; the launcher never sets it).
+pub const RESILIENT_TRACE: &str = "PERTINAX_RESILIENT_TRACE";
 
 /// Tunables read by the runtime (all optional).
 pub mod tune {
@@ -81,6 +94,53 @@ pub mod tune {
     pub const SPIN: &str = "PERTINAX_SPIN";
     /// Microseconds it then polls and yields before it sleeps on its futex.
     pub const YIELDS: &str = "PERTINAX_YIELDS";
+}
+
+/// Read by `pertinax-bench`.
+pub mod bench {
+    /// Installation prefix of the Open MPI that benchmarks compare with
+    /// (default `/tmp/ompi`; `--ompi-prefix` wins).
+    pub const OMPI_PREFIX: &str = "PERTINAX_OMPI_PREFIX";
+}
+
+/// Read by the workspace's tests: the sizes of the randomized campaigns
+/// (`*_RUNS`: how many jobs; `*_FIRST`, `*_SEED`: the first seed), and the
+/// marks the test harnesses put on the processes they start.
+pub mod test {
+    /// Jobs of the ULFM kill campaign (`tests/ulfm.rs`).
+    pub const CAMPAIGN_RUNS: &str = "PERTINAX_CAMPAIGN_RUNS";
+    /// First seed of the ULFM kill campaign.
+    pub const CAMPAIGN_FIRST: &str = "PERTINAX_CAMPAIGN_FIRST";
+    /// Jobs of the replace campaign (`tests/ulfm.rs`).
+    pub const REPLACE_RUNS: &str = "PERTINAX_REPLACE_RUNS";
+    /// First seed of the replace campaign.
+    pub const REPLACE_FIRST: &str = "PERTINAX_REPLACE_FIRST";
+    /// Jobs of the request campaign (`tests/requests.rs`).
+    pub const REQ_CAMPAIGN_RUNS: &str = "PERTINAX_REQ_CAMPAIGN_RUNS";
+    /// First seed of the request campaign.
+    pub const REQ_CAMPAIGN_FIRST: &str = "PERTINAX_REQ_CAMPAIGN_FIRST";
+    /// Jobs of the propagation campaign (`tests/propagate.rs`).
+    pub const PROP_CAMPAIGN_RUNS: &str = "PERTINAX_PROP_CAMPAIGN_RUNS";
+    /// First seed of the propagation campaign.
+    pub const PROP_CAMPAIGN_SEED: &str = "PERTINAX_PROP_CAMPAIGN_SEED";
+    /// Jobs of the flat resilient campaign (`tests/resilient.rs`).
+    pub const RESILIENT_CAMPAIGN_RUNS: &str = "PERTINAX_RESILIENT_CAMPAIGN_RUNS";
+    /// Jobs of the hierarchical resilient campaigns (`tests/resilient.rs`,
+    /// `tests/resilient_hier.rs`).
+    pub const RESILIENT_HIER_RUNS: &str = "PERTINAX_RESILIENT_HIER_RUNS";
+    /// First seed of the hierarchical resilient campaign.
+    pub const RESILIENT_HIER_FIRST: &str = "PERTINAX_RESILIENT_HIER_FIRST";
+    /// Jobs of the non-blocking resilient campaign (`tests/resilient_nb.rs`).
+    pub const RESNB_CAMPAIGN_RUNS: &str = "PERTINAX_RESNB_CAMPAIGN_RUNS";
+    /// First seed of the non-blocking resilient campaign.
+    pub const RESNB_CAMPAIGN_SEED: &str = "PERTINAX_RESNB_CAMPAIGN_SEED";
+    /// Jobs of the Jacobi campaign (`tests/jacobi.rs`).
+    pub const JACOBI_RUNS: &str = "PERTINAX_JACOBI_RUNS";
+    /// Mark that the multi-process tests' harness puts on the processes it
+    /// starts, to find leftovers.
+    pub const TEST_MARK: &str = "PERTINAX_TEST_MARK";
+    /// Mark that the launcher's tests put on the processes they start.
+    pub const TEST_TAG: &str = "PERTINAX_TEST_TAG";
 }
 
 /// Formats bytes as lowercase hex.

@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use pertinax_wire::ctrl::{self, ToLauncher};
 use pertinax_wire::env;
+use pertinax_wire::fault::{Plan, PlanError, Point};
 
 /// How an injected fault ends the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,34 +31,22 @@ struct Shot {
 
 static PLAN: OnceLock<Vec<Shot>> = OnceLock::new();
 
-/// Parses `NAME@K:SIGNAL,...` (see [`pertinax_wire::env::FAULTS`]).
+/// Parses `NAME@K:SIGNAL,...` (see [`pertinax_wire::fault::Plan`]).
 fn parse(spec: &str) -> Result<Vec<Shot>, String> {
-    let mut shots = Vec::new();
-    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (point, rest) = item
-            .split_once('@')
-            .ok_or_else(|| format!("{item:?}: expected NAME@K:SIGNAL"))?;
-        let (k, sig) = rest.split_once(':').unwrap_or((rest, "kill"));
-        let hit: u64 = k
-            .parse()
-            .ok()
-            .filter(|&k| k > 0)
-            .ok_or_else(|| format!("{item:?}: the hit number must be a positive integer"))?;
-        let how = match sig {
-            "kill" => How::Signal(libc::SIGKILL),
-            "segv" => How::Signal(libc::SIGSEGV),
-            "stop" => How::Signal(libc::SIGSTOP),
-            "panic" => How::Panic,
-            other => return Err(format!("{item:?}: unknown signal {other:?}")),
-        };
-        shots.push(Shot {
-            point: (point != "*").then(|| point.to_string()),
-            hit,
-            how,
+    let plan: Plan = spec.parse().map_err(|e: PlanError| e.to_string())?;
+    Ok(plan
+        .shots
+        .into_iter()
+        .map(|s| Shot {
+            point: match s.point {
+                Point::Any => None,
+                Point::Named(name) => Some(name),
+            },
+            hit: s.hit,
+            how: s.signal.number().map_or(How::Panic, How::Signal),
             seen: AtomicU64::new(0),
-        });
-    }
-    Ok(shots)
+        })
+        .collect())
 }
 
 /// Reads this process's plan from the environment (once, at init).

@@ -181,8 +181,10 @@ fn non_contributors(got: &[Record], what: &str) -> Option<Error> {
 }
 
 fn spawn_error(status: u32) -> Error {
-    Error::SpawnFailed(match status {
-        1 => "no free process slot or spare (see `pertinax run --max-spawn` and `--spares`)".into(),
+    Error::SpawnFailed(match pertinax_wire::spawn::SpawnStatus::from_code(status) {
+        pertinax_wire::spawn::SpawnStatus::NoRoom => {
+            "no free process slot or spare (see `pertinax run --max-spawn` and `--spares`)".into()
+        }
         _ => format!("the launcher could not start the program (status {status})"),
     })
 }

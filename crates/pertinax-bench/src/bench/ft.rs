@@ -880,14 +880,15 @@ fn cost(ctx: &mut Context, launches: usize) -> Result<Vec<Goal>> {
             .args(["--reps", "1000", "--warmup", "100", "--batches", "7"])
     };
     let base = Cmd::new(&ctx.launcher).args(["run", "-n", "2"]);
+    let detect_off = format!("{}=0", pertinax_wire::env::tune::DETECT);
     let variants = vec![
         Variant {
             name: "detect on".into(),
             cmd: worker(base.clone()),
         },
         Variant {
-            name: "PERTINAX_DETECT=0".into(),
-            cmd: worker(base.args(["-x", "PERTINAX_DETECT=0"])),
+            name: detect_off.clone(),
+            cmd: worker(base.args(["-x", detect_off.as_str()])),
         },
     ];
     let mut head = format!(

@@ -19,7 +19,7 @@ pub const PERTINAX: &str = env!("CARGO_BIN_EXE_pertinax");
 /// The protocol-speaking test rank.
 pub const FAKE_RANK: &str = env!("CARGO_BIN_EXE_pertinax-fake-rank");
 
-const TAG_VAR: &str = "PERTINAX_TEST_TAG";
+const TAG_VAR: &str = pertinax_wire::env::test::TEST_TAG;
 
 /// How long leftovers may take to disappear after the launcher ended (they
 /// may be dying of PDEATHSIG at that moment).

@@ -24,13 +24,16 @@ use crate::error::LaunchError;
 use crate::report::{Cause, Role};
 use crate::spec::resolve_program;
 
-/// Publication status: the processes were started (or assigned).
-pub const SPAWN_OK: u32 = 0;
-/// Publication status: not enough slots left for the fresh processes.
-pub const SPAWN_NO_ROOM: u32 = 1;
+/// Publication status: the processes were started (or assigned)
+/// ([`pertinax_wire::spawn::SpawnStatus::Ok`]).
+pub const SPAWN_OK: u32 = pertinax_wire::spawn::OK;
+/// Publication status: not enough slots left for the fresh processes
+/// ([`pertinax_wire::spawn::SpawnStatus::NoRoom`]).
+pub const SPAWN_NO_ROOM: u32 = pertinax_wire::spawn::NO_ROOM;
 /// Publication status: the request was refused (count 0 or above
-/// `PUBLISH_MAX`, a program that cannot be run, the job is ending).
-pub const SPAWN_REFUSED: u32 = 2;
+/// `PUBLISH_MAX`, a program that cannot be run, the job is ending)
+/// ([`pertinax_wire::spawn::SpawnStatus::Refused`]).
+pub const SPAWN_REFUSED: u32 = pertinax_wire::spawn::REFUSED;
 
 /// A spawn request, as `ToLauncher::Spawn` carries it.
 #[derive(Debug)]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use pertinax::{Comm, Op, Rank, Source};
+use pertinax_wire::resilient as wire;
 
 use crate::p2p::{check_rank, inverse, survivors, P2p};
 use crate::policy::Kind;
@@ -62,51 +63,31 @@ impl Config {
     /// resilient), `PERTINAX_RESILIENT_K` and `PERTINAX_RESILIENT_THRESHOLD`
     /// (the hierarchy's knobs, see [`crate::HierConfig`]),
     /// `PERTINAX_RESILIENT_POLICY` (see [`Policy::parse`]) and
-    /// `PERTINAX_RESILIENT_CHECK` (`agree`, the default, or `log`).
+    /// `PERTINAX_RESILIENT_CHECK` (`agree`, the default, or `log`). The
+    /// format is [`pertinax_wire::resilient::Settings`]; the variables are
+    /// read whoever set them, so a program started without `pertinax run`
+    /// can set them itself.
     ///
     /// # Errors
     /// [`Error::Policy`] for a value it does not understand.
     pub fn from_env() -> Result<Option<Config>, Error> {
-        let var = |k: &str| std::env::var(k).unwrap_or_default();
-        let hier = match var("PERTINAX_RESILIENT").trim() {
-            "" | "off" => return Ok(None),
-            "flat" | "1" | "on" => None,
-            "hier" => {
-                let num = |k: &str, min: usize| -> Result<Option<usize>, Error> {
-                    match var(k).trim() {
-                        "" => Ok(None),
-                        v => match v.parse::<usize>() {
-                            Ok(n) if n >= min => Ok(Some(n)),
-                            _ => Err(Error::Policy(format!(
-                                "{k}={v}: expected a whole number of at least {min}"
-                            ))),
-                        },
-                    }
-                };
-                let mut h = crate::flavor::hier::HierConfig {
-                    k: num("PERTINAX_RESILIENT_K", 2)?,
-                    ..Default::default()
-                };
-                if let Some(t) = num("PERTINAX_RESILIENT_THRESHOLD", 1)? {
-                    h.threshold = t;
-                }
-                Some(h)
-            }
-            other => {
-                return Err(Error::Policy(format!(
-                    "PERTINAX_RESILIENT={other}: expected flat, hier or off"
-                )))
-            }
+        let Some(s) = wire::Settings::from_env().map_err(|e| Error::Policy(e.to_string()))? else {
+            return Ok(None);
         };
-        let policy = Policy::parse(&var("PERTINAX_RESILIENT_POLICY"))?;
-        let check = match var("PERTINAX_RESILIENT_CHECK").trim() {
-            "" | "agree" => Check::Agree,
-            "log" => Check::Log,
-            other => {
-                return Err(Error::Policy(format!(
-                    "PERTINAX_RESILIENT_CHECK={other}: expected log or agree"
-                )))
+        let hier = (s.mode == wire::Mode::Hier).then(|| {
+            let mut h = crate::flavor::hier::HierConfig {
+                k: s.k,
+                ..Default::default()
+            };
+            if let Some(t) = s.threshold {
+                h.threshold = t;
             }
+            h
+        });
+        let policy = s.policy.as_ref().map(Policy::from_spec).unwrap_or_default();
+        let check = match s.check {
+            None | Some(wire::Check::Agree) => Check::Agree,
+            Some(wire::Check::Log) => Check::Log,
         };
         Ok(Some(Config {
             policy,
@@ -168,7 +149,9 @@ impl fmt::Debug for Resilient {
 /// Whether `PERTINAX_RESILIENT_TRACE` asks for a line per repair on stderr.
 fn trace() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("PERTINAX_RESILIENT_TRACE").is_some_and(|v| v != "0"))
+    *ON.get_or_init(|| {
+        std::env::var_os(pertinax_wire::env::RESILIENT_TRACE).is_some_and(|v| v != "0")
+    })
 }
 
 /// Original ranks as ranks.

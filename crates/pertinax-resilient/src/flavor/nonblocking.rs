@@ -124,7 +124,9 @@ type CoreRequest<'c> = pertinax::Request<'c>;
 /// Whether `PERTINAX_RESILIENT_TRACE` asks for a line per repair.
 fn trace() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("PERTINAX_RESILIENT_TRACE").is_some_and(|v| v != "0"))
+    *ON.get_or_init(|| {
+        std::env::var_os(pertinax_wire::env::RESILIENT_TRACE).is_some_and(|v| v != "0")
+    })
 }
 
 // ---- buffers -------------------------------------------------------------

@@ -364,7 +364,7 @@ fn run(u: &pertinax::Universe, a: &[String]) -> Result<String, String> {
     }
     // How the launcher started this process: a replacement is a spare
     // (`--spares`) or a new process.
-    let how = std::env::var("PERTINAX_ROLE").unwrap_or_default();
+    let how = std::env::var(pertinax_wire::env::ROLE).unwrap_or_default();
     let role = match u.role() {
         Role::Original => "original".to_string(),
         _ => format!("replacement({how})"),

@@ -90,7 +90,7 @@ fn marker() -> String {
 
 /// Pids of live processes whose environment holds `PERTINAX_TEST_MARK=mark`.
 pub fn marked_processes(mark: &str) -> Vec<u32> {
-    let needle = format!("PERTINAX_TEST_MARK={mark}");
+    let needle = format!("{}={mark}", pertinax_wire::env::test::TEST_MARK);
     let mut out = Vec::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return out;
@@ -162,7 +162,8 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&std::path::Path, u32)) -> J
     let mut cmd = Command::new(launcher());
     cmd.arg("run").arg("-n").arg(spec.ranks.to_string());
     cmd.args(&spec.launcher_args);
-    cmd.arg("-x").arg(format!("PERTINAX_TEST_MARK={mark}"));
+    cmd.arg("-x")
+        .arg(format!("{}={mark}", pertinax_wire::env::test::TEST_MARK));
     for (k, v) in &spec.env {
         cmd.arg("-x").arg(format!("{k}={v}"));
     }

@@ -376,7 +376,7 @@ impl fmt::Debug for Hierarchical {
 }
 
 fn trace() -> bool {
-    std::env::var_os("PERTINAX_RESILIENT_TRACE").is_some()
+    std::env::var_os(pertinax_wire::env::RESILIENT_TRACE).is_some()
 }
 
 fn internal(msg: impl Into<String>) -> Error {
