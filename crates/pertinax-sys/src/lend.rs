@@ -11,10 +11,11 @@
 //! request does not help escape: the handle lives in the engine, which
 //! completes it during the drain.
 
-use std::cell::Cell;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+
+use crate::sync::Cell;
 
 /// A scope in which buffers borrowed for `'scope` can be lent.
 #[derive(Debug)]
@@ -200,5 +201,120 @@ mod tests {
         }));
         assert!(r.is_err());
         assert!(held.borrow().is_none());
+    }
+}
+
+/// Loom models of the lending: a peer thread reads (or writes) the lent
+/// buffer, as a single-copy transfer by another process does, and tells
+/// the owner it is done through an atomic flag, as the engine learns it;
+/// the owner's drain drops the handle once it sees the flag. Loom checks,
+/// in every interleaving, that the scope returns only after the handle is
+/// dropped, so that the owner's next access to the buffer happens after the
+/// peer's (the buffer is a loom cell, which fails the model on an access
+/// that is not ordered after the peer's). Run with
+/// `RUSTFLAGS="--cfg loom" cargo test --release -p pertinax-sys --lib loom`.
+#[cfg(all(test, loom))]
+// The buffer is a loom cell shared with the peer thread on purpose: loom
+// checks every access to it.
+#[allow(clippy::arc_with_non_send_sync)]
+mod loom_tests {
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::AtomicBool;
+    use loom::sync::atomic::Ordering::{Acquire, Release};
+
+    use super::*;
+
+    /// A lent send buffer: the peer reads it; the owner rewrites it after
+    /// the scope.
+    #[test]
+    fn loom_lend_scope_waits_for_a_peer_reading_the_buffer() {
+        loom::model(|| {
+            let buf = Arc::new(UnsafeCell::new([1u8, 2, 3, 4]));
+            let done = Arc::new(AtomicBool::new(false));
+            let engine: RefCell<Vec<Lent>> = RefCell::new(Vec::new());
+            let mut drains = 0;
+            let peer = {
+                // The owner's shared borrow of the buffer, for the scope.
+                let borrowed = buf.get();
+                // SAFETY: loom tracks the borrow until `borrowed` drops.
+                let slice: &[u8] = unsafe { borrowed.deref() };
+                let peer = scope(
+                    |s| {
+                        engine.borrow_mut().push(s.lend(slice));
+                        let (b, d) = (buf.clone(), done.clone());
+                        loom::thread::spawn(move || {
+                            // SAFETY: loom checks this access.
+                            let sum: u8 = b.with(|p| unsafe { (*p).iter().sum() });
+                            d.store(true, Release);
+                            sum
+                        })
+                    },
+                    || {
+                        drains += 1;
+                        if done.load(Acquire) {
+                            engine.borrow_mut().clear();
+                        } else {
+                            loom::thread::yield_now();
+                        }
+                    },
+                );
+                assert!(engine.borrow().is_empty());
+                peer
+            };
+            // After the scope the owner may change the buffer.
+            // SAFETY: loom checks this access.
+            buf.with_mut(|p| unsafe { (*p)[0] = 9 });
+            assert_eq!(peer.join().unwrap(), 10);
+            assert!(drains >= 1);
+        });
+    }
+
+    /// A lent receive buffer: the peer writes it; the owner reads it after
+    /// the scope, also when the scope's closure panicked after lending.
+    #[test]
+    fn loom_lend_scope_waits_for_a_peer_writing_the_buffer_even_when_unwinding() {
+        loom::model(|| {
+            for panics in [false, true] {
+                let buf = Arc::new(UnsafeCell::new([0u8; 4]));
+                let done = Arc::new(AtomicBool::new(false));
+                let engine: RefCell<Vec<LentMut>> = RefCell::new(Vec::new());
+                // The handle lends a placeholder: what the model checks is
+                // the order of the accesses to `buf`, which stands for the
+                // memory the handle names.
+                let mut placeholder = [0u8; 4];
+                let (b, d) = (buf.clone(), done.clone());
+                let peer = loom::thread::spawn(move || {
+                    // SAFETY: loom checks this access.
+                    b.with_mut(|p| unsafe { (*p) = [5, 6, 7, 8] });
+                    d.store(true, Release);
+                });
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    scope(
+                        |s| {
+                            engine.borrow_mut().push(s.lend_mut(&mut placeholder));
+                            assert_eq!(s.outstanding(), 1);
+                            if panics {
+                                std::panic::resume_unwind(Box::new("the owner panics"));
+                            }
+                        },
+                        || {
+                            if done.load(Acquire) {
+                                engine.borrow_mut().clear();
+                            } else {
+                                loom::thread::yield_now();
+                            }
+                        },
+                    )
+                }));
+                assert_eq!(r.is_err(), panics);
+                assert!(engine.borrow().is_empty());
+                // SAFETY: loom checks this access.
+                assert_eq!(buf.with(|p| unsafe { *p }), [5, 6, 7, 8]);
+                peer.join().unwrap();
+            }
+        });
     }
 }

@@ -30,6 +30,7 @@ pub mod process;
 pub mod ring;
 pub mod robust;
 pub mod segment;
+mod sync;
 
 /// Reads `n` random bytes from the kernel (`getrandom`).
 ///
