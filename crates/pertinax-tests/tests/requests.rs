@@ -5,8 +5,7 @@
 //! kills. Every job goes through the launcher with a wall-clock bound and
 //! the harness checks that none of its processes survives it.
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Spec};
 
 fn reqprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-reqprog"))
