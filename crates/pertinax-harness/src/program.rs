@@ -47,7 +47,7 @@ pub struct Program {
 pub const LAUNCHER: Program = Program::bin("pertinax-cli", "pertinax");
 /// The protocol-speaking test rank of this crate (see its documentation in
 /// `src/bin/pertinax-fake-rank.rs`).
-pub const FAKE_RANK: Program = Program::bin("pertinax-cli", "pertinax-fake-rank");
+pub const FAKE_RANK: Program = Program::bin("pertinax-harness", "pertinax-fake-rank");
 
 impl Program {
     /// Binary `name` of `package`.

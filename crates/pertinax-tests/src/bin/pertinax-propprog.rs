@@ -641,7 +641,7 @@ fn main() {
             // resolution (`--kill 1@prop...`).
             "leave" | "early" | "killed" => steps(&mut g, 8, |s, g| {
                 if s == 3 && me == 1 {
-                    let p = match early_return(g, me, &scenario) {
+                    let p = match early_return(g, me, scenario) {
                         Err(GuardError::Propagated(p)) => p,
                         other => return Err(format!("signaller: {other:?}")),
                     };
