@@ -220,3 +220,27 @@ pub fn wait_file(path: &Path, secs: u64) -> String {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_lines_pick_the_kind_and_the_rank() {
+        let j = Job {
+            code: Some(0),
+            stdout: "OK ring rank=1 sum=3\nOK ring rank=10\nLEFT ring rank=1: gone\n\
+                     FAIL ring rank=2: bad\nOKAY rank=1\n[0] OK ring rank=0\n"
+                .into(),
+            stderr: String::new(),
+            elapsed: Duration::ZERO,
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        assert_eq!(j.rank_lines("OK", 1), ["OK ring rank=1 sum=3"]);
+        assert_eq!(j.rank_lines("OK", 10), ["OK ring rank=10"]);
+        assert_eq!(j.rank_lines("LEFT", 1), ["LEFT ring rank=1: gone"]);
+        assert_eq!(j.rank_lines("FAIL", 2), ["FAIL ring rank=2: bad"]);
+        assert!(j.rank_lines("OK", 0).is_empty());
+        assert_eq!(j.oks(), 2);
+    }
+}

@@ -128,7 +128,7 @@ impl Program {
             path.display()
         );
         eprintln!(
-            "pertinax-harness: {} is up to date ({:.1} s)",
+            "pertinax-harness: {} built or found fresh in {:.1} s",
             path.display(),
             t.elapsed().as_secs_f64()
         );
@@ -150,7 +150,10 @@ impl OutputDir {
     /// Reads `<target>/[<triple>/]<profile>/deps/<exe>` (integration tests)
     /// or `<target>/[<triple>/]<profile>/<exe>` (binaries).
     fn of_this_test() -> OutputDir {
-        let exe = std::env::current_exe().expect("the test executable's path");
+        OutputDir::of(&std::env::current_exe().expect("the test executable's path"))
+    }
+
+    fn of(exe: &Path) -> OutputDir {
         let parent = exe.parent().expect("the test executable's directory");
         let dir = if parent.file_name().is_some_and(|n| n == "deps") {
             parent.parent().expect("the profile directory")
@@ -201,4 +204,35 @@ pub fn launcher() -> PathBuf {
 /// (see [`FAKE_RANK`]).
 pub fn fake_rank() -> String {
     FAKE_RANK.path().to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_output_directory_follows_the_test_executable() {
+        let t = tempfile::tempdir().expect("temp dir");
+        let root = t.path().join("tgt");
+        std::fs::create_dir_all(root.join("release/deps")).expect("dirs");
+        std::fs::create_dir_all(root.join("x86_64-unknown-linux-gnu/debug/deps")).expect("dirs");
+        std::fs::create_dir_all(root.join("fast")).expect("dirs");
+        std::fs::write(root.join("CACHEDIR.TAG"), "").expect("tag");
+        let o = OutputDir::of(&root.join("release/deps/p2p-0123"));
+        assert_eq!((o.profile.as_str(), o.triple), ("release", None));
+        assert_eq!((o.target_dir, o.dir), (root.clone(), root.join("release")));
+        let o = OutputDir::of(&root.join("x86_64-unknown-linux-gnu/debug/deps/p2p-0123"));
+        assert_eq!(o.profile, "dev");
+        assert_eq!(o.triple.as_deref(), Some("x86_64-unknown-linux-gnu"));
+        assert_eq!(o.target_dir, root);
+        let o = OutputDir::of(&root.join("fast/pertinax-testprog"));
+        assert_eq!((o.profile.as_str(), o.triple), ("fast", None));
+        assert_eq!(o.target_dir, root);
+    }
+
+    #[test]
+    fn this_test_finds_its_own_target_directory() {
+        let o = OutputDir::of_this_test();
+        assert!(o.target_dir.join("CACHEDIR.TAG").exists(), "{o:?}");
+    }
 }

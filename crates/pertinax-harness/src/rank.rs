@@ -11,7 +11,7 @@
 //!
 //! A rank program's `main` is then:
 //!
-//! ```ignore
+//! ```text
 //! fn main() {
 //!     let sc = Scenario::from_args();
 //!     let u = setup("init", pertinax::init());
@@ -144,5 +144,25 @@ pub fn report(name: &str, rank: usize, r: Result<String, String>) -> Reported {
                 Reported::Failed
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn dispatch(scenario: &str) -> Result<String, String> {
+        crate::scenarios!(match scenario {
+            "a" => Ok("first".into()),
+            "b" => {
+                let x = 2;
+                Ok(format!("second {x}"))
+            }
+        })
+    }
+
+    #[test]
+    fn scenarios_dispatch_and_refuse_unknown_names() {
+        assert_eq!(dispatch("a"), Ok("first".into()));
+        assert_eq!(dispatch("b"), Ok("second 2".into()));
+        assert_eq!(dispatch("c"), Err("unknown scenario \"c\"".into()));
     }
 }

@@ -17,10 +17,8 @@ fn req(n: usize, args: &[&str]) -> Spec<'static> {
 
 /// The OK line of rank `r`.
 fn line(j: &Job, r: usize) -> String {
-    let tag = format!(" rank={r} ");
-    j.stdout
-        .lines()
-        .find(|l| l.starts_with("OK ") && l.contains(&tag))
+    j.rank_lines("OK", r)
+        .first()
         .unwrap_or_else(|| panic!("no OK line of rank {r}\n{}\n{}", j.stdout, j.stderr))
         .to_string()
 }
