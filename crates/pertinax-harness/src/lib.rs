@@ -5,13 +5,14 @@
 //! - [`Spec`] / [`run`] / [`run_with`]: a job of a rank program through the
 //!   real launcher (`pertinax run -n N [OPTIONS] -- PROGRAM ARGS`): launcher
 //!   options for kills (`--kill`, `--fault-seed`), spares and resilience;
-//!   variables for the ranks; a wall-clock bound past which the launcher's
-//!   process group and every process of the job are killed (the [`Job`]
-//!   then has no exit code and says why); and the leftover check.
+//!   variables for the ranks; a wall-clock bound past which the launcher
+//!   and its whole job are killed ([`kill_job`]: every marked process and
+//!   each rank's process group; the [`Job`] then has no exit code and says
+//!   why); and the leftover check.
 //! - [`Sandbox`] / [`Running`]: the launcher with any arguments (its own
-//!   tests), in a temporary directory, in a process group of its own, in
-//!   the background if need be (signals, kills from outside). Dropping
-//!   either kills what is left of it.
+//!   tests), in a temporary directory, in the background if need be
+//!   (signals, kills from outside). Dropping either kills what is left of
+//!   it (also when the test panics).
 //! - The leftover check ([`Sandbox::assert_no_leftovers`]): every process
 //!   a test starts carries `PERTINAX_TEST_MARK=<unique>` in its environment,
 //!   so after the launcher ended no live process may carry it (a grace of
@@ -43,6 +44,6 @@ pub use job::{check, run, run_with, wait_file, Job, Spec};
 pub use program::{fake_rank, launcher, Program, FAKE_RANK, LAUNCHER};
 pub use rank::{report, setup, Reported, Scenario, LEFT};
 pub use sandbox::{
-    alive, kill_all, marked, shm_leftovers, wait_for, Ended, Outcome, Running, Sandbox,
+    alive, kill_all, kill_job, marked, shm_leftovers, wait_for, Ended, Outcome, Running, Sandbox,
     LEFTOVER_GRACE, MARK_VAR,
 };

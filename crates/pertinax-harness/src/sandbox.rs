@@ -4,10 +4,13 @@
 //! Every process a sandbox starts carries `PERTINAX_TEST_MARK=<unique>` in
 //! its environment (the launcher gets it; ranks, spares, spawned processes
 //! and their children inherit it), so leftovers are found by scanning
-//! `/proc`, whoever their parent is by then. The launcher runs in a process
-//! group of its own; ending a sandbox or a launcher past its bound kills
-//! that whole group and every marked process (the ranks are in groups of
-//! their own, made by the launcher).
+//! `/proc`, whoever their parent is by then. Ending a sandbox, a launcher
+//! past its bound, or a dropped [`Running`] kills the whole job: the
+//! launcher, every marked process, and the process group of each marked
+//! group leader (the launcher puts each rank in a group of its own, so a
+//! rank's descendants go too, marked or not). The launcher stays in the
+//! test's own process group, so a Ctrl-C of `cargo test` reaches it and it
+//! ends its job itself.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+use rustix::process::{getpgid, kill_process, kill_process_group, Pid, Signal};
 
 use crate::program::launcher;
 
@@ -57,8 +60,8 @@ impl Outcome {
     }
 }
 
-/// A launcher started in the background. Dropping it kills the launcher's
-/// process group.
+/// A launcher started in the background. Dropping it kills the launcher
+/// and its job.
 #[derive(Debug)]
 pub struct Running {
     child: Option<Child>,
@@ -116,7 +119,7 @@ impl Sandbox {
     /// Ends the sandbox (killing whatever of it is still alive) but keeps
     /// its directory.
     pub fn into_dir(mut self) -> tempfile::TempDir {
-        kill_all(&marked(&self.mark));
+        kill_job(&self.mark);
         self.dir.take().expect("the sandbox's directory")
     }
 
@@ -128,14 +131,11 @@ impl Sandbox {
     }
 
     /// Starts the launcher command `cmd` (see [`launcher`]) in the test's
-    /// directory, marked, in a process group of its own, with its output
-    /// read on threads.
+    /// directory, marked, with its output read on threads.
     pub fn spawn_command(&self, mut cmd: Command) -> Running {
-        use std::os::unix::process::CommandExt;
         let mut child = cmd
             .current_dir(self.dir())
             .env(MARK_VAR, &self.mark)
-            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -166,7 +166,7 @@ impl Sandbox {
     pub fn assert_no_leftovers(&self) {
         if !wait_for(self.grace, || marked(&self.mark).is_empty()) {
             let pids = marked(&self.mark);
-            kill_all(&pids);
+            kill_job(&self.mark);
             panic!("processes left behind: {pids:?}");
         }
         let shm = shm_leftovers();
@@ -194,7 +194,7 @@ impl Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        kill_all(&marked(&self.mark));
+        kill_job(&self.mark);
     }
 }
 
@@ -227,8 +227,8 @@ impl Running {
     }
 
     /// Waits for the launcher to end within `bound` (counted from its
-    /// start); past it, kills the launcher's process group and every
-    /// process of the sandbox, and returns no status.
+    /// start); past it, kills the launcher and its job, and returns no
+    /// status.
     pub fn wait_within(mut self, bound: Duration) -> Ended {
         let mut child = self.child.take().expect("launcher");
         let status = loop {
@@ -236,9 +236,8 @@ impl Running {
                 break Some(status);
             }
             if self.started.elapsed() > bound {
-                kill_group_of(&child);
                 let _ = child.kill();
-                kill_all(&marked(&self.mark));
+                kill_job(&self.mark);
                 let _ = child.wait();
                 break None;
             }
@@ -260,18 +259,26 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            kill_group_of(&child);
             let _ = child.kill();
+            kill_job(&self.mark);
             let _ = child.wait();
         }
     }
 }
 
-/// SIGKILL to the process group the launcher leads.
-fn kill_group_of(child: &Child) {
-    if let Some(pid) = Pid::from_raw(child.id() as i32) {
-        let _ = kill_process_group(pid, Signal::KILL);
+/// SIGKILL to every live process marked `mark` and to the process group of
+/// each that leads one.
+pub fn kill_job(mark: &str) {
+    let pids = marked(mark);
+    for &p in &pids {
+        let Some(pid) = Pid::from_raw(p as i32) else {
+            continue;
+        };
+        if getpgid(Some(pid)).is_ok_and(|g| g == pid) {
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
     }
+    kill_all(&pids);
 }
 
 fn slurp(mut r: impl Read + Send + 'static) -> JoinHandle<String> {
