@@ -16,8 +16,8 @@
 //! - The leftover check ([`Sandbox::assert_no_leftovers`]): every process
 //!   a test starts carries `PERTINAX_TEST_MARK=<unique>` in its environment,
 //!   so after the launcher ended no live process may carry it (a grace of
-//!   1 s, 2 s for jobs, for deaths under way); and `/dev/shm` must hold no
-//!   pertinax entry (segments are anonymous `memfd`s).
+//!   1 s, 2 s for jobs, for deaths under way). Segments are anonymous
+//!   `memfd`s and sockets socket pairs, so a job leaves no name behind.
 //! - Output: each job's stdout and stderr in full; the rank programs'
 //!   outcome lines (`OK|LEFT|FAIL SCENARIO rank=R ...`) by rank with
 //!   [`Job::rank_lines`], counted with [`Job::oks`].
