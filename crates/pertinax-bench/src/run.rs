@@ -19,6 +19,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use rustix::process::{kill_process_group, Pid, Signal};
 
 use crate::contention::Meter;
 use crate::host::{describe, Sample, Sentinel};
@@ -138,11 +139,11 @@ pub fn run(cmd: &Cmd, limit: Duration) -> Result<Outcome> {
     let (status, t1, timed_out) = match rx.recv_timeout(limit) {
         Ok((s, t1)) => (s, t1, false),
         Err(_) => {
-            kill_group(pgid, libc::SIGTERM);
+            kill_group(pgid, Signal::TERM);
             let (s, t1) = match rx.recv_timeout(KILL_GRACE) {
                 Ok(r) => r,
                 Err(_) => {
-                    kill_group(pgid, libc::SIGKILL);
+                    kill_group(pgid, Signal::KILL);
                     rx.recv().context("waiter thread vanished")?
                 }
             };
@@ -155,7 +156,7 @@ pub fn run(cmd: &Cmd, limit: Duration) -> Result<Outcome> {
     let collect = |rx: mpsc::Receiver<String>| match rx.recv_timeout(KILL_GRACE) {
         Ok(s) => s,
         Err(_) => {
-            kill_group(pgid, libc::SIGKILL);
+            kill_group(pgid, Signal::KILL);
             rx.recv().unwrap_or_default()
         }
     };
@@ -189,9 +190,15 @@ fn reader<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<String> {
     rx
 }
 
-fn kill_group(pgid: u32, sig: i32) {
-    if let Err(e) = pertinax_sys::process::kill_group(pgid, sig) {
-        eprintln!("warning: cannot signal process group {pgid}: {e}");
+/// Sends `sig` to process group `pgid`; a group already gone is not an
+/// error.
+fn kill_group(pgid: u32, sig: Signal) {
+    let Some(pid) = Pid::from_raw(pgid as i32) else {
+        return;
+    };
+    match kill_process_group(pid, sig) {
+        Ok(()) | Err(rustix::io::Errno::SRCH) => {}
+        Err(e) => eprintln!("warning: cannot signal process group {pgid}: {e}"),
     }
 }
 

@@ -1,12 +1,10 @@
 //! `pertinax run` from the outside: exit statuses, summaries, output
 //! forwarding, bad command lines.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use common::{sh, Outcome, Sandbox};
+use pertinax_harness::{sh, Outcome, Sandbox};
 
 const BOUND: Duration = Duration::from_secs(20);
 
@@ -176,7 +174,7 @@ fn without_resilient_the_variables_are_not_inherited_from_the_launcher() {
     // its own rank must not see them.
     let inner = format!(
         "{} run -n 1 -- sh -c 'echo \"${{PERTINAX_RESILIENT-unset}} ${{PERTINAX_RESILIENT_K-unset}}\"'",
-        common::PERTINAX
+        env!("CARGO_BIN_EXE_pertinax")
     );
     let o = run_sh(1, &["--resilient=hier", "--resilient-k", "3"], &inner);
     assert_eq!(o.code, Some(0), "{o:?}");

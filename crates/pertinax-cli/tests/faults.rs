@@ -1,11 +1,9 @@
 //! Fault injection and heartbeats, driven by `pertinax-fake-rank`:
 //! time-based kills, fault points, the seeded schedule, heartbeat timeouts.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{run_fake_job, summary_time};
+use pertinax_harness::{run_fake_job, summary_time};
 use pertinax_launch::RandomFaults;
 
 const BOUND: Duration = Duration::from_secs(30);

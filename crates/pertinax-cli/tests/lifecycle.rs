@@ -1,11 +1,9 @@
 //! The ends of a job that the ranks do not choose: timeouts, signals to the
 //! launcher, the launcher's own death, and what ranks leave behind.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{alive, sh, wait_for, Sandbox};
+use pertinax_harness::{alive, sh, wait_for, Sandbox};
 
 const BOUND: Duration = Duration::from_secs(20);
 

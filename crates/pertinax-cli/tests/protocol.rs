@@ -1,11 +1,9 @@
 //! The control protocol, driven by `pertinax-fake-rank`: bootstrap fences,
 //! finalization, the hello check, failure publication, abort, launch time.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Outcome, Sandbox, FAKE_RANK};
+use pertinax_harness::{fake_rank, Outcome, Sandbox};
 
 const BOUND: Duration = Duration::from_secs(30);
 
@@ -15,10 +13,11 @@ fn run_fake(n: usize, flags: &[&str], special: Option<(usize, &[&str])>) -> Outc
     let sb = Sandbox::new();
     let n = n.to_string();
     let quote = |f: &[&str]| f.join(" ");
+    let fake = fake_rank();
     let script = match special {
-        None => format!("exec {FAKE_RANK} {}", quote(flags)),
+        None => format!("exec {fake} {}", quote(flags)),
         Some((r, special_flags)) => format!(
-            "if [ $PERTINAX_RANK = {r} ]; then exec {FAKE_RANK} {}; else exec {FAKE_RANK} {}; fi",
+            "if [ $PERTINAX_RANK = {r} ]; then exec {fake} {}; else exec {fake} {}; fi",
             quote(special_flags),
             quote(flags)
         ),
@@ -114,7 +113,8 @@ fn abort_ends_the_job_with_its_code() {
 #[test]
 fn launch_of_16_fake_ranks_is_quick() {
     let sb = Sandbox::new();
-    let o = sb.run(&["run", "-n", "16", "--", FAKE_RANK], BOUND);
+    let fake = fake_rank();
+    let o = sb.run(&["run", "-n", "16", "--", &fake], BOUND);
     assert_eq!(o.code, Some(0), "{o:?}");
     println!(
         "pertinax run -n 16 of fake ranks (debug build, under test load): {:?}",

@@ -2,11 +2,9 @@
 //! the requester's publication, assignments, environments, output tags,
 //! isolation of spawned failures, `--on-parent-failure`, idle spares.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{run_fake_job, FAKE_RANK};
+use pertinax_harness::{fake_rank, run_fake_job};
 
 const BOUND: Duration = Duration::from_secs(30);
 
@@ -56,7 +54,10 @@ fn spawned_processes_are_assigned_watched_and_reported() {
 fn requests_name_a_program_or_are_refused() {
     // One slot to spawn into: rank 0 takes it with another program; rank
     // 1's program does not exist.
-    let spawn_fake = format!("--spawn 1 --spawn-program {FAKE_RANK} --spawn-arg --print-env");
+    let spawn_fake = format!(
+        "--spawn 1 --spawn-program {} --spawn-arg --print-env",
+        fake_rank()
+    );
     let o = run_fake_job(
         2,
         &["--max-spawn", "1"],

@@ -28,7 +28,9 @@ pub fn arg(args: &[String], i: usize, default: u64) -> u64 {
 /// # Errors
 /// If the signal could not be sent.
 pub fn kill_self() -> std::io::Result<()> {
-    pertinax_sys::process::kill(std::process::id(), 9)
+    use rustix::process::{getpid, kill_process, Signal};
+    kill_process(getpid(), Signal::KILL)?;
+    Ok(())
 }
 
 /// A small, fast, seedable generator (SplitMix64) so that every rank can

@@ -6,8 +6,7 @@
 //! reproducible floating point. The rank program is `pertinax-colltest`
 //! (its module docs list the scenarios).
 
-mod common;
-use common::{Job, Spec};
+use pertinax_harness::{Job, Spec};
 
 use std::path::PathBuf;
 
@@ -15,9 +14,9 @@ fn colltest() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pertinax-colltest"))
 }
 
-/// `common::run` with the collective rank program.
+/// [`pertinax_harness::run`] with the collective rank program.
 fn run(spec: Spec<'_>) -> Job {
-    common::run(spec.program(colltest()))
+    pertinax_harness::run(spec.program(colltest()))
 }
 
 /// `n` ranks of scenario `args`, every rank OK within `secs`.

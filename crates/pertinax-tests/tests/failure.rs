@@ -1,12 +1,21 @@
 //! A rank that dies never leaves the others hanging, and nothing is left
 //! behind.
 
-mod common;
-use common::{run, run_with, shm_leftovers, wait_file, Spec};
+use pertinax_harness::{run, run_with, shm_leftovers, wait_file, Spec};
+
+/// The rank program of these tests.
+fn testprog() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"))
+}
+
+/// A job of `n` ranks of `pertinax-testprog ARGS`.
+fn spec(n: usize, args: &[&str]) -> Spec<'static> {
+    Spec::new(n, args).program(testprog())
+}
 
 #[test]
 fn a_crashing_peer_gives_proc_failed_not_a_hang() {
-    let j = run(Spec::new(3, &["peerdeath"]).bound(30));
+    let j = run(spec(3, &["peerdeath"]).bound(30));
     assert_eq!(j.code, Some(134), "{}", j.stderr);
     assert_eq!(j.oks(), 2, "{}\n{}", j.stdout, j.stderr);
     assert!(
@@ -22,7 +31,7 @@ fn a_crashing_peer_gives_proc_failed_not_a_hang() {
 /// every rank died.
 #[test]
 fn with_resilient_a_crashing_peer_does_not_fail_the_job() {
-    let j = run(Spec::new(3, &["peerdeath"])
+    let j = run(spec(3, &["peerdeath"])
         .launcher_arg("--resilient")
         .bound(30));
     assert_eq!(j.code, Some(0), "{}", j.stderr);
@@ -32,7 +41,7 @@ fn with_resilient_a_crashing_peer_does_not_fail_the_job() {
         "{}",
         j.stderr
     );
-    let j = run(Spec::new(1, &["peerdeath"])
+    let j = run(spec(1, &["peerdeath"])
         .launcher_arg("--resilient")
         .bound(30));
     assert_eq!(j.code, Some(134), "the only rank died: {}", j.stderr);
@@ -41,19 +50,16 @@ fn with_resilient_a_crashing_peer_does_not_fail_the_job() {
 #[test]
 fn sigkill_of_a_rank_reaches_blocked_receivers() {
     for n in [2, 4, 8] {
-        let j = run_with(
-            Spec::new(n, &["victim", "victim.pid"]).bound(30),
-            |dir, _| {
-                let pid = wait_file(&dir.join("victim.pid"), 20);
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                let st = std::process::Command::new("kill")
-                    .arg("-9")
-                    .arg(pid.trim())
-                    .status()
-                    .expect("kill");
-                assert!(st.success());
-            },
-        );
+        let j = run_with(spec(n, &["victim", "victim.pid"]).bound(30), |dir, _| {
+            let pid = wait_file(&dir.join("victim.pid"), 20);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let st = std::process::Command::new("kill")
+                .arg("-9")
+                .arg(pid.trim())
+                .status()
+                .expect("kill");
+            assert!(st.success());
+        });
         assert_eq!(j.code, Some(137), "{}", j.stderr);
         assert_eq!(j.oks(), n - 1, "{}\n{}", j.stdout, j.stderr);
         assert!(
@@ -67,7 +73,7 @@ fn sigkill_of_a_rank_reaches_blocked_receivers() {
 
 #[test]
 fn sigkill_of_the_launcher_ends_every_rank() {
-    let j = run_with(Spec::new(4, &["hang"]).bound(30), |dir, launcher| {
+    let j = run_with(spec(4, &["hang"]).bound(30), |dir, launcher| {
         // Let the ranks start, then kill the launcher.
         std::thread::sleep(std::time::Duration::from_millis(300));
         let _ = dir;
@@ -92,7 +98,7 @@ fn simultaneous_aborts_never_share_a_line() {
     const LEN: usize = 3000;
     let xs = "x".repeat(LEN);
     for (n, tag) in [(8, false), (8, true), (6, false)] {
-        let mut spec = Spec::new(n, &["abortall", &LEN.to_string()]).bound(30);
+        let mut spec = spec(n, &["abortall", &LEN.to_string()]).bound(30);
         if tag {
             spec = spec.launcher_arg("--tag-output");
         }
@@ -137,7 +143,7 @@ fn simultaneous_aborts_never_share_a_line() {
 #[test]
 fn a_replacement_is_named_by_the_rank_it_calls_itself() {
     for spares in ["0", "1"] {
-        let j = run(Spec::new(4, &["replacement", "2"])
+        let j = run(spec(4, &["replacement", "2"])
             .launcher_arg("--tag-output")
             .launcher_arg("--spares")
             .launcher_arg(spares)

@@ -5,8 +5,7 @@
 //! outcome and none may hang. Every job has a wall-clock bound and the
 //! harness checks that none of its processes survives it.
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Spec};
 
 fn interprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-interprog"))

@@ -7,8 +7,7 @@
 //! failures, and every survivor listing the ranks that were replaced.
 //! Spares and new processes are both used.
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Spec};
 
 const N: usize = 5;
 /// Rows per rank, columns, iterations, checkpoint interval.

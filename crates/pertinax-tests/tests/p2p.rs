@@ -1,15 +1,29 @@
 //! Point-to-point and communicator behaviour of real jobs.
 
-mod common;
-use common::{check, run, Spec};
+use pertinax_harness::{run, Job, Spec};
+
+/// The rank program of these tests.
+fn testprog() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"))
+}
+
+/// A job of `n` ranks of `pertinax-testprog ARGS`.
+fn spec(n: usize, args: &[&str]) -> Spec<'static> {
+    Spec::new(n, args).program(testprog())
+}
+
+/// `n` ranks of `args`, every rank OK.
+fn check(n: usize, args: &[&str]) -> Job {
+    pertinax_harness::check(spec(n, args))
+}
 
 #[test]
 fn pingpong_every_size_and_protocol() {
     check(2, &["pingpong"]);
     for large in ["stream", "cma"] {
-        run(Spec::new(2, &["pingpong"]).env(pertinax_wire::env::tune::LARGE, large)).assert_ok(2);
+        run(spec(2, &["pingpong"]).env(pertinax_wire::env::tune::LARGE, large)).assert_ok(2);
     }
-    run(Spec::new(2, &["pingpong"])
+    run(spec(2, &["pingpong"])
         .env(pertinax_wire::env::tune::CMA, "0")
         .env(pertinax_wire::env::tune::LARGE, "cma"))
     .assert_ok(2);
@@ -35,13 +49,12 @@ fn any_source_fan_in_keeps_per_sender_order() {
 fn ordering_under_load() {
     let j = check(4, &["order", "85000", "11"]);
     eprintln!("1.02 M messages (4 ranks, stream) in {:?}", j.elapsed);
-    run(Spec::new(3, &["order", "4000", "12"]).env(pertinax_wire::env::tune::LARGE, "cma"))
-        .assert_ok(3);
-    run(Spec::new(3, &["order", "2000", "13"])
+    run(spec(3, &["order", "4000", "12"]).env(pertinax_wire::env::tune::LARGE, "cma")).assert_ok(3);
+    run(spec(3, &["order", "2000", "13"])
         .env(pertinax_wire::env::tune::CMA, "0")
         .env(pertinax_wire::env::tune::LARGE, "cma"))
     .assert_ok(3);
-    run(Spec::new(8, &["order", "300", "14"])
+    run(spec(8, &["order", "300", "14"])
         .launcher_arg("--ring-bytes")
         .launcher_arg("8192"))
     .assert_ok(8);
@@ -70,7 +83,7 @@ fn probe_sendrecv_values_wait_any() {
 #[test]
 fn singleton_without_launcher() {
     for scenario in ["ring", "misc", "badinput", "isolation"] {
-        let out = std::process::Command::new(common::testprog())
+        let out = std::process::Command::new(testprog())
             .arg(scenario)
             .env_remove(pertinax_wire::env::RANK)
             .output()
@@ -89,6 +102,6 @@ fn singleton_without_launcher() {
 #[test]
 fn root_only_argument_errors_leave_nobody_waiting() {
     for n in [2, 3, 5] {
-        run(Spec::new(n, &["rootargs"]).bound(60)).assert_ok(n);
+        run(spec(n, &["rootargs"]).bound(60)).assert_ok(n);
     }
 }

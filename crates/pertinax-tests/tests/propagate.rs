@@ -1,8 +1,7 @@
 //! Error propagation (`pertinax-propagate`) with real jobs: every rank
 //! gets the same error, whatever it was blocked in, and nobody hangs.
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Program, Spec};
 
 fn propprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-propprog"))
@@ -223,24 +222,15 @@ fn an_awaited_request_does_not_busy_loop() {
 }
 
 /// The paper's three situations, as runnable examples of
-/// `pertinax-propagate` (built by `cargo test --workspace`).
+/// `pertinax-propagate` (built on first use).
 #[test]
 fn the_three_examples_recover_and_verify_their_results() {
-    let dir = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent()?.parent().map(|d| d.join("examples")))
-        .expect("target directory");
     for (name, want) in [
         ("local_recovery", "every global checksum verified"),
         ("krylov_restart", "with 1 restart(s)"),
         ("rollback", "final state verified on 4/4 ranks"),
     ] {
-        let exe = dir.join(name);
-        assert!(
-            exe.exists(),
-            "{} is missing: run `cargo test --workspace`",
-            exe.display()
-        );
+        let exe = Program::example("pertinax-propagate", name).path();
         let j = run(Spec::new(4, &[]).program(exe).bound(60));
         assert!(
             j.code == Some(0) && j.stdout.contains(want) && j.stdout.contains("signalled"),

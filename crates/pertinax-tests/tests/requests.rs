@@ -5,8 +5,7 @@
 //! kills. Every job goes through the launcher with a wall-clock bound and
 //! the harness checks that none of its processes survives it.
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Spec};
 
 fn reqprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-reqprog"))
@@ -18,10 +17,8 @@ fn req(n: usize, args: &[&str]) -> Spec<'static> {
 
 /// The OK line of rank `r`.
 fn line(j: &Job, r: usize) -> String {
-    let tag = format!(" rank={r} ");
-    j.stdout
-        .lines()
-        .find(|l| l.starts_with("OK ") && l.contains(&tag))
+    j.rank_lines("OK", r)
+        .first()
         .unwrap_or_else(|| panic!("no OK line of rank {r}\n{}\n{}", j.stdout, j.stderr))
         .to_string()
 }

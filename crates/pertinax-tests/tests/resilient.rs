@@ -5,8 +5,7 @@
 //! collective-only program). Every survivor must finish with every result
 //! checked and the same digest of results and outcomes.
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Spec};
 
 fn resprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-resprog"))

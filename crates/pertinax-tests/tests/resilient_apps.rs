@@ -7,24 +7,16 @@
 //! The programs check their own results (the reporter recomputes the
 //! survivors' work sequentially) and say so in one summary line; these
 //! tests read that line and check it against what the kills must have
-//! cost. The programs are built by `cargo test --workspace` (their crate
-//! has integration tests) next to the launcher.
+//! cost. The programs are built on first use (see `pertinax-harness`).
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Program, Spec};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// A program of `pertinax-apps`.
-fn app(name: &str) -> PathBuf {
-    let p = common::testprog().with_file_name(name);
-    assert!(
-        p.exists(),
-        "{} is missing: run the tests with `cargo test --workspace`",
-        p.display()
-    );
-    p
+/// A program of `pertinax-apps` (built on first use).
+fn app(name: &'static str) -> PathBuf {
+    Program::bin("pertinax-apps", name).path()
 }
 
 /// How a job runs.
@@ -52,7 +44,7 @@ enum Mode {
 const HIER_FROM: usize = 4;
 
 /// Runs `program args` on `n` ranks with `kills` (`RANK@POINT#K`).
-fn job(program: &str, n: usize, args: &[&str], mode: Mode, kills: &[String]) -> Job {
+fn job(program: &'static str, n: usize, args: &[&str], mode: Mode, kills: &[String]) -> Job {
     let mut spec = Spec::new(n, args).program(app(program)).bound(60);
     match mode {
         Mode::Plain => {}

@@ -6,8 +6,7 @@
 //! agreements and revocation). Every survivor must check every result
 //! against the contributors its outcome names and print the same digest.
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Spec};
 
 fn resnb() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-resnb"))

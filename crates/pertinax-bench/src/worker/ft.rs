@@ -28,6 +28,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, bail, Context, Result};
 use pertinax::{Comm, Error, Op, Rank, Role, Universe};
+use rustix::process::{getpid, kill_process, Signal};
 
 use crate::cli::FtMode;
 use crate::stats::median;
@@ -137,7 +138,7 @@ fn die(kill_file: &Path, delay_ms: u64) -> ! {
     std::thread::sleep(Duration::from_millis(delay_ms));
     let t = real_s();
     let _ = std::fs::write(kill_file, format!("{t:.9}\n"));
-    let _ = pertinax_sys::process::kill(std::process::id(), libc::SIGKILL);
+    let _ = kill_process(getpid(), Signal::KILL);
     loop {
         std::thread::sleep(Duration::from_secs(1));
     }

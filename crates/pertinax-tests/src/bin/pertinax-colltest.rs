@@ -43,6 +43,7 @@ use pertinax_tests::Rng;
 
 type R = Result<(), String>;
 
+use pertinax_harness::{report, scenarios, setup, Scenario};
 use pertinax_tests::{arg, check, e};
 
 // ---- element types and operations ----------------------------------------
@@ -2011,45 +2012,24 @@ fn skew(u: &Universe, a: &[String]) -> R {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(name) = args.first().cloned() else {
-        eprintln!("usage: pertinax-colltest SCENARIO [ARGS]");
-        std::process::exit(2);
-    };
-    let u = match pertinax::init() {
-        Ok(u) => u,
-        Err(err) => {
-            eprintln!("init failed: {err}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let scenario = sc.name();
+    let u = setup("init", pertinax::init());
     let w = u.world();
-    let f: fn(&Universe, &[String]) -> R = match name.as_str() {
-        "all" => all,
-        "large" => large,
-        "noncomm" => noncomm,
-        "fp" => fp,
-        "overlap" => overlap,
-        "longrun" => longrun,
-        "badargs" => badargs,
-        "mismatch" => mismatch,
-        "skew" => skew,
-        "agv" => agv,
-        "allreduce" => allreduce,
-        other => {
-            eprintln!("unknown scenario {other}");
-            std::process::exit(2);
-        }
-    };
-    match f(&u, &args[1..]) {
-        Ok(()) => println!("OK {name} rank={}", w.rank()),
-        Err(msg) => {
-            eprintln!("FAIL {name} rank={}: {msg}", w.rank());
-            std::process::exit(1);
-        }
-    }
-    if let Err(err) = u.finalize() {
-        eprintln!("finalize failed: {err}");
-        std::process::exit(1);
-    }
+    let a = sc.args();
+    let r: R = scenarios!(match scenario {
+        "all" => all(&u, a),
+        "large" => large(&u, a),
+        "noncomm" => noncomm(&u, a),
+        "fp" => fp(&u, a),
+        "overlap" => overlap(&u, a),
+        "longrun" => longrun(&u, a),
+        "badargs" => badargs(&u, a),
+        "mismatch" => mismatch(&u, a),
+        "skew" => skew(&u, a),
+        "agv" => agv(&u, a),
+        "allreduce" => allreduce(&u, a),
+    });
+    report(scenario, w.rank().index(), r.map(|()| String::new())).or_exit();
+    setup("finalize", u.finalize());
 }

@@ -13,6 +13,7 @@ use pertinax_tests::Rng;
 
 type R = Result<String, String>;
 
+use pertinax_harness::{report, scenarios, setup, Scenario};
 use pertinax_tests::{arg, check, e};
 
 /// Dies at once, like a crash.
@@ -974,18 +975,12 @@ fn ft_timing(w: &Comm, a: &[String]) -> R {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let scenario = args.first().cloned().unwrap_or_default();
-    let u: Universe = match pertinax::init() {
-        Ok(u) => u,
-        Err(x) => {
-            println!("FAIL init: {x}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let scenario = sc.name();
+    let u: Universe = setup("init", pertinax::init());
     let w = u.world();
-    let rest = &args[1.min(args.len())..];
-    let r = match scenario.as_str() {
+    let rest = sc.args();
+    let r = scenarios!(match scenario {
         "coll_kill" => coll_kill(&w, rest, false),
         "coll_kill_revoke" => coll_kill(&w, rest, true),
         "anysource" => anysource(&w, rest),
@@ -1004,16 +999,7 @@ fn main() {
         "groups" => groups(&u, &w, rest),
         "mismatch" => mismatch(&w, rest),
         "finalized" => finalized(&u, &w, rest),
-        other => Err(format!("unknown scenario {other:?}")),
-    };
-    match r {
-        Ok(extra) => {
-            println!("OK {scenario} rank={} {extra}", w.rank().0);
-            drop(u);
-        }
-        Err(m) => {
-            println!("FAIL {scenario} rank={}: {m}", w.rank().0);
-            std::process::exit(1);
-        }
-    }
+    });
+    report(scenario, w.rank().index(), r).or_exit();
+    drop(u);
 }

@@ -32,6 +32,7 @@
 
 use pertinax::{Comm, Error, Op, Rank, Tag, Universe};
 
+use pertinax_harness::{report, scenarios, setup, Scenario};
 use pertinax_tests::{check, e};
 
 type R = Result<String, String>;
@@ -466,18 +467,12 @@ fn overlap_partial(w: &Comm, _a: &[String]) -> R {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let scenario = args.first().cloned().unwrap_or_default();
-    let u: Universe = match pertinax::init() {
-        Ok(u) => u,
-        Err(x) => {
-            println!("FAIL init: {x}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let scenario = sc.name();
+    let u: Universe = setup("init", pertinax::init());
     let w = u.world();
-    let rest = &args[1.min(args.len())..];
-    let r = match scenario.as_str() {
+    let rest = sc.args();
+    let r = scenarios!(match scenario {
         "basic" => basic(&w, rest),
         "fault" => fault(&w, rest),
         "join" => join(&w, rest),
@@ -486,16 +481,7 @@ fn main() {
         "bad_args" => bad_args(&w, rest),
         "overlap_same" => overlap_same(&w, rest),
         "overlap_partial" => overlap_partial(&w, rest),
-        other => Err(format!("unknown scenario {other:?}")),
-    };
-    match r {
-        Ok(extra) => {
-            println!("OK {scenario} rank={} {extra}", w.rank().0);
-            drop(u);
-        }
-        Err(m) => {
-            println!("FAIL {scenario} rank={}: {m}", w.rank().0);
-            std::process::exit(1);
-        }
-    }
+    });
+    report(scenario, w.rank().index(), r).or_exit();
+    drop(u);
 }

@@ -27,6 +27,7 @@
 //! buddy copy), `restore` (before the restore's transfers).
 
 use pertinax::{Comm, Error, Role};
+use pertinax_harness::{report, setup};
 
 /// One rank's part of the grid: `rows` rows of `cols` points, plus a halo
 /// row above and below, and a boundary column on each side.
@@ -401,22 +402,8 @@ fn run(u: &pertinax::Universe, a: &[String]) -> Result<String, String> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let u = match pertinax::init() {
-        Ok(u) => u,
-        Err(x) => {
-            println!("FAIL jacobi init: {x}");
-            std::process::exit(1);
-        }
-    };
-    let rank = u.world().rank().0;
-    match run(&u, &args) {
-        Ok(extra) => {
-            println!("OK jacobi rank={rank} {extra}");
-            drop(u);
-        }
-        Err(m) => {
-            println!("FAIL jacobi rank={rank}: {m}");
-            std::process::exit(1);
-        }
-    }
+    let u = setup("jacobi init", pertinax::init());
+    let rank = u.world().rank().index();
+    report("jacobi", rank, run(&u, &args)).or_exit();
+    drop(u);
 }

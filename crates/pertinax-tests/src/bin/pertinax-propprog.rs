@@ -4,6 +4,7 @@
 //! them across ranks; a failed check prints `FAIL` and exits 1.
 
 use pertinax::{Op, Rank};
+use pertinax_harness::{report, scenarios, setup, Scenario};
 use pertinax_propagate::{Cause, GuardError, Guarded, Propagated};
 use pertinax_tests::{arg, check, e};
 
@@ -554,35 +555,28 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let scenario = args.first().cloned().unwrap_or_default();
-    let u = match pertinax::init() {
-        Ok(u) => u,
-        Err(x) => {
-            println!("FAIL init: {x}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let (scenario, rest) = (sc.name(), sc.args());
+    let u = setup("init", pertinax::init());
     let w = u.world();
     let me = w.rank().index();
-    let rest = &args[1.min(args.len())..];
     let r: R = (|| {
         let mut g = Guarded::new(&w).map_err(e)?;
-        let seen = match scenario.as_str() {
+        let seen = scenarios!(match scenario {
             // One rank signals at step 3 while the others run allreduces.
             "one" => steps(&mut g, 10, |s, g| {
                 if s == 3 && me == 1 {
                     return signal(g, me, 42, "diverged").map(Some);
                 }
                 Ok(None)
-            })?,
+            }),
             // Several ranks signal at the same step.
             "many" => steps(&mut g, 10, |s, g| {
                 if s == 5 && me % 2 == 1 {
                     return signal(g, me, me as i32, &format!("from {me}")).map(Some);
                 }
                 Ok(None)
-            })?,
+            }),
             // Rank 0 is blocked in a receive nobody answers when rank 1
             // signals.
             "blocked" => {
@@ -600,7 +594,7 @@ fn main() {
                     }
                 }
                 g.run(|c| c.barrier()).map_err(|x| x.to_string())?;
-                seen
+                Ok(seen)
             }
             // A rank panics while it holds the guard (the others are in a
             // collective); the panic reaches everyone, then the rank dies.
@@ -609,14 +603,14 @@ fn main() {
                     panic!("solver blew up");
                 }
                 Ok(None)
-            })?,
+            }),
             // A rank is killed in the guarded region.
             "kill" => steps(&mut g, 8, |s, _| {
                 if s == 4 && me == 2 {
                     let _ = pertinax_tests::kill_self();
                 }
                 Ok(None)
-            })?,
+            }),
             // Signal and recover, many times.
             "cycles" => {
                 let n = arg(rest, 0, 100);
@@ -625,7 +619,7 @@ fn main() {
                         return signal(g, me, s as i32, &format!("cycle {s}")).map(Some);
                     }
                     Ok(None)
-                })?
+                })
             }
             // Rank 1 signals at step 3, then every rank (rank 1 first, right
             // after its signal) runs an unguarded barrier on the world.
@@ -639,7 +633,7 @@ fn main() {
                     Ok(None)
                 },
                 |_| w.barrier().map_err(e),
-            )?,
+            ),
             // Rank 1 signals at step 3 and leaves at once: `leave` drops
             // its guard and finalizes (exit 0), `early` returns the error
             // with `?` up to `main`, which finalizes and exits 1; `killed`
@@ -647,14 +641,14 @@ fn main() {
             // resolution (`--kill 1@prop...`).
             "leave" | "early" | "killed" => steps(&mut g, 8, |s, g| {
                 if s == 3 && me == 1 {
-                    let p = match early_return(g, me, &scenario) {
+                    let p = match early_return(g, me, scenario) {
                         Err(GuardError::Propagated(p)) => p,
                         other => return Err(format!("signaller: {other:?}")),
                     };
                     return Err(format!("LEFT {scenario} rank={me}: {}", show(&p)));
                 }
                 Ok(None)
-            })?,
+            }),
             // Seeded random campaign (see `campaign`).
             "campaign" => return campaign(&mut g, &w, me, arg(rest, 0, 1), arg(rest, 1, 12)),
             // CPU use and lateness of an awaited receive that completes
@@ -664,27 +658,23 @@ fn main() {
             // Non-blocking operations: the propagated error reaches a
             // blocking wait on a request, then an awaited one (async form);
             // then a ring exchange through futures succeeds with checked data.
-            "nonblocking" => nonblocking(&mut g, me, w.size())?,
+            "nonblocking" => nonblocking(&mut g, me, w.size()),
             // The paper's measurement: guard a duplicate of the world,
             // propagate an error from rank 0, clean up; then a guarded and
             // an unguarded ping-pong. Rank 0 prints the figures.
             "bench" => return bench(&w, arg(rest, 0, 1000) as usize),
-            other => return Err(format!("unknown scenario {other:?}")),
-        };
+        })?;
         Ok(format!("seen={}", seen.join("|")))
     })();
     match r {
-        Ok(extra) => println!("OK {scenario} rank={me} {extra}"),
+        // A rank that leaves on purpose (its line is whole, named by the
+        // event that made it leave): finalize, then exit.
         Err(m) if m.starts_with("LEFT ") => {
-            // A rank that leaves on purpose: finalize, then exit.
             println!("{m}");
             drop(w);
             drop(u);
             std::process::exit(i32::from(scenario == "early"));
         }
-        Err(m) => {
-            println!("FAIL {scenario} rank={me}: {m}");
-            std::process::exit(1);
-        }
+        r => report(scenario, me, r).or_exit(),
     }
 }

@@ -39,6 +39,7 @@
 use std::time::{Duration, Instant};
 
 use pertinax::{Comm, Error, Rank, ANY_SOURCE};
+use pertinax_harness::{report, scenarios, setup, Scenario};
 use pertinax_tests::{arg, check, e};
 
 type R = Result<String, String>;
@@ -489,34 +490,19 @@ fn campaign(w: &Comm, a: &[String]) -> R {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let scenario = args.first().cloned().unwrap_or_default();
-    let u = match pertinax::init() {
-        Ok(u) => u,
-        Err(x) => {
-            println!("FAIL init: {x}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let scenario = sc.name();
+    let u = setup("init", pertinax::init());
     let w = u.world();
-    let rest = &args[1.min(args.len())..];
-    let r = match scenario.as_str() {
+    let rest = sc.args();
+    let r = scenarios!(match scenario {
         "waitall" => waitall(&w, rest),
         "waitany" => waitany(&w, rest),
         "cancel" => cancel(&w, rest),
         "revoke" => revoke(&w, rest),
         "stopped" => stopped(&w, rest),
         "campaign" => campaign(&w, rest),
-        other => Err(format!("unknown scenario {other:?}")),
-    };
-    match r {
-        Ok(extra) => {
-            println!("OK {scenario} rank={} {extra}", w.rank().0);
-            drop(u);
-        }
-        Err(m) => {
-            println!("FAIL {scenario} rank={}: {m}", w.rank().0);
-            std::process::exit(1);
-        }
-    }
+    });
+    report(scenario, w.rank().index(), r).or_exit();
+    drop(u);
 }

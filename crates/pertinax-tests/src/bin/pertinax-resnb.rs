@@ -29,6 +29,7 @@
 //! it completes without rank 1.
 
 use pertinax::{Op, Rank};
+use pertinax_harness::{report, scenarios, setup, Reported, Scenario, LEFT};
 use pertinax_resilient::{Communicator, Error, NbRequest, Outcome, Resilient, World};
 use pertinax_tests::{arg, check};
 
@@ -490,34 +491,18 @@ fn early(w: &Resilient, rounds: u64) -> Result<String, String> {
     Ok(format!("failed={failed:?} total={}", all[0]))
 }
 
-/// The prefix of an error the program returns on purpose.
-const LEFT: &str = "left: ";
-
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let scenario = args.first().cloned().unwrap_or_default();
-    let rest = &args[1.min(args.len())..];
-    let u = match pertinax::init() {
-        Ok(u) => u,
-        Err(x) => {
-            println!("FAIL init: {x}");
-            std::process::exit(1);
-        }
-    };
-    let w = match pertinax_resilient::world(&u) {
-        Ok(w) => w,
-        Err(x) => {
-            println!("FAIL world: {x}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let (scenario, rest) = (sc.name(), sc.args());
+    let u = setup("init", pertinax::init());
+    let w = setup("world", pertinax_resilient::world(&u));
     let me = w.rank().index();
     let r: R = (|| {
         let World::Resilient(res) = &w else {
             return Err("run with pertinax run --resilient".into());
         };
         let res: &Resilient = res;
-        match scenario.as_str() {
+        scenarios!(match scenario {
             "rounds" => {
                 let mut d = Digest(0xcbf2_9ce4_8422_2325);
                 rounds(res, arg(rest, 0, 12), arg(rest, 1, 3), &mut d)?;
@@ -531,19 +516,11 @@ fn main() {
             },
             "stop" => stop(res),
             "early" => early(res, arg(rest, 0, 10)),
-            other => Err(format!("unknown scenario {other:?}")),
-        }
+        })
     })();
-    let ok = r.as_ref().map_or_else(|m| m.starts_with(LEFT), |_| true);
-    match r {
-        Ok(extra) => println!("OK {scenario} rank={me} {extra}"),
-        Err(m) if m.starts_with(LEFT) => {
-            println!("LEFT {scenario} rank={me}: {}", &m[LEFT.len()..])
-        }
-        Err(m) => println!("FAIL {scenario} rank={me}: {m}"),
-    }
+    let reported = report(scenario, me, r);
     drop(w);
-    if !ok {
+    if reported == Reported::Failed {
         std::process::exit(1);
     }
 }

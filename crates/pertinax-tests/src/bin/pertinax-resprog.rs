@@ -32,6 +32,7 @@
 //! rank; stop is handled, not returned). Fault points `res.p2p.*`.
 
 use pertinax::{Op, Rank};
+use pertinax_harness::{report, scenarios, setup, Reported, Scenario, LEFT};
 use pertinax_resilient::{Communicator, Decided, Error, Outcome, SharedFile};
 use pertinax_tests::{arg, check};
 
@@ -40,10 +41,6 @@ type R = Result<String, String>;
 fn e(x: Error) -> String {
     format!("unexpected error: {x}")
 }
-
-/// The prefix of an error the program returns on purpose (an early
-/// return with `?` after a policy's `Error::Failed`).
-const LEFT: &str = "left: ";
 
 /// An expected `Error::Failed` of a point-to-point operation, returned
 /// early; any other error is unexpected.
@@ -359,193 +356,180 @@ fn ops<C: Communicator>(w: &C, rounds: u64, full: bool, d: &mut Digest) -> Resul
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let scenario = args.first().cloned().unwrap_or_default();
-    let rest = &args[1.min(args.len())..];
-    let u = match pertinax::init() {
-        Ok(u) => u,
-        Err(x) => {
-            println!("FAIL init: {x}");
-            std::process::exit(1);
-        }
-    };
-    let w = match pertinax_resilient::world(&u) {
-        Ok(w) => w,
-        Err(x) => {
-            println!("FAIL world: {x}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let (scenario, rest) = (sc.name(), sc.args());
+    let u = setup("init", pertinax::init());
+    let w = setup("world", pertinax_resilient::world(&u));
     let me = w.rank().index();
-    let r: R = (|| match scenario.as_str() {
-        "ops" => {
-            check!(w.is_resilient(), "run with PERTINAX_RESILIENT");
-            let mut d = Digest(0xcbf2_9ce4_8422_2325);
-            // `coll`: collectives on the world only (no point-to-point, no
-            // other communicator), the pattern `--resilient-check log` is
-            // made for.
-            let full = rest.get(1).map(String::as_str) != Some("coll");
-            ops(&w, arg(rest, 0, 20), full, &mut d)?;
-            // Every survivor writes its rank at its original offset.
-            let path = std::env::var("RESPROG_FILE").unwrap_or_default();
-            if !path.is_empty() {
-                let f = SharedFile::create(&w, &path).map_err(e)?;
-                f.write_at(&(me as u64).to_le_bytes(), me as u64 * 8)
-                    .map_err(e)?;
-                w.barrier().map_err(e)?;
-                let bytes = std::fs::read(&path).map_err(|x| x.to_string())?;
-                let failed = w.failed_ranks();
-                for r in (0..w.size()).filter(|r| !failed.contains(&Rank(*r as i32))) {
-                    let at = bytes.get(r * 8..r * 8 + 8).ok_or("file too short")?;
-                    check!(
-                        at == (r as u64).to_le_bytes(),
-                        "file: rank {r}'s part is {at:?}"
-                    );
-                }
-            }
-            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
-            Ok(format!("failed={failed:?} digest={:016x}", d.0))
-        }
-        "stop" => {
-            // Rank 1 dies; then a bcast from it must stop everywhere.
-            if me == 1 {
-                let _ = pertinax_tests::kill_self();
-            }
-            let mut s = [0u64];
-            // The allreduce repairs around the dead rank.
-            w.allreduce(&[1u64], &mut s, &Op::sum()).map_err(e)?;
-            let mut b = [0u64];
-            match w.bcast(&mut b, 1) {
-                Err(Error::Failed { rank: Rank(1), .. }) => {}
-                other => return Err(format!("bcast from a dead root: {other:?}")),
-            }
-            Ok(format!("sum={}", s[0]))
-        }
-        "early" => {
-            point("res.early.start");
-            if me == 0 {
-                let mut b = [0u64];
-                // The user's early return: the error leaves through `?`.
-                w.recv(&mut b, 3, 5).map_err(left)?;
-                return Err("recv from the dead rank 3 succeeded".into());
-            }
-            if me == 3 {
-                w.send(&[1u64], 0, 5).map_err(e)?;
-            }
-            let rounds = arg(rest, 0, 20);
-            let mut total = 0;
-            for k in 0..rounds {
-                let mut s = [0u64];
-                let o = w
-                    .allreduce(&[k + me as u64], &mut s, &Op::sum())
-                    .map_err(e)?;
-                check_sum_of(s[0], &o, w.size(), |r| k + r as u64, k)?;
-                total += s[0];
-                w.barrier().map_err(e)?;
-            }
-            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
-            Ok(format!("failed={failed:?} total={total}"))
-        }
-        "anysrc" => {
-            // Rank 2 is the only sender of tag 9; every rank but 0 sends a
-            // tag-10 message after the barrier.
-            if me != 0 {
-                if me == 2 {
-                    point("res.anysrc.send");
-                    w.send(&[val(me, 0, 9)], 0, 9).map_err(e)?;
-                }
-                w.barrier().map_err(e)?;
-                w.send(&[val(me, 1, 9)], 0, 10).map_err(e)?;
-                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
-                return Ok(format!("failed={failed:?}"));
-            }
-            // Failures reported by any-source receives (each once).
-            let reported = std::cell::RefCell::new(Vec::<String>::new());
-            let recv_any = |b: &mut [u64], tag: i32| -> Result<Option<usize>, String> {
-                match w.recv(b, pertinax::Source::Any, tag) {
-                    Ok(Some(st)) => Ok(Some(st.source.index())),
-                    Ok(None) => {
-                        reported.borrow_mut().push("skipped".into());
-                        Ok(None)
-                    }
-                    Err(Error::Failed {
-                        kind: pertinax_resilient::Kind::Recv,
-                        rank,
-                        decided: Decided::Locally,
-                    }) => {
+    let r: R = (|| {
+        scenarios!(match scenario {
+            "ops" => {
+                check!(w.is_resilient(), "run with PERTINAX_RESILIENT");
+                let mut d = Digest(0xcbf2_9ce4_8422_2325);
+                // `coll`: collectives on the world only (no point-to-point, no
+                // other communicator), the pattern `--resilient-check log` is
+                // made for.
+                let full = rest.get(1).map(String::as_str) != Some("coll");
+                ops(&w, arg(rest, 0, 20), full, &mut d)?;
+                // Every survivor writes its rank at its original offset.
+                let path = std::env::var("RESPROG_FILE").unwrap_or_default();
+                if !path.is_empty() {
+                    let f = SharedFile::create(&w, &path).map_err(e)?;
+                    f.write_at(&(me as u64).to_le_bytes(), me as u64 * 8)
+                        .map_err(e)?;
+                    w.barrier().map_err(e)?;
+                    let bytes = std::fs::read(&path).map_err(|x| x.to_string())?;
+                    let failed = w.failed_ranks();
+                    for r in (0..w.size()).filter(|r| !failed.contains(&Rank(*r as i32))) {
+                        let at = bytes.get(r * 8..r * 8 + 8).ok_or("file too short")?;
                         check!(
-                            w.failed_ranks().contains(&rank),
-                            "Failed names {rank:?}, which is not dead"
+                            at == (r as u64).to_le_bytes(),
+                            "file: rank {r}'s part is {at:?}"
                         );
-                        reported.borrow_mut().push(format!("stopped={}", rank.0));
-                        Ok(None)
                     }
-                    Err(x) => Err(e(x)),
                 }
-            };
-            let mut b = [0u64];
-            let got = recv_any(&mut b, 9)?;
-            if let Some(s) = got {
-                check!(s == 2 && b[0] == val(2, 0, 9), "tag 9 from {s}: {}", b[0]);
+                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                Ok(format!("failed={failed:?} digest={:016x}", d.0))
             }
-            let first = reported.borrow().len();
-            w.barrier().map_err(e)?;
-            // A reported failure is not reported again: the receives of
-            // the live senders' messages wait as usual.
-            let live = w.size() - w.failed_ranks().len() - 1;
-            for _ in 0..live {
+            "stop" => {
+                // Rank 1 dies; then a bcast from it must stop everywhere.
+                if me == 1 {
+                    let _ = pertinax_tests::kill_self();
+                }
+                let mut s = [0u64];
+                // The allreduce repairs around the dead rank.
+                w.allreduce(&[1u64], &mut s, &Op::sum()).map_err(e)?;
                 let mut b = [0u64];
-                let s = recv_any(&mut b, 10)?.ok_or("a failure was reported twice")?;
-                check!(b[0] == val(s, 1, 9), "second round from {s}: {}", b[0]);
-            }
-            let reported = reported.into_inner();
-            check!(
-                reported.len() == first,
-                "a failure was reported twice: {reported:?}"
-            );
-            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
-            Ok(format!(
-                "failed={failed:?} got={got:?} reported=[{}]",
-                reported.join(",")
-            ))
-        }
-        "p2p" => {
-            let mut d = Digest(0xcbf2_9ce4_8422_2325);
-            p2p(&w, arg(rest, 0, 12), &mut d)?;
-            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
-            Ok(format!("failed={failed:?} digest={:016x}", d.0))
-        }
-        // Per-operation cost: `bench ITERS` times 1-byte bcast, reduce,
-        // allreduce and barrier; rank 0 prints µs per call.
-        "bench" => {
-            let iters = arg(rest, 0, 2000) as usize;
-            let mut t = Vec::new();
-            for which in 0..4 {
-                let mut b = [0u8];
-                let mut s = [0u8];
-                w.barrier().map_err(e)?;
-                let t0 = std::time::Instant::now();
-                for _ in 0..iters {
-                    match which {
-                        0 => w.bcast(&mut b, 0).map(|_| ()),
-                        1 => w.reduce(&[1u8], &mut s, &Op::bor(), 0).map(|_| ()),
-                        2 => w.allreduce(&[1u8], &mut s, &Op::bor()).map(|_| ()),
-                        _ => w.barrier().map(|_| ()),
-                    }
-                    .map_err(e)?;
+                match w.bcast(&mut b, 1) {
+                    Err(Error::Failed { rank: Rank(1), .. }) => {}
+                    other => return Err(format!("bcast from a dead root: {other:?}")),
                 }
-                t.push(t0.elapsed().as_secs_f64() * 1e6 / iters as f64);
+                Ok(format!("sum={}", s[0]))
             }
-            Ok(format!(
-                "bcast_us={:.2} reduce_us={:.2} allreduce_us={:.2} barrier_us={:.2}",
-                t[0], t[1], t[2], t[3]
-            ))
-        }
-        other => Err(format!("unknown scenario {other:?}")),
+            "early" => {
+                point("res.early.start");
+                if me == 0 {
+                    let mut b = [0u64];
+                    // The user's early return: the error leaves through `?`.
+                    w.recv(&mut b, 3, 5).map_err(left)?;
+                    return Err("recv from the dead rank 3 succeeded".into());
+                }
+                if me == 3 {
+                    w.send(&[1u64], 0, 5).map_err(e)?;
+                }
+                let rounds = arg(rest, 0, 20);
+                let mut total = 0;
+                for k in 0..rounds {
+                    let mut s = [0u64];
+                    let o = w
+                        .allreduce(&[k + me as u64], &mut s, &Op::sum())
+                        .map_err(e)?;
+                    check_sum_of(s[0], &o, w.size(), |r| k + r as u64, k)?;
+                    total += s[0];
+                    w.barrier().map_err(e)?;
+                }
+                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                Ok(format!("failed={failed:?} total={total}"))
+            }
+            "anysrc" => {
+                // Rank 2 is the only sender of tag 9; every rank but 0 sends a
+                // tag-10 message after the barrier.
+                if me != 0 {
+                    if me == 2 {
+                        point("res.anysrc.send");
+                        w.send(&[val(me, 0, 9)], 0, 9).map_err(e)?;
+                    }
+                    w.barrier().map_err(e)?;
+                    w.send(&[val(me, 1, 9)], 0, 10).map_err(e)?;
+                    let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                    return Ok(format!("failed={failed:?}"));
+                }
+                // Failures reported by any-source receives (each once).
+                let reported = std::cell::RefCell::new(Vec::<String>::new());
+                let recv_any = |b: &mut [u64], tag: i32| -> Result<Option<usize>, String> {
+                    match w.recv(b, pertinax::Source::Any, tag) {
+                        Ok(Some(st)) => Ok(Some(st.source.index())),
+                        Ok(None) => {
+                            reported.borrow_mut().push("skipped".into());
+                            Ok(None)
+                        }
+                        Err(Error::Failed {
+                            kind: pertinax_resilient::Kind::Recv,
+                            rank,
+                            decided: Decided::Locally,
+                        }) => {
+                            check!(
+                                w.failed_ranks().contains(&rank),
+                                "Failed names {rank:?}, which is not dead"
+                            );
+                            reported.borrow_mut().push(format!("stopped={}", rank.0));
+                            Ok(None)
+                        }
+                        Err(x) => Err(e(x)),
+                    }
+                };
+                let mut b = [0u64];
+                let got = recv_any(&mut b, 9)?;
+                if let Some(s) = got {
+                    check!(s == 2 && b[0] == val(2, 0, 9), "tag 9 from {s}: {}", b[0]);
+                }
+                let first = reported.borrow().len();
+                w.barrier().map_err(e)?;
+                // A reported failure is not reported again: the receives of
+                // the live senders' messages wait as usual.
+                let live = w.size() - w.failed_ranks().len() - 1;
+                for _ in 0..live {
+                    let mut b = [0u64];
+                    let s = recv_any(&mut b, 10)?.ok_or("a failure was reported twice")?;
+                    check!(b[0] == val(s, 1, 9), "second round from {s}: {}", b[0]);
+                }
+                let reported = reported.into_inner();
+                check!(
+                    reported.len() == first,
+                    "a failure was reported twice: {reported:?}"
+                );
+                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                Ok(format!(
+                    "failed={failed:?} got={got:?} reported=[{}]",
+                    reported.join(",")
+                ))
+            }
+            "p2p" => {
+                let mut d = Digest(0xcbf2_9ce4_8422_2325);
+                p2p(&w, arg(rest, 0, 12), &mut d)?;
+                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                Ok(format!("failed={failed:?} digest={:016x}", d.0))
+            }
+            // Per-operation cost: `bench ITERS` times 1-byte bcast, reduce,
+            // allreduce and barrier; rank 0 prints µs per call.
+            "bench" => {
+                let iters = arg(rest, 0, 2000) as usize;
+                let mut t = Vec::new();
+                for which in 0..4 {
+                    let mut b = [0u8];
+                    let mut s = [0u8];
+                    w.barrier().map_err(e)?;
+                    let t0 = std::time::Instant::now();
+                    for _ in 0..iters {
+                        match which {
+                            0 => w.bcast(&mut b, 0).map(|_| ()),
+                            1 => w.reduce(&[1u8], &mut s, &Op::bor(), 0).map(|_| ()),
+                            2 => w.allreduce(&[1u8], &mut s, &Op::bor()).map(|_| ()),
+                            _ => w.barrier().map(|_| ()),
+                        }
+                        .map_err(e)?;
+                    }
+                    t.push(t0.elapsed().as_secs_f64() * 1e6 / iters as f64);
+                }
+                Ok(format!(
+                    "bcast_us={:.2} reduce_us={:.2} allreduce_us={:.2} barrier_us={:.2}",
+                    t[0], t[1], t[2], t[3]
+                ))
+            }
+        })
     })();
-    match r {
-        Ok(extra) => {
-            println!("OK {scenario} rank={me} {extra}");
+    match report(scenario, me, r) {
+        Reported::Ok => {
             // Under `--resilient-check log` a rank must not leave while a
             // survivor may need it to replay a collective.
             if let Err(x) = w.finish() {
@@ -555,12 +539,8 @@ fn main() {
         }
         // An error the program returns with `?` (a user's early return):
         // the communicator is dropped, the runtime finalized.
-        Err(m) if m.starts_with(LEFT) => {
-            println!("LEFT {scenario} rank={me}: {}", &m[LEFT.len()..]);
-            drop(w);
-        }
-        Err(m) => {
-            println!("FAIL {scenario} rank={me}: {m}");
+        Reported::Left => drop(w),
+        Reported::Failed => {
             drop(w);
             drop(u);
             std::process::exit(1);

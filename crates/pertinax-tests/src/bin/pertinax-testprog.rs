@@ -7,6 +7,7 @@ use pertinax_tests::{fill, first_bad, mixed_size, Rng};
 
 type R = Result<(), String>;
 
+use pertinax_harness::{report, scenarios, setup, Scenario};
 use pertinax_tests::{arg, check, e};
 
 /// Ping-pong with content checks over many sizes between ranks 0 and 1.
@@ -626,60 +627,28 @@ fn replacement(u: &Universe, w: &Comm, a: &[String]) -> R {
     Ok(())
 }
 
-/// A scenario that needs the universe (abort, role).
-type WithUniverse = fn(&Universe, &Comm, &[String]) -> R;
-
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(name) = args.first().cloned() else {
-        eprintln!("usage: pertinax-testprog SCENARIO [ARGS]");
-        std::process::exit(2);
-    };
-    let u = match pertinax::init() {
-        Ok(u) => u,
-        Err(err) => {
-            eprintln!("init failed: {err}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let scenario = sc.name();
+    let u = setup("init", pertinax::init());
     let w = u.world();
-    let with_universe: Option<WithUniverse> = match name.as_str() {
-        "abortall" => Some(abortall),
-        "replacement" => Some(replacement),
-        _ => None,
-    };
-    let f: fn(&Comm, &[String]) -> R = match name.as_str() {
-        _ if with_universe.is_some() => |_, _| Ok(()),
-        "pingpong" => pingpong,
-        "ring" => ring,
-        "fanin" => fanin,
-        "order" => order,
-        "isolation" => isolation,
-        "badinput" => badinput,
-        "misc" => misc,
-        "peerdeath" => peerdeath,
-        "hang" => hang,
-        "victim" => victim,
-        "rootargs" => rootargs,
-        "hello" => |_, _| Ok(()),
-        other => {
-            eprintln!("unknown scenario {other}");
-            std::process::exit(2);
-        }
-    };
-    let outcome = match with_universe {
-        Some(g) => g(&u, &w, &args[1..]),
-        None => f(&w, &args[1..]),
-    };
-    match outcome {
-        Ok(()) => println!("OK {name} rank={}", w.rank()),
-        Err(msg) => {
-            eprintln!("FAIL {name} rank={}: {msg}", w.rank());
-            std::process::exit(1);
-        }
-    }
-    if let Err(err) = u.finalize() {
-        eprintln!("finalize failed: {err}");
-        std::process::exit(1);
-    }
+    let a = sc.args();
+    let r: R = scenarios!(match scenario {
+        "abortall" => abortall(&u, &w, a),
+        "replacement" => replacement(&u, &w, a),
+        "pingpong" => pingpong(&w, a),
+        "ring" => ring(&w, a),
+        "fanin" => fanin(&w, a),
+        "order" => order(&w, a),
+        "isolation" => isolation(&w, a),
+        "badinput" => badinput(&w, a),
+        "misc" => misc(&w, a),
+        "peerdeath" => peerdeath(&w, a),
+        "hang" => hang(&w, a),
+        "victim" => victim(&w, a),
+        "rootargs" => rootargs(&w, a),
+        "hello" => Ok(()),
+    });
+    report(scenario, w.rank().index(), r.map(|()| String::new())).or_exit();
+    setup("finalize", u.finalize());
 }

@@ -296,7 +296,7 @@ fn after_start(me: &mut Me, script: &Script) -> Result<u8> {
         hit_point(me, point, script.hits)?;
     }
     if script.stop_self {
-        pertinax_sys::process::kill(std::process::id(), libc::SIGSTOP)?;
+        raise(libc::SIGSTOP)?;
         println!("{name}: resumed");
     }
     if script.hang {
@@ -425,12 +425,12 @@ fn hit_point(me: &mut Me, point: &str, hits: u64) -> Result<()> {
         if signal == 0 {
             panic!("injected panic at hit {hit} of {point}");
         }
-        pertinax_sys::process::kill(std::process::id(), signal)?;
+        raise(signal)?;
         if signal == libc::SIGSEGV {
             // The standard library's stack-overflow handler takes a SIGSEGV
             // that is no fault, restores the default action and returns:
             // the second one kills.
-            pertinax_sys::process::kill(std::process::id(), signal)?;
+            raise(signal)?;
         }
         // Only a stop returns.
     }
@@ -475,4 +475,12 @@ fn wait_shutdown(ctrl: &mut UnixStream, name: &str) -> Result<()> {
         }
         other => bail!("expected Shutdown, got {other:?}"),
     }
+}
+
+/// Sends signal `sig` to this process.
+fn raise(sig: i32) -> Result<()> {
+    use rustix::process::{getpid, kill_process, Signal};
+    let sig = Signal::from_named_raw(sig).with_context(|| format!("no signal {sig}"))?;
+    kill_process(getpid(), sig).context("kill")?;
+    Ok(())
 }

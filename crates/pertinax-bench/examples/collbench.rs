@@ -4,7 +4,10 @@
 //! t_max); the median over batches is printed as
 //! `COLL op=... ranks=... t_max_us_med=...`.
 //!
-//! `pertinax run -n N -- collbench [OPS]` where OPS is a comma list of
+//! A quick look at one build (`pertinax-bench coll` is the measurement,
+//! side by side with Open MPI): `cargo build --release -p pertinax-bench
+//! --example collbench`, then `pertinax run -n N --
+//! target/release/examples/collbench [OPS]` where OPS is a comma list of
 //! barrier, bcast_8B, bcast_64KiB, bcast_1MiB, allreduce_1dbl,
 //! allreduce_64KiB, allreduce_1MiB, reduce_8B, reduce_64KiB, allgather_8B,
 //! allgather_64KiB, alltoall_8B, alltoall_64KiB (default: the anchor's five).

@@ -1,0 +1,246 @@
+//! Jobs of rank programs: `pertinax run -n N [LAUNCHER OPTIONS] -- PROGRAM
+//! ARGS` in a [`Sandbox`], with a wall-clock bound, kills through the
+//! launcher's options, and the leftover check.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::program::launcher;
+use crate::sandbox::Sandbox;
+
+/// How long a job's processes may take to disappear after the launcher
+/// ended.
+const JOB_GRACE: Duration = Duration::from_secs(2);
+
+/// A finished job.
+#[derive(Debug)]
+pub struct Job {
+    /// The launcher's exit code; `None` if the job ran past its bound (its
+    /// stdout then ends with a line that says so).
+    pub code: Option<i32>,
+    /// The job's stdout (every rank's, through the launcher).
+    pub stdout: String,
+    /// The job's stderr.
+    pub stderr: String,
+    /// Wall-clock time from the launcher's start to its end.
+    pub elapsed: Duration,
+    /// The job's directory (its working directory), kept until the job is
+    /// dropped.
+    pub dir: tempfile::TempDir,
+}
+
+impl Job {
+    /// Number of ranks that printed `OK`.
+    pub fn oks(&self) -> usize {
+        self.stdout.lines().filter(|l| l.starts_with("OK ")).count()
+    }
+
+    /// The lines of stdout that start with `kind` (`OK`, `LEFT`, `FAIL`)
+    /// and name `rank=R` (the rank programs' outcome lines).
+    pub fn rank_lines(&self, kind: &str, rank: usize) -> Vec<&str> {
+        let want = format!("rank={rank}");
+        self.stdout
+            .lines()
+            .filter(|l| {
+                l.strip_prefix(kind).is_some_and(|r| r.starts_with(' '))
+                    && l.split_whitespace()
+                        .any(|f| f.trim_end_matches(':') == want)
+            })
+            .collect()
+    }
+
+    /// Checks a job of a resilient program: exit 0, at least `survivors`
+    /// ranks finished, none failed a check, all printed the same
+    /// `digest=`; returns the digest.
+    pub fn agreed(&self, survivors: usize, what: &str) -> String {
+        assert!(
+            self.code == Some(0) && self.oks() >= survivors && !self.stdout.contains("FAIL"),
+            "{what}: code {:?}, {} OK\n{}\n{}",
+            self.code,
+            self.oks(),
+            self.stdout,
+            self.stderr
+        );
+        let digests: Vec<&str> = self
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("OK "))
+            .filter_map(|l| l.split("digest=").nth(1))
+            .collect();
+        assert!(
+            digests.windows(2).all(|w| w[0] == w[1]),
+            "{what}: survivors disagree {digests:?}\n{}",
+            self.stdout
+        );
+        digests.first().map_or_else(String::new, |d| d.to_string())
+    }
+
+    /// Panics with the job's output unless every one of `n` ranks printed OK
+    /// and the job exited 0.
+    pub fn assert_ok(&self, n: usize) {
+        assert!(
+            self.code == Some(0) && self.oks() == n,
+            "job failed: code {:?}, {} of {n} OK\nstdout:\n{}\nstderr:\n{}",
+            self.code,
+            self.oks(),
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+/// Options of one job.
+#[derive(Debug)]
+pub struct Spec<'a> {
+    /// Number of ranks (`-n`).
+    pub ranks: usize,
+    /// The rank program's arguments.
+    pub args: Vec<String>,
+    /// Options of `pertinax run` (kills, spares, resilience, ...).
+    pub launcher_args: Vec<String>,
+    /// Variables the ranks get (`-x K=V`).
+    pub env: Vec<(&'a str, String)>,
+    /// The wall-clock bound (120 s by default).
+    pub bound: Duration,
+    /// The rank program (required: [`Spec::program`]).
+    pub program: Option<PathBuf>,
+}
+
+impl<'a> Spec<'a> {
+    /// `ranks` ranks of the rank program with `args`.
+    pub fn new(ranks: usize, args: &[&str]) -> Spec<'a> {
+        Spec {
+            ranks,
+            args: args.iter().map(|s| s.to_string()).collect(),
+            launcher_args: Vec::new(),
+            env: Vec::new(),
+            bound: Duration::from_secs(120),
+            program: None,
+        }
+    }
+
+    /// The rank program.
+    pub fn program(mut self, p: impl Into<PathBuf>) -> Self {
+        self.program = Some(p.into());
+        self
+    }
+
+    /// A variable for the ranks.
+    pub fn env(mut self, k: &'a str, v: &str) -> Self {
+        self.env.push((k, v.to_string()));
+        self
+    }
+
+    /// The wall-clock bound in seconds.
+    pub fn bound(mut self, secs: u64) -> Self {
+        self.bound = Duration::from_secs(secs);
+        self
+    }
+
+    /// One option of `pertinax run`.
+    pub fn launcher_arg(mut self, a: &str) -> Self {
+        self.launcher_args.push(a.to_string());
+        self
+    }
+}
+
+/// Starts a job; `during` runs while it is alive (for kills from outside)
+/// with the job's directory and the launcher's pid; then waits for it
+/// within the bound, kills everything if the bound is exceeded, and checks
+/// that no process of the job survives.
+pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
+    let program = spec
+        .program
+        .clone()
+        .expect("a job needs a rank program: Spec::program");
+    let sb = Sandbox::with_grace(JOB_GRACE);
+    // Built (if need be) before the bound starts.
+    let mut cmd = Command::new(launcher());
+    cmd.arg("run").arg("-n").arg(spec.ranks.to_string());
+    cmd.args(&spec.launcher_args);
+    for (k, v) in &spec.env {
+        cmd.arg("-x").arg(format!("{k}={v}"));
+    }
+    cmd.arg("--").arg(&program).args(&spec.args);
+    let running = sb.spawn_command(cmd);
+    during(sb.dir(), running.pid());
+    let ended = running.wait_within(spec.bound);
+    sb.assert_no_leftovers();
+    // A job past its bound was killed: it has no exit code, and its output
+    // says why, so callers that check the outcome fail with the reason.
+    let stdout = if ended.status.is_none() {
+        format!(
+            "{}\n[job of {} ranks `{}` exceeded its bound of {:?} and was killed]",
+            ended.stdout,
+            spec.ranks,
+            spec.args.join(" "),
+            spec.bound
+        )
+    } else {
+        ended.stdout
+    };
+    Job {
+        code: ended.status.and_then(|s| s.code()),
+        stdout,
+        stderr: ended.stderr,
+        elapsed: ended.elapsed,
+        dir: sb.into_dir(),
+    }
+}
+
+/// Runs a job to completion.
+pub fn run(spec: Spec<'_>) -> Job {
+    run_with(spec, |_, _| {})
+}
+
+/// Runs a job that must succeed: every one of its ranks prints `OK`.
+pub fn check(spec: Spec<'_>) -> Job {
+    let n = spec.ranks;
+    let j = run(spec);
+    j.assert_ok(n);
+    j
+}
+
+/// Waits up to `secs` for a file to appear with some content and returns
+/// its content.
+pub fn wait_file(path: &Path, secs: u64) -> String {
+    let t = Instant::now();
+    loop {
+        if let Ok(s) = std::fs::read_to_string(path) {
+            if !s.is_empty() {
+                return s;
+            }
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(secs),
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_lines_pick_the_kind_and_the_rank() {
+        let j = Job {
+            code: Some(0),
+            stdout: "OK ring rank=1 sum=3\nOK ring rank=10\nLEFT ring rank=1: gone\n\
+                     FAIL ring rank=2: bad\nOKAY rank=1\n[0] OK ring rank=0\n"
+                .into(),
+            stderr: String::new(),
+            elapsed: Duration::ZERO,
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        assert_eq!(j.rank_lines("OK", 1), ["OK ring rank=1 sum=3"]);
+        assert_eq!(j.rank_lines("OK", 10), ["OK ring rank=10"]);
+        assert_eq!(j.rank_lines("LEFT", 1), ["LEFT ring rank=1: gone"]);
+        assert_eq!(j.rank_lines("FAIL", 2), ["FAIL ring rank=2: bad"]);
+        assert!(j.rank_lines("OK", 0).is_empty());
+        assert_eq!(j.oks(), 2);
+    }
+}
