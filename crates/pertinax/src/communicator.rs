@@ -1,0 +1,1172 @@
+//! The [`Communicator`] trait: the operations every communicator offers,
+//! the plain [`Comm`] and the decorators of the recovery libraries
+//! (`pertinax-resilient`'s communicators, `pertinax-propagate`'s guard),
+//! so that decorators stack (a guarded resilient communicator) and
+//! application code is written once.
+//!
+//! # Shape
+//!
+//! - **Object safe.** `&dyn Communicator<Error = E>` and
+//!   `Box<dyn Communicator<Error = E>>` work: the trait's methods move
+//!   bytes (with the element size where it matters: a receive checks that
+//!   the message is a whole number of elements) and take ranks and tags as
+//!   [`Rank`], [`Tag`], [`Source`] and [`TagMatch`]. The typed methods
+//!   (`send::<T>`, `allreduce::<T>`, ...) are in [`CommunicatorExt`],
+//!   implemented for every `C: Communicator + ?Sized`, so generic code
+//!   and trait objects call them alike.
+//! - **Reductions** go through [`DynOp`], the type-erased form of an
+//!   [`Op<T>`]: it combines bytes, and runs the reduction on a plain
+//!   [`Comm`] (the element type is recovered inside the op), which is what
+//!   a decorator over `Comm` needs.
+//! - **dup and split** come in two forms: [`Communicator::dup`] and
+//!   [`Communicator::split`] return `Self` (`where Self: Sized`),
+//!   [`Communicator::dup_boxed`] and [`Communicator::split_boxed`] a boxed
+//!   trait object.
+//!
+//! # Errors: an associated type
+//!
+//! Each communicator keeps its own error type
+//! ([`Communicator::Error`]): the core's [`Error`] for [`Comm`],
+//! `pertinax_resilient::Error` (with its policy's `Failed`), the guard's
+//! `GuardError<E>` (with the propagated error) around the error `E` of the
+//! communicator it guards. One core error would have to carry every
+//! layer's kinds as opaque payloads, which recovery code could no longer
+//! match. The bound [`CommError`] is what a decorator needs of the layer
+//! below: the core's errors convert into it (`From<Error>`), and
+//! [`CommError::is_fault`] tells a failure (a dead peer, a revocation) from
+//! a local error. A trait object names the error:
+//! `dyn Communicator<Error = pertinax::Error>`.
+//!
+//! # Outcomes
+//!
+//! Operations return an [`Outcome`]: what they did besides succeeding. A
+//! plain [`Comm`] always completes with every rank (its outcome is
+//! [`Outcome::default`], complete), and reports a failure as an error; a
+//! resilient communicator completes without the failed ranks and says so
+//! in the outcome (`skipped`, `missing`). A receive returns
+//! `Option<Status>`: `None` when it was skipped (a resilient receive whose
+//! source has failed, under an `ignore` policy).
+//!
+//! # Non-blocking operations
+//!
+//! [`Communicator::isend_bytes`] and [`Communicator::irecv_bytes`] start an
+//! operation inside a core [`scope`](crate::scope) (which keeps the
+//! buffers borrowed until the engine is done with them) and return a
+//! [`PendingOp`]: a boxed [`Pending`], the trait of every pending
+//! operation. The core's [`Request`] implements it, and so do the
+//! decorators' requests (a resilient receive whose failed source goes to
+//! the policy, the guard's request that turns a failure into the
+//! propagated error, the resilient non-blocking collectives), each with
+//! its own error type.
+//!
+//! # Failures
+//!
+//! [`Communicator::failed_ranks`] is the local view of the failed ranks;
+//! [`Communicator::revoke`] and [`Communicator::is_revoked`] carry ULFM's
+//! revocation to the decorator's level: after a revocation by any member,
+//! the pending and later operations of every member return a fault error
+//! (a decorator that cannot offer this returns `Unsupported` from
+//! `revoke`). This is what lets a guard interrupt the communicator it
+//! guards.
+//!
+//! # Example
+//! ```
+//! use pertinax::{Communicator, CommunicatorExt, Op};
+//!
+//! // Any communicator, plain or decorated, as a trait object.
+//! fn total(c: &dyn Communicator<Error = pertinax::Error>) -> Result<u64, pertinax::Error> {
+//!     let mut sum = [0u64];
+//!     c.allreduce(&[c.rank().0 as u64 + 1], &mut sum, &Op::sum())?;
+//!     Ok(sum[0])
+//! }
+//!
+//! let u = pertinax::init()?;
+//! let world = u.world();
+//! assert_eq!(total(&world)?, (1..=world.size() as u64).sum::<u64>());
+//! # Ok::<(), pertinax::Error>(())
+//! ```
+
+use std::fmt;
+use std::rc::Rc;
+
+use bytemuck::Pod;
+
+use crate::{Comm, Error, Op, Rank, Request, Scope, Source, Status, Tag, TagMatch};
+
+/// What a communicator's error type must offer the layers above it.
+pub trait CommError: std::error::Error + From<Error> + 'static {
+    /// Whether this error is a failure that recovery reacts to (a dead
+    /// peer, a revocation), as opposed to a local error (a bad argument).
+    fn is_fault(&self) -> bool;
+}
+
+impl CommError for Error {
+    fn is_fault(&self) -> bool {
+        Error::is_fault(self)
+    }
+}
+
+/// What an operation did besides succeeding.
+///
+/// Always complete on a plain [`Comm`] (which reports failures as
+/// errors); a resilient communicator fills it in.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The operation did not take place because this rank (its root or
+    /// peer) has failed and the policy says ignore; buffers it would have
+    /// filled are untouched.
+    pub skipped: Option<Rank>,
+    /// Ranks whose part of the result is missing (their slots in a
+    /// gather or allgather result are untouched; their contribution is not
+    /// in a reduction).
+    pub missing: Vec<Rank>,
+}
+
+impl Outcome {
+    /// Whether the operation took place with every rank's data.
+    pub fn is_complete(&self) -> bool {
+        self.skipped.is_none() && self.missing.is_empty()
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.skipped, self.missing.is_empty()) {
+            (Some(r), _) => write!(f, "skipped: rank {} has failed", r.0),
+            (None, true) => f.write_str("complete"),
+            (None, false) => {
+                f.write_str("missing ranks")?;
+                for r in &self.missing {
+                    write!(f, " {}", r.0)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// How a pending operation completed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Completion {
+    /// The message's status for a receive that received (`None`: skipped,
+    /// or an operation without a status of its own).
+    pub status: Option<Status>,
+    /// What the operation did besides succeeding.
+    pub outcome: Outcome,
+}
+
+/// A pending non-blocking operation of any communicator, with the error
+/// type `E` of the communicator that started it.
+///
+/// The core's [`Request`] implements it, so do the recovery libraries'
+/// requests. Dropping a pending operation lets it go as its type says
+/// (a core request: see [`crate::scope`]).
+pub trait Pending<E> {
+    /// Waits for completion and takes the result.
+    ///
+    /// # Errors
+    /// The operation's error (see the implementations).
+    fn wait(self: Box<Self>) -> Result<Completion, E>;
+    /// Completes the operation if it can without waiting: `Ok(None)`
+    /// while it is pending.
+    ///
+    /// # Errors
+    /// As [`Pending::wait`].
+    fn test(&mut self) -> Result<Option<Completion>, E>;
+    /// Cancels the operation if it has not started moving data (see
+    /// [`Request::cancel`]); true if it was cancelled. Operations that
+    /// cannot be cancelled return false.
+    ///
+    /// # Errors
+    /// When the result was already taken.
+    fn cancel(&mut self) -> Result<bool, E>;
+    /// Whether the result has not been taken yet.
+    fn is_active(&self) -> bool;
+}
+
+/// A boxed [`Pending`] operation, as the trait's non-blocking methods
+/// return it.
+pub type PendingOp<'s, E> = Box<dyn Pending<E> + 's>;
+
+impl Pending<Error> for Request<'_> {
+    fn wait(self: Box<Self>) -> Result<Completion, Error> {
+        Request::wait(*self).map(|st| Completion {
+            status: Some(st),
+            outcome: Outcome::default(),
+        })
+    }
+    fn test(&mut self) -> Result<Option<Completion>, Error> {
+        Ok(Request::test(self)?.map(|st| Completion {
+            status: Some(st),
+            outcome: Outcome::default(),
+        }))
+    }
+    fn cancel(&mut self) -> Result<bool, Error> {
+        Request::cancel(self)
+    }
+    fn is_active(&self) -> bool {
+        Request::is_active(self)
+    }
+}
+
+/// Waits for every operation in order; returns each one's result (an
+/// inactive operation gives its `is_active` error, as its wait would).
+pub fn wait_each<E>(ops: Vec<PendingOp<'_, E>>) -> Vec<Result<Completion, E>> {
+    ops.into_iter().map(|p| p.wait()).collect()
+}
+
+// ---- the type-erased reduction ----------------------------------------
+
+/// An [`Op<T>`] seen through bytes (private: reached through [`DynOp`]).
+trait OpObj {
+    fn elem_size(&self) -> usize;
+    fn commutative(&self) -> bool;
+    fn combine(&self, acc: &mut [u8], rhs: &[u8], acc_is_left: bool) -> Result<(), Error>;
+    fn reduce_on(
+        &self,
+        comm: &Comm,
+        send: &[u8],
+        recv: &mut [u8],
+        root: Option<Rank>,
+    ) -> Result<(), Error>;
+    fn ireduce_on<'s>(
+        &self,
+        comm: &Comm,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        root: Option<Rank>,
+    ) -> Result<Request<'s>, Error>;
+    fn owned(&self) -> Rc<dyn OpObj>;
+}
+
+/// `b` as `T`s: borrowed when aligned, else copied.
+fn typed<T: Pod>(b: &[u8]) -> Result<std::borrow::Cow<'_, [T]>, Error> {
+    whole::<T>(b.len())?;
+    Ok(match bytemuck::try_cast_slice(b) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => std::borrow::Cow::Owned(copied(b)?),
+    })
+}
+
+/// `b` (whole `T`s) copied into a vector of `T`.
+fn copied<T: Pod>(b: &[u8]) -> Result<Vec<T>, Error> {
+    let mut v = vec![T::zeroed(); b.len() / std::mem::size_of::<T>().max(1)];
+    bytes_mut(&mut v)?.copy_from_slice(b);
+    Ok(v)
+}
+
+/// Checks that `len` bytes are whole `T`s.
+fn whole<T>(len: usize) -> Result<(), Error> {
+    let s = std::mem::size_of::<T>();
+    if s == 0 {
+        return Err(Error::InvalidArgument(
+            "reduction of a zero-sized element type".into(),
+        ));
+    }
+    if len % s != 0 {
+        return Err(Error::InvalidArgument(format!(
+            "{len} bytes are not a whole number of {s}-byte elements"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `f` on `b` as `T`s, through an aligned copy when it is not
+/// aligned.
+fn typed_mut<T: Pod, R>(
+    b: &mut [u8],
+    f: impl FnOnce(&mut [T]) -> Result<R, Error>,
+) -> Result<R, Error> {
+    whole::<T>(b.len())?;
+    match bytemuck::try_cast_slice_mut::<u8, T>(b) {
+        Ok(t) => f(t),
+        Err(_) => {
+            let mut v: Vec<T> = copied(b)?;
+            let r = f(&mut v)?;
+            b.copy_from_slice(bytes(&v)?);
+            Ok(r)
+        }
+    }
+}
+
+/// `b` as `T`s, which must be aligned (a buffer lent to a non-blocking
+/// operation cannot be copied).
+fn aligned<T: Pod>(b: &[u8]) -> Result<&[T], Error> {
+    whole::<T>(b.len())?;
+    bytemuck::try_cast_slice(b).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "a non-blocking reduction's buffer is not aligned for its element type: {e}"
+        ))
+    })
+}
+
+/// See [`aligned`].
+fn aligned_mut<T: Pod>(b: &mut [u8]) -> Result<&mut [T], Error> {
+    whole::<T>(b.len())?;
+    bytemuck::try_cast_slice_mut(b).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "a non-blocking reduction's buffer is not aligned for its element type: {e}"
+        ))
+    })
+}
+
+impl<T: Pod> OpObj for Op<T> {
+    fn elem_size(&self) -> usize {
+        std::mem::size_of::<T>()
+    }
+    fn commutative(&self) -> bool {
+        self.is_commutative()
+    }
+    fn combine(&self, acc: &mut [u8], rhs: &[u8], acc_is_left: bool) -> Result<(), Error> {
+        let rhs = typed::<T>(rhs)?;
+        typed_mut::<T, ()>(acc, |acc| Op::combine(self, acc, &rhs, acc_is_left))
+    }
+    fn reduce_on(
+        &self,
+        comm: &Comm,
+        send: &[u8],
+        recv: &mut [u8],
+        root: Option<Rank>,
+    ) -> Result<(), Error> {
+        let send = typed::<T>(send)?;
+        if recv.is_empty() {
+            // A non-root's receive: nothing to cast.
+            return match root {
+                Some(r) => comm.reduce(&send, &mut [], self, r),
+                None => comm.allreduce(&send, &mut [], self),
+            };
+        }
+        typed_mut::<T, ()>(recv, |recv| match root {
+            Some(r) => comm.reduce(&send, recv, self, r),
+            None => comm.allreduce(&send, recv, self),
+        })
+    }
+    fn ireduce_on<'s>(
+        &self,
+        comm: &Comm,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        root: Option<Rank>,
+    ) -> Result<Request<'s>, Error> {
+        let send = aligned::<T>(send)?;
+        let recv: &'s mut [T] = if recv.is_empty() {
+            &mut []
+        } else {
+            aligned_mut::<T>(recv)?
+        };
+        match root {
+            Some(r) => comm.ireduce(scope, send, recv, self, r),
+            None => comm.iallreduce(scope, send, recv, self),
+        }
+    }
+    fn owned(&self) -> Rc<dyn OpObj> {
+        Rc::new(self.clone())
+    }
+}
+
+/// A reduction operation with its element type erased: what the object-safe
+/// reductions of [`Communicator`] take. Made from an [`Op<T>`] by
+/// [`DynOp::new`] (the typed methods of [`CommunicatorExt`] do it).
+#[derive(Clone, Copy)]
+pub struct DynOp<'a>(&'a dyn OpObj);
+
+impl fmt::Debug for DynOp<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DynOp")
+            .field("elem_size", &self.0.elem_size())
+            .field("commutative", &self.0.commutative())
+            .finish()
+    }
+}
+
+impl<'a> DynOp<'a> {
+    /// The erased form of `op`.
+    pub fn new<T: Pod>(op: &'a Op<T>) -> DynOp<'a> {
+        DynOp(op)
+    }
+
+    /// Bytes of one element.
+    pub fn elem_size(&self) -> usize {
+        self.0.elem_size()
+    }
+
+    /// Whether the operation is commutative.
+    pub fn is_commutative(&self) -> bool {
+        self.0.commutative()
+    }
+
+    /// [`Op::combine`] on bytes holding whole elements (they need not be
+    /// aligned).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the lengths differ or are not whole elements.
+    pub fn combine(&self, acc: &mut [u8], rhs: &[u8], acc_is_left: bool) -> Result<(), Error> {
+        self.0.combine(acc, rhs, acc_is_left)
+    }
+
+    /// [`Comm::reduce`] of these bytes on `comm` (`recv` is used at the
+    /// root only; a non-root may pass an empty one).
+    ///
+    /// # Errors
+    /// As [`Comm::reduce`]; `InvalidArgument` for bytes that are not whole
+    /// elements.
+    pub fn reduce_on(
+        &self,
+        comm: &Comm,
+        send: &[u8],
+        recv: &mut [u8],
+        root: impl Into<Rank>,
+    ) -> Result<(), Error> {
+        self.0.reduce_on(comm, send, recv, Some(root.into()))
+    }
+
+    /// [`Comm::allreduce`] of these bytes on `comm`.
+    ///
+    /// # Errors
+    /// As [`Comm::allreduce`]; `InvalidArgument` for bytes that are not
+    /// whole elements.
+    pub fn allreduce_on(&self, comm: &Comm, send: &[u8], recv: &mut [u8]) -> Result<(), Error> {
+        self.0.reduce_on(comm, send, recv, None)
+    }
+
+    /// [`Comm::ireduce`] (`root` given) or [`Comm::iallreduce`] of these
+    /// bytes on `comm`; the buffers must be aligned for the element type.
+    ///
+    /// # Errors
+    /// As those; `InvalidArgument` for bytes that are not whole, aligned
+    /// elements.
+    pub fn ireduce_on<'s>(
+        &self,
+        comm: &Comm,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        root: Option<Rank>,
+    ) -> Result<Request<'s>, Error> {
+        self.0.ireduce_on(comm, scope, send, recv, root)
+    }
+
+    /// An owned copy (for a decorator that replays the reduction later).
+    pub fn to_owned(&self) -> OwnedOp {
+        OwnedOp(self.0.owned())
+    }
+}
+
+/// An owned [`DynOp`].
+#[derive(Clone)]
+pub struct OwnedOp(Rc<dyn OpObj>);
+
+impl fmt::Debug for OwnedOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_dyn().fmt(f)
+    }
+}
+
+impl OwnedOp {
+    /// The borrowed form.
+    pub fn as_dyn(&self) -> DynOp<'_> {
+        DynOp(&*self.0)
+    }
+}
+
+// ---- the trait ----------------------------------------------------------
+
+/// A communicator: the plain [`Comm`], or a decorator over one (see the
+/// [module documentation](self)). Object safe; the typed methods are in
+/// [`CommunicatorExt`].
+///
+/// The methods' contracts are [`Comm`]'s (same arguments, same
+/// matching, same collective rules), except for what a decorator does
+/// about failures, which it documents: a plain `Comm` returns
+/// `ProcFailed`, a resilient communicator repairs and reports an
+/// [`Outcome`], a guard turns the failure into the error propagated to
+/// every rank.
+pub trait Communicator {
+    /// The error of every operation.
+    type Error: CommError;
+
+    /// This process's rank.
+    fn rank(&self) -> Rank;
+    /// The number of ranks (a resilient communicator counts its failed
+    /// ones).
+    fn size(&self) -> usize;
+    /// The ranks known here to have failed, in increasing order (local
+    /// knowledge; a resilient communicator adds the ranks its repairs
+    /// excluded).
+    fn failed_ranks(&self) -> Vec<Rank>;
+    /// The number of failed ranks.
+    fn fault_count(&self) -> usize {
+        self.failed_ranks().len()
+    }
+    /// Whether the communicator was revoked (as known here).
+    fn is_revoked(&self) -> bool;
+    /// Revokes the communicator at every member (see the [module
+    /// documentation](self#failures)).
+    ///
+    /// # Errors
+    /// `Unsupported` (or the decorator's equivalent) when the decorator
+    /// cannot be revoked; the core's revoke errors.
+    fn revoke(&self) -> Result<(), Self::Error>;
+
+    /// Sends `buf` to `dest` (see [`Comm::send`]).
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error>;
+    /// Receives into `buf`, a whole number of `elem`-byte elements (see
+    /// [`Comm::recv`]); `None` when the receive was skipped.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn recv_bytes(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Option<Status>, Self::Error>;
+    /// Waits for a matching message and describes it (see
+    /// [`Comm::probe`]); `None` when the probe was skipped.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error>;
+    /// Describes a matching message if one is here (see [`Comm::iprobe`]).
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error>;
+    /// Starts sending `buf` inside `scope` (see [`Comm::isend`]).
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error>;
+    /// Starts receiving into `buf` inside `scope` (see [`Comm::irecv`]).
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error>;
+
+    /// Blocks until every (live) rank has called it.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn barrier(&self) -> Result<Outcome, Self::Error>;
+    /// Broadcasts `buf` from `root`.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Self::Error>;
+    /// Combines every rank's `send` with `op` into `recv` at `root`.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn reduce_dyn(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
+    ) -> Result<Outcome, Self::Error>;
+    /// Combines every rank's `send` with `op` into every rank's `recv`.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn allreduce_dyn(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+    ) -> Result<Outcome, Self::Error>;
+    /// Collects every rank's `send` into `recv` at `root`, at the rank's
+    /// position.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn gather_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        root: Rank,
+    ) -> Result<Outcome, Self::Error>;
+    /// Sends block `i` of `send` at `root` to rank `i`.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        root: Rank,
+    ) -> Result<Outcome, Self::Error>;
+    /// Collects every rank's `send` into every rank's `recv`.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error>;
+    /// Block `j` of `send` goes to rank `j`, into block `i` of its `recv`.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error>;
+
+    /// A new communicator with the same ranks (collective), boxed.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Self::Error>>, Self::Error>;
+    /// One communicator per `color`, ranks ordered by `key` then rank,
+    /// boxed; `None` takes part but gets no communicator (collective).
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn split_boxed(
+        &self,
+        color: Option<u32>,
+        key: i32,
+    ) -> Result<Option<Box<dyn Communicator<Error = Self::Error>>>, Self::Error>;
+    /// [`Communicator::dup_boxed`], of the same type.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn dup(&self) -> Result<Self, Self::Error>
+    where
+        Self: Sized;
+    /// [`Communicator::split_boxed`], of the same type.
+    ///
+    /// # Errors
+    /// See the implementations.
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Self::Error>
+    where
+        Self: Sized;
+}
+
+/// `buf` as bytes (zero-sized element types are refused).
+fn bytes<T: Pod>(buf: &[T]) -> Result<&[u8], Error> {
+    bytemuck::try_cast_slice(buf).map_err(|e| zst::<T>(e))
+}
+
+/// See [`bytes`].
+fn bytes_mut<T: Pod>(buf: &mut [T]) -> Result<&mut [u8], Error> {
+    bytemuck::try_cast_slice_mut(buf).map_err(|e| zst::<T>(e))
+}
+
+fn zst<T>(e: bytemuck::PodCastError) -> Error {
+    Error::InvalidArgument(format!(
+        "a buffer of {} cannot be sent as bytes: {e}",
+        std::any::type_name::<T>()
+    ))
+}
+
+/// The typed methods of every [`Communicator`] (implemented for all of
+/// them, trait objects included).
+pub trait CommunicatorExt: Communicator {
+    /// Sends `buf` to `dest` with `tag`.
+    ///
+    /// # Errors
+    /// As [`Communicator::send_bytes`].
+    fn send<T: Pod>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Outcome, Self::Error> {
+        self.send_bytes(bytes(buf)?, dest.into(), tag.into())
+    }
+    /// Receives into `buf` from `src` (a rank, or any).
+    ///
+    /// # Errors
+    /// As [`Communicator::recv_bytes`].
+    fn recv<T: Pod>(
+        &self,
+        buf: &mut [T],
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Option<Status>, Self::Error> {
+        let elem = std::mem::size_of::<T>();
+        self.recv_bytes(bytes_mut(buf)?, elem, src.into(), tag.into())
+    }
+    /// Starts sending `buf` inside `scope`.
+    ///
+    /// # Errors
+    /// As [`Communicator::isend_bytes`].
+    fn isend<'s, T: Pod>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        self.isend_bytes(scope, bytes(buf)?, dest.into(), tag.into())
+    }
+    /// Starts receiving into `buf` inside `scope`.
+    ///
+    /// # Errors
+    /// As [`Communicator::irecv_bytes`].
+    fn irecv<'s, T: Pod>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [T],
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let elem = std::mem::size_of::<T>();
+        self.irecv_bytes(scope, bytes_mut(buf)?, elem, src.into(), tag.into())
+    }
+    /// Broadcasts `buf` from `root`.
+    ///
+    /// # Errors
+    /// As [`Communicator::bcast_bytes`].
+    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Self::Error> {
+        self.bcast_bytes(bytes_mut(buf)?, root.into())
+    }
+    /// Combines every rank's `send` with `op` into `recv` at `root`.
+    ///
+    /// # Errors
+    /// As [`Communicator::reduce_dyn`].
+    fn reduce<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Self::Error> {
+        self.reduce_dyn(bytes(send)?, bytes_mut(recv)?, DynOp::new(op), root.into())
+    }
+    /// Combines every rank's `send` with `op` into every rank's `recv`.
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce_dyn`].
+    fn allreduce<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<Outcome, Self::Error> {
+        self.allreduce_dyn(bytes(send)?, bytes_mut(recv)?, DynOp::new(op))
+    }
+    /// Collects every rank's `send` into `recv` at `root`.
+    ///
+    /// # Errors
+    /// As [`Communicator::gather_bytes`].
+    fn gather<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Self::Error> {
+        self.gather_bytes(bytes(send)?, bytes_mut(recv)?, root.into())
+    }
+    /// Sends block `i` of `send` at `root` to rank `i`.
+    ///
+    /// # Errors
+    /// As [`Communicator::scatter_bytes`].
+    fn scatter<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Self::Error> {
+        self.scatter_bytes(bytes(send)?, bytes_mut(recv)?, root.into())
+    }
+    /// Collects every rank's `send` into every rank's `recv`.
+    ///
+    /// # Errors
+    /// As [`Communicator::allgather_bytes`].
+    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Self::Error> {
+        self.allgather_bytes(bytes(send)?, bytes_mut(recv)?)
+    }
+    /// Block `j` of `send` goes to rank `j`.
+    ///
+    /// # Errors
+    /// As [`Communicator::alltoall_bytes`].
+    fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Self::Error> {
+        self.alltoall_bytes(bytes(send)?, bytes_mut(recv)?)
+    }
+}
+
+impl<C: Communicator + ?Sized> CommunicatorExt for C {}
+
+// ---- the plain communicator ---------------------------------------------
+
+/// Runs `$body` with `$b` bound to `$buf` as a slice of `[u8; N]` for the
+/// element size `$elem`, so that the core checks whole elements; the sizes
+/// are those `bytemuck` knows. Any other size runs `$other`.
+macro_rules! by_elem {
+    ($elem:expr, $buf:expr, |$b:ident| $body:expr, $other:expr) => {
+        by_elem!(@ $elem, $buf, $b, $body, $other;
+            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
+            30 31 32 48 64 96 128 256 512 1024 2048 4096)
+    };
+    (@ $elem:expr, $buf:expr, $b:ident, $body:expr, $other:expr; $($n:literal)*) => {
+        match $elem {
+            $($n => match bytemuck::try_cast_slice_mut::<u8, [u8; $n]>($buf) {
+                Ok($b) => $body,
+                Err(_) => $other,
+            },)*
+            _ => $other,
+        }
+    };
+}
+
+/// A receive of whole `elem`-byte elements on `comm`.
+fn recv_elems(
+    comm: &Comm,
+    buf: &mut [u8],
+    elem: usize,
+    src: Source,
+    tag: TagMatch,
+) -> Result<Status, Error> {
+    let len = buf.len();
+    by_elem!(elem, &mut *buf, |b| comm.recv(b, src, tag), {
+        // An element size the table lacks (or a buffer that is not whole
+        // elements): receive bytes, check the length after.
+        let st = comm.recv(&mut buf[..len], src, tag)?;
+        if elem > 1 && st.len % elem != 0 {
+            return Err(Error::LengthNotMultiple { len: st.len, elem });
+        }
+        Ok(st)
+    })
+}
+
+impl Communicator for Comm {
+    type Error = Error;
+
+    fn rank(&self) -> Rank {
+        Comm::rank(self)
+    }
+    fn size(&self) -> usize {
+        Comm::size(self)
+    }
+    fn failed_ranks(&self) -> Vec<Rank> {
+        let Ok(failed) = self.get_failed() else {
+            return Vec::new();
+        };
+        let ranks: Vec<Rank> = (0..failed.size()).map(|r| Rank(r as i32)).collect();
+        let mut out: Vec<Rank> = failed
+            .translate_ranks(&ranks, &self.group())
+            .map(|v| v.into_iter().flatten().collect())
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+    fn is_revoked(&self) -> bool {
+        Comm::is_revoked(self)
+    }
+    fn revoke(&self) -> Result<(), Error> {
+        Comm::revoke(self)
+    }
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        Comm::send(self, buf, dest, tag)?;
+        Ok(Outcome::default())
+    }
+    fn recv_bytes(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Option<Status>, Error> {
+        recv_elems(self, buf, elem, src, tag).map(Some)
+    }
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
+        Comm::probe(self, src, tag).map(Some)
+    }
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
+        Comm::iprobe(self, src, tag)
+    }
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(Comm::isend(self, scope, buf, dest, tag)?))
+    }
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        let len = buf.len();
+        if !matches!(
+            elem,
+            2..=32 | 48 | 64 | 96 | 128 | 256 | 512 | 1024 | 2048 | 4096
+        ) {
+            // Bytes, or an element size the table lacks: received as
+            // bytes (the length is not checked against `elem`).
+            return Ok(Box::new(Comm::irecv(self, scope, buf, src, tag)?));
+        }
+        if len % elem != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "a receive buffer of {len} bytes is not a whole number of {elem}-byte elements"
+            )));
+        }
+        let r = by_elem!(elem, buf, |b| Comm::irecv(self, scope, b, src, tag), {
+            Err(Error::InvalidArgument(format!(
+                "a receive buffer of {len} bytes as {elem}-byte elements"
+            )))
+        })?;
+        Ok(Box::new(r))
+    }
+    fn barrier(&self) -> Result<Outcome, Error> {
+        Comm::barrier(self)?;
+        Ok(Outcome::default())
+    }
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        Comm::bcast(self, buf, root)?;
+        Ok(Outcome::default())
+    }
+    fn reduce_dyn(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        op.reduce_on(self, send, recv, root)?;
+        Ok(Outcome::default())
+    }
+    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
+        op.allreduce_on(self, send, recv)?;
+        Ok(Outcome::default())
+    }
+    fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        Comm::gather(self, send, recv, root)?;
+        Ok(Outcome::default())
+    }
+    fn scatter_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        Comm::scatter(self, send, recv, root)?;
+        Ok(Outcome::default())
+    }
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+        Comm::allgather(self, send, recv)?;
+        Ok(Outcome::default())
+    }
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+        Comm::alltoall(self, send, recv)?;
+        Ok(Outcome::default())
+    }
+    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Error>>, Error> {
+        Ok(Box::new(Comm::dup(self)?))
+    }
+    fn split_boxed(
+        &self,
+        color: Option<u32>,
+        key: i32,
+    ) -> Result<Option<Box<dyn Communicator<Error = Error>>>, Error> {
+        Ok(Comm::split(self, color, key)?
+            .map(|c| Box::new(c) as Box<dyn Communicator<Error = Error>>))
+    }
+    fn dup(&self) -> Result<Comm, Error> {
+        Comm::dup(self)
+    }
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Comm>, Error> {
+        Comm::split(self, color, key)
+    }
+}
+
+/// A boxed communicator is one too (so that decorators stack over trait
+/// objects: a guard over a `Box<dyn Communicator<Error = E>>`).
+impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
+    type Error = E;
+
+    fn rank(&self) -> Rank {
+        (**self).rank()
+    }
+    fn size(&self) -> usize {
+        (**self).size()
+    }
+    fn failed_ranks(&self) -> Vec<Rank> {
+        (**self).failed_ranks()
+    }
+    fn is_revoked(&self) -> bool {
+        (**self).is_revoked()
+    }
+    fn revoke(&self) -> Result<(), E> {
+        (**self).revoke()
+    }
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, E> {
+        (**self).send_bytes(buf, dest, tag)
+    }
+    fn recv_bytes(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Option<Status>, E> {
+        (**self).recv_bytes(buf, elem, src, tag)
+    }
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, E> {
+        (**self).probe(src, tag)
+    }
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, E> {
+        (**self).iprobe(src, tag)
+    }
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).isend_bytes(scope, buf, dest, tag)
+    }
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).irecv_bytes(scope, buf, elem, src, tag)
+    }
+    fn barrier(&self) -> Result<Outcome, E> {
+        (**self).barrier()
+    }
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, E> {
+        (**self).bcast_bytes(buf, root)
+    }
+    fn reduce_dyn(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
+    ) -> Result<Outcome, E> {
+        (**self).reduce_dyn(send, recv, op, root)
+    }
+    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, E> {
+        (**self).allreduce_dyn(send, recv, op)
+    }
+    fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, E> {
+        (**self).gather_bytes(send, recv, root)
+    }
+    fn scatter_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, E> {
+        (**self).scatter_bytes(send, recv, root)
+    }
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, E> {
+        (**self).allgather_bytes(send, recv)
+    }
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, E> {
+        (**self).alltoall_bytes(send, recv)
+    }
+    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = E>>, E> {
+        (**self).dup_boxed()
+    }
+    fn split_boxed(
+        &self,
+        color: Option<u32>,
+        key: i32,
+    ) -> Result<Option<Box<dyn Communicator<Error = E>>>, E> {
+        (**self).split_boxed(color, key)
+    }
+    fn dup(&self) -> Result<Self, E> {
+        (**self).dup_boxed()
+    }
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, E> {
+        (**self).split_boxed(color, key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The trait is object safe, and a boxed communicator is one.
+    #[test]
+    fn trait_objects_communicate() {
+        let u = match crate::init() {
+            Ok(u) => u,
+            Err(Error::AlreadyInitialized) => return,
+            Err(e) => panic!("{e}"),
+        };
+        let world = u.world();
+        let c: &dyn Communicator<Error = Error> = &world;
+        assert_eq!((c.rank(), c.size()), (Rank(0), 1));
+        // Typed methods on the trait object, through the extension.
+        c.send(&[1u32, 2, 3], 0, 5).unwrap();
+        let mut got = [0u32; 3];
+        let st = c.recv(&mut got, 0, 5).unwrap().unwrap();
+        assert_eq!((got, st.len), ([1, 2, 3], 12));
+        // A whole-element check: 12 bytes are not whole 8-byte elements.
+        c.send(&[1u32, 2, 3], 0, 6).unwrap();
+        let mut wide = [0u64; 2];
+        assert!(matches!(
+            c.recv(&mut wide, 0, 6),
+            Err(Error::LengthNotMultiple { len: 12, elem: 8 })
+        ));
+        let mut got = [0u32; 3];
+        c.recv(&mut got, 0, 6).unwrap();
+        let mut sum = [0i64];
+        c.allreduce(&[7i64], &mut sum, &Op::sum()).unwrap();
+        assert_eq!(sum, [7]);
+        let mut all = [0u16; 1];
+        assert!(c.allgather(&[9u16], &mut all).unwrap().is_complete());
+        assert_eq!(all, [9]);
+        // Boxed, from dup, and stacked once more.
+        let d: Box<dyn Communicator<Error = Error>> = c.dup_boxed().unwrap();
+        let dd = Communicator::dup(&d).unwrap();
+        dd.barrier().unwrap();
+        let mut b = [3u8; 2];
+        dd.bcast(&mut b, 0).unwrap();
+        // Non-blocking through the trait, inside a core scope.
+        let data = [4u64, 5];
+        let mut into = [0u64; 2];
+        crate::scope(|s| {
+            let r = d.irecv(s, &mut into, 0, 1).unwrap();
+            let q = d.isend(s, &data, 0, 1).unwrap();
+            let done = wait_each(vec![r, q]);
+            assert!(done.iter().all(|d| d.is_ok()));
+        });
+        assert_eq!(into, data);
+        assert!(!d.is_revoked());
+        assert!(d.failed_ranks().is_empty());
+    }
+
+    #[test]
+    fn outcomes_print() {
+        assert_eq!(Outcome::default().to_string(), "complete");
+        let o = Outcome {
+            skipped: None,
+            missing: vec![Rank(2), Rank(5)],
+        };
+        assert_eq!(o.to_string(), "missing ranks 2 5");
+        assert!(!o.is_complete());
+    }
+
+    #[test]
+    fn erased_ops_combine_unaligned_bytes() {
+        let op = Op::<u32>::sum();
+        let d = DynOp::new(&op);
+        let mut acc = vec![0u8; 9];
+        let rhs: Vec<u8> = [1u32, 2].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        acc[1..].copy_from_slice(&rhs);
+        d.combine(&mut acc[1..], &rhs, true).unwrap();
+        let got: Vec<u32> = copied(&acc[1..]).unwrap();
+        assert_eq!(got, [2, 4]);
+        assert!(d.combine(&mut acc[1..8], &rhs[..7], true).is_err());
+        assert_eq!(d.to_owned().as_dyn().elem_size(), 4);
+    }
+}
