@@ -209,6 +209,30 @@ impl Pending<Error> for Request<'_> {
     }
 }
 
+/// A pending operation whose errors convert into `F` (for a decorator
+/// that hands out the requests of the communicator below it).
+pub fn pending_into<'s, E: 's, F: From<E> + 's>(p: PendingOp<'s, E>) -> PendingOp<'s, F> {
+    Box::new(MapErr(p, std::marker::PhantomData))
+}
+
+/// See [`pending_into`].
+struct MapErr<'s, E, F>(PendingOp<'s, E>, std::marker::PhantomData<fn() -> F>);
+
+impl<E, F: From<E>> Pending<F> for MapErr<'_, E, F> {
+    fn wait(self: Box<Self>) -> Result<Completion, F> {
+        Ok(self.0.wait()?)
+    }
+    fn test(&mut self) -> Result<Option<Completion>, F> {
+        Ok(self.0.test()?)
+    }
+    fn cancel(&mut self) -> Result<bool, F> {
+        Ok(self.0.cancel()?)
+    }
+    fn is_active(&self) -> bool {
+        self.0.is_active()
+    }
+}
+
 /// Waits for every operation in order; returns each one's result (an
 /// inactive operation gives its `is_active` error, as its wait would).
 pub fn wait_each<E>(ops: Vec<PendingOp<'_, E>>) -> Vec<Result<Completion, E>> {

@@ -171,7 +171,7 @@ mod wait;
 
 pub use comm::Comm;
 pub use communicator::{
-    wait_each, CommError, Communicator, CommunicatorExt, Completion, DynOp, Outcome, OwnedOp,
+    pending_into, wait_each, CommError, Communicator, CommunicatorExt, Completion, DynOp, Outcome, OwnedOp,
     Pending, PendingOp,
 };
 pub use error::{Error, RecoveryCall, Result};

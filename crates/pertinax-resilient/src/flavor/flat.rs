@@ -8,12 +8,14 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
-use pertinax::{Comm, Op, Rank, Source};
+use pertinax::{
+    Comm, Communicator, DynOp, PendingAgreement, PendingOp, Rank, Scope, Source, Tag, TagMatch,
+};
 
 use crate::p2p::{check_rank, inverse, survivors, P2p};
 use crate::policy::Kind;
-use crate::replay::{self, keep, rerun, typed, Log, Plan, Serve, Transport, What};
-use crate::{Communicator, Error, Outcome, Policy, Received};
+use crate::replay::{self, keep, rerun, Log, Plan, Serve, Transport, What};
+use crate::{Error, Outcome, Policy, Received};
 
 /// Agreement value tags: a repair, or a communicator creation.
 const REPAIR: u64 = 1;
@@ -136,6 +138,9 @@ struct State {
     /// While a non-blocking scope is open (`nonblocking.rs`): its requests
     /// posted and not yet agreed complete.
     nb: Option<usize>,
+    /// After [`Communicator::revoke`] here: this member's failed part of
+    /// the agreement the others wait for (never waited for here).
+    revoked: Option<PendingAgreement>,
 }
 
 /// A communicator whose ranks survive the failure of others: see the
@@ -243,6 +248,7 @@ impl Resilient {
                 repairs: 0,
                 repair_time: Duration::ZERO,
                 nb: None,
+                revoked: None,
             }),
             cfg,
         })
@@ -348,6 +354,10 @@ impl Resilient {
                 Err(e) if e.is_fault() => {
                     if trace() {
                         eprintln!("resilient[{}]: {what:?} failed: {e}", self.me);
+                    }
+                    if self.is_revoked() {
+                        // Revoked by a member (see `revoke`): no repair.
+                        return Err(pertinax::Error::Revoked.into());
                     }
                     self.repair()?
                 }
@@ -502,6 +512,9 @@ impl Resilient {
         loop {
             match self.round(true) {
                 Ok(Some(made)) => return Ok(made),
+                // Revoked by a member (see `revoke`; its part of the
+                // agreement does not match a creation's).
+                _ if self.is_revoked() => return Err(pertinax::Error::Revoked.into()),
                 Ok(None) => continue,
                 Err(e) if e.is_fault() => continue,
                 Err(e) => return Err(e),
@@ -581,6 +594,13 @@ impl Drop for Resilient {
     /// can need this rank's log any more.
     fn drop(&mut self) {
         let st = self.st.get_mut();
+        if let Some(mut a) = st.revoked.take() {
+            // Waiting for it could hang (the others may never take part):
+            // let it go unless it is complete.
+            if !matches!(a.test(), Ok(Some(_))) {
+                std::mem::forget(a);
+            }
+        }
         let _ = st.cur.free();
         let _ = self.p2p.comm().free();
     }
@@ -675,7 +695,49 @@ fn scatter_on<T: Pod>(
     })
 }
 
+/// A resilient all-to-all: block `j` of `send` goes to original rank `j`;
+/// the failed ranks' blocks of `recv` are untouched (and listed missing).
+fn alltoall_on(st: &State, size: usize, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+    if st.whole(size) {
+        st.cur.alltoall(send, recv)?;
+        return Ok(Outcome::default());
+    }
+    let n = send.len() / size.max(1);
+    let m = st.cur.size();
+    let mut out = Vec::with_capacity(m * n);
+    for &o in &st.cur_to_orig {
+        out.extend_from_slice(&send[o * n..(o + 1) * n]);
+    }
+    let mut tmp = vec![0u8; m * n];
+    st.cur.alltoall(&out, &mut tmp)?;
+    for (c, &o) in st.cur_to_orig.iter().enumerate() {
+        recv[o * n..(o + 1) * n].copy_from_slice(&tmp[c * n..(c + 1) * n]);
+    }
+    Ok(Outcome {
+        skipped: None,
+        missing: st.missing(),
+    })
+}
+
+/// The operations of a resilient communicator (see the [crate
+/// documentation](crate) for what each does about failures).
+///
+/// # Revocation
+///
+/// [`Communicator::revoke`] makes every pending and later operation of
+/// every member return [`pertinax::Error::Revoked`] (wrapped in
+/// [`Error::Comm`]) instead of repairing: the revoker revokes the
+/// point-to-point and the collective communicators and contributes a
+/// failure to the agreement that the others' current or next collective
+/// waits for, so that nobody waits for it. This is what a guard
+/// (`pertinax-propagate`) needs to interrupt the communicator it guards;
+/// the communicator is unusable afterwards (make a new one). Only under
+/// [`Check::Agree`] and outside a non-blocking scope ([`Error::Unsupported`]
+/// otherwise): the log check repairs without an agreement that a revoker
+/// could join.
 impl Communicator for Resilient {
+    type Error = Error;
+
     fn rank(&self) -> Rank {
         Rank(self.me as i32)
     }
@@ -686,6 +748,77 @@ impl Communicator for Resilient {
 
     fn failed_ranks(&self) -> Vec<Rank> {
         self.p2p.failed(self.st.borrow().failed.clone())
+    }
+
+    fn is_revoked(&self) -> bool {
+        self.p2p.comm().is_revoked()
+    }
+
+    fn revoke(&self) -> Result<(), Error> {
+        if self.cfg.check == Check::Log {
+            return Err(Error::Unsupported(
+                "revoking a resilient communicator under the log check (it repairs without an \
+                 agreement a revoker could join): use the agree check"
+                    .into(),
+            ));
+        }
+        let mut st = self.st.borrow_mut();
+        if st.nb.is_some() {
+            return Err(Error::Unsupported(
+                "revoking a resilient communicator while a non-blocking scope is open".into(),
+            ));
+        }
+        self.p2p.comm().revoke()?;
+        let _ = st.cur.revoke();
+        if st.revoked.is_none() {
+            // The agreement that every other member's current or next
+            // collective waits for: this member's part is a failure.
+            st.revoked = Some(st.cur.iagree(0)?);
+        }
+        Ok(())
+    }
+
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        self.p2p.send(&self.cfg.policy, buf, dest, tag)
+    }
+
+    fn recv_bytes(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Received, Error> {
+        self.p2p.recv(&self.cfg.policy, buf, elem, src, tag)
+    }
+
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Received, Error> {
+        self.p2p.probe(&self.cfg.policy, src, tag)
+    }
+
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Received, Error> {
+        self.p2p.iprobe(&self.cfg.policy, src, tag)
+    }
+
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        self.p2p.isend(&self.cfg.policy, scope, buf, dest, tag)
+    }
+
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        self.p2p.irecv(&self.cfg.policy, scope, buf, elem, src, tag)
     }
 
     fn barrier(&self) -> Result<Outcome, Error> {
@@ -700,8 +833,8 @@ impl Communicator for Resilient {
         Ok(out)
     }
 
-    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        let root = self.check_rank(root)?;
         let out = self.drive(What::Spread, |st, plan| match plan {
             None => match st.orig_to_cur[root] {
                 None => self.gone(Kind::Bcast, root),
@@ -710,141 +843,109 @@ impl Communicator for Resilient {
                     Ok(Outcome::default())
                 }
             },
-            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(buf)),
+            Some(p) => self.take_spread(st, p, buf),
         })?;
-        self.record(What::Spread, false, std::mem::size_of_val(buf), |arena| {
-            keep(arena, bytemuck::cast_slice(buf), &out)
-        })?;
+        self.record(What::Spread, false, buf.len(), |arena| keep(arena, buf, &out))?;
         Ok(out)
     }
 
-    fn reduce<T: Pod>(
+    fn reduce_dyn(
         &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
     ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+        let root = self.check_rank(root)?;
         let out = self.rooted(What::Rooted(root), Kind::Reduce, root, |st| {
             let rc = st.orig_to_cur[root]
                 .ok_or_else(|| Error::Internal("reduce with a failed root".into()))?;
-            st.cur.reduce(send, recv, op, rc)?;
+            op.reduce_on(&st.cur, send, recv, rc)?;
             Ok(Outcome {
                 skipped: None,
                 missing: st.missing(),
             })
         })?;
-        self.record(
-            What::Rooted(root),
-            false,
-            std::mem::size_of_val(send),
-            |arena| {
-                let op = op.clone();
-                rerun(
-                    arena,
-                    bytemuck::cast_slice(send),
-                    Box::new(move |st: &State, input: &[u8]| {
-                        // Only a non-root replays (a root that finished
-                        // needs nothing), so there is no result to keep.
-                        let rc = st.orig_to_cur[root].ok_or_else(|| {
-                            Error::Internal("reduce replay with a failed root".into())
-                        })?;
-                        let input: Vec<T> = typed(input);
-                        st.cur.reduce(&input, &mut [], &op, rc)?;
-                        Ok(())
-                    }),
-                )
-            },
-        )?;
+        self.record(What::Rooted(root), false, send.len(), |arena| {
+            let op = op.to_owned();
+            rerun(
+                arena,
+                send,
+                Box::new(move |st: &State, input: &[u8]| {
+                    // Only a non-root replays (a root that finished
+                    // needs nothing), so there is no result to keep.
+                    let rc = st.orig_to_cur[root].ok_or_else(|| {
+                        Error::Internal("reduce replay with a failed root".into())
+                    })?;
+                    op.as_dyn().reduce_on(&st.cur, input, &mut [], rc)?;
+                    Ok(())
+                }),
+            )
+        })?;
         Ok(out)
     }
 
-    fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error> {
+    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
         let out = self.drive(What::Spread, |st, plan| match plan {
             None => {
-                st.cur.allreduce(send, recv, op)?;
+                op.allreduce_on(&st.cur, send, recv)?;
                 Ok(Outcome {
                     skipped: None,
                     missing: st.missing(),
                 })
             }
-            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
+            Some(p) => self.take_spread(st, p, recv),
         })?;
-        self.record(What::Spread, true, 0, |arena| {
-            keep(arena, bytemuck::cast_slice(recv), &out)
-        })?;
+        self.record(What::Spread, true, 0, |arena| keep(arena, recv, &out))?;
         Ok(out)
     }
 
-    fn gather<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+    fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        let root = self.check_rank(root)?;
         let size = self.size;
         let out = self.rooted(What::Rooted(root), Kind::Gather, root, |st| {
             gather_on(st, size, send, recv, root)
         })?;
-        self.record(
-            What::Rooted(root),
-            false,
-            std::mem::size_of_val(send),
-            |arena| {
-                rerun(
-                    arena,
-                    bytemuck::cast_slice(send),
-                    Box::new(move |st: &State, input: &[u8]| {
-                        let input: Vec<T> = typed(input);
-                        gather_on(st, size, &input, &mut [], root).map(|_| ())
-                    }),
-                )
-            },
-        )?;
+        self.record(What::Rooted(root), false, send.len(), |arena| {
+            rerun(
+                arena,
+                send,
+                Box::new(move |st: &State, input: &[u8]| {
+                    gather_on(st, size, input, &mut [], root).map(|_| ())
+                }),
+            )
+        })?;
         Ok(out)
     }
 
-    fn scatter<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+    fn scatter_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        let root = self.check_rank(root)?;
         let size = self.size;
         let out = self.rooted(What::Scatter(root), Kind::Scatter, root, |st| {
             scatter_on(st, size, send, recv, root)
         })?;
         let at_root = self.me == root;
-        self.record(
-            What::Scatter(root),
-            false,
-            std::mem::size_of_val(recv) * size,
-            |arena| {
-                let input: &[T] = if at_root { send } else { &[] };
-                let n = recv.len();
-                rerun(
-                    arena,
-                    bytemuck::cast_slice(input),
-                    Box::new(move |st: &State, input: &[u8]| {
-                        let input: Vec<T> = typed(input);
-                        let mut sink = vec![T::zeroed(); n];
-                        scatter_on(st, size, &input, &mut sink, root).map(|_| ())
-                    }),
-                )
-            },
-        )?;
+        self.record(What::Scatter(root), false, recv.len() * size, |arena| {
+            let input: &[u8] = if at_root { send } else { &[] };
+            let n = recv.len();
+            rerun(
+                arena,
+                input,
+                Box::new(move |st: &State, input: &[u8]| {
+                    let mut sink = vec![0u8; n];
+                    scatter_on(st, size, input, &mut sink, root).map(|_| ())
+                }),
+            )
+        })?;
         Ok(out)
     }
 
-    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error> {
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
         let size = self.size;
         let n = send.len();
         if recv.len() != size * n {
             return Err(pertinax::Error::InvalidArgument(format!(
-                "allgather: receive holds {} elements, {size} × {n} needed",
+                "allgather: receive holds {} bytes, {size} × {n} needed",
                 recv.len()
             ))
             .into());
@@ -855,7 +956,7 @@ impl Communicator for Resilient {
                 Ok(Outcome::default())
             }
             None => {
-                let mut tmp = vec![T::zeroed(); st.cur.size() * n];
+                let mut tmp = vec![0u8; st.cur.size() * n];
                 st.cur.allgather(send, &mut tmp)?;
                 for (c, &o) in st.cur_to_orig.iter().enumerate() {
                     recv[o * n..(o + 1) * n].copy_from_slice(&tmp[c * n..(c + 1) * n]);
@@ -865,25 +966,51 @@ impl Communicator for Resilient {
                     missing: st.missing(),
                 })
             }
-            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
+            Some(p) => self.take_spread(st, p, recv),
         })?;
-        self.record(What::Spread, true, 0, |arena| {
-            keep(arena, bytemuck::cast_slice(recv), &out)
-        })?;
+        self.record(What::Spread, true, 0, |arena| keep(arena, recv, &out))?;
         Ok(out)
     }
 
-    fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
-        self.p2p.send(&self.cfg.policy, buf, dest.into(), tag)
+    /// Block `j` of `send` goes to original rank `j`; the blocks of the
+    /// failed ranks are untouched in `recv` and listed missing. Only under
+    /// [`Check::Agree`]: every rank's result differs, so the log check
+    /// could not replay it ([`Error::Unsupported`]).
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+        let size = self.size;
+        if self.cfg.check == Check::Log {
+            return Err(Error::Unsupported(
+                "alltoall under the log check (each rank's result differs: nothing to replay)"
+                    .into(),
+            ));
+        }
+        if send.len() % size.max(1) != 0 || recv.len() != send.len() {
+            return Err(pertinax::Error::InvalidArgument(format!(
+                "alltoall: {} bytes to send and {} to receive, both {size} equal blocks needed",
+                send.len(),
+                recv.len()
+            ))
+            .into());
+        }
+        let out = self.drive(What::Barrier, |st, plan| match plan {
+            None => alltoall_on(st, size, send, recv),
+            Some(_) => Ok(Outcome::default()),
+        })?;
+        self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
+        Ok(out)
     }
 
-    fn recv<T: Pod>(
+    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Error>>, Error> {
+        Ok(Box::new(Communicator::dup(self)?))
+    }
+
+    fn split_boxed(
         &self,
-        buf: &mut [T],
-        src: impl Into<Source>,
-        tag: i32,
-    ) -> Result<Received, Error> {
-        self.p2p.recv(&self.cfg.policy, buf, src.into(), tag)
+        color: Option<u32>,
+        key: i32,
+    ) -> Result<Option<Box<dyn Communicator<Error = Error>>>, Error> {
+        Ok(Communicator::split(self, color, key)?
+            .map(|r| Box::new(r) as Box<dyn Communicator<Error = Error>>))
     }
 
     /// A new resilient communicator with the same ranks; ranks failed by
@@ -927,6 +1054,7 @@ impl Communicator for Resilient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pertinax::{CommunicatorExt, Op};
 
     #[test]
     fn inverse_maps_back() {
