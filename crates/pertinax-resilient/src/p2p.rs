@@ -146,8 +146,15 @@ impl P2p {
 
     /// Waits for a message from original rank `src` (or any) and describes
     /// it; a failed source goes to the policy for receives.
-    pub(crate) fn probe(&self, policy: &Policy, src: Source, tag: TagMatch) -> Result<Received, Error> {
-        self.matching(policy, src, tag, |from| self.comm.probe(from, tag).map(Some))
+    pub(crate) fn probe(
+        &self,
+        policy: &Policy,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Received, Error> {
+        self.matching(policy, src, tag, |from| {
+            self.comm.probe(from, tag).map(Some)
+        })
     }
 
     /// Describes a message from original rank `src` (or any) if one is
@@ -388,12 +395,14 @@ impl How {
                 Ok(c)
             }
             Err(pertinax::Error::Revoked) => Err(pertinax::Error::Revoked.into()),
-            Err(e) if e.is_fault() => self.policy.answer(self.kind, self.peer).map(|outcome| {
-                Completion {
-                    status: None,
-                    outcome,
-                }
-            }),
+            Err(e) if e.is_fault() => {
+                self.policy
+                    .answer(self.kind, self.peer)
+                    .map(|outcome| Completion {
+                        status: None,
+                        outcome,
+                    })
+            }
             Err(e) => Err(e.into()),
         }
     }

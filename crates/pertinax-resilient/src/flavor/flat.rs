@@ -845,7 +845,9 @@ impl Communicator for Resilient {
             },
             Some(p) => self.take_spread(st, p, buf),
         })?;
-        self.record(What::Spread, false, buf.len(), |arena| keep(arena, buf, &out))?;
+        self.record(What::Spread, false, buf.len(), |arena| {
+            keep(arena, buf, &out)
+        })?;
         Ok(out)
     }
 

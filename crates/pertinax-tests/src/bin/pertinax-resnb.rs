@@ -29,7 +29,9 @@
 //! it completes without rank 1.
 
 use pertinax::{Op, Rank};
-use pertinax_resilient::{Communicator, Error, NbRequest, Outcome, Resilient, World};
+use pertinax_resilient::{
+    Communicator, CommunicatorExt, Error, NbRequest, Outcome, Resilient, World,
+};
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;

@@ -32,7 +32,7 @@
 //! rank; stop is handled, not returned). Fault points `res.p2p.*`.
 
 use pertinax::{Op, Rank};
-use pertinax_resilient::{Communicator, Decided, Error, Outcome, SharedFile};
+use pertinax_resilient::{Communicator, CommunicatorExt, Decided, Error, Outcome, SharedFile};
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;
@@ -116,7 +116,7 @@ fn check_sum_of(
 }
 
 /// The `p2p` scenario (see the module documentation).
-fn p2p<C: Communicator>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String> {
+fn p2p<C: Communicator<Error = Error>>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String> {
     let n = w.size();
     let me = w.rank().index();
     for k in 0..rounds {
@@ -201,7 +201,12 @@ fn p2p<C: Communicator>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String
 
 /// Checks that every rank `o` reports missing is dead (known failed at
 /// this rank): a survivor's contribution is never dropped.
-fn check_dead<C: Communicator>(w: &C, o: &Outcome, k: u64, what: &str) -> Result<(), String> {
+fn check_dead<C: Communicator<Error = Error>>(
+    w: &C,
+    o: &Outcome,
+    k: u64,
+    what: &str,
+) -> Result<(), String> {
     let failed = w.failed_ranks();
     let alive: Vec<&Rank> = o.missing.iter().filter(|r| !failed.contains(r)).collect();
     check!(
@@ -226,7 +231,12 @@ fn check_slots(got: &[u64], o: &Outcome, k: u64, op: u64, what: &str) -> Result<
     Ok(())
 }
 
-fn ops<C: Communicator>(w: &C, rounds: u64, full: bool, d: &mut Digest) -> Result<(), String> {
+fn ops<C: Communicator<Error = Error>>(
+    w: &C,
+    rounds: u64,
+    full: bool,
+    d: &mut Digest,
+) -> Result<(), String> {
     let n = w.size();
     let me = w.rank().index();
     for k in 0..rounds {
