@@ -485,7 +485,7 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
     for _ in 0..reps {
         w.barrier().map_err(e)?;
         let t = Instant::now();
-        let mut g = Guarded::new(w).map_err(e)?;
+        let g = Guarded::new(w).map_err(e)?;
         // Synchronize on the world, not on the guarded communicator (a
         // revocation could catch a rank still finishing that barrier).
         w.barrier().map_err(e)?;
@@ -511,7 +511,7 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
     let (pmed, pp10, pp90) = stats(prop);
     // Guarded against unguarded ping-pong of 8 bytes between ranks 0 and 1.
     let pp = |guarded: bool| -> Result<f64, String> {
-        let mut g = Guarded::new(w).map_err(e)?;
+        let g = Guarded::new(w).map_err(e)?;
         let mut buf = [0u8; 8];
         let n = 20_000;
         w.barrier().map_err(e)?;
@@ -530,7 +530,7 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
                 if guarded {
                     g.run(|c| step(c, &mut buf)).map_err(|x| x.to_string())?;
                 } else {
-                    step(g.comm(), &mut buf).map_err(e)?;
+                    step(&g.comm(), &mut buf).map_err(e)?;
                 }
             }
         }
