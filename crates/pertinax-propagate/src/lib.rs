@@ -483,10 +483,7 @@ impl<C: Communicator + 'static> Shared<C> {
     }
 
     /// See [`Guarded::run`].
-    fn run<T>(
-        &self,
-        f: impl FnOnce(&C) -> Result<T, C::Error>,
-    ) -> Result<T, GuardError<C::Error>> {
+    fn run<T>(&self, f: impl FnOnce(&C) -> Result<T, C::Error>) -> Result<T, GuardError<C::Error>> {
         let work = self.work();
         match f(&work) {
             Ok(v) => Ok(v),

@@ -78,7 +78,6 @@ impl Guarded {
             slot: None,
         }
     }
-
 }
 
 impl<C: Communicator + 'static> Guarded<C> {
@@ -89,10 +88,7 @@ impl<C: Communicator + 'static> Guarded<C> {
     ///
     /// # Errors
     /// As [`Guarded::run`].
-    pub fn wait_all(
-        &self,
-        reqs: &mut [Request<'_>],
-    ) -> Result<Vec<Status>, GuardError<C::Error>> {
+    pub fn wait_all(&self, reqs: &mut [Request<'_>]) -> Result<Vec<Status>, GuardError<C::Error>> {
         self.run(|_| pertinax::wait_all(reqs).map_err(|e| C::Error::from(e.error)))
     }
 }

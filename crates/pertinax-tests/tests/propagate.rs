@@ -380,3 +380,51 @@ fn randomized_campaign() {
         t0.elapsed().as_secs_f64()
     );
 }
+
+/// Decorators stack: a guard over a resilient communicator, used through
+/// the `Communicator` trait (issue 16). The launcher kills rank 2 (SIGKILL)
+/// at its step `K` (fault point `prop.res.step`); rank 1 signals at step 6.
+/// A kill before the signal is absorbed by the resilient layer: every
+/// survivor's outcomes list rank 2 as missing from then on (and its sums
+/// count the survivors), then the signal reaches every survivor as the
+/// same propagated error, which lists the dead rank. A kill at the very
+/// step of the signal races with the revocation: the survivors' collective
+/// is interrupted, not repaired, and every survivor gets the signal and the
+/// death in one propagated error. Afterwards the guard's new resilient
+/// communicator holds the survivors of the signal and works (absorbing a
+/// kill after the signal in its turn).
+#[test]
+fn a_guard_over_a_resilient_communicator_propagates_signals_and_absorbs_deaths() {
+    for (hit, want) in [
+        // Killed at step 3 (hit 4): absorbed, then the signal.
+        (4, "missing2|sig1:7:res,dead2"),
+        // Killed at step 6 (hit 7), as rank 1 signals.
+        (7, "sig1:7:res,dead2"),
+        // Killed at step 7 (hit 8), after the signal: absorbed by the
+        // guard's new resilient communicator.
+        (8, "sig1:7:res|missing2"),
+    ] {
+        let j = run(Spec::new(5, &["resguard"])
+            .program(propprog())
+            .bound(60)
+            .launcher_arg("--kill")
+            .launcher_arg(&format!("2@prop.res.step#{hit}")));
+        let views: Vec<&str> = j
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("OK "))
+            .map(|l| l.split("seen=").nth(1).unwrap_or(""))
+            .collect();
+        assert!(
+            views.len() == 4
+                && views.iter().all(|v| *v == want)
+                && !j.stdout.contains("FAIL")
+                && j.stderr
+                    .contains(&format!("(injected at hit {hit} of point prop.res.step)")),
+            "hit {hit}: code {:?}, views {views:?}, want {want}\n{}\n{}",
+            j.code,
+            j.stdout,
+            j.stderr
+        );
+    }
+}

@@ -553,6 +553,73 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
     Ok(String::new())
 }
 
+/// A guard over a resilient communicator, used only through the
+/// `Communicator` trait: ten steps of checked allreduces; the launcher
+/// kills rank 2 at one of the steps' fault point `prop.res.step`
+/// (`--kill 2@prop.res.step#K`); rank 1 signals at step 6. A death is
+/// absorbed by the resilient layer (the outcome lists the dead rank as
+/// missing, the sum counts the survivors); the signal reaches every
+/// survivor as the guard's propagated error (which lists the dead rank);
+/// afterwards the guard's new resilient communicator holds the survivors
+/// (and absorbs a death after the signal).
+/// `seen` lists, in order, each change of the missing ranks and each
+/// propagated error, the same at every survivor.
+fn guarded_resilient(w: &pertinax::Comm, me: usize) -> Result<Vec<String>, String> {
+    use pertinax::{Communicator, CommunicatorExt};
+    use pertinax_resilient::{Config, Resilient};
+    let g = Guarded::over(w, |c| Resilient::with_config(&c, Config::default()))
+        .map_err(|x| x.to_string())?;
+    // Through a trait object: the stack is a communicator like any other.
+    let c: &dyn Communicator<Error = GuardError<pertinax_resilient::Error>> = &g;
+    let mut seen = Vec::new();
+    let mut missing: Vec<Rank> = Vec::new();
+    for step in 0..10u64 {
+        pertinax::fault_point("prop.res.step");
+        let r = if step == 6 && me == 1 {
+            g.signal(7, "res")
+                .and_then(|p| Err(GuardError::Propagated(p)))
+        } else {
+            let mut s = [0u64];
+            c.allreduce(&[1u64], &mut s, &Op::sum()).map(|o| (o, s[0]))
+        };
+        match r {
+            Ok((o, sum)) => {
+                check!(
+                    sum as usize + o.missing.len() == c.size(),
+                    "step {step}: sum {sum}, size {}, outcome {o}",
+                    c.size()
+                );
+                if o.missing != missing {
+                    missing = o.missing.clone();
+                    let m: Vec<String> = missing.iter().map(|r| r.0.to_string()).collect();
+                    seen.push(format!("missing{}", m.join("+")));
+                }
+            }
+            Err(GuardError::Propagated(p)) => {
+                check!(step == 6, "a propagated error at step {step}: {p}");
+                seen.push(show(&p));
+                // A new resilient communicator of the survivors.
+                missing.clear();
+            }
+            Err(GuardError::Other(x)) => return Err(format!("step {step}: {x}")),
+        }
+    }
+    // The guard's resilient communicator since the signal: the ranks that
+    // were alive then, renumbered (one that died later is missing).
+    let mut s = [0u64];
+    let o = c
+        .allreduce(&[1u64], &mut s, &Op::sum())
+        .map_err(|x| x.to_string())?;
+    check!(
+        s[0] as usize + o.missing.len() == c.size() && s[0] as usize == w.size() - 1,
+        "after: sum {}, size {}, {o}",
+        s[0],
+        c.size()
+    );
+    c.barrier().map_err(|x| x.to_string())?;
+    Ok(seen)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let scenario = args.first().cloned().unwrap_or_default();
@@ -669,6 +736,9 @@ fn main() {
             // propagate an error from rank 0, clean up; then a guarded and
             // an unguarded ping-pong. Rank 0 prints the figures.
             "bench" => return bench(&w, arg(rest, 0, 1000) as usize),
+            // A guard stacked over a resilient communicator (see
+            // `guarded_resilient`).
+            "resguard" => guarded_resilient(&w, me)?,
             other => return Err(format!("unknown scenario {other:?}")),
         };
         Ok(format!("seen={}", seen.join("|")))
