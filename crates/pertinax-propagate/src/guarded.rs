@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use pertinax::{
-    Communicator, DynOp, Outcome, PendingOp, Rank, Scope, Source, Status, Tag, TagMatch,
+    BoxedComm, Communicator, DynOp, Outcome, PendingOp, Rank, Scope, Source, Status, Tag, TagMatch,
 };
 
 use crate::{GuardError, Guarded};
@@ -115,16 +115,15 @@ impl<C: Communicator + 'static> Communicator for Guarded<C> {
     fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error> {
         self.run(|c| c.alltoall_bytes(send, recv))
     }
-    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Self::Error>>, Self::Error> {
+    fn dup_boxed(&self) -> Result<BoxedComm<Self::Error>, Self::Error> {
         Ok(Box::new(Communicator::dup(self)?))
     }
     fn split_boxed(
         &self,
         color: Option<u32>,
         key: i32,
-    ) -> Result<Option<Box<dyn Communicator<Error = Self::Error>>>, Self::Error> {
-        Ok(Communicator::split(self, color, key)?
-            .map(|g| Box::new(g) as Box<dyn Communicator<Error = Self::Error>>))
+    ) -> Result<Option<BoxedComm<Self::Error>>, Self::Error> {
+        Ok(Communicator::split(self, color, key)?.map(|g| Box::new(g) as BoxedComm<Self::Error>))
     }
     /// A new guard over the same ranks (collective over the guard's
     /// control communicator, which is not fault tolerant: a failure

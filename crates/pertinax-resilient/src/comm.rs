@@ -2,7 +2,8 @@
 //! or the resilient communicator it holds.
 
 use pertinax::{
-    pending_into, Communicator, DynOp, PendingOp, Rank, Scope, Source, Status, Tag, TagMatch,
+    pending_into, BoxedComm, Communicator, DynOp, PendingOp, Rank, Scope, Source, Status, Tag,
+    TagMatch,
 };
 
 use crate::{Error, Outcome, World};
@@ -134,16 +135,11 @@ impl Communicator for World {
     fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
         both!(self, c => c.alltoall_bytes(send, recv))
     }
-    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Error>>, Error> {
+    fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
         Ok(Box::new(Communicator::dup(self)?))
     }
-    fn split_boxed(
-        &self,
-        color: Option<u32>,
-        key: i32,
-    ) -> Result<Option<Box<dyn Communicator<Error = Error>>>, Error> {
-        Ok(Communicator::split(self, color, key)?
-            .map(|w| Box::new(w) as Box<dyn Communicator<Error = Error>>))
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<Error>>, Error> {
+        Ok(Communicator::split(self, color, key)?.map(|w| Box::new(w) as BoxedComm<Error>))
     }
     fn dup(&self) -> Result<Self, Error> {
         Ok(match self {

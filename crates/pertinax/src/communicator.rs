@@ -497,6 +497,10 @@ impl OwnedOp {
 
 // ---- the trait ----------------------------------------------------------
 
+/// A boxed communicator with errors `E` (what [`Communicator::dup_boxed`]
+/// and [`Communicator::split_boxed`] return).
+pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
+
 /// A communicator: the plain [`Comm`], or a decorator over one (see the
 /// [module documentation](self)). Object safe; the typed methods are in
 /// [`CommunicatorExt`].
@@ -653,7 +657,7 @@ pub trait Communicator {
     ///
     /// # Errors
     /// See the implementations.
-    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Self::Error>>, Self::Error>;
+    fn dup_boxed(&self) -> Result<BoxedComm<Self::Error>, Self::Error>;
     /// One communicator per `color`, ranks ordered by `key` then rank,
     /// boxed; `None` takes part but gets no communicator (collective).
     ///
@@ -663,7 +667,7 @@ pub trait Communicator {
         &self,
         color: Option<u32>,
         key: i32,
-    ) -> Result<Option<Box<dyn Communicator<Error = Self::Error>>>, Self::Error>;
+    ) -> Result<Option<BoxedComm<Self::Error>>, Self::Error>;
     /// [`Communicator::dup_boxed`], of the same type.
     ///
     /// # Errors
@@ -990,16 +994,11 @@ impl Communicator for Comm {
         Comm::alltoall(self, send, recv)?;
         Ok(Outcome::default())
     }
-    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Error>>, Error> {
+    fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
         Ok(Box::new(Comm::dup(self)?))
     }
-    fn split_boxed(
-        &self,
-        color: Option<u32>,
-        key: i32,
-    ) -> Result<Option<Box<dyn Communicator<Error = Error>>>, Error> {
-        Ok(Comm::split(self, color, key)?
-            .map(|c| Box::new(c) as Box<dyn Communicator<Error = Error>>))
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<Error>>, Error> {
+        Ok(Comm::split(self, color, key)?.map(|c| Box::new(c) as BoxedComm<Error>))
     }
     fn dup(&self) -> Result<Comm, Error> {
         Comm::dup(self)
@@ -1096,14 +1095,10 @@ impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
     fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, E> {
         (**self).alltoall_bytes(send, recv)
     }
-    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = E>>, E> {
+    fn dup_boxed(&self) -> Result<BoxedComm<E>, E> {
         (**self).dup_boxed()
     }
-    fn split_boxed(
-        &self,
-        color: Option<u32>,
-        key: i32,
-    ) -> Result<Option<Box<dyn Communicator<Error = E>>>, E> {
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<E>>, E> {
         (**self).split_boxed(color, key)
     }
     fn dup(&self) -> Result<Self, E> {
@@ -1184,13 +1179,15 @@ mod tests {
     fn erased_ops_combine_unaligned_bytes() {
         let op = Op::<u32>::sum();
         let d = DynOp::new(&op);
-        let mut acc = vec![0u8; 9];
+        // Words seen from their second byte: never aligned for u32.
+        let mut words = [0u32; 3];
+        let acc = &mut bytes_mut(&mut words).unwrap()[1..9];
         let rhs: Vec<u8> = [1u32, 2].iter().flat_map(|v| v.to_ne_bytes()).collect();
-        acc[1..].copy_from_slice(&rhs);
-        d.combine(&mut acc[1..], &rhs, true).unwrap();
-        let got: Vec<u32> = copied(&acc[1..]).unwrap();
+        acc.copy_from_slice(&rhs);
+        d.combine(acc, &rhs, true).unwrap();
+        let got: Vec<u32> = copied(acc).unwrap();
         assert_eq!(got, [2, 4]);
-        assert!(d.combine(&mut acc[1..8], &rhs[..7], true).is_err());
+        assert!(d.combine(&mut acc[..7], &rhs[..7], true).is_err());
         assert_eq!(d.to_owned().as_dyn().elem_size(), 4);
     }
 }

@@ -171,8 +171,8 @@ mod wait;
 
 pub use comm::Comm;
 pub use communicator::{
-    pending_into, wait_each, CommError, Communicator, CommunicatorExt, Completion, DynOp, Outcome,
-    OwnedOp, Pending, PendingOp,
+    pending_into, wait_each, BoxedComm, CommError, Communicator, CommunicatorExt, Completion,
+    DynOp, Outcome, OwnedOp, Pending, PendingOp,
 };
 pub use error::{Error, RecoveryCall, Result};
 pub use fault::fault_point;

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use pertinax::{
-    Comm, Communicator, DynOp, PendingAgreement, PendingOp, Rank, Scope, Source, Tag, TagMatch,
+    BoxedComm, Comm, Communicator, DynOp, PendingAgreement, PendingOp, Rank, Scope, Source, Tag,
+    TagMatch,
 };
 
 use crate::p2p::{check_rank, inverse, survivors, P2p};
@@ -1002,17 +1003,12 @@ impl Communicator for Resilient {
         Ok(out)
     }
 
-    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Error>>, Error> {
+    fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
         Ok(Box::new(Communicator::dup(self)?))
     }
 
-    fn split_boxed(
-        &self,
-        color: Option<u32>,
-        key: i32,
-    ) -> Result<Option<Box<dyn Communicator<Error = Error>>>, Error> {
-        Ok(Communicator::split(self, color, key)?
-            .map(|r| Box::new(r) as Box<dyn Communicator<Error = Error>>))
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<Error>>, Error> {
+        Ok(Communicator::split(self, color, key)?.map(|r| Box::new(r) as BoxedComm<Error>))
     }
 
     /// A new resilient communicator with the same ranks; ranks failed by

@@ -2,7 +2,7 @@
 
 use super::data::{block_len, reduced_len};
 use super::*;
-use pertinax::{DynOp, PendingOp, Scope, TagMatch};
+use pertinax::{BoxedComm, DynOp, PendingOp, Scope, TagMatch};
 
 impl Communicator for Hierarchical {
     type Error = Error;
@@ -28,7 +28,7 @@ impl Communicator for Hierarchical {
     }
 
     fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+        let root = self.check_rank(root)?;
         let rg = root / self.k;
         let len = 1 + std::mem::size_of_val(buf);
         let stage = Stage::Bcast(len, rg);
@@ -69,7 +69,7 @@ impl Communicator for Hierarchical {
         op: DynOp<'_>,
         root: Rank,
     ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+        let root = self.check_rank(root)?;
         if self.me == root && recv.len() != send.len() {
             return Err(pertinax::Error::InvalidArgument(format!(
                 "reduce: receive holds {} elements, {} needed",
@@ -114,7 +114,7 @@ impl Communicator for Hierarchical {
     }
 
     fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+        let root = self.check_rank(root)?;
         let n = send.len();
         if self.me == root && recv.len() != self.size * n {
             return Err(pertinax::Error::InvalidArgument(format!(
@@ -142,7 +142,7 @@ impl Communicator for Hierarchical {
     }
 
     fn scatter_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+        let root = self.check_rank(root)?;
         let n = recv.len();
         if self.me == root && send.len() != self.size * n {
             return Err(pertinax::Error::InvalidArgument(format!(
@@ -303,18 +303,14 @@ impl Communicator for Hierarchical {
         self.p2p.irecv(&self.cfg.policy, scope, buf, elem, src, tag)
     }
 
-    fn dup_boxed(&self) -> Result<Box<dyn Communicator<Error = Error>>, Error> {
+    fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
         Ok(Box::new(self.dup_hier()?))
     }
 
-    fn split_boxed(
-        &self,
-        color: Option<u32>,
-        key: i32,
-    ) -> Result<Option<Box<dyn Communicator<Error = Error>>>, Error> {
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<Error>>, Error> {
         Ok(self
             .split_hier(color, key)?
-            .map(|h| Box::new(h) as Box<dyn Communicator<Error = Error>>))
+            .map(|h| Box::new(h) as BoxedComm<Error>))
     }
 
     /// A new hierarchical communicator with the same ranks (collective,
