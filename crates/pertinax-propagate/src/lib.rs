@@ -58,6 +58,39 @@
 //! - **Set-up.** [`Guarded::new`] is a collective `dup` and guards nothing
 //!   yet: a failure during it returns the dup's error.
 //!
+//! # Over any communicator
+//!
+//! A guard guards a plain [`Comm`] ([`Guarded::new`]) or any other
+//! [`Communicator`] ([`Guarded::over`], with a function that makes it over
+//! a fresh [`Comm`]), and is itself a [`Communicator`] (each operation runs
+//! through [`Guarded::run`]; its errors are [`GuardError`] of the guarded
+//! communicator's), so decorators stack. A guard over a
+//! `pertinax_resilient::Resilient` lets the resilient layer absorb deaths
+//! (its collectives repair and name the dead in their
+//! [`Outcome`](pertinax::Outcome)) and still propagates signals and panics:
+//! the signal revokes the resilient communicator (which then stops
+//! repairing), every rank resolves on the guard's control communicator, and
+//! the guard makes a new resilient communicator of the survivors. The guarded
+//! communicator must support [`Communicator::revoke`] (others return
+//! `Unsupported`, and a signal fails with that error). The guard uses only
+//! the [`Communicator`] trait and the core's ULFM calls.
+//!
+//! ```no_run
+//! use pertinax::{CommunicatorExt, Op};
+//! use pertinax_propagate::{GuardError, Guarded};
+//! use pertinax_resilient::Resilient;
+//!
+//! let universe = pertinax::init()?;
+//! let g = Guarded::over(&universe.world(), |c| Resilient::new(&c))?;
+//! let mut sum = [0u64];
+//! match g.allreduce(&[1u64], &mut sum, &Op::sum()) {
+//!     Ok(outcome) => println!("{} ranks, without {:?}", sum[0], outcome.missing),
+//!     Err(GuardError::Propagated(p)) => eprintln!("{p}"), // the same at every rank
+//!     Err(GuardError::Other(e)) => return Err(e.into()),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Non-blocking operations and `async`
 //!
 //! [`Guarded::request`] wraps a request started on [`Guarded::comm`]; its
