@@ -295,9 +295,7 @@ impl P2p {
         };
         let s = check_rank(r, self.from_orig.len())?;
         let Some(p) = self.from_orig[s] else {
-            return Ok(Box::new(Decided(Some(
-                policy.answer(Kind::Recv, s).map(|_| Outcome::default()),
-            ))));
+            return Ok(Box::new(Decided(Some(policy.answer(Kind::Recv, s)))));
         };
         let req = self
             .comm
