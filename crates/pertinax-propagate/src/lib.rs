@@ -397,7 +397,7 @@ impl Guarded<Comm> {
     /// # Errors
     /// The errors of `dup`.
     pub fn new(comm: &Comm) -> Result<Guarded, Error> {
-        Guarded::over(comm, Ok)
+        Guarded::build(comm, Ok, false)
     }
 }
 
@@ -412,17 +412,41 @@ impl<C: Communicator + 'static> Guarded<C> {
     /// a panic to interrupt the others (a resilient communicator does under
     /// its agree check).
     ///
+    /// Unlike [`Guarded::new`] (a `dup`), the set-up is fault tolerant: the
+    /// guard's communicators are shrinks of `comm` (uniform at every
+    /// survivor), so a rank that dies while it runs is only missing from
+    /// them (`make` must be fault tolerant too, as a resilient
+    /// communicator's creation is).
+    ///
     /// # Errors
-    /// The errors of `dup` and of `make`.
+    /// The errors of `shrink` (freed, finalized) and of `make`.
     pub fn over(
         comm: &Comm,
         make: impl Fn(Comm) -> Result<C, C::Error> + 'static,
     ) -> Result<Guarded<C>, C::Error> {
+        Guarded::build(comm, make, true)
+    }
+
+    /// [`Guarded::over`] with shrinks (`tolerant`) or dups of `comm`.
+    fn build(
+        comm: &Comm,
+        make: impl Fn(Comm) -> Result<C, C::Error> + 'static,
+        tolerant: bool,
+    ) -> Result<Guarded<C>, C::Error> {
         install_panic_hook();
-        let control = comm.dup()?;
+        let control = if tolerant {
+            comm.shrink()?
+        } else {
+            comm.dup()?
+        };
         let origin = comm.group();
         let to_origin = origin_ranks(&control, &origin)?;
-        let work = make(comm.dup()?)?;
+        let base = if tolerant {
+            control.shrink()?
+        } else {
+            comm.dup()?
+        };
+        let work = make(base)?;
         Ok(Guarded {
             inner: Rc::new(Shared {
                 st: RefCell::new(State {

@@ -529,7 +529,10 @@ fn nonblocking_point_to_point_and_alltoall_through_the_trait_survive_kills() {
         // A rank may be killed after it printed (in its last agreements).
         let died_early = killed
             .iter()
-            .filter(|k| !oks.iter().any(|l| l.starts_with(&format!("OK nbp2p rank={k} "))))
+            .filter(|k| {
+                !oks.iter()
+                    .any(|l| l.starts_with(&format!("OK nbp2p rank={k} ")))
+            })
             .count();
         assert!(
             j.code == Some(0)

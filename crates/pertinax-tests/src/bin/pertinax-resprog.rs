@@ -206,11 +206,7 @@ fn p2p<C: Communicator<Error = Error>>(w: &C, rounds: u64, d: &mut Digest) -> Re
 /// skipped by the policy (run under `send=ignore,recv=ignore`), a live one's
 /// data is checked; then a barrier. Fault point `res.nb.round` at the start
 /// of each round.
-fn nbp2p<C: Communicator<Error = Error>>(
-    w: &C,
-    rounds: u64,
-    d: &mut Digest,
-) -> Result<(), String> {
+fn nbp2p<C: Communicator<Error = Error>>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String> {
     let n = w.size();
     let me = w.rank().index();
     for k in 0..rounds {
@@ -258,8 +254,7 @@ fn nbp2p<C: Communicator<Error = Error>>(
                 ),
             }
             check!(
-                q.outcome.skipped.is_none()
-                    || w.failed_ranks().contains(&Rank(partner as i32)),
+                q.outcome.skipped.is_none() || w.failed_ranks().contains(&Rank(partner as i32)),
                 "round {k}: a send to the live partner {partner} was skipped"
             );
         }
