@@ -347,11 +347,15 @@ pub struct Guarded<C: Communicator + 'static = Comm> {
 
 impl<C: Communicator + 'static> fmt::Debug for Guarded<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = self.inner.st.borrow();
-        f.debug_struct("Guarded")
-            .field("control", &st.control)
-            .field("seq", &st.seq)
-            .finish()
+        match self.inner.st.try_borrow() {
+            Ok(st) => f
+                .debug_struct("Guarded")
+                .field("control", &st.control)
+                .field("seq", &st.seq)
+                .finish(),
+            // Printed from inside a resolution.
+            Err(_) => f.write_str("Guarded { (resolving) }"),
+        }
     }
 }
 
