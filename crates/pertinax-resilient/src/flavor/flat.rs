@@ -320,6 +320,11 @@ impl Resilient {
         mut f: impl FnMut(&State, Option<Plan>) -> Result<Outcome, Error>,
     ) -> Result<Outcome, Error> {
         self.nb_idle()?;
+        if self.st.borrow().revoked.is_some() {
+            // Revoked here: this rank's part of the pending agreement is
+            // out, so the collective communicator takes no other.
+            return Err(pertinax::Error::Revoked.into());
+        }
         loop {
             let r = {
                 let st = self.st.borrow();
@@ -665,5 +670,20 @@ mod tests {
         assert_eq!(s.size(), 1);
         assert!(r.bcast(&mut b, 3).is_err(), "bad root is an error");
         assert!(r.failed_ranks().is_empty());
+        // Revocation is refused under the log check ...
+        assert!(matches!(r.revoke(), Err(Error::Unsupported(_))));
+        // ... and makes every later operation return `Revoked` under the
+        // agree check (no repair).
+        let a = Resilient::with_config(&u.world(), Config::default()).unwrap();
+        assert!(!a.is_revoked());
+        a.revoke().unwrap();
+        assert!(a.is_revoked());
+        let mut s_ = [0u32];
+        let revoked =
+            |x: Result<Outcome, Error>| matches!(x, Err(Error::Comm(pertinax::Error::Revoked)));
+        assert!(revoked(a.barrier()));
+        assert!(revoked(a.allreduce(&[1u32], &mut s_, &Op::sum())));
+        assert!(revoked(a.send(&[1u8], 0, 3)));
+        assert!(a.dup().is_err());
     }
 }
