@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let universe = pertinax::init()?;
     let world = universe.world();
     let me = world.rank().index();
-    let mut g = Guarded::new(&world)?;
+    let g = Guarded::new(&world)?;
     let b: Vec<f64> = (0..M).map(|i| ((me * M + i) % 7) as f64 + 1.0).collect();
     let mut x = vec![0.0; M];
     let (mut r, mut p, mut ap) = (vec![0.0; M], vec![0.0; M], vec![0.0; M]);

@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let universe = pertinax::init()?;
     let world = universe.world();
     let (me, n) = (world.rank().index(), world.size());
-    let mut g = Guarded::new(&world)?;
+    let g = Guarded::new(&world)?;
     let steps = 10u64;
     let mut step = 0u64;
     let mut data = block(me, 0);

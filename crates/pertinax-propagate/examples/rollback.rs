@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let world = universe.world();
     let (me, n) = (world.rank().index(), world.size());
     let steps = 30u64;
-    let mut g = Guarded::new(&world)?;
+    let g = Guarded::new(&world)?;
     let (mut x, mut step) = (me as u64 + 1, 0u64);
     let mut checkpoint = (x, step);
     let mut failed_once = false;

@@ -58,6 +58,39 @@
 //! - **Set-up.** [`Guarded::new`] is a collective `dup` and guards nothing
 //!   yet: a failure during it returns the dup's error.
 //!
+//! # Over any communicator
+//!
+//! A guard guards a plain [`Comm`] ([`Guarded::new`]) or any other
+//! [`Communicator`] ([`Guarded::over`], with a function that makes it over
+//! a fresh [`Comm`]), and is itself a [`Communicator`] (each operation runs
+//! through [`Guarded::run`]; its errors are [`GuardError`] of the guarded
+//! communicator's), so decorators stack. A guard over a
+//! `pertinax_resilient::Resilient` lets the resilient layer absorb deaths
+//! (its collectives repair and name the dead in their
+//! [`Outcome`](pertinax::Outcome)) and still propagates signals and panics:
+//! the signal revokes the resilient communicator (which then stops
+//! repairing), every rank resolves on the guard's control communicator, and
+//! the guard makes a new resilient communicator of the survivors. The guarded
+//! communicator must support [`Communicator::revoke`] (others return
+//! `Unsupported`, and a signal fails with that error). The guard uses only
+//! the [`Communicator`] trait and the core's ULFM calls.
+//!
+//! ```no_run
+//! use pertinax::{CommunicatorExt, Op};
+//! use pertinax_propagate::{GuardError, Guarded};
+//! use pertinax_resilient::Resilient;
+//!
+//! let universe = pertinax::init()?;
+//! let g = Guarded::over(&universe.world(), |c| Resilient::new(&c))?;
+//! let mut sum = [0u64];
+//! match g.allreduce(&[1u64], &mut sum, &Op::sum()) {
+//!     Ok(outcome) => println!("{} ranks, without {:?}", sum[0], outcome.missing),
+//!     Err(GuardError::Propagated(p)) => eprintln!("{p}"), // the same at every rank
+//!     Err(GuardError::Other(e)) => return Err(e.into()),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Non-blocking operations and `async`
 //!
 //! [`Guarded::request`] wraps a request started on [`Guarded::comm`]; its
@@ -118,7 +151,7 @@
 //! use pertinax::Op;
 //!
 //! let universe = pertinax::init()?;
-//! let mut g = Guarded::new(&universe.world())?;
+//! let g = Guarded::new(&universe.world())?;
 //! for step in 0..100 {
 //!     let local = step as f64;
 //!     let mut sum = [0.0];
@@ -146,10 +179,13 @@ mod pending;
 
 pub use pending::{block_on, GuardedRequest};
 
+mod guarded;
+
 use std::cell::RefCell;
 use std::fmt;
+use std::rc::Rc;
 
-use pertinax::{Comm, Error, Group, Rank};
+use pertinax::{Comm, CommError, Communicator, Error, Group, PendingOp, Rank};
 
 /// Report kinds carried by the resolution's agreement.
 const KIND_NONE: u32 = 0;
@@ -244,16 +280,34 @@ impl fmt::Display for Propagated {
 
 impl std::error::Error for Propagated {}
 
-/// The error of a guarded operation.
+/// The error of a guarded operation; `E` is the error of the guarded
+/// communicator (the core's [`Error`] for a guarded [`Comm`]).
 #[derive(Debug, thiserror::Error)]
-pub enum GuardError {
+pub enum GuardError<E: std::error::Error + 'static = Error> {
     /// An error propagated from some rank (or this one).
     #[error("propagated error: {0}")]
     Propagated(Propagated),
     /// A local error of the operation that is not about other ranks (bad
     /// argument, truncation, ...).
     #[error(transparent)]
-    Other(#[from] Error),
+    Other(E),
+}
+
+impl<E: std::error::Error + From<Error> + 'static> From<Error> for GuardError<E> {
+    fn from(e: Error) -> Self {
+        GuardError::Other(E::from(e))
+    }
+}
+
+/// A guard over a guard: a propagated error is decided already (not a
+/// fault for the guard above); a local error is what its own kind says.
+impl<E: CommError> CommError for GuardError<E> {
+    fn is_fault(&self) -> bool {
+        match self {
+            GuardError::Propagated(_) => false,
+            GuardError::Other(e) => e.is_fault(),
+        }
+    }
 }
 
 thread_local! {
@@ -284,15 +338,45 @@ fn install_panic_hook() {
     });
 }
 
-/// A communicator whose errors reach every rank.
-#[derive(Debug)]
-pub struct Guarded {
-    /// Never revoked: resolution runs on it.
-    control: Comm,
-    /// Where the program communicates.
-    work: Comm,
+/// A communicator whose errors reach every rank: a guard over a plain
+/// [`Comm`] (the default) or over any other [`Communicator`] (see
+/// [`Guarded::over`]).
+pub struct Guarded<C: Communicator + 'static = Comm> {
+    inner: Rc<Shared<C>>,
+}
+
+impl<C: Communicator + 'static> fmt::Debug for Guarded<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.inner.st.try_borrow() {
+            Ok(st) => f
+                .debug_struct("Guarded")
+                .field("control", &st.control)
+                .field("seq", &st.seq)
+                .finish(),
+            // Printed from inside a resolution.
+            Err(_) => f.write_str("Guarded { (resolving) }"),
+        }
+    }
+}
+
+/// Makes the working communicator from a fresh [`Comm`] of the survivors.
+type Make<C> = dyn Fn(Comm) -> Result<C, <C as Communicator>::Error>;
+
+/// A guard's state, shared with its pending operations.
+struct Shared<C: Communicator + 'static> {
+    st: RefCell<State>,
+    /// Where the program communicates (replaced by each resolution).
+    work: RefCell<Rc<C>>,
     /// The group the guard was made from: ranks in errors refer to it.
     origin: Group,
+    make: Rc<Make<C>>,
+}
+
+/// The guard's own communication.
+#[derive(Debug)]
+struct State {
+    /// Never revoked: resolution runs on it.
+    control: Comm,
     /// For each rank of *control*, its rank in `origin`.
     to_origin: Vec<Rank>,
     /// Resolutions so far: the sequence number of the next one's report
@@ -311,28 +395,81 @@ enum Report {
     Corrupted(String),
 }
 
-impl Guarded {
+impl Guarded<Comm> {
     /// Guards `comm` (collective over it).
     ///
     /// # Errors
     /// The errors of `dup`.
     pub fn new(comm: &Comm) -> Result<Guarded, Error> {
+        Guarded::build(comm, Ok, false)
+    }
+}
+
+impl<C: Communicator + 'static> Guarded<C> {
+    /// Guards the communicator that `make` builds over a duplicate of
+    /// `comm` (collective over `comm`): a decorator such as a resilient
+    /// communicator, `|c| Resilient::new(&c)`. The guard resolves on its
+    /// own duplicate of `comm` with the core's ULFM calls, and after each
+    /// resolution calls `make` again, collectively, on a communicator of
+    /// the survivors to get the new working communicator. The guarded
+    /// communicator must support [`Communicator::revoke`] for a signal or
+    /// a panic to interrupt the others (a resilient communicator does under
+    /// its agree check).
+    ///
+    /// Unlike [`Guarded::new`] (a `dup`), the set-up is fault tolerant: the
+    /// guard's communicators are shrinks of `comm` (uniform at every
+    /// survivor), so a rank that dies while it runs is only missing from
+    /// them (`make` must be fault tolerant too, as a resilient
+    /// communicator's creation is).
+    ///
+    /// # Errors
+    /// The errors of `shrink` (freed, finalized) and of `make`.
+    pub fn over(
+        comm: &Comm,
+        make: impl Fn(Comm) -> Result<C, C::Error> + 'static,
+    ) -> Result<Guarded<C>, C::Error> {
+        Guarded::build(comm, make, true)
+    }
+
+    /// [`Guarded::over`] with shrinks (`tolerant`) or dups of `comm`.
+    fn build(
+        comm: &Comm,
+        make: impl Fn(Comm) -> Result<C, C::Error> + 'static,
+        tolerant: bool,
+    ) -> Result<Guarded<C>, C::Error> {
         install_panic_hook();
-        let control = comm.dup()?;
+        let control = if tolerant {
+            comm.shrink()?
+        } else {
+            comm.dup()?
+        };
         let origin = comm.group();
+        let to_origin = origin_ranks(&control, &origin)?;
+        let base = if tolerant {
+            control.shrink()?
+        } else {
+            comm.dup()?
+        };
+        let work = make(base)?;
         Ok(Guarded {
-            to_origin: origin_ranks(&control, &origin)?,
-            work: comm.dup()?,
-            control,
-            origin,
-            seq: 0,
+            inner: Rc::new(Shared {
+                st: RefCell::new(State {
+                    control,
+                    to_origin,
+                    seq: 0,
+                }),
+                work: RefCell::new(Rc::new(work)),
+                origin,
+                make: Rc::new(make),
+            }),
         })
     }
 
-    /// The communicator to use inside [`Guarded::run`]. Its ranks are those
-    /// of the survivors, in the original order.
-    pub fn comm(&self) -> &Comm {
-        &self.work
+    /// The communicator to use inside [`Guarded::run`] (the current one: a
+    /// resolution replaces it). Its ranks are those of the survivors, in
+    /// the original order.
+    pub fn comm(&self) -> Rc<C> {
+        self.inner.work()
     }
 
     /// Runs `f` on the working communicator. A fault error (a revocation
@@ -342,12 +479,11 @@ impl Guarded {
     /// # Errors
     /// [`GuardError::Propagated`], or [`GuardError::Other`] for a local
     /// error of `f`.
-    pub fn run<T>(&mut self, f: impl FnOnce(&Comm) -> Result<T, Error>) -> Result<T, GuardError> {
-        match f(&self.work) {
-            Ok(v) => Ok(v),
-            Err(e) if e.is_fault() => Err(GuardError::Propagated(self.resolve(Report::None)?)),
-            Err(e) => Err(GuardError::Other(e)),
-        }
+    pub fn run<T>(
+        &self,
+        f: impl FnOnce(&C) -> Result<T, C::Error>,
+    ) -> Result<T, GuardError<C::Error>> {
+        self.inner.run(f)
     }
 
     /// Signals an error with `code` and `message` (at most 116 bytes, cut
@@ -365,9 +501,10 @@ impl Guarded {
     ///
     /// # Errors
     /// `Other` if the communicator can no longer be revoked or shrunk
-    /// (freed, finalized, too many communicators).
-    pub fn signal(&mut self, code: i32, message: &str) -> Result<Propagated, GuardError> {
-        let p = self.resolve(Report::Signal(code, cut(message)))?;
+    /// (freed, finalized, too many communicators; a guarded communicator
+    /// that cannot be revoked).
+    pub fn signal(&self, code: i32, message: &str) -> Result<Propagated, GuardError<C::Error>> {
+        let p = self.inner.resolve(Report::Signal(code, cut(message)))?;
         pertinax::fault_point("prop.signal.done");
         Ok(p)
     }
@@ -378,11 +515,45 @@ impl Guarded {
     ///
     /// # Errors
     /// As [`Guarded::run`].
-    pub fn check(&mut self) -> Result<(), GuardError> {
-        if self.work.is_revoked() {
-            return Err(GuardError::Propagated(self.resolve(Report::None)?));
+    pub fn check(&self) -> Result<(), GuardError<C::Error>> {
+        if self.inner.work().is_revoked() {
+            return Err(GuardError::Propagated(self.inner.resolve(Report::None)?));
         }
         Ok(())
+    }
+
+    /// Takes charge of `op`, a pending operation started on
+    /// [`Guarded::comm`]: its completion returns the errors propagated to
+    /// this rank (the trait's non-blocking methods on a guard return
+    /// these).
+    pub fn pending<'s>(&self, op: PendingOp<'s, C::Error>) -> PendingOp<'s, GuardError<C::Error>>
+    where
+        C::Error: 's,
+    {
+        Box::new(pending::GuardedPending {
+            guard: Rc::clone(&self.inner),
+            op,
+        })
+    }
+}
+
+impl<C: Communicator + 'static> Shared<C> {
+    /// The current working communicator.
+    fn work(&self) -> Rc<C> {
+        Rc::clone(&self.work.borrow())
+    }
+
+    /// See [`Guarded::run`].
+    fn run<T>(&self, f: impl FnOnce(&C) -> Result<T, C::Error>) -> Result<T, GuardError<C::Error>> {
+        let work = self.work();
+        match f(&work) {
+            Ok(v) => Ok(v),
+            Err(e) if e.is_fault() => {
+                drop(work);
+                Err(GuardError::Propagated(self.resolve(Report::None)?))
+            }
+            Err(e) => Err(GuardError::Other(e)),
+        }
     }
 
     /// Everybody learns who signalled or was corrupted, and the guard gets a
@@ -395,28 +566,29 @@ impl Guarded {
     /// result becomes the new *work*. Every survivor reads the messages of
     /// the reporters the agreement lists; when there are any, a second
     /// agreement makes a lost message lost everywhere.
-    fn resolve(&mut self, report: Report) -> Result<Propagated, GuardError> {
-        self.work.revoke()?;
+    fn resolve(&self, report: Report) -> Result<Propagated, GuardError<C::Error>> {
+        self.work().revoke().map_err(GuardError::Other)?;
+        let mut st = self.st.borrow_mut();
         let (kind, code, msg) = match report {
             Report::None => (KIND_NONE, 0, String::new()),
             Report::Signal(c, m) => (KIND_SIGNAL, c, m),
             Report::Corrupted(m) => (KIND_CORRUPTED, 0, m),
         };
-        let seq = self.seq;
-        self.seq += 1;
-        let me = self.control.rank().index();
+        let seq = st.seq;
+        st.seq += 1;
+        let me = st.control.rank().index();
         if kind != KIND_NONE {
             let mut rec = [0u8; REC];
             rec[..8].copy_from_slice(&seq.to_le_bytes());
             rec[8..8 + msg.len()].copy_from_slice(msg.as_bytes());
-            for r in (0..self.control.size()).filter(|&r| r != me) {
+            for r in (0..st.control.size()).filter(|&r| r != me) {
                 // A member that died can no longer read it.
-                let _ = self.control.send(&rec[..], r as i32, MSG_TAG);
+                let _ = st.control.send(&rec[..], r as i32, MSG_TAG);
             }
             pertinax::fault_point("prop.report.sent");
         }
         let value = (u64::from(kind) << 32) | u64::from(code as u32);
-        let (shrunk, values) = self.control.shrink_gather(value)?;
+        let (shrunk, values) = st.control.shrink_gather(value)?;
         pertinax::fault_point("prop.resolve.agreed");
         // The reporters the agreement lists, in rank order, with their
         // messages as they reached this rank.
@@ -430,7 +602,7 @@ impl Guarded {
             let message = if r == me {
                 Some(msg.clone())
             } else {
-                self.read_report(r, seq)
+                read_report(&st.control, r, seq)
             };
             reports.push((r, k, v as u32 as i32, message));
         }
@@ -443,7 +615,7 @@ impl Guarded {
                     have &= !(1u32 << (j % 32));
                 }
             }
-            let agreed = self.control.agree_detailed(have)?.flags;
+            let agreed = st.control.agree_detailed(have)?.flags;
             for (j, rep) in reports.iter_mut().enumerate() {
                 if agreed & (1u32 << (j % 32)) == 0 {
                     rep.3 = None;
@@ -453,7 +625,7 @@ impl Guarded {
         let mut out = Propagated::default();
         let mut next = reports.into_iter().peekable();
         for (r, v) in values.iter().enumerate() {
-            let rank = self.to_origin[r];
+            let rank = st.to_origin[r];
             if v.is_none() {
                 out.corrupted.push(Corrupted {
                     rank,
@@ -478,43 +650,47 @@ impl Guarded {
                 });
             }
         }
-        if shrunk.size() == self.control.size() {
+        let fresh = if shrunk.size() == st.control.size() {
             // Nobody failed: control stays, the shrunk copy is the new work.
-            self.work = shrunk;
+            shrunk
         } else {
             // Control loses the failed ranks (and the messages a reporter
             // that died before contributing left on it); work is another
             // shrink of it (fault tolerant, unlike a dup).
-            self.work = shrunk.shrink()?;
-            self.to_origin = origin_ranks(&shrunk, &self.origin)?;
-            self.control = shrunk;
-        }
+            let work = shrunk.shrink()?;
+            st.to_origin = origin_ranks(&shrunk, &self.origin)?;
+            st.control = shrunk;
+            work
+        };
+        drop(st);
+        let work = (self.make)(fresh).map_err(GuardError::Other)?;
+        *self.work.borrow_mut() = Rc::new(work);
         Ok(out)
     }
+}
 
-    /// The message of resolution `seq` from reporter `r` of *control*, or
-    /// `None` if it cannot arrive (the reporter died with it still queued).
-    fn read_report(&self, r: usize, seq: u64) -> Option<String> {
-        let mut rec = [0u8; REC];
-        loop {
-            self.control.recv(&mut rec[..], r as i32, MSG_TAG).ok()?;
-            let mut s = [0u8; 8];
-            s.copy_from_slice(&rec[..8]);
-            let got = u64::from_le_bytes(s);
-            if got < seq {
-                // Left over from an earlier resolution: never this one's.
-                continue;
-            }
-            if got > seq {
-                // Cannot happen (one report per resolution, in order);
-                // counted as lost, which the second agreement makes
-                // uniform.
-                return None;
-            }
-            let body = &rec[8..];
-            let end = body.iter().position(|&b| b == 0).unwrap_or(MSG);
-            return Some(String::from_utf8_lossy(&body[..end]).into_owned());
+/// The message of resolution `seq` from reporter `r` of *control*, or
+/// `None` if it cannot arrive (the reporter died with it still queued).
+fn read_report(control: &Comm, r: usize, seq: u64) -> Option<String> {
+    let mut rec = [0u8; REC];
+    loop {
+        control.recv(&mut rec[..], r as i32, MSG_TAG).ok()?;
+        let mut s = [0u8; 8];
+        s.copy_from_slice(&rec[..8]);
+        let got = u64::from_le_bytes(s);
+        if got < seq {
+            // Left over from an earlier resolution: never this one's.
+            continue;
         }
+        if got > seq {
+            // Cannot happen (one report per resolution, in order);
+            // counted as lost, which the second agreement makes
+            // uniform.
+            return None;
+        }
+        let body = &rec[8..];
+        let end = body.iter().position(|&b| b == 0).unwrap_or(MSG);
+        return Some(String::from_utf8_lossy(&body[..end]).into_owned());
     }
 }
 
@@ -529,7 +705,7 @@ fn origin_ranks(comm: &Comm, origin: &Group) -> Result<Vec<Rank>, Error> {
         .collect())
 }
 
-impl Drop for Guarded {
+impl<C: Communicator + 'static> Drop for Guarded<C> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             // The panicking rank takes part in the resolution, so that
@@ -537,11 +713,11 @@ impl Drop for Guarded {
             let why = PANIC
                 .with(|p| p.borrow_mut().take())
                 .unwrap_or_else(|| "(unknown)".into());
-            let _ = self.resolve(Report::Corrupted(cut(&why)));
-        } else if self.work.is_revoked() {
+            let _ = self.inner.resolve(Report::Corrupted(cut(&why)));
+        } else if self.inner.work().is_revoked() {
             // A resolution is under way: take part, so that the others
             // neither wait for this rank to end nor list it as failed.
-            let _ = self.resolve(Report::None);
+            let _ = self.inner.resolve(Report::None);
         }
     }
 }
@@ -595,7 +771,7 @@ mod tests {
             Err(Error::AlreadyInitialized) => return,
             Err(e) => panic!("{e}"),
         };
-        let mut g = Guarded::new(&u.world()).unwrap();
+        let g = Guarded::new(&u.world()).unwrap();
         let p = g.signal(3, "local").unwrap();
         assert_eq!(p.signals.len(), 1);
         assert_eq!(

@@ -8,7 +8,7 @@
 //! use pertinax_propagate::{Guarded, GuardError};
 //!
 //! let universe = pertinax::init()?;
-//! let mut g = Guarded::new(&universe.world())?;
+//! let g = Guarded::new(&universe.world())?;
 //! let mut got = [0u64; 4];
 //! let r = pertinax::scope(|s| {
 //!     let req = g.comm().irecv(s, &mut got, 0, 1)?;
@@ -45,20 +45,21 @@
 use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use pertinax::{Request, Status};
+use pertinax::{Communicator, Completion, Pending, PendingOp, Request, Status};
 
-use crate::{GuardError, Guarded};
+use crate::{GuardError, Guarded, Shared};
 
 /// A non-blocking operation on a guarded communicator; see the [crate
 /// documentation](crate#non-blocking-operations-and-async).
 #[derive(Debug)]
 #[must_use = "a request does nothing unless waited for, tested or awaited"]
 pub struct GuardedRequest<'g, 's> {
-    guard: &'g mut Guarded,
+    guard: &'g Guarded,
     req: Request<'s>,
     /// Polls so far that found the request pending.
     pending: u32,
@@ -69,7 +70,7 @@ pub struct GuardedRequest<'g, 's> {
 impl Guarded {
     /// Takes charge of `req`, a request started on [`Guarded::comm`]: its
     /// completion returns the errors propagated to this rank.
-    pub fn request<'g, 's>(&'g mut self, req: Request<'s>) -> GuardedRequest<'g, 's> {
+    pub fn request<'g, 's>(&'g self, req: Request<'s>) -> GuardedRequest<'g, 's> {
         GuardedRequest {
             guard: self,
             req,
@@ -77,7 +78,9 @@ impl Guarded {
             slot: None,
         }
     }
+}
 
+impl<C: Communicator + 'static> Guarded<C> {
     /// Waits for every request (started on [`Guarded::comm`]). Returns the
     /// statuses in order, or the propagated error as soon as one request
     /// fails (as [`pertinax::wait_all`]: the others are left as they are;
@@ -85,8 +88,54 @@ impl Guarded {
     ///
     /// # Errors
     /// As [`Guarded::run`].
-    pub fn wait_all(&mut self, reqs: &mut [Request<'_>]) -> Result<Vec<Status>, GuardError> {
-        self.run(|_| pertinax::wait_all(reqs).map_err(pertinax::Error::from))
+    pub fn wait_all(&self, reqs: &mut [Request<'_>]) -> Result<Vec<Status>, GuardError<C::Error>> {
+        self.run(|_| pertinax::wait_all(reqs).map_err(|e| C::Error::from(e.error)))
+    }
+}
+
+/// A pending operation of the guarded communicator whose completion
+/// returns the propagated errors (see [`Guarded::pending`]).
+pub(crate) struct GuardedPending<'s, C: Communicator + 'static> {
+    pub(crate) guard: Rc<Shared<C>>,
+    pub(crate) op: PendingOp<'s, C::Error>,
+}
+
+impl<C: Communicator + 'static> Pending<GuardError<C::Error>> for GuardedPending<'_, C> {
+    fn wait(self: Box<Self>) -> Result<Completion, GuardError<C::Error>> {
+        let GuardedPending { guard, op } = *self;
+        guard.run(move |_| op.wait())
+    }
+    fn test(&mut self) -> Result<Option<Completion>, GuardError<C::Error>> {
+        let op = &mut self.op;
+        self.guard.run(|_| op.test())
+    }
+    fn cancel(&mut self) -> Result<bool, GuardError<C::Error>> {
+        self.op.cancel().map_err(GuardError::Other)
+    }
+    fn is_active(&self) -> bool {
+        self.op.is_active()
+    }
+}
+
+/// A guarded request is a pending operation of the core's kind too.
+impl Pending<GuardError> for GuardedRequest<'_, '_> {
+    fn wait(self: Box<Self>) -> Result<Completion, GuardError> {
+        GuardedRequest::wait(*self).map(|st| Completion {
+            status: Some(st),
+            outcome: Default::default(),
+        })
+    }
+    fn test(&mut self) -> Result<Option<Completion>, GuardError> {
+        Ok(GuardedRequest::test(self)?.map(|st| Completion {
+            status: Some(st),
+            outcome: Default::default(),
+        }))
+    }
+    fn cancel(&mut self) -> Result<bool, GuardError> {
+        Ok(self.req.cancel()?)
+    }
+    fn is_active(&self) -> bool {
+        self.req.is_active()
     }
 }
 

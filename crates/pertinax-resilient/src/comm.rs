@@ -1,201 +1,19 @@
-//! The operations every communicator offers, plain or resilient.
+//! [`World`] as a [`Communicator`]: every operation forwarded to the plain
+//! or the resilient communicator it holds.
 
-use bytemuck::Pod;
-use pertinax::{Comm, Op, Rank, Source};
+use pertinax::{
+    pending_into, BoxedComm, Communicator, DynOp, PendingOp, Rank, Scope, Source, Status, Tag,
+    TagMatch,
+};
 
-use crate::{Error, Outcome, Received, World};
+use crate::{Error, Outcome, World};
 
-/// A communicator: the plain [`Comm`], a [`Resilient`](crate::Resilient) one, or a
-/// [`World`] that is either. Application code written against this trait
-/// runs unchanged on both.
-///
-/// On a plain communicator every [`Outcome`] is complete and failures are
-/// errors ([`Error::Comm`]); on a resilient one, failures are repaired and
-/// reported through [`Outcome`] and [`Communicator::failed_ranks`].
-pub trait Communicator {
-    /// This process's rank (never changes).
-    fn rank(&self) -> Rank;
-    /// The number of ranks, failed ones included (never changes).
-    fn size(&self) -> usize;
-    /// The ranks known to have failed, in increasing order.
-    fn failed_ranks(&self) -> Vec<Rank>;
-    /// The number of failed ranks.
-    fn fault_count(&self) -> usize {
-        self.failed_ranks().len()
-    }
-    /// Blocks until every (live) rank has called it.
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn barrier(&self) -> Result<Outcome, Error>;
-    /// Broadcasts `buf` from `root`.
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error>;
-    /// Combines every rank's `send` with `op` into `recv` at `root`.
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn reduce<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error>;
-    /// Combines every rank's `send` with `op` into every rank's `recv`.
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error>;
-    /// Collects every rank's `send` into `recv` at `root`, at the rank's
-    /// position.
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn gather<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error>;
-    /// Sends block `i` of `send` at `root` to rank `i`.
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn scatter<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error>;
-    /// Collects every rank's `send` into every rank's `recv`, at the
-    /// rank's position.
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error>;
-    /// Sends `buf` to `dest`.
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error>;
-    /// Receives into `buf` from `src` (a rank, or any).
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn recv<T: Pod>(
-        &self,
-        buf: &mut [T],
-        src: impl Into<Source>,
-        tag: i32,
-    ) -> Result<Received, Error>;
-    /// A new communicator with the same ranks (collective).
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn dup(&self) -> Result<Self, Error>
-    where
-        Self: Sized;
-    /// One communicator per `color`, ranks ordered by `key` then rank;
-    /// `None` takes part but gets no communicator (collective).
-    ///
-    /// # Errors
-    /// See the implementations.
-    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Error>
-    where
-        Self: Sized;
-}
-
-impl Communicator for Comm {
-    fn rank(&self) -> Rank {
-        Comm::rank(self)
-    }
-    fn size(&self) -> usize {
-        Comm::size(self)
-    }
-    fn failed_ranks(&self) -> Vec<Rank> {
-        let Ok(failed) = self.get_failed() else {
-            return Vec::new();
-        };
-        let ranks: Vec<Rank> = (0..failed.size()).map(|r| Rank(r as i32)).collect();
-        let mut out: Vec<Rank> = failed
-            .translate_ranks(&ranks, &self.group())
-            .map(|v| v.into_iter().flatten().collect())
-            .unwrap_or_default();
-        out.sort();
-        out
-    }
-    fn barrier(&self) -> Result<Outcome, Error> {
-        Comm::barrier(self)?;
-        Ok(Outcome::default())
-    }
-    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error> {
-        Comm::bcast(self, buf, root)?;
-        Ok(Outcome::default())
-    }
-    fn reduce<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        Comm::reduce(self, send, recv, op, root)?;
-        Ok(Outcome::default())
-    }
-    fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error> {
-        Comm::allreduce(self, send, recv, op)?;
-        Ok(Outcome::default())
-    }
-    fn gather<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        Comm::gather(self, send, recv, root)?;
-        Ok(Outcome::default())
-    }
-    fn scatter<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        Comm::scatter(self, send, recv, root)?;
-        Ok(Outcome::default())
-    }
-    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error> {
-        Comm::allgather(self, send, recv)?;
-        Ok(Outcome::default())
-    }
-    fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
-        Comm::send(self, buf, dest, tag)?;
-        Ok(Outcome::default())
-    }
-    fn recv<T: Pod>(
-        &self,
-        buf: &mut [T],
-        src: impl Into<Source>,
-        tag: i32,
-    ) -> Result<Received, Error> {
-        Ok(Some(Comm::recv(self, buf, src, tag)?))
-    }
-    fn dup(&self) -> Result<Self, Error> {
-        Ok(Comm::dup(self)?)
-    }
-    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Error> {
-        Ok(Comm::split(self, color, key)?)
-    }
-}
-
-/// Forwards every operation to the plain or the resilient communicator.
+/// Forwards an operation to the communicator `World` holds, with its
+/// errors as this crate's.
 macro_rules! both {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
-            World::Plain($c) => $e,
+            World::Plain($c) => ($e).map_err(Error::from),
             World::Resilient(b) => {
                 let $c = &**b;
                 $e
@@ -209,62 +27,119 @@ macro_rules! both {
 }
 
 impl Communicator for World {
+    type Error = Error;
+
     fn rank(&self) -> Rank {
-        both!(self, c => c.rank())
+        match self {
+            World::Plain(c) => Communicator::rank(c),
+            World::Resilient(c) => c.rank(),
+            World::Hierarchical(c) => c.rank(),
+        }
     }
     fn size(&self) -> usize {
-        both!(self, c => c.size())
+        match self {
+            World::Plain(c) => Communicator::size(c),
+            World::Resilient(c) => c.size(),
+            World::Hierarchical(c) => c.size(),
+        }
     }
     fn failed_ranks(&self) -> Vec<Rank> {
-        both!(self, c => c.failed_ranks())
+        match self {
+            World::Plain(c) => c.failed_ranks(),
+            World::Resilient(c) => c.failed_ranks(),
+            World::Hierarchical(c) => c.failed_ranks(),
+        }
+    }
+    fn is_revoked(&self) -> bool {
+        match self {
+            World::Plain(c) => Communicator::is_revoked(c),
+            World::Resilient(c) => c.is_revoked(),
+            World::Hierarchical(c) => c.is_revoked(),
+        }
+    }
+    fn revoke(&self) -> Result<(), Error> {
+        both!(self, c => Communicator::revoke(c))
+    }
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        both!(self, c => c.send_bytes(buf, dest, tag))
+    }
+    fn recv_bytes(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Option<Status>, Error> {
+        both!(self, c => c.recv_bytes(buf, elem, src, tag))
+    }
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
+        both!(self, c => Communicator::probe(c, src, tag))
+    }
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
+        both!(self, c => Communicator::iprobe(c, src, tag))
+    }
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        match self {
+            World::Plain(c) => Ok(pending_into(c.isend_bytes(scope, buf, dest, tag)?)),
+            World::Resilient(c) => c.isend_bytes(scope, buf, dest, tag),
+            World::Hierarchical(c) => c.isend_bytes(scope, buf, dest, tag),
+        }
+    }
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        match self {
+            World::Plain(c) => Ok(pending_into(c.irecv_bytes(scope, buf, elem, src, tag)?)),
+            World::Resilient(c) => c.irecv_bytes(scope, buf, elem, src, tag),
+            World::Hierarchical(c) => c.irecv_bytes(scope, buf, elem, src, tag),
+        }
     }
     fn barrier(&self) -> Result<Outcome, Error> {
         both!(self, c => Communicator::barrier(c))
     }
-    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error> {
-        both!(self, c => Communicator::bcast(c, buf, root))
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        both!(self, c => c.bcast_bytes(buf, root))
     }
-    fn reduce<T: Pod>(
+    fn reduce_dyn(
         &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
     ) -> Result<Outcome, Error> {
-        both!(self, c => Communicator::reduce(c, send, recv, op, root))
+        both!(self, c => c.reduce_dyn(send, recv, op, root))
     }
-    fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error> {
-        both!(self, c => Communicator::allreduce(c, send, recv, op))
+    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
+        both!(self, c => c.allreduce_dyn(send, recv, op))
     }
-    fn gather<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        both!(self, c => Communicator::gather(c, send, recv, root))
+    fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        both!(self, c => c.gather_bytes(send, recv, root))
     }
-    fn scatter<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        both!(self, c => Communicator::scatter(c, send, recv, root))
+    fn scatter_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        both!(self, c => c.scatter_bytes(send, recv, root))
     }
-    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error> {
-        both!(self, c => Communicator::allgather(c, send, recv))
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+        both!(self, c => c.allgather_bytes(send, recv))
     }
-    fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
-        both!(self, c => Communicator::send(c, buf, dest, tag))
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+        both!(self, c => c.alltoall_bytes(send, recv))
     }
-    fn recv<T: Pod>(
-        &self,
-        buf: &mut [T],
-        src: impl Into<Source>,
-        tag: i32,
-    ) -> Result<Received, Error> {
-        both!(self, c => Communicator::recv(c, buf, src, tag))
+    fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
+        Ok(Box::new(Communicator::dup(self)?))
+    }
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<Error>>, Error> {
+        Ok(Communicator::split(self, color, key)?.map(|w| Box::new(w) as BoxedComm<Error>))
     }
     fn dup(&self) -> Result<Self, Error> {
         Ok(match self {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use pertinax::Op;
 
-use crate::{Communicator, Error};
+use crate::{Communicator, CommunicatorExt, Error};
 
 /// A file that every rank of a communicator writes its part of, at
 /// offsets the program computes from original ranks (which never change),
@@ -33,7 +33,11 @@ impl SharedFile {
     /// [`Error::Io`] (at the rank that failed to create the file; the
     /// others get `Error::Io` from the confirmation), or the allreduces'
     /// errors.
-    pub fn create<C: Communicator>(comm: &C, path: impl AsRef<Path>) -> Result<SharedFile, Error> {
+    pub fn create<C>(comm: &C, path: impl AsRef<Path>) -> Result<SharedFile, Error>
+    where
+        C: Communicator + ?Sized,
+        Error: From<C::Error>,
+    {
         let path = path.as_ref().to_path_buf();
         let io = |op, source| Error::Io {
             op,

@@ -32,9 +32,13 @@
 //! - **Original positions.** gather, scatter and allgather keep every
 //!   survivor's data at its original rank's position; the failed ranks'
 //!   slots are reported in [`Outcome::missing`], never silently filled.
-//! - **One trait.** [`Communicator`] is implemented by the plain
-//!   [`pertinax::Comm`], by [`Resilient`] and by [`World`] (either one,
-//!   chosen at run time), so application code is generic over it.
+//! - **One trait.** [`Communicator`] (the core's, re-exported here with
+//!   its typed extension [`CommunicatorExt`] and [`Outcome`]) is
+//!   implemented by the plain [`pertinax::Comm`], by [`Resilient`],
+//!   [`Hierarchical`] and [`World`] (any of them, chosen at run time), so
+//!   application code is generic over it, and other decorators stack on
+//!   them (a `pertinax-propagate` guard over a [`Resilient`]). This crate
+//!   uses only that trait, the core's public API and its ULFM calls.
 //! - **Transparency.** [`world`] returns the plain world communicator, or a
 //!   resilient one when the job runs under `pertinax run --resilient`: an
 //!   unchanged program becomes resilient with a launcher option, the Rust
@@ -56,9 +60,10 @@
 //! # Example
 //! ```no_run
 //! use pertinax::Op;
-//! use pertinax_resilient::Communicator;
+//! use pertinax_resilient::{Communicator, CommunicatorExt};
 //!
-//! fn work<C: Communicator>(comm: &C) -> Result<f64, pertinax_resilient::Error> {
+//! // Plain, resilient or guarded: any communicator, with its own errors.
+//! fn work<C: Communicator + ?Sized>(comm: &C) -> Result<f64, C::Error> {
 //!     let mine = comm.rank().0 as f64;
 //!     let mut sum = [0.0];
 //!     comm.allreduce(&[mine], &mut sum, &Op::sum())?; // over the survivors
@@ -111,11 +116,11 @@ mod replay;
 
 use std::fmt;
 
-pub use comm::Communicator;
 pub use file::SharedFile;
 pub use flavor::flat::{Check, Config, Resilient};
 pub use flavor::hier::{default_k, HierConfig, Hierarchical, DEFAULT_THRESHOLD};
 pub use flavor::nonblocking::{wait_all, NbRequest, NbScope};
+pub use pertinax::{Communicator, CommunicatorExt, Outcome};
 pub use policy::{Kind, OnFailure, Policy};
 
 use pertinax::{Comm, Rank, Status, Universe};
@@ -193,45 +198,17 @@ impl fmt::Display for Decided {
 }
 
 impl Error {
-    /// Whether this is a failure the resilient layer recovers from.
-    pub(crate) fn is_fault(&self) -> bool {
+    /// Whether this is a failure the resilient layer recovers from (or,
+    /// for the layers above, a failure: a revocation of a resilient
+    /// communicator is one).
+    pub fn is_fault(&self) -> bool {
         matches!(self, Error::Comm(e) if e.is_fault())
     }
 }
 
-/// What a resilient operation did besides succeeding.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Outcome {
-    /// The operation did not take place because this rank (its root or
-    /// peer) has failed and the policy says ignore; buffers it would have
-    /// filled are untouched.
-    pub skipped: Option<Rank>,
-    /// Ranks whose part of the result is missing (their slots in a
-    /// gather or allgather result are untouched; their contribution is not
-    /// in a reduction).
-    pub missing: Vec<Rank>,
-}
-
-impl Outcome {
-    /// Whether the operation took place with every rank's data.
-    pub fn is_complete(&self) -> bool {
-        self.skipped.is_none() && self.missing.is_empty()
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.skipped, self.missing.is_empty()) {
-            (Some(r), _) => write!(f, "skipped: rank {} has failed", r.0),
-            (None, true) => f.write_str("complete"),
-            (None, false) => {
-                f.write_str("missing ranks")?;
-                for r in &self.missing {
-                    write!(f, " {}", r.0)?;
-                }
-                Ok(())
-            }
-        }
+impl pertinax::CommError for Error {
+    fn is_fault(&self) -> bool {
+        Error::is_fault(self)
     }
 }
 
@@ -281,7 +258,7 @@ impl World {
     /// The barrier's.
     pub fn finish(self) -> Result<Outcome, Error> {
         match self {
-            World::Plain(c) => Communicator::barrier(&c),
+            World::Plain(c) => Ok(Communicator::barrier(&c)?),
             World::Resilient(r) => r.finish(),
             World::Hierarchical(h) => Communicator::barrier(&*h),
         }

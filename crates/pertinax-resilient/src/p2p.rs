@@ -5,8 +5,9 @@
 
 use std::cell::Cell;
 
-use bytemuck::Pod;
-use pertinax::{Comm, Rank, Source, Status};
+use pertinax::{
+    Comm, Communicator, Completion, Pending, PendingOp, Rank, Scope, Source, Status, Tag, TagMatch,
+};
 
 use crate::policy::{Kind, Policy};
 use crate::{Error, Outcome, Received};
@@ -99,12 +100,12 @@ impl P2p {
 
     /// Sends to original rank `dest`; a failed destination goes to the
     /// policy.
-    pub(crate) fn send<T: Pod>(
+    pub(crate) fn send(
         &self,
         policy: &Policy,
-        buf: &[T],
+        buf: &[u8],
         dest: Rank,
-        tag: i32,
+        tag: Tag,
     ) -> Result<Outcome, Error> {
         let d = check_rank(dest, self.from_orig.len())?;
         let Some(p) = self.from_orig[d] else {
@@ -112,34 +113,110 @@ impl P2p {
         };
         match self.comm.send(buf, p, tag) {
             Ok(()) => Ok(Outcome::default()),
+            // Revoked by a layer above (see `Resilient::revoke`): not a
+            // failure of the peer.
+            Err(pertinax::Error::Revoked) => Err(pertinax::Error::Revoked.into()),
             Err(e) if e.is_fault() => policy.answer(Kind::Send, d),
             Err(e) => Err(e.into()),
         }
     }
 
+    /// A status with the original rank of its source.
+    fn status(&self, mut s: Status) -> Status {
+        if let Some(&o) = self.to_orig.get(s.source.index()) {
+            s.source = Rank(o as i32);
+        }
+        s
+    }
+
     /// Receives from original rank `src` (or any); a failed source goes to
     /// the policy. The status names the original rank.
-    pub(crate) fn recv<T: Pod>(
+    pub(crate) fn recv(
         &self,
         policy: &Policy,
-        buf: &mut [T],
+        buf: &mut [u8],
+        elem: usize,
         src: Source,
-        tag: i32,
+        tag: TagMatch,
     ) -> Result<Received, Error> {
-        let status = |mut s: Status| {
-            if let Some(&o) = self.to_orig.get(s.source.index()) {
-                s.source = Rank(o as i32);
+        self.matching(policy, src, tag, |from| {
+            Communicator::recv_bytes(&self.comm, buf, elem, from, tag)
+        })
+    }
+
+    /// Waits for a message from original rank `src` (or any) and describes
+    /// it; a failed source goes to the policy for receives.
+    pub(crate) fn probe(
+        &self,
+        policy: &Policy,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Received, Error> {
+        self.matching(policy, src, tag, |from| {
+            self.comm.probe(from, tag).map(Some)
+        })
+    }
+
+    /// Describes a message from original rank `src` (or any) if one is
+    /// here; a failed source goes to the policy for receives (`None` when
+    /// it says ignore).
+    pub(crate) fn iprobe(
+        &self,
+        policy: &Policy,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Received, Error> {
+        let from = match src {
+            Source::Rank(r) => {
+                let s = check_rank(r, self.from_orig.len())?;
+                let Some(p) = self.from_orig[s] else {
+                    return policy.answer(Kind::Recv, s).map(|_| None);
+                };
+                match self.comm.iprobe(p, tag) {
+                    Ok(st) => return Ok(st.map(|st| self.status(st))),
+                    Err(pertinax::Error::Revoked) => return Err(pertinax::Error::Revoked.into()),
+                    Err(e) if e.is_fault() => return policy.answer(Kind::Recv, s).map(|_| None),
+                    Err(e) => return Err(e.into()),
+                }
             }
-            s
+            Source::Any => Source::Any,
         };
+        match self.comm.iprobe(from, tag) {
+            Ok(Some(st)) => Ok(Some(self.status(st))),
+            Ok(None) | Err(pertinax::Error::ProcFailedPending { .. }) => {
+                match self.unreported()? {
+                    Some(o) => {
+                        self.reported.set(self.reported.get() + 1);
+                        policy.answer(Kind::Recv, o).map(|_| None)
+                    }
+                    None => {
+                        self.comm.ack_failed(usize::MAX)?;
+                        Ok(None)
+                    }
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A receive or probe (`op`, given the source in [`P2p::comm`]) from
+    /// original rank `src` or any, with the policy for failed sources.
+    fn matching(
+        &self,
+        policy: &Policy,
+        src: Source,
+        tag: TagMatch,
+        mut op: impl FnMut(Source) -> Result<Option<Status>, pertinax::Error>,
+    ) -> Result<Received, Error> {
         match src {
             Source::Rank(r) => {
                 let s = check_rank(r, self.from_orig.len())?;
                 let Some(p) = self.from_orig[s] else {
                     return policy.answer(Kind::Recv, s).map(|_| None);
                 };
-                match self.comm.recv(buf, p, tag) {
-                    Ok(st) => Ok(Some(status(st))),
+                match op(Source::Rank(Rank(p as i32))) {
+                    Ok(st) => Ok(st.map(|st| self.status(st))),
+                    Err(pertinax::Error::Revoked) => Err(pertinax::Error::Revoked.into()),
                     Err(e) if e.is_fault() => policy.answer(Kind::Recv, s).map(|_| None),
                     Err(e) => Err(e.into()),
                 }
@@ -160,8 +237,8 @@ impl P2p {
                         Err(e) => return Err(e.into()),
                     }
                 }
-                match self.comm.recv(buf, Source::Any, tag) {
-                    Ok(st) => return Ok(Some(status(st))),
+                match op(Source::Any) {
+                    Ok(st) => return Ok(st.map(|st| self.status(st))),
                     // A failure while waiting: reported by the next round.
                     Err(pertinax::Error::ProcFailedPending { .. }) => {
                         self.comm.ack_failed(usize::MAX)?;
@@ -170,6 +247,68 @@ impl P2p {
                 }
             },
         }
+    }
+
+    /// Starts a send to original rank `dest` inside `scope`; its failure
+    /// goes to the policy when waited for.
+    pub(crate) fn isend<'s>(
+        &self,
+        policy: &Policy,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        let d = check_rank(dest, self.from_orig.len())?;
+        let Some(p) = self.from_orig[d] else {
+            return Ok(Box::new(Decided(Some(policy.answer(Kind::Send, d)))));
+        };
+        let req = self.comm.isend_bytes(scope, buf, Rank(p as i32), tag)?;
+        Ok(Box::new(PolicyReq {
+            req,
+            how: How {
+                policy: *policy,
+                kind: Kind::Send,
+                peer: d,
+                to_orig: None,
+            },
+        }))
+    }
+
+    /// Starts a receive from original rank `src` inside `scope`; its
+    /// source's failure goes to the policy when waited for. Any-source
+    /// non-blocking receives are not supported (their policy reports each
+    /// failure once, which a pending receive cannot do).
+    pub(crate) fn irecv<'s>(
+        &self,
+        policy: &Policy,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        let Source::Rank(r) = src else {
+            return Err(Error::Unsupported(
+                "an any-source non-blocking receive on a resilient communicator (use recv)".into(),
+            ));
+        };
+        let s = check_rank(r, self.from_orig.len())?;
+        let Some(p) = self.from_orig[s] else {
+            return Ok(Box::new(Decided(Some(policy.answer(Kind::Recv, s)))));
+        };
+        let req = self
+            .comm
+            .irecv_bytes(scope, buf, elem, Source::Rank(Rank(p as i32)), tag)?;
+        Ok(Box::new(PolicyReq {
+            req,
+            how: How {
+                policy: *policy,
+                kind: Kind::Recv,
+                peer: s,
+                to_orig: Some(self.to_orig.clone()),
+            },
+        }))
     }
 
     /// The first failure (in the order this rank learned of them) that no
@@ -188,5 +327,101 @@ impl P2p {
             .copied()
             .flatten()
             .and_then(|r| self.to_orig.get(r.index()).copied()))
+    }
+}
+
+/// A pending operation whose result was decided when it was posted (its
+/// peer had failed already: the policy's answer).
+struct Decided(Option<Result<Outcome, Error>>);
+
+impl Pending<Error> for Decided {
+    fn wait(mut self: Box<Self>) -> Result<Completion, Error> {
+        self.test()?
+            .ok_or_else(|| Error::Internal("a decided request was pending".into()))
+    }
+    fn test(&mut self) -> Result<Option<Completion>, Error> {
+        match self.0.take() {
+            Some(r) => r.map(|outcome| {
+                Some(Completion {
+                    status: None,
+                    outcome,
+                })
+            }),
+            None => Err(pertinax::Error::RequestInactive.into()),
+        }
+    }
+    fn cancel(&mut self) -> Result<bool, Error> {
+        match self.0 {
+            Some(_) => Ok(false),
+            None => Err(pertinax::Error::RequestInactive.into()),
+        }
+    }
+    fn is_active(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+/// A core request on the point-to-point communicator whose peer's failure
+/// goes to the policy.
+struct PolicyReq<'s> {
+    req: PendingOp<'s, pertinax::Error>,
+    how: How,
+}
+
+/// What [`PolicyReq`] does with its request's result.
+struct How {
+    policy: Policy,
+    kind: Kind,
+    /// The peer's original rank.
+    peer: usize,
+    /// For a receive: original ranks, for the status.
+    to_orig: Option<Vec<usize>>,
+}
+
+impl How {
+    fn map(&self, r: Result<Completion, pertinax::Error>) -> Result<Completion, Error> {
+        match r {
+            Ok(mut c) => {
+                match (c.status.as_mut(), &self.to_orig) {
+                    (Some(st), Some(map)) => {
+                        if let Some(&o) = map.get(st.source.index()) {
+                            st.source = Rank(o as i32);
+                        }
+                    }
+                    _ => c.status = None,
+                }
+                Ok(c)
+            }
+            Err(pertinax::Error::Revoked) => Err(pertinax::Error::Revoked.into()),
+            Err(e) if e.is_fault() => {
+                self.policy
+                    .answer(self.kind, self.peer)
+                    .map(|outcome| Completion {
+                        status: None,
+                        outcome,
+                    })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+impl Pending<Error> for PolicyReq<'_> {
+    fn wait(self: Box<Self>) -> Result<Completion, Error> {
+        let PolicyReq { req, how } = *self;
+        how.map(req.wait())
+    }
+    fn test(&mut self) -> Result<Option<Completion>, Error> {
+        match self.req.test() {
+            Ok(None) => Ok(None),
+            Ok(Some(c)) => self.how.map(Ok(c)).map(Some),
+            Err(e) => self.how.map(Err(e)).map(Some),
+        }
+    }
+    fn cancel(&mut self) -> Result<bool, Error> {
+        Ok(self.req.cancel()?)
+    }
+    fn is_active(&self) -> bool {
+        self.req.is_active()
     }
 }

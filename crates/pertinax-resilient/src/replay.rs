@@ -16,7 +16,6 @@
 
 use std::collections::VecDeque;
 
-use bytemuck::Pod;
 use pertinax::Rank;
 
 use crate::{Error, Outcome};
@@ -346,15 +345,6 @@ pub(crate) fn rerun<C>(arena: &mut Vec<u8>, input: &[u8], f: Replay<C>) -> Serve
         len: input.len(),
         f,
     }
-}
-
-/// Logged bytes back as elements (copied: the arena's alignment is 1).
-pub(crate) fn typed<T: Pod>(bytes: &[u8]) -> Vec<T> {
-    let size = std::mem::size_of::<T>();
-    let n = bytes.len().checked_div(size).unwrap_or(0);
-    let mut v = vec![T::zeroed(); n];
-    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes[..n * size]);
-    v
 }
 
 #[cfg(test)]

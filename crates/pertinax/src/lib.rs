@@ -154,6 +154,7 @@
 
 pub(crate) mod collective;
 mod comm;
+mod communicator;
 mod engine;
 mod error;
 mod fault;
@@ -169,6 +170,10 @@ mod types;
 mod wait;
 
 pub use comm::Comm;
+pub use communicator::{
+    pending_into, wait_each, BoxedComm, CommError, Communicator, CommunicatorExt, Completion,
+    DynOp, Outcome, OwnedOp, Pending, PendingOp,
+};
 pub use error::{Error, RecoveryCall, Result};
 pub use fault::fault_point;
 pub use ft::{Agreement, PendingAgreement};

@@ -68,7 +68,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use pertinax::Op;
 use pertinax_apps::ep::{self, Class, EpSums};
-use pertinax_resilient::Communicator;
+use pertinax_resilient::{Communicator, CommunicatorExt, Error};
 
 mod common;
 use common::{digest, indices, list, lowest_outside, Recompute, Verdict};
@@ -126,7 +126,7 @@ fn yes_no(check: Option<bool>) -> &'static str {
 }
 
 /// The program, on any communicator.
-fn job<C: Communicator>(comm: &C, args: &Args, resilient: bool) -> Result<Verdict> {
+fn job<C: Communicator<Error = Error>>(comm: &C, args: &Args, resilient: bool) -> Result<Verdict> {
     let (n, me) = (comm.size(), comm.rank().index());
     let class = args.class;
     let t0 = Instant::now();
@@ -185,7 +185,7 @@ struct Gathered {
 
 /// The reporter's checks and summary line (`time_s`: the parallel part's
 /// time).
-fn report<C: Communicator>(
+fn report<C: Communicator<Error = Error>>(
     comm: &C,
     args: &Args,
     resilient: bool,

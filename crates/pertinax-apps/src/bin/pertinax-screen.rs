@@ -77,7 +77,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use pertinax::{Op, Rank};
 use pertinax_apps::screen::{self, Hit, TopK};
-use pertinax_resilient::{Communicator, Error, SharedFile};
+use pertinax_resilient::{Communicator, CommunicatorExt, Error, SharedFile};
 
 mod common;
 use common::{digest, indices, list, lowest_outside, Recompute, Verdict};
@@ -127,7 +127,7 @@ fn main() -> ExitCode {
 /// Makes sure the database exists: the lowest live rank writes it (aside,
 /// then renamed into place, so nobody reads half a file), then a barrier;
 /// again, should that rank die before it is done.
-fn ensure_db<C: Communicator>(comm: &C, args: &Args) -> Result<()> {
+fn ensure_db<C: Communicator<Error = Error>>(comm: &C, args: &Args) -> Result<()> {
     let me = comm.rank().index();
     for _ in 0..comm.size() {
         if !args.db.exists() {
@@ -151,7 +151,7 @@ fn ensure_db<C: Communicator>(comm: &C, args: &Args) -> Result<()> {
 }
 
 /// The program, on any communicator.
-fn job<C: Communicator>(comm: &C, args: &Args, resilient: bool) -> Result<Verdict> {
+fn job<C: Communicator<Error = Error>>(comm: &C, args: &Args, resilient: bool) -> Result<Verdict> {
     let (n, me) = (comm.size(), comm.rank().index());
     let t0 = Instant::now();
     ensure_db(comm, args)?;
@@ -213,7 +213,11 @@ struct Exchanged {
 }
 
 /// The count, the messages to the collector, the allgathers.
-fn exchange<C: Communicator>(comm: &C, best: &TopK, range: &Range<u64>) -> Result<Exchanged> {
+fn exchange<C: Communicator<Error = Error>>(
+    comm: &C,
+    best: &TopK,
+    range: &Range<u64>,
+) -> Result<Exchanged> {
     let (n, me, k) = (comm.size(), comm.rank().index(), best.k());
     let scored = range.end - range.start;
 
@@ -299,7 +303,7 @@ fn exchange<C: Communicator>(comm: &C, best: &TopK, range: &Range<u64>) -> Resul
 
 /// The reporter's checks and summary line (`time_s`: the parallel part's
 /// time).
-fn report<C: Communicator>(
+fn report<C: Communicator<Error = Error>>(
     comm: &C,
     args: &Args,
     count: u64,

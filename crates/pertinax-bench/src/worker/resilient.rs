@@ -58,7 +58,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use pertinax::{Comm, Op};
 use pertinax_resilient::{
-    Communicator, Config, Error, HierConfig, Hierarchical, Outcome, Resilient,
+    Communicator, CommunicatorExt, Config, Error, HierConfig, Hierarchical, Outcome, Resilient,
 };
 
 use crate::cli::{reps_for, CollOp, ResCheck, ResComm};
@@ -141,7 +141,11 @@ impl Case {
     }
 
     /// One call of the operation (root 0 where there is one).
-    fn call<C: Communicator>(&mut self, c: &C, ops: &Ops) -> Result<(), Error> {
+    fn call<C>(&mut self, c: &C, ops: &Ops) -> Result<(), Error>
+    where
+        C: Communicator + ?Sized,
+        Error: From<C::Error>,
+    {
         match (&mut self.data, self.op) {
             (Data::Bytes { send, .. }, CollOp::Bcast) => c.bcast(send, 0),
             (Data::Doubles { send, recv }, CollOp::Reduce) => c.reduce(send, recv, &ops.sum_f64, 0),
@@ -154,11 +158,16 @@ impl Case {
             _ => c.barrier(),
         }
         .map(|_| ())
+        .map_err(Error::from)
     }
 
     /// Fills the buffers with rank-dependent data, calls once and checks
     /// this rank's result; `false` if it is wrong.
-    fn check<C: Communicator>(&mut self, c: &C, ops: &Ops) -> Result<bool, Error> {
+    fn check<C>(&mut self, c: &C, ops: &Ops) -> Result<bool, Error>
+    where
+        C: Communicator + ?Sized,
+        Error: From<C::Error>,
+    {
         let (me, n) = (c.rank().index(), c.size());
         let byte = |r: usize, i: usize| (r * 31 + i * 7 + 3) as u8;
         let must = self.op != CollOp::Reduce || me == 0;
@@ -232,18 +241,22 @@ struct Timing {
 
 /// Warm-up, barrier, `reps` timed calls, max and mean over ranks; then one
 /// checked call. The same code for every communicator.
-fn series<C: Communicator>(
+fn series<C>(
     c: &C,
     world: &Comm,
     case: &mut Case,
     ops: &Ops,
     reps: usize,
     warmup: usize,
-) -> Result<Timing> {
+) -> Result<Timing>
+where
+    C: Communicator + ?Sized,
+    Error: From<C::Error>,
+{
     // A barrier on the measured communicator first: it empties the `log`
     // check's replay log, so that freeing the previous case's entries (up to
     // 63 results of up to 1 MiB) is not charged to this case.
-    c.barrier()?;
+    c.barrier().map_err(Error::from)?;
     for _ in 0..warmup {
         case.call(c, ops)?;
     }
@@ -384,7 +397,7 @@ fn seen(times: &[f64], span: Option<usize>, warmup: usize) -> Seen {
 
 /// What the repair loop reads of a resilient communicator besides the
 /// [`Communicator`] trait.
-trait Repairable: Communicator {
+trait Repairable: Communicator<Error = Error> {
     /// `flat` or `hier`, in the `REPAIR` line.
     const SHAPE: &'static str;
 

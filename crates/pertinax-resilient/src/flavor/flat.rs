@@ -7,14 +7,13 @@ use std::cell::RefCell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use bytemuck::Pod;
-use pertinax::{Comm, Op, Rank, Source};
+use pertinax::{Comm, Communicator, PendingAgreement, Rank};
 use pertinax_wire::resilient as wire;
 
 use crate::p2p::{check_rank, inverse, survivors, P2p};
 use crate::policy::Kind;
-use crate::replay::{self, keep, rerun, typed, Log, Plan, Serve, Transport, What};
-use crate::{Communicator, Error, Outcome, Policy, Received};
+use crate::replay::{self, Log, Plan, Serve, Transport, What};
+use crate::{Error, Outcome, Policy};
 
 /// Agreement value tags: a repair, or a communicator creation.
 const REPAIR: u64 = 1;
@@ -117,6 +116,9 @@ struct State {
     /// While a non-blocking scope is open (`nonblocking.rs`): its requests
     /// posted and not yet agreed complete.
     nb: Option<usize>,
+    /// After [`Communicator::revoke`] here: this member's failed part of
+    /// the agreement the others wait for (never waited for here).
+    revoked: Option<PendingAgreement>,
 }
 
 /// A communicator whose ranks survive the failure of others: see the
@@ -226,6 +228,7 @@ impl Resilient {
                 repairs: 0,
                 repair_time: Duration::ZERO,
                 nb: None,
+                revoked: None,
             }),
             cfg,
         })
@@ -300,6 +303,11 @@ impl Resilient {
         mut f: impl FnMut(&State, Option<Plan>) -> Result<Outcome, Error>,
     ) -> Result<Outcome, Error> {
         self.nb_idle()?;
+        if self.st.borrow().revoked.is_some() {
+            // Revoked here: this rank's part of the pending agreement is
+            // out, so the collective communicator takes no other.
+            return Err(pertinax::Error::Revoked.into());
+        }
         loop {
             let r = {
                 let st = self.st.borrow();
@@ -331,6 +339,10 @@ impl Resilient {
                 Err(e) if e.is_fault() => {
                     if trace() {
                         eprintln!("resilient[{}]: {what:?} failed: {e}", self.me);
+                    }
+                    if self.is_revoked() {
+                        // Revoked by a member (see `revoke`): no repair.
+                        return Err(pertinax::Error::Revoked.into());
                     }
                     self.repair()?
                 }
@@ -485,6 +497,9 @@ impl Resilient {
         loop {
             match self.round(true) {
                 Ok(Some(made)) => return Ok(made),
+                // Revoked by a member (see `revoke`; its part of the
+                // agreement does not match a creation's).
+                _ if self.is_revoked() => return Err(pertinax::Error::Revoked.into()),
                 Ok(None) => continue,
                 Err(e) if e.is_fault() => continue,
                 Err(e) => return Err(e),
@@ -564,10 +579,19 @@ impl Drop for Resilient {
     /// can need this rank's log any more.
     fn drop(&mut self) {
         let st = self.st.get_mut();
+        if let Some(mut a) = st.revoked.take() {
+            // Waiting for it could hang (the others may never take part):
+            // let it go unless it is complete.
+            if !matches!(a.test(), Ok(Some(_))) {
+                std::mem::forget(a);
+            }
+        }
         let _ = st.cur.free();
         let _ = self.p2p.comm().free();
     }
 }
+
+mod ops;
 
 /// The replay's transport: the collective communicator.
 struct Net;
@@ -579,337 +603,10 @@ impl Transport<State> for Net {
     }
 }
 
-/// Gather at original positions on the survivors (`recv` is used at the
-/// root only).
-fn gather_on<T: Pod>(
-    st: &State,
-    size: usize,
-    send: &[T],
-    recv: &mut [T],
-    root: usize,
-) -> Result<Outcome, Error> {
-    let Some(rc) = st.orig_to_cur[root] else {
-        return Err(Error::Internal("gather_on with a failed root".into()));
-    };
-    let at_root = st.cur.rank().index() == rc;
-    if st.whole(size) {
-        st.cur.gather(send, recv, rc)?;
-        return Ok(Outcome::default());
-    }
-    let n = send.len();
-    if !at_root {
-        st.cur.gather(send, &mut [], rc)?;
-        return Ok(Outcome::default());
-    }
-    if recv.len() != size * n {
-        return Err(pertinax::Error::InvalidArgument(format!(
-            "gather: receive holds {} elements, {size} × {n} needed",
-            recv.len()
-        ))
-        .into());
-    }
-    let mut tmp = vec![T::zeroed(); st.cur.size() * n];
-    st.cur.gather(send, &mut tmp, rc)?;
-    for (c, &o) in st.cur_to_orig.iter().enumerate() {
-        recv[o * n..(o + 1) * n].copy_from_slice(&tmp[c * n..(c + 1) * n]);
-    }
-    Ok(Outcome {
-        skipped: None,
-        missing: st.missing(),
-    })
-}
-
-/// Scatter from original positions to the survivors (`send` is used at
-/// the root only).
-fn scatter_on<T: Pod>(
-    st: &State,
-    size: usize,
-    send: &[T],
-    recv: &mut [T],
-    root: usize,
-) -> Result<Outcome, Error> {
-    let Some(rc) = st.orig_to_cur[root] else {
-        return Err(Error::Internal("scatter_on with a failed root".into()));
-    };
-    if st.whole(size) {
-        st.cur.scatter(send, recv, rc)?;
-        return Ok(Outcome::default());
-    }
-    let n = recv.len();
-    if st.cur.rank().index() != rc {
-        st.cur.scatter(&[], recv, rc)?;
-        return Ok(Outcome::default());
-    }
-    if send.len() != size * n {
-        return Err(pertinax::Error::InvalidArgument(format!(
-            "scatter: send holds {} elements, {size} × {n} needed",
-            send.len()
-        ))
-        .into());
-    }
-    let mut tmp = Vec::with_capacity(st.cur.size() * n);
-    for &o in &st.cur_to_orig {
-        tmp.extend_from_slice(&send[o * n..(o + 1) * n]);
-    }
-    st.cur.scatter(&tmp, recv, rc)?;
-    Ok(Outcome {
-        skipped: None,
-        missing: st.missing(),
-    })
-}
-
-impl Communicator for Resilient {
-    fn rank(&self) -> Rank {
-        Rank(self.me as i32)
-    }
-
-    fn size(&self) -> usize {
-        self.size
-    }
-
-    fn failed_ranks(&self) -> Vec<Rank> {
-        self.p2p.failed(self.st.borrow().failed.clone())
-    }
-
-    fn barrier(&self) -> Result<Outcome, Error> {
-        let out = self.drive(What::Barrier, |st, plan| match plan {
-            None => {
-                st.cur.barrier()?;
-                Ok(Outcome::default())
-            }
-            Some(_) => Ok(Outcome::default()),
-        })?;
-        self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
-        Ok(out)
-    }
-
-    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
-        let out = self.drive(What::Spread, |st, plan| match plan {
-            None => match st.orig_to_cur[root] {
-                None => self.gone(Kind::Bcast, root),
-                Some(rc) => {
-                    st.cur.bcast(buf, rc)?;
-                    Ok(Outcome::default())
-                }
-            },
-            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(buf)),
-        })?;
-        self.record(What::Spread, false, std::mem::size_of_val(buf), |arena| {
-            keep(arena, bytemuck::cast_slice(buf), &out)
-        })?;
-        Ok(out)
-    }
-
-    fn reduce<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
-        let out = self.rooted(What::Rooted(root), Kind::Reduce, root, |st| {
-            let rc = st.orig_to_cur[root]
-                .ok_or_else(|| Error::Internal("reduce with a failed root".into()))?;
-            st.cur.reduce(send, recv, op, rc)?;
-            Ok(Outcome {
-                skipped: None,
-                missing: st.missing(),
-            })
-        })?;
-        self.record(
-            What::Rooted(root),
-            false,
-            std::mem::size_of_val(send),
-            |arena| {
-                let op = op.clone();
-                rerun(
-                    arena,
-                    bytemuck::cast_slice(send),
-                    Box::new(move |st: &State, input: &[u8]| {
-                        // Only a non-root replays (a root that finished
-                        // needs nothing), so there is no result to keep.
-                        let rc = st.orig_to_cur[root].ok_or_else(|| {
-                            Error::Internal("reduce replay with a failed root".into())
-                        })?;
-                        let input: Vec<T> = typed(input);
-                        st.cur.reduce(&input, &mut [], &op, rc)?;
-                        Ok(())
-                    }),
-                )
-            },
-        )?;
-        Ok(out)
-    }
-
-    fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error> {
-        let out = self.drive(What::Spread, |st, plan| match plan {
-            None => {
-                st.cur.allreduce(send, recv, op)?;
-                Ok(Outcome {
-                    skipped: None,
-                    missing: st.missing(),
-                })
-            }
-            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
-        })?;
-        self.record(What::Spread, true, 0, |arena| {
-            keep(arena, bytemuck::cast_slice(recv), &out)
-        })?;
-        Ok(out)
-    }
-
-    fn gather<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
-        let size = self.size;
-        let out = self.rooted(What::Rooted(root), Kind::Gather, root, |st| {
-            gather_on(st, size, send, recv, root)
-        })?;
-        self.record(
-            What::Rooted(root),
-            false,
-            std::mem::size_of_val(send),
-            |arena| {
-                rerun(
-                    arena,
-                    bytemuck::cast_slice(send),
-                    Box::new(move |st: &State, input: &[u8]| {
-                        let input: Vec<T> = typed(input);
-                        gather_on(st, size, &input, &mut [], root).map(|_| ())
-                    }),
-                )
-            },
-        )?;
-        Ok(out)
-    }
-
-    fn scatter<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
-        let size = self.size;
-        let out = self.rooted(What::Scatter(root), Kind::Scatter, root, |st| {
-            scatter_on(st, size, send, recv, root)
-        })?;
-        let at_root = self.me == root;
-        self.record(
-            What::Scatter(root),
-            false,
-            std::mem::size_of_val(recv) * size,
-            |arena| {
-                let input: &[T] = if at_root { send } else { &[] };
-                let n = recv.len();
-                rerun(
-                    arena,
-                    bytemuck::cast_slice(input),
-                    Box::new(move |st: &State, input: &[u8]| {
-                        let input: Vec<T> = typed(input);
-                        let mut sink = vec![T::zeroed(); n];
-                        scatter_on(st, size, &input, &mut sink, root).map(|_| ())
-                    }),
-                )
-            },
-        )?;
-        Ok(out)
-    }
-
-    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error> {
-        let size = self.size;
-        let n = send.len();
-        if recv.len() != size * n {
-            return Err(pertinax::Error::InvalidArgument(format!(
-                "allgather: receive holds {} elements, {size} × {n} needed",
-                recv.len()
-            ))
-            .into());
-        }
-        let out = self.drive(What::Spread, |st, plan| match plan {
-            None if st.whole(size) => {
-                st.cur.allgather(send, recv)?;
-                Ok(Outcome::default())
-            }
-            None => {
-                let mut tmp = vec![T::zeroed(); st.cur.size() * n];
-                st.cur.allgather(send, &mut tmp)?;
-                for (c, &o) in st.cur_to_orig.iter().enumerate() {
-                    recv[o * n..(o + 1) * n].copy_from_slice(&tmp[c * n..(c + 1) * n]);
-                }
-                Ok(Outcome {
-                    skipped: None,
-                    missing: st.missing(),
-                })
-            }
-            Some(p) => self.take_spread(st, p, bytemuck::cast_slice_mut(recv)),
-        })?;
-        self.record(What::Spread, true, 0, |arena| {
-            keep(arena, bytemuck::cast_slice(recv), &out)
-        })?;
-        Ok(out)
-    }
-
-    fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
-        self.p2p.send(&self.cfg.policy, buf, dest.into(), tag)
-    }
-
-    fn recv<T: Pod>(
-        &self,
-        buf: &mut [T],
-        src: impl Into<Source>,
-        tag: i32,
-    ) -> Result<Received, Error> {
-        self.p2p.recv(&self.cfg.policy, buf, src.into(), tag)
-    }
-
-    /// A new resilient communicator with the same ranks; ranks failed by
-    /// then are failed in it too. Collective; completes despite failures.
-    fn dup(&self) -> Result<Self, Error> {
-        let (comm, map) = self.create()?;
-        self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
-        self.derive(&comm, &map, self.size)
-    }
-
-    /// Splits the survivors: the new communicators number their members
-    /// from 0 (ranks that had failed are not in them). Collective;
-    /// completes despite failures.
-    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Error> {
-        loop {
-            let (comm, _) = self.create()?;
-            // Order by key, then by original rank (the agreed
-            // communicator numbers the survivors in original order).
-            let r = comm.split(color, key);
-            let ok = u32::from(!matches!(&r, Err(e) if e.is_fault()));
-            let a = comm.agree_detailed(ok)?;
-            if a.flags == 1 {
-                self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
-                return match r? {
-                    Some(c) => {
-                        let ids: Vec<usize> = (0..c.size()).collect();
-                        Ok(Some(self.derive(&c, &ids, c.size())?))
-                    }
-                    None => Ok(None),
-                };
-            }
-            // A failure hit the split somewhere: everybody tries again.
-            if let Ok(Some(c)) = r {
-                let _ = c.free();
-            }
-            let _ = comm.free();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pertinax::{CommunicatorExt, Op};
 
     #[test]
     fn inverse_maps_back() {
@@ -956,5 +653,20 @@ mod tests {
         assert_eq!(s.size(), 1);
         assert!(r.bcast(&mut b, 3).is_err(), "bad root is an error");
         assert!(r.failed_ranks().is_empty());
+        // Revocation is refused under the log check ...
+        assert!(matches!(r.revoke(), Err(Error::Unsupported(_))));
+        // ... and makes every later operation return `Revoked` under the
+        // agree check (no repair).
+        let a = Resilient::with_config(&u.world(), Config::default()).unwrap();
+        assert!(!a.is_revoked());
+        a.revoke().unwrap();
+        assert!(a.is_revoked());
+        let mut s_ = [0u32];
+        let revoked =
+            |x: Result<Outcome, Error>| matches!(x, Err(Error::Comm(pertinax::Error::Revoked)));
+        assert!(revoked(a.barrier()));
+        assert!(revoked(a.allreduce(&[1u32], &mut s_, &Op::sum())));
+        assert!(revoked(a.send(&[1u8], 0, 3)));
+        assert!(a.dup().is_err());
     }
 }

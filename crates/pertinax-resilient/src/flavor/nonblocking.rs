@@ -946,6 +946,34 @@ impl NbRequest<'_> {
     }
 }
 
+/// A resilient non-blocking collective is a pending operation of the
+/// core's kind, so code that handles several communicators' requests
+/// treats it as one (its completion carries the outcome, no status).
+impl pertinax::Pending<Error> for NbRequest<'_> {
+    fn wait(self: Box<Self>) -> Result<pertinax::Completion, Error> {
+        NbRequest::wait(*self).map(|outcome| pertinax::Completion {
+            status: None,
+            outcome,
+        })
+    }
+    fn test(&mut self) -> Result<Option<pertinax::Completion>, Error> {
+        Ok(NbRequest::test(self)?.map(|outcome| pertinax::Completion {
+            status: None,
+            outcome,
+        }))
+    }
+    /// Collectives cannot be cancelled (false, as in the core).
+    fn cancel(&mut self) -> Result<bool, Error> {
+        if !self.active {
+            return Err(pertinax::Error::RequestInactive.into());
+        }
+        Ok(false)
+    }
+    fn is_active(&self) -> bool {
+        self.active
+    }
+}
+
 /// Waits for every active request of `reqs`; returns each one's outcome in
 /// the order of `reqs` (`RequestInactive` for those already returned).
 /// Requests complete in posting order whatever the order of `reqs`.

@@ -14,7 +14,7 @@
 //! prints `OK outcomes rank=R failed=[..] errors=E digest=D`.
 
 use pertinax::{Op, Rank};
-use pertinax_resilient::{Communicator, Decided, Error, Outcome};
+use pertinax_resilient::{Communicator, CommunicatorExt, Decided, Error, Outcome};
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;
@@ -69,7 +69,11 @@ fn point(name: &str) {
     pertinax::fault_point(name);
 }
 
-fn check_dead<C: Communicator>(w: &C, o: &Outcome, what: &str) -> Result<(), String> {
+fn check_dead<C: Communicator<Error = Error>>(
+    w: &C,
+    o: &Outcome,
+    what: &str,
+) -> Result<(), String> {
     let failed = w.failed_ranks();
     let alive: Vec<&Rank> = o.missing.iter().filter(|r| !failed.contains(r)).collect();
     check!(
@@ -86,7 +90,12 @@ fn sum_of(o: &Outcome, n: usize, k: u64, op: u64) -> u64 {
         .sum()
 }
 
-fn outcomes<C: Communicator>(w: &C, rounds: u64, ring: bool, d: &mut Digest) -> Result<(), String> {
+fn outcomes<C: Communicator<Error = Error>>(
+    w: &C,
+    rounds: u64,
+    ring: bool,
+    d: &mut Digest,
+) -> Result<(), String> {
     let n = w.size();
     let me = w.rank().index();
     for k in 0..rounds {

@@ -486,7 +486,7 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
     for _ in 0..reps {
         w.barrier().map_err(e)?;
         let t = Instant::now();
-        let mut g = Guarded::new(w).map_err(e)?;
+        let g = Guarded::new(w).map_err(e)?;
         // Synchronize on the world, not on the guarded communicator (a
         // revocation could catch a rank still finishing that barrier).
         w.barrier().map_err(e)?;
@@ -512,7 +512,7 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
     let (pmed, pp10, pp90) = stats(prop);
     // Guarded against unguarded ping-pong of 8 bytes between ranks 0 and 1.
     let pp = |guarded: bool| -> Result<f64, String> {
-        let mut g = Guarded::new(w).map_err(e)?;
+        let g = Guarded::new(w).map_err(e)?;
         let mut buf = [0u8; 8];
         let n = 20_000;
         w.barrier().map_err(e)?;
@@ -531,7 +531,7 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
                 if guarded {
                     g.run(|c| step(c, &mut buf)).map_err(|x| x.to_string())?;
                 } else {
-                    step(g.comm(), &mut buf).map_err(e)?;
+                    step(&g.comm(), &mut buf).map_err(e)?;
                 }
             }
         }
@@ -554,6 +554,78 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
     Ok(String::new())
 }
 
+/// A guard over a resilient communicator, used only through the
+/// `Communicator` trait: ten steps of checked allreduces; the launcher
+/// kills rank 2 at one of the steps' fault point `prop.res.step`
+/// (`--kill 2@prop.res.step#K`); rank 1 signals at step 6. A death is
+/// absorbed by the resilient layer (the outcome lists the dead rank as
+/// missing, the sum counts the survivors); the signal reaches every
+/// survivor as the guard's propagated error (which lists the dead rank);
+/// afterwards the guard's new resilient communicator holds the survivors
+/// (and absorbs a death after the signal).
+/// `seen` lists, in order, each change of the missing ranks and each
+/// propagated error, the same at every survivor.
+fn guarded_resilient(w: &pertinax::Comm, me: usize) -> Result<Vec<String>, String> {
+    use pertinax::{Communicator, CommunicatorExt};
+    use pertinax_resilient::{Config, Resilient};
+    let g = Guarded::over(w, |c| Resilient::with_config(&c, Config::default()))
+        .map_err(|x| x.to_string())?;
+    // Through a trait object: the stack is a communicator like any other.
+    let c: &dyn Communicator<Error = GuardError<pertinax_resilient::Error>> = &g;
+    let mut seen = Vec::new();
+    let mut missing: Vec<Rank> = Vec::new();
+    // The size of the guarded communicator once the signal is resolved: at
+    // most the ranks the resolution did not list dead (a rank that dies
+    // while the new communicator is made is not in it).
+    let mut size = w.size();
+    for step in 0..10u64 {
+        pertinax::fault_point("prop.res.step");
+        let r = if step == 6 && me == 1 {
+            g.signal(7, "res")
+                .and_then(|p| Err(GuardError::Propagated(p)))
+        } else {
+            let mut s = [0u64];
+            c.allreduce(&[1u64], &mut s, &Op::sum()).map(|o| (o, s[0]))
+        };
+        match r {
+            Ok((o, sum)) => {
+                check!(
+                    sum as usize + o.missing.len() == c.size(),
+                    "step {step}: sum {sum}, size {}, outcome {o}",
+                    c.size()
+                );
+                if o.missing != missing {
+                    missing = o.missing.clone();
+                    let m: Vec<String> = missing.iter().map(|r| r.0.to_string()).collect();
+                    seen.push(format!("missing{}", m.join("+")));
+                }
+            }
+            Err(GuardError::Propagated(p)) => {
+                check!(step == 6, "a propagated error at step {step}: {p}");
+                seen.push(show(&p));
+                // A new resilient communicator of the survivors.
+                missing.clear();
+                size = w.size() - p.corrupted.len();
+            }
+            Err(GuardError::Other(x)) => return Err(format!("step {step}: {x}")),
+        }
+    }
+    // The guard's resilient communicator since the signal: the ranks that
+    // were alive then, renumbered (one that died later is missing).
+    let mut s = [0u64];
+    let o = c
+        .allreduce(&[1u64], &mut s, &Op::sum())
+        .map_err(|x| x.to_string())?;
+    check!(
+        s[0] as usize + o.missing.len() == c.size() && c.size() <= size,
+        "after: sum {}, size {} (at most {size}), {o}",
+        s[0],
+        c.size()
+    );
+    c.barrier().map_err(|x| x.to_string())?;
+    Ok(seen)
+}
+
 fn main() {
     let sc = Scenario::from_args();
     let (scenario, rest) = (sc.name(), sc.args());
@@ -561,6 +633,12 @@ fn main() {
     let w = u.world();
     let me = w.rank().index();
     let r: R = (|| {
+        if scenario == "resguard" {
+            // Its own guard (over a resilient communicator; a fault-tolerant
+            // set-up, unlike the `dup` of `Guarded::new`).
+            let seen = guarded_resilient(&w, me)?;
+            return Ok(format!("seen={}", seen.join("|")));
+        }
         let mut g = Guarded::new(&w).map_err(e)?;
         let seen = scenarios!(match scenario {
             // One rank signals at step 3 while the others run allreduces.

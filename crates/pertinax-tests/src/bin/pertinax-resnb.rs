@@ -30,7 +30,9 @@
 
 use pertinax::{Op, Rank};
 use pertinax_harness::{report, scenarios, setup, Reported, Scenario, LEFT};
-use pertinax_resilient::{Communicator, Error, NbRequest, Outcome, Resilient, World};
+use pertinax_resilient::{
+    Communicator, CommunicatorExt, Error, NbRequest, Outcome, Resilient, World,
+};
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;

@@ -33,7 +33,7 @@
 
 use pertinax::{Op, Rank};
 use pertinax_harness::{report, scenarios, setup, Reported, Scenario, LEFT};
-use pertinax_resilient::{Communicator, Decided, Error, Outcome, SharedFile};
+use pertinax_resilient::{Communicator, CommunicatorExt, Decided, Error, Outcome, SharedFile};
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;
@@ -113,7 +113,7 @@ fn check_sum_of(
 }
 
 /// The `p2p` scenario (see the module documentation).
-fn p2p<C: Communicator>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String> {
+fn p2p<C: Communicator<Error = Error>>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String> {
     let n = w.size();
     let me = w.rank().index();
     for k in 0..rounds {
@@ -196,9 +196,79 @@ fn p2p<C: Communicator>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String
     Ok(())
 }
 
+/// The `nbp2p` scenario: each round an all-to-all at original positions
+/// (the missing blocks must be dead ranks'; every other block checked),
+/// then a pair exchange (rank ^ 1) through the trait's non-blocking
+/// `isend`/`irecv` inside a core scope: a dead partner's requests complete
+/// skipped by the policy (run under `send=ignore,recv=ignore`), a live one's
+/// data is checked; then a barrier. Fault point `res.nb.round` at the start
+/// of each round.
+fn nbp2p<C: Communicator<Error = Error>>(w: &C, rounds: u64, d: &mut Digest) -> Result<(), String> {
+    let n = w.size();
+    let me = w.rank().index();
+    for k in 0..rounds {
+        point("res.nb.round");
+        let send: Vec<u64> = (0..n).map(|j| val(me, k, 20 + j as u64)).collect();
+        let mut recv = vec![0u64; n];
+        let o = w.alltoall(&send, &mut recv).map_err(e)?;
+        check_dead(w, &o, k, "alltoall")?;
+        for (i, &got) in recv.iter().enumerate() {
+            if !o.missing.contains(&Rank(i as i32)) {
+                check!(
+                    got == val(i, k, 20 + me as u64),
+                    "round {k}: alltoall block {i} is {got} ({o})"
+                );
+            }
+        }
+        d.outcome(&o);
+
+        let partner = me ^ 1;
+        if partner < n {
+            let mine = [val(me, k, 8)];
+            let mut b = [0u64];
+            let (r, q) = pertinax::scope(|s| {
+                let r = w.irecv(s, &mut b, partner, 8)?;
+                let q = w.isend(s, &mine, partner, 8)?;
+                Ok::<_, Error>((r.wait(), q.wait()))
+            })
+            .map_err(e)?;
+            let (r, q) = (r.map_err(e)?, q.map_err(e)?);
+            match r.status {
+                Some(st) => check!(
+                    b[0] == val(partner, k, 8)
+                        && st.source.index() == partner
+                        && r.outcome.is_complete(),
+                    "round {k}: pair got {} from {:?} ({})",
+                    b[0],
+                    st.source,
+                    r.outcome
+                ),
+                None => check!(
+                    r.outcome.skipped == Some(Rank(partner as i32))
+                        && w.failed_ranks().contains(&Rank(partner as i32)),
+                    "round {k}: a receive from the live partner {partner} was skipped ({})",
+                    r.outcome
+                ),
+            }
+            check!(
+                q.outcome.skipped.is_none() || w.failed_ranks().contains(&Rank(partner as i32)),
+                "round {k}: a send to the live partner {partner} was skipped"
+            );
+        }
+        let o = w.barrier().map_err(e)?;
+        d.outcome(&o);
+    }
+    Ok(())
+}
+
 /// Checks that every rank `o` reports missing is dead (known failed at
 /// this rank): a survivor's contribution is never dropped.
-fn check_dead<C: Communicator>(w: &C, o: &Outcome, k: u64, what: &str) -> Result<(), String> {
+fn check_dead<C: Communicator<Error = Error>>(
+    w: &C,
+    o: &Outcome,
+    k: u64,
+    what: &str,
+) -> Result<(), String> {
     let failed = w.failed_ranks();
     let alive: Vec<&Rank> = o.missing.iter().filter(|r| !failed.contains(r)).collect();
     check!(
@@ -223,7 +293,12 @@ fn check_slots(got: &[u64], o: &Outcome, k: u64, op: u64, what: &str) -> Result<
     Ok(())
 }
 
-fn ops<C: Communicator>(w: &C, rounds: u64, full: bool, d: &mut Digest) -> Result<(), String> {
+fn ops<C: Communicator<Error = Error>>(
+    w: &C,
+    rounds: u64,
+    full: bool,
+    d: &mut Digest,
+) -> Result<(), String> {
     let n = w.size();
     let me = w.rank().index();
     for k in 0..rounds {
@@ -388,6 +463,12 @@ fn main() {
                         );
                     }
                 }
+                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                Ok(format!("failed={failed:?} digest={:016x}", d.0))
+            }
+            "nbp2p" => {
+                let mut d = Digest(0xcbf2_9ce4_8422_2325);
+                nbp2p(&w, arg(rest, 0, 12), &mut d)?;
                 let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
                 Ok(format!("failed={failed:?} digest={:016x}", d.0))
             }

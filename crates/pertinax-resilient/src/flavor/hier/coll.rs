@@ -2,8 +2,11 @@
 
 use super::data::{block_len, reduced_len};
 use super::*;
+use pertinax::{BoxedComm, DynOp, PendingOp, Scope, TagMatch};
 
 impl Communicator for Hierarchical {
+    type Error = Error;
+
     fn rank(&self) -> Rank {
         Rank(self.me as i32)
     }
@@ -24,8 +27,8 @@ impl Communicator for Hierarchical {
         Ok(Outcome::default())
     }
 
-    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        let root = self.check_rank(root)?;
         let rg = root / self.k;
         let len = 1 + std::mem::size_of_val(buf);
         let stage = Stage::Bcast(len, rg);
@@ -59,14 +62,14 @@ impl Communicator for Hierarchical {
         }
     }
 
-    fn reduce<T: Pod>(
+    fn reduce_dyn(
         &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
     ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+        let root = self.check_rank(root)?;
         if self.me == root && recv.len() != send.len() {
             return Err(pertinax::Error::InvalidArgument(format!(
                 "reduce: receive holds {} elements, {} needed",
@@ -87,7 +90,7 @@ impl Communicator for Hierarchical {
         })
     }
 
-    fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Error> {
+    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
         if recv.len() != send.len() {
             return Err(pertinax::Error::InvalidArgument(format!(
                 "allreduce: receive holds {} elements, {} needed",
@@ -110,13 +113,8 @@ impl Communicator for Hierarchical {
         })
     }
 
-    fn gather<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+    fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        let root = self.check_rank(root)?;
         let n = send.len();
         if self.me == root && recv.len() != self.size * n {
             return Err(pertinax::Error::InvalidArgument(format!(
@@ -143,13 +141,8 @@ impl Communicator for Hierarchical {
         })
     }
 
-    fn scatter<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Error> {
-        let root = self.check_rank(root.into())?;
+    fn scatter_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        let root = self.check_rank(root)?;
         let n = recv.len();
         if self.me == root && send.len() != self.size * n {
             return Err(pertinax::Error::InvalidArgument(format!(
@@ -219,7 +212,7 @@ impl Communicator for Hierarchical {
         }
     }
 
-    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Error> {
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
         let n = send.len();
         if recv.len() != self.size * n {
             return Err(pertinax::Error::InvalidArgument(format!(
@@ -248,17 +241,76 @@ impl Communicator for Hierarchical {
         })
     }
 
-    fn send<T: Pod>(&self, buf: &[T], dest: impl Into<Rank>, tag: i32) -> Result<Outcome, Error> {
-        self.p2p.send(&self.cfg.policy, buf, dest.into(), tag)
+    /// Not supported: the hierarchy repairs in stages that a revoker
+    /// could not join ([`Error::Unsupported`]).
+    fn revoke(&self) -> Result<(), Error> {
+        Err(Error::Unsupported(
+            "revoking a hierarchical resilient communicator".into(),
+        ))
     }
 
-    fn recv<T: Pod>(
+    fn is_revoked(&self) -> bool {
+        false
+    }
+
+    /// Not supported yet on the hierarchy ([`Error::Unsupported`]).
+    fn alltoall_bytes(&self, _send: &[u8], _recv: &mut [u8]) -> Result<Outcome, Error> {
+        Err(Error::Unsupported(
+            "alltoall on a hierarchical resilient communicator".into(),
+        ))
+    }
+
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        self.p2p.send(&self.cfg.policy, buf, dest, tag)
+    }
+
+    fn recv_bytes(
         &self,
-        buf: &mut [T],
-        src: impl Into<Source>,
-        tag: i32,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
     ) -> Result<Received, Error> {
-        self.p2p.recv(&self.cfg.policy, buf, src.into(), tag)
+        self.p2p.recv(&self.cfg.policy, buf, elem, src, tag)
+    }
+
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Received, Error> {
+        self.p2p.probe(&self.cfg.policy, src, tag)
+    }
+
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Received, Error> {
+        self.p2p.iprobe(&self.cfg.policy, src, tag)
+    }
+
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        self.p2p.isend(&self.cfg.policy, scope, buf, dest, tag)
+    }
+
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        self.p2p.irecv(&self.cfg.policy, scope, buf, elem, src, tag)
+    }
+
+    fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
+        Ok(Box::new(self.dup_hier()?))
+    }
+
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<Error>>, Error> {
+        Ok(self
+            .split_hier(color, key)?
+            .map(|h| Box::new(h) as BoxedComm<Error>))
     }
 
     /// A new hierarchical communicator with the same ranks (collective,

@@ -2,6 +2,7 @@
 //! back, the first and last local stages of the collectives.
 
 use super::*;
+use pertinax::DynOp;
 
 /// A gathered block: `[present][k presence bytes][k × n bytes]`.
 pub(super) fn block_len(k: usize, n: usize) -> usize {
@@ -58,16 +59,10 @@ impl Hierarchical {
 
     /// Combines the present groups' partial reductions in group order into
     /// `[size presence][result]`.
-    pub(super) fn combine<T: Pod>(
-        &self,
-        out: &[u8],
-        n: usize,
-        op: &Op<T>,
-    ) -> Result<Vec<u8>, Error> {
-        let nb = n * std::mem::size_of::<T>();
+    pub(super) fn combine(&self, out: &[u8], nb: usize, op: DynOp<'_>) -> Result<Vec<u8>, Error> {
         let bl = reduced_len(self.k, nb);
         let mut presence = vec![0u8; self.size];
-        let mut acc: Option<Vec<T>> = None;
+        let mut acc: Option<Vec<u8>> = None;
         for (g, b) in out.chunks_exact(bl).enumerate() {
             if b[0] == 0 {
                 continue;
@@ -75,9 +70,7 @@ impl Hierarchical {
             for (j, o) in self.group_members(g).enumerate() {
                 presence[o] = b[1 + j];
             }
-            let mut part = vec![T::zeroed(); n];
-            bytemuck::cast_slice_mut::<T, u8>(&mut part)
-                .copy_from_slice(&b[1 + self.k..1 + self.k + nb]);
+            let part = b[1 + self.k..1 + self.k + nb].to_vec();
             match acc.as_mut() {
                 None => acc = Some(part),
                 Some(a) => op.combine(a, &part, true)?,
@@ -85,7 +78,7 @@ impl Hierarchical {
         }
         let mut r = presence;
         match acc {
-            Some(a) => r.extend_from_slice(bytemuck::cast_slice(&a)),
+            Some(a) => r.extend_from_slice(&a),
             None => r.resize(self.size + nb, 0),
         }
         Ok(r)
@@ -94,23 +87,22 @@ impl Hierarchical {
     /// The first stage of reductions: every group reduces to its master;
     /// the master's block is `[1][presence][partial]` (the partial in the
     /// first `nb` data bytes). Every member keeps a copy ([`Self::to_group`]).
-    pub(super) fn reduce_local<T: Pod>(
+    pub(super) fn reduce_local(
         &self,
-        send: &[T],
-        op: &Op<T>,
+        send: &[u8],
+        op: DynOp<'_>,
     ) -> Result<Option<Vec<u8>>, Error> {
-        let n = send.len();
-        let nb = std::mem::size_of_val(send);
+        let nb = send.len();
         self.local_stage(false, |l| {
-            let mut part = vec![T::zeroed(); n];
-            l.comm.reduce(send, &mut part, op, 0)?;
+            let mut part = vec![0u8; nb];
+            op.reduce_on(&l.comm, send, &mut part, 0)?;
             let block = (l.comm.rank().0 == 0).then(|| {
                 let mut b = vec![0u8; reduced_len(self.k, nb)];
                 b[0] = 1;
                 for &o in &l.to_orig {
                     b[1 + o - self.group * self.k] = 1;
                 }
-                b[1 + self.k..1 + self.k + nb].copy_from_slice(bytemuck::cast_slice(&part));
+                b[1 + self.k..1 + self.k + nb].copy_from_slice(&part);
                 b
             });
             Self::to_group(l, block, reduced_len(self.k, nb))

@@ -162,8 +162,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use bytemuck::Pod;
-use pertinax::{Comm, Op, Rank, Source, Status, Tag};
+use pertinax::{Comm, Rank, Source, Status, Tag};
 use serde::{Deserialize, Serialize};
 
 use crate::p2p::{check_rank, survivors, P2p};

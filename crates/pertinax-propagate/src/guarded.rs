@@ -1,0 +1,160 @@
+//! A guard is a [`Communicator`]: every operation runs through
+//! [`Guarded::run`] on the communicator it guards, so a guard stacks over
+//! any other communicator (a resilient one) and under any code written
+//! against the trait.
+
+use std::rc::Rc;
+
+use pertinax::{
+    BoxedComm, Communicator, DynOp, Outcome, PendingOp, Rank, Scope, Source, Status, Tag, TagMatch,
+};
+
+use crate::{GuardError, Guarded};
+
+impl<C: Communicator + 'static> Communicator for Guarded<C> {
+    type Error = GuardError<C::Error>;
+
+    fn rank(&self) -> Rank {
+        self.comm().rank()
+    }
+    fn size(&self) -> usize {
+        self.comm().size()
+    }
+    fn failed_ranks(&self) -> Vec<Rank> {
+        self.comm().failed_ranks()
+    }
+    fn is_revoked(&self) -> bool {
+        self.comm().is_revoked()
+    }
+    /// Revokes the guarded communicator: the others' guarded operations
+    /// then resolve (as for a signal, without a report from this rank).
+    fn revoke(&self) -> Result<(), Self::Error> {
+        self.comm().revoke().map_err(GuardError::Other)
+    }
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.send_bytes(buf, dest, tag))
+    }
+    fn recv_bytes(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Option<Status>, Self::Error> {
+        self.run(|c| c.recv_bytes(buf, elem, src, tag))
+    }
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error> {
+        self.run(|c| c.probe(src, tag))
+    }
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error> {
+        self.run(|c| c.iprobe(src, tag))
+    }
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let op = self.run(|c| c.isend_bytes(scope, buf, dest, tag))?;
+        Ok(self.pending(op))
+    }
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let op = self.run(|c| c.irecv_bytes(scope, buf, elem, src, tag))?;
+        Ok(self.pending(op))
+    }
+    fn barrier(&self) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.barrier())
+    }
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.bcast_bytes(buf, root))
+    }
+    fn reduce_dyn(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.reduce_dyn(send, recv, op, root))
+    }
+    fn allreduce_dyn(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.allreduce_dyn(send, recv, op))
+    }
+    fn gather_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        root: Rank,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.gather_bytes(send, recv, root))
+    }
+    fn scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        root: Rank,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.scatter_bytes(send, recv, root))
+    }
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.allgather_bytes(send, recv))
+    }
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.alltoall_bytes(send, recv))
+    }
+    fn dup_boxed(&self) -> Result<BoxedComm<Self::Error>, Self::Error> {
+        Ok(Box::new(Communicator::dup(self)?))
+    }
+    fn split_boxed(
+        &self,
+        color: Option<u32>,
+        key: i32,
+    ) -> Result<Option<BoxedComm<Self::Error>>, Self::Error> {
+        Ok(Communicator::split(self, color, key)?.map(|g| Box::new(g) as BoxedComm<Self::Error>))
+    }
+    /// A new guard over the same ranks (collective over the guard's
+    /// control communicator, which is not fault tolerant: a failure
+    /// returns its error), with the same way of making the guarded
+    /// communicator.
+    fn dup(&self) -> Result<Self, Self::Error> {
+        let control = self.control();
+        let make = self.maker();
+        Guarded::over(&control, move |c| make(c)).map_err(GuardError::Other)
+    }
+    /// A guard per `color` (collective, as [`Communicator::dup`]).
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Self::Error> {
+        let control = self.control();
+        let Some(part) = control.split(color, key)? else {
+            return Ok(None);
+        };
+        let make = self.maker();
+        Guarded::over(&part, move |c| make(c))
+            .map(Some)
+            .map_err(GuardError::Other)
+    }
+}
+
+impl<C: Communicator + 'static> Guarded<C> {
+    /// The control communicator (a handle to it).
+    fn control(&self) -> pertinax::Comm {
+        self.inner.st.borrow().control.clone()
+    }
+
+    /// The maker of the guarded communicator.
+    fn maker(&self) -> Rc<crate::Make<C>> {
+        Rc::clone(&self.inner.make)
+    }
+}

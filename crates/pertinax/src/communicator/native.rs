@@ -1,0 +1,339 @@
+//! The plain [`Comm`] as a [`Communicator`] (written with its public API
+//! only), and boxed communicators as communicators.
+
+use super::{BoxedComm, CommError, Communicator, DynOp, Outcome, PendingOp};
+use crate::{Comm, Error, Rank, Scope, Source, Status, Tag, TagMatch};
+
+/// Runs `$body` with `$b` bound to `$buf` as a slice of `[u8; N]` for the
+/// element size `$elem`, so that the core checks whole elements; the sizes
+/// are those `bytemuck` knows. Any other size runs `$other`.
+macro_rules! by_elem {
+    ($elem:expr, $buf:expr, |$b:ident| $body:expr, $other:expr) => {
+        by_elem!(@ $elem, $buf, $b, $body, $other;
+            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
+            30 31 32 48 64 96 128 256 512 1024 2048 4096)
+    };
+    (@ $elem:expr, $buf:expr, $b:ident, $body:expr, $other:expr; $($n:literal)*) => {
+        match $elem {
+            $($n => match bytemuck::try_cast_slice_mut::<u8, [u8; $n]>($buf) {
+                Ok($b) => $body,
+                Err(_) => $other,
+            },)*
+            _ => $other,
+        }
+    };
+}
+
+/// A receive of whole `elem`-byte elements on `comm`.
+fn recv_elems(
+    comm: &Comm,
+    buf: &mut [u8],
+    elem: usize,
+    src: Source,
+    tag: TagMatch,
+) -> Result<Status, Error> {
+    let len = buf.len();
+    by_elem!(elem, &mut *buf, |b| comm.recv(b, src, tag), {
+        // An element size the table lacks (or a buffer that is not whole
+        // elements): receive bytes, check the length after.
+        let st = comm.recv(&mut buf[..len], src, tag)?;
+        if elem > 1 && st.len % elem != 0 {
+            return Err(Error::LengthNotMultiple { len: st.len, elem });
+        }
+        Ok(st)
+    })
+}
+
+impl Communicator for Comm {
+    type Error = Error;
+
+    fn rank(&self) -> Rank {
+        Comm::rank(self)
+    }
+    fn size(&self) -> usize {
+        Comm::size(self)
+    }
+    fn failed_ranks(&self) -> Vec<Rank> {
+        let Ok(failed) = self.get_failed() else {
+            return Vec::new();
+        };
+        let ranks: Vec<Rank> = (0..failed.size()).map(|r| Rank(r as i32)).collect();
+        let mut out: Vec<Rank> = failed
+            .translate_ranks(&ranks, &self.group())
+            .map(|v| v.into_iter().flatten().collect())
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+    fn is_revoked(&self) -> bool {
+        Comm::is_revoked(self)
+    }
+    fn revoke(&self) -> Result<(), Error> {
+        Comm::revoke(self)
+    }
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        Comm::send(self, buf, dest, tag)?;
+        Ok(Outcome::default())
+    }
+    fn recv_bytes(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Option<Status>, Error> {
+        recv_elems(self, buf, elem, src, tag).map(Some)
+    }
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
+        Comm::probe(self, src, tag).map(Some)
+    }
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
+        Comm::iprobe(self, src, tag)
+    }
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(Comm::isend(self, scope, buf, dest, tag)?))
+    }
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        let len = buf.len();
+        if !matches!(
+            elem,
+            2..=32 | 48 | 64 | 96 | 128 | 256 | 512 | 1024 | 2048 | 4096
+        ) {
+            // Bytes, or an element size the table lacks: received as
+            // bytes (the length is not checked against `elem`).
+            return Ok(Box::new(Comm::irecv(self, scope, buf, src, tag)?));
+        }
+        if len % elem != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "a receive buffer of {len} bytes is not a whole number of {elem}-byte elements"
+            )));
+        }
+        let r = by_elem!(elem, buf, |b| Comm::irecv(self, scope, b, src, tag), {
+            Err(Error::InvalidArgument(format!(
+                "a receive buffer of {len} bytes as {elem}-byte elements"
+            )))
+        })?;
+        Ok(Box::new(r))
+    }
+    fn barrier(&self) -> Result<Outcome, Error> {
+        Comm::barrier(self)?;
+        Ok(Outcome::default())
+    }
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        Comm::bcast(self, buf, root)?;
+        Ok(Outcome::default())
+    }
+    fn reduce_dyn(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        op.reduce_on(self, send, recv, root)?;
+        Ok(Outcome::default())
+    }
+    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
+        op.allreduce_on(self, send, recv)?;
+        Ok(Outcome::default())
+    }
+    fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        Comm::gather(self, send, recv, root)?;
+        Ok(Outcome::default())
+    }
+    fn scatter_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
+        Comm::scatter(self, send, recv, root)?;
+        Ok(Outcome::default())
+    }
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+        Comm::allgather(self, send, recv)?;
+        Ok(Outcome::default())
+    }
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+        Comm::alltoall(self, send, recv)?;
+        Ok(Outcome::default())
+    }
+    fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
+        Ok(Box::new(Comm::dup(self)?))
+    }
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<Error>>, Error> {
+        Ok(Comm::split(self, color, key)?.map(|c| Box::new(c) as BoxedComm<Error>))
+    }
+    fn dup(&self) -> Result<Comm, Error> {
+        Comm::dup(self)
+    }
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Comm>, Error> {
+        Comm::split(self, color, key)
+    }
+}
+
+/// A boxed communicator is one too (so that decorators stack over trait
+/// objects: a guard over a `Box<dyn Communicator<Error = E>>`).
+impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
+    type Error = E;
+
+    fn rank(&self) -> Rank {
+        (**self).rank()
+    }
+    fn size(&self) -> usize {
+        (**self).size()
+    }
+    fn failed_ranks(&self) -> Vec<Rank> {
+        (**self).failed_ranks()
+    }
+    fn is_revoked(&self) -> bool {
+        (**self).is_revoked()
+    }
+    fn revoke(&self) -> Result<(), E> {
+        (**self).revoke()
+    }
+    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, E> {
+        (**self).send_bytes(buf, dest, tag)
+    }
+    fn recv_bytes(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Option<Status>, E> {
+        (**self).recv_bytes(buf, elem, src, tag)
+    }
+    fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, E> {
+        (**self).probe(src, tag)
+    }
+    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, E> {
+        (**self).iprobe(src, tag)
+    }
+    fn isend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).isend_bytes(scope, buf, dest, tag)
+    }
+    fn irecv_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).irecv_bytes(scope, buf, elem, src, tag)
+    }
+    fn barrier(&self) -> Result<Outcome, E> {
+        (**self).barrier()
+    }
+    fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, E> {
+        (**self).bcast_bytes(buf, root)
+    }
+    fn reduce_dyn(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: DynOp<'_>,
+        root: Rank,
+    ) -> Result<Outcome, E> {
+        (**self).reduce_dyn(send, recv, op, root)
+    }
+    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, E> {
+        (**self).allreduce_dyn(send, recv, op)
+    }
+    fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, E> {
+        (**self).gather_bytes(send, recv, root)
+    }
+    fn scatter_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, E> {
+        (**self).scatter_bytes(send, recv, root)
+    }
+    fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, E> {
+        (**self).allgather_bytes(send, recv)
+    }
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, E> {
+        (**self).alltoall_bytes(send, recv)
+    }
+    fn dup_boxed(&self) -> Result<BoxedComm<E>, E> {
+        (**self).dup_boxed()
+    }
+    fn split_boxed(&self, color: Option<u32>, key: i32) -> Result<Option<BoxedComm<E>>, E> {
+        (**self).split_boxed(color, key)
+    }
+    fn dup(&self) -> Result<Self, E> {
+        (**self).dup_boxed()
+    }
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, E> {
+        (**self).split_boxed(color, key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::communicator::{wait_each, CommunicatorExt};
+    use crate::Op;
+
+    #[test]
+    fn trait_objects_communicate() {
+        let u = match crate::init() {
+            Ok(u) => u,
+            Err(Error::AlreadyInitialized) => return,
+            Err(e) => panic!("{e}"),
+        };
+        let world = u.world();
+        let c: &dyn Communicator<Error = Error> = &world;
+        assert_eq!((c.rank(), c.size()), (Rank(0), 1));
+        // Typed methods on the trait object, through the extension.
+        c.send(&[1u32, 2, 3], 0, 5).unwrap();
+        let mut got = [0u32; 3];
+        let st = c.recv(&mut got, 0, 5).unwrap().unwrap();
+        assert_eq!((got, st.len), ([1, 2, 3], 12));
+        // A whole-element check: 12 bytes are not whole 8-byte elements.
+        c.send(&[1u32, 2, 3], 0, 6).unwrap();
+        let mut wide = [0u64; 2];
+        assert!(matches!(
+            c.recv(&mut wide, 0, 6),
+            Err(Error::LengthNotMultiple { len: 12, elem: 8 })
+        ));
+        let mut got = [0u32; 3];
+        c.recv(&mut got, 0, 6).unwrap();
+        let mut sum = [0i64];
+        c.allreduce(&[7i64], &mut sum, &Op::sum()).unwrap();
+        assert_eq!(sum, [7]);
+        let mut all = [0u16; 1];
+        assert!(c.allgather(&[9u16], &mut all).unwrap().is_complete());
+        assert_eq!(all, [9]);
+        // Boxed, from dup, and stacked once more.
+        let d: Box<dyn Communicator<Error = Error>> = c.dup_boxed().unwrap();
+        let dd = Communicator::dup(&d).unwrap();
+        dd.barrier().unwrap();
+        let mut b = [3u8; 2];
+        dd.bcast(&mut b, 0).unwrap();
+        // Non-blocking through the trait, inside a core scope.
+        let data = [4u64, 5];
+        let mut into = [0u64; 2];
+        crate::scope(|s| {
+            let r = d.irecv(s, &mut into, 0, 1).unwrap();
+            let q = d.isend(s, &data, 0, 1).unwrap();
+            let done = wait_each(vec![r, q]);
+            assert!(done.iter().all(|d| d.is_ok()));
+        });
+        assert_eq!(into, data);
+        assert!(!d.is_revoked());
+        assert!(d.failed_ranks().is_empty());
+    }
+}
