@@ -283,7 +283,7 @@ impl World {
         match self {
             World::Plain(c) => Communicator::barrier(&c),
             World::Resilient(r) => r.finish(),
-            World::Hierarchical(h) => Communicator::barrier(&*h),
+            World::Hierarchical(h) => h.finish(),
         }
     }
 }

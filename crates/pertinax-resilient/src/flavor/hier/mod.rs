@@ -302,12 +302,35 @@ struct Join {
     last: Option<(u64, Vec<u8>)>,
 }
 
-/// The call of a group's new head by the global communicator's leader.
+/// A message of the global communicator to a rank outside it: the call of
+/// a group's new head (or of a new deputy) by a leader, or the output of a
+/// global stage pushed to a group that lost every global member after
+/// that stage's agreement ([`Hierarchical::confirm`]).
 #[derive(Debug, Serialize, Deserialize)]
 struct Hello {
-    /// The leader's original rank.
+    /// The sender's original rank.
     leader: usize,
+    /// `None`: a call (an intercommunicator creation follows). `Some`: a
+    /// chunk of a pushed global output, nothing follows.
+    output: Option<Push>,
 }
+
+/// A chunk of the global output of an operation, pushed by
+/// [`Hierarchical::confirm`].
+#[derive(Debug, Serialize, Deserialize)]
+struct Push {
+    /// The operation.
+    seq: u64,
+    /// The output's length.
+    total: usize,
+    /// This chunk's offset.
+    at: usize,
+    data: Vec<u8>,
+}
+
+/// The largest chunk of a pushed output: far below any eager limit, so a
+/// push never waits for its receiver.
+const PUSH_CHUNK: usize = 1024;
 
 #[derive(Debug)]
 struct State {
@@ -337,6 +360,12 @@ struct State {
     /// At a member of the global communicator: its last completed global
     /// stage, (operation, output).
     last: Option<(u64, Vec<u8>)>,
+    /// The operation at whose global stage this rank entered the global
+    /// communicator it is in: it takes part in the confirmations
+    /// ([`Hierarchical::confirm`]) of that operation and the later ones.
+    joined_at: u64,
+    /// Chunks of pushed global outputs, by (operation, offset).
+    pushed: std::collections::BTreeMap<(u64, usize), (usize, Vec<u8>)>,
     /// Operations completed.
     seq: u64,
     local_repairs: u64,
@@ -503,7 +532,7 @@ impl Hierarchical {
             match Hierarchical::layout(&full, &full_to_orig, (me, size), k) {
                 Ok((local, global, solo)) => {
                     let a = full.agree_detailed(OK)?;
-                    if a.flags == OK && a.failed.is_empty() {
+                    if a.flags == OK && stage::intact(&a) {
                         let failed = (0..size).filter(|o| !full_to_orig.contains(o)).collect();
                         let gmembers = local.to_orig.iter().take(2).copied().collect();
                         return Ok(Hierarchical {
@@ -525,6 +554,8 @@ impl Hierarchical {
                                 cur: Vec::new(),
                                 late_out: None,
                                 last: None,
+                                joined_at: 0,
+                                pushed: Default::default(),
                                 seq: 0,
                                 local_repairs: 0,
                                 global_repairs: 0,
@@ -611,11 +642,17 @@ impl Hierarchical {
             .ok_or_else(|| unrepairable(vec![o]))
     }
 
-    /// Ends an operation.
-    fn end_op(&self) {
+    /// Ends an operation, after its last stage: the confirmation at the
+    /// members of the global communicator ([`Self::confirm`]).
+    fn end_op(&self) -> Result<(), Error> {
+        let seq = self.st.borrow().seq;
+        self.confirm(seq)?;
         let mut st = self.st.borrow_mut();
         st.seq += 1;
         st.late_out = None;
+        let done = st.seq;
+        st.pushed.retain(|&(s, _), _| s >= done);
+        Ok(())
     }
 
     /// Original rank → (group, position) bitmap helpers.
@@ -624,11 +661,36 @@ impl Hierarchical {
     }
 }
 
+impl Hierarchical {
+    /// Ends this rank's use of the communicator, collectively: a barrier
+    /// of the survivors, then the local release of [`Drop`] (see
+    /// [`crate::Resilient::finish`]). Dropping alone is enough: every
+    /// operation is confirmed before it returns.
+    ///
+    /// # Errors
+    /// The barrier's; the communicator is released in every case.
+    pub fn finish(self) -> Result<Outcome, Error> {
+        Communicator::barrier(&self)
+    }
+}
+
 impl Drop for Hierarchical {
+    /// Local only, as [`crate::Resilient`]'s: the communicators are
+    /// released, nothing is sent and nobody is waited for, so a rank may
+    /// leave early (an error returned with `?`) while the others go on.
+    /// No group can be waiting for this rank's help: every operation ends
+    /// with its confirmation ([`Self::confirm`]). The others see a rank
+    /// that dropped the communicator and ended as failed at their next
+    /// collective.
     fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = Communicator::barrier(self);
+        let st = self.st.get_mut();
+        let _ = st.local.comm.free();
+        if let Some(g) = st.global.take() {
+            let _ = g.comm.free();
         }
+        let _ = self.full.free();
+        let _ = self.solo.free();
+        let _ = self.p2p.comm().free();
     }
 }
 
