@@ -121,6 +121,14 @@ impl Hierarchical {
                     // acknowledge and receive again.
                     let got: pertinax::Result<(Join, Status)> =
                         inter.recv_value(Source::Any, TAG_JOIN);
+                    if trace() {
+                        eprintln!(
+                            "hier[{}/{}]: join message {}",
+                            self.me,
+                            self.size,
+                            if got.is_ok() { "received" } else { "lost" }
+                        );
+                    }
                     let merged = inter.merge(true);
                     let mut got = got;
                     while merged.is_ok()
@@ -228,6 +236,14 @@ impl Hierarchical {
                     TAG_HELLO,
                 );
         }
+        if trace() {
+            eprintln!(
+                "hier[{}/{}]: deputy {e} of group {grp} joins (head {head}, {} members)",
+                self.me,
+                self.size,
+                g.members.len()
+            );
+        }
         let inter = match g
             .comm
             .intercomm_create(Rank(head as i32), self.p2p.comm(), pe, TAG_JOIN)
@@ -253,7 +269,13 @@ impl Hierarchical {
         // is collective over both groups: take part in it whatever the
         // send gave (the joiner may have died), then act on the error.
         let sent = inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
+        if trace() {
+            eprintln!("hier[{}/{}]: deputy {e} joins: merging", self.me, self.size);
+        }
         let merged = inter.merge(false)?;
+        if trace() {
+            eprintln!("hier[{}/{}]: deputy {e} joined", self.me, self.size);
+        }
         // The merge succeeded everywhere: a joiner that died after it is
         // repaired by the next agreement, like any member.
         if let Err(e) = sent {

@@ -647,6 +647,9 @@ impl Hierarchical {
     fn end_op(&self) -> Result<(), Error> {
         let seq = self.st.borrow().seq;
         self.confirm(seq)?;
+        if trace() {
+            eprintln!("hier[{}/{}]: op {seq} done", self.me, self.size);
+        }
         let mut st = self.st.borrow_mut();
         st.seq += 1;
         st.late_out = None;

@@ -196,6 +196,14 @@ impl Hierarchical {
                 .comm
                 .agree_detailed(ok | if ask.is_some() { 0 } else { NO_JOIN })?;
             if a.flags & (OK | NO_JOIN) == OK | NO_JOIN && intact(&a) {
+                if trace() {
+                    eprintln!(
+                        "hier[{}/{}]: global stage of op {seq} done: {}",
+                        self.me,
+                        self.size,
+                        r.is_ok()
+                    );
+                }
                 if let Ok(out) = &r {
                     self.st.borrow_mut().last = Some((seq, out.clone()));
                 }
