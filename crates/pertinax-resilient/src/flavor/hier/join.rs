@@ -268,6 +268,9 @@ impl Hierarchical {
         // that the joiner has one whoever dies before the merge. The merge
         // is collective over both groups: take part in it whatever the
         // send gave (the joiner may have died), then act on the error.
+        // Tests kill the leading head here: the joiner has the message
+        // of another member.
+        pertinax::fault_point("res.hier.join.msg");
         let sent = inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
         if trace() {
             eprintln!("hier[{}/{}]: deputy {e} joins: merging", self.me, self.size);
@@ -342,6 +345,7 @@ impl Hierarchical {
                 Ok(inter) => {
                     // Every member sends; merge whatever the send gave (see
                     // `join_deputy`).
+                    pertinax::fault_point("res.hier.join.msg");
                     let sent =
                         inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
                     let merged = inter.merge(false)?;

@@ -207,6 +207,10 @@ impl Hierarchical {
                 if let Ok(out) = &r {
                     self.st.borrow_mut().last = Some((seq, out.clone()));
                 }
+                // Tests kill a group's master and deputy here: after the
+                // global stage's agreement, before their group's last
+                // stage (the group then needs the output pushed).
+                pertinax::fault_point("res.hier.global.done");
                 return r;
             }
             if let Err(e) = &r {
