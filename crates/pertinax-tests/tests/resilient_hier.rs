@@ -293,7 +293,11 @@ fn trails_agree(j: &common::Job, survivors: usize, what: &str) {
             .map(str::to_string)
             .collect()
     };
-    let longest = oks.iter().map(|l| trail(l)).max_by_key(Vec::len).unwrap_or_default();
+    let longest = oks
+        .iter()
+        .map(|l| trail(l))
+        .max_by_key(Vec::len)
+        .unwrap_or_default();
     for l in &oks {
         let t = trail(l);
         assert!(
@@ -384,11 +388,26 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
             })
             .collect();
         let (mode, j) = match seed % 5 {
-            0 => ("stop exit", hier(hierprog(), &["outcomes", "6", "exit"], n, k, STOP, &ks)),
-            1 => ("stop any", hier(hierprog(), &["outcomes", "6", "any"], n, k, STOP, &ks)),
-            2 => ("ignore any", hier(hierprog(), &["outcomes", "6", "any"], n, k, IGNORE, &ks)),
-            3 => ("ignore ops", hier(resprog(), &["ops", "6", "full"], n, k, IGNORE, &ks)),
-            _ => ("stop ring", hier(hierprog(), &["outcomes", "6", "ring"], n, k, STOP, &ks)),
+            0 => (
+                "stop exit",
+                hier(hierprog(), &["outcomes", "6", "exit"], n, k, STOP, &ks),
+            ),
+            1 => (
+                "stop any",
+                hier(hierprog(), &["outcomes", "6", "any"], n, k, STOP, &ks),
+            ),
+            2 => (
+                "ignore any",
+                hier(hierprog(), &["outcomes", "6", "any"], n, k, IGNORE, &ks),
+            ),
+            3 => (
+                "ignore ops",
+                hier(resprog(), &["ops", "6", "full"], n, k, IGNORE, &ks),
+            ),
+            _ => (
+                "stop ring",
+                hier(hierprog(), &["outcomes", "6", "ring"], n, k, STOP, &ks),
+            ),
         };
         let what = format!("seed {seed} n={n} k={kk} {mode} kills {ks:?}");
         if j.code == Some(124) || j.code.is_none() {

@@ -224,17 +224,14 @@ impl Hierarchical {
         let pe = self.p2p_rank(e)?;
         if at_head {
             // A dead deputy: the creation below fails.
-            let _ = self
-                .p2p
-                .comm()
-                .send_value(
-                    &Hello {
-                        leader: self.me,
-                        output: None,
-                    },
-                    pe,
-                    TAG_HELLO,
-                );
+            let _ = self.p2p.comm().send_value(
+                &Hello {
+                    leader: self.me,
+                    output: None,
+                },
+                pe,
+                TAG_HELLO,
+            );
         }
         if trace() {
             eprintln!(
@@ -346,8 +343,7 @@ impl Hierarchical {
                     // Every member sends; merge whatever the send gave (see
                     // `join_deputy`).
                     pertinax::fault_point("res.hier.join.msg");
-                    let sent =
-                        inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
+                    let sent = inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
                     let merged = inter.merge(false)?;
                     if let Err(e) = sent {
                         if !e.is_fault() {
