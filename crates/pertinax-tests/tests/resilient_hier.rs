@@ -329,14 +329,14 @@ fn trails_agree(j: &common::Job, survivors: usize, what: &str) {
 /// and `pertinax-resprog ops` under `ignore` (point-to-point, dup,
 /// split). Every collective's outcome, errors included, is in the digest;
 /// every rank that completed a collective must have the same digest after
-/// it. `PERTINAX_RESILIENT_HIER_RUNS` sets the number of jobs (40 by
-/// default), `PERTINAX_RESILIENT_HIER_FIRST` the first seed (1).
+/// it. `PERTINAX_RESILIENT_HIER_RUNS` sets the number of jobs (120 by
+/// default, about 20 s), `PERTINAX_RESILIENT_HIER_FIRST` the first seed (1).
 #[test]
 fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
     let runs: u64 = std::env::var("PERTINAX_RESILIENT_HIER_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+        .unwrap_or(120);
     let first: u64 = std::env::var("PERTINAX_RESILIENT_HIER_FIRST")
         .ok()
         .and_then(|v| v.parse().ok())

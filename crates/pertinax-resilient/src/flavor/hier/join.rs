@@ -1,7 +1,8 @@
 //! Joins to the global communicator: a new deputy led by its group's head
 //! ([`Work::Deputy`]), and the new head of a group that lost every global
 //! member, found and led by the global communicator's rank 0
-//! ([`Work::Orphan`]); both sides of each.
+//! ([`Work::Orphan`]); both sides of each; and the receiving side of a
+//! pushed global output ([`Hierarchical::confirm`]).
 
 use pertinax::Error as CoreError;
 
@@ -444,9 +445,11 @@ impl Hierarchical {
     /// After a join at the global communicator's operation `seq`, at a
     /// rank of operation `cur` (`post`: in its last local stage): runs the
     /// global stage the global communicator is in if this rank's group
-    /// needs it or left it early (the root group of a broadcast or a
-    /// scatter leaves an operation after its first stage), or takes the
-    /// output of the global stage that ended before (`last`).
+    /// needs it (or had finished that operation, which no group does
+    /// before its global stage succeeded: then its confirmation too), or
+    /// takes the output of the global stage that ended before (`last`: a
+    /// call at the next operation that overtook the push of
+    /// [`Self::confirm`]).
     fn catch_up(&self, seq: u64, last: Option<(u64, Vec<u8>)>, post: bool) -> Result<(), Error> {
         let cur = self.st.borrow().seq;
         if seq < cur || (post && seq == cur) {
@@ -456,6 +459,10 @@ impl Hierarchical {
             let out = self.run_global(&stage, mine.as_deref(), seq)?;
             if seq == cur {
                 self.st.borrow_mut().late_out = Some(out);
+            } else {
+                // An operation this rank's group has finished: its
+                // confirmation too, as the others run it.
+                self.confirm(seq)?;
             }
         } else if post {
             // The global stage ended before; its output is the caller's.

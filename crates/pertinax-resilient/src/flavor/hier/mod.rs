@@ -396,10 +396,8 @@ struct State {
     rejoin: bool,
     /// The current operation's global stage and this rank's copy of its
     /// group's contribution (for a head that rejoins in the last stage).
-    /// Kept for the last two operations, (operation, stage, copy): a
-    /// group that left an operation after its first stage (the root group
-    /// of a broadcast or a scatter) may have to run that operation's
-    /// global stage when it rejoins in the next one.
+    /// Kept for the last two operations, (operation, stage, copy), so
+    /// that a rejoin at the next operation still finds it.
     cur: Vec<(u64, Stage, Option<Vec<u8>>)>,
     /// The global output of the current operation obtained by a rejoin.
     late_out: Option<Vec<u8>>,
