@@ -15,6 +15,12 @@ fn ack(comm: &Comm) -> Result<(), Error> {
     Ok(())
 }
 
+/// The shortest and longest pause between two polls of a rank waiting
+/// for a call.
+const NAP_MIN: Duration = Duration::from_micros(20);
+/// See [`NAP_MIN`].
+const NAP_MAX: Duration = Duration::from_millis(1);
+
 /// What a rank waiting outside the global communicator gets.
 enum Called {
     /// It joined: the join message and the merged communicator.
@@ -70,6 +76,7 @@ impl Hierarchical {
     /// stage): a push of it ends the wait as well.
     fn await_call(&self, orphan: bool, need: Option<u64>) -> Result<Called, Error> {
         let comm = self.p2p.comm();
+        let mut nap = Duration::ZERO;
         loop {
             if let Some(out) = need.and_then(|s| self.take_pushed(s)) {
                 return Ok(Called::Output(out));
@@ -85,6 +92,23 @@ impl Hierarchical {
                     last: None,
                 };
                 return Ok(Called::Joined(msg, merged));
+            }
+            // Poll: a rank that left the program (finalized) wakes no
+            // receive, and a head alone with ranks that all ended must
+            // notice (`alone`).
+            match comm.iprobe(Source::Any, TAG_HELLO) {
+                Ok(Some(_)) => nap = Duration::ZERO,
+                Ok(None) => {
+                    nap = (nap * 2).clamp(NAP_MIN, NAP_MAX);
+                    std::thread::sleep(nap);
+                    continue;
+                }
+                Err(CoreError::ProcFailedPending { .. }) => {
+                    ack(comm)?;
+                    continue;
+                }
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e.into()),
             }
             let hello: Hello = match comm.recv_value(Source::Any, TAG_HELLO) {
                 Ok((h, _)) => h,
@@ -481,13 +505,21 @@ impl Hierarchical {
     }
 
     /// Whether every rank outside this group is known dead.
+    /// Whether every rank outside this group has ended (failed, or left
+    /// the program early: a probe naming a rank that ended fails).
     fn alone(&self) -> Result<bool, Error> {
         let failed = self.p2p.failed(Vec::new());
-        Ok(self
-            .p2p
-            .to_orig()
-            .iter()
-            .filter(|&&o| o / self.k != self.group)
-            .all(|&o| failed.contains(&Rank(o as i32))))
+        let comm = self.p2p.comm();
+        for (i, &o) in self.p2p.to_orig().iter().enumerate() {
+            if o / self.k == self.group || failed.contains(&Rank(o as i32)) {
+                continue;
+            }
+            match comm.iprobe(Rank(i as i32), TAG_PROBE) {
+                Err(e) if e.is_fault() => {}
+                Err(e) => return Err(e.into()),
+                Ok(_) => return Ok(false),
+            }
+        }
+        Ok(true)
     }
 }

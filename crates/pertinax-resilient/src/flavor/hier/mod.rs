@@ -222,6 +222,8 @@ const TAG_JOIN: Tag = Tag(7001);
 const TAG_ROOT: Tag = Tag(7003);
 /// Tag of a [`Hello`].
 const TAG_HELLO: Tag = Tag(7005);
+/// A tag nobody sends: probing a rank with it tells whether it ended.
+const TAG_PROBE: Tag = Tag(7007);
 /// Agreement bit: the stage succeeded.
 const OK: u32 = 1;
 /// Agreement bit of a global stage, cleared by a head whose group's new
