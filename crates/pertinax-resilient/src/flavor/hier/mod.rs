@@ -107,8 +107,9 @@
 //! communicator's membership and its last global output, and merges; its
 //! group then elects a deputy, which joins at the next global stage as
 //! above. A group whose members are all dead is recorded as gone and never
-//! called again; a group whose survivors are the only live ranks makes a
-//! global communicator of its own master. A failure during any join (the
+//! called again; a group whose survivors are the only ranks that have not
+//! ended (failed or left early) makes a global communicator of its own
+//! master. A failure during any join (the
 //! joining rank, its caller, another member) fails the join uniformly:
 //! the global communicator in every survivor's state is the last one built,
 //! and the stage's next agreement repairs it again (a deputy that died
@@ -187,17 +188,22 @@
 //!
 //! # Limits
 //!
-//! - A stage in which *every* group loses every global member at once
-//!   (master and deputy of each group, all before any of them is
-//!   replaced) leaves nobody to call the new masters: they wait (a hang).
-//!   It takes at least twice as many deaths as there are groups with
-//!   survivors (at least 4 with two groups); any other pattern that leaves
-//!   a survivor in a group is repaired. Not repaired because a new master
-//!   cannot tell exactly that no member of the global communicator is
-//!   alive (it does not know the members that joined since its group last
-//!   heard of them), and if the deaths come after a global stage's
-//!   agreement the output of that stage may be gone with them while other
-//!   groups already returned it.
+//! - A stage in which *every* group with survivors loses every global
+//!   member at once (master and deputy of each group, dead or left the
+//!   program early, all before any of them is replaced) leaves nobody to
+//!   call the new masters: they wait (a hang). With deaths alone it takes
+//!   at least twice as many as there are such groups (at least 4 with
+//!   two); early returns make it likelier (masters and deputies that
+//!   return while members of their groups go on). The one such case that
+//!   is repaired: a new master whose group holds the only ranks that have
+//!   not ended (every other rank failed or left) makes a global
+//!   communicator of itself and goes on (a waiting head polls, with
+//!   pauses of 20 µs to 1 ms, so a rank that left is noticed). Not
+//!   repaired in general because a new master cannot tell exactly that no
+//!   member of the global communicator is alive (it does not know the
+//!   members that joined since its group last heard of them), and if the
+//!   deaths come after a global stage's agreement the output of that
+//!   stage may be gone with them while other groups already returned it.
 //! - Communicator creations (`dup`, `split`) run on a communicator of
 //!   every rank: a rank that stopped calling collectives blocks them
 //!   (one that ended does not).
