@@ -734,9 +734,9 @@ impl Drop for Hierarchical {
     /// released, nothing is sent and nobody is waited for, so a rank may
     /// leave early (an error returned with `?`) while the others go on.
     /// No group can be waiting for this rank's help: every operation ends
-    /// with its confirmation ([`Self::confirm`]). The others see a rank
-    /// that dropped the communicator and ended as failed at their next
-    /// collective.
+    /// with a confirmation of the global communicator (module docs). The
+    /// others see a rank that dropped the communicator and ended as failed
+    /// at their next collective.
     fn drop(&mut self) {
         let st = self.st.get_mut();
         let _ = st.local.comm.free();
