@@ -23,12 +23,12 @@
 //!   [`Error::Failed`] naming it, `ignore` returns `Ok(None)`; the next
 //!   any-source receive waits again. So it never waits forever for a dead
 //!   sender (but a rank that *left*, see below, does not wake it).
-//! - **Leaving.** Dropping a [`Resilient`] is local and never starts a
-//!   collective, so a rank may return early (`?`) without hanging the
-//!   others: once it has ended, their next collective reports it failed
-//!   and repairs around it. [`Resilient::finish`] is the collective end (a
-//!   barrier), needed under [`Check::Log`] when ranks may leave at
-//!   different times.
+//! - **Leaving.** Dropping a [`Resilient`] (or a [`Hierarchical`]) is
+//!   local and never starts a collective, so a rank may return early (`?`)
+//!   without hanging the others: once it has ended, their next collective
+//!   reports it failed and repairs around it. [`Resilient::finish`] is the
+//!   collective end (a barrier), needed under [`Check::Log`] when ranks
+//!   may leave at different times.
 //! - **Original positions.** gather, scatter and allgather keep every
 //!   survivor's data at its original rank's position; the failed ranks'
 //!   slots are reported in [`Outcome::missing`], never silently filled.
@@ -251,8 +251,9 @@ impl World {
     }
 
     /// Ends this rank's use of the world collectively: a barrier, then the
-    /// communicator is dropped (see [`Resilient::finish`]; dropping alone
-    /// starts no collective in the flat mode).
+    /// communicator is dropped (see [`Resilient::finish`] and
+    /// [`Hierarchical::finish`]; dropping alone starts no collective in
+    /// either mode).
     ///
     /// # Errors
     /// The barrier's.
@@ -260,7 +261,7 @@ impl World {
         match self {
             World::Plain(c) => Ok(Communicator::barrier(&c)?),
             World::Resilient(r) => r.finish(),
-            World::Hierarchical(h) => Communicator::barrier(&*h),
+            World::Hierarchical(h) => h.finish(),
         }
     }
 }

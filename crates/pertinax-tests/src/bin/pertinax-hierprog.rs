@@ -1,17 +1,27 @@
 //! Rank program for the hierarchical tests under any policy:
-//! `pertinax-hierprog outcomes ROUNDS [noring]`, run with `--resilient=hier`
-//! (`noring`: no point-to-point ring between the collectives).
+//! `pertinax-hierprog outcomes ROUNDS [ring|noring|any|exit]`, run with
+//! `--resilient=hier`.
 //!
 //! Every round runs bcast, reduce, allreduce, gather, scatter, allgather,
 //! a point-to-point ring and a barrier, roots rotating, with fault points
-//! between them (`res.before.OP`, `res.after.OP`). Every collective's
-//! outcome goes into a digest, an error under a `stop` policy included
-//! (which must be `Error::Failed` decided for everyone): a collective's
-//! outcome must be the same at every survivor. Every result is checked
-//! against the values of the ranks the outcome says contributed, and every
-//! rank reported missing must be dead. The ring's outcome is local (a
-//! point-to-point decision) and stays out of the digest. Each survivor
-//! prints `OK outcomes rank=R failed=[..] errors=E digest=D`.
+//! between them (`res.before.OP`, `res.after.OP`). The ring: `ring` (the
+//! default) sends to the right neighbour and receives from the left one by
+//! name; `any` receives with `ANY_SOURCE` (a failure the receive reports
+//! instead, `Err(Failed)` or `Ok(None)`, is accepted; an `Err(Failed)` must
+//! name a dead rank); `exit` is the named ring where a rank whose send or
+//! receive fails with `Error::Failed` (policy `stop`) returns at once with
+//! `?` while the others go on (it prints `OK` with `left=ROUND`; its
+//! neighbour then fails to receive from it, and so on); `noring`: none.
+//! Every collective's outcome goes into a digest, an error under a `stop`
+//! policy included (which must be `Error::Failed` decided for everyone):
+//! a collective's outcome must be the same at every survivor. Every result
+//! is checked against the values of the ranks the outcome says
+//! contributed, and every rank reported missing must be dead. The ring's
+//! outcome is local (a point-to-point decision) and stays out of the
+//! digest. Each rank that ends prints `OK outcomes rank=R failed=[..]
+//! errors=E [left=K] trail=T digest=D`: `trail` lists (the low 16 bits of)
+//! the digest after each collective it completed (a rank that left early
+//! completed fewer), `digest` is the last.
 
 use pertinax::{Op, Rank};
 use pertinax_resilient::{Communicator, CommunicatorExt, Decided, Error, Outcome};
@@ -23,9 +33,17 @@ fn val(r: usize, k: u64, op: u64) -> u64 {
     (r as u64 + 1) * 1_000_003 + k * 7919 + op * 104_729
 }
 
-struct Digest(u64, u64);
+struct Digest(u64, u64, Vec<u64>);
+
+/// The prefix of an early return (`exit` ring).
+const LEFT: &str = "left: ";
 
 impl Digest {
+    /// Marks the end of a collective in the trail.
+    fn mark(&mut self) {
+        self.2.push(self.0);
+    }
+
     fn add(&mut self, w: u64) {
         for b in w.to_le_bytes() {
             self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
@@ -90,10 +108,19 @@ fn sum_of(o: &Outcome, n: usize, k: u64, op: u64) -> u64 {
         .sum()
 }
 
+/// The ring between the collectives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ring {
+    None,
+    Named,
+    Any,
+    Exit,
+}
+
 fn outcomes<C: Communicator<Error = Error>>(
     w: &C,
     rounds: u64,
-    ring: bool,
+    ring: Ring,
     d: &mut Digest,
 ) -> Result<(), String> {
     let n = w.size();
@@ -110,6 +137,7 @@ fn outcomes<C: Communicator<Error = Error>>(
                 d.add(b[0]);
             }
         }
+        d.mark();
         point("res.after.bcast");
 
         point("res.before.reduce");
@@ -122,6 +150,7 @@ fn outcomes<C: Communicator<Error = Error>>(
                 check!(s[0] == want, "{}: {} want {want}", what("reduce"), s[0]);
             }
         }
+        d.mark();
         point("res.after.reduce");
 
         point("res.before.allreduce");
@@ -133,6 +162,7 @@ fn outcomes<C: Communicator<Error = Error>>(
             check!(s[0] == want, "{}: {} want {want}", what("allreduce"), s[0]);
             d.add(s[0]);
         }
+        d.mark();
         point("res.after.allreduce");
 
         point("res.before.gather");
@@ -147,6 +177,7 @@ fn outcomes<C: Communicator<Error = Error>>(
                 }
             }
         }
+        d.mark();
         point("res.after.gather");
 
         point("res.before.scatter");
@@ -161,6 +192,7 @@ fn outcomes<C: Communicator<Error = Error>>(
                 check!(one[0] == val(me, k, 4), "{}: {}", what("scatter"), one[0]);
             }
         }
+        d.mark();
         point("res.after.scatter");
 
         point("res.before.allgather");
@@ -174,36 +206,69 @@ fn outcomes<C: Communicator<Error = Error>>(
                 }
             }
         }
+        d.mark();
         point("res.after.allgather");
 
         // The ring: a dead neighbour's failure is this rank's decision.
         point("res.before.ring");
-        if !ring {
-            point("res.before.barrier");
-            d.coll(w.barrier(), &what("barrier"))?;
-            point("res.after.barrier");
-            continue;
-        }
-        let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-        match w.send(&[val(me, k, 6)], right, 6) {
-            Ok(_) | Err(Error::Failed { .. }) => {}
-            Err(x) => return Err(format!("round {k} ring send: {x}")),
-        }
-        let mut r = [0u64];
-        match w.recv(&mut r, left, 6) {
-            Ok(Some(st)) => check!(
-                r[0] == val(left, k, 6) && st.source == Rank(left as i32),
-                "round {k} ring got {} from {:?}",
-                r[0],
-                st.source
-            ),
-            Ok(None) | Err(Error::Failed { .. }) => {}
-            Err(x) => return Err(format!("round {k} ring recv: {x}")),
+        if ring != Ring::None {
+            let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+            let tag = 100 + k as i32;
+            match w.send(&[val(me, k, 6)], right, tag) {
+                Ok(_) => {}
+                Err(x @ Error::Failed { .. }) if ring == Ring::Exit => {
+                    return Err(format!("{LEFT}round {k} ring send: {x}"))
+                }
+                Err(Error::Failed { .. }) => {}
+                Err(x) => return Err(format!("round {k} ring send: {x}")),
+            }
+            let mut r = [0u64];
+            // An any-source receive reports each failure once and then
+            // waits again: do not wait for a neighbour known dead.
+            let skip = ring == Ring::Any && w.failed_ranks().contains(&Rank(left as i32));
+            let src = if ring == Ring::Any {
+                pertinax::Source::Any
+            } else {
+                pertinax::Source::Rank(Rank(left as i32))
+            };
+            let got = if skip {
+                Ok(None)
+            } else {
+                w.recv(&mut r, src, tag)
+            };
+            match got {
+                // Only the left neighbour sends this tag here.
+                Ok(Some(st)) => check!(
+                    r[0] == val(left, k, 6) && st.source == Rank(left as i32),
+                    "round {k} ring got {} from {:?}",
+                    r[0],
+                    st.source
+                ),
+                Ok(None) => {
+                    let failed = w.failed_ranks();
+                    check!(
+                        ring == Ring::Any || failed.contains(&Rank(left as i32)),
+                        "round {k}: a receive from the live rank {left} was skipped"
+                    );
+                }
+                Err(x @ Error::Failed { .. }) if ring == Ring::Exit => {
+                    return Err(format!("{LEFT}round {k} ring recv: {x}"))
+                }
+                Err(Error::Failed { rank, .. }) => {
+                    let failed = w.failed_ranks();
+                    check!(
+                        failed.contains(&rank),
+                        "round {k}: a receive reported the live rank {rank:?} failed"
+                    );
+                }
+                Err(x) => return Err(format!("round {k} ring recv: {x}")),
+            }
         }
         point("res.after.ring");
 
         point("res.before.barrier");
         d.coll(w.barrier(), &what("barrier"))?;
+        d.mark();
         point("res.after.barrier");
     }
     Ok(())
@@ -231,14 +296,27 @@ fn main() {
     let r: R = (|| match scenario.as_str() {
         "outcomes" => {
             check!(w.is_resilient(), "run with --resilient=hier");
-            let mut d = Digest(0xcbf2_9ce4_8422_2325, 0);
-            // `noring`: collectives only (no point-to-point between them).
-            let ring = rest.get(1).map(String::as_str) != Some("noring");
-            outcomes(&w, arg(rest, 0, 10), ring, &mut d)?;
+            let mut d = Digest(0xcbf2_9ce4_8422_2325, 0, Vec::new());
+            let ring = match rest.get(1).map(String::as_str) {
+                None | Some("ring") => Ring::Named,
+                Some("noring") => Ring::None,
+                Some("any") => Ring::Any,
+                Some("exit") => Ring::Exit,
+                Some(other) => return Err(format!("unknown ring {other:?}")),
+            };
+            let left = match outcomes(&w, arg(rest, 0, 10), ring, &mut d) {
+                Ok(()) => String::new(),
+                // The early return: this rank stops here, the others go on.
+                Err(m) if m.starts_with(LEFT) => format!("left={} ", d.2.len() / 7),
+                Err(m) => return Err(m),
+            };
             let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+            let trail: Vec<String> = d.2.iter().map(|x| format!("{:04x}", x & 0xffff)).collect();
             Ok(format!(
-                "failed={failed:?} errors={} digest={:016x}",
-                d.1, d.0
+                "failed={failed:?} errors={} {left}trail={} digest={:016x}",
+                d.1,
+                trail.join(","),
+                d.0
             ))
         }
         other => Err(format!("unknown scenario {other:?}")),

@@ -23,7 +23,7 @@ impl Communicator for Hierarchical {
         self.local_stage(false, |_| Ok(()))?;
         self.masters(&Stage::Sync, None)?;
         self.local_stage(true, |_| Ok(()))?;
-        self.end_op();
+        self.end_op()?;
         Ok(Outcome::default())
     }
 
@@ -47,13 +47,18 @@ impl Communicator for Hierarchical {
             })?;
             // Every member holds the payload: a deputy that took over
             // from a master dead in the global stage sends it.
-            self.masters(&stage, Some(&p))?;
+            let out = self.masters(&stage, Some(&p))?;
+            // The root group waits for the global stage too (its last
+            // stage): a group never leaves an operation before its global
+            // stage succeeded, so a repair of that stage never needs a
+            // group that has gone on.
+            self.spread_local(out, len, |o| Ok(o.to_vec()))?;
             p
         } else {
             let out = self.masters(&stage, None)?;
             self.spread_local(out, len, |o| Ok(o.to_vec()))?
         };
-        self.end_op();
+        self.end_op()?;
         if payload[0] == 1 {
             bytemuck::cast_slice_mut(buf).copy_from_slice(&payload[1..]);
             Ok(Outcome::default())
@@ -84,7 +89,7 @@ impl Communicator for Hierarchical {
         let block = self.reduce_local(send, op)?;
         let out = self.masters(&stage, block.as_deref())?;
         let (presence, got) = self.finish_rooted(out, root, |o| self.combine(o, n, op))?;
-        self.end_op();
+        self.end_op()?;
         self.rooted_outcome(Kind::Reduce, root, &presence, got.as_deref(), |r| {
             bytemuck::cast_slice_mut(recv).copy_from_slice(&r[self.size..]);
         })
@@ -105,7 +110,7 @@ impl Communicator for Hierarchical {
         let block = self.reduce_local(send, op)?;
         let out = self.masters(&stage, block.as_deref())?;
         let r = self.spread_local(out, self.size + nb, |o| self.combine(o, n, op))?;
-        self.end_op();
+        self.end_op()?;
         bytemuck::cast_slice_mut(recv).copy_from_slice(&r[self.size..]);
         Ok(Outcome {
             skipped: None,
@@ -129,7 +134,7 @@ impl Communicator for Hierarchical {
         let block = self.gather_local(bytemuck::cast_slice(send))?;
         let out = self.masters(&stage, block.as_deref())?;
         let (presence, got) = self.finish_rooted(out, root, |o| Ok(self.unblock(o, nb)))?;
-        self.end_op();
+        self.end_op()?;
         self.rooted_outcome(Kind::Gather, root, &presence, got.as_deref(), |r| {
             let dst: &mut [u8] = bytemuck::cast_slice_mut(recv);
             for o in 0..self.size {
@@ -201,7 +206,7 @@ impl Communicator for Hierarchical {
             }
             Ok(())
         })?;
-        self.end_op();
+        self.end_op()?;
         if status.get() == 1 {
             // Every survivor has its slot: no rank's part is missing
             // (the dead ranks' slots went nowhere; `failed_ranks` lists
@@ -227,7 +232,7 @@ impl Communicator for Hierarchical {
         let block = self.gather_local(bytemuck::cast_slice(send))?;
         let out = self.masters(&stage, block.as_deref())?;
         let r = self.spread_local(out, self.size + self.size * nb, |o| Ok(self.unblock(o, nb)))?;
-        self.end_op();
+        self.end_op()?;
         let dst: &mut [u8] = bytemuck::cast_slice_mut(recv);
         for o in 0..self.size {
             if r[o] == 1 {

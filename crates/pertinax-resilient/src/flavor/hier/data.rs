@@ -50,11 +50,17 @@ impl Hierarchical {
         r
     }
 
+    /// The ranks an agreed presence map lacks. They are no longer live
+    /// members (dead, or left the program early): they join this rank's
+    /// failed list, so that [`Communicator::failed_ranks`] lists every rank
+    /// an outcome reports missing.
     pub(super) fn missing_of(&self, presence: &[u8]) -> Vec<Rank> {
-        (0..self.size)
-            .filter(|&o| presence[o] == 0)
-            .map(|o| Rank(o as i32))
-            .collect()
+        let missing: Vec<usize> = (0..self.size).filter(|&o| presence[o] == 0).collect();
+        let mut st = self.st.borrow_mut();
+        st.failed.extend(&missing);
+        st.failed.sort_unstable();
+        st.failed.dedup();
+        missing.into_iter().map(|o| Rank(o as i32)).collect()
     }
 
     /// Combines the present groups' partial reductions in group order into

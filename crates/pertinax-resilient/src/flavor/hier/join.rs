@@ -1,7 +1,8 @@
 //! Joins to the global communicator: a new deputy led by its group's head
 //! ([`Work::Deputy`]), and the new head of a group that lost every global
 //! member, found and led by the global communicator's rank 0
-//! ([`Work::Orphan`]); both sides of each.
+//! ([`Work::Orphan`]); both sides of each; and the receiving side of a
+//! pushed global output ([`Hierarchical::confirm`]).
 
 use pertinax::Error as CoreError;
 
@@ -14,6 +15,21 @@ fn ack(comm: &Comm) -> Result<(), Error> {
     Ok(())
 }
 
+/// The shortest and longest pause between two polls of a rank waiting
+/// for a call.
+const NAP_MIN: Duration = Duration::from_micros(20);
+/// See [`NAP_MIN`].
+const NAP_MAX: Duration = Duration::from_millis(1);
+
+/// What a rank waiting outside the global communicator gets.
+enum Called {
+    /// It joined: the join message and the merged communicator.
+    Joined(Join, Comm),
+    /// The global output of the operation it needs, pushed by a
+    /// confirmation ([`Hierarchical::confirm`]).
+    Output(Vec<u8>),
+}
+
 impl Hierarchical {
     /// The new deputy joins the global communicator at operation `seq`:
     /// it waits for a call ([`Self::await_call`]) from its group's head,
@@ -23,7 +39,9 @@ impl Hierarchical {
         if trace() {
             eprintln!("hier[{}/{}]: joining at op {seq}", self.me, self.size);
         }
-        let (msg, merged) = self.await_call(false)?;
+        let Called::Joined(msg, merged) = self.await_call(false, None)? else {
+            return Err(internal("a deputy's call without a join"));
+        };
         if msg.seq > seq {
             return Err(internal(format!(
                 "a deputy joined at operation {} from operation {seq}",
@@ -53,10 +71,16 @@ impl Hierarchical {
     /// dies, or a failure during the creation, means another call comes
     /// (from the repaired global communicator). `orphan`: a group's new
     /// head, which builds a global communicator of its own if no rank
-    /// outside its group lives any more.
-    fn await_call(&self, orphan: bool) -> Result<(Join, Comm), Error> {
+    /// outside its group lives any more. `need`: the operation whose
+    /// global output this rank waits for (a new head in its group's last
+    /// stage): a push of it ends the wait as well.
+    fn await_call(&self, orphan: bool, need: Option<u64>) -> Result<Called, Error> {
         let comm = self.p2p.comm();
+        let mut nap = Duration::ZERO;
         loop {
+            if let Some(out) = need.and_then(|s| self.take_pushed(s)) {
+                return Ok(Called::Output(out));
+            }
             if orphan && self.alone()? {
                 let gone = (0..self.groups()).filter(|&x| x != self.group).collect();
                 let merged = self.solo.dup()?;
@@ -67,7 +91,24 @@ impl Hierarchical {
                     later: Vec::new(),
                     last: None,
                 };
-                return Ok((msg, merged));
+                return Ok(Called::Joined(msg, merged));
+            }
+            // Poll: a rank that left the program (finalized) wakes no
+            // receive, and a head alone with ranks that all ended must
+            // notice (`alone`).
+            match comm.iprobe(Source::Any, TAG_HELLO) {
+                Ok(Some(_)) => nap = Duration::ZERO,
+                Ok(None) => {
+                    nap = (nap * 2).clamp(NAP_MIN, NAP_MAX);
+                    std::thread::sleep(nap);
+                    continue;
+                }
+                Err(CoreError::ProcFailedPending { .. }) => {
+                    ack(comm)?;
+                    continue;
+                }
+                Err(e) if e.is_fault() => continue,
+                Err(e) => return Err(e.into()),
             }
             let hello: Hello = match comm.recv_value(Source::Any, TAG_HELLO) {
                 Ok((h, _)) => h,
@@ -78,6 +119,10 @@ impl Hierarchical {
                 Err(e) if e.is_fault() => continue,
                 Err(e) => return Err(e.into()),
             };
+            if let Some(p) = hello.output {
+                self.store_push(p);
+                continue;
+            }
             let Some(pl) = self.p2p.rank_of(hello.leader) else {
                 continue;
             };
@@ -93,27 +138,40 @@ impl Hierarchical {
                 .and_then(|inter| {
                     // The merge is collective over both groups: take part in
                     // it whatever the receive gave, or the others wait in it
-                    // for this rank forever. An any-source receive fails
-                    // with `ProcFailedPending` once any remote member died,
-                    // even when the leader's message is there: after a
-                    // merge that succeeded, acknowledge and take the
-                    // message from the leader by name.
+                    // for this rank forever. Every remote member sent the
+                    // same join message before its part of the merge, so
+                    // after a merge that succeeded one is there even if
+                    // the leader died: an any-source receive fails with
+                    // `ProcFailedPending` once any remote member died, so
+                    // acknowledge and receive again.
                     let got: pertinax::Result<(Join, Status)> =
                         inter.recv_value(Source::Any, TAG_JOIN);
+                    if trace() {
+                        eprintln!(
+                            "hier[{}/{}]: join message {}",
+                            self.me,
+                            self.size,
+                            if got.is_ok() { "received" } else { "lost" }
+                        );
+                    }
                     let merged = inter.merge(true);
-                    let got = match got {
-                        Err(pertinax::Error::ProcFailedPending { .. }) if merged.is_ok() => inter
-                            .ack_failed(usize::MAX)
-                            .and_then(|_| inter.recv_value(Rank(0), TAG_JOIN)),
-                        g => g,
-                    };
+                    let mut got = got;
+                    while merged.is_ok()
+                        && matches!(got, Err(pertinax::Error::ProcFailedPending { .. }))
+                    {
+                        inter.ack_failed(usize::MAX)?;
+                        if inter.get_failed()?.size() >= inter.remote_size() {
+                            break;
+                        }
+                        got = inter.recv_value(Source::Any, TAG_JOIN);
+                    }
                     let merged = merged?;
                     let (msg, _) = got?;
                     let _ = inter.free();
                     Ok((msg, merged))
                 });
             match joined {
-                Ok(x) => return Ok(x),
+                Ok((msg, merged)) => return Ok(Called::Joined(msg, merged)),
                 Err(e) if e.is_fault() => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -123,6 +181,16 @@ impl Hierarchical {
     /// Takes in the global communicator `merged` this rank just joined and
     /// takes part in the joins after its own.
     fn adopt(&self, merged: Comm, msg: Join) -> Result<(), Error> {
+        {
+            let mut st = self.st.borrow_mut();
+            st.joined_at = msg.seq;
+            st.rejoin = false;
+            // The global communicator's last output, as every member has
+            // it (a later join sends it on).
+            if msg.last.as_ref().map(|l| l.0) > st.last.as_ref().map(|l| l.0) {
+                st.last = msg.last.clone();
+            }
+        }
         let mut members = msg.members;
         members.push((self.group, self.me));
         self.run_joins(
@@ -181,10 +249,22 @@ impl Hierarchical {
         let pe = self.p2p_rank(e)?;
         if at_head {
             // A dead deputy: the creation below fails.
-            let _ = self
-                .p2p
-                .comm()
-                .send_value(&Hello { leader: self.me }, pe, TAG_HELLO);
+            let _ = self.p2p.comm().send_value(
+                &Hello {
+                    leader: self.me,
+                    output: None,
+                },
+                pe,
+                TAG_HELLO,
+            );
+        }
+        if trace() {
+            eprintln!(
+                "hier[{}/{}]: deputy {e} of group {grp} joins (head {head}, {} members)",
+                self.me,
+                self.size,
+                g.members.len()
+            );
         }
         let inter = match g
             .comm
@@ -206,14 +286,21 @@ impl Hierarchical {
             }
             Err(x) => return Err(x.into()),
         };
-        // The merge is collective over both groups: take part in it whatever
-        // the send gave (the joiner may have died), then act on the error.
-        let sent = if at_head {
-            inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)
-        } else {
-            Ok(())
-        };
+        // Every member sends the join message (the same everywhere), so
+        // that the joiner has one whoever dies before the merge. The merge
+        // is collective over both groups: take part in it whatever the
+        // send gave (the joiner may have died), then act on the error.
+        // Tests kill the leading head here: the joiner has the message
+        // of another member.
+        pertinax::fault_point("res.hier.join.msg");
+        let sent = inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
+        if trace() {
+            eprintln!("hier[{}/{}]: deputy {e} joins: merging", self.me, self.size);
+        }
         let merged = inter.merge(false)?;
+        if trace() {
+            eprintln!("hier[{}/{}]: deputy {e} joined", self.me, self.size);
+        }
         // The merge succeeded everywhere: a joiner that died after it is
         // repaired by the next agreement, like any member.
         if let Err(e) = sent {
@@ -259,7 +346,10 @@ impl Hierarchical {
             if leader {
                 // A dead candidate: the creation below fails.
                 let _ = self.p2p.comm().send_value(
-                    &Hello { leader: self.me },
+                    &Hello {
+                        leader: self.me,
+                        output: None,
+                    },
                     Rank(pc as i32),
                     TAG_HELLO,
                 );
@@ -275,12 +365,10 @@ impl Hierarchical {
                 .intercomm_create(Rank(0), self.p2p.comm(), Rank(pc as i32), TAG_JOIN)
             {
                 Ok(inter) => {
-                    // Merge whatever the send gave (see above).
-                    let sent = if leader {
-                        inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN)
-                    } else {
-                        Ok(())
-                    };
+                    // Every member sends; merge whatever the send gave (see
+                    // `join_deputy`).
+                    pertinax::fault_point("res.hier.join.msg");
+                    let sent = inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
                     let merged = inter.merge(false)?;
                     if let Err(e) = sent {
                         if !e.is_fault() {
@@ -312,35 +400,80 @@ impl Hierarchical {
     /// waits for the global communicator's call ([`Self::join_orphan`])
     /// and joins. `post`: in the operation's last local stage, which needs
     /// the global stage's output: the head runs the global stage if the
-    /// global communicator is still in it, or takes the output of the
-    /// leader's last global stage if it has gone on.
+    /// global communicator is still in it (called by its repair), or gets
+    /// the output pushed by the operation's confirmation if the global
+    /// stage had succeeded ([`Self::confirm`]; the head is then called at
+    /// the next operation's global stage), or, called by that next stage
+    /// before the push arrived, takes the output of the leader's last
+    /// global stage.
     pub(super) fn rejoin(&self, post: bool) -> Result<(), Error> {
+        let need = {
+            let st = self.st.borrow();
+            if post && st.late_out.is_some() {
+                // The output is here already (a push): the call comes at
+                // the next global stage.
+                return Ok(());
+            }
+            post.then_some(st.seq)
+        };
+        let (msg, merged) = match self.await_call(true, need)? {
+            Called::Output(out) => {
+                self.st.borrow_mut().late_out = Some(out);
+                return Ok(());
+            }
+            Called::Joined(msg, merged) => (msg, merged),
+        };
+        let (seq, last) = (msg.seq, msg.last.clone());
         {
-            let (msg, merged) = self.await_call(true)?;
-            let (seq, last) = (msg.seq, msg.last.clone());
-            {
-                let mut st = self.st.borrow_mut();
-                st.gmembers = vec![self.me];
-                st.rejoin = false;
-                st.global_repairs += 1;
-            }
-            // A failure in the joins after this one leaves the global
-            // communicator in the state; its next agreement repairs it.
-            match self.adopt(merged, msg) {
-                Err(e) if !e.is_fault() => return Err(e),
-                _ => {}
-            }
-            self.catch_up(seq, last, post)?;
+            let mut st = self.st.borrow_mut();
+            st.gmembers = vec![self.me];
+            st.rejoin = false;
+            st.global_repairs += 1;
         }
-        Ok(())
+        // A failure in the joins after this one leaves the global
+        // communicator in the state; its next agreement repairs it.
+        match self.adopt(merged, msg) {
+            Err(e) if !e.is_fault() => return Err(e),
+            _ => {}
+        }
+        self.catch_up(seq, last, post)
+    }
+
+    /// Files a chunk of a pushed global output (stale ones are dropped).
+    fn store_push(&self, p: Push) {
+        let mut st = self.st.borrow_mut();
+        if p.seq >= st.seq {
+            st.pushed.insert((p.seq, p.at), (p.total, p.data));
+        }
+    }
+
+    /// The pushed global output of operation `seq`, if every chunk is
+    /// here.
+    fn take_pushed(&self, seq: u64) -> Option<Vec<u8>> {
+        let st = self.st.borrow();
+        let mut out = Vec::new();
+        for (&(_, at), (total, data)) in st.pushed.range((seq, 0)..(seq + 1, 0)) {
+            if at > out.len() {
+                return None;
+            }
+            if at + data.len() > out.len() {
+                out.extend_from_slice(&data[out.len() - at..]);
+            }
+            if out.len() >= *total {
+                return Some(out);
+            }
+        }
+        None
     }
 
     /// After a join at the global communicator's operation `seq`, at a
     /// rank of operation `cur` (`post`: in its last local stage): runs the
     /// global stage the global communicator is in if this rank's group
-    /// needs it or left it early (the root group of a broadcast or a
-    /// scatter leaves an operation after its first stage), or takes the
-    /// output of the global stage that ended before (`last`).
+    /// needs it (or had finished that operation, which no group does
+    /// before its global stage succeeded: then its confirmation too), or
+    /// takes the output of the global stage that ended before (`last`: a
+    /// call at the next operation that overtook the push of
+    /// [`Self::confirm`]).
     fn catch_up(&self, seq: u64, last: Option<(u64, Vec<u8>)>, post: bool) -> Result<(), Error> {
         let cur = self.st.borrow().seq;
         if seq < cur || (post && seq == cur) {
@@ -350,6 +483,10 @@ impl Hierarchical {
             let out = self.run_global(&stage, mine.as_deref(), seq)?;
             if seq == cur {
                 self.st.borrow_mut().late_out = Some(out);
+            } else {
+                // An operation this rank's group has finished: its
+                // confirmation too, as the others run it.
+                self.confirm(seq)?;
             }
         } else if post {
             // The global stage ended before; its output is the caller's.
@@ -368,13 +505,21 @@ impl Hierarchical {
     }
 
     /// Whether every rank outside this group is known dead.
+    /// Whether every rank outside this group has ended (failed, or left
+    /// the program early: a probe naming a rank that ended fails).
     fn alone(&self) -> Result<bool, Error> {
         let failed = self.p2p.failed(Vec::new());
-        Ok(self
-            .p2p
-            .to_orig()
-            .iter()
-            .filter(|&&o| o / self.k != self.group)
-            .all(|&o| failed.contains(&Rank(o as i32))))
+        let comm = self.p2p.comm();
+        for (i, &o) in self.p2p.to_orig().iter().enumerate() {
+            if o / self.k == self.group || failed.contains(&Rank(o as i32)) {
+                continue;
+            }
+            match comm.iprobe(Rank(i as i32), TAG_PROBE) {
+                Err(e) if e.is_fault() => {}
+                Err(e) => return Err(e.into()),
+                Ok(_) => return Ok(false),
+            }
+        }
+        Ok(true)
     }
 }

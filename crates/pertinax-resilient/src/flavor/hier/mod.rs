@@ -13,11 +13,13 @@
 //!
 //! Every collective runs in stages on these communicators, each stage
 //! followed by an agreement on its communicator (Legio's check): a stage
-//! that failed anywhere, or during which a member died, is repaired and
-//! repeated by every member of that communicator. The classes of the paper:
+//! that failed anywhere, or during which a member died (or left the
+//! program early), is repaired and repeated by every member of that
+//! communicator. The classes of the paper:
 //!
 //! - one-to-all (bcast, scatter): the root's local communicator, then the
-//!   global one, then every other local one;
+//!   global one, then every local one (the root's too: no group leaves an
+//!   operation before its global stage succeeded);
 //! - all-to-one (reduce, gather): every local communicator, then the global
 //!   one, then the root's local one;
 //! - all-to-all (barrier, allreduce, allgather): local, global, local;
@@ -29,7 +31,23 @@
 //! In the global stage each group's *head* (its first member in the
 //! global communicator: the master) contributes the group's block; the
 //! deputy contributes nothing but receives the whole output, as the
-//! masters do.
+//! masters do. Every operation ends, at the members of the global
+//! communicator, with a *confirmation*: an agreement of the global
+//! communicator after their group's last stage (see "Several failures in
+//! one group"), so that no group can need another group's help once that
+//! group's global members have returned from the operation.
+//!
+//! # Leaving
+//!
+//! Dropping a `Hierarchical` is local: nothing is sent and nobody is
+//! waited for, so a rank may return early (an error returned with `?`)
+//! while the others go on with collectives and point-to-point. The others
+//! see it as failed at their next collective once it has ended (a stage
+//! that fails revokes its communicator before its agreement, which frees
+//! the members still inside it; an agreement or a shrink leaves an ended
+//! member out), and an outcome's missing ranks join
+//! [`Communicator::failed_ranks`]. [`Hierarchical::finish`] is the
+//! collective end (a barrier).
 //!
 //! # Outcomes
 //!
@@ -89,8 +107,9 @@
 //! communicator's membership and its last global output, and merges; its
 //! group then elects a deputy, which joins at the next global stage as
 //! above. A group whose members are all dead is recorded as gone and never
-//! called again; a group whose survivors are the only live ranks makes a
-//! global communicator of its own master. A failure during any join (the
+//! called again; a group whose survivors are the only ranks that have not
+//! ended (failed or left early) makes a global communicator of its own
+//! master. A failure during any join (the
 //! joining rank, its caller, another member) fails the join uniformly:
 //! the global communicator in every survivor's state is the last one built,
 //! and the stage's next agreement repairs it again (a deputy that died
@@ -102,10 +121,26 @@
 //! copy of the group's contribution when the stage runs); in the last
 //! stage while the global communicator still repeats that operation's
 //! global stage (the deaths came before its agreement), it runs that stage
-//! with its copy; in the last stage after the others have gone on (the
-//! deaths came between the global agreement and the group's last stage),
-//! it takes the caller's last global output, the output of that very
-//! operation.
+//! with its copy.
+//!
+//! The deaths may also come after the global stage's agreement and before
+//! the group's last stage ends: the group's new master then needs the
+//! output of a stage the others have finished. The operation's
+//! confirmation closes that window inside the operation: the members of
+//! the global communicator agree once more after their groups' last
+//! stages; a group whose global members all died before they confirmed
+//! shows up missing in the shrink that follows, and the new rank 0 pushes
+//! the operation's global output to each of that group's members (in
+//! chunks below the eager limit, so the push never waits for its
+//! receivers; stale pushes are dropped by operation number). The new
+//! master takes it, finishes its last stage, and is called into the
+//! global communicator first thing at the next global stage (or earlier,
+//! by a repair; a call that overtakes the push carries the caller's last
+//! output, that same one). If the group had finished its last stage
+//! before the deaths, the push is stale and the group notices the deaths
+//! in its next operation's first stage, where its new master waits for
+//! that call. So every group finishes every operation without any other
+//! group's next collective, and dropping needs no collective.
 //!
 //! ## Deviation from the paper
 //!
@@ -115,48 +150,65 @@
 //! other masters wait for the new one) from one that died after it (they
 //! have gone on): with POVs the second case deadlocks a program whose
 //! other ranks wait for that group through point-to-point. Here the deputy
-//! holds the output in both cases, so neither waits, and a group that
-//! loses both its global members is called back by the global
-//! communicator at its next repair (the POV's role, with any live member
-//! of the group, not only a fixed neighbour's master). The price is a
-//! global communicator twice as large (masters and deputies), hence a
-//! dearer global agreement and shrink; a local broadcast of the group's
-//! contribution in the first stage of every rooted or all-to-all
-//! operation; and a join (an intercommunicator and a merge) in every
-//! repair that elects a new deputy; the join dominates such a repair
-//! (BENCHMARKS.md, runs R4 and R6).
+//! holds the output in both cases, so neither waits; a group that loses
+//! both its global members is called back by the global communicator at
+//! its next repair (the POV's role, with any live member of the group, not
+//! only a fixed neighbour's master), and if they died after the global
+//! agreement the operation's confirmation pushes the output to the group
+//! before anyone returns. The price: a global communicator twice as large
+//! (masters and deputies), hence a dearer global agreement and shrink; a
+//! local broadcast of the group's contribution in the first stage of
+//! every rooted or all-to-all operation; a last local stage in the root's
+//! group of a broadcast too (the paper's one-to-all ends with the other
+//! groups); one more agreement of the global communicator per operation
+//! (the confirmation); and a join (an intercommunicator and a merge) in
+//! every repair that elects a new deputy; the join dominates such a repair
+//! (BENCHMARKS.md, runs R4 and R6, measured before the confirmation).
+//! Dropping the communicator is local, where the paper's `MPI_Comm_free`
+//! is a collective of the library.
 //!
 //! # Fault points (for tests)
 //!
 //! `res.hier.global` (a member of the global communicator entering an
-//! operation's global stage) and `res.hier.global.sent` (after its part of
-//! an attempt of that stage's collective, before the stage's agreement).
+//! operation's global stage), `res.hier.global.sent` (after its part of
+//! an attempt of that stage's collective, before the stage's agreement),
+//! `res.hier.global.done` (after the stage's agreement succeeded, before
+//! the group's last stage), `res.hier.confirm` (entering the operation's
+//! confirmation, after the group's last stage) and `res.hier.join.msg` (a
+//! member of the global communicator about to send a joining rank its
+//! join message).
+//!
+//! # Joins
+//!
+//! Every member of the global communicator sends the joining rank the
+//! join message (the same everywhere) before its part of the merge, so a
+//! joiner whose merge succeeded has one even if its leader died before
+//! sending (the joiner acknowledges the failures an any-source receive
+//! reports and receives again).
 //!
 //! # Limits
 //!
-//! - A stage in which *every* group loses every global member at once
-//!   leaves nobody to call the new masters: they wait (a hang). Any other
-//!   pattern that leaves a survivor in a group is repaired.
-//! - A group that loses both global members after a global stage's
-//!   agreement and before its own last stage waits, in that last stage,
-//!   for the others' next global stage (its caller holds the output). If
-//!   the other ranks first wait for that group's ranks through
-//!   point-to-point, the job deadlocks (the paper's POVs have the same
-//!   window). Not rare when a master dies and its deputy dies in the
-//!   repair that follows: a randomized campaign of two and three failures
-//!   with a point-to-point ring between collectives hung in 7 of its
-//!   first ~380 jobs, each such a case; the campaign in the tests runs
-//!   collectives only.
-//! - A join whose `merge` succeeded although the leader died before it
-//!   sent the join message: the joiner has no membership to adopt and
-//!   waits for another call, while the others count it as a global member
-//!   and can wait for it in their next global agreement (a hang; not seen
-//!   in the campaign).
-//! - The drop of a `Hierarchical` runs a barrier (so that a group left in
-//!   that window is called): a rank that leaves early with `?` while the
-//!   others go on with other collectives collides with them.
+//! - A stage in which *every* group with survivors loses every global
+//!   member at once (master and deputy of each group, dead or left the
+//!   program early, all before any of them is replaced) leaves nobody to
+//!   call the new masters: they wait (a hang). With deaths alone it takes
+//!   at least twice as many as there are such groups (at least 4 with
+//!   two); early returns make it likelier (masters and deputies that
+//!   return while members of their groups go on). The one such case that
+//!   is repaired: a new master whose group holds the only ranks that have
+//!   not ended (every other rank failed or left) makes a global
+//!   communicator of itself and goes on (a waiting head polls, with
+//!   pauses of 20 µs to 1 ms, so a rank that left is noticed). Not
+//!   repaired in general because a new master cannot tell exactly that no
+//!   member of the global communicator is alive (it does not know the
+//!   members that joined since its group last heard of them), and if the
+//!   deaths come after a global stage's agreement the output of that
+//!   stage may be gone with them while other groups already returned it.
 //! - Communicator creations (`dup`, `split`) run on a communicator of
-//!   every rank: a rank that stopped calling collectives blocks them.
+//!   every rank: a rank that stopped calling collectives blocks them
+//!   (one that ended does not).
+//! - An any-source receive is woken by failures, not by a rank that left
+//!   early (as in the flat mode).
 
 use std::cell::RefCell;
 use std::fmt;
@@ -175,6 +227,8 @@ const TAG_JOIN: Tag = Tag(7001);
 const TAG_ROOT: Tag = Tag(7003);
 /// Tag of a [`Hello`].
 const TAG_HELLO: Tag = Tag(7005);
+/// A tag nobody sends: probing a rank with it tells whether it ended.
+const TAG_PROBE: Tag = Tag(7007);
 /// Agreement bit: the stage succeeded.
 const OK: u32 = 1;
 /// Agreement bit of a global stage, cleared by a head whose group's new
@@ -301,12 +355,35 @@ struct Join {
     last: Option<(u64, Vec<u8>)>,
 }
 
-/// The call of a group's new head by the global communicator's leader.
+/// A message of the global communicator to a rank outside it: the call of
+/// a group's new head (or of a new deputy) by a leader, or the output of a
+/// global stage pushed to a group that lost every global member after
+/// that stage's agreement ([`Hierarchical::confirm`]).
 #[derive(Debug, Serialize, Deserialize)]
 struct Hello {
-    /// The leader's original rank.
+    /// The sender's original rank.
     leader: usize,
+    /// `None`: a call (an intercommunicator creation follows). `Some`: a
+    /// chunk of a pushed global output, nothing follows.
+    output: Option<Push>,
 }
+
+/// A chunk of the global output of an operation, pushed by
+/// [`Hierarchical::confirm`].
+#[derive(Debug, Serialize, Deserialize)]
+struct Push {
+    /// The operation.
+    seq: u64,
+    /// The output's length.
+    total: usize,
+    /// This chunk's offset.
+    at: usize,
+    data: Vec<u8>,
+}
+
+/// The largest chunk of a pushed output: far below any eager limit, so a
+/// push never waits for its receiver.
+const PUSH_CHUNK: usize = 1024;
 
 #[derive(Debug)]
 struct State {
@@ -326,16 +403,20 @@ struct State {
     rejoin: bool,
     /// The current operation's global stage and this rank's copy of its
     /// group's contribution (for a head that rejoins in the last stage).
-    /// Kept for the last two operations, (operation, stage, copy): a
-    /// group that left an operation after its first stage (the root group
-    /// of a broadcast or a scatter) may have to run that operation's
-    /// global stage when it rejoins in the next one.
+    /// Kept for the last two operations, (operation, stage, copy), so
+    /// that a rejoin at the next operation still finds it.
     cur: Vec<(u64, Stage, Option<Vec<u8>>)>,
     /// The global output of the current operation obtained by a rejoin.
     late_out: Option<Vec<u8>>,
     /// At a member of the global communicator: its last completed global
     /// stage, (operation, output).
     last: Option<(u64, Vec<u8>)>,
+    /// The operation at whose global stage this rank entered the global
+    /// communicator it is in: it takes part in the confirmations
+    /// ([`Hierarchical::confirm`]) of that operation and the later ones.
+    joined_at: u64,
+    /// Chunks of pushed global outputs, by (operation, offset).
+    pushed: std::collections::BTreeMap<(u64, usize), (usize, Vec<u8>)>,
     /// Operations completed.
     seq: u64,
     local_repairs: u64,
@@ -502,7 +583,7 @@ impl Hierarchical {
             match Hierarchical::layout(&full, &full_to_orig, (me, size), k) {
                 Ok((local, global, solo)) => {
                     let a = full.agree_detailed(OK)?;
-                    if a.flags == OK && a.failed.is_empty() {
+                    if a.flags == OK && stage::intact(&a) {
                         let failed = (0..size).filter(|o| !full_to_orig.contains(o)).collect();
                         let gmembers = local.to_orig.iter().take(2).copied().collect();
                         return Ok(Hierarchical {
@@ -524,6 +605,8 @@ impl Hierarchical {
                                 cur: Vec::new(),
                                 late_out: None,
                                 last: None,
+                                joined_at: 0,
+                                pushed: Default::default(),
                                 seq: 0,
                                 local_repairs: 0,
                                 global_repairs: 0,
@@ -610,11 +693,20 @@ impl Hierarchical {
             .ok_or_else(|| unrepairable(vec![o]))
     }
 
-    /// Ends an operation.
-    fn end_op(&self) {
+    /// Ends an operation, after its last stage: the confirmation at the
+    /// members of the global communicator ([`Self::confirm`]).
+    fn end_op(&self) -> Result<(), Error> {
+        let seq = self.st.borrow().seq;
+        self.confirm(seq)?;
+        if trace() {
+            eprintln!("hier[{}/{}]: op {seq} done", self.me, self.size);
+        }
         let mut st = self.st.borrow_mut();
         st.seq += 1;
         st.late_out = None;
+        let done = st.seq;
+        st.pushed.retain(|&(s, _), _| s >= done);
+        Ok(())
     }
 
     /// Original rank → (group, position) bitmap helpers.
@@ -623,11 +715,36 @@ impl Hierarchical {
     }
 }
 
+impl Hierarchical {
+    /// Ends this rank's use of the communicator, collectively: a barrier
+    /// of the survivors, then the local release of [`Drop`] (see
+    /// [`crate::Resilient::finish`]). Dropping alone is enough: every
+    /// operation is confirmed before it returns.
+    ///
+    /// # Errors
+    /// The barrier's; the communicator is released in every case.
+    pub fn finish(self) -> Result<Outcome, Error> {
+        Communicator::barrier(&self)
+    }
+}
+
 impl Drop for Hierarchical {
+    /// Local only, as [`crate::Resilient`]'s: the communicators are
+    /// released, nothing is sent and nobody is waited for, so a rank may
+    /// leave early (an error returned with `?`) while the others go on.
+    /// No group can be waiting for this rank's help: every operation ends
+    /// with a confirmation of the global communicator (module docs). The
+    /// others see a rank that dropped the communicator and ended as failed
+    /// at their next collective.
     fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = Communicator::barrier(self);
+        let st = self.st.get_mut();
+        let _ = st.local.comm.free();
+        if let Some(g) = st.global.take() {
+            let _ = g.comm.free();
         }
+        let _ = self.full.free();
+        let _ = self.solo.free();
+        let _ = self.p2p.comm().free();
     }
 }
 

@@ -27,7 +27,7 @@ impl Hierarchical {
                 OK
             };
             let a = l.comm.agree_detailed(ok)?;
-            if a.flags & OK == OK && a.failed.is_empty() {
+            if a.flags & OK == OK && intact(&a) {
                 return r;
             }
             if let Err(e) = &r {
@@ -118,7 +118,7 @@ impl Hierarchical {
         stage: &Stage,
         mine: Option<&[u8]>,
     ) -> Result<Option<Vec<u8>>, Error> {
-        let (seq, joining) = {
+        let (seq, joining, orphan) = {
             let mut st = self.st.borrow_mut();
             let seq = st.seq;
             st.cur.retain(|c| c.0 + 1 >= seq && c.0 != seq);
@@ -126,10 +126,17 @@ impl Hierarchical {
             (
                 st.seq,
                 st.global.is_none() && st.elect == Some((self.me, st.seq)),
+                st.global.is_none() && st.rejoin,
             )
         };
         if joining {
             self.timed(|| self.join(seq))?;
+        } else if orphan {
+            // This group lost every global member after an earlier global
+            // stage's agreement (its last stage got the output pushed): the
+            // global communicator calls this head first thing in this
+            // stage.
+            self.timed(|| self.rejoin(false))?;
         }
         if self.st.borrow().global.is_none() {
             return Ok(None);
@@ -148,6 +155,24 @@ impl Hierarchical {
         // Tests kill a master here: after its group's first stage, before
         // its contribution to the global stage.
         pertinax::fault_point("res.hier.global");
+        // Groups that lost every global member after an earlier
+        // operation's global stage (found by its confirmation): their new
+        // heads are called first. Every member computes the same list.
+        let orphans = self.orphans();
+        if !orphans.is_empty() {
+            let g = self
+                .st
+                .borrow()
+                .global
+                .clone()
+                .ok_or_else(|| internal("a global stage outside the global communicator"))?;
+            match self.timed(|| self.run_joins(g, &orphans, seq)) {
+                // The global communicator in the state is the one every
+                // survivor has; the stage's agreement repairs it.
+                Err(e) if e.is_fault() => {}
+                r => r?,
+            }
+        }
         loop {
             let g = self
                 .st
@@ -158,6 +183,10 @@ impl Hierarchical {
             let r = self.global_once(&g, stage, mine);
             pertinax::fault_point("res.hier.global.sent");
             let ok = if matches!(&r, Err(e) if e.is_fault()) {
+                // Free the members still inside the stage's collective (a
+                // member that left the program early fails only the
+                // requests that name it).
+                let _ = g.comm.revoke();
                 0
             } else {
                 OK
@@ -166,10 +195,22 @@ impl Hierarchical {
             let a = g
                 .comm
                 .agree_detailed(ok | if ask.is_some() { 0 } else { NO_JOIN })?;
-            if a.flags & (OK | NO_JOIN) == OK | NO_JOIN && a.failed.is_empty() {
+            if a.flags & (OK | NO_JOIN) == OK | NO_JOIN && intact(&a) {
+                if trace() {
+                    eprintln!(
+                        "hier[{}/{}]: global stage of op {seq} done: {}",
+                        self.me,
+                        self.size,
+                        r.is_ok()
+                    );
+                }
                 if let Ok(out) = &r {
                     self.st.borrow_mut().last = Some((seq, out.clone()));
                 }
+                // Tests kill a group's master and deputy here: after the
+                // global stage's agreement, before their group's last
+                // stage (the group then needs the output pushed).
+                pertinax::fault_point("res.hier.global.done");
                 return r;
             }
             if let Err(e) = &r {
@@ -266,9 +307,29 @@ impl Hierarchical {
         }
     }
 
-    /// Repairs the global communicator: shrink, then the new deputies
+    /// Repairs the global communicator: shrink, then the groups that lost
+    /// every global member get their new heads in and the new deputies
     /// asked for join.
     pub(super) fn repair_global(&self, seq: u64, ask: Option<usize>) -> Result<(), Error> {
+        let (g, mut joins) = self.shrink_global(encode_join(self.group, ask))?;
+        joins.sort_unstable();
+        // Groups with no member left and not known gone: their new heads
+        // join first (they lead their own deputies' joins later).
+        let mut work = Self::orphans_of(&g, self.groups());
+        work.extend(joins.iter().map(|&(grp, e)| Work::Deputy(grp, e)));
+        if trace() {
+            eprintln!(
+                "hier[{}/{}]: global shrunk at op {seq}: {:?}, work {work:?}",
+                self.me, self.size, g.members
+            );
+        }
+        self.run_joins(g, &work, seq)
+    }
+
+    /// Revokes and shrinks the global communicator with shrink value
+    /// `value`: the survivors' communicator (not yet in the state) and the
+    /// joins asked for in the values.
+    fn shrink_global(&self, value: u64) -> Result<(Global, Vec<(usize, usize)>), Error> {
         let g = self
             .st
             .borrow()
@@ -276,46 +337,155 @@ impl Hierarchical {
             .clone()
             .ok_or_else(|| internal("a global repair outside the global communicator"))?;
         let _ = g.comm.revoke();
-        let (comm, vals) = g.comm.shrink_gather(encode_join(self.group, ask))?;
+        let (comm, vals) = g.comm.shrink_gather(value)?;
         let _ = g.comm.free();
         let mut members = Vec::new();
         let mut joins = Vec::new();
-        {
-            let mut st = self.st.borrow_mut();
-            st.global_repairs += 1;
-            for (m, v) in g.members.iter().zip(&vals) {
-                match v {
-                    Some(v) => {
-                        members.push(*m);
-                        if let (grp, Some(e)) = decode_join(*v) {
-                            joins.push((grp, e));
-                        }
+        let mut st = self.st.borrow_mut();
+        st.global_repairs += 1;
+        for (m, v) in g.members.iter().zip(&vals) {
+            match v {
+                Some(v) => {
+                    members.push(*m);
+                    if let (grp, Some(e)) = decode_join(*v) {
+                        joins.push((grp, e));
                     }
-                    None => st.failed.push(m.1),
+                }
+                None => st.failed.push(m.1),
+            }
+        }
+        st.failed.sort_unstable();
+        st.failed.dedup();
+        Ok((
+            Global {
+                comm,
+                members,
+                gone: g.gone,
+            },
+            joins,
+        ))
+    }
+
+    /// The groups with no member in `g` and not known gone.
+    fn orphans_of(g: &Global, groups: usize) -> Vec<Work> {
+        (0..groups)
+            .filter(|x| !g.gone.contains(x) && !g.members.iter().any(|&(y, _)| y == *x))
+            .map(Work::Orphan)
+            .collect()
+    }
+
+    /// [`Self::orphans_of`] the global communicator of the state (none
+    /// outside it).
+    fn orphans(&self) -> Vec<Work> {
+        self.st
+            .borrow()
+            .global
+            .as_ref()
+            .map_or_else(Vec::new, |g| Self::orphans_of(g, self.groups()))
+    }
+
+    /// The confirmation of operation `seq` at a member of the global
+    /// communicator, after its group's last stage: an agreement of the
+    /// global communicator, repeated after a shrink until it sees no
+    /// failure. A group whose global members all died after the global
+    /// stage's agreement, before they confirmed, may wait in its last
+    /// stage for that stage's output: the new rank 0 pushes it to the
+    /// group's members ([`Self::push`]); the group's new head is called
+    /// into the global communicator at the next global stage. So no group
+    /// waits for the others' next operation: the window closes inside the
+    /// operation, and dropping the communicator can be local.
+    pub(super) fn confirm(&self, seq: u64) -> Result<(), Error> {
+        {
+            let st = self.st.borrow();
+            if st.global.is_none() || st.joined_at > seq {
+                return Ok(());
+            }
+        }
+        pertinax::fault_point("res.hier.confirm");
+        loop {
+            let g = self
+                .st
+                .borrow()
+                .global
+                .clone()
+                .ok_or_else(|| internal("a confirmation outside the global communicator"))?;
+            let a = g.comm.agree_detailed(OK)?;
+            if a.flags & OK == OK && intact(&a) {
+                return Ok(());
+            }
+            let t0 = Instant::now();
+            let (g, _) = self.shrink_global(encode_join(self.group, None))?;
+            let orphans = Self::orphans_of(&g, self.groups());
+            if trace() {
+                eprintln!(
+                    "hier[{}/{}]: confirmation of op {seq}: shrunk to {:?}, orphans {orphans:?}",
+                    self.me, self.size, g.members
+                );
+            }
+            if g.comm.rank().0 == 0 {
+                for w in &orphans {
+                    if let Work::Orphan(grp) = *w {
+                        self.push(grp, seq)?;
+                    }
                 }
             }
-            st.failed.sort_unstable();
-            st.failed.dedup();
+            let mut st = self.st.borrow_mut();
+            st.global = Some(g);
+            st.repair_time += t0.elapsed();
         }
-        joins.sort_unstable();
-        // Groups with no member left and not known gone: their new heads
-        // join first (they lead their own deputies' joins later).
-        let mut work: Vec<Work> = (0..self.groups())
-            .filter(|x| !g.gone.contains(x) && !members.iter().any(|&(y, _)| y == *x))
-            .map(Work::Orphan)
-            .collect();
-        work.extend(joins.iter().map(|&(grp, e)| Work::Deputy(grp, e)));
-        if trace() {
-            eprintln!(
-                "hier[{}/{}]: global shrunk at op {seq}: {members:?}, work {work:?}",
-                self.me, self.size
-            );
-        }
-        let g = Global {
-            comm,
-            members,
-            gone: g.gone.clone(),
-        };
-        self.run_joins(g, &work, seq)
     }
+
+    /// Pushes the output of operation `seq`'s global stage (this rank's
+    /// last) to every member of group `grp` not known failed, in chunks
+    /// small enough to be sent eagerly (a send completes at once, whether
+    /// the member ever takes it or not).
+    fn push(&self, grp: usize, seq: u64) -> Result<(), Error> {
+        let out = match self.st.borrow().last.clone() {
+            Some((s, out)) if s == seq => out,
+            _ => return Err(internal("a confirmation without its global output")),
+        };
+        let failed = self.p2p.failed(self.st.borrow().failed.clone());
+        for c in self.group_members(grp) {
+            if failed.contains(&Rank(c as i32)) {
+                continue;
+            }
+            let Some(pc) = self.p2p.rank_of(c) else {
+                continue;
+            };
+            let mut at = 0;
+            loop {
+                let end = (at + PUSH_CHUNK).min(out.len());
+                let h = Hello {
+                    leader: self.me,
+                    output: Some(Push {
+                        seq,
+                        total: out.len(),
+                        at,
+                        data: out[at..end].to_vec(),
+                    }),
+                };
+                // A dead member: the send fails, nobody waits for it.
+                if self
+                    .p2p
+                    .comm()
+                    .send_value(&h, Rank(pc as i32), TAG_HELLO)
+                    .is_err()
+                {
+                    break;
+                }
+                at = end;
+                if at >= out.len() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether an agreement saw every member contribute: none failed, none
+/// finalized (a rank that left the program early is repaired like a
+/// failed one).
+pub(super) fn intact(a: &pertinax::Agreement) -> bool {
+    a.failed.is_empty() && a.finalized.is_empty()
 }
