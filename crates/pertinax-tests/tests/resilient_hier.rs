@@ -7,8 +7,7 @@
 //! outcome says contributed; a rank reported missing must be dead) and the
 //! same digest of results and outcomes.
 
-mod common;
-use common::{run, Job, Spec};
+use pertinax_harness::{run, Job, Spec};
 
 fn resprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-resprog"))
@@ -271,7 +270,7 @@ fn hier_a_whole_group_killed_does_not_hurt_the_others() {
 /// digests is a prefix of the longest one (every rank that completed a
 /// collective got the same outcome from it), and every rank that did not
 /// leave early completed all of them. Panics with the job's output.
-fn trails_agree(j: &common::Job, survivors: usize, what: &str) {
+fn trails_agree(j: &Job, survivors: usize, what: &str) {
     let ctx = || format!("{what}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
     assert!(
         j.code == Some(0)

@@ -24,6 +24,7 @@
 //! completed fewer), `digest` is the last.
 
 use pertinax::{Op, Rank};
+use pertinax_harness::{report, scenarios, setup, Reported, Scenario};
 use pertinax_resilient::{Communicator, CommunicatorExt, Decided, Error, Outcome};
 use pertinax_tests::{arg, check};
 
@@ -275,59 +276,44 @@ fn outcomes<C: Communicator<Error = Error>>(
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let scenario = args.first().cloned().unwrap_or_default();
-    let rest = &args[1.min(args.len())..];
-    let u = match pertinax::init() {
-        Ok(u) => u,
-        Err(x) => {
-            println!("FAIL init: {x}");
-            std::process::exit(1);
-        }
-    };
-    let w = match pertinax_resilient::world(&u) {
-        Ok(w) => w,
-        Err(x) => {
-            println!("FAIL world: {x}");
-            std::process::exit(1);
-        }
-    };
+    let sc = Scenario::from_args();
+    let (scenario, rest) = (sc.name(), sc.args());
+    let u = setup("init", pertinax::init());
+    let w = setup("world", pertinax_resilient::world(&u));
     let me = w.rank().index();
-    let r: R = (|| match scenario.as_str() {
-        "outcomes" => {
-            check!(w.is_resilient(), "run with --resilient=hier");
-            let mut d = Digest(0xcbf2_9ce4_8422_2325, 0, Vec::new());
-            let ring = match rest.get(1).map(String::as_str) {
-                None | Some("ring") => Ring::Named,
-                Some("noring") => Ring::None,
-                Some("any") => Ring::Any,
-                Some("exit") => Ring::Exit,
-                Some(other) => return Err(format!("unknown ring {other:?}")),
-            };
-            let left = match outcomes(&w, arg(rest, 0, 10), ring, &mut d) {
-                Ok(()) => String::new(),
-                // The early return: this rank stops here, the others go on.
-                Err(m) if m.starts_with(LEFT) => format!("left={} ", d.2.len() / 7),
-                Err(m) => return Err(m),
-            };
-            let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
-            let trail: Vec<String> = d.2.iter().map(|x| format!("{:04x}", x & 0xffff)).collect();
-            Ok(format!(
-                "failed={failed:?} errors={} {left}trail={} digest={:016x}",
-                d.1,
-                trail.join(","),
-                d.0
-            ))
-        }
-        other => Err(format!("unknown scenario {other:?}")),
+    let r: R = (|| {
+        scenarios!(match scenario {
+            "outcomes" => {
+                check!(w.is_resilient(), "run with --resilient=hier");
+                let mut d = Digest(0xcbf2_9ce4_8422_2325, 0, Vec::new());
+                let ring = match rest.get(1).map(String::as_str) {
+                    None | Some("ring") => Ring::Named,
+                    Some("noring") => Ring::None,
+                    Some("any") => Ring::Any,
+                    Some("exit") => Ring::Exit,
+                    Some(other) => return Err(format!("unknown ring {other:?}")),
+                };
+                let left = match outcomes(&w, arg(rest, 0, 10), ring, &mut d) {
+                    Ok(()) => String::new(),
+                    // The early return: this rank stops here, the others go on.
+                    Err(m) if m.starts_with(LEFT) => format!("left={} ", d.2.len() / 7),
+                    Err(m) => return Err(m),
+                };
+                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                let trail: Vec<String> =
+                    d.2.iter().map(|x| format!("{:04x}", x & 0xffff)).collect();
+                Ok(format!(
+                    "failed={failed:?} errors={} {left}trail={} digest={:016x}",
+                    d.1,
+                    trail.join(","),
+                    d.0
+                ))
+            }
+        })
     })();
-    let ok = r.is_ok();
-    match r {
-        Ok(extra) => println!("OK {scenario} rank={me} {extra}"),
-        Err(m) => println!("FAIL {scenario} rank={me}: {m}"),
-    }
+    let reported = report(scenario, me, r);
     drop(w);
-    if !ok {
+    if reported == Reported::Failed {
         std::process::exit(1);
     }
 }
