@@ -152,9 +152,9 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod backend;
 pub(crate) mod collective;
 mod comm;
-mod engine;
 mod error;
 mod fault;
 mod ft;

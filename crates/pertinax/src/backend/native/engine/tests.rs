@@ -2,6 +2,8 @@
 //! slots of one segment, in one thread.
 use super::ft::SEQ_MASK;
 use super::*;
+use crate::backend::Record;
+use crate::backend::TOKEN_WORLD as ENTRY_WORLD;
 use pertinax_sys::segment::Layout;
 use pertinax_sys::{cma, lend};
 
