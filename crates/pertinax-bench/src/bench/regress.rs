@@ -38,11 +38,12 @@ struct Figure {
     field: &'static str,
 }
 
-/// The values of `fig` over the launches of variant `v`.
+/// The values of `fig` over the launches of variant `v` (a detection
+/// launch ends with the victim's SIGKILL: its record is what counts).
 fn values(launches: &[Launch], v: usize, fig: &Figure) -> Vec<f64> {
     launches
         .iter()
-        .filter(|l| l.variant == v && l.outcome.ok())
+        .filter(|l| l.variant == v)
         .filter_map(|l| {
             l.records
                 .iter()
