@@ -96,13 +96,16 @@
 //!
 //! # Dispatch
 //!
-//! The core holds the backend as [`Active`]. With one backend compiled in
-//! it is that backend's type, so every call is direct and inlined: the
-//! contract costs nothing on the fast path (measured: BENCHMARKS.md, run
-//! R8). A second backend (MPI, behind a cargo feature) turns `Active` into
-//! an enum of the two that implements [`Backend`] by matching (enum
-//! dispatch: one predictable branch per call, no `dyn` on the fast path),
-//! chosen in [`start`].
+//! The core holds the backend chosen in [`start`] as [`Active`], an enum
+//! of the backends compiled in that implements [`Backend`] by matching
+//! (`dispatch.rs`): one predictable branch per call, each backend's
+//! methods inlined behind it, and with one backend no branch at all. Not
+//! `Rc<dyn Backend>`: the contract has a generic [`Backend::wait_until`]
+//! and a per-communicator associated state, which a trait object would
+//! have to box on every wait and every communicator, and the fast path
+//! (an 8-byte send is ~0.2 µs) has no room for indirect calls. The cost of
+//! the contract against the engine-welded core is measured by
+//! `pertinax-bench regress` (BENCHMARKS.md, "Backend contract").
 
 use std::fmt::Debug;
 use std::rc::Rc;
@@ -112,12 +115,11 @@ use crate::types::Status;
 use crate::wait::Backoff;
 
 mod buf;
+mod dispatch;
 pub(crate) mod native;
 
 pub(crate) use buf::{Cell, RecvBuf, SendBuf, Store};
-
-/// The backend compiled in (see "Dispatch" above).
-pub(crate) type Active = native::Native;
+pub(crate) use dispatch::Active;
 
 /// A request's key, owned by the backend: slot index and generation (the
 /// backend decides what they mean; native also uses it as a wire cookie).

@@ -81,12 +81,12 @@ pub(super) fn start() -> Result<Started> {
     engine.beat_in_progress = boot.beat_in_progress;
     let eager_limit = engine.eager_limit();
     Ok(Started {
-        backend: Native {
+        backend: super::Active::Native(Native {
             engine: RefCell::new(engine),
             ctrl: RefCell::new(boot.ctrl),
             next_ctx: Cell::new(8),
             eager_limit,
-        },
+        }),
         rank: boot.job.rank,
         size: boot.job.size,
         job_id: boot.job.job_id,
@@ -124,22 +124,6 @@ impl Backend for Native {
     #[inline]
     fn idle(&self, b: &mut Backoff) {
         self.engine.borrow_mut().idle(b)
-    }
-
-    #[inline]
-    fn wait_until(&self, mut done: impl FnMut(&Self) -> bool) {
-        let mut b = Backoff::default();
-        loop {
-            let moved = self.progress();
-            if done(self) {
-                return;
-            }
-            if moved {
-                b.reset();
-                continue;
-            }
-            self.idle(&mut b);
-        }
     }
 
     #[inline]
