@@ -156,9 +156,8 @@ mod backend;
 pub(crate) mod collective;
 mod comm;
 mod error;
-mod fault;
-mod ft;
 mod group;
+mod inject;
 mod intercomm;
 mod op;
 mod p2p;
@@ -166,18 +165,19 @@ mod request;
 mod runtime;
 mod spawn;
 mod types;
+mod ulfm;
 mod wait;
 
 pub use comm::Comm;
 pub use error::{Error, RecoveryCall, Result};
-pub use fault::fault_point;
-pub use ft::{Agreement, PendingAgreement};
 pub use group::{Group, GroupRelation};
+pub use inject::fault_point;
 pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
 pub use request::{scope, test_any, wait_all, wait_any, Request, Scope, WaitError};
 pub use runtime::{init, Universe};
 pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};
+pub use ulfm::{Agreement, PendingAgreement};
 
 /// The README's examples, compiled and run as doc tests.
 #[doc = include_str!("../../../README.md")]

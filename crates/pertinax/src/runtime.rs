@@ -109,7 +109,7 @@ pub fn init() -> Result<Universe> {
             return Err(e);
         }
     };
-    if let Err(m) = crate::fault::load() {
+    if let Err(m) = crate::inject::load() {
         INITIALIZED.store(false, Ordering::SeqCst);
         return Err(Error::Bootstrap(format!(
             "{}: {m}",

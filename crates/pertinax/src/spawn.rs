@@ -30,9 +30,9 @@ use serde::{Deserialize, Serialize};
 use crate::backend::{Backend, ProcRequest, Record, TOKEN_PARENT, TOKEN_WORLD};
 use crate::comm::Comm;
 use crate::error::{Error, RecoveryCall, Result};
-use crate::ft::words;
 use crate::runtime::Runtime;
 use crate::types::Rank;
+use crate::ulfm::words;
 
 /// What a new process is told when it is assigned (the payload of the
 /// launcher's `Assign`).

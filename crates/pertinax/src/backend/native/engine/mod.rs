@@ -43,15 +43,15 @@ use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 use crate::wait::{Backoff, Step, WaitPolicy};
 
-mod ft;
 mod matcher;
 mod outbox;
+mod registry;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use ft::{next_seq, stamp, Member};
 use matcher::Matcher;
 use outbox::Outbox;
+pub(crate) use registry::{next_seq, stamp, Member};
 
 impl ReqKey {
     pub(super) fn cookie(self) -> u64 {
@@ -185,8 +185,8 @@ pub(crate) struct Engine {
     /// Beat the heartbeat on every progress round.
     pub(crate) beat_in_progress: bool,
     /// Fault-tolerance state per communicator (by context id).
-    ft: std::collections::HashMap<u32, ft::CtxFt>,
-    entries: ft::Entries,
+    ft: std::collections::HashMap<u32, registry::CtxFt>,
+    entries: registry::Entries,
     /// Active collective schedules.
     colls: Vec<ReqKey>,
     /// Requests nobody waits for, freed once complete: receives that drop
@@ -275,7 +275,7 @@ impl Engine {
             detect: std::env::var(pertinax_wire::env::tune::DETECT)
                 .map_or(true, |v| v.trim() != "0"),
             ft: std::collections::HashMap::new(),
-            entries: ft::Entries::new(),
+            entries: registry::Entries::new(),
             colls: Vec::new(),
             discards: Vec::new(),
             eager_limit,
@@ -539,12 +539,12 @@ impl Engine {
         for s in 0..self.poll_upto {
             while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
                 let refusal = if self.trouble {
-                    ft::rts_refusal(&self.ft, &self.failed, &meta, payload)
+                    registry::rts_refusal(&self.ft, &self.failed, &meta, payload)
                 } else {
                     None
                 };
                 match refusal {
-                    Some(cookie) => ft::refuse(&mut self.outbox, s, cookie),
+                    Some(cookie) => registry::refuse(&mut self.outbox, s, cookie),
                     None => self.m.on_record(&mut self.outbox, s, meta, payload),
                 }
                 self.inb[s].pop();
@@ -691,8 +691,8 @@ impl Engine {
         if changed {
             for s in 0..self.poll_upto {
                 while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
-                    match ft::rts_refusal(&self.ft, &self.failed, &meta, payload) {
-                        Some(cookie) => ft::refuse(&mut self.outbox, s, cookie),
+                    match registry::rts_refusal(&self.ft, &self.failed, &meta, payload) {
+                        Some(cookie) => registry::refuse(&mut self.outbox, s, cookie),
                         None => self.m.on_record(&mut self.outbox, s, meta, payload),
                     }
                     self.inb[s].pop();

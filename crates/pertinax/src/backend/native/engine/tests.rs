@@ -1,6 +1,6 @@
 //! Matching and protocol logic without processes: two engines on two
 //! slots of one segment, in one thread.
-use super::ft::SEQ_MASK;
+use super::registry::SEQ_MASK;
 use super::*;
 use crate::backend::Record;
 use crate::backend::TOKEN_WORLD as ENTRY_WORLD;
