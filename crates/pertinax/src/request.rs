@@ -1,9 +1,9 @@
 //! Non-blocking requests and the scope that keeps their buffers alive.
 //!
-//! A non-blocking operation borrows its buffer for as long as the engine
+//! A non-blocking operation borrows its buffer for as long as the backend
 //! may use it. Requests therefore live in a [`scope`]: the buffers they
 //! borrow must outlive the scope, and the scope does not end until the
-//! engine is done with every buffer lent in it, even for requests that
+//! backend is done with every buffer lent in it, even for requests that
 //! were dropped or forgotten. This is what makes it impossible for safe
 //! code to touch or free a buffer while a request uses it.
 //!
@@ -73,7 +73,7 @@ use crate::wait::Backoff;
 pub use pertinax_sys::lend::Scope;
 
 /// Runs `f` with a scope for non-blocking operations; returns once the
-/// engine is done with every buffer lent in it (also when `f` panics).
+/// backend is done with every buffer lent in it (also when `f` panics).
 ///
 /// # What happens to requests still pending at the end
 ///
@@ -248,7 +248,7 @@ impl<'s> Request<'s> {
     ///
     /// - a receive that has not matched a message: yes;
     /// - a receive whose message is arriving in fragments (a large message
-    ///   matched while its sender streams it): no, the engine writes the
+    ///   matched while its sender streams it): no, the backend writes the
     ///   buffer until the last fragment; it completes normally, or fails
     ///   with the sender;
     /// - a send: no (as in MPI 4, where cancelling a send is deprecated).
@@ -291,8 +291,7 @@ impl<'s> Request<'s> {
 impl Drop for Request<'_> {
     fn drop(&mut self) {
         if self.active {
-            // Not while the engine is in use (never the case for a request
-            // the application holds, but a drop must not panic).
+            // The backend lets go of it (and must not panic if it is busy).
             self.rt.b.forget(self.key);
         }
     }
