@@ -59,14 +59,12 @@ impl Comm {
         let mut b = Backoff::default();
         lend::scope(
             |s| {
-                let e = &rt.b;
-                let k = e.irecv(
+                rt.b.recv(
                     spec,
                     self.targets().clone(),
                     RecvBuf::Lent(s.lend_mut(buf)),
                     elem,
-                );
-                e.wait(k)
+                )
             },
             || rt.drain_step(&mut b),
         )

@@ -135,6 +135,10 @@ impl Backend for Active {
         on!(self, b => b.irecv(spec, peers, buf, elem))
     }
     #[inline]
+    fn recv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> Result<Status> {
+        on!(self, b => b.recv(spec, peers, buf, elem))
+    }
+    #[inline]
     fn find(&self, spec: &MatchSpec) -> Option<Status> {
         on!(self, b => b.find(spec))
     }

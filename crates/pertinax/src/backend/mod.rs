@@ -372,6 +372,16 @@ pub(crate) trait Backend: Debug + Sized {
     /// Posts a receive into a lent buffer of `elem`-byte elements among
     /// `peers`.
     fn irecv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey;
+    /// A blocking receive: [`Backend::irecv`] then [`Backend::wait`] (a
+    /// backend may do both in one step; the blocking receive is a hot path).
+    ///
+    /// # Errors
+    /// As the request's wait.
+    #[inline]
+    fn recv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> Result<Status> {
+        let k = self.irecv(spec, peers, buf, elem);
+        self.wait(k)
+    }
     /// A matching message already here, without receiving it.
     fn find(&self, spec: &MatchSpec) -> Option<Status>;
     /// Why a probe for `spec` among `peers` can never succeed, if so.

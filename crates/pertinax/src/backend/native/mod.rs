@@ -263,6 +263,15 @@ impl Backend for Native {
         self.engine.borrow_mut().irecv(spec, peers, buf, elem)
     }
 
+    /// One borrow of the engine for the post and the wait (as before the
+    /// contract: the blocking receive is the ping-pong's hot path).
+    #[inline]
+    fn recv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> Result<Status> {
+        let mut e = self.engine.borrow_mut();
+        let k = e.irecv(spec, peers, buf, elem);
+        e.wait(k)
+    }
+
     #[inline]
     fn find(&self, spec: &MatchSpec) -> Option<Status> {
         self.engine.borrow().find(spec)
