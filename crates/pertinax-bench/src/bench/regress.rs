@@ -15,8 +15,10 @@
 //! For each figure it reports the median over the launches of each build
 //! and the ratio new / old of the medians; a figure is within the goal
 //! when the ratio is at most 1 + tolerance (3% by default). The minima and
-//! their ratio are printed too: on a loaded machine (other jobs on the
-//! cores) the minimum is the launch least disturbed.
+//! their ratio are printed too, and the ratio of the medians over the
+//! launches in the host's fast state (the sentinel fast right before and
+//! right after): on a loaded machine (other jobs on the cores) these are
+//! the launches least disturbed.
 
 use std::path::Path;
 
@@ -42,10 +44,10 @@ struct Figure {
 
 /// The values of `fig` over the launches of variant `v` (a detection
 /// launch ends with the victim's SIGKILL: its record is what counts).
-fn values(launches: &[Launch], v: usize, fig: &Figure) -> Vec<f64> {
+fn values(launches: &[Launch], v: usize, fig: &Figure, fast_only: bool) -> Vec<f64> {
     launches
         .iter()
-        .filter(|l| l.variant == v)
+        .filter(|l| l.variant == v && (!fast_only || l.fast() == Some(true)))
         .filter_map(|l| {
             l.records
                 .iter()
@@ -227,13 +229,23 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
         "old min",
         "new min",
         "new / old (min)",
+        "new / old (fast-state medians, launches)",
         "launches old/new",
         "goal (medians)",
     ]);
     let mut failed = 0;
     for f in &figures {
-        let old = values(&launches, 2 * f.pair, f);
-        let new = values(&launches, 2 * f.pair + 1, f);
+        let old = values(&launches, 2 * f.pair, f, false);
+        let new = values(&launches, 2 * f.pair + 1, f, false);
+        let (fo, fnew) = (
+            values(&launches, 2 * f.pair, f, true),
+            values(&launches, 2 * f.pair + 1, f, true),
+        );
+        let (mfo, mfn) = (median(&fo), median(&fnew));
+        let fast_ratio = match (mfo, mfn) {
+            (Some(o), Some(n)) if o > 0.0 => Some(n / o),
+            _ => None,
+        };
         let (mo, mn) = (median(&old), median(&new));
         let ratio = match (mo, mn) {
             (Some(o), Some(n)) if o > 0.0 => Some(n / o),
@@ -258,6 +270,16 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
             fmt(lo),
             fmt(ln),
             min_ratio.map_or("-".into(), |r| format!("{r:.3}")),
+            format!(
+                "{} ({} {}/{})",
+                fast_ratio.map_or("-".into(), |r| format!("{r:.3}")),
+                match (mfo, mfn) {
+                    (Some(o), Some(n)) => format!("{o:.3}→{n:.3},"),
+                    _ => String::new(),
+                },
+                fo.len(),
+                fnew.len()
+            ),
             format!("{}/{}", old.len(), new.len()),
             match met {
                 Some(true) => format!("met (≤ {:.2})", 1.0 + tolerance_pct / 100.0),
@@ -268,7 +290,7 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
         ctx.out.json(&json!({
             "bench": "regress", "figure": f.name, "old_median": jnum(mo), "new_median": jnum(mn),
             "ratio": jnum(ratio), "old_min": jnum(lo), "new_min": jnum(ln),
-            "min_ratio": jnum(min_ratio), "old_launches": old.len(), "new_launches": new.len(),
+            "min_ratio": jnum(min_ratio), "fast_ratio": jnum(fast_ratio), "old_launches": old.len(), "new_launches": new.len(),
         }));
     }
     ctx.out.text(&format!(
