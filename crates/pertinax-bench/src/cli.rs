@@ -51,6 +51,10 @@ pub enum Command {
     /// pingpong, pingping, launch, coll, ft, propagate and resilient, one
     /// after another.
     All(AllArgs),
+    /// No-regression check against an older build: 0 and 8 B ping-pong,
+    /// 8 B allreduce at 2 and 8 ranks and detection at 16 ranks, launches
+    /// alternating between DIR's binaries and these, ratio of medians.
+    Regress(RegressArgs),
     /// The measuring side, run inside a job (`pertinax run -n 2 -- pertinax-bench worker pingpong`).
     Worker(WorkerArgs),
 }
@@ -156,6 +160,19 @@ pub struct LaunchArgs {
         default_value = "1,2,4,8,16"
     )]
     pub ranks: Vec<usize>,
+}
+
+/// Options of `regress`.
+#[derive(Clone, Debug, Args)]
+pub struct RegressArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Directory holding the old build's `pertinax` and `pertinax-bench`.
+    #[arg(long, value_name = "DIR")]
+    pub against: PathBuf,
+    /// Largest slow-down (percent, new over old median) that meets the goal.
+    #[arg(long, value_name = "PCT", default_value_t = 3.0)]
+    pub tolerance: f64,
 }
 
 /// Options of `all`.

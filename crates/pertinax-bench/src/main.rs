@@ -10,6 +10,7 @@
 //! pertinax-bench propagate [--ranks 2,4,8,16] [--reps 1000] [--launches 3]
 //! pertinax-bench resilient [--parts overhead,repair,apps] [--ranks 2,4,8,16] [--repair-ranks 4,8,16]
 //! pertinax-bench all --launches 5
+//! pertinax-bench regress --against DIR [--launches K]   # old build in DIR vs this one
 //! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
 //! ```
 //!
@@ -24,7 +25,8 @@
 //! - [`parse`]: the `KEY k=v` lines every measuring program prints;
 //! - [`stats`]: medians, minima, ratios, per-row series over launches;
 //! - [`report`]: Markdown tables and JSON rows;
-//! - [`bench`]: one module per benchmark; [`worker`]: the in-job side.
+//! - [`bench`]: one module per benchmark (`regress`: this build against an
+//!   older one); [`worker`]: the in-job side.
 //!
 //! The Open MPI side runs the anchors of `../shared/anchors/ompi` and, where
 //! they lack a program, this crate's `c/` (ping-ping, the collective sweep,
@@ -96,6 +98,10 @@ fn main() -> Result<()> {
         Command::Resilient(a) => {
             let mut ctx = Context::new(&a.common)?;
             bench::resilient::run(&mut ctx, &a.common, &a.resilient)
+        }
+        Command::Regress(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            bench::regress::run(&mut ctx, &a.against, a.tolerance)
         }
     }
 }

@@ -12,14 +12,15 @@
 //! traffic of recovery, which a revocation does not cut (`ctx + 2`), and
 //! one spare.
 //!
-//! Every communicator also holds one fault-tolerance entry in the shared
-//! segment at each member (see the `ft` module); the members learn each
-//! other's entry numbers when the communicator is made.
+//! Every member also reserves a backend token for a communicator being made
+//! (native: its fault-tolerance entry in the shared segment); the members
+//! learn each other's tokens when the communicator is made and hand them
+//! to the backend (see `crate::backend`).
 
 use std::cell::Cell;
 use std::rc::Rc;
 
-use crate::engine::{Member, Peers};
+use crate::backend::{Active, Backend, Peers, Token};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::runtime::Runtime;
@@ -44,11 +45,9 @@ pub(crate) struct CommInner {
     /// Number of collectives started on this communicator (the same at
     /// every rank, since collectives are called in the same order).
     pub coll_seq: Cell<u32>,
-    /// This process's fault-tolerance entry for the communicator.
-    pub entry: u16,
-    /// Every process of the communicator with its entry: the group in rank
-    /// order, then (for an intercommunicator) the remote group.
-    pub members: Rc<[Member]>,
+    /// What the backend keeps for it (native: this process's
+    /// fault-tolerance entry, every member's slot and entry).
+    pub st: <Active as Backend>::CommState,
     /// The remote group of an intercommunicator.
     pub remote: Option<Peers>,
     /// Number of agreements (agree, shrink, ...) started on it.
@@ -60,52 +59,30 @@ pub(crate) struct CommInner {
 impl Drop for CommInner {
     fn drop(&mut self) {
         if !self.freed.get() {
-            if let Ok(mut e) = self.rt.engine.try_borrow_mut() {
-                e.release(self.ctx, self.entry);
-            }
+            self.rt.b.release(self.ctx, &self.st);
         }
     }
 }
 
-/// Members from slots and entry numbers.
-pub(crate) fn members_of(slots: &[u32], entries: &[u16]) -> Rc<[Member]> {
-    slots
-        .iter()
-        .zip(entries)
-        .map(|(&slot, &entry)| Member { slot, entry })
-        .collect()
-}
-
 impl Comm {
     /// A communicator of `peers` with context `ctx`, where this process is
-    /// `rank`; `entries[r]` is rank r's fault-tolerance entry, and `remote`
-    /// the remote group of an intercommunicator with its entries.
+    /// `rank`; `tokens[r]` is rank r's backend token, and `remote` the
+    /// remote group of an intercommunicator with its tokens.
     pub(crate) fn from_parts(
         rt: Rc<Runtime>,
         ctx: u32,
         rank: u32,
         peers: Peers,
-        entries: &[u16],
-        remote: Option<(Peers, Vec<u16>)>,
+        tokens: &[Token],
+        remote: Option<(Peers, Vec<Token>)>,
     ) -> Comm {
-        rt.use_ctx(ctx);
-        let mut members: Vec<Member> = members_of(&peers, entries).to_vec();
-        let entry = entries.get(rank as usize).copied().unwrap_or(0);
-        let remote = remote.map(|(p, e)| {
-            members.extend(members_of(&p, &e).iter());
-            p
-        });
-        let members: Rc<[Member]> = members.into();
-        {
-            let mut e = rt.engine.borrow_mut();
-            let top = members
-                .iter()
-                .map(|m| m.slot as usize + 1)
-                .max()
-                .unwrap_or(0);
-            e.watch_slots(top);
-            e.register(ctx, entry, members.clone());
-        }
+        let st = rt.b.attach(
+            ctx,
+            rank,
+            &peers,
+            tokens,
+            remote.as_ref().map(|(p, t)| (p, &t[..])),
+        );
         Comm {
             inner: Rc::new(CommInner {
                 rt,
@@ -114,9 +91,8 @@ impl Comm {
                 peers,
                 freed: Cell::new(false),
                 coll_seq: Cell::new(0),
-                entry,
-                members,
-                remote,
+                st,
+                remote: remote.map(|(p, _)| p),
                 ft_seq: Cell::new(0),
                 agree_pending: Cell::new(false),
             }),
@@ -175,7 +151,7 @@ impl Comm {
     /// the communicator was revoked.
     pub(crate) fn live(&self) -> Result<()> {
         self.live_ft()?;
-        if self.inner.rt.engine.borrow().is_revoked(self.inner.ctx) {
+        if self.inner.rt.b.is_revoked(self.inner.ctx) {
             return Err(Error::Revoked);
         }
         Ok(())
@@ -230,9 +206,7 @@ impl Comm {
         if self.inner.freed.replace(true) {
             return Err(Error::CommFreed);
         }
-        if let Ok(mut e) = self.inner.rt.engine.try_borrow_mut() {
-            e.release(self.inner.ctx, self.inner.entry);
-        }
+        self.inner.rt.b.release(self.inner.ctx, &self.inner.st);
         Ok(())
     }
 
@@ -243,7 +217,7 @@ impl Comm {
 
     /// Agrees with every member on a fresh context id and learns their
     /// fault-tolerance entries for the new communicator (collective). The
-    /// caller owns the entry reserved here (`entries[rank]`).
+    /// caller owns the token reserved here (`entries[rank]`).
     fn agree_ctx(&self) -> Result<(u32, Vec<u16>)> {
         let rows = self.exchange_new(&[])?;
         let ctx = rows.iter().map(|r| r.0).max().unwrap_or(0);
@@ -251,10 +225,10 @@ impl Comm {
         Ok((ctx, rows.iter().map(|r| r.1).collect()))
     }
 
-    /// Reserves an entry, then allgathers (context proposal, entry, extra
-    /// words) with every member. On error the entry is given back.
+    /// Reserves a token, then allgathers (context proposal, token, extra
+    /// words) with every member. On error the token is given back.
     pub(crate) fn exchange_new(&self, extra: &[i32]) -> Result<Vec<(u32, u16, Vec<i32>)>> {
-        let entry = self.inner.rt.engine.borrow_mut().alloc_entry()?;
+        let entry = self.inner.rt.b.reserve()?;
         let mine = self.inner.rt.next_ctx();
         let mut rec = Vec::with_capacity(8 + 4 * extra.len());
         rec.extend_from_slice(&mine.to_le_bytes());
@@ -265,7 +239,7 @@ impl Comm {
         let all = match self.allgather_internal(&rec) {
             Ok(a) => a,
             Err(e) => {
-                self.inner.rt.engine.borrow_mut().unreserve_entry(entry);
+                self.inner.rt.b.unreserve(entry);
                 return Err(e);
             }
         };
@@ -284,10 +258,10 @@ impl Comm {
             .collect())
     }
 
-    /// Gives back this process's entry after a creation it is not part of.
+    /// Gives back this process's token after a creation it is not part of.
     pub(crate) fn unreserve(&self, entries: &[u16]) {
         if let Some(&e) = entries.get(self.inner.rank as usize) {
-            self.inner.rt.engine.borrow_mut().unreserve_entry(e);
+            self.inner.rt.b.unreserve(e);
         }
     }
 

@@ -113,6 +113,15 @@ pub enum Error {
         /// That member (the lowest such rank).
         rank: Rank,
     },
+    /// The backend this process runs on lacks an optional feature the call
+    /// needs (spares, single-copy transfers, heartbeats, fault injection by
+    /// the launcher, ...; see the backend contract in ARCHITECTURE.md). The
+    /// call did nothing.
+    #[error("unsupported: this backend does not provide {feature}")]
+    Unsupported {
+        /// The feature's name.
+        feature: &'static str,
+    },
 }
 
 /// The kinds of recovery call, which must match between the members of a

@@ -69,10 +69,9 @@
 //! (every member, after committing, before reading the other records).
 
 use pertinax_sys::lend;
-use pertinax_sys::segment::FT_ENTRIES;
 
+use crate::backend::{Backend, MatchSpec, Record, SendBuf};
 use crate::comm::Comm;
-use crate::engine::{MatchSpec, Record, SendBuf};
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::{Rank, Tag, TAG_UB};
 use crate::wait::Backoff;
@@ -204,7 +203,7 @@ impl Description {
     }
 
     /// Checks a description against a group of `n` members.
-    fn parse(w: &[u32], n: usize) -> Option<Description> {
+    fn parse(b: &impl Backend, w: &[u32], n: usize) -> Option<Description> {
         let (&ctx, rest) = w.split_first()?;
         let (&nl, rest) = rest.split_first()?;
         if nl as usize != n || rest.len() < n + 1 {
@@ -219,18 +218,16 @@ impl Description {
         let (slots, remote) = rest.split_at(m);
         Some(Description {
             ctx,
-            local_entries: entry_numbers(local)?,
+            local_entries: entry_numbers(b, local)?,
             remote_slots: slots.to_vec(),
-            remote_entries: entry_numbers(remote)?,
+            remote_entries: entry_numbers(b, remote)?,
         })
     }
 }
 
-/// Entry numbers from words, if they are all valid.
-fn entry_numbers(w: &[u32]) -> Option<Vec<u16>> {
-    w.iter()
-        .map(|&e| (e < FT_ENTRIES as u32).then_some(e as u16))
-        .collect()
+/// Tokens from words, if they are all valid.
+fn entry_numbers(b: &impl Backend, w: &[u32]) -> Option<Vec<u16>> {
+    w.iter().map(|&e| b.token_from(e)).collect()
 }
 
 /// A message between the leaders: `[MAGIC, step, verdict (2), body..]`.
@@ -363,11 +360,11 @@ impl Comm {
             return Err(v.error(&self.inner.peers, &[]));
         }
         let rt = self.inner.rt.clone();
-        let entry = rt.engine.borrow_mut().alloc_entry().ok();
+        let entry = rt.b.reserve().ok();
         let code = if entry.is_some() { 0 } else { 1 };
         let fail = |err: Error| {
             if let Some(e) = entry {
-                rt.engine.borrow_mut().unreserve_entry(e);
+                rt.b.unreserve(e);
             }
             Err(err)
         };
@@ -385,7 +382,7 @@ impl Comm {
             return fail(v.error(&self.inner.peers, &[]));
         }
         let me = self.inner.rank as usize;
-        let d = match Description::parse(&w[2..], self.size()) {
+        let d = match Description::parse(&self.inner.rt.b, &w[2..], self.size()) {
             Some(d) if entry == Some(d.local_entries[me]) => d,
             _ => return fail(Verdict::Protocol.error(&[], &[])),
         };
@@ -467,14 +464,14 @@ impl Comm {
         let mut entries = vec![0u16; n];
         let mut top = rt.next_ctx();
         if v.is_ok() {
-            match rt.engine.borrow_mut().alloc_entry() {
+            match rt.b.reserve() {
                 Ok(e) => entry = Some(e),
                 Err(_) => v = v.and(Verdict::NoEntry),
             }
             entries[me as usize] = entry.unwrap_or(0);
             for &r in &others {
                 match self.recv_words(ictx, r, internal_tag(seq, PROPOSAL)) {
-                    Ok(w) if w.len() == 3 && w[2] < FT_ENTRIES as u32 => {
+                    Ok(w) if w.len() == 3 && rt.b.token_from(w[2]).is_some() => {
                         if w[0] != 0 {
                             v = v.and(Verdict::NoEntry);
                         }
@@ -505,7 +502,7 @@ impl Comm {
                     [rtop, m, re @ ..]
                         if *m as usize == remote.len() && re.len() == remote.len() =>
                     {
-                        match entry_numbers(re) {
+                        match entry_numbers(&rt.b, re) {
                             Some(re) => {
                                 desc = Some(Description {
                                     ctx: top.max(*rtop),
@@ -524,7 +521,7 @@ impl Comm {
         crate::fault_point("comm.intercomm.exchanged");
         let fail = |v: Verdict| {
             if let Some(e) = entry {
-                rt.engine.borrow_mut().unreserve_entry(e);
+                rt.b.unreserve(e);
             }
             Err(v.error(local, &remote))
         };
@@ -555,7 +552,7 @@ impl Comm {
                 internal_tag(seq, DESCRIPTION),
             );
         }
-        rt.engine.borrow_mut().drain_outbox();
+        rt.b.flush();
         self.commit(d)
     }
 
@@ -573,29 +570,20 @@ impl Comm {
             &d.local_entries,
             Some((d.remote_slots.into(), d.remote_entries)),
         );
-        let members = comm.inner.members.clone();
-        rt.engine.borrow().contribute(
-            comm.inner.entry,
-            ctx,
-            0,
-            RecoveryCall::IntercommCreate.code(),
-            [1, 0, 0, 0],
-            &members,
-        );
+        let cst = &comm.inner.st;
+        rt.b.contribute(ctx, 0, RecoveryCall::IntercommCreate, [1, 0, 0, 0], cst);
         crate::fault_point("comm.intercomm.committed");
-        let mut seen = vec![false; members.len()];
+        let mut got = vec![None; comm.size() + comm.remote_size()];
         let mut dead: Vec<Rank> = Vec::new();
-        rt.engine.borrow_mut().wait_until(|e| {
-            for (i, (m, s)) in members.iter().zip(seen.iter_mut()).enumerate() {
-                if !*s {
-                    match e.contribution(*m, ctx, 0) {
-                        Some(Record::Contributed { .. }) => *s = true,
-                        Some(Record::Failed | Record::Finalized) => dead.push(Rank(i as i32)),
-                        None => {}
-                    }
-                }
-            }
-            !dead.is_empty() || seen.iter().all(|&s| s)
+        rt.b.wait_until(|b| {
+            let all = b.poll_agreement(ctx, 0, cst, &mut got);
+            dead = got
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| matches!(g, Some(Record::Failed | Record::Finalized)))
+                .map(|(i, _)| Rank(i as i32))
+                .collect();
+            !dead.is_empty() || all
         });
         if dead.is_empty() {
             Ok(comm)
@@ -632,7 +620,7 @@ impl Comm {
         let mut b = Backoff::default();
         lend::scope(
             |s| {
-                let k = rt.engine.borrow_mut().isend(
+                let k = rt.b.isend(
                     slot,
                     dest,
                     ctx,
@@ -641,7 +629,7 @@ impl Comm {
                     SendBuf::Lent(s.lend(bytemuck::cast_slice(mine))),
                 )?;
                 let got = self.recv_words(ctx, dest, tag);
-                let sent = rt.engine.borrow_mut().wait(k);
+                let sent = rt.b.wait(k);
                 let got = got?;
                 sent?;
                 Ok(got)

@@ -152,14 +152,13 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod backend;
 pub(crate) mod collective;
 mod comm;
 mod communicator;
-mod engine;
 mod error;
-mod fault;
-mod ft;
 mod group;
+mod inject;
 mod intercomm;
 mod op;
 mod p2p;
@@ -167,6 +166,7 @@ mod request;
 mod runtime;
 mod spawn;
 mod types;
+mod ulfm;
 mod wait;
 
 pub use comm::Comm;
@@ -175,14 +175,14 @@ pub use communicator::{
     DynOp, Outcome, OwnedOp, Pending, PendingOp,
 };
 pub use error::{Error, RecoveryCall, Result};
-pub use fault::fault_point;
-pub use ft::{Agreement, PendingAgreement};
 pub use group::{Group, GroupRelation};
+pub use inject::fault_point;
 pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
 pub use request::{scope, test_any, wait_all, wait_any, Request, Scope, WaitError};
 pub use runtime::{init, Universe};
 pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};
+pub use ulfm::{Agreement, PendingAgreement};
 
 /// The README's examples, compiled and run as doc tests.
 #[doc = include_str!("../../../README.md")]

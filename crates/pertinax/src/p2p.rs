@@ -20,8 +20,8 @@ use bytemuck::Pod;
 use pertinax_sys::lend;
 use serde::{de::DeserializeOwned, Serialize};
 
+use crate::backend::{Backend, MatchSpec, RecvBuf, SendBuf};
 use crate::comm::Comm;
-use crate::engine::{MatchSpec, RecvBuf, SendBuf};
 use crate::error::{Error, Result};
 use crate::request::{Request, Scope};
 use crate::types::{Rank, Source, Status, Tag, TagMatch};
@@ -32,15 +32,13 @@ impl Comm {
     pub(crate) fn raw_send(&self, ctx: u32, data: &[u8], dest: u32, tag: i32) -> Result<()> {
         let rt = &self.inner.rt;
         let slot = self.slot_of(dest);
-        let mut e = rt.engine.borrow_mut();
-        if data.len() <= e.eager_limit() {
-            return e.send_eager(slot, dest, ctx, self.inner.rank, tag, data);
+        if data.len() <= rt.b.eager_limit() {
+            return rt.b.send_eager(slot, dest, ctx, self.inner.rank, tag, data);
         }
-        drop(e);
         let mut b = Backoff::default();
         lend::scope(
             |s| {
-                let mut e = rt.engine.borrow_mut();
+                let e = &rt.b;
                 let k = e.isend(
                     slot,
                     dest,
@@ -61,14 +59,12 @@ impl Comm {
         let mut b = Backoff::default();
         lend::scope(
             |s| {
-                let mut e = rt.engine.borrow_mut();
-                let k = e.irecv(
+                rt.b.recv(
                     spec,
                     self.targets().clone(),
                     RecvBuf::Lent(s.lend_mut(buf)),
                     elem,
-                );
-                e.wait(k)
+                )
             },
             || rt.drain_step(&mut b),
         )
@@ -227,7 +223,7 @@ impl Comm {
 
     /// Waits for a message matching `spec` (any context) without taking it.
     pub(crate) fn probe_spec(&self, spec: MatchSpec) -> Result<Status> {
-        let mut e = self.inner.rt.engine.borrow_mut();
+        let e = &self.inner.rt.b;
         let mut out = None;
         let peers = self.targets().clone();
         e.wait_until(|e| {
@@ -252,7 +248,7 @@ impl Comm {
     ) -> Result<Option<Status>> {
         self.live()?;
         let spec = self.spec(src.into(), tag.into())?;
-        let mut e = self.inner.rt.engine.borrow_mut();
+        let e = &self.inner.rt.b;
         e.progress();
         if let Some(st) = e.find(&spec) {
             return Ok(Some(st));
@@ -284,14 +280,11 @@ impl Comm {
         let tag = Self::check_tag(tag.into())?;
         let slot = self.slot_of(dest);
         let lent = SendBuf::Lent(scope.lend(bytemuck::cast_slice(buf)));
-        let k = self.inner.rt.engine.borrow_mut().isend(
-            slot,
-            dest,
-            self.inner.ctx,
-            self.inner.rank,
-            tag,
-            lent,
-        )?;
+        let k = self
+            .inner
+            .rt
+            .b
+            .isend(slot, dest, self.inner.ctx, self.inner.rank, tag, lent)?;
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 
@@ -312,12 +305,11 @@ impl Comm {
         self.live()?;
         let spec = self.spec(src.into(), tag.into())?;
         let lent = RecvBuf::Lent(scope.lend_mut(bytemuck::cast_slice_mut(buf)));
-        let k = self.inner.rt.engine.borrow_mut().irecv(
-            spec,
-            self.targets().clone(),
-            lent,
-            std::mem::size_of::<T>(),
-        );
+        let k = self
+            .inner
+            .rt
+            .b
+            .irecv(spec, self.targets().clone(), lent, std::mem::size_of::<T>());
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 }

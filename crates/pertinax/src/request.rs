@@ -1,9 +1,9 @@
 //! Non-blocking requests and the scope that keeps their buffers alive.
 //!
-//! A non-blocking operation borrows its buffer for as long as the engine
+//! A non-blocking operation borrows its buffer for as long as the backend
 //! may use it. Requests therefore live in a [`scope`]: the buffers they
 //! borrow must outlive the scope, and the scope does not end until the
-//! engine is done with every buffer lent in it, even for requests that
+//! backend is done with every buffer lent in it, even for requests that
 //! were dropped or forgotten. This is what makes it impossible for safe
 //! code to touch or free a buffer while a request uses it.
 //!
@@ -64,7 +64,7 @@
 use std::marker::PhantomData;
 use std::rc::Rc;
 
-use crate::engine::ReqKey;
+use crate::backend::{Active, Backend, ReqKey};
 use crate::error::{Error, Result};
 use crate::runtime::{with_current, Runtime};
 use crate::types::Status;
@@ -73,7 +73,7 @@ use crate::wait::Backoff;
 pub use pertinax_sys::lend::Scope;
 
 /// Runs `f` with a scope for non-blocking operations; returns once the
-/// engine is done with every buffer lent in it (also when `f` panics).
+/// backend is done with every buffer lent in it (also when `f` panics).
 ///
 /// # What happens to requests still pending at the end
 ///
@@ -214,7 +214,7 @@ impl<'s> Request<'s> {
             return Err(Error::RequestInactive);
         }
         self.active = false;
-        self.rt.engine.borrow_mut().wait(self.key)
+        self.rt.b.wait(self.key)
     }
 
     /// Completes the request if it can without waiting: `Ok(None)` while
@@ -227,7 +227,7 @@ impl<'s> Request<'s> {
         if !self.active {
             return Err(Error::RequestInactive);
         }
-        let mut e = self.rt.engine.borrow_mut();
+        let e = &self.rt.b;
         e.progress();
         match e.take(self.key)? {
             None => Ok(None),
@@ -248,7 +248,7 @@ impl<'s> Request<'s> {
     ///
     /// - a receive that has not matched a message: yes;
     /// - a receive whose message is arriving in fragments (a large message
-    ///   matched while its sender streams it): no, the engine writes the
+    ///   matched while its sender streams it): no, the backend writes the
     ///   buffer until the last fragment; it completes normally, or fails
     ///   with the sender;
     /// - a send: no (as in MPI 4, where cancelling a send is deprecated).
@@ -284,18 +284,15 @@ impl<'s> Request<'s> {
         if !self.active {
             return Err(Error::RequestInactive);
         }
-        self.rt.engine.borrow_mut().cancel(self.key)
+        self.rt.b.cancel(self.key)
     }
 }
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
         if self.active {
-            // Not while the engine is in use (never the case for a request
-            // the application holds, but a drop must not panic).
-            if let Ok(mut e) = self.rt.engine.try_borrow_mut() {
-                e.forget(self.key);
-            }
+            // The backend lets go of it (and must not panic if it is busy).
+            self.rt.b.forget(self.key);
         }
     }
 }
@@ -332,11 +329,7 @@ fn runtime_of(reqs: &[Request<'_>]) -> Option<Rc<Runtime>> {
 
 /// Takes the result of request `i` (complete), as the answer of a wait
 /// over the slice.
-fn take_at(
-    e: &mut crate::engine::Engine,
-    reqs: &mut [Request<'_>],
-    i: usize,
-) -> Result<Status, WaitError> {
+fn take_at(e: &Active, reqs: &mut [Request<'_>], i: usize) -> Result<Status, WaitError> {
     let at = |error| WaitError { index: i, error };
     reqs[i].active = false;
     match e.take(reqs[i].key).map_err(at)? {
@@ -357,14 +350,14 @@ pub fn wait_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, Wai
     let Some(rt) = runtime_of(reqs) else {
         return Ok(None);
     };
-    let mut e = rt.engine.borrow_mut();
+    let e = &rt.b;
     let mut hit = None;
     e.wait_until(|e| {
         hit = reqs.iter().position(|r| r.active && e.is_done(r.key));
         hit.is_some()
     });
     let Some(i) = hit else { return Ok(None) };
-    take_at(&mut e, reqs, i).map(|st| Some((i, st)))
+    take_at(e, reqs, i).map(|st| Some((i, st)))
 }
 
 /// Completes one active request if any can be without waiting.
@@ -375,12 +368,12 @@ pub fn test_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, Wai
     let Some(rt) = runtime_of(reqs) else {
         return Ok(None);
     };
-    let mut e = rt.engine.borrow_mut();
+    let e = &rt.b;
     e.progress();
     let Some(i) = reqs.iter().position(|r| r.active && e.is_done(r.key)) else {
         return Ok(None);
     };
-    take_at(&mut e, reqs, i).map(|st| Some((i, st)))
+    take_at(e, reqs, i).map(|st| Some((i, st)))
 }
 
 /// Waits for every active request; returns their statuses in order
@@ -399,11 +392,11 @@ pub fn wait_all(reqs: &mut [Request<'_>]) -> Result<Vec<Status>, WaitError> {
     let Some(rt) = runtime_of(reqs) else {
         return Ok(Vec::new());
     };
-    let mut e = rt.engine.borrow_mut();
+    let e = &rt.b;
     let mut failed = None;
     // Requests before `from` are known complete (and successful).
     let mut from = 0;
-    let all_done = |e: &mut crate::engine::Engine, failed: &mut Option<usize>, from: &mut usize| {
+    let all_done = |e: &Active, failed: &mut Option<usize>, from: &mut usize| {
         for (i, r) in reqs.iter().enumerate().skip(*from) {
             if !r.active {
                 continue;
@@ -411,7 +404,7 @@ pub fn wait_all(reqs: &mut [Request<'_>]) -> Result<Vec<Status>, WaitError> {
             if !e.is_done(r.key) {
                 // Keep scanning: a later request may have failed.
                 for (j, q) in reqs.iter().enumerate().skip(i + 1) {
-                    if q.active && e.failed(q.key) {
+                    if q.active && e.request_failed(q.key) {
                         *failed = Some(j);
                         return true;
                     }
@@ -419,18 +412,18 @@ pub fn wait_all(reqs: &mut [Request<'_>]) -> Result<Vec<Status>, WaitError> {
                 *from = i;
                 return false;
             }
-            if e.failed(r.key) {
+            if e.request_failed(r.key) {
                 *failed = Some(i);
                 return true;
             }
         }
         true
     };
-    if !all_done(&mut e, &mut failed, &mut from) {
+    if !all_done(e, &mut failed, &mut from) {
         e.wait_until(|e| all_done(e, &mut failed, &mut from));
     }
     if let Some(i) = failed {
-        return Err(take_at(&mut e, reqs, i).err().unwrap_or(WaitError {
+        return Err(take_at(e, reqs, i).err().unwrap_or(WaitError {
             index: i,
             error: Error::RequestInactive,
         }));
@@ -438,7 +431,7 @@ pub fn wait_all(reqs: &mut [Request<'_>]) -> Result<Vec<Status>, WaitError> {
     let mut out = Vec::with_capacity(reqs.len());
     for i in 0..reqs.len() {
         if reqs[i].active {
-            out.push(take_at(&mut e, reqs, i)?);
+            out.push(take_at(e, reqs, i)?);
         }
     }
     Ok(out)

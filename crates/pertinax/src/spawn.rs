@@ -25,15 +25,14 @@
 
 use std::rc::Rc;
 
-use pertinax_wire::ctrl::{self, ToLauncher};
 use serde::{Deserialize, Serialize};
 
+use crate::backend::{Backend, ProcRequest, Record, TOKEN_PARENT, TOKEN_WORLD};
 use crate::comm::Comm;
-use crate::engine::{stamp, Record, ENTRY_PARENT, ENTRY_WORLD};
 use crate::error::{Error, RecoveryCall, Result};
-use crate::ft::words;
 use crate::runtime::Runtime;
 use crate::types::Rank;
+use crate::ulfm::words;
 
 /// What a new process is told when it is assigned (the payload of the
 /// launcher's `Assign`).
@@ -119,21 +118,14 @@ fn request(
         Assignment::Spawned { .. } => Vec::new(),
     };
     let payload = bincode::serialize(payload).map_err(|e| Error::Serialization(e.to_string()))?;
-    let msg = ToLauncher::Spawn {
+    rt.b.request_processes(ProcRequest {
         stamp,
-        program: program.map(|p| p.0.to_string()),
-        args: program.map_or_else(Vec::new, |p| p.1.iter().map(|s| s.to_string()).collect()),
-        count: count as u32,
-        use_spares: spares,
+        program,
+        count,
+        spares,
         payload,
         replaces,
-    };
-    let mut c = rt.ctrl.borrow_mut();
-    let sock = c.as_mut().ok_or_else(|| {
-        Error::SpawnFailed("a singleton job has no launcher to start processes".into())
-    })?;
-    ctrl::write_frame(sock, &msg)
-        .map_err(|e| Error::SpawnFailed(format!("cannot reach the launcher: {e}")))
+    })
 }
 
 /// Waits for the answer in `slot`'s publication; `None` if that process
@@ -143,18 +135,7 @@ fn await_publication(
     slot: usize,
     stamp: u64,
 ) -> Option<std::result::Result<Vec<u32>, u32>> {
-    let mut e = rt.engine.borrow_mut();
-    loop {
-        e.progress();
-        if let Some(p) = e.publication(slot, stamp) {
-            return Some(p);
-        }
-        if e.slot_ended(slot) {
-            // Read again: the launcher answers before it marks a death.
-            return e.publication(slot, stamp);
-        }
-        pertinax_sys::yield_cpu();
-    }
+    rt.b.await_processes(slot, stamp)
 }
 
 /// The error of a collective creation (spawn, merge) that needs every
@@ -208,21 +189,21 @@ impl Comm {
     pub fn spawn(&self, program: &str, args: &[&str], count: usize, root: Rank) -> Result<Comm> {
         self.coll_live()?;
         let root = self.check_rank(root)? as usize;
-        if count == 0 || count > pertinax_sys::segment::PUBLISH_MAX {
+        let max = self.inner.rt.b.spawn_max();
+        if count == 0 || count > max {
             return Err(Error::InvalidArgument(format!(
-                "cannot spawn {count} processes (1..={})",
-                pertinax_sys::segment::PUBLISH_MAX
+                "cannot spawn {count} processes (1..={max})"
             )));
         }
         let rt = self.inner.rt.clone();
-        let entry = rt.engine.borrow_mut().alloc_entry()?;
+        let entry = rt.b.reserve()?;
         let got = self.agreement_for(
             RecoveryCall::Spawn,
             [0, rt.next_ctx(), entry as u32, 0],
             entry,
         )?;
         let fail = |err: Error| {
-            rt.engine.borrow_mut().unreserve_entry(entry);
+            rt.b.unreserve(entry);
             Err(err)
         };
         if let Some(err) = non_contributors(&got, "spawn") {
@@ -232,7 +213,7 @@ impl Comm {
         let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
         rt.use_ctx(ctx);
         let entries: Vec<u16> = got.iter().flatten().map(|w| w[2] as u16).collect();
-        let st = stamp(ctx, 1);
+        let st = rt.b.request_stamp(ctx, 1);
         if self.inner.rank as usize == root {
             let a = Assignment::Spawned {
                 ctx,
@@ -261,7 +242,7 @@ impl Comm {
             self.inner.rank,
             self.inner.peers.clone(),
             &entries,
-            Some((slots.into(), vec![ENTRY_PARENT; n])),
+            Some((slots.into(), vec![TOKEN_PARENT; n])),
         ))
     }
 
@@ -284,14 +265,14 @@ impl Comm {
             ));
         };
         let rt = self.inner.rt.clone();
-        let entry = rt.engine.borrow_mut().alloc_entry()?;
+        let entry = rt.b.reserve()?;
         let got = self.agreement_for(
             RecoveryCall::Merge,
             [high as u32, rt.next_ctx(), entry as u32, 0],
             entry,
         )?;
         if let Some(err) = non_contributors(&got, "merge") {
-            rt.engine.borrow_mut().unreserve_entry(entry);
+            rt.b.unreserve(entry);
             return Err(err);
         }
         let w: Vec<[u32; 4]> = words(&got).into_iter().flatten().collect();
@@ -394,7 +375,7 @@ impl Comm {
             ));
         }
         let rt = self.inner.rt.clone();
-        let entry = rt.engine.borrow_mut().alloc_entry()?;
+        let entry = rt.b.reserve()?;
         let recs = self.agreement_for(
             RecoveryCall::ReplaceFailed,
             [
@@ -416,7 +397,7 @@ impl Comm {
         let mut peers: Vec<u32> = self.inner.peers.to_vec();
         let mut entries: Vec<u16> = got
             .iter()
-            .map(|g| g.map_or(ENTRY_WORLD, |w| w[2] as u16))
+            .map(|g| g.map_or(TOKEN_WORLD, |w| w[2] as u16))
             .collect();
         // The failed are replaced; the finalized keep their places.
         let mut holes: Vec<u32> = (0..n as u32)
@@ -429,11 +410,11 @@ impl Comm {
             else {
                 break;
             };
-            let st = stamp(ctx, attempt);
+            let st = rt.b.request_stamp(ctx, attempt);
             let mut template = peers.clone();
             for &h in &holes {
                 template[h as usize] = u32::MAX;
-                entries[h as usize] = ENTRY_WORLD;
+                entries[h as usize] = TOKEN_WORLD;
             }
             if asker == self.inner.rank as usize {
                 let a = Assignment::Replace {
@@ -454,7 +435,7 @@ impl Comm {
                     break;
                 }
                 Some(Err(status)) => {
-                    rt.engine.borrow_mut().unreserve_entry(entry);
+                    rt.b.unreserve(entry);
                     return Err(spawn_error(status));
                 }
                 None => {
@@ -502,7 +483,7 @@ pub(crate) fn join(rt: &Rc<Runtime>, slots: &[u32], index: usize, a: Assignment)
                 0,
                 index as u32,
                 group.clone(),
-                &vec![ENTRY_WORLD; slots.len()],
+                &vec![TOKEN_WORLD; slots.len()],
                 None,
             );
             let parent = Comm::from_parts(
@@ -510,7 +491,7 @@ pub(crate) fn join(rt: &Rc<Runtime>, slots: &[u32], index: usize, a: Assignment)
                 ctx,
                 index as u32,
                 group,
-                &vec![ENTRY_PARENT; slots.len()],
+                &vec![TOKEN_PARENT; slots.len()],
                 Some((parents.into(), entries)),
             );
             Ok(Joined {

@@ -224,12 +224,12 @@ fn med_cell(s: Option<Summary>, d: usize) -> String {
 /// disk-backed `/tmp` of the test machine that write (open with truncation,
 /// write, close) takes 0.2 to 1.2 ms, which is most of pertinax's detection
 /// time; in memory it takes a few microseconds.
-struct Scratch {
+pub(super) struct Scratch {
     dir: PathBuf,
 }
 
 impl Scratch {
-    fn new() -> Result<Scratch> {
+    pub(super) fn new() -> Result<Scratch> {
         let shm = std::path::Path::new("/dev/shm");
         let base = if shm.is_dir() {
             shm.to_path_buf()
@@ -242,7 +242,7 @@ impl Scratch {
         Ok(Scratch { dir })
     }
 
-    fn file(&self, name: &str) -> PathBuf {
+    pub(super) fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name.replace([' ', '=', '/'], "_"))
     }
 }

@@ -11,6 +11,7 @@ pub mod ft;
 pub mod launch;
 pub mod p2p;
 pub mod propagate;
+pub mod regress;
 pub mod resilient;
 
 use std::fs::File;

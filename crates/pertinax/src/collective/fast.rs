@@ -10,8 +10,8 @@ use bytemuck::Pod;
 
 use super::algo::ALLREDUCE_LARGE;
 use super::schedule::tag;
+use crate::backend::{Backend, MatchSpec};
 use crate::comm::Comm;
-use crate::engine::MatchSpec;
 use crate::error::{Error, Result};
 use crate::op::Op;
 
@@ -57,7 +57,7 @@ impl Comm {
     /// and sent eagerly, so that two ranks sending to each other before
     /// receiving never wait for one another.
     pub(crate) fn fast_path(&self, len: usize) -> bool {
-        len <= FAST_LIMIT && len <= self.inner.rt.engine.borrow().eager_limit()
+        len <= FAST_LIMIT && len <= self.inner.rt.b.eager_limit()
     }
 
     fn fast_send(&self, data: &[u8], to: usize, seq: u32, phase: u32) -> Result<()> {

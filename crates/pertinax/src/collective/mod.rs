@@ -46,13 +46,14 @@
 
 pub(crate) mod algo;
 mod fast;
+mod run;
 pub(crate) mod schedule;
 
 use bytemuck::Pod;
 use pertinax_sys::lend;
 
+use crate::backend::{Backend, MatchSpec, ReqKey, Store};
 use crate::comm::Comm;
-use crate::engine::{MatchSpec, ReqKey, Store};
 use crate::error::{Error, Result};
 use crate::op::{ErasedOp, Op};
 use crate::request::{Request, Scope};
@@ -147,7 +148,11 @@ impl Comm {
             self.inner.peers.clone(),
             self.next_seq(),
         );
-        Ok(self.inner.rt.engine.borrow_mut().start_schedule(sched))
+        Ok(self
+            .inner
+            .rt
+            .b
+            .start_task(Box::new(run::Running::new(sched))))
     }
 
     /// Runs a collective to completion.
@@ -163,7 +168,7 @@ impl Comm {
         lend::scope(
             |s| {
                 let k = self.start_coll(s, inp, out, op, build)?;
-                rt.engine.borrow_mut().wait(k).map(|_| ())
+                rt.b.wait(k).map(|_| ())
             },
             || rt.drain_step(&mut bo),
         )
@@ -372,7 +377,11 @@ impl Comm {
                 self.inner.peers.clone(),
                 self.next_seq(),
             );
-            let k = self.inner.rt.engine.borrow_mut().start_schedule(sched);
+            let k = self
+                .inner
+                .rt
+                .b
+                .start_task(Box::new(run::Running::new(sched)));
             drop(Request::new(self.inner.rt.clone(), k));
             return Err(err);
         }

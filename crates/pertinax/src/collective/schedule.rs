@@ -3,7 +3,7 @@
 //! Every collective is compiled into a [`Schedule`] (the approach of
 //! libNBC): a list of rounds, each a set of sends and receives that run
 //! concurrently, followed by local steps (combine, copy) that run in order
-//! once the round's messages are done. The engine advances every active
+//! once the round's messages are done. The backend advances every active
 //! schedule on each round of progress, so a non-blocking collective moves
 //! while the program waits on anything else; a blocking collective is a
 //! schedule plus a wait.
@@ -18,7 +18,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
 
-use crate::engine::{Cell, Peers, Store};
+use crate::backend::{Cell, Peers, Store};
 use crate::error::{Error, Result};
 use crate::op::ErasedOp;
 

@@ -1,4 +1,4 @@
-//! [`ErasedOp`]: an [`Op<T>`] working on bytes, for the collective engine.
+//! [`ErasedOp`]: an [`Op<T>`] working on bytes, for the collective schedules.
 
 use std::fmt;
 use std::mem::size_of;
@@ -38,7 +38,7 @@ impl fmt::Debug for ErasedOp {
 }
 
 impl<T: Pod> Op<T> {
-    /// The type-erased form of this operation, for the collective engine.
+    /// The type-erased form of this operation, for the collective schedules.
     pub(crate) fn erase(&self) -> ErasedOp {
         let op = self.clone();
         ErasedOp {

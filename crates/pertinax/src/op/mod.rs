@@ -24,13 +24,13 @@
 //!   bitwise the same result (for floats, up to the payload bits of a NaN
 //!   result, which Rust leaves unspecified). Float `sum` and `prod` are not
 //!   associative, so a different grouping may round differently: the
-//!   collective engine fixes the grouping for a given communicator size and
+//!   collective schedule fixes the grouping for a given communicator size and
 //!   operation, so repeated runs agree.
 //! - **Overflow and NaN.** Integer `sum` and `prod` wrap on overflow, as C
 //!   MPI does in practice; nothing panics. Float `min` and `max` follow IEEE
 //!   754-2019 `minimum`/`maximum`: NaN propagates and -0.0 < +0.0.
 //!
-//! The collective engine works on bytes: [`Op::erase`] turns an `Op<T>`
+//! The collective schedules work on bytes: [`Op::erase`] turns an `Op<T>`
 //! into an [`ErasedOp`] that combines byte buffers, aligned or not. The
 //! built-in operations run as one tight loop per type and operation, which
 //! the compiler vectorizes; a user operation calls its function per

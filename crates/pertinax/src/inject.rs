@@ -9,7 +9,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use pertinax_wire::ctrl::{self, ToLauncher};
 use pertinax_wire::env;
 use pertinax_wire::fault::{Plan, PlanError, Point};
 
@@ -101,16 +100,8 @@ fn fire(name: &str, hit: u64, how: How) {
         How::Panic => 0,
     };
     crate::runtime::with_current(|rt| {
-        if let Ok(mut c) = rt.ctrl.try_borrow_mut() {
-            if let Some(sock) = c.as_mut() {
-                let msg = ToLauncher::Injected {
-                    point: name.to_string(),
-                    hit,
-                    signal,
-                };
-                let _ = ctrl::write_frame(sock, &msg);
-            }
-        }
+        use crate::backend::Backend;
+        rt.b.report_injection(name, hit, signal);
     });
     match how {
         How::Panic => panic!("pertinax: injected panic at fault point {name:?} (hit {hit})"),

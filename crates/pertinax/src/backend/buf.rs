@@ -1,4 +1,4 @@
-//! Buffers that engine requests read from or write into.
+//! Buffers that backend requests read from or write into.
 //!
 //! A point-to-point request holds the caller's lent buffer. A collective
 //! schedule keeps its buffers in shared cells ([`Cell`]) so that several of

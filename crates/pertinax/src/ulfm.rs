@@ -31,10 +31,8 @@
 //! after), and `ft.revoke.partial` (in a revocation, after half of the
 //! members were marked); see the crate documentation for the full list.
 
-use std::rc::Rc;
-
+use crate::backend::{Active, Backend, Record};
 use crate::comm::Comm;
-use crate::engine::{next_seq, Member, Record};
 use crate::error::{Error, RecoveryCall, Result};
 use crate::group::Group;
 use crate::types::Rank;
@@ -69,20 +67,15 @@ impl Comm {
     /// `CommFreed`, `Finalized`.
     pub fn revoke(&self) -> Result<()> {
         self.live_ft()?;
-        self.inner.rt.engine.borrow_mut().revoke(self.inner.ctx);
+        self.inner.rt.b.revoke(self.inner.ctx);
         Ok(())
     }
 
     /// Whether the communicator was revoked (as known to this process).
     pub fn is_revoked(&self) -> bool {
-        let mut e = self.inner.rt.engine.borrow_mut();
+        let e = &self.inner.rt.b;
         e.progress();
         e.is_revoked(self.inner.ctx)
-    }
-
-    /// Slots of every member (group, then remote group).
-    fn member_slots(&self) -> Vec<u32> {
-        self.inner.members.iter().map(|m| m.slot).collect()
     }
 
     fn slot_group(&self, slots: Vec<u32>) -> Group {
@@ -100,10 +93,9 @@ impl Comm {
     /// `CommFreed`, `Finalized`.
     pub fn get_failed(&self) -> Result<Group> {
         self.live_ft()?;
-        let mut e = self.inner.rt.engine.borrow_mut();
+        let e = &self.inner.rt.b;
         e.progress();
-        let failed = e.failed_among(&self.member_slots());
-        drop(e);
+        let failed = e.failed_among(&self.inner.st);
         Ok(self.slot_group(failed))
     }
 
@@ -117,9 +109,9 @@ impl Comm {
     /// `CommFreed`, `Finalized`.
     pub fn ack_failed(&self, n: usize) -> Result<usize> {
         self.live_ft()?;
-        let mut e = self.inner.rt.engine.borrow_mut();
+        let e = &self.inner.rt.b;
         e.progress();
-        Ok(e.ack_failed(self.inner.ctx, &self.member_slots(), n))
+        Ok(e.ack_failed(self.inner.ctx, &self.inner.st, n))
     }
 
     /// The group of acknowledged failed processes (like the former
@@ -129,7 +121,7 @@ impl Comm {
     /// `CommFreed`, `Finalized`.
     pub fn get_acked(&self) -> Result<Group> {
         self.live_ft()?;
-        let acked = self.inner.rt.engine.borrow().acked(self.inner.ctx);
+        let acked = self.inner.rt.b.acked(self.inner.ctx);
         Ok(self.slot_group(acked))
     }
 
@@ -215,7 +207,7 @@ impl Comm {
             ));
         }
         let rt = &self.inner.rt;
-        let entry = rt.engine.borrow_mut().alloc_entry()?;
+        let entry = rt.b.reserve()?;
         let got = self.agreement_for(
             RecoveryCall::Shrink,
             [
@@ -240,7 +232,7 @@ impl Comm {
                 if i == self.inner.rank as usize {
                     my_rank = peers.len() as u32;
                 }
-                peers.push(self.inner.members[i].slot);
+                peers.push(rt.b.member_id(&self.inner.st, i));
                 entries.push(w[2] as u16);
                 ctx = ctx.max(w[1]);
             }
@@ -258,9 +250,7 @@ impl Comm {
     /// of call; `InvalidArgument` while an `iagree` is pending.
     pub(crate) fn agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Vec<Record>> {
         let mut p = self.start_agreement(call, words)?;
-        let mut e = self.inner.rt.engine.borrow_mut();
-        e.wait_until(|e| p.poll(e));
-        drop(e);
+        self.inner.rt.b.wait_until(|b| p.poll(b, self));
         p.finish(self)
     }
 
@@ -273,7 +263,7 @@ impl Comm {
         entry: u16,
     ) -> Result<Vec<Record>> {
         self.agreement(call, words).inspect_err(|_| {
-            self.inner.rt.engine.borrow_mut().unreserve_entry(entry);
+            self.inner.rt.b.unreserve(entry);
         })
     }
 
@@ -285,27 +275,19 @@ impl Comm {
                     .into(),
             ));
         }
-        let seq = next_seq(self.inner.ft_seq.get());
+        let b = &self.inner.rt.b;
+        let seq = b.next_agree_seq(self.inner.ft_seq.get());
         self.inner.ft_seq.set(seq);
         let ctx = self.inner.ctx;
-        let members: Rc<[Member]> = self.inner.members.clone();
         crate::fault_point("ft.agree.enter");
-        self.inner.rt.engine.borrow().contribute(
-            self.inner.entry,
-            ctx,
-            seq,
-            call.code(),
-            words,
-            &members,
-        );
+        b.contribute(ctx, seq, call, words, &self.inner.st);
         crate::fault_point("ft.agree.contributed");
         self.inner.agree_pending.set(true);
         Ok(Instance {
             call,
             ctx,
             seq,
-            got: vec![None; members.len()],
-            members,
+            got: vec![None; self.size() + self.remote_size()],
         })
     }
 
@@ -338,10 +320,11 @@ impl Comm {
                 Record::Finalized => finalized.push(Rank(i as i32)),
             }
         }
-        let acked = self.inner.rt.engine.borrow().acked(self.inner.ctx);
+        let b = &self.inner.rt.b;
+        let acked = b.acked(self.inner.ctx);
         let unacked = failed
             .iter()
-            .filter(|&&i| !acked.contains(&self.inner.members[i].slot))
+            .filter(|&&i| !acked.contains(&b.member_id(&self.inner.st, i)))
             .map(|&i| Rank(i as i32))
             .collect();
         Agreement {
@@ -393,21 +376,13 @@ struct Instance {
     call: RecoveryCall,
     ctx: u32,
     seq: u32,
-    members: Rc<[Member]>,
     got: Vec<Option<Record>>,
 }
 
 impl Instance {
     /// Reads what is still missing; true once every member is settled.
-    fn poll(&mut self, e: &crate::engine::Engine) -> bool {
-        let mut all = true;
-        for (g, &m) in self.got.iter_mut().zip(self.members.iter()) {
-            if g.is_none() {
-                *g = e.contribution(m, self.ctx, self.seq);
-                all &= g.is_some();
-            }
-        }
-        all
+    fn poll(&mut self, b: &Active, c: &Comm) -> bool {
+        b.poll_agreement(self.ctx, self.seq, &c.inner.st, &mut self.got)
     }
 
     /// The records, once every member is settled.
@@ -443,9 +418,9 @@ impl PendingAgreement {
             return Err(Error::RequestInactive);
         };
         let done = {
-            let mut e = self.comm.inner.rt.engine.borrow_mut();
-            e.progress();
-            inst.poll(&e)
+            let b = &self.comm.inner.rt.b;
+            b.progress();
+            inst.poll(b, &self.comm)
         };
         if !done {
             return Ok(None);
@@ -465,12 +440,8 @@ impl PendingAgreement {
         let Some(mut inst) = self.inst.take() else {
             return Err(Error::RequestInactive);
         };
-        self.comm
-            .inner
-            .rt
-            .engine
-            .borrow_mut()
-            .wait_until(|e| inst.poll(e));
+        let c = &self.comm;
+        c.inner.rt.b.wait_until(|b| inst.poll(b, c));
         let got = inst.finish(&self.comm)?;
         Ok(self.comm.outcome(&got))
     }
@@ -481,9 +452,8 @@ impl Drop for PendingAgreement {
         // An agreement cannot be withdrawn: the contribution is public.
         // Dropping the handle completes it here.
         if let Some(mut inst) = self.inst.take() {
-            if let Ok(mut e) = self.comm.inner.rt.engine.try_borrow_mut() {
-                e.wait_until(|e| inst.poll(e));
-            }
+            let c = &self.comm;
+            c.inner.rt.b.wait_until(|b| inst.poll(b, c));
             let _ = inst.finish(&self.comm);
         }
     }

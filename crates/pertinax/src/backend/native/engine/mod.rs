@@ -38,29 +38,20 @@ use pertinax_sys::segment::Segment;
 use pertinax_wire::msg::{Kind, Meta, Rts};
 use pertinax_wire::slot;
 
-use crate::collective::schedule::{tag as coll_tag, Schedule, Step as CollStep};
+use crate::backend::{Cell, MatchSpec, Peers, RecvBuf, ReqKey, SendBuf, Store, Task, TaskIo};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 use crate::wait::{Backoff, Step, WaitPolicy};
 
-mod buf;
-mod ft;
 mod matcher;
 mod outbox;
+mod registry;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use buf::{Cell, RecvBuf, SendBuf, Store};
-pub(crate) use ft::{next_seq, stamp, Member, Record, ENTRY_PARENT, ENTRY_SELF, ENTRY_WORLD};
 use matcher::Matcher;
 use outbox::Outbox;
-
-/// A request's key: slab index and generation, also its wire cookie.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ReqKey {
-    pub(super) idx: u32,
-    pub(super) gen: u32,
-}
+pub(crate) use registry::{next_seq, stamp, Member};
 
 impl ReqKey {
     pub(super) fn cookie(self) -> u64 {
@@ -73,24 +64,6 @@ impl ReqKey {
         }
     }
 }
-
-/// What a receive accepts.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MatchSpec {
-    pub ctx: u32,
-    pub src: Option<u32>,
-    pub tag: Option<i32>,
-}
-
-impl MatchSpec {
-    #[inline]
-    pub(super) fn matches(&self, ctx: u32, src: u32, tag: i32) -> bool {
-        self.ctx == ctx && self.src.is_none_or(|s| s == src) && self.tag.is_none_or(|t| t == tag)
-    }
-}
-
-/// The peers of the communicator an operation runs on: rank → slot.
-pub(crate) type Peers = Rc<[u32]>;
 
 pub(super) struct RecvReq {
     pub(super) spec: MatchSpec,
@@ -117,20 +90,11 @@ pub(super) enum ReqState {
     Free,
     Recv(RecvReq),
     Send(SendReq),
-    /// A collective schedule in progress.
-    Coll(Box<CollState>),
-    /// A collective taken out of the slab while it advances.
+    /// A task (collective schedule) in progress.
+    Task(Box<dyn Task>),
+    /// A task taken out of the slab while it advances.
     Busy,
     Done(Result<Status>),
-}
-
-/// A schedule and the requests of its current round.
-pub(super) struct CollState {
-    sched: Schedule,
-    /// In-flight requests and, for receives, the length they expect and
-    /// what they match.
-    pending: Vec<(ReqKey, Option<usize>, Option<MatchSpec>)>,
-    started: bool,
 }
 
 pub(super) struct ReqSlot {
@@ -221,8 +185,8 @@ pub(crate) struct Engine {
     /// Beat the heartbeat on every progress round.
     pub(crate) beat_in_progress: bool,
     /// Fault-tolerance state per communicator (by context id).
-    ft: std::collections::HashMap<u32, ft::CtxFt>,
-    entries: ft::Entries,
+    ft: std::collections::HashMap<u32, registry::CtxFt>,
+    entries: registry::Entries,
     /// Active collective schedules.
     colls: Vec<ReqKey>,
     /// Requests nobody waits for, freed once complete: receives that drop
@@ -311,7 +275,7 @@ impl Engine {
             detect: std::env::var(pertinax_wire::env::tune::DETECT)
                 .map_or(true, |v| v.trim() != "0"),
             ft: std::collections::HashMap::new(),
-            entries: ft::Entries::new(),
+            entries: registry::Entries::new(),
             colls: Vec::new(),
             discards: Vec::new(),
             eager_limit,
@@ -575,12 +539,12 @@ impl Engine {
         for s in 0..self.poll_upto {
             while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
                 let refusal = if self.trouble {
-                    ft::rts_refusal(&self.ft, &self.failed, &meta, payload)
+                    registry::rts_refusal(&self.ft, &self.failed, &meta, payload)
                 } else {
                     None
                 };
                 match refusal {
-                    Some(cookie) => ft::refuse(&mut self.outbox, s, cookie),
+                    Some(cookie) => registry::refuse(&mut self.outbox, s, cookie),
                     None => self.m.on_record(&mut self.outbox, s, meta, payload),
                 }
                 self.inb[s].pop();
@@ -626,14 +590,11 @@ impl Engine {
 
     // ---- collectives ----------------------------------------------------
 
-    /// Starts a collective schedule; it advances with every progress round.
-    pub fn start_schedule(&mut self, sched: Schedule) -> ReqKey {
-        let key = self.m.alloc(ReqState::Coll(Box::new(CollState {
-            sched,
-            pending: Vec::new(),
-            started: false,
-        })));
-        self.advance_coll(key);
+    /// Starts a task (a collective schedule); it advances with every
+    /// progress round.
+    pub fn start_task(&mut self, task: Box<dyn Task>) -> ReqKey {
+        let key = self.m.alloc(ReqState::Task(task));
+        self.advance_task(key);
         if !self.is_done(key) {
             self.colls.push(key);
         }
@@ -654,7 +615,7 @@ impl Engine {
         let keys = std::mem::take(&mut self.colls);
         let mut moved = false;
         for k in keys {
-            moved |= self.advance_coll(k);
+            moved |= self.advance_task(k);
             if !self.is_done(k) {
                 self.colls.push(k);
             }
@@ -664,7 +625,7 @@ impl Engine {
 
     /// Ends a request early with `Cancelled`-like failure, returning its
     /// buffers (used when a collective fails midway).
-    fn abandon(&mut self, k: ReqKey) {
+    pub fn abandon(&mut self, k: ReqKey) {
         if let Some(ReqState::Send(sr)) = self.m.get(k) {
             if sr.stream.is_none() && !sr.nacked {
                 // The receiver may be reading the buffer right now (single
@@ -688,130 +649,21 @@ impl Engine {
         self.discards.push(k);
     }
 
-    /// Moves schedule `key` as far as it can go now.
-    fn advance_coll(&mut self, key: ReqKey) -> bool {
+    /// Moves task `key` as far as it can go now.
+    fn advance_task(&mut self, key: ReqKey) -> bool {
         let Some(st) = self.m.get(key) else {
             return false;
         };
-        let ReqState::Coll(mut c) = std::mem::replace(st, ReqState::Busy) else {
-            // Not a schedule (or already done): put nothing back.
+        let ReqState::Task(mut t) = std::mem::replace(st, ReqState::Busy) else {
+            // Not a task (or already done): put nothing back.
             return false;
         };
-        let mut moved = false;
-        let outcome = loop {
-            if !c.started {
-                if c.sched.cur == c.sched.rounds.len() {
-                    break Some(Ok(()));
-                }
-                let r = c.sched.cur;
-                let mut err = None;
-                for i in 0..c.sched.rounds[r].comm.len() {
-                    match c.sched.rounds[r].comm[i].clone() {
-                        CollStep::Send {
-                            peer,
-                            buf,
-                            range,
-                            phase,
-                        } => {
-                            let tag = coll_tag(c.sched.seq, phase);
-                            let slot = c.sched.peers[peer as usize] as usize;
-                            let b = SendBuf::Part(c.sched.bufs[buf].clone(), range);
-                            match self.isend(slot, peer, c.sched.ctx, c.sched.rank, tag, b) {
-                                Ok(k) => c.pending.push((k, None, None)),
-                                Err(e) => {
-                                    err = Some(e);
-                                    break;
-                                }
-                            }
-                        }
-                        CollStep::Recv {
-                            peer,
-                            buf,
-                            range,
-                            phase,
-                        } => {
-                            let tag = coll_tag(c.sched.seq, phase);
-                            let spec = MatchSpec {
-                                ctx: c.sched.ctx,
-                                src: Some(peer),
-                                tag: Some(tag),
-                            };
-                            let len = range.len();
-                            let b = RecvBuf::Part(c.sched.bufs[buf].clone(), range);
-                            let k = self.irecv(spec, c.sched.peers.clone(), b, 1);
-                            c.pending.push((k, Some(len), Some(spec)));
-                        }
-                        _ => {}
-                    }
-                }
-                c.started = true;
-                moved = true;
-                if let Some(e) = err {
-                    break Some(Err(e));
-                }
-            }
-            if !c.pending.iter().all(|(k, _, _)| self.is_done(*k)) {
-                break None;
-            }
-            let mut err = None;
-            for (k, expect, spec) in std::mem::take(&mut c.pending) {
-                match self.take(k) {
-                    Ok(Some(Ok(st))) => {
-                        if let Some(n) = expect {
-                            if st.len != n && err.is_none() {
-                                err = Some(Error::InvalidArgument(format!(
-                                    "collective count mismatch: rank {} sent {} bytes where {n} were expected",
-                                    st.source, st.len
-                                )));
-                            }
-                        }
-                    }
-                    Ok(Some(Err(Error::Truncated { sent, capacity }))) => {
-                        // Another rank sent more than this one expects:
-                        // take the message anyway (so its sender is not
-                        // left waiting) and report the mismatch.
-                        if let Some(spec) = spec {
-                            self.discard(spec, c.sched.peers.clone(), sent);
-                        }
-                        err.get_or_insert(Error::InvalidArgument(format!(
-                            "collective count mismatch: a rank sent {sent} bytes where {capacity} were expected"
-                        )));
-                    }
-                    Ok(Some(Err(e))) => {
-                        err.get_or_insert(e);
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(e) = err {
-                break Some(Err(e));
-            }
-            if let Err(e) = c.sched.run_local(c.sched.cur) {
-                break Some(Err(e));
-            }
-            c.sched.cur += 1;
-            c.started = false;
-            moved = true;
-        };
-        match outcome {
-            None => {
-                if let Some(st) = self.m.get(key) {
-                    *st = ReqState::Coll(c);
-                }
-            }
-            Some(r) => {
-                for (k, _, _) in std::mem::take(&mut c.pending) {
-                    self.abandon(k);
-                }
-                let status = Status {
-                    source: Rank(c.sched.rank as i32),
-                    tag: Tag(0),
-                    len: 0,
-                };
-                if let Some(st) = self.m.get(key) {
-                    *st = ReqState::Done(r.map(|_| status));
-                }
-            }
+        let (moved, outcome) = t.advance(self);
+        if let Some(st) = self.m.get(key) {
+            *st = match outcome {
+                None => ReqState::Task(t),
+                Some(r) => ReqState::Done(r),
+            };
         }
         moved
     }
@@ -839,8 +691,8 @@ impl Engine {
         if changed {
             for s in 0..self.poll_upto {
                 while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
-                    match ft::rts_refusal(&self.ft, &self.failed, &meta, payload) {
-                        Some(cookie) => ft::refuse(&mut self.outbox, s, cookie),
+                    match registry::rts_refusal(&self.ft, &self.failed, &meta, payload) {
+                        Some(cookie) => registry::refuse(&mut self.outbox, s, cookie),
                         None => self.m.on_record(&mut self.outbox, s, meta, payload),
                     }
                     self.inb[s].pop();
@@ -922,7 +774,7 @@ impl Engine {
     pub fn cancel_all(&mut self) {
         self.colls.clear();
         for slot in self.m.reqs.iter_mut() {
-            if matches!(slot.st, ReqState::Coll(_) | ReqState::Busy) {
+            if matches!(slot.st, ReqState::Task(_) | ReqState::Busy) {
                 slot.st = ReqState::Done(Err(Error::Finalized));
             }
         }
@@ -940,5 +792,38 @@ impl Engine {
     /// Sends everything still queued (used at finalization).
     pub fn drain_outbox(&mut self) {
         self.wait_until(|e| e.outbox.backlog_recs == 0 && e.m.streams.is_empty());
+    }
+}
+
+impl TaskIo for Engine {
+    #[inline]
+    fn isend(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        Engine::isend(self, dest, dest_rank, ctx, src, tag, buf)
+    }
+    #[inline]
+    fn irecv(&mut self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
+        Engine::irecv(self, spec, peers, buf, elem)
+    }
+    #[inline]
+    fn is_done(&self, k: ReqKey) -> bool {
+        Engine::is_done(self, k)
+    }
+    #[inline]
+    fn take(&mut self, k: ReqKey) -> Result<Option<Result<Status>>> {
+        Engine::take(self, k)
+    }
+    fn discard(&mut self, spec: MatchSpec, peers: Peers, len: usize) {
+        Engine::discard(self, spec, peers, len)
+    }
+    fn abandon(&mut self, k: ReqKey) {
+        Engine::abandon(self, k)
     }
 }

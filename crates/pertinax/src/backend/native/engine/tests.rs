@@ -1,7 +1,9 @@
 //! Matching and protocol logic without processes: two engines on two
 //! slots of one segment, in one thread.
-use super::ft::SEQ_MASK;
+use super::registry::SEQ_MASK;
 use super::*;
+use crate::backend::Record;
+use crate::backend::TOKEN_WORLD as ENTRY_WORLD;
 use pertinax_sys::segment::Layout;
 use pertinax_sys::{cma, lend};
 

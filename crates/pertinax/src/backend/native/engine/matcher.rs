@@ -52,7 +52,7 @@ impl Matcher {
         if let Some(st) = self.get(k) {
             if !matches!(
                 st,
-                ReqState::Free | ReqState::Done(_) | ReqState::Coll(_) | ReqState::Busy
+                ReqState::Free | ReqState::Done(_) | ReqState::Task(_) | ReqState::Busy
             ) {
                 *st = ReqState::Done(r);
             }

@@ -43,11 +43,14 @@ pub(crate) const KEY_REVOKED: u64 = 1 << 34;
 pub(crate) const KEY_RELEASED: u64 = 1 << 35;
 
 /// Entries every process reserves: the world, self, and the parent
-/// intercommunicator of a spawned process.
-pub(crate) const ENTRY_WORLD: u16 = 0;
-pub(crate) const ENTRY_SELF: u16 = 1;
-pub(crate) const ENTRY_PARENT: u16 = 2;
+/// intercommunicator of a spawned process (the contract's
+/// `TOKEN_WORLD`, `TOKEN_SELF`, `TOKEN_PARENT`: 0, 1, 2).
 const FIRST_FREE_ENTRY: usize = 3;
+const _: () = assert!(
+    crate::backend::TOKEN_WORLD as usize == 0
+        && crate::backend::TOKEN_SELF as usize == 1
+        && crate::backend::TOKEN_PARENT as usize == 2
+);
 
 /// One process of a communicator, as the fault-tolerance layer sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -556,16 +559,7 @@ impl Engine {
     }
 }
 
-/// A member's part in one agreement instance, final once read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Record {
-    /// It contributed `words` from a recovery call of kind `kind`.
-    Contributed { kind: u8, words: [u32; 4] },
-    /// It failed without contributing.
-    Failed,
-    /// It finalized (exited normally) without contributing.
-    Finalized,
-}
+pub(crate) use crate::backend::Record;
 
 /// Agreement sequence numbers use the low 24 bits of a record's stamp;
 /// the kind of recovery call takes the 8 bits above them.

@@ -1,0 +1,309 @@
+//! The rank side of the backend contract tests (`tests/contract.rs`): one
+//! scenario per promise of the contract (`pertinax::backend`, see
+//! ARCHITECTURE.md "The backend contract"), written only against the public
+//! API, so that every backend must pass them unchanged.
+//!
+//! Every rank prints `OK <scenario> rank=R <facts>` when its checks pass,
+//! or `FAIL <scenario> rank=R: <why>` and exits 1.
+//!
+//! - `order`: posted receives match in posting order; a receive searches
+//!   earlier arrivals in arrival order; messages from one sender on one
+//!   communicator never overtake each other, across eager and large
+//!   messages and across tags.
+//! - `anysource`: any-source (and any-tag) receives get every message once,
+//!   each sender's messages in order, with the right status.
+//! - `truncation`: a message too long for the buffer, or not a whole number
+//!   of elements, fails the receive and is not consumed (small and large).
+//! - `revoke`: a revocation by one rank ends the others' pending receives
+//!   with `Revoked`, later operations fail with it, and agree and shrink
+//!   still work on the revoked communicator.
+//! - `agree`: an agreement during which the launcher kills a rank (at
+//!   `ft.agree.enter` or `ft.agree.contributed`); every survivor prints the
+//!   outcome, which the test compares (uniform, and exact: a member killed
+//!   after contributing counts as a contributor).
+//! - `shrink`: a rank dies; survivors' receives from it fail with
+//!   `ProcFailed`, then shrink gives the same communicator of survivors at
+//!   every one, on which an allreduce works.
+
+use std::time::Duration;
+
+use pertinax::{Comm, Error, Op, Rank, Universe, ANY_SOURCE, ANY_TAG};
+use pertinax_harness::{report, scenarios, setup, Scenario};
+
+type R = Result<String, String>;
+
+fn e(x: Error) -> String {
+    x.to_string()
+}
+
+macro_rules! check {
+    ($c:expr, $($f:tt)*) => {
+        if !$c {
+            return Err(format!($($f)*));
+        }
+    };
+}
+
+/// A message of `len` bytes whose contents say who sent it and its number.
+fn pattern(from: usize, seq: u32, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (from as u32 * 131 + seq * 17 + i as u32) as u8)
+        .collect()
+}
+
+fn order(u: &Universe, w: &Comm) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    check!(n >= 2, "needs 2 ranks");
+    let big = 4 * u.eager_limit() + 123;
+    let sizes = [8usize, big, 0, 16, big, 3];
+    if me == 0 {
+        // Wait until rank 1 has posted its two any-tag receives.
+        let mut go = [0u8];
+        w.recv(&mut go, 1, 1).map_err(e)?;
+        w.send(&[10u8], 1, 2).map_err(e)?;
+        w.send(&[20u8], 1, 3).map_err(e)?;
+        // Same tag, eager and large mixed: must arrive in sending order.
+        for (i, &len) in sizes.iter().enumerate() {
+            w.send(&pattern(0, i as u32, len), 1, 4).map_err(e)?;
+        }
+        // Two tags interleaved: a receive by tag skips the other tag and
+        // each tag's messages stay in order.
+        for i in 0..6u32 {
+            w.send(&[i], 1, 5 + (i % 2) as i32).map_err(e)?;
+        }
+        w.barrier().map_err(e)?;
+        Ok("sent".into())
+    } else if me == 1 {
+        let (mut a, mut b) = ([0u8], [0u8]);
+        let got = pertinax::scope(|s| {
+            // Posted in this order before anything is sent: the first
+            // posted receive gets the first message.
+            let ra = w.irecv(s, &mut a, 0, ANY_TAG)?;
+            let rb = w.irecv(s, &mut b, 0, ANY_TAG)?;
+            w.send(&[1u8], 0, 1)?;
+            let st = pertinax::wait_all(&mut [ra, rb])?;
+            Ok::<_, Error>((st[0].tag.0, st[1].tag.0))
+        })
+        .map_err(e)?;
+        check!(
+            (a[0], b[0]) == (10, 20) && got == (2, 3),
+            "posted receives matched out of order: {:?} tags {got:?}",
+            (a[0], b[0])
+        );
+        let mut buf = vec![0u8; big];
+        for (i, &len) in sizes.iter().enumerate() {
+            let st = w.recv(&mut buf, 0, 4).map_err(e)?;
+            check!(
+                st.len == len && buf[..len] == pattern(0, i as u32, len)[..],
+                "message {i} on tag 4: got {} bytes, expected {len} (overtaken)",
+                st.len
+            );
+        }
+        // Tag 6 first: its messages (1, 3, 5) in order, then tag 5's.
+        let mut x = [0u32];
+        for want in [1u32, 3, 5, 0, 2, 4] {
+            let tag = 5 + (want % 2) as i32;
+            w.recv(&mut x, 0, tag).map_err(e)?;
+            check!(x[0] == want, "tag {tag}: got {} expected {want}", x[0]);
+        }
+        w.barrier().map_err(e)?;
+        Ok("in-order".into())
+    } else {
+        w.barrier().map_err(e)?;
+        Ok("idle".into())
+    }
+}
+
+fn anysource(w: &Comm) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let k = 50u32;
+    if me != 0 {
+        for i in 0..k {
+            w.send(&[me as u32, i], 0, 7 + (i % 3) as i32).map_err(e)?;
+        }
+        w.barrier().map_err(e)?;
+        return Ok("sent".into());
+    }
+    let mut next = vec![0u32; n];
+    let mut m = [0u32; 2];
+    for _ in 0..(n as u32 - 1) * k {
+        let st = w.recv(&mut m, ANY_SOURCE, ANY_TAG).map_err(e)?;
+        let src = st.source.index();
+        check!(
+            src == m[0] as usize && st.len == 8 && st.tag.0 == 7 + (m[1] % 3) as i32,
+            "status {st:?} for message {m:?}"
+        );
+        check!(
+            m[1] == next[src],
+            "from {src}: got message {} expected {}",
+            m[1],
+            next[src]
+        );
+        next[src] += 1;
+    }
+    check!(
+        next.iter().skip(1).all(|&c| c == k),
+        "counts per sender {next:?}"
+    );
+    // Nothing left over.
+    check!(
+        w.iprobe(ANY_SOURCE, ANY_TAG).map_err(e)?.is_none(),
+        "a message left over"
+    );
+    w.barrier().map_err(e)?;
+    Ok(format!("received={}", (n as u32 - 1) * k))
+}
+
+fn truncation(u: &Universe, w: &Comm) -> R {
+    let me = w.rank().index();
+    let big = 3 * u.eager_limit() + 5;
+    if me == 0 {
+        w.send(&pattern(0, 1, 16), 1, 3).map_err(e)?;
+        w.send(&pattern(0, 2, 6), 1, 4).map_err(e)?;
+        w.send(&pattern(0, 3, big), 1, 5).map_err(e)?;
+        w.barrier().map_err(e)?;
+        return Ok("sent".into());
+    }
+    if me != 1 {
+        w.barrier().map_err(e)?;
+        return Ok("idle".into());
+    }
+    let mut small = [0u8; 8];
+    let r = w.recv(&mut small, 0, 3);
+    check!(
+        r == Err(Error::Truncated {
+            sent: 16,
+            capacity: 8
+        }),
+        "short buffer: {r:?}"
+    );
+    let mut ok = [0u8; 16];
+    let st = w.recv(&mut ok, 0, 3).map_err(e)?;
+    check!(
+        st.len == 16 && ok[..] == pattern(0, 1, 16)[..],
+        "the truncated message was not kept intact"
+    );
+    let mut words = [0u32; 4];
+    let r = w.recv(&mut words, 0, 4);
+    check!(
+        matches!(r, Err(Error::LengthNotMultiple { len: 6, elem: 4 })),
+        "6 bytes into u32: {r:?}"
+    );
+    let mut six = [0u8; 6];
+    w.recv(&mut six, 0, 4).map_err(e)?;
+    check!(six[..] == pattern(0, 2, 6)[..], "6-byte message changed");
+    let mut half = vec![0u8; big / 2];
+    let r = w.recv(&mut half, 0, 5);
+    check!(
+        r == Err(Error::Truncated {
+            sent: big,
+            capacity: big / 2
+        }),
+        "large message, short buffer: {r:?}"
+    );
+    let mut all = vec![0u8; big];
+    let st = w.recv(&mut all, 0, 5).map_err(e)?;
+    check!(
+        st.len == big && all == pattern(0, 3, big),
+        "the truncated large message was not kept intact"
+    );
+    w.barrier().map_err(e)?;
+    Ok("kept".into())
+}
+
+fn revoke(w: &Comm) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let c = w.dup().map_err(e)?;
+    c.barrier().map_err(e)?;
+    if me == 0 {
+        std::thread::sleep(Duration::from_millis(100));
+        c.revoke().map_err(e)?;
+    } else {
+        // Nobody sends this: only the revocation ends it.
+        let mut b = [0u64];
+        let r = c.recv(&mut b, 0, 99);
+        check!(r == Err(Error::Revoked), "pending receive: {r:?}");
+    }
+    check!(c.is_revoked(), "not revoked here");
+    let r = c.send(&[1u8], (me + 1) % n, 1);
+    check!(r == Err(Error::Revoked), "send after revoke: {r:?}");
+    let r = c.barrier();
+    check!(r == Err(Error::Revoked), "collective after revoke: {r:?}");
+    // Recovery calls still work, and the world is untouched.
+    let flags = c.agree(0b101 | (me as u32 & 1) << 1).map_err(e)?;
+    let s = c.shrink().map_err(e)?;
+    check!(
+        s.size() == n && s.rank().index() == me,
+        "shrink of a revoked comm"
+    );
+    let mut sum = [0u64];
+    s.allreduce(&[me as u64], &mut sum, &Op::sum()).map_err(e)?;
+    w.barrier().map_err(e)?;
+    Ok(format!("flags={flags:b} sum={}", sum[0]))
+}
+
+fn agree(w: &Comm) -> R {
+    let me = w.rank().index();
+    // No barrier first: a collective is not uniform, so a barrier the
+    // victim completed could fail at others, which would then leave.
+    // Every rank clears its own bit: the outcome tells exactly who
+    // contributed (the launcher kills one rank inside the agreement).
+    let d = w.agree_detailed(!(1u32 << me)).map_err(e)?;
+    let failed: Vec<i32> = d.failed.iter().map(|r| r.0).collect();
+    Ok(format!(
+        "flags={:x} failed={failed:?} finalized={}",
+        d.flags,
+        d.finalized.len()
+    ))
+}
+
+fn shrink(w: &Comm) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let victim = n - 1;
+    // No barrier first (see `agree`).
+    if me == victim {
+        pertinax::fault_point("contract.victim");
+        return Err("the victim survived its kill".into());
+    }
+    let mut b = [0u8];
+    let r = w.recv(&mut b, victim, 1);
+    check!(
+        r == Err(Error::ProcFailed {
+            ranks: vec![Rank(victim as i32)]
+        }),
+        "receive from the dead rank: {r:?}"
+    );
+    let s = w.shrink().map_err(e)?;
+    check!(
+        s.size() == n - 1 && s.rank().index() == me,
+        "shrunk size {} rank {}",
+        s.size(),
+        s.rank().0
+    );
+    let mut sum = [0u64];
+    s.allreduce(&[me as u64 + 1], &mut sum, &Op::sum())
+        .map_err(e)?;
+    check!(
+        sum[0] == ((n - 1) * n / 2) as u64,
+        "allreduce on the shrunk communicator: {}",
+        sum[0]
+    );
+    Ok(format!("size={} sum={}", s.size(), sum[0]))
+}
+
+fn main() {
+    let sc = Scenario::from_args();
+    let scenario = sc.name();
+    let u: Universe = setup("init", pertinax::init());
+    let w = u.world();
+    let r = scenarios!(match scenario {
+        "order" => order(&u, &w),
+        "anysource" => anysource(&w),
+        "truncation" => truncation(&u, &w),
+        "revoke" => revoke(&w),
+        "agree" => agree(&w),
+        "shrink" => shrink(&w),
+    });
+    report(scenario, w.rank().index(), r).or_exit();
+    drop(u);
+}

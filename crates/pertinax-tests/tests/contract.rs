@@ -1,0 +1,169 @@
+//! The backend contract tests: what every backend must do, checked through
+//! the public API with real processes (`pertinax-contract` is the rank
+//! program; see ARCHITECTURE.md, "The backend contract"). The suite runs
+//! once per backend of [`BACKENDS`]; today there is one, the native
+//! shared-memory backend. A new backend adds its row (the launcher
+//! arguments and environment that select it) and must pass every test
+//! unchanged.
+
+use pertinax_harness::{run, Job, Spec};
+
+/// A backend under test: how a job selects it.
+struct Backend {
+    name: &'static str,
+    launcher_args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+}
+
+/// Every backend the suite runs on.
+const BACKENDS: &[Backend] = &[Backend {
+    name: "native",
+    launcher_args: &[],
+    env: &[],
+}];
+
+fn prog() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-contract"))
+}
+
+/// A job of `n` ranks of `scenario` on backend `b`, with extra launcher
+/// arguments (kill plans).
+fn job(b: &Backend, n: usize, scenario: &str, extra: &[&str]) -> Job {
+    let mut s = Spec::new(n, &[scenario]).program(prog()).bound(60);
+    for a in b.launcher_args.iter().chain(extra) {
+        s = s.launcher_arg(a);
+    }
+    for (k, v) in b.env {
+        s = s.env(k, v);
+    }
+    run(s)
+}
+
+/// The OK lines, sorted by rank.
+fn oks(j: &Job) -> Vec<String> {
+    let mut v: Vec<String> = j
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("OK "))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// Asserts exit code `code`, `survivors` OK lines and no FAIL.
+fn expect(b: &Backend, j: &Job, code: i32, survivors: usize) {
+    assert!(
+        j.code == Some(code) && j.oks() == survivors && !j.stdout.contains("FAIL"),
+        "[{}] expected code {code} and {survivors} OK: code {:?}, {} OK\nstdout:\n{}\nstderr:\n{}",
+        b.name,
+        j.code,
+        j.oks(),
+        j.stdout,
+        j.stderr
+    );
+}
+
+/// The value of `key=` in an OK line.
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+        .unwrap_or("")
+}
+
+/// Posting order, arrival order and non-overtaking (eager and large
+/// messages on one tag, two interleaved tags).
+#[test]
+fn matching_order() {
+    for b in BACKENDS {
+        for n in [2, 3] {
+            let j = job(b, n, "order", &[]);
+            expect(b, &j, 0, n);
+            assert!(j.stdout.contains("in-order"), "{}", j.stdout);
+        }
+    }
+}
+
+/// Any-source, any-tag receives: every message once, per-sender order,
+/// right status, nothing left.
+#[test]
+fn any_source() {
+    for b in BACKENDS {
+        for n in [3, 5] {
+            let j = job(b, n, "anysource", &[]);
+            expect(b, &j, 0, n);
+            let want = format!("received={}", (n - 1) * 50);
+            assert!(j.stdout.contains(&want), "{}", j.stdout);
+        }
+    }
+}
+
+/// Truncation and a length that is not a whole number of elements fail the
+/// receive and leave the message whole for the next one.
+#[test]
+fn truncation_keeps_the_message() {
+    for b in BACKENDS {
+        let j = job(b, 2, "truncation", &[]);
+        expect(b, &j, 0, 2);
+        assert!(j.stdout.contains("kept"), "{}", j.stdout);
+    }
+}
+
+/// A revocation ends pending receives everywhere; agree and shrink still
+/// work on the revoked communicator, with the same outcome everywhere.
+#[test]
+fn revoke_then_recover() {
+    for b in BACKENDS {
+        let n = 4;
+        let j = job(b, n, "revoke", &[]);
+        expect(b, &j, 0, n);
+        for l in oks(&j) {
+            assert_eq!(field(&l, "flags"), "101", "{l}");
+            assert_eq!(field(&l, "sum"), "6", "{l}");
+        }
+    }
+}
+
+/// An agreement during which a rank is killed, before it contributes and
+/// right after: every survivor returns the same, exact outcome.
+#[test]
+fn agree_under_kills() {
+    for b in BACKENDS {
+        for (n, victim) in [(4usize, 1usize), (6, 5)] {
+            let others = (0..n)
+                .filter(|&r| r != victim)
+                .fold(0u32, |m, r| m | 1 << r);
+            for (point, contributed) in [("ft.agree.enter", false), ("ft.agree.contributed", true)]
+            {
+                let kill = format!("{victim}@{point}#1");
+                let j = job(b, n, "agree", &["--kill", &kill]);
+                expect(b, &j, 0, n - 1);
+                let (flags, failed) = if contributed {
+                    (!(others | 1 << victim), "[]".to_string())
+                } else {
+                    (!others, format!("[{victim}]"))
+                };
+                for l in oks(&j) {
+                    assert_eq!(field(&l, "flags"), format!("{flags:x}"), "{point}: {l}");
+                    assert_eq!(field(&l, "failed"), failed, "{point}: {l}");
+                    assert_eq!(field(&l, "finalized"), "0", "{point}: {l}");
+                }
+            }
+        }
+    }
+}
+
+/// A rank dies: receives from it fail with `ProcFailed`, and shrink gives
+/// every survivor the same communicator, on which an allreduce works.
+#[test]
+fn shrink_after_a_kill() {
+    for b in BACKENDS {
+        for n in [3, 5] {
+            let kill = format!("{}@contract.victim#1", n - 1);
+            let j = job(b, n, "shrink", &["--kill", &kill]);
+            expect(b, &j, 0, n - 1);
+            let want = format!("size={} sum={}", n - 1, (n - 1) * n / 2);
+            assert_eq!(j.stdout.matches(&want).count(), n - 1, "{}", j.stdout);
+        }
+    }
+}

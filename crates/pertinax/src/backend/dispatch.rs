@@ -1,0 +1,222 @@
+//! [`Active`]: the backend chosen at start-up, as an enum of the backends
+//! compiled in (enum dispatch: one predictable branch per call, each
+//! backend's methods inlined behind it; with one backend the match is
+//! irrefutable and compiles away). A backend added behind a cargo feature
+//! adds a variant here and an arm to the two macros.
+
+use super::native::{self, Native};
+use super::{
+    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Task, Token,
+};
+use crate::error::{Error, RecoveryCall, Result};
+use crate::types::Status;
+use crate::wait::Backoff;
+
+/// The backend of this process.
+#[derive(Debug)]
+pub(crate) enum Active {
+    /// Shared memory on one machine, under `pertinax run`.
+    Native(Native),
+}
+
+/// What the active backend keeps per communicator.
+#[derive(Debug)]
+pub(crate) enum AnyState {
+    Native(native::CommState),
+}
+
+/// `on!(self, b => expr)`: `expr` with `b` the active backend.
+macro_rules! on {
+    ($s:expr, $b:ident => $e:expr) => {
+        match $s {
+            Active::Native($b) => $e,
+        }
+    };
+}
+
+/// `with!(self, st, b, s => expr)`: `expr` with the backend and its state
+/// of one communicator (a state always comes from the same backend).
+macro_rules! with {
+    ($sf:expr, $st:expr, $b:ident, $s:ident => $e:expr) => {
+        match ($sf, $st) {
+            (Active::Native($b), AnyState::Native($s)) => $e,
+        }
+    };
+}
+
+impl Backend for Active {
+    type CommState = AnyState;
+
+    #[inline]
+    fn progress(&self) -> bool {
+        on!(self, b => b.progress())
+    }
+    #[inline]
+    fn idle(&self, bo: &mut Backoff) {
+        on!(self, b => b.idle(bo))
+    }
+    #[inline]
+    fn eager_limit(&self) -> usize {
+        on!(self, b => b.eager_limit())
+    }
+    fn single_copy(&self) -> bool {
+        on!(self, b => b.single_copy())
+    }
+    fn finalize(&self) -> Result<()> {
+        on!(self, b => b.finalize())
+    }
+    fn abort(&self, code: i32, message: &str) {
+        on!(self, b => b.abort(code, message))
+    }
+    fn report_injection(&self, point: &str, hit: u64, signal: i32) {
+        on!(self, b => b.report_injection(point, hit, signal))
+    }
+    fn flush(&self) {
+        on!(self, b => b.flush())
+    }
+
+    #[inline]
+    fn next_ctx(&self) -> u32 {
+        on!(self, b => b.next_ctx())
+    }
+    #[inline]
+    fn use_ctx(&self, ctx: u32) {
+        on!(self, b => b.use_ctx(ctx))
+    }
+    fn reserve(&self) -> Result<Token> {
+        on!(self, b => b.reserve())
+    }
+    fn unreserve(&self, t: Token) {
+        on!(self, b => b.unreserve(t))
+    }
+    fn token_from(&self, w: u32) -> Option<Token> {
+        on!(self, b => b.token_from(w))
+    }
+    fn attach(
+        &self,
+        ctx: u32,
+        rank: u32,
+        peers: &Peers,
+        tokens: &[Token],
+        remote: Option<(&Peers, &[Token])>,
+    ) -> AnyState {
+        on!(self, b => AnyState::Native(b.attach(ctx, rank, peers, tokens, remote)))
+    }
+    fn release(&self, ctx: u32, st: &AnyState) {
+        with!(self, st, b, s => b.release(ctx, s))
+    }
+
+    #[inline]
+    fn send_eager(
+        &self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()> {
+        on!(self, b => b.send_eager(dest, dest_rank, ctx, src, tag, data))
+    }
+    #[inline]
+    fn isend(
+        &self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        on!(self, b => b.isend(dest, dest_rank, ctx, src, tag, buf))
+    }
+    #[inline]
+    fn irecv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
+        on!(self, b => b.irecv(spec, peers, buf, elem))
+    }
+    #[inline]
+    fn recv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> Result<Status> {
+        on!(self, b => b.recv(spec, peers, buf, elem))
+    }
+    #[inline]
+    fn find(&self, spec: &MatchSpec) -> Option<Status> {
+        on!(self, b => b.find(spec))
+    }
+    fn probe_doomed(&self, spec: &MatchSpec, peers: &[u32]) -> Option<Error> {
+        on!(self, b => b.probe_doomed(spec, peers))
+    }
+
+    #[inline]
+    fn take(&self, k: ReqKey) -> Result<Option<Result<Status>>> {
+        on!(self, b => b.take(k))
+    }
+    #[inline]
+    fn wait(&self, k: ReqKey) -> Result<Status> {
+        on!(self, b => b.wait(k))
+    }
+    fn cancel(&self, k: ReqKey) -> Result<bool> {
+        on!(self, b => b.cancel(k))
+    }
+    fn forget(&self, k: ReqKey) {
+        on!(self, b => b.forget(k))
+    }
+    #[inline]
+    fn is_done(&self, k: ReqKey) -> bool {
+        on!(self, b => b.is_done(k))
+    }
+    fn request_failed(&self, k: ReqKey) -> bool {
+        on!(self, b => b.request_failed(k))
+    }
+    fn start_task(&self, t: Box<dyn Task>) -> ReqKey {
+        on!(self, b => b.start_task(t))
+    }
+
+    fn revoke(&self, ctx: u32) {
+        on!(self, b => b.revoke(ctx))
+    }
+    #[inline]
+    fn is_revoked(&self, ctx: u32) -> bool {
+        on!(self, b => b.is_revoked(ctx))
+    }
+    fn failed_among(&self, st: &AnyState) -> Vec<u32> {
+        with!(self, st, b, s => b.failed_among(s))
+    }
+    fn ack_failed(&self, ctx: u32, st: &AnyState, n: usize) -> usize {
+        with!(self, st, b, s => b.ack_failed(ctx, s, n))
+    }
+    fn acked(&self, ctx: u32) -> Vec<u32> {
+        on!(self, b => b.acked(ctx))
+    }
+
+    fn next_agree_seq(&self, seq: u32) -> u32 {
+        on!(self, b => b.next_agree_seq(seq))
+    }
+    fn contribute(&self, ctx: u32, seq: u32, call: RecoveryCall, words: [u32; 4], st: &AnyState) {
+        with!(self, st, b, s => b.contribute(ctx, seq, call, words, s))
+    }
+    fn poll_agreement(
+        &self,
+        ctx: u32,
+        seq: u32,
+        st: &AnyState,
+        got: &mut [Option<Record>],
+    ) -> bool {
+        with!(self, st, b, s => b.poll_agreement(ctx, seq, s, got))
+    }
+    fn member_id(&self, st: &AnyState, i: usize) -> u32 {
+        with!(self, st, b, s => b.member_id(s, i))
+    }
+
+    fn spawn_max(&self) -> usize {
+        on!(self, b => b.spawn_max())
+    }
+    fn request_stamp(&self, ctx: u32, attempt: u32) -> u64 {
+        on!(self, b => b.request_stamp(ctx, attempt))
+    }
+    fn request_processes(&self, r: ProcRequest<'_>) -> Result<()> {
+        on!(self, b => b.request_processes(r))
+    }
+    fn await_processes(&self, asker: usize, stamp: u64) -> Option<Result<Vec<u32>, u32>> {
+        on!(self, b => b.await_processes(asker, stamp))
+    }
+}
