@@ -152,6 +152,11 @@ impl Comm {
     /// the same at every member that returns, but for
     /// [`Agreement::unacked`].
     ///
+    /// Backends: the uniform failed set comes from the optional
+    /// several-word agreement of the backend contract (native has it); a
+    /// backend without it agrees on the failed set in a second agreement,
+    /// or returns `Error::Unsupported`.
+    ///
     /// # Errors
     /// `RecoveryMismatch` at every member if a member made another recovery
     /// call in this one's place; `InvalidArgument` while an
@@ -187,6 +192,13 @@ impl Comm {
     /// `MPIX_Comm_shrink`, for recovery protocols that must learn
     /// something from every survivor while they shrink (such as which
     /// ranks signalled an error).
+    ///
+    /// Backends: one agreement carrying a word per member is an optional
+    /// part of the backend contract (see `backend/mod.rs`). The native
+    /// backend has it; a backend whose agreement carries one flag word (as
+    /// `MPIX_Comm_agree` does) provides this as an agreement plus an
+    /// allgather over the shrunk communicator, or returns
+    /// `Error::Unsupported`.
     ///
     /// # Errors
     /// As [`Comm::shrink`].
