@@ -87,7 +87,7 @@
 //! ```
 
 mod dyn_op;
-mod native;
+mod plain;
 
 use std::fmt;
 
