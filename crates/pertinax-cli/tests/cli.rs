@@ -91,8 +91,10 @@ fn first_failure_in_time_gives_the_status() {
 #[test]
 fn with_resilient_a_rank_that_dies_does_not_fail_the_job() {
     let script = "case $PERTINAX_RANK in 1) kill -9 $$;; 2) kill -SEGV $$;; esac; sleep 0.2";
+    // Without --resilient the job fails with the status of the first death
+    // the launcher reaps: the two deaths are simultaneous, so either.
     let o = run_sh(3, &[], script);
-    assert_eq!(o.code, Some(137), "{o:?}");
+    assert!(matches!(o.code, Some(137 | 139)), "{o:?}");
     let o = run_sh(3, &["--resilient"], script);
     assert_eq!(o.code, Some(0), "{o:?}");
     // The deaths are still told.
