@@ -93,7 +93,6 @@ extern "C" {
     pub fn pxm_test(req: *mut isize, flag: *mut c_int, out: *mut Status) -> c_int;
     pub fn pxm_wait(req: *mut isize, out: *mut Status) -> c_int;
     pub fn pxm_cancel(req: *mut isize) -> c_int;
-    pub fn pxm_request_free(req: *mut isize) -> c_int;
 
     pub fn pxm_comm_revoke(comm: isize) -> c_int;
     pub fn pxm_comm_is_revoked(comm: isize, flag: *mut c_int) -> c_int;

@@ -11,8 +11,9 @@
 //!
 //! The safe layer ([`Comm`], [`Request`], [`Status`], [`Code`]) is what the
 //! backend uses. Functions that hand MPI a buffer it keeps after they return
-//! ([`isend`], [`irecv`]) are `unsafe`: the caller keeps the buffer alive
-//! and unmoved until the request completes or is freed and completed.
+//! (`isend`, `irecv`) are `unsafe`: the caller keeps the buffer alive
+//! and unmoved until the request completes; they are crate-private, and [`Op`]
+//! is their safe form (it owns the buffer until MPI is done).
 //!
 //! Errors are MPI error codes ([`Code`]); [`Code::kind`] classifies them
 //! (ULFM's `MPIX_ERR_PROC_FAILED`, `MPIX_ERR_PROC_FAILED_PENDING`,
@@ -24,6 +25,9 @@
 use std::ffi::c_int;
 
 mod ffi;
+mod op;
+
+pub use op::{Op, RecvData, SendData};
 
 /// An MPI error code (never `MPI_SUCCESS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -418,18 +422,20 @@ impl Comm {
 // ---- point-to-point and requests -------------------------------------------
 
 /// An MPI request handle; [`Request::is_null`] once completed or freed.
+/// Crate-private: a request holding a buffer must keep it until complete,
+/// which [`Op`] guarantees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Request(isize);
+pub(crate) struct Request(isize);
 
 impl Request {
     /// `MPI_REQUEST_NULL`.
-    pub fn null() -> Request {
+    pub(crate) fn null() -> Request {
         // SAFETY: the address/value of a predefined handle.
         Request(unsafe { ffi::pxm_request_null() })
     }
 
     /// Whether this is `MPI_REQUEST_NULL`.
-    pub fn is_null(self) -> bool {
+    pub(crate) fn is_null(self) -> bool {
         self == Request::null()
     }
 
@@ -440,7 +446,7 @@ impl Request {
     /// # Errors
     /// The MPI's code when the test itself fails while the request is
     /// still pending (ULFM: `ProcFailedPending` for an any-source receive).
-    pub fn test(&mut self) -> Result<Option<Status>> {
+    pub(crate) fn test(&mut self) -> Result<Option<Status>> {
         let mut flag: c_int = 0;
         let mut st = Status::EMPTY;
         // SAFETY: reads and writes the handle, `flag` and `st`.
@@ -453,7 +459,7 @@ impl Request {
     }
 
     /// `MPI_Wait`: the status (its `error` set if the request failed).
-    pub fn wait(&mut self) -> Status {
+    pub(crate) fn wait(&mut self) -> Status {
         let mut st = Status::EMPTY;
         // SAFETY: reads and writes the handle and `st`.
         unsafe { ffi::pxm_wait(&mut self.0, &mut st) };
@@ -464,18 +470,9 @@ impl Request {
     ///
     /// # Errors
     /// The MPI's code.
-    pub fn cancel(&mut self) -> Result<()> {
+    pub(crate) fn cancel(&mut self) -> Result<()> {
         // SAFETY: reads and writes the handle.
         check(unsafe { ffi::pxm_cancel(&mut self.0) })
-    }
-
-    /// `MPI_Request_free`: MPI completes the operation in the background.
-    ///
-    /// # Errors
-    /// The MPI's code.
-    pub fn free(&mut self) -> Result<()> {
-        // SAFETY: reads and writes the handle.
-        check(unsafe { ffi::pxm_request_free(&mut self.0) })
     }
 }
 
@@ -483,11 +480,11 @@ impl Request {
 ///
 /// # Safety
 /// `buf..buf+len` must stay valid and unchanged until the request has
-/// completed (a freed request: until it could have; see [`Request::free`]).
+/// completed.
 ///
 /// # Errors
 /// The MPI's code (`MPI_ERR_COUNT` above `i32::MAX` bytes).
-pub unsafe fn isend(
+pub(crate) unsafe fn isend(
     buf: *const u8,
     len: usize,
     dest: i32,
@@ -518,7 +515,13 @@ pub fn send(data: &[u8], dest: i32, tag: i32, comm: Comm) -> Result<()> {
 ///
 /// # Errors
 /// The MPI's code.
-pub unsafe fn irecv(buf: *mut u8, len: usize, src: i32, tag: i32, comm: Comm) -> Result<Request> {
+pub(crate) unsafe fn irecv(
+    buf: *mut u8,
+    len: usize,
+    src: i32,
+    tag: i32,
+    comm: Comm,
+) -> Result<Request> {
     let mut r: isize = 0;
     // SAFETY: the caller keeps the buffer alive; the shim writes `r`.
     check(unsafe { ffi::pxm_irecv(buf.cast(), len, src, tag, comm.0, &mut r) })?;
