@@ -202,24 +202,36 @@ int pxm_iprobe(int src, int tag, intptr_t comm, int *flag, pxm_status *out) {
 /* ---- requests -------------------------------------------------------- */
 
 /* Tests *req; on completion *req becomes MPI_REQUEST_NULL. A request that
- * completed with an error returns that error (and fills out->error). */
+ * completed with an error returns that error (and fills out->error).
+ * *flag is set only when MPI let go of the request (and so of its buffer):
+ * ULFM's MPIX_ERR_PROC_FAILED_PENDING leaves an any-source receive
+ * pending, which is reported as the error with *flag = 0. */
 int pxm_test(intptr_t *req, int *flag, pxm_status *out) {
     MPI_Request r = REQ(*req);
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Test(&r, flag, &st);
     *req = (intptr_t)r;
+    if (r != MPI_REQUEST_NULL) *flag = 0;
     if (*flag) {
         fill(&st, out);
         if (out != NULL && rc != MPI_SUCCESS) out->error = rc;
     }
     return rc;
 }
+/* Waits until MPI has let go of *req (and so of its buffer): a request
+ * left pending by an error (MPIX_ERR_PROC_FAILED_PENDING) is cancelled and
+ * waited for again. Returns the first error. */
 int pxm_wait(intptr_t *req, pxm_status *out) {
     MPI_Request r = REQ(*req);
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Wait(&r, &st);
+    while (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        int rc2 = MPI_Wait(&r, &st);
+        if (rc == MPI_SUCCESS) rc = rc2;
+    }
     *req = (intptr_t)r;
     fill(&st, out);
     if (out != NULL && rc != MPI_SUCCESS) out->error = rc;
