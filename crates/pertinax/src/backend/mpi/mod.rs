@@ -49,7 +49,8 @@ use std::rc::Rc;
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
 
 use super::{
-    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Started, Task, Token,
+    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Started, Task,
+    TaskIo, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::{Rank, Status, Tag};
@@ -123,7 +124,16 @@ enum Slot {
         src: Option<u32>,
         forgotten: bool,
     },
+    /// A task (a collective schedule) advanced on every progress round;
+    /// `None` while it is being advanced.
+    Task(Option<Box<dyn Task>>),
     Done(Result<Status>),
+}
+
+impl std::fmt::Debug for dyn Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Task")
+    }
 }
 
 /// The MPI backend of this process.
@@ -313,6 +323,22 @@ impl Mpi {
                     }
                 };
                 (r, *forgotten)
+            }
+            Slot::Task(t) => {
+                let Some(mut task) = t.take() else {
+                    return false;
+                };
+                drop(slab);
+                let (moved, out) = task.advance(&mut Io(self));
+                let mut slab = self.slab.borrow_mut();
+                let Some(e) = slab.get_mut(idx as usize) else {
+                    return moved;
+                };
+                e.1 = match out {
+                    Some(r) => Slot::Done(r),
+                    None => Slot::Task(Some(task)),
+                };
+                return moved;
             }
             Slot::Free | Slot::Done(_) => return false,
         };
@@ -533,6 +559,7 @@ impl Backend for Mpi {
                     let _ = op.wait();
                     e.1 = Slot::Done(Err(Error::Finalized));
                 }
+                Slot::Task(_) => e.1 = Slot::Done(Err(Error::Finalized)),
                 Slot::Free | Slot::Done(_) => {}
             }
         }
@@ -780,6 +807,20 @@ impl Backend for Mpi {
         if !self.live(k) {
             return;
         }
+        // A task that is dropped runs to its end (its requests hold lent
+        // buffers); its outcome is then thrown away.
+        let task_done = matches!(
+            self.slab.borrow().get(k.idx as usize).map(|e| &e.1),
+            Some(Slot::Task(_))
+        );
+        if task_done {
+            let mut b = Backoff::default();
+            while !self.is_done(k) {
+                if !self.progress() {
+                    self.idle(&mut b);
+                }
+            }
+        }
         let Ok(mut slab) = self.slab.try_borrow_mut() else {
             return;
         };
@@ -793,7 +834,7 @@ impl Backend for Mpi {
                 drop(slab);
                 self.free.borrow_mut().push(k.idx);
             }
-            Slot::Free => {}
+            Slot::Free | Slot::Task(_) => {}
         }
     }
 
@@ -818,10 +859,9 @@ impl Backend for Mpi {
     }
 
     fn start_task(&self, t: Box<dyn Task>) -> ReqKey {
-        drop(t);
-        self.done(Err(Error::Unsupported {
-            feature: "collectives (schedule tasks) on the MPI backend",
-        }))
+        let k = self.insert(Slot::Task(Some(t)));
+        self.poll(k.idx);
+        k
     }
 
     // ---- failures and revocation -----------------------------------------
@@ -938,5 +978,45 @@ impl Backend for Mpi {
 
     fn await_processes(&self, _asker: usize, _stamp: u64) -> Option<Result<Vec<u32>, u32>> {
         None
+    }
+}
+
+/// The backend seen from inside a task's progress round.
+struct Io<'a>(&'a Mpi);
+
+impl TaskIo for Io<'_> {
+    fn isend(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        self.0.isend(dest, dest_rank, ctx, src, tag, buf)
+    }
+
+    fn irecv(&mut self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
+        self.0.irecv(spec, peers, buf, elem)
+    }
+
+    fn is_done(&self, k: ReqKey) -> bool {
+        self.0.is_done(k)
+    }
+
+    fn take(&mut self, k: ReqKey) -> Result<Option<Result<Status>>> {
+        self.0.take(k)
+    }
+
+    fn discard(&mut self, spec: MatchSpec, peers: Peers, len: usize) {
+        let cell: super::Cell = Rc::new(RefCell::new(super::Store::scratch(len)));
+        let k = self.0.irecv(spec, peers, RecvBuf::Part(cell, 0..len), 1);
+        self.0.forget(k);
+    }
+
+    fn abandon(&mut self, k: ReqKey) {
+        let _ = self.0.cancel(k);
+        self.0.forget(k);
     }
 }
