@@ -149,6 +149,25 @@ int pxm_comm_create_group(intptr_t comm, const int *ranks, int n, int tag, intpt
     *out = (intptr_t)c;
     return rc;
 }
+/* The communicator of the given ranks of MPI_COMM_WORLD, in that order,
+ * without a parent communicator (MPI-4 MPI_Comm_create_from_group:
+ * collective over those processes only, so failed processes outside the
+ * group do not matter), with MPI_ERRORS_RETURN. `tag` must be unique among
+ * concurrent creations over overlapping groups. */
+int pxm_comm_from_world_ranks(const int *ranks, int n, const char *tag, intptr_t *out) {
+    MPI_Group all, sub;
+    MPI_Comm c = MPI_COMM_NULL;
+    *out = (intptr_t)MPI_COMM_NULL;
+    int rc = MPI_Comm_group(MPI_COMM_WORLD, &all);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Group_incl(all, n, ranks, &sub);
+    MPI_Group_free(&all);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Comm_create_from_group(sub, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    MPI_Group_free(&sub);
+    *out = (intptr_t)c;
+    return rc;
+}
 int pxm_comm_free(intptr_t *comm) {
     MPI_Comm c = COMM(*comm);
     int rc = MPI_Comm_free(&c);

@@ -56,6 +56,12 @@ extern "C" {
         tag: c_int,
         out: *mut isize,
     ) -> c_int;
+    pub fn pxm_comm_from_world_ranks(
+        ranks: *const c_int,
+        n: c_int,
+        tag: *const c_char,
+        out: *mut isize,
+    ) -> c_int;
     pub fn pxm_comm_free(comm: *mut isize) -> c_int;
     pub fn pxm_translate_ranks(
         other: isize,

@@ -311,6 +311,26 @@ impl Comm {
         Ok(Comm(out))
     }
 
+    /// The communicator of `ranks` of `MPI_COMM_WORLD`, in that order,
+    /// made without a parent (`MPI_Comm_create_from_group`: collective over
+    /// those processes only, so failures elsewhere in the world do not
+    /// stop it), with `MPI_ERRORS_RETURN`. `tag` must be unique among
+    /// concurrent creations over overlapping groups.
+    ///
+    /// # Errors
+    /// The MPI's code.
+    pub fn from_world_ranks(ranks: &[i32], tag: &str) -> Result<Comm> {
+        let mut out: isize = 0;
+        let n = c_int::try_from(ranks.len()).map_err(|_| Code(-1))?;
+        let tag = std::ffi::CString::new(tag).map_err(|_| Code(-1))?;
+        // SAFETY: `ranks` holds `n` ints and `tag` is NUL-terminated; both
+        // are read during the call only.
+        check(unsafe {
+            ffi::pxm_comm_from_world_ranks(ranks.as_ptr(), n, tag.as_ptr(), &mut out)
+        })?;
+        Ok(Comm(out))
+    }
+
     /// `MPI_Comm_free`: the handle becomes [`Comm::null`].
     ///
     /// # Errors

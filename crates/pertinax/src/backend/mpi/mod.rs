@@ -408,8 +408,13 @@ fn make_trio(ctx: u32, rank: u32, peers: &Peers) -> Result<Trio> {
         sys::Comm::self_().dup().map_err(err)?
     } else {
         let ranks: Vec<i32> = peers.iter().map(|&p| p as i32).collect();
-        let tag = i32::try_from(ctx / 4).unwrap_or(i32::MAX);
-        sys::Comm::world().create_group(&ranks, tag).map_err(err)?
+        // Not MPI_Comm_create_group over the world: ULFM refuses it once
+        // any process of the world failed, even over a group of survivors.
+        // The tag names the creation: its context (agreed by the members)
+        // and its first member (disjoint groups of one split share a
+        // context).
+        let tag = format!("pertinax:{ctx}:{}:{}", peers[0], peers.len());
+        sys::Comm::from_world_ranks(&ranks, &tag).map_err(err)?
     };
     base.errors_return().map_err(err)?;
     let coll = base.dup().map_err(err)?;
