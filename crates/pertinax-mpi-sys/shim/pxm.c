@@ -218,6 +218,27 @@ int pxm_iprobe(int src, int tag, intptr_t comm, int *flag, pxm_status *out) {
     return rc;
 }
 
+/* Matched probe: removes a matching message from MPI's queue (without
+ * receiving it) and returns its handle in *msg; *flag = 0 if none. */
+int pxm_improbe(int src, int tag, intptr_t comm, int *flag, intptr_t *msg, pxm_status *out) {
+    MPI_Status st;
+    MPI_Message m = MPI_MESSAGE_NULL;
+    int rc = MPI_Improbe(src, tag, COMM(comm), flag, &m, &st);
+    *msg = (intptr_t)m;
+    if (rc == MPI_SUCCESS && *flag) fill(&st, out);
+    return rc;
+}
+/* Receives a message matched by pxm_improbe (*msg becomes null). */
+int pxm_imrecv(void *buf, size_t len, intptr_t *msg, intptr_t *req) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Message m = (MPI_Message)(*msg);
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    int rc = MPI_Imrecv(buf, (int)len, MPI_BYTE, &m, &r);
+    *msg = (intptr_t)m;
+    *req = (intptr_t)r;
+    return rc;
+}
+
 /* ---- requests -------------------------------------------------------- */
 
 /* Tests *req; on completion *req becomes MPI_REQUEST_NULL. A request that

@@ -96,6 +96,15 @@ extern "C" {
         out: *mut Status,
     ) -> c_int;
 
+    pub fn pxm_improbe(
+        src: c_int,
+        tag: c_int,
+        comm: isize,
+        flag: *mut c_int,
+        msg: *mut isize,
+        out: *mut Status,
+    ) -> c_int;
+    pub fn pxm_imrecv(buf: *mut c_void, len: usize, msg: *mut isize, req: *mut isize) -> c_int;
     pub fn pxm_test(req: *mut isize, flag: *mut c_int, out: *mut Status) -> c_int;
     pub fn pxm_wait(req: *mut isize, out: *mut Status) -> c_int;
     pub fn pxm_cancel(req: *mut isize) -> c_int;

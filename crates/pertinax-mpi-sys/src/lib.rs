@@ -27,7 +27,7 @@ use std::ffi::c_int;
 mod ffi;
 mod op;
 
-pub use op::{Op, RecvData, SendData};
+pub use op::{Message, Op, RecvData, SendData};
 
 /// An MPI error code (never `MPI_SUCCESS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -558,4 +558,19 @@ pub fn iprobe(src: i32, tag: i32, comm: Comm) -> Result<Option<Status>> {
     // SAFETY: writes `flag` and `st`.
     check(unsafe { ffi::pxm_iprobe(src, tag, comm.0, &mut flag, &mut st) })?;
     Ok((flag != 0).then_some(st))
+}
+
+/// `MPI_Improbe`: takes a matching message out of MPI's queue without
+/// receiving it; receive it with [`Op::mrecv`] (a message never received
+/// stays with MPI until finalize).
+///
+/// # Errors
+/// The MPI's code.
+pub fn improbe(src: i32, tag: i32, comm: Comm) -> Result<Option<(Message, Status)>> {
+    let mut flag: c_int = 0;
+    let mut msg: isize = 0;
+    let mut st = Status::EMPTY;
+    // SAFETY: writes `flag`, `msg` and `st`.
+    check(unsafe { ffi::pxm_improbe(src, tag, comm.0, &mut flag, &mut msg, &mut st) })?;
+    Ok((flag != 0).then_some((Message(msg), st)))
 }

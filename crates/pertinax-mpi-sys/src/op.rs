@@ -105,6 +105,35 @@ impl Op<RecvData> {
     }
 }
 
+/// A message matched by [`crate::improbe`], not received yet.
+#[derive(Debug)]
+pub struct Message(pub(crate) isize);
+
+impl Op<RecvData> {
+    /// `MPI_Imrecv` of a matched message into `data`.
+    ///
+    /// # Errors
+    /// The MPI's code (the buffer is given back; the message is gone).
+    pub fn mrecv(
+        mut data: RecvData,
+        mut msg: Message,
+    ) -> std::result::Result<Op<RecvData>, (Code, RecvData)> {
+        let (ptr, len) = data.span();
+        let mut r: isize = 0;
+        // SAFETY: as for `recv`: the op keeps the buffer until MPI has
+        // completed the request; the shim writes `msg` and `r`.
+        let rc = unsafe { crate::ffi::pxm_imrecv(ptr.cast(), len, &mut msg.0, &mut r) };
+        if rc != 0 {
+            return Err((Code(rc), data));
+        }
+        Ok(Op {
+            req: Request(r),
+            data: Some(data),
+            recv: true,
+        })
+    }
+}
+
 impl<D> Op<D> {
     /// Tests the request: once complete, its status (`error` set if it
     /// failed) and the buffer. `Err` while still pending when MPI reports

@@ -124,6 +124,16 @@ enum Slot {
         src: Option<u32>,
         forgotten: bool,
     },
+    /// A receive not matched yet: matched by this backend (matched probe
+    /// in posting order), so that a message too long for it stays for a
+    /// later receive.
+    Posted {
+        spec: MatchSpec,
+        data: RecvData,
+        part: Option<(super::Cell, std::ops::Range<usize>)>,
+        elem: usize,
+        forgotten: bool,
+    },
     /// A task (a collective schedule) advanced on every progress round;
     /// `None` while it is being advanced.
     Task(Option<Box<dyn Task>>),
@@ -136,12 +146,26 @@ impl std::fmt::Debug for dyn Task {
     }
 }
 
+/// A message taken out of MPI's queue and not received yet.
+#[derive(Debug)]
+struct Held {
+    ctx: u32,
+    st: sys::Status,
+    msg: sys::Message,
+}
+
 /// The MPI backend of this process.
 #[derive(Debug)]
 pub(crate) struct Mpi {
     /// By context (a multiple of 4): the communicators, or why they
     /// could not be made.
     comms: RefCell<HashMap<u32, std::result::Result<Rc<Trio>, Error>>>,
+    /// Unmatched receives (slab indices) in posting order.
+    posted: RefCell<std::collections::VecDeque<u32>>,
+    /// Messages matched (`MPI_Improbe`) but refused by the receive that
+    /// matched them (too long, or not whole elements), in arrival order:
+    /// later receives look here first.
+    held: RefCell<Vec<Held>>,
     /// Decided agreements: (context, sequence) → one record per member.
     agreed: RefCell<HashMap<(u32, u32), Vec<Record>>>,
     slab: RefCell<Vec<(u32, Slot)>>,
@@ -222,6 +246,8 @@ pub(super) fn start() -> Result<Started> {
         backend: super::Active::Mpi(Mpi {
             comms: RefCell::new(HashMap::new()),
             agreed: RefCell::new(HashMap::new()),
+            posted: RefCell::new(std::collections::VecDeque::new()),
+            held: RefCell::new(Vec::new()),
             slab: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             next_ctx: Cell::new(8),
@@ -339,6 +365,10 @@ impl Mpi {
                     None => Slot::Task(Some(task)),
                 };
                 return moved;
+            }
+            Slot::Posted { .. } => {
+                drop(slab);
+                return self.match_posted();
             }
             Slot::Free | Slot::Done(_) => return false,
         };
@@ -511,6 +541,139 @@ impl Mpi {
         out
     }
 
+    /// Matches the unmatched receives in posting order: each takes the
+    /// first held message it matches, else asks MPI for one
+    /// (`MPI_Improbe`). A message that does not fit fails the receive
+    /// (`Truncated` / `LengthNotMultiple`) and is held for later ones; one
+    /// that fits is received (`MPI_Imrecv`). True if any receive matched.
+    fn match_posted(&self) -> bool {
+        let order: Vec<u32> = self.posted.borrow().iter().copied().collect();
+        let mut moved = false;
+        for idx in order {
+            let mut slab = self.slab.borrow_mut();
+            let Some(e) = slab.get_mut(idx as usize) else {
+                continue;
+            };
+            let Slot::Posted {
+                spec,
+                elem,
+                forgotten,
+                ..
+            } = &e.1
+            else {
+                continue;
+            };
+            let (spec, elem, forgotten) = (*spec, *elem, *forgotten);
+            let done = |e: &mut (u32, Slot), r: Result<Status>| {
+                e.1 = if forgotten { Slot::Free } else { Slot::Done(r) };
+            };
+            let Some((comm, _)) = self.comm(spec.ctx) else {
+                let err = self.trio(spec.ctx).err().unwrap_or(Error::CommFreed);
+                done(e, Err(err));
+                drop(slab);
+                self.unpost(idx, forgotten);
+                moved = true;
+                continue;
+            };
+            // A held message first (arrival order), else MPI's queue.
+            let held = {
+                let h = self.held.borrow();
+                h.iter()
+                    .position(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag))
+                    .map(|i| (i, h[i].st))
+            };
+            let (from_held, st, msg) = match held {
+                Some((i, st)) => (Some(i), st, None),
+                None => {
+                    let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
+                    let tag = spec.tag.unwrap_or_else(sys::any_tag);
+                    match sys::improbe(src, tag, comm) {
+                        Ok(None) => continue,
+                        Ok(Some((m, st))) => (None, st, Some(m)),
+                        Err(c) => {
+                            let err = match error_of(c, Some(comm), spec.src) {
+                                Error::ProcFailed { ranks } if spec.src.is_none() => {
+                                    Error::ProcFailedPending { ranks }
+                                }
+                                other => other,
+                            };
+                            done(e, Err(err));
+                            drop(slab);
+                            self.unpost(idx, forgotten);
+                            moved = true;
+                            continue;
+                        }
+                    }
+                }
+            };
+            moved = true;
+            let Slot::Posted { data, part, .. } = std::mem::replace(&mut e.1, Slot::Free) else {
+                continue;
+            };
+            let len = usize::try_from(st.bytes).unwrap_or(0);
+            let capacity = match &data {
+                RecvData::Lent(b) => b.len(),
+                RecvData::Owned(b) => b.len(),
+            };
+            let refusal = if len > capacity {
+                Some(Error::Truncated {
+                    sent: len,
+                    capacity,
+                })
+            } else if elem > 1 && len % elem != 0 {
+                Some(Error::LengthNotMultiple { len, elem })
+            } else {
+                None
+            };
+            if let Some(err) = refusal {
+                if let Some(m) = msg {
+                    self.held.borrow_mut().push(Held {
+                        ctx: spec.ctx,
+                        st,
+                        msg: m,
+                    });
+                }
+                done(e, Err(err));
+                drop(slab);
+                self.unpost(idx, forgotten);
+                continue;
+            }
+            let m = match (from_held, msg) {
+                (Some(i), _) => self.held.borrow_mut().remove(i).msg,
+                (None, Some(m)) => m,
+                (None, None) => continue,
+            };
+            e.1 = match Op::mrecv(data, m) {
+                Ok(op) => Slot::Recv {
+                    op,
+                    part,
+                    elem,
+                    ctx: spec.ctx,
+                    src: spec.src,
+                    forgotten,
+                },
+                Err((c, _)) if forgotten => {
+                    let _ = c;
+                    Slot::Free
+                }
+                Err((c, _)) => Slot::Done(Err(error_of(c, Some(comm), spec.src))),
+            };
+            let freed = matches!(e.1, Slot::Free);
+            drop(slab);
+            self.unpost(idx, freed);
+        }
+        moved
+    }
+
+    /// Removes a receive from the unmatched ones (and its slot, if it was
+    /// forgotten and is now free).
+    fn unpost(&self, idx: u32, freed: bool) {
+        self.posted.borrow_mut().retain(|&i| i != idx);
+        if freed {
+            self.free.borrow_mut().push(idx);
+        }
+    }
+
     /// The slot of a live key, if it is one.
     fn live(&self, k: ReqKey) -> bool {
         self.slab
@@ -524,10 +687,16 @@ impl Backend for Mpi {
     type CommState = CommState;
 
     fn progress(&self) -> bool {
+        let mut moved = self.match_posted();
         let n = self.slab.borrow().len();
-        let mut moved = false;
         for i in 0..n as u32 {
-            moved |= self.poll(i);
+            let posted = matches!(
+                self.slab.borrow().get(i as usize).map(|e| &e.1),
+                Some(Slot::Posted { .. })
+            );
+            if !posted {
+                moved |= self.poll(i);
+            }
         }
         moved
     }
@@ -564,10 +733,11 @@ impl Backend for Mpi {
                     let _ = op.wait();
                     e.1 = Slot::Done(Err(Error::Finalized));
                 }
-                Slot::Task(_) => e.1 = Slot::Done(Err(Error::Finalized)),
+                Slot::Task(_) | Slot::Posted { .. } => e.1 = Slot::Done(Err(Error::Finalized)),
                 Slot::Free | Slot::Done(_) => {}
             }
         }
+        self.posted.borrow_mut().clear();
         if sys::finalized() {
             return Ok(());
         }
@@ -693,10 +863,6 @@ impl Backend for Mpi {
     }
 
     fn irecv(&self, spec: MatchSpec, _peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
-        let comm = match self.comm(spec.ctx) {
-            Some((c, _)) => c,
-            None => return self.done(Err(self.trio(spec.ctx).err().unwrap_or(Error::CommFreed))),
-        };
         let (data, part) = match buf {
             RecvBuf::Lent(l) => (RecvData::Lent(l), None),
             RecvBuf::Part(c, r) => (
@@ -704,22 +870,31 @@ impl Backend for Mpi {
                 Some((c, r)),
             ),
         };
-        let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
-        let tag = spec.tag.unwrap_or_else(sys::any_tag);
-        match Op::recv(data, src, tag, comm) {
-            Ok(op) => self.insert(Slot::Recv {
-                op,
-                part,
-                elem,
-                ctx: spec.ctx,
-                src: spec.src,
-                forgotten: false,
-            }),
-            Err((c, _)) => self.done(Err(error_of(c, Some(comm), spec.src))),
-        }
+        let k = self.insert(Slot::Posted {
+            spec,
+            data,
+            part,
+            elem,
+            forgotten: false,
+        });
+        self.posted.borrow_mut().push_back(k.idx);
+        self.match_posted();
+        k
     }
 
     fn find(&self, spec: &MatchSpec) -> Option<Status> {
+        if let Some(m) = self
+            .held
+            .borrow()
+            .iter()
+            .find(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag))
+        {
+            return Some(Status {
+                source: Rank(m.st.source),
+                tag: Tag(m.st.tag),
+                len: usize::try_from(m.st.bytes).unwrap_or(0),
+            });
+        }
         let (comm, _) = self.comm(spec.ctx)?;
         let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
         let tag = spec.tag.unwrap_or_else(sys::any_tag);
@@ -786,6 +961,12 @@ impl Backend for Mpi {
         let Some(e) = slab.get_mut(k.idx as usize) else {
             return Err(Error::RequestInactive);
         };
+        if matches!(e.1, Slot::Posted { .. }) {
+            e.1 = Slot::Done(Err(Error::Cancelled));
+            drop(slab);
+            self.unpost(k.idx, false);
+            return Ok(true);
+        }
         let Slot::Recv {
             op,
             part,
@@ -833,7 +1014,9 @@ impl Backend for Mpi {
             return;
         };
         match &mut e.1 {
-            Slot::Send { forgotten, .. } | Slot::Recv { forgotten, .. } => *forgotten = true,
+            Slot::Send { forgotten, .. }
+            | Slot::Recv { forgotten, .. }
+            | Slot::Posted { forgotten, .. } => *forgotten = true,
             Slot::Done(_) => {
                 e.1 = Slot::Free;
                 drop(slab);
