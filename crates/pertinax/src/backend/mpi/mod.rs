@@ -10,37 +10,52 @@
 //! # Mapping
 //!
 //! - Process ids are ranks of `MPI_COMM_WORLD`.
-//! - A communicator (context `ctx`, a multiple of 4) is three MPI
+//! - A communicator (context `ctx`, a multiple of 4) is four MPI
 //!   communicators with `MPI_ERRORS_RETURN`: `ctx` (point-to-point),
 //!   `ctx + 1` (collectives), `ctx + 2` (recovery traffic, never revoked).
 //!   The world's are duplicates of `MPI_COMM_WORLD`, the self
 //!   communicator's of `MPI_COMM_SELF`; any other is made in
-//!   [`Backend::attach`] by `MPI_Comm_create_group` over the world
-//!   (collective over its members only, tag = `ctx / 4`), then duplicated.
-//!   Tokens are not needed (always 0).
-//! - Sends and receives are `MPI_Isend` / `MPI_Irecv` of bytes on the
-//!   context's MPI communicator, with the communicator's ranks; MPI does
-//!   the matching (same order rules). Requests are a slab of MPI requests
-//!   that own their buffers ([`pertinax_mpi_sys::Op`]); a schedule's shared
-//!   cell is staged through an owned copy.
-//! - Error classes: `MPIX_ERR_PROC_FAILED` → `ProcFailed`,
+//!   [`Backend::attach`] by `MPI_Comm_create_from_group` over its members'
+//!   world ranks (collective over its members only; `MPI_Comm_create_group`
+//!   over the world fails once any process of the world failed), then
+//!   duplicated. Tokens are not needed (always 0). A fourth communicator
+//!   (`ctx + 3`) carries the agreement's own messages.
+//! - Sends are `MPI_Isend` of bytes on the context's MPI communicator
+//!   with the communicator's ranks (`send_eager` copies and lets go).
+//!   Receives are matched here, not posted to MPI: on every progress round
+//!   the unmatched receives, in posting order, each take the first *held*
+//!   message they match, else `MPI_Improbe` one from MPI (MPI's own order:
+//!   arrival, non-overtaking); a message that fits is received with
+//!   `MPI_Imrecv`, one too long (or not whole elements) fails the receive
+//!   with `Truncated` / `LengthNotMultiple` and is held for later receives,
+//!   so it is not consumed, as the contract says. Requests are a slab of
+//!   MPI requests that own their buffers ([`pertinax_mpi_sys::Op`]); a
+//!   schedule's shared cell is staged through an owned copy.
+//! - Tasks (the portable collective schedules) are advanced on every
+//!   progress round through [`TaskIo`] (not yet MPI's own collectives).
+//! - Error classes: `MPIX_ERR_PROC_FAILED` → `ProcFailed` (for an
+//!   any-source receive: `ProcFailedPending`),
 //!   `MPIX_ERR_PROC_FAILED_PENDING` → `ProcFailedPending`,
-//!   `MPIX_ERR_REVOKED` → `Revoked`, `MPI_ERR_TRUNCATE` → `Truncated`.
+//!   `MPIX_ERR_REVOKED` → `Revoked`.
 //! - Revoke: `MPIX_Comm_revoke` of the point-to-point and collective
 //!   communicators; failure knowledge: `MPIX_Comm_get_failed` /
 //!   `MPIX_Comm_ack_failed` on the point-to-point communicator.
+//! - Agreement (four words and a kind per member, uniform records): in
+//!   `contribute`, every member sends its record to every other on the
+//!   agreement's communicator (`ctx + 3`), then the members run
+//!   `MPIX_Comm_agree` (a fault-tolerant AND, 32 members per round) on the
+//!   set of members every survivor heard from; those read `Contributed`,
+//!   the others `Failed`, the same everywhere. `contribute` blocks until
+//!   the decision (so `iagree` is not overlapped yet); `Finalized` is
+//!   never read.
 //!
 //! # Not yet (each answers `Unsupported` naming it, never a panic)
 //!
-//! Tasks (the portable collective schedules: a request that completes with
-//! `Unsupported { "collectives on the MPI backend" }`), the agreement
-//! (`contribute` / `poll_agreement`: every member reads `Failed`, so
-//! `agree`/`shrink` fail uniformly), intercommunicators, spawn, spares,
-//! fault injection by a plan. Known differences from the contract: a
-//! too-long message (`Truncated`) or one of a length that is not a whole
-//! number of elements (`LengthNotMultiple`) *is consumed* by MPI; see the
-//! proposal in the report of the groundwork branch (matched probe + held
-//! messages).
+//! Intercommunicators, spawn (and so merge, `replace_failed`), spares,
+//! single-copy, the launcher's fault reports; MPI's native collectives.
+//! A fault plan is read from `PERTINAX_FAULTS` as on the native backend,
+//! but the same plan reaches every rank under `mpirun -x` (a per-rank plan
+//! needs a wrapper today).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
