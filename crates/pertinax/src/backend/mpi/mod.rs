@@ -164,6 +164,8 @@ impl std::fmt::Debug for dyn Task {
 /// A message taken out of MPI's queue and not received yet.
 #[derive(Debug)]
 struct Held {
+    /// Arrival order (the order `MPI_Improbe` took them).
+    seq: u64,
     ctx: u32,
     st: sys::Status,
     msg: sys::Message,
@@ -181,6 +183,8 @@ pub(crate) struct Mpi {
     /// matched them (too long, or not whole elements), in arrival order:
     /// later receives look here first.
     held: RefCell<Vec<Held>>,
+    /// The next [`Held::seq`].
+    arrivals: Cell<u64>,
     /// Decided agreements: (context, sequence) → one record per member.
     agreed: RefCell<HashMap<(u32, u32), Vec<Record>>>,
     slab: RefCell<Vec<(u32, Slot)>>,
@@ -263,6 +267,7 @@ pub(super) fn start() -> Result<Started> {
             agreed: RefCell::new(HashMap::new()),
             posted: RefCell::new(std::collections::VecDeque::new()),
             held: RefCell::new(Vec::new()),
+            arrivals: Cell::new(0),
             slab: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             next_ctx: Cell::new(8),
@@ -558,126 +563,171 @@ impl Mpi {
 
     /// Matches the unmatched receives in posting order: each takes the
     /// first held message it matches, else asks MPI for one
-    /// (`MPI_Improbe`). A message that does not fit fails the receive
-    /// (`Truncated` / `LengthNotMultiple`) and is held for later ones; one
-    /// that fits is received (`MPI_Imrecv`). True if any receive matched.
+    /// (`MPI_Improbe`). A message taken from MPI goes to the *first*
+    /// unmatched receive that matches it (it may have arrived after an
+    /// earlier receive found nothing: MPI would have given it to that
+    /// one). A message that does not fit fails its receive (`Truncated` /
+    /// `LengthNotMultiple`) and is held for later ones; one that fits is
+    /// received (`MPI_Imrecv`). True if any receive matched.
     fn match_posted(&self) -> bool {
         let order: Vec<u32> = self.posted.borrow().iter().copied().collect();
         let mut moved = false;
         for idx in order {
-            let mut slab = self.slab.borrow_mut();
-            let Some(e) = slab.get_mut(idx as usize) else {
-                continue;
-            };
-            let Slot::Posted {
-                spec,
-                elem,
-                forgotten,
-                ..
-            } = &e.1
-            else {
-                continue;
-            };
-            let (spec, elem, forgotten) = (*spec, *elem, *forgotten);
-            let done = |e: &mut (u32, Slot), r: Result<Status>| {
-                e.1 = if forgotten { Slot::Free } else { Slot::Done(r) };
+            let spec = match self.slab.borrow().get(idx as usize).map(|e| &e.1) {
+                Some(Slot::Posted { spec, .. }) => *spec,
+                _ => continue,
             };
             let Some((comm, _)) = self.comm(spec.ctx) else {
                 let err = self.trio(spec.ctx).err().unwrap_or(Error::CommFreed);
-                done(e, Err(err));
-                drop(slab);
-                self.unpost(idx, forgotten);
+                self.settle(idx, Err(err));
                 moved = true;
                 continue;
             };
             // A held message first (arrival order), else MPI's queue.
-            let held = {
-                let h = self.held.borrow();
-                h.iter()
-                    .position(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag))
-                    .map(|i| (i, h[i].st))
-            };
-            let (from_held, st, msg) = match held {
-                Some((i, st)) => (Some(i), st, None),
-                None => {
-                    let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
-                    let tag = spec.tag.unwrap_or_else(sys::any_tag);
-                    match sys::improbe(src, tag, comm) {
-                        Ok(None) => continue,
-                        Ok(Some((m, st))) => (None, st, Some(m)),
-                        Err(c) => {
-                            let err = match error_of(c, Some(comm), spec.src) {
-                                Error::ProcFailed { ranks } if spec.src.is_none() => {
-                                    Error::ProcFailedPending { ranks }
-                                }
-                                other => other,
-                            };
-                            done(e, Err(err));
-                            drop(slab);
-                            self.unpost(idx, forgotten);
-                            moved = true;
-                            continue;
-                        }
-                    }
-                }
-            };
-            moved = true;
-            let Slot::Posted { data, part, .. } = std::mem::replace(&mut e.1, Slot::Free) else {
-                continue;
-            };
-            let len = usize::try_from(st.bytes).unwrap_or(0);
-            let capacity = match &data {
-                RecvData::Lent(b) => b.len(),
-                RecvData::Owned(b) => b.len(),
-            };
-            let refusal = if len > capacity {
-                Some(Error::Truncated {
-                    sent: len,
-                    capacity,
-                })
-            } else if elem > 1 && len % elem != 0 {
-                Some(Error::LengthNotMultiple { len, elem })
-            } else {
-                None
-            };
-            if let Some(err) = refusal {
-                if let Some(m) = msg {
-                    self.held.borrow_mut().push(Held {
-                        ctx: spec.ctx,
-                        st,
-                        msg: m,
-                    });
-                }
-                done(e, Err(err));
-                drop(slab);
-                self.unpost(idx, forgotten);
+            let held = self
+                .held
+                .borrow()
+                .iter()
+                .position(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag));
+            if let Some(i) = held {
+                let m = self.held.borrow_mut().remove(i);
+                self.deliver(idx, m);
+                moved = true;
                 continue;
             }
-            let m = match (from_held, msg) {
-                (Some(i), _) => self.held.borrow_mut().remove(i).msg,
-                (None, Some(m)) => m,
-                (None, None) => continue,
-            };
-            e.1 = match Op::mrecv(data, m) {
-                Ok(op) => Slot::Recv {
-                    op,
-                    part,
-                    elem,
-                    ctx: spec.ctx,
-                    src: spec.src,
-                    forgotten,
-                },
-                Err((c, _)) if forgotten => {
-                    let _ = c;
-                    Slot::Free
+            let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
+            let tag = spec.tag.unwrap_or_else(sys::any_tag);
+            match sys::improbe(src, tag, comm) {
+                Ok(None) => {}
+                Ok(Some((msg, st))) => {
+                    let seq = self.arrivals.get();
+                    self.arrivals.set(seq + 1);
+                    let m = Held {
+                        seq,
+                        ctx: spec.ctx,
+                        st,
+                        msg,
+                    };
+                    // The first unmatched receive it matches (at latest
+                    // this one).
+                    let target = self
+                        .posted
+                        .borrow()
+                        .iter()
+                        .copied()
+                        .find(|&k| {
+                            matches!(
+                                self.slab.borrow().get(k as usize).map(|e| &e.1),
+                                Some(Slot::Posted { spec: s, .. })
+                                    if s.matches(m.ctx, m.st.source as u32, m.st.tag)
+                            )
+                        })
+                        .unwrap_or(idx);
+                    self.deliver(target, m);
+                    moved = true;
                 }
-                Err((c, _)) => Slot::Done(Err(error_of(c, Some(comm), spec.src))),
-            };
-            let freed = matches!(e.1, Slot::Free);
-            drop(slab);
-            self.unpost(idx, freed);
+                Err(c) => {
+                    let err = match error_of(c, Some(comm), spec.src) {
+                        Error::ProcFailed { ranks } if spec.src.is_none() => {
+                            Error::ProcFailedPending { ranks }
+                        }
+                        other => other,
+                    };
+                    self.settle(idx, Err(err));
+                    moved = true;
+                }
+            }
         }
         moved
+    }
+
+    /// Keeps a refused message, in arrival order.
+    fn hold(&self, m: Held) {
+        let mut h = self.held.borrow_mut();
+        let at = h.partition_point(|x| x.seq < m.seq);
+        h.insert(at, m);
+    }
+
+    /// Ends the unmatched receive `idx` with `r` (freeing it if it was
+    /// forgotten).
+    fn settle(&self, idx: u32, r: Result<Status>) {
+        let mut slab = self.slab.borrow_mut();
+        let Some(e) = slab.get_mut(idx as usize) else {
+            return;
+        };
+        let forgotten = matches!(
+            e.1,
+            Slot::Posted {
+                forgotten: true,
+                ..
+            }
+        );
+        e.1 = if forgotten { Slot::Free } else { Slot::Done(r) };
+        drop(slab);
+        self.unpost(idx, forgotten);
+    }
+
+    /// Gives message `m` to the unmatched receive `idx`: received if it
+    /// fits, else the receive fails and the message is held (in arrival
+    /// order among the held).
+    fn deliver(&self, idx: u32, m: Held) {
+        let mut slab = self.slab.borrow_mut();
+        let Some(e) = slab.get_mut(idx as usize) else {
+            return;
+        };
+        let Slot::Posted {
+            spec,
+            data,
+            elem,
+            forgotten,
+            ..
+        } = &e.1
+        else {
+            drop(slab);
+            self.hold(m);
+            return;
+        };
+        let (spec, elem, forgotten) = (*spec, *elem, *forgotten);
+        let len = usize::try_from(m.st.bytes).unwrap_or(0);
+        let capacity = match data {
+            RecvData::Lent(b) => b.len(),
+            RecvData::Owned(b) => b.len(),
+        };
+        let refusal = if len > capacity {
+            Some(Error::Truncated {
+                sent: len,
+                capacity,
+            })
+        } else if elem > 1 && len % elem != 0 {
+            Some(Error::LengthNotMultiple { len, elem })
+        } else {
+            None
+        };
+        if let Some(err) = refusal {
+            drop(slab);
+            self.hold(m);
+            self.settle(idx, Err(err));
+            return;
+        }
+        let Slot::Posted { data, part, .. } = std::mem::replace(&mut e.1, Slot::Free) else {
+            return;
+        };
+        let comm = self.comm(spec.ctx).map(|c| c.0);
+        e.1 = match Op::mrecv(data, m.msg) {
+            Ok(op) => Slot::Recv {
+                op,
+                part,
+                elem,
+                ctx: spec.ctx,
+                src: spec.src,
+                forgotten,
+            },
+            Err(_) if forgotten => Slot::Free,
+            Err((c, _)) => Slot::Done(Err(error_of(c, comm, spec.src))),
+        };
+        let freed = matches!(e.1, Slot::Free);
+        drop(slab);
+        self.unpost(idx, freed);
     }
 
     /// Removes a receive from the unmatched ones (and its slot, if it was
