@@ -14,15 +14,27 @@ use crate::wait::Backoff;
 
 /// The backend of this process.
 #[derive(Debug)]
+#[cfg_attr(
+    feature = "mpi",
+    allow(
+        clippy::large_enum_variant,
+        reason = "one value per process; boxing the native engine would add an indirection to its fast path"
+    )
+)]
 pub(crate) enum Active {
     /// Shared memory on one machine, under `pertinax run`.
     Native(Native),
+    /// MPI with ULFM, under `mpirun` / `srun` (feature `mpi`).
+    #[cfg(feature = "mpi")]
+    Mpi(super::mpi::Mpi),
 }
 
 /// What the active backend keeps per communicator.
 #[derive(Debug)]
 pub(crate) enum AnyState {
     Native(native::CommState),
+    #[cfg(feature = "mpi")]
+    Mpi(super::mpi::CommState),
 }
 
 /// `on!(self, b => expr)`: `expr` with `b` the active backend.
@@ -30,6 +42,8 @@ macro_rules! on {
     ($s:expr, $b:ident => $e:expr) => {
         match $s {
             Active::Native($b) => $e,
+            #[cfg(feature = "mpi")]
+            Active::Mpi($b) => $e,
         }
     };
 }
@@ -40,6 +54,12 @@ macro_rules! with {
     ($sf:expr, $st:expr, $b:ident, $s:ident => $e:expr) => {
         match ($sf, $st) {
             (Active::Native($b), AnyState::Native($s)) => $e,
+            #[cfg(feature = "mpi")]
+            (Active::Mpi($b), AnyState::Mpi($s)) => $e,
+            // Unreachable: a state always comes from the backend that made
+            // it, and a process has one backend. Not a panic: a neutral value.
+            #[cfg(feature = "mpi")]
+            _ => Default::default(),
         }
     };
 }
@@ -100,7 +120,11 @@ impl Backend for Active {
         tokens: &[Token],
         remote: Option<(&Peers, &[Token])>,
     ) -> AnyState {
-        on!(self, b => AnyState::Native(b.attach(ctx, rank, peers, tokens, remote)))
+        match self {
+            Active::Native(b) => AnyState::Native(b.attach(ctx, rank, peers, tokens, remote)),
+            #[cfg(feature = "mpi")]
+            Active::Mpi(b) => AnyState::Mpi(b.attach(ctx, rank, peers, tokens, remote)),
+        }
     }
     fn release(&self, ctx: u32, st: &AnyState) {
         with!(self, st, b, s => b.release(ctx, s))

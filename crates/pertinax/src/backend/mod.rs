@@ -116,6 +116,8 @@ use crate::wait::Backoff;
 
 mod buf;
 mod dispatch;
+#[cfg(feature = "mpi")]
+pub(crate) mod mpi;
 pub(crate) mod native;
 
 pub(crate) use buf::{Cell, RecvBuf, SendBuf, Store};
@@ -208,9 +210,16 @@ pub(crate) struct Started {
 
 /// Starts the backend this process runs on.
 ///
+/// With the `mpi` feature, the MPI backend when `PERTINAX_BACKEND=mpi` or
+/// an MPI launcher started the process (see `mpi::chosen`); else native.
+///
 /// # Errors
 /// `Bootstrap` or `Transport` when the environment is broken.
 pub(crate) fn start() -> Result<Started> {
+    #[cfg(feature = "mpi")]
+    if mpi::chosen()? {
+        return mpi::start();
+    }
     native::start()
 }
 

