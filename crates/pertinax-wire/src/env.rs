@@ -13,6 +13,10 @@
 
 /// Rank in the world communicator (decimal).
 pub const RANK: &str = "PERTINAX_RANK";
+/// The backend a process runs on, `native` or `mpi`, overriding the
+/// choice from the environment (an MPI launcher's variables mean `mpi`,
+/// anything else `native`). `mpi` needs a build with the `mpi` feature.
+pub const BACKEND: &str = "PERTINAX_BACKEND";
 /// Number of ranks in the world communicator (decimal).
 pub const SIZE: &str = "PERTINAX_SIZE";
 /// Slot of this process in the shared segment (decimal).

@@ -212,6 +212,8 @@ pub(crate) struct Started {
 ///
 /// With the `mpi` feature, the MPI backend when `PERTINAX_BACKEND=mpi` or
 /// an MPI launcher started the process (see `mpi::chosen`); else native.
+/// Without it, `PERTINAX_BACKEND=mpi` is `Unsupported` (never silently
+/// native).
 ///
 /// # Errors
 /// `Bootstrap` or `Transport` when the environment is broken.
@@ -219,6 +221,24 @@ pub(crate) fn start() -> Result<Started> {
     #[cfg(feature = "mpi")]
     if mpi::chosen()? {
         return mpi::start();
+    }
+    #[cfg(not(feature = "mpi"))]
+    match std::env::var(pertinax_wire::env::BACKEND)
+        .as_deref()
+        .map(str::trim)
+    {
+        Ok("mpi") => {
+            return Err(Error::Unsupported {
+                feature: "the MPI backend (this build lacks the `mpi` cargo feature)",
+            })
+        }
+        Ok("" | "native") | Err(_) => {}
+        Ok(other) => {
+            return Err(Error::Bootstrap(format!(
+                "{}={other}: expected `native` or `mpi`",
+                pertinax_wire::env::BACKEND
+            )))
+        }
     }
     native::start()
 }

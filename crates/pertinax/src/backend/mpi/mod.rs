@@ -72,7 +72,7 @@ use crate::types::{Rank, Status, Tag};
 use crate::wait::{Backoff, Step, WaitPolicy};
 
 /// The variable that picks the backend.
-pub(crate) const BACKEND_VAR: &str = "PERTINAX_BACKEND";
+pub(crate) const BACKEND_VAR: &str = pertinax_wire::env::BACKEND;
 
 /// Whether this process runs on MPI (see the module documentation).
 ///
