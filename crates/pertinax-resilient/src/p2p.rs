@@ -39,6 +39,57 @@ pub(crate) fn check_rank(r: Rank, size: usize) -> Result<usize, Error> {
     Ok(r.index())
 }
 
+/// The point-to-point methods of [`pertinax::Communicator`] for a flavour
+/// whose `p2p` field is a [`P2p`] and whose `cfg.policy` is its policy
+/// (flat and hierarchical alike), expanded inside their `impl` blocks.
+macro_rules! forward_p2p {
+    () => {
+        fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+            self.p2p.send(&self.cfg.policy, buf, dest, tag)
+        }
+
+        fn recv_bytes(
+            &self,
+            buf: &mut [u8],
+            elem: usize,
+            src: Source,
+            tag: TagMatch,
+        ) -> Result<Received, Error> {
+            self.p2p.recv(&self.cfg.policy, buf, elem, src, tag)
+        }
+
+        fn probe(&self, src: Source, tag: TagMatch) -> Result<Received, Error> {
+            self.p2p.probe(&self.cfg.policy, src, tag)
+        }
+
+        fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Received, Error> {
+            self.p2p.iprobe(&self.cfg.policy, src, tag)
+        }
+
+        fn isend_bytes<'s>(
+            &self,
+            scope: &'s Scope<'s, '_>,
+            buf: &'s [u8],
+            dest: Rank,
+            tag: Tag,
+        ) -> Result<PendingOp<'s, Error>, Error> {
+            self.p2p.isend(&self.cfg.policy, scope, buf, dest, tag)
+        }
+
+        fn irecv_bytes<'s>(
+            &self,
+            scope: &'s Scope<'s, '_>,
+            buf: &'s mut [u8],
+            elem: usize,
+            src: Source,
+            tag: TagMatch,
+        ) -> Result<PendingOp<'s, Error>, Error> {
+            self.p2p.irecv(&self.cfg.policy, scope, buf, elem, src, tag)
+        }
+    };
+}
+pub(crate) use forward_p2p;
+
 /// The point-to-point communicator with its original ranks.
 #[derive(Debug)]
 pub(crate) struct P2p {

@@ -265,48 +265,7 @@ impl Communicator for Hierarchical {
         ))
     }
 
-    fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
-        self.p2p.send(&self.cfg.policy, buf, dest, tag)
-    }
-
-    fn recv_bytes(
-        &self,
-        buf: &mut [u8],
-        elem: usize,
-        src: Source,
-        tag: TagMatch,
-    ) -> Result<Received, Error> {
-        self.p2p.recv(&self.cfg.policy, buf, elem, src, tag)
-    }
-
-    fn probe(&self, src: Source, tag: TagMatch) -> Result<Received, Error> {
-        self.p2p.probe(&self.cfg.policy, src, tag)
-    }
-
-    fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Received, Error> {
-        self.p2p.iprobe(&self.cfg.policy, src, tag)
-    }
-
-    fn isend_bytes<'s>(
-        &self,
-        scope: &'s Scope<'s, '_>,
-        buf: &'s [u8],
-        dest: Rank,
-        tag: Tag,
-    ) -> Result<PendingOp<'s, Error>, Error> {
-        self.p2p.isend(&self.cfg.policy, scope, buf, dest, tag)
-    }
-
-    fn irecv_bytes<'s>(
-        &self,
-        scope: &'s Scope<'s, '_>,
-        buf: &'s mut [u8],
-        elem: usize,
-        src: Source,
-        tag: TagMatch,
-    ) -> Result<PendingOp<'s, Error>, Error> {
-        self.p2p.irecv(&self.cfg.policy, scope, buf, elem, src, tag)
-    }
+    crate::p2p::forward_p2p!();
 
     fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
         Ok(Box::new(self.dup_hier()?))
