@@ -24,9 +24,11 @@
 
 use std::ffi::c_int;
 
+mod fast;
 mod ffi;
 mod op;
 
+pub use fast::{mprobe_recv, Matched};
 pub use op::{Message, Op, RecvData, SendData};
 
 /// An MPI error code (never `MPI_SUCCESS`).

@@ -57,6 +57,8 @@
 //! but the same plan reaches every rank under `mpirun -x` (a per-rank plan
 //! needs a wrapper today).
 
+mod fast;
+
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -190,6 +192,8 @@ pub(crate) struct Mpi {
     slab: RefCell<Vec<(u32, Slot)>>,
     free: RefCell<Vec<u32>>,
     next_ctx: Cell<u32>,
+    /// Tasks in the slab not finished yet (see [`fast`]).
+    tasks: Cell<u32>,
     policy: WaitPolicy,
 }
 
@@ -271,6 +275,7 @@ pub(super) fn start() -> Result<Started> {
             slab: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             next_ctx: Cell::new(8),
+            tasks: Cell::new(0),
             policy: WaitPolicy::for_job(size, cpus),
         }),
         rank,
@@ -381,7 +386,10 @@ impl Mpi {
                     return moved;
                 };
                 e.1 = match out {
-                    Some(r) => Slot::Done(r),
+                    Some(r) => {
+                        self.tasks.set(self.tasks.get().saturating_sub(1));
+                        Slot::Done(r)
+                    }
                     None => Slot::Task(Some(task)),
                 };
                 return moved;
@@ -570,6 +578,9 @@ impl Mpi {
     /// `LengthNotMultiple`) and is held for later ones; one that fits is
     /// received (`MPI_Imrecv`). True if any receive matched.
     fn match_posted(&self) -> bool {
+        if self.posted.borrow().is_empty() {
+            return false;
+        }
         let order: Vec<u32> = self.posted.borrow().iter().copied().collect();
         let mut moved = false;
         for idx in order {
@@ -803,6 +814,7 @@ impl Backend for Mpi {
             }
         }
         self.posted.borrow_mut().clear();
+        self.tasks.set(0);
         if sys::finalized() {
             return Ok(());
         }
@@ -887,6 +899,9 @@ impl Backend for Mpi {
         let (comm, _) = self
             .comm(ctx)
             .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))?;
+        if let Some(r) = self.send_fast(comm, dest_rank, tag, data) {
+            return r;
+        }
         let op = Op::send(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
             .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
         self.insert(Slot::Send {
@@ -945,6 +960,16 @@ impl Backend for Mpi {
         self.posted.borrow_mut().push_back(k.idx);
         self.match_posted();
         k
+    }
+
+    fn recv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> Result<Status> {
+        match self.recv_fast(&spec, buf, elem) {
+            Ok(r) => r,
+            Err(buf) => {
+                let k = self.irecv(spec, peers, buf, elem);
+                self.wait(k)
+            }
+        }
     }
 
     fn find(&self, spec: &MatchSpec) -> Option<Status> {
@@ -1112,6 +1137,7 @@ impl Backend for Mpi {
     }
 
     fn start_task(&self, t: Box<dyn Task>) -> ReqKey {
+        self.tasks.set(self.tasks.get() + 1);
         let k = self.insert(Slot::Task(Some(t)));
         self.poll(k.idx);
         k

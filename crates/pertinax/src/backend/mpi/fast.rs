@@ -1,0 +1,129 @@
+//! The MPI backend's fast paths: when nothing of the backend's own is
+//! pending ([`Mpi::quiet`]: no receive waiting to be matched here, no
+//! task), a blocking call goes straight to a blocking MPI call, as a C
+//! program would, instead of a request in the slab and progress rounds.
+//!
+//! - A blocking receive naming its source ([`Mpi::recv_fast`]):
+//!   `MPI_Mprobe` + `MPI_Mrecv` in one call into the shim
+//!   ([`sys::mprobe_recv`]). Not `MPI_Recv`: a too-long message would fail
+//!   it with `MPI_ERR_TRUNCATE` *and be consumed*, and the contract says a
+//!   refused message stays queued. The matched probe sees the length first;
+//!   a message that does not fit (or is not whole elements) is held, as
+//!   the general path holds it, and the receive fails with `Truncated` /
+//!   `LengthNotMultiple`. Ordering is MPI's: no receive of ours is waiting
+//!   unmatched (so none posted earlier could have claimed the message), and
+//!   a held message that matches sends the call to the general path (held
+//!   messages arrived first). Any-source receives always take the general
+//!   path (ULFM's `MPIX_ERR_PROC_FAILED_PENDING` leaves those pending).
+//! - A blocking send of at most [`FAST_SEND_MAX`] bytes: `MPI_Send`, which
+//!   for a message this small copies it out and returns (every transport
+//!   of Open MPI sends it eagerly), so the call still returns at once as
+//!   [`super::Backend::eager_limit`] promises, without the copy into an
+//!   owned buffer and the request that `MPI_Isend` needs.
+//!
+//! Why only when quiet: while a thread blocks inside MPI, MPI progresses
+//! its own requests but not this backend's matching or tasks; a peer
+//! waiting for one of those (a receive of ours it sends a rendezvous
+//! message to, a collective schedule's step) would wait for us while we
+//! wait for it.
+
+use pertinax_mpi_sys::{self as sys, Matched};
+
+use super::{error_of, Held, Mpi};
+use crate::backend::{MatchSpec, RecvBuf};
+use crate::error::{Error, Result};
+use crate::types::{Rank, Status, Tag};
+
+/// Largest blocking send handed to `MPI_Send` (well under the eager limit
+/// of Open MPI's transports: 4 KiB for shared memory, 64 KiB for TCP,
+/// less their headers).
+pub(super) const FAST_SEND_MAX: usize = 1024;
+
+impl Mpi {
+    /// Whether no receive waits to be matched here and no task runs, so a
+    /// blocking MPI call cannot hold up anything MPI does not progress.
+    pub(super) fn quiet(&self) -> bool {
+        self.tasks.get() == 0 && self.posted.borrow().is_empty()
+    }
+
+    /// A blocking receive straight through MPI if it can be (see the
+    /// module documentation); else the buffer back, for the general path.
+    pub(super) fn recv_fast(
+        &self,
+        spec: &MatchSpec,
+        buf: RecvBuf,
+        elem: usize,
+    ) -> std::result::Result<Result<Status>, RecvBuf> {
+        let Some(src) = spec.src else {
+            return Err(buf);
+        };
+        let mut l = match buf {
+            RecvBuf::Lent(l) => l,
+            other => return Err(other),
+        };
+        if !self.quiet()
+            || self
+                .held
+                .borrow()
+                .iter()
+                .any(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag))
+        {
+            return Err(RecvBuf::Lent(l));
+        }
+        let Some((comm, _)) = self.comm(spec.ctx) else {
+            return Err(RecvBuf::Lent(l));
+        };
+        let tag = spec.tag.unwrap_or_else(sys::any_tag);
+        let capacity = l.len();
+        Ok(
+            match sys::mprobe_recv(l.as_mut_slice(), elem, src as i32, tag, comm) {
+                Err(c) => Err(error_of(c, Some(comm), Some(src))),
+                Ok(Matched::Received(st)) if st.error != 0 => {
+                    Err(error_of(sys::Code(st.error), Some(comm), Some(src)))
+                }
+                Ok(Matched::Received(st)) => Ok(Status {
+                    source: Rank(st.source),
+                    tag: Tag(st.tag),
+                    len: usize::try_from(st.bytes).unwrap_or(0),
+                }),
+                Ok(Matched::Refused(msg, st)) => {
+                    let len = usize::try_from(st.bytes).unwrap_or(0);
+                    let seq = self.arrivals.get();
+                    self.arrivals.set(seq + 1);
+                    self.hold(Held {
+                        seq,
+                        ctx: spec.ctx,
+                        st,
+                        msg,
+                    });
+                    Err(if len > capacity {
+                        Error::Truncated {
+                            sent: len,
+                            capacity,
+                        }
+                    } else {
+                        Error::LengthNotMultiple { len, elem }
+                    })
+                }
+            },
+        )
+    }
+
+    /// A small blocking send straight through `MPI_Send` if it can be;
+    /// `None` for the general path.
+    pub(super) fn send_fast(
+        &self,
+        comm: sys::Comm,
+        dest_rank: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Option<Result<()>> {
+        if data.len() > FAST_SEND_MAX || !self.quiet() {
+            return None;
+        }
+        Some(
+            sys::send(data, dest_rank as i32, tag, comm)
+                .map_err(|c| error_of(c, Some(comm), Some(dest_rank))),
+        )
+    }
+}
