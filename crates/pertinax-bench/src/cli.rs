@@ -98,6 +98,42 @@ pub struct Common {
     /// Fewer repetitions and launches: a smoke test, not a measurement.
     #[arg(long)]
     pub quick: bool,
+
+    /// Where the pertinax rows run: `native` (`pertinax run`) or `mpi`
+    /// (pertinax over Open MPI with ULFM: the ranks are `--mpi-exe`, started
+    /// by `mpirun --with-ft ulfm`; their rows say `"impl":"pertinax-mpi"`,
+    /// and the C anchors then run with `--with-ft ulfm` too). `mpi` is for
+    /// pingpong, pingping, coll and ft (its compare part).
+    #[arg(long, value_enum, default_value_t = BenchBackend::Native)]
+    pub backend: BenchBackend,
+
+    /// For --backend mpi: pertinax-bench built with the MPI feature
+    /// (default: $PERTINAX_BENCH_MPI_EXE, else `target/mpi/release/pertinax-bench`
+    /// of this repository, as `PERTINAX_MPICC=<prefix>/bin/mpicc
+    /// CARGO_TARGET_DIR=target/mpi cargo build --release -p pertinax-bench
+    /// --features pertinax/mpi` builds it).
+    #[arg(long, value_name = "PATH")]
+    pub mpi_exe: Option<PathBuf>,
+}
+
+/// Which backend the pertinax side of a benchmark runs on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum BenchBackend {
+    /// The native shared-memory runtime, started by `pertinax run`.
+    #[default]
+    Native,
+    /// The MPI backend, started by Open MPI's `mpirun --with-ft ulfm`.
+    Mpi,
+}
+
+impl BenchBackend {
+    /// `native` or `mpi` (as in JSON rows).
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchBackend::Native => "native",
+            BenchBackend::Mpi => "mpi",
+        }
+    }
 }
 
 impl Common {

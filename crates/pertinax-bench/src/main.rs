@@ -69,6 +69,7 @@ fn main() -> Result<()> {
         }
         Command::Launch(a) => {
             let mut ctx = Context::new(&a.common)?;
+            ctx.native_only("launch")?;
             bench::launch::run(&mut ctx, &a.ranks)
         }
         Command::Coll(a) => {
@@ -77,6 +78,7 @@ fn main() -> Result<()> {
         }
         Command::All(a) => {
             let mut ctx = Context::new(&a.common)?;
+            ctx.native_only("all")?;
             // The last part needs pertinax-propprog: fail now, not after an hour.
             setup::propprog(None)?;
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPong)?;
@@ -93,14 +95,17 @@ fn main() -> Result<()> {
         }
         Command::Propagate(a) => {
             let mut ctx = Context::new(&a.common)?;
+            ctx.native_only("propagate")?;
             bench::propagate::run(&mut ctx, &a.common, &a.propagate)
         }
         Command::Resilient(a) => {
             let mut ctx = Context::new(&a.common)?;
+            ctx.native_only("resilient")?;
             bench::resilient::run(&mut ctx, &a.common, &a.resilient)
         }
         Command::Regress(a) => {
             let mut ctx = Context::new(&a.common)?;
+            ctx.native_only("regress")?;
             bench::regress::run(&mut ctx, &a.against, a.tolerance)
         }
     }

@@ -52,6 +52,36 @@ pub fn launcher(given: Option<&Path>) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// For `--backend mpi`: pertinax-bench built with the MPI feature: `given`,
+/// else `$PERTINAX_BENCH_MPI_EXE`, else `target/mpi/release/pertinax-bench`
+/// of this repository (or of this executable's target directory).
+///
+/// # Errors
+/// When it does not exist (with the command that builds it).
+pub fn mpi_exe(given: Option<&Path>) -> Result<PathBuf> {
+    let path = match (given, std::env::var_os("PERTINAX_BENCH_MPI_EXE")) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(p)) => PathBuf::from(p),
+        (None, None) => {
+            let in_repo = repo_root().join("target/mpi/release/pertinax-bench");
+            if in_repo.is_file() {
+                in_repo
+            } else {
+                exe_dir()?.join("../../mpi/release/pertinax-bench")
+            }
+        }
+    };
+    if !path.is_file() {
+        bail!(
+            "--backend mpi: the MPI build of pertinax-bench {} not found; build it with \
+             `PERTINAX_MPICC=/tmp/ompi/bin/mpicc CARGO_TARGET_DIR=target/mpi cargo build \
+             --release -p pertinax-bench --features pertinax/mpi` or pass --mpi-exe PATH",
+            path.display()
+        );
+    }
+    Ok(path.canonicalize().unwrap_or(path))
+}
+
 /// The error-propagation rank program `pertinax-propprog` (crate
 /// `pertinax-tests`): `given`, or next to this executable.
 ///

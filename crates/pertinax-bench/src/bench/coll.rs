@@ -17,7 +17,7 @@ use serde_json::json;
 use super::{sentinel_summary, Context};
 use crate::cli::{ops_arg, CollCounts, CollOp, CollOpts, Common, MIN_COLL_REPS};
 use crate::report::{bytes, jnum, med_min, ratio, verdict, Table};
-use crate::run::{interleave, Cmd, Launch, Plan, Variant};
+use crate::run::{interleave, Launch, Plan, Variant};
 use crate::setup;
 use crate::stats::{self, find, Selector, Series, Summary};
 
@@ -196,16 +196,13 @@ pub fn run(ctx: &mut Context, common: &Common, ranks: &[usize], opts: &CollOpts)
     let mut all_rows = Vec::new();
     for &n in ranks {
         let mut variants = vec![Variant {
-            name: format!("pertinax n={n}"),
-            cmd: Cmd::new(&ctx.launcher)
-                .args(["run", "-n", &n.to_string(), "--"])
-                .arg(&ctx.exe)
-                .args(&worker_args),
+            name: format!("{} n={n}", ctx.pertinax_name()),
+            cmd: ctx.pertinax_cmd(n, &[]).args(&worker_args),
         }];
         if let (Some(ompi), Some(prog)) = (&ctx.ompi, &prog) {
             variants.push(Variant {
                 name: format!("ompi n={n}"),
-                cmd: ompi.mpirun(n, &[], prog).args(&c_args),
+                cmd: ompi.mpirun(n, ctx.ompi_extra(), prog).args(&c_args),
             });
         }
         let mut head = format!(
@@ -285,7 +282,8 @@ fn report(
     text.push_str(&sentinel_summary(variants, launches));
     ctx.out.text(&text);
     for r in rows {
-        for (name, s, reps) in [("pertinax", r.p(), r.reps.0), ("ompi", r.o(), r.reps.1)] {
+        let mine = ctx.pertinax_name();
+        for (name, s, reps) in [(mine, r.p(), r.reps.0), ("ompi", r.o(), r.reps.1)] {
             if let Some(s) = s {
                 ctx.out.json(&json!({
                     "bench": "coll", "impl": name, "op": r.op.name(), "bytes": r.bytes,
@@ -297,8 +295,8 @@ fn report(
         }
         if let (Some(p), Some(o)) = (r.p(), r.o()) {
             ctx.out.json(&json!({
-                "bench": "coll", "op": r.op.name(), "bytes": r.bytes, "ranks": r.ranks,
-                "cores": ctx.cores,
+                "bench": "coll", "backend": ctx.backend.name(), "op": r.op.name(),
+                "bytes": r.bytes, "ranks": r.ranks, "cores": ctx.cores,
                 "pertinax_us": jnum(Some(p.median)), "ompi_us": jnum(Some(o.median)),
                 "ratio": jnum(r.ratio()), "ratio_min": jnum(r.ratio_min()),
                 "ratio_fast": jnum(r.ratio_fast().0),

@@ -264,16 +264,23 @@ pub fn run(ctx: &mut Context, common: &Common, o: &FtOpts) -> Result<()> {
     if o.wants(FtPart::Compare) {
         goals.extend(compare(ctx, o, limit, &scratch)?);
     }
-    if o.wants(FtPart::Cost) {
+    let native = ctx.backend == crate::cli::BenchBackend::Native;
+    if !native {
+        ctx.out.text(
+            "\n(--backend mpi: the compare part only; cost, replace and spawn measure the \
+             native runtime's detection and spawning)\n",
+        );
+    }
+    if native && o.wants(FtPart::Cost) {
         let k = o
             .cost_launches
             .map_or_else(|| (2 * common.launches()).max(6), |k| k as usize);
         goals.extend(cost(ctx, k)?);
     }
-    if o.wants(FtPart::Replace) {
+    if native && o.wants(FtPart::Replace) {
         goals.extend(replace(ctx, o, limit, &scratch)?);
     }
-    if o.wants(FtPart::Spawn) {
+    if native && o.wants(FtPart::Spawn) {
         spawn(ctx, o, limit)?;
     }
     if !goals.is_empty() {
@@ -356,12 +363,11 @@ fn compare(ctx: &mut Context, o: &FtOpts, limit: Duration, s: &Scratch) -> Resul
         let mut index = Vec::new();
         let mut files = Vec::new();
         for &m in &o.modes {
-            let name = format!("pertinax {} n={n}", m.name());
+            let name = format!("{} {} n={n}", ctx.pertinax_name(), m.name());
             let kf = s.file(&name);
             variants.push(Variant {
-                cmd: Cmd::new(&ctx.launcher)
-                    .args(["run", "-n", &n.to_string(), "--"])
-                    .arg(&ctx.exe)
+                cmd: ctx
+                    .pertinax_cmd(n, &[])
                     .args(["worker", "ft", "--mode", m.name(), "--kill-file"])
                     .arg(&kf)
                     .args(["--delay-ms", &o.delay_ms.to_string()])
@@ -697,7 +703,11 @@ fn json_rows(ctx: &Context, n: usize, tallies: &Tallies) {
     for ((imp, m), t) in tallies {
         let mut row = serde_json::Map::new();
         row.insert("bench".into(), json!("ft"));
-        row.insert("impl".into(), json!(imp.name()));
+        let name = match imp {
+            Impl::Pertinax => ctx.pertinax_name(),
+            Impl::Ompi => imp.name(),
+        };
+        row.insert("impl".into(), json!(name));
         row.insert("mode".into(), json!(m.name()));
         row.insert("ranks".into(), json!(n));
         row.insert("cores".into(), json!(ctx.cores));
@@ -713,7 +723,8 @@ fn json_rows(ctx: &Context, n: usize, tallies: &Tallies) {
     let modes: Vec<FtMode> = tallies.keys().map(|k| k.1).collect();
     for c in compared(tallies, &modes) {
         ctx.out.json(&json!({
-            "bench": "ft", "quantity": c.field, "mode": c.mode, "ranks": n,
+            "bench": "ft", "backend": ctx.backend.name(), "quantity": c.field, "mode": c.mode,
+            "ranks": n, "cores": ctx.cores,
             "pertinax": jnum(c.p.map(|s| s.median)), "ompi": jnum(c.o.map(|s| s.median)),
             "ratio": jnum(c.ratio()), "ratio_quiet": jnum(c.ratio_quiet()),
         }));

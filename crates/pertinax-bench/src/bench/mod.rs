@@ -18,12 +18,12 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
-use crate::cli::Common;
+use crate::cli::{BenchBackend, Common};
 use crate::host::{percent, Sample, Sentinel};
 use crate::report::{Out, Table};
-use crate::run::{open_log, Launch, Variant};
+use crate::run::{open_log, Cmd, Launch, Variant};
 use crate::setup::{self, Ompi};
 use crate::stats::median;
 
@@ -55,6 +55,10 @@ pub struct Context {
     pub quick: bool,
     /// Cores this process may use.
     pub cores: usize,
+    /// Where the pertinax rows run (`--backend`).
+    pub backend: BenchBackend,
+    /// For `--backend mpi`: this program built with the MPI feature.
+    pub mpi_exe: Option<PathBuf>,
 }
 
 impl Context {
@@ -64,7 +68,17 @@ impl Context {
     /// # Errors
     /// When the launcher is missing or the log cannot be opened.
     pub fn new(c: &Common) -> Result<Context> {
-        let launcher = setup::launcher(c.launcher.as_deref())?;
+        let mpi_exe = match c.backend {
+            BenchBackend::Native => None,
+            BenchBackend::Mpi => Some(setup::mpi_exe(c.mpi_exe.as_deref())?),
+        };
+        // On MPI the ranks are started by mpirun: the launcher is only
+        // needed by benchmarks that have no MPI form (they refuse).
+        let launcher = match setup::launcher(c.launcher.as_deref()) {
+            Ok(l) => l,
+            Err(_) if mpi_exe.is_some() => PathBuf::from("pertinax"),
+            Err(e) => return Err(e),
+        };
         let build = setup::build_dir()?;
         let anchors = setup::anchors(c.anchors.as_deref());
         let sentinel = setup::sentinel(anchors.as_deref(), &build);
@@ -84,6 +98,9 @@ impl Context {
             }
         };
         if let Some(why) = &ompi_absent {
+            if mpi_exe.is_some() {
+                bail!("--backend mpi needs Open MPI (with ULFM): {why}");
+            }
             eprintln!("note: pertinax only: {why}");
         }
         let log = c.log.as_deref().map(open_log).transpose()?;
@@ -100,7 +117,53 @@ impl Context {
             log,
             quick: c.quick,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            backend: c.backend,
+            mpi_exe,
         })
+    }
+
+    /// The name of the pertinax rows: `pertinax`, or `pertinax-mpi` on the
+    /// MPI backend.
+    pub fn pertinax_name(&self) -> &'static str {
+        match self.backend {
+            BenchBackend::Native => "pertinax",
+            BenchBackend::Mpi => "pertinax-mpi",
+        }
+    }
+
+    /// The command that starts `ranks` pertinax ranks of this program (the
+    /// caller appends `worker ...`): `pertinax run -n N [native] -- <exe>`,
+    /// or on MPI `mpirun --oversubscribe --allow-run-as-root --with-ft ulfm
+    /// -n N <mpi-exe>` (`native` is ignored there).
+    pub fn pertinax_cmd(&self, ranks: usize, native: &[String]) -> Cmd {
+        match (&self.mpi_exe, &self.ompi) {
+            (Some(exe), Some(ompi)) => ompi.mpirun(ranks, &["--with-ft", "ulfm"], exe),
+            _ => Cmd::new(&self.launcher)
+                .args(["run", "-n", &ranks.to_string()])
+                .args(native)
+                .arg("--")
+                .arg(&self.exe),
+        }
+    }
+
+    /// Extra `mpirun` options of the Open MPI anchors: none natively; on
+    /// the MPI backend `--with-ft ulfm`, as the pertinax ranks run.
+    pub fn ompi_extra(&self) -> &'static [&'static str] {
+        match self.backend {
+            BenchBackend::Native => &[],
+            BenchBackend::Mpi => &["--with-ft", "ulfm"],
+        }
+    }
+
+    /// Refuses `--backend mpi` for a benchmark that has no MPI form.
+    ///
+    /// # Errors
+    /// On the MPI backend.
+    pub fn native_only(&self, bench: &str) -> Result<()> {
+        if self.backend == BenchBackend::Mpi {
+            bail!("`{bench}` has no --backend mpi form (pingpong, pingping, coll and ft have)");
+        }
+        Ok(())
     }
 
     /// Compiles an Open MPI program, or drops Open MPI with a warning.

@@ -9,9 +9,9 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::{sentinel_summary, Context};
-use crate::cli::Reps;
+use crate::cli::{BenchBackend, Reps};
 use crate::report::{bandwidth, bytes, jnum, med_min, num, ratio, verdict, Table};
-use crate::run::{interleave, Cmd, Launch, Plan, Variant};
+use crate::run::{interleave, Launch, Plan, Variant};
 use crate::setup;
 use crate::stats::{self, find, Selector, Series};
 
@@ -64,15 +64,13 @@ pub fn run(
         "--batches".into(),
         b.to_string(),
     ];
-    let mut launcher = Cmd::new(&ctx.launcher).args(["run", "-n", "2"]);
-    if let Some(rb) = ring_bytes {
-        launcher = launcher.arg("--ring-bytes").arg(rb.to_string());
-    }
+    let native: Vec<String> = ring_bytes
+        .map(|rb| vec!["--ring-bytes".to_string(), rb.to_string()])
+        .unwrap_or_default();
     let mut variants = vec![Variant {
-        name: "pertinax".into(),
-        cmd: launcher
-            .arg("--")
-            .arg(&ctx.exe)
+        name: ctx.pertinax_name().into(),
+        cmd: ctx
+            .pertinax_cmd(2, &native)
             .args(["worker", name, "--sizes", &sizes.to_arg()])
             .args(&counts),
     }];
@@ -89,7 +87,11 @@ pub fn run(
         Pattern::PingPing => ctx.ompi_program("pingping", Some(&setup::pingping_source())),
     };
     if let (Some(ompi), Some(prog)) = (&ctx.ompi, ompi_prog) {
-        let mut cmd = ompi.mpirun(2, &[], &prog).args(&c_counts);
+        let mut cmd = ompi.mpirun(2, ctx.ompi_extra(), &prog).args(&c_counts);
+        if ctx.backend == BenchBackend::Mpi && pattern == Pattern::PingPong {
+            // The pertinax ranks return errors (MPI_ERRORS_RETURN): so does C.
+            cmd = cmd.args(["-e", "return"]);
+        }
         if pattern == Pattern::PingPing {
             cmd = cmd.arg("-s").arg(sizes.to_arg());
         }
@@ -215,10 +217,10 @@ fn report(
             bw_cell(obw, obest),
             if show_bw { ratio(bwr) } else { "-".into() },
         ]);
-        for (impl_name, s, bwv) in [("pertinax", ps, pbw), ("ompi", os, obw)] {
+        for (impl_name, s, bwv) in [(ctx.pertinax_name(), ps, pbw), ("ompi", os, obw)] {
             if let Some(s) = s {
                 ctx.out.json(&json!({
-                    "bench": name, "impl": impl_name, "ranks": 2, "bytes": n,
+                    "bench": name, "impl": impl_name, "ranks": 2, "cores": ctx.cores, "bytes": n,
                     "median_us": jnum(Some(s.median)), "min_us": jnum(Some(s.min)),
                     "launches": s.n, "bw_GBps": jnum(bwv.filter(|_| show_bw)),
                 }));
@@ -226,7 +228,8 @@ fn report(
         }
         if let (Some(ps), Some(os)) = (ps, os) {
             ctx.out.json(&json!({
-                "bench": name, "ranks": 2, "bytes": n,
+                "bench": name, "backend": ctx.backend.name(), "ranks": 2, "cores": ctx.cores,
+                "bytes": n,
                 "pertinax_us": jnum(Some(ps.median)), "ompi_us": jnum(Some(os.median)),
                 "ratio": jnum(rmed), "ratio_min": jnum(rmin),
                 "bw_ratio": jnum(bwr.filter(|_| show_bw)),
