@@ -21,6 +21,10 @@
 //!   [`super::Backend::eager_limit`] promises, without the copy into an
 //!   owned buffer and the request that `MPI_Isend` needs.
 //!
+//! - Waiting for a send or a named-source receive that MPI already holds
+//!   ([`Mpi::wait_fast`]): `MPI_Wait`, not a loop of `MPI_Test` and
+//!   progress rounds with this backend's backoff.
+//!
 //! Why only when quiet: while a thread blocks inside MPI, MPI progresses
 //! its own requests but not this backend's matching or tasks; a peer
 //! waiting for one of those (a receive of ours it sends a rendezvous
@@ -29,8 +33,8 @@
 
 use pertinax_mpi_sys::{self as sys, Matched};
 
-use super::{error_of, Held, Mpi};
-use crate::backend::{MatchSpec, RecvBuf};
+use super::{error_of, received, Held, Mpi, Slot};
+use crate::backend::{MatchSpec, RecvBuf, ReqKey};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 
@@ -107,6 +111,51 @@ impl Mpi {
                 }
             },
         )
+    }
+
+    /// Waits for `k` inside MPI (`MPI_Wait`) if it is a send or a
+    /// named-source receive MPI holds and nothing of ours is pending;
+    /// `None` for the general loop.
+    pub(super) fn wait_fast(&self, k: ReqKey) -> Option<Result<Status>> {
+        if !self.quiet() {
+            return None;
+        }
+        let mut slab = self.slab.borrow_mut();
+        let e = slab.get_mut(k.idx as usize)?;
+        if e.0 != k.gen {
+            return None;
+        }
+        let result = match &mut e.1 {
+            Slot::Send { op, dest_rank, .. } => {
+                let (st, _) = op.wait()?;
+                if st.error != 0 {
+                    Err(error_of(sys::Code(st.error), None, Some(*dest_rank)))
+                } else {
+                    Ok(Status {
+                        source: Rank(0),
+                        tag: Tag(0),
+                        len: 0,
+                    })
+                }
+            }
+            Slot::Recv {
+                op,
+                part,
+                elem,
+                ctx,
+                src: Some(src),
+                ..
+            } => {
+                let comm = self.comm(*ctx).map(|c| c.0);
+                let (st, data) = op.wait()?;
+                received(st, data, part.take(), *elem, comm, Some(*src))
+            }
+            _ => return None,
+        };
+        e.1 = Slot::Free;
+        drop(slab);
+        self.free.borrow_mut().push(k.idx);
+        Some(result)
     }
 
     /// A small blocking send straight through `MPI_Send` if it can be;

@@ -31,6 +31,12 @@
 //!   so it is not consumed, as the contract says. Requests are a slab of
 //!   MPI requests that own their buffers ([`pertinax_mpi_sys::Op`]); a
 //!   schedule's shared cell is staged through an owned copy.
+//! - Fast paths ([`fast`]): while no receive waits to be matched here and
+//!   no task runs, a blocking named-source receive is one `MPI_Mprobe` +
+//!   `MPI_Mrecv` (a message that does not fit is held, as above), a
+//!   blocking send of at most 1 KiB is `MPI_Send`, and waiting for a send
+//!   or a named-source receive is `MPI_Wait`: no request, copy or progress
+//!   round of this backend's own.
 //! - Tasks (the portable collective schedules) are advanced on every
 //!   progress round through [`TaskIo`] (not yet MPI's own collectives).
 //! - Error classes: `MPIX_ERR_PROC_FAILED` → `ProcFailed` (for an
@@ -194,6 +200,11 @@ pub(crate) struct Mpi {
     next_ctx: Cell<u32>,
     /// Tasks in the slab not finished yet (see [`fast`]).
     tasks: Cell<u32>,
+    /// The last context looked up by [`Mpi::comm`] (its multiple of 4),
+    /// its communicators and this process's rank: every hot call looks one
+    /// up, and a hash lookup costs a tenth of a small message. Cleared by
+    /// `attach` and `release`.
+    last: Cell<Option<(u32, [sys::Comm; 4], u32)>>,
     policy: WaitPolicy,
 }
 
@@ -276,6 +287,7 @@ pub(super) fn start() -> Result<Started> {
             free: RefCell::new(Vec::new()),
             next_ctx: Cell::new(8),
             tasks: Cell::new(0),
+            last: Cell::new(None),
             policy: WaitPolicy::for_job(size, cpus),
         }),
         rank,
@@ -298,8 +310,16 @@ impl Mpi {
 
     /// The MPI communicator of context `ctx` (any of its four).
     fn comm(&self, ctx: u32) -> Option<(sys::Comm, u32)> {
-        let t = self.trio(ctx).ok()?;
-        t.comms.get((ctx & 3) as usize).map(|&c| (c, t.rank))
+        let base = ctx & !3;
+        let (comms, rank) = match self.last.get() {
+            Some((b, comms, rank)) if b == base => (comms, rank),
+            _ => {
+                let t = self.trio(ctx).ok()?;
+                self.last.set(Some((base, t.comms, t.rank)));
+                (t.comms, t.rank)
+            }
+        };
+        comms.get((ctx & 3) as usize).map(|&c| (c, rank))
     }
 
     fn insert(&self, s: Slot) -> ReqKey {
@@ -860,6 +880,7 @@ impl Backend for Mpi {
         remote: Option<(&Peers, &[Token])>,
     ) -> CommState {
         self.use_ctx(ctx);
+        self.last.set(None);
         let trio = if remote.is_some() {
             Err(Error::Unsupported {
                 feature: "intercommunicators on the MPI backend",
@@ -875,6 +896,7 @@ impl Backend for Mpi {
         let Ok(mut comms) = self.comms.try_borrow_mut() else {
             return;
         };
+        self.last.set(None);
         comms.remove(&ctx);
         if let Ok(t) = &st.trio {
             if !sys::finalized() {
@@ -1030,6 +1052,9 @@ impl Backend for Mpi {
     }
 
     fn wait(&self, k: ReqKey) -> Result<Status> {
+        if let Some(r) = self.wait_fast(k) {
+            return r;
+        }
         let mut b = Backoff::default();
         loop {
             match self.take(k)? {
