@@ -12,7 +12,17 @@
 //! pertinax-bench all --launches 5
 //! pertinax-bench regress --against DIR [--launches K]   # old build in DIR vs this one
 //! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
+//! pertinax-bench pingpong|pingping|coll|ft --backend mpi [--mpi-exe PATH] ...
 //! ```
+//!
+//! `--backend mpi` measures pertinax over Open MPI (the MPI backend): the
+//! pertinax ranks are this program built with the feature (`--mpi-exe`,
+//! default `target/mpi/release/pertinax-bench`, built by
+//! `PERTINAX_MPICC=/tmp/ompi/bin/mpicc CARGO_TARGET_DIR=target/mpi cargo
+//! build --release -p pertinax-bench --features pertinax/mpi`) started by
+//! `mpirun --with-ft ulfm`, beside the C anchors on the same Open MPI (also
+//! `--with-ft ulfm`), interleaved; rows say `"impl":"pertinax-mpi"`. This
+//! program itself needs no feature.
 //!
 //! This machine's speed changes between launches and other jobs share it,
 //! so every benchmark interleaves its configurations launch by launch, runs

@@ -268,3 +268,18 @@ fn compile(cc: &Path, flags: &[String], src: &Path, header: &Path, out: &Path) -
         .with_context(|| format!("cannot move {} to {}", tmp.display(), out.display()))?;
     Ok(out.to_path_buf())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mpi_exe_names_the_build_command_when_missing() {
+        let missing = Path::new("/nonexistent/pertinax-bench");
+        let err = mpi_exe(Some(missing)).unwrap_err().to_string();
+        assert!(err.contains("/nonexistent/pertinax-bench"), "{err}");
+        assert!(err.contains("--features pertinax/mpi"), "{err}");
+        let here = this_exe().unwrap();
+        assert_eq!(mpi_exe(Some(&here)).unwrap(), here.canonicalize().unwrap());
+    }
+}
