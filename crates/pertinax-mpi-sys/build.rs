@@ -1,4 +1,4 @@
-//! Builds the C shim (`shim/pxm.c`) against the MPI found from its compiler
+//! Builds the C shim (`shim/pxm.c`, and `shim/pxm_fast.c`: the fast paths) against the MPI found from its compiler
 //! wrapper, and links the MPI, when the `mpi` feature is on (off: nothing is
 //! built and the crate is empty).
 //!
