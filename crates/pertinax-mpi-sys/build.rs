@@ -1,6 +1,6 @@
-//! Builds the C shim (`shim/pxm.c`, and `shim/pxm_fast.c`: the fast paths) against the MPI found from its compiler
-//! wrapper, and links the MPI, when the `mpi` feature is on (off: nothing is
-//! built and the crate is empty).
+//! Builds the C shim (`shim/pxm.c`, and `shim/pxm_fast.c`: the fast paths)
+//! against the MPI found from its compiler wrapper, and links the MPI, when
+//! the `mpi` feature is on (off: nothing is built and the crate is empty).
 //!
 //! The wrapper is, in order: `$PERTINAX_MPICC`, `$MPICC`, `mpicc` on `PATH`.
 //! Its flags are read with Open MPI's `-showme:compile` / `-showme:link`, or
