@@ -24,9 +24,11 @@
 
 use std::ffi::c_int;
 
+mod coll;
 mod ffi;
 mod op;
 
+pub use coll::{Args, Builtin, Coll, CollKind, Input, Layout, Outcome, Prim, Reduction, UserFn};
 pub use op::{Message, Op, RecvData, SendData};
 
 /// An MPI error code (never `MPI_SUCCESS`).
