@@ -22,12 +22,15 @@
 //!   grouping makes it the same at every rank and in every run); MPI does
 //!   not promise that every rank gets the same bits.
 //! - Every call, blocking ones included, is MPI's non-blocking form
-//!   (`MPI_Iallreduce`, ...) behind a request key, completed by `MPI_Test`
-//!   on progress rounds: MPI never matches a blocking collective with a
-//!   non-blocking one, so every rank must make the same call; and while
-//!   blocked inside MPI this backend could not match its posted receives
-//!   (which it matches itself), so a peer's large send to one of them
-//!   would wait forever, where MPI's semantics promise progress.
+//!   (`MPI_Iallreduce`, ...) behind a request key: MPI never matches a
+//!   blocking collective with a non-blocking one, so every rank must make
+//!   the same call. It completes by `MPI_Test` on progress rounds, or,
+//!   when the caller waits for it and this backend has nothing else to
+//!   progress (no unmatched receive, no task), by `MPI_Wait` (a blocking
+//!   call is then `MPI_Iallreduce` + `MPI_Wait`). Not inside MPI while a
+//!   receive is unmatched: only this backend matches them, so a peer's
+//!   large send to one of them would wait forever, where MPI's semantics
+//!   promise progress.
 //! - Errors: ULFM's classes as for point-to-point (`ProcFailed` with the
 //!   failed members known, `Revoked`). Open MPI fails every collective on a
 //!   communicator with a failed member, as the native backend does; like
@@ -60,6 +63,12 @@ impl Running {
     pub(super) fn test(&mut self) -> Option<Result<Status>> {
         let out = self.op.test()?;
         Some(self.outcome(out))
+    }
+
+    /// Waits for the outcome inside MPI (`MPI_Wait`).
+    fn wait(&mut self) -> Result<Status> {
+        let out = self.op.wait();
+        self.outcome(out)
     }
 
     fn outcome(&self, out: Outcome) -> Result<Status> {
@@ -142,6 +151,32 @@ fn too_big() -> Error {
 }
 
 impl Mpi {
+    /// Waits for the collective `k` inside MPI (`MPI_Wait`, no polling
+    /// loop) when nothing else needs this backend's progress meanwhile: no
+    /// unmatched receive (only this backend matches them) and no task.
+    /// `None` (the caller polls) otherwise, or if `k` is not a collective.
+    pub(super) fn wait_own_coll(&self, k: ReqKey) -> Option<Result<Status>> {
+        if !self.posted.borrow().is_empty() {
+            return None;
+        }
+        let mut slab = self.slab.borrow_mut();
+        if slab.iter().any(|e| matches!(e.1, Slot::Task(_))) {
+            return None;
+        }
+        let e = slab.get_mut(k.idx as usize)?;
+        if e.0 != k.gen {
+            return None;
+        }
+        let Slot::Coll { run, .. } = &mut e.1 else {
+            return None;
+        };
+        let r = run.wait();
+        e.1 = Slot::Free;
+        drop(slab);
+        self.free.borrow_mut().push(k.idx);
+        Some(r)
+    }
+
     /// Starts `c` as MPI's own collective (see the module documentation).
     ///
     /// # Errors

@@ -1022,6 +1022,9 @@ impl Backend for Mpi {
     }
 
     fn wait(&self, k: ReqKey) -> Result<Status> {
+        if let Some(r) = self.wait_own_coll(k) {
+            return r;
+        }
         let mut b = Backoff::default();
         loop {
             match self.take(k)? {
