@@ -1,10 +1,15 @@
-//! Collective operations, built only from point-to-point messages.
+//! Collective operations, built only from point-to-point messages (or,
+//! on a backend with its own collectives, run by it).
 //!
 //! Every collective compiles to a [`schedule::Schedule`] of point-to-point
 //! rounds on the communicator's collective context; blocking calls run the
 //! schedule to completion, `i`-prefixed calls return a [`Request`] that
 //! advances whenever the process is inside the library (waiting on any
-//! request included).
+//! request included). On a backend that runs collectives itself (the MPI
+//! backend: MPI's own, so that a cluster's tuned algorithms run), the
+//! arguments are checked here as below, then the call is handed to it
+//! (`Backend::start_coll`) instead of compiling a schedule, behind the same
+//! request keys.
 //!
 //! # Determinism
 //!
@@ -14,7 +19,11 @@
 //! `allreduce` gets bitwise the same result, and repeating a run with the
 //! same inputs gives bitwise the same result, floating point included. The
 //! order is rank order (lower ranks on the left), so non-commutative
-//! operations are correct too. MPI promises neither.
+//! operations are correct too. MPI promises neither: on the MPI backend,
+//! non-commutative operations still combine in rank order (MPI's rule),
+//! so an associative one gives the same result, but float `sum`/`prod`
+//! group as MPI's algorithm does and may differ in the last bits between
+//! roots, variants, and (MPI does not promise otherwise) ranks.
 //!
 //! # Errors
 //!
@@ -32,6 +41,13 @@
 //! - a mismatch that only the data reveals (ranks disagreeing on a count)
 //!   is an `InvalidArgument` at the ranks that see it; the longer message is
 //!   still taken, so its sender is not left waiting.
+//!
+//! On the MPI backend a root that rejects its arguments takes part in MPI's
+//! collective with scratch (a v-layout it rejected is replaced by its
+//! counts, missing ones 0, packed in rank order), so nobody hangs; the
+//! others return normally, and a scatter's ranks get zeros where the
+//! native backend reports a count mismatch. Ranks disagreeing on a count
+//! are erroneous in MPI (its error, or data cut short), not checked.
 //!
 //! # Example
 //! ```
