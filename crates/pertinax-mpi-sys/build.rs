@@ -18,6 +18,7 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=shim/pxm.c");
     println!("cargo:rerun-if-changed=shim/pxm_fast.c");
+    println!("cargo:rerun-if-changed=shim/pxm_coll.c");
     println!("cargo:rerun-if-changed=build.rs");
     for v in ["PERTINAX_MPICC", "MPICC", "PATH"] {
         println!("cargo:rerun-if-env-changed={v}");
@@ -40,7 +41,10 @@ fn main() {
         )),
     };
     let mut b = cc::Build::new();
-    b.file("shim/pxm.c").file("shim/pxm_fast.c").warnings(true);
+    b.file("shim/pxm.c")
+        .file("shim/pxm_fast.c")
+        .file("shim/pxm_coll.c")
+        .warnings(true);
     for w in compile.split_whitespace() {
         if let Some(dir) = w.strip_prefix("-I") {
             b.include(dir);

@@ -115,4 +115,33 @@ extern "C" {
     pub fn pxm_comm_agree(comm: isize, flag: *mut c_int) -> c_int;
     pub fn pxm_comm_ack_failed(comm: isize, num_to_ack: c_int, num_acked: *mut c_int) -> c_int;
     pub fn pxm_comm_get_failed(comm: isize, ranks: *mut c_int, cap: c_int, n: *mut c_int) -> c_int;
+
+    // shim/pxm_coll.c
+    pub fn pxm_datatype(prim: c_int) -> isize;
+    pub fn pxm_op(which: c_int) -> isize;
+    pub fn pxm_type_bytes(bytes: c_int, out: *mut isize) -> c_int;
+    pub fn pxm_type_free(t: *mut isize) -> c_int;
+    pub fn pxm_user_op_create(
+        f: extern "C" fn(*const c_void, *mut c_void, c_int, isize),
+        commute: c_int,
+        out: *mut isize,
+    ) -> c_int;
+    pub fn pxm_op_free(op: *mut isize) -> c_int;
+    #[allow(clippy::too_many_arguments, reason = "MPI's own argument list")]
+    pub fn pxm_coll(
+        kind: c_int,
+        blocking: c_int,
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: c_int,
+        scounts: *const c_int,
+        sdispls: *const c_int,
+        rcounts: *const c_int,
+        rdispls: *const c_int,
+        dtype: isize,
+        op: isize,
+        root: c_int,
+        comm: isize,
+        req: *mut isize,
+    ) -> c_int;
 }

@@ -24,10 +24,12 @@
 
 use std::ffi::c_int;
 
+mod coll;
 mod fast;
 mod ffi;
 mod op;
 
+pub use coll::{Args, Builtin, Coll, CollKind, Input, Layout, Outcome, Prim, Reduction, UserFn};
 pub use fast::{mprobe_recv, Matched};
 pub use op::{Message, Op, RecvData, SendData};
 

@@ -33,7 +33,7 @@ pub enum RecvData {
 }
 
 impl SendData {
-    fn span(&self) -> (*const u8, usize) {
+    pub(crate) fn span(&self) -> (*const u8, usize) {
         match self {
             SendData::Lent(b) => (b.as_slice().as_ptr(), b.len()),
             SendData::Owned(b) => (b.as_ptr(), b.len()),
@@ -42,7 +42,7 @@ impl SendData {
 }
 
 impl RecvData {
-    fn span(&mut self) -> (*mut u8, usize) {
+    pub(crate) fn span(&mut self) -> (*mut u8, usize) {
         match self {
             RecvData::Lent(b) => (b.as_mut_slice().as_mut_ptr(), b.len()),
             RecvData::Owned(b) => (b.as_mut_ptr(), b.len()),

@@ -195,6 +195,15 @@ impl Backend for Active {
         on!(self, b => b.start_task(t))
     }
 
+    #[inline]
+    fn own_collectives(&self) -> bool {
+        on!(self, b => b.own_collectives())
+    }
+
+    fn start_coll(&self, c: super::Coll) -> Result<ReqKey> {
+        on!(self, b => b.start_coll(c))
+    }
+
     fn revoke(&self, ctx: u32) {
         on!(self, b => b.revoke(ctx))
     }

@@ -55,9 +55,14 @@
 //!   blocking call of the core is a loop of the two.
 //! - **Tasks**: [`Backend::start_task`] runs a boxed [`Task`] (a collective
 //!   schedule) on every progress round until it finishes; the task drives
-//!   point-to-point requests through [`TaskIo`]. A backend with native
-//!   collectives may run them instead behind the same request keys; the
-//!   portable schedules are the fallback every backend gets for free.
+//!   point-to-point requests through [`TaskIo`]. The portable schedules
+//!   are the collectives every backend gets for free.
+//! - **Own collectives** (optional): a backend whose
+//!   [`Backend::own_collectives`] is true (MPI) runs every collective
+//!   itself: the collective layer checks the arguments, then describes the
+//!   call ([`Coll`]) to [`Backend::start_coll`] instead of building a
+//!   schedule, and the result is a request key like any other (test, wait,
+//!   forget). The native backend answers false and keeps the schedules.
 //! - **Communicators**: [`Backend::reserve`], [`Backend::attach`],
 //!   [`Backend::release`], and the context ids above.
 //! - **Failure knowledge** (fail-stop, as ULFM): a request that needs a
@@ -110,7 +115,10 @@
 use std::fmt::Debug;
 use std::rc::Rc;
 
+use pertinax_sys::lend::{Lent, LentMut};
+
 use crate::error::{Error, RecoveryCall, Result};
+use crate::op::ErasedOp;
 use crate::types::Status;
 use crate::wait::Backoff;
 
@@ -176,6 +184,100 @@ pub(crate) enum Record {
 )]
 pub(crate) fn unsupported<T>(feature: &'static str) -> Result<T> {
     Err(Error::Unsupported { feature })
+}
+
+/// Which collective a [`Coll`] runs. Lengths, counts and displacements are
+/// in bytes; `lens`/`offs` of a rooted v-collective are the root's (at
+/// another rank, only its own entry is meaningful).
+#[derive(Debug, Clone)]
+#[cfg_attr(
+    not(feature = "mpi"),
+    allow(dead_code, reason = "read by the MPI backend only")
+)]
+pub(crate) enum CollKind {
+    Barrier,
+    Bcast {
+        root: u32,
+    },
+    Reduce {
+        root: u32,
+    },
+    Allreduce,
+    Scan,
+    /// Rank 0's output is left as it was.
+    Exscan,
+    /// The reduction of every rank's input, block `i` (`lens[i]` bytes,
+    /// in rank order) to rank `i`.
+    ReduceScatter {
+        lens: Vec<usize>,
+    },
+    /// Equal blocks of `len` bytes.
+    Gather {
+        root: u32,
+        len: usize,
+    },
+    Gatherv {
+        root: u32,
+        lens: Vec<usize>,
+        offs: Vec<usize>,
+    },
+    Scatter {
+        root: u32,
+        len: usize,
+    },
+    Scatterv {
+        root: u32,
+        lens: Vec<usize>,
+        offs: Vec<usize>,
+    },
+    Allgather {
+        len: usize,
+    },
+    Allgatherv {
+        lens: Vec<usize>,
+        offs: Vec<usize>,
+    },
+    Alltoall {
+        len: usize,
+    },
+    Alltoallv {
+        sl: Vec<usize>,
+        so: Vec<usize>,
+        rl: Vec<usize>,
+        ro: Vec<usize>,
+    },
+}
+
+/// Where a [`Coll`] writes.
+#[derive(Debug)]
+#[cfg_attr(
+    not(feature = "mpi"),
+    allow(dead_code, reason = "read by the MPI backend only")
+)]
+pub(crate) enum CollOut {
+    /// The caller's buffer.
+    Lent(LentMut),
+    /// Scratch of this many bytes, thrown away (a root that rejected its
+    /// arguments still takes part).
+    Scratch(usize),
+}
+
+/// A collective for a backend with its own ([`Backend::start_coll`]);
+/// the arguments were checked by the collective layer.
+#[derive(Debug)]
+#[cfg_attr(
+    not(feature = "mpi"),
+    allow(dead_code, reason = "read by the MPI backend only")
+)]
+pub(crate) struct Coll {
+    /// The communicator's collective context (`ctx + 1`).
+    pub ctx: u32,
+    pub kind: CollKind,
+    /// The input; `None` in place (the input is in `out`).
+    pub inp: Option<Lent>,
+    pub out: CollOut,
+    /// The reduction of a reducing collective.
+    pub op: Option<ErasedOp>,
 }
 
 /// A request for new processes (see [`Backend::request_processes`]).
@@ -442,6 +544,22 @@ pub(crate) trait Backend: Debug + Sized {
     /// Runs a task on every progress round until it finishes; its outcome
     /// is the request's.
     fn start_task(&self, t: Box<dyn Task>) -> ReqKey;
+    /// Whether the backend runs the collectives itself ([`Backend::start_coll`])
+    /// rather than the portable schedules (optional; false by default).
+    #[inline]
+    fn own_collectives(&self) -> bool {
+        false
+    }
+    /// Starts a collective as the backend's own; its outcome is the
+    /// request's.
+    ///
+    /// # Errors
+    /// `Unsupported` from a backend without its own collectives (the
+    /// collective layer never asks one).
+    fn start_coll(&self, c: Coll) -> Result<ReqKey> {
+        drop(c);
+        unsupported("the backend's own collectives")
+    }
 
     // ---- failures and revocation -----------------------------------------
 

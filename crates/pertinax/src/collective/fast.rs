@@ -55,9 +55,10 @@ impl Scratch {
 impl Comm {
     /// Whether a `len`-byte collective takes the straight-line path: small,
     /// and sent eagerly, so that two ranks sending to each other before
-    /// receiving never wait for one another.
+    /// receiving never wait for one another; never on a backend that runs
+    /// the collectives itself.
     pub(crate) fn fast_path(&self, len: usize) -> bool {
-        len <= FAST_LIMIT && len <= self.inner.rt.b.eager_limit()
+        len <= FAST_LIMIT && len <= self.inner.rt.b.eager_limit() && !self.own()
     }
 
     fn fast_send(&self, data: &[u8], to: usize, seq: u32, phase: u32) -> Result<()> {

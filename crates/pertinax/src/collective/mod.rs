@@ -1,10 +1,15 @@
-//! Collective operations, built only from point-to-point messages.
+//! Collective operations, built only from point-to-point messages (or,
+//! on a backend with its own collectives, run by it).
 //!
 //! Every collective compiles to a [`schedule::Schedule`] of point-to-point
 //! rounds on the communicator's collective context; blocking calls run the
 //! schedule to completion, `i`-prefixed calls return a [`Request`] that
 //! advances whenever the process is inside the library (waiting on any
-//! request included).
+//! request included). On a backend that runs collectives itself (the MPI
+//! backend: MPI's own, so that a cluster's tuned algorithms run), the
+//! arguments are checked here as below, then the call is handed to it
+//! (`Backend::start_coll`) instead of compiling a schedule, behind the same
+//! request keys.
 //!
 //! # Determinism
 //!
@@ -14,7 +19,11 @@
 //! `allreduce` gets bitwise the same result, and repeating a run with the
 //! same inputs gives bitwise the same result, floating point included. The
 //! order is rank order (lower ranks on the left), so non-commutative
-//! operations are correct too. MPI promises neither.
+//! operations are correct too. MPI promises neither: on the MPI backend,
+//! non-commutative operations still combine in rank order (MPI's rule),
+//! so an associative one gives the same result, but float `sum`/`prod`
+//! group as MPI's algorithm does and may differ in the last bits between
+//! roots, variants, and (MPI does not promise otherwise) ranks.
 //!
 //! # Errors
 //!
@@ -32,6 +41,13 @@
 //! - a mismatch that only the data reveals (ranks disagreeing on a count)
 //!   is an `InvalidArgument` at the ranks that see it; the longer message is
 //!   still taken, so its sender is not left waiting.
+//!
+//! On the MPI backend a root that rejects its arguments takes part in MPI's
+//! collective with scratch (a v-layout it rejected is replaced by its
+//! counts, missing ones 0, packed in rank order), so nobody hangs; the
+//! others return normally, and a scatter's ranks get zeros where the
+//! native backend reports a count mismatch. Ranks disagreeing on a count
+//! are erroneous in MPI (its error, or data cut short), not checked.
 //!
 //! # Example
 //! ```
@@ -52,7 +68,7 @@ pub(crate) mod schedule;
 use bytemuck::Pod;
 use pertinax_sys::lend;
 
-use crate::backend::{Backend, MatchSpec, ReqKey, Store};
+use crate::backend::{Backend, Coll, CollKind, CollOut, MatchSpec, ReqKey, Store};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::op::{ErasedOp, Op};
@@ -121,18 +137,38 @@ impl Comm {
         self.check_rank(root)
     }
 
+    /// Whether the backend runs the collectives itself (MPI's own
+    /// collectives): then every call is described to it as a [`Coll`]
+    /// instead of compiling a schedule, and the straight-line fast paths
+    /// are skipped.
+    #[inline]
+    fn own(&self) -> bool {
+        self.inner.rt.b.own_collectives()
+    }
+
     /// Compiles and starts a schedule over lent buffers: `out` is the
     /// caller's output (index 0), `inp` its input (index 1, or the output
-    /// again when in place).
+    /// again when in place). On a backend with its own collectives, starts
+    /// `kind` there instead (`build` is not called).
     fn start_coll<'s>(
         &self,
         s: &'s lend::Scope<'s, '_>,
         inp: Option<&'s [u8]>,
         out: &'s mut [u8],
         op: Option<ErasedOp>,
+        kind: CollKind,
         build: impl FnOnce(&mut Builder, usize, usize),
     ) -> Result<ReqKey> {
         self.coll_live()?;
+        if self.own() {
+            return self.inner.rt.b.start_coll(Coll {
+                ctx: self.inner.ctx + 1,
+                kind,
+                inp: inp.map(|x| s.lend(x)),
+                out: CollOut::Lent(s.lend_mut(out)),
+                op,
+            });
+        }
         let mut b = Builder::new(self.inner.rank, self.size() as u32);
         let o = b.buf(Store::Out(s.lend_mut(out)));
         let i = match inp {
@@ -161,13 +197,14 @@ impl Comm {
         inp: Option<&[u8]>,
         out: &mut [u8],
         op: Option<ErasedOp>,
+        kind: CollKind,
         build: impl FnOnce(&mut Builder, usize, usize),
     ) -> Result<()> {
         let rt = &self.inner.rt;
         let mut bo = Backoff::default();
         lend::scope(
             |s| {
-                let k = self.start_coll(s, inp, out, op, build)?;
+                let k = self.start_coll(s, inp, out, op, kind, build)?;
                 rt.b.wait(k).map(|_| ())
             },
             || rt.drain_step(&mut bo),
@@ -180,10 +217,64 @@ impl Comm {
         inp: Option<&'s [u8]>,
         out: &'s mut [u8],
         op: Option<ErasedOp>,
+        kind: CollKind,
         build: impl FnOnce(&mut Builder, usize, usize),
     ) -> Result<Request<'s>> {
-        let k = self.start_coll(s, inp, out, op, build)?;
+        let k = self.start_coll(s, inp, out, op, kind, build)?;
         Ok(Request::new(self.inner.rt.clone(), k))
+    }
+
+    /// On a backend with its own collectives: takes part in `kind` with
+    /// `inp` and thrown-away output of `out` bytes (a root that rejected
+    /// its arguments, so that nobody is left waiting), then reports `err`.
+    fn reject_own(
+        &self,
+        inp: &[u8],
+        op: Option<ErasedOp>,
+        kind: CollKind,
+        out: usize,
+        err: Error,
+    ) -> Result<()> {
+        self.coll_live()?;
+        let rt = &self.inner.rt;
+        let mut bo = Backoff::default();
+        lend::scope(
+            |s| {
+                let k = rt.b.start_coll(Coll {
+                    ctx: self.inner.ctx + 1,
+                    kind,
+                    inp: Some(s.lend(inp)),
+                    out: CollOut::Scratch(out),
+                    op,
+                })?;
+                rt.b.wait(k).map(|_| ())
+            },
+            || rt.drain_step(&mut bo),
+        )?;
+        Err(err)
+    }
+
+    /// The layout a root that rejected `counts` uses to take part anyway:
+    /// one count per rank (missing ones 0), its own set to `mine` bytes,
+    /// blocks packed in rank order. Returns the lengths, offsets and total.
+    fn salvage(
+        &self,
+        counts: &[usize],
+        elem: usize,
+        mine: usize,
+    ) -> (Vec<usize>, Vec<usize>, usize) {
+        let n = self.size();
+        let mut lens: Vec<usize> = (0..n)
+            .map(|i| counts.get(i).map_or(0, |c| c.saturating_mul(elem)))
+            .collect();
+        lens[self.inner.rank as usize] = mine;
+        let mut offs = Vec::with_capacity(n);
+        let mut at = 0usize;
+        for l in &lens {
+            offs.push(at);
+            at = at.saturating_add(*l);
+        }
+        (lens, offs, at)
     }
 
     /// Gathers equal-sized `mine` from every rank, in rank order (used by
@@ -234,6 +325,9 @@ impl Comm {
     /// # Errors
     /// `CommFreed`, `Finalized`, or a peer's failure.
     pub fn barrier(&self) -> Result<()> {
+        if self.own() {
+            return self.run_coll(None, &mut [], None, CollKind::Barrier, |_, _, _| {});
+        }
         self.coll_live()?;
         let seq = self.next_seq();
         self.fast_barrier(seq)
@@ -244,7 +338,9 @@ impl Comm {
     /// # Errors
     /// As [`Comm::barrier`].
     pub fn ibarrier<'s>(&self, s: &'s Scope<'s, '_>) -> Result<Request<'s>> {
-        self.nonblocking(s, None, &mut [], None, |b, _, _| algo::barrier(b))
+        self.nonblocking(s, None, &mut [], None, CollKind::Barrier, |b, _, _| {
+            algo::barrier(b)
+        })
     }
 
     /// Sends `buf` of `root` to every rank's `buf` (binomial tree).
@@ -255,6 +351,15 @@ impl Comm {
     pub fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<()> {
         let root = self.check_root(root.into())?;
         let len = std::mem::size_of_val(buf);
+        if self.own() {
+            return self.run_coll(
+                None,
+                bytes_mut(buf),
+                None,
+                CollKind::Bcast { root },
+                |_, _, _| {},
+            );
+        }
         if self.fast_path(len) {
             self.coll_live()?;
             let seq = self.next_seq();
@@ -275,9 +380,14 @@ impl Comm {
     ) -> Result<Request<'s>> {
         let root = self.check_root(root.into())?;
         let len = std::mem::size_of_val(buf);
-        self.nonblocking(s, None, bytes_mut(buf), None, |b, _, o| {
-            algo::bcast(b, o, len, root)
-        })
+        self.nonblocking(
+            s,
+            None,
+            bytes_mut(buf),
+            None,
+            CollKind::Bcast { root },
+            |b, _, o| algo::bcast(b, o, len, root),
+        )
     }
 
     // ---- reductions -----------------------------------------------------
@@ -316,6 +426,15 @@ impl Comm {
             return Err(err);
         }
         let len = std::mem::size_of_val(send);
+        if self.own() {
+            return self.run_coll(
+                Some(bytes(send)),
+                bytes_mut(recv),
+                Some(op.erase()),
+                CollKind::Reduce { root },
+                |_, _, _| {},
+            );
+        }
         if self.fast_path(len) {
             self.coll_live()?;
             let seq = self.next_seq();
@@ -344,9 +463,13 @@ impl Comm {
     ) -> Result<()> {
         let root = self.check_root(root.into())?;
         let len = std::mem::size_of_val(buf);
-        self.run_coll(None, bytes_mut(buf), Some(op.erase()), |b, i, o| {
-            algo::reduce(b, i, o, len, std::mem::size_of::<T>(), root)
-        })
+        self.run_coll(
+            None,
+            bytes_mut(buf),
+            Some(op.erase()),
+            CollKind::Reduce { root },
+            |b, i, o| algo::reduce(b, i, o, len, std::mem::size_of::<T>(), root),
+        )
     }
 
     /// Non-blocking [`Comm::reduce`].
@@ -367,6 +490,17 @@ impl Comm {
             // Take part with a scratch result (the schedule runs on; the
             // scope waits for it), so that nobody is left waiting.
             self.coll_live()?;
+            if self.own() {
+                let k = self.inner.rt.b.start_coll(Coll {
+                    ctx: self.inner.ctx + 1,
+                    kind: CollKind::Reduce { root },
+                    inp: Some(s.lend(bytes(send))),
+                    out: CollOut::Scratch(len),
+                    op: Some(op.erase()),
+                })?;
+                drop(Request::new(self.inner.rt.clone(), k));
+                return Err(err);
+            }
             let mut b = Builder::new(self.inner.rank, self.size() as u32);
             let o = b.scratch(len);
             let i = b.buf(Store::In(s.lend(bytes(send))));
@@ -390,6 +524,7 @@ impl Comm {
             Some(bytes(send)),
             bytes_mut(recv),
             Some(op.erase()),
+            CollKind::Reduce { root },
             |b, i, o| algo::reduce(b, i, o, len, std::mem::size_of::<T>(), root),
         )
     }
@@ -404,6 +539,15 @@ impl Comm {
     pub fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         self.check_reduce("allreduce", send.len(), recv.len(), None)?;
         let (count, elem) = (send.len(), std::mem::size_of::<T>());
+        if self.own() {
+            return self.run_coll(
+                Some(bytes(send)),
+                bytes_mut(recv),
+                Some(op.erase()),
+                CollKind::Allreduce,
+                |_, _, _| {},
+            );
+        }
         if self.fast_path(count * elem) {
             self.coll_live()?;
             let seq = self.next_seq();
@@ -424,9 +568,13 @@ impl Comm {
             let seq = self.next_seq();
             return self.fast_allreduce(buf, op, seq);
         }
-        self.run_coll(None, bytes_mut(buf), Some(op.erase()), |b, i, o| {
-            algo::allreduce(b, i, o, count, elem)
-        })
+        self.run_coll(
+            None,
+            bytes_mut(buf),
+            Some(op.erase()),
+            CollKind::Allreduce,
+            |b, i, o| algo::allreduce(b, i, o, count, elem),
+        )
     }
 
     /// Non-blocking [`Comm::allreduce`].
@@ -447,6 +595,7 @@ impl Comm {
             Some(bytes(send)),
             bytes_mut(recv),
             Some(op.erase()),
+            CollKind::Allreduce,
             |b, i, o| algo::allreduce(b, i, o, count, elem),
         )
     }
@@ -462,6 +611,7 @@ impl Comm {
             Some(bytes(send)),
             bytes_mut(recv),
             Some(op.erase()),
+            CollKind::Scan,
             |b, i, o| algo::scan(b, i, o, len, false),
         )
     }
@@ -478,6 +628,7 @@ impl Comm {
             Some(bytes(send)),
             bytes_mut(recv),
             Some(op.erase()),
+            CollKind::Exscan,
             |b, i, o| algo::scan(b, i, o, len, true),
         )
     }
@@ -528,6 +679,7 @@ impl Comm {
             Some(bytes(send)),
             bytes_mut(recv),
             Some(op.erase()),
+            CollKind::ReduceScatter { lens: lens.clone() },
             |b, i, o| algo::reduce_scatter(b, i, o, total * elem, &lens, &offs),
         )
     }
@@ -558,9 +710,8 @@ impl Comm {
     pub fn gather<T: Pod>(&self, send: &[T], recv: &mut [T], root: impl Into<Rank>) -> Result<()> {
         let root = self.check_root(root.into())?;
         let n = self.size();
+        let len = std::mem::size_of_val(send);
         if self.inner.rank == root && recv.len() != n * send.len() {
-            self.coll_live()?;
-            let seq = self.next_seq();
             let err = bad(
                 "gather",
                 format!(
@@ -569,10 +720,17 @@ impl Comm {
                     send.len()
                 ),
             );
+            if self.own() {
+                let kind = CollKind::Gather { root, len };
+                return self.reject_own(bytes(send), None, kind, n * len, err);
+            }
+            self.coll_live()?;
+            let seq = self.next_seq();
             return self.reject_gather(seq, err);
         }
-        let (lens, offs) = uniform(n, std::mem::size_of_val(send));
-        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+        let (lens, offs) = uniform(n, len);
+        let kind = CollKind::Gather { root, len };
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |b, i, o| {
             algo::gatherv(b, i, o, &lens, &offs, root)
         })
     }
@@ -608,6 +766,12 @@ impl Comm {
             match checked {
                 Ok(lo) => lo,
                 Err(err) => {
+                    if self.own() {
+                        let (lens, offs, total) =
+                            self.salvage(counts, elem, std::mem::size_of_val(send));
+                        let kind = CollKind::Gatherv { root, lens, offs };
+                        return self.reject_own(bytes(send), None, kind, total, err);
+                    }
                     self.coll_live()?;
                     let seq = self.next_seq();
                     return self.reject_gather(seq, err);
@@ -618,7 +782,12 @@ impl Comm {
             l[self.inner.rank as usize] = std::mem::size_of_val(send);
             (l, vec![0; n])
         };
-        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+        let kind = CollKind::Gatherv {
+            root,
+            lens: lens.clone(),
+            offs: offs.clone(),
+        };
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |b, i, o| {
             algo::gatherv(b, i, o, &lens, &offs, root)
         })
     }
@@ -632,9 +801,8 @@ impl Comm {
     pub fn scatter<T: Pod>(&self, send: &[T], recv: &mut [T], root: impl Into<Rank>) -> Result<()> {
         let root = self.check_root(root.into())?;
         let n = self.size();
+        let len = std::mem::size_of_val(recv);
         if self.inner.rank == root && send.len() != n * recv.len() {
-            self.coll_live()?;
-            let seq = self.next_seq();
             let err = bad(
                 "scatter",
                 format!(
@@ -643,10 +811,19 @@ impl Comm {
                     recv.len()
                 ),
             );
+            if self.own() {
+                // Zeros where the data was due.
+                let zeros = vec![0u8; n * len];
+                let kind = CollKind::Scatter { root, len };
+                return self.reject_own(&zeros, None, kind, len, err);
+            }
+            self.coll_live()?;
+            let seq = self.next_seq();
             return self.reject_scatter(seq, err);
         }
-        let (lens, offs) = uniform(n, std::mem::size_of_val(recv));
-        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+        let (lens, offs) = uniform(n, len);
+        let kind = CollKind::Scatter { root, len };
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |b, i, o| {
             algo::scatterv(b, i, o, &lens, &offs, root, 1)
         })
     }
@@ -672,6 +849,14 @@ impl Comm {
             match layout("scatterv", n, counts, displs, send.len(), elem) {
                 Ok(lo) => lo,
                 Err(err) => {
+                    if self.own() {
+                        // Zeros where the data was due.
+                        let mine = std::mem::size_of_val(recv);
+                        let (lens, offs, total) = self.salvage(counts, elem, mine);
+                        let zeros = vec![0u8; total];
+                        let kind = CollKind::Scatterv { root, lens, offs };
+                        return self.reject_own(&zeros, None, kind, mine, err);
+                    }
                     self.coll_live()?;
                     let seq = self.next_seq();
                     return self.reject_scatter(seq, err);
@@ -682,7 +867,12 @@ impl Comm {
             l[self.inner.rank as usize] = std::mem::size_of_val(recv);
             (l, vec![0; n])
         };
-        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+        let kind = CollKind::Scatterv {
+            root,
+            lens: lens.clone(),
+            offs: offs.clone(),
+        };
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |b, i, o| {
             algo::scatterv(b, i, o, &lens, &offs, root, 1)
         })
     }
@@ -696,6 +886,13 @@ impl Comm {
     /// # Errors
     /// `InvalidArgument` for a wrong `recv` length.
     pub fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        if self.own() {
+            self.allgather_check(send.len(), recv.len())?;
+            let kind = CollKind::Allgather {
+                len: std::mem::size_of_val(send),
+            };
+            return self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |_, _, _| {});
+        }
         crate::request::scope(|s| self.iallgather(s, send, recv)?.wait().map(|_| ()))
     }
 
@@ -713,7 +910,8 @@ impl Comm {
             ));
         }
         let (lens, offs) = uniform(n, std::mem::size_of_val(buf) / n);
-        self.run_coll(None, bytes_mut(buf), None, |b, i, o| {
+        let kind = CollKind::Allgather { len: lens[0] };
+        self.run_coll(None, bytes_mut(buf), None, kind, |b, i, o| {
             algo::allgatherv(b, i, o, &lens, &offs)
         })
     }
@@ -729,20 +927,28 @@ impl Comm {
         recv: &'s mut [T],
     ) -> Result<Request<'s>> {
         let n = self.size();
-        if recv.len() != n * send.len() {
+        self.allgather_check(send.len(), recv.len())?;
+        let (lens, offs) = uniform(n, std::mem::size_of_val(send));
+        let kind = CollKind::Allgather { len: lens[0] };
+        self.nonblocking(
+            s,
+            Some(bytes(send)),
+            bytes_mut(recv),
+            None,
+            kind,
+            |b, i, o| algo::allgatherv(b, i, o, &lens, &offs),
+        )
+    }
+
+    fn allgather_check(&self, send: usize, recv: usize) -> Result<()> {
+        let n = self.size();
+        if recv != n * send {
             return Err(bad(
                 "allgather",
-                format!(
-                    "receive holds {} elements, {n} × {} needed",
-                    recv.len(),
-                    send.len()
-                ),
+                format!("receive holds {recv} elements, {n} × {send} needed"),
             ));
         }
-        let (lens, offs) = uniform(n, std::mem::size_of_val(send));
-        self.nonblocking(s, Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
-            algo::allgatherv(b, i, o, &lens, &offs)
-        })
+        Ok(())
     }
 
     /// Allgather with a count and displacement (in elements) per rank;
@@ -766,7 +972,11 @@ impl Comm {
                 "this rank's count differs from its send length".into(),
             ));
         }
-        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+        let kind = CollKind::Allgatherv {
+            lens: lens.clone(),
+            offs: offs.clone(),
+        };
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |b, i, o| {
             algo::allgatherv(b, i, o, &lens, &offs)
         })
     }
@@ -778,6 +988,11 @@ impl Comm {
     /// `InvalidArgument` unless both buffers are the same multiple of the
     /// size.
     pub fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        if self.own() {
+            let (lens, _) = self.alltoall_layout::<T>(send.len(), recv.len())?;
+            let kind = CollKind::Alltoall { len: lens[0] };
+            return self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |_, _, _| {});
+        }
         crate::request::scope(|s| self.ialltoall(s, send, recv)?.wait().map(|_| ()))
     }
 
@@ -803,9 +1018,15 @@ impl Comm {
         recv: &'s mut [T],
     ) -> Result<Request<'s>> {
         let (lens, offs) = self.alltoall_layout::<T>(send.len(), recv.len())?;
-        self.nonblocking(s, Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
-            algo::alltoallv(b, i, o, &lens, &offs, &lens, &offs)
-        })
+        let kind = CollKind::Alltoall { len: lens[0] };
+        self.nonblocking(
+            s,
+            Some(bytes(send)),
+            bytes_mut(recv),
+            None,
+            kind,
+            |b, i, o| algo::alltoallv(b, i, o, &lens, &offs, &lens, &offs),
+        )
     }
 
     /// All-to-all with counts and displacements (in elements) per rank for
@@ -834,7 +1055,13 @@ impl Comm {
                 "the block to self differs in send and receive counts".into(),
             ));
         }
-        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, |b, i, o| {
+        let kind = CollKind::Alltoallv {
+            sl: sl.clone(),
+            so: so.clone(),
+            rl: rl.clone(),
+            ro: ro.clone(),
+        };
+        self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |b, i, o| {
             algo::alltoallv(b, i, o, &sl, &so, &rl, &ro)
         })
     }

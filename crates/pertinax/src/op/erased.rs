@@ -25,6 +25,52 @@ pub(crate) struct ErasedOp {
     elem_size: usize,
     commutative: bool,
     name: &'static str,
+    /// The element type, when it is a primitive integer or float (for a
+    /// backend that maps built-in operations to its own).
+    scalar: Option<Scalar>,
+}
+
+/// The primitive element types a backend may reduce natively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(feature = "mpi"),
+    allow(dead_code, reason = "read by the MPI backend only")
+)]
+pub(crate) enum Scalar {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    /// The scalar `T` is, if it is one.
+    fn of<T: 'static>() -> Option<Scalar> {
+        use std::any::TypeId;
+        let t = TypeId::of::<T>();
+        let is = |u: TypeId| t == u;
+        Some(match () {
+            () if is(TypeId::of::<i8>()) => Scalar::I8,
+            () if is(TypeId::of::<u8>()) => Scalar::U8,
+            () if is(TypeId::of::<i16>()) => Scalar::I16,
+            () if is(TypeId::of::<u16>()) => Scalar::U16,
+            () if is(TypeId::of::<i32>()) => Scalar::I32,
+            () if is(TypeId::of::<u32>()) => Scalar::U32,
+            () if is(TypeId::of::<i64>()) => Scalar::I64,
+            () if is(TypeId::of::<u64>()) => Scalar::U64,
+            () if is(TypeId::of::<isize>()) && size_of::<isize>() == 8 => Scalar::I64,
+            () if is(TypeId::of::<usize>()) && size_of::<usize>() == 8 => Scalar::U64,
+            () if is(TypeId::of::<f32>()) => Scalar::F32,
+            () if is(TypeId::of::<f64>()) => Scalar::F64,
+            () => return None,
+        })
+    }
 }
 
 impl fmt::Debug for ErasedOp {
@@ -48,21 +94,39 @@ impl<T: Pod> Op<T> {
             elem_size: size_of::<T>(),
             commutative: self.commutative,
             name: self.name(),
+            scalar: Scalar::of::<T>(),
         }
     }
 }
 
 impl ErasedOp {
     /// Size in bytes of one element.
-    #[cfg(test)]
+    #[cfg_attr(
+        not(any(test, feature = "mpi")),
+        allow(dead_code, reason = "for tests and the MPI backend")
+    )]
     pub(crate) fn elem_size(&self) -> usize {
         self.elem_size
     }
 
     /// Whether the operation is commutative.
-    #[cfg(test)]
+    #[cfg_attr(
+        not(any(test, feature = "mpi")),
+        allow(dead_code, reason = "for tests and the MPI backend")
+    )]
     pub(crate) fn is_commutative(&self) -> bool {
         self.commutative
+    }
+
+    /// The operation's name (`"sum"`, ..., `"user"`) and, for a primitive
+    /// element type, which one: what a backend needs to run a built-in
+    /// operation as its own (MPI's `MPI_SUM` on `MPI_DOUBLE`, ...).
+    #[cfg_attr(
+        not(feature = "mpi"),
+        allow(dead_code, reason = "read by the MPI backend only")
+    )]
+    pub(crate) fn builtin(&self) -> (&'static str, Option<Scalar>) {
+        (self.name, self.scalar)
     }
 
     /// [`Op::combine`] on byte buffers holding whole elements, which need

@@ -65,6 +65,8 @@ use crate::error::{Error, Result};
 
 pub use elem::{Arith, Bitwise, Logical, Ordered, ValueIndex};
 pub(crate) use erased::ErasedOp;
+#[cfg(feature = "mpi")]
+pub(crate) use erased::Scalar;
 
 /// A reduction operation on values of type `T`.
 ///

@@ -37,8 +37,12 @@
 //!   blocking send of at most 1 KiB is `MPI_Send`, and waiting for a send
 //!   or a named-source receive is `MPI_Wait`: no request, copy or progress
 //!   round of this backend's own.
-//! - Tasks (the portable collective schedules) are advanced on every
-//!   progress round through [`TaskIo`] (not yet MPI's own collectives).
+//! - Collectives are MPI's own (`coll.rs`: `MPI_Allreduce` /
+//!   `MPI_Iallreduce`, ... on the collective communicator `ctx + 1`, behind
+//!   the same request keys; built-in operations as MPI's, user operations
+//!   through `MPI_Op_create`). Tasks (the portable schedules) are still
+//!   advanced on every progress round through [`TaskIo`], for a caller
+//!   that starts one; the collective layer does not.
 //! - Error classes: `MPIX_ERR_PROC_FAILED` → `ProcFailed` (for an
 //!   any-source receive: `ProcFailedPending`),
 //!   `MPIX_ERR_PROC_FAILED_PENDING` → `ProcFailedPending`,
@@ -58,11 +62,12 @@
 //! # Not yet (each answers `Unsupported` naming it, never a panic)
 //!
 //! Intercommunicators, spawn (and so merge, `replace_failed`), spares,
-//! single-copy, the launcher's fault reports; MPI's native collectives.
+//! single-copy, the launcher's fault reports.
 //! A fault plan is read from `PERTINAX_FAULTS` as on the native backend,
 //! but the same plan reaches every rank under `mpirun -x` (a per-rank plan
 //! needs a wrapper today).
 
+mod coll;
 mod fast;
 
 use std::cell::{Cell, RefCell};
@@ -160,6 +165,11 @@ enum Slot {
     /// A task (a collective schedule) advanced on every progress round;
     /// `None` while it is being advanced.
     Task(Option<Box<dyn Task>>),
+    /// One of MPI's own collectives (`coll.rs`).
+    Coll {
+        run: Box<coll::Running>,
+        forgotten: bool,
+    },
     Done(Result<Status>),
 }
 
@@ -414,6 +424,10 @@ impl Mpi {
                 };
                 return moved;
             }
+            Slot::Coll { run, forgotten } => match run.test() {
+                None => return false,
+                Some(r) => (r, *forgotten),
+            },
             Slot::Posted { .. } => {
                 drop(slab);
                 return self.match_posted();
@@ -829,7 +843,9 @@ impl Backend for Mpi {
                     let _ = op.wait();
                     e.1 = Slot::Done(Err(Error::Finalized));
                 }
-                Slot::Task(_) | Slot::Posted { .. } => e.1 = Slot::Done(Err(Error::Finalized)),
+                Slot::Task(_) | Slot::Posted { .. } | Slot::Coll { .. } => {
+                    e.1 = Slot::Done(Err(Error::Finalized));
+                }
                 Slot::Free | Slot::Done(_) => {}
             }
         }
@@ -1055,6 +1071,9 @@ impl Backend for Mpi {
         if let Some(r) = self.wait_fast(k) {
             return r;
         }
+        if let Some(r) = self.wait_own_coll(k) {
+            return r;
+        }
         let mut b = Backoff::default();
         loop {
             match self.take(k)? {
@@ -1131,6 +1150,7 @@ impl Backend for Mpi {
         match &mut e.1 {
             Slot::Send { forgotten, .. }
             | Slot::Recv { forgotten, .. }
+            | Slot::Coll { forgotten, .. }
             | Slot::Posted { forgotten, .. } => *forgotten = true,
             Slot::Done(_) => {
                 e.1 = Slot::Free;
@@ -1166,6 +1186,14 @@ impl Backend for Mpi {
         let k = self.insert(Slot::Task(Some(t)));
         self.poll(k.idx);
         k
+    }
+
+    fn own_collectives(&self) -> bool {
+        true
+    }
+
+    fn start_coll(&self, c: super::Coll) -> Result<ReqKey> {
+        self.start_own_coll(c)
     }
 
     // ---- failures and revocation -----------------------------------------
