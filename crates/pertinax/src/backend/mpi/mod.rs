@@ -53,9 +53,10 @@
 //!
 //! Intercommunicators, spawn (and so merge, `replace_failed`), spares,
 //! single-copy, the launcher's fault reports; MPI's native collectives.
-//! A fault plan is read from `PERTINAX_FAULTS` as on the native backend,
-//! but the same plan reaches every rank under `mpirun -x` (a per-rank plan
-//! needs a wrapper today).
+//! Fault plans are read from the environment as on the native backend;
+//! `mpirun -x PERTINAX_FAULTS=3@chunk#6` (the `--kill` grammar) or `-x
+//! PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` give one plan to the whole
+//! job, and each rank keeps its own shots (`crate::inject`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
