@@ -108,6 +108,10 @@ pub mod tune {
     pub const SPIN: &str = "PERTINAX_SPIN";
     /// Microseconds it then polls and yields before it sleeps on its futex.
     pub const YIELDS: &str = "PERTINAX_YIELDS";
+    /// MPI backend: milliseconds a process that knows of a failed process
+    /// waits in `MPI_Finalize` before it ends without it (Open MPI hangs
+    /// there at times after a failure); `0`: no bound. Default 5000.
+    pub const MPI_FINALIZE_BOUND: &str = "PERTINAX_MPI_FINALIZE_BOUND";
 }
 
 /// Read by `pertinax-bench`.
@@ -155,6 +159,15 @@ pub mod test {
     pub const TEST_MARK: &str = "PERTINAX_TEST_MARK";
     /// Mark that the launcher's tests put on the processes they start.
     pub const TEST_TAG: &str = "PERTINAX_TEST_TAG";
+    /// The backend the harness runs jobs on: `native` (the default: `pertinax
+    /// run`) or `mpi` (`mpirun --with-ft ulfm`; the tests must be built with
+    /// the `mpi` feature, `--features pertinax/mpi`).
+    pub const BACKEND: &str = "PERTINAX_TEST_BACKEND";
+    /// The `mpirun` of the harness's MPI jobs (default `/tmp/ompi/bin/mpirun`).
+    pub const MPIRUN: &str = "PERTINAX_MPIRUN";
+    /// Extra `mpirun` options for the harness's MPI jobs, split at blanks
+    /// (e.g. `--mca btl tcp,self`, the network path on one machine).
+    pub const MPIRUN_ARGS: &str = "PERTINAX_MPIRUN_ARGS";
 }
 
 /// Formats bytes as lowercase hex.

@@ -58,6 +58,8 @@
 //! PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` give one plan to the whole
 //! job, and each rank keeps its own shots (`crate::inject`).
 
+mod finalize;
+
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -807,7 +809,7 @@ impl Backend for Mpi {
         if sys::finalized() {
             return Ok(());
         }
-        sys::finalize().map_err(|c| Error::Bootstrap(format!("MPI finalize: {c}")))
+        finalize::finalize()
     }
 
     fn abort(&self, code: i32, _message: &str) {

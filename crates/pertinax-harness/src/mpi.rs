@@ -1,0 +1,293 @@
+//! The harness's backends: a job of [`crate::Spec`] runs through `pertinax
+//! run` (native, the default) or through `mpirun` (the MPI backend), chosen
+//! by `PERTINAX_TEST_BACKEND=native|mpi` ([`backend`]).
+//!
+//! On MPI a job is
+//!
+//! ```text
+//! $PERTINAX_MPIRUN --allow-run-as-root --oversubscribe --with-ft ulfm
+//!     $PERTINAX_MPIRUN_ARGS -n N -x PERTINAX_TEST_MARK -x K=V ... PROGRAM ARGS
+//! ```
+//!
+//! (`PERTINAX_MPIRUN` defaults to `/tmp/ompi/bin/mpirun`), with the same
+//! wall-clock bound, kill-on-drop and leftover check as a native job:
+//! `mpirun`, its daemons (`prterun`, `prted`) and the ranks all carry the
+//! test's mark, so a job past its bound loses its whole process tree, and
+//! none may be left after it. The tests must be built with the `mpi`
+//! feature (`--features pertinax-tests/mpi`, in `target/mpi`): their rank
+//! programs and those the harness builds ([`crate::Program`]) then carry
+//! the MPI backend. A [`crate::Spec`] may also pick its backend itself
+//! ([`crate::Spec::on`]; the contract suite runs every row).
+//!
+//! The Spec's launcher options are translated ([`translate`]): point-based
+//! kills (`--kill RANK@NAME#K[:SIGNAL]`) become one job-wide
+//! `PERTINAX_FAULTS`, a seeded schedule (`--fault-seed`, `--fault-count`,
+//! `--fault-max-hit`) `PERTINAX_FAULT_SEED`. Every other launcher option
+//! is native-only (time-based kills, spares, `--resilient*`, heartbeats,
+//! output tags, ...): the job is refused with a panic that names the
+//! option, and a test that needs one is listed as native-only
+//! ([`NATIVE_ONLY`]) with its reason, so that it is left out on MPI
+//! deliberately (`cargo test ... -- --skip NAME`, `.ci/mpi-tests`), never
+//! silently.
+//!
+//! Open MPI may hang in `MPI_Finalize` after a failure: such a job runs
+//! into its bound and is killed whole; its output then says that the job
+//! was killed at its bound under `mpirun`, which ranks had printed their
+//! outcome line, and which processes were still alive (an Open MPI hang
+//! when every rank had reported).
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use pertinax_wire::env::test as tenv;
+use pertinax_wire::fault::Plan;
+use pertinax_wire::kill::{Kill, KillWhen, RandomFaults};
+
+use crate::sandbox::{marked, MARK_VAR};
+
+/// What a job runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestBackend {
+    /// `pertinax run` (shared memory).
+    Native,
+    /// `mpirun --with-ft ulfm` (Open MPI with ULFM).
+    Mpi,
+}
+
+/// The backend of this test process's jobs (`PERTINAX_TEST_BACKEND`;
+/// native when unset). Panics on another value, and on `mpi` when the
+/// tests were built without the feature (`--features pertinax-tests/mpi`).
+pub fn backend() -> TestBackend {
+    match std::env::var(tenv::BACKEND).as_deref().map(str::trim) {
+        Err(_) | Ok("") | Ok("native") => TestBackend::Native,
+        Ok("mpi") if cfg!(feature = "mpi") => TestBackend::Mpi,
+        Ok("mpi") => panic!(
+            "{}=mpi needs the tests built with the mpi feature: \
+             cargo test --features pertinax-tests/mpi (CARGO_TARGET_DIR=target/mpi)",
+            tenv::BACKEND
+        ),
+        Ok(other) => panic!("{}={other}: expected native or mpi", tenv::BACKEND),
+    }
+}
+
+/// Whether this harness was built for MPI (the `mpi` feature) and Open
+/// MPI's `mpirun` is there: the contract suite's `mpi` row runs then.
+pub fn mpi_ready() -> bool {
+    cfg!(feature = "mpi") && mpi_available()
+}
+
+/// Whether jobs run on MPI.
+pub fn on_mpi() -> bool {
+    backend() == TestBackend::Mpi
+}
+
+/// The `mpirun` of MPI jobs.
+pub fn mpirun() -> PathBuf {
+    std::env::var_os(tenv::MPIRUN)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/ompi/bin/mpirun"))
+}
+
+/// Whether an MPI is there to run jobs on (its `mpirun` exists).
+pub fn mpi_available() -> bool {
+    mpirun().is_file()
+}
+
+/// The tests that run on the native backend only, `(test, reason)`: the
+/// test's name as `cargo test` filters it (`file::name` is not needed:
+/// names are unique in a test binary) and the native-only feature it
+/// tests. `.ci/mpi-tests` skips exactly these on MPI.
+pub const NATIVE_ONLY: &[(&str, &str)] = &[];
+
+/// The variables that carry a Spec's launcher options to the ranks of an
+/// MPI job.
+///
+/// # Errors
+/// The first native-only option, with why.
+pub fn translate(launcher_args: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut kills: Vec<Kill> = Vec::new();
+    let mut seed: Option<u64> = None;
+    let (mut count, mut max_hit) = (1usize, 20u64);
+    let mut it = launcher_args.iter();
+    while let Some(a) = it.next() {
+        let (opt, inline) = match a.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = || -> Result<String, String> {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("{opt} needs a value"))
+        };
+        match opt {
+            "--kill" => {
+                let v = value()?;
+                let k: Kill = v.parse().map_err(|e| format!("--kill {v}: {e}"))?;
+                if let KillWhen::After(_) = k.when {
+                    return Err(format!(
+                        "--kill {v}: a time-based kill is native-only (the launcher keeps the \
+                         job's time); use a fault point, RANK@NAME#K"
+                    ));
+                }
+                kills.push(k);
+            }
+            "--fault-seed" => seed = Some(num(opt, &value()?)?),
+            "--fault-count" => count = num(opt, &value()?)? as usize,
+            "--fault-max-hit" => max_hit = num(opt, &value()?)?,
+            other => {
+                return Err(format!(
+                    "the launcher option {other} is native-only (no mpirun equivalent)"
+                ))
+            }
+        }
+    }
+    let mut env = Vec::new();
+    if !kills.is_empty() {
+        let shots = kills
+            .iter()
+            .filter_map(|k| {
+                let mut s = k.shot()?;
+                s.rank = Some(k.rank);
+                Some(s)
+            })
+            .collect();
+        env.push((
+            pertinax_wire::env::FAULTS.to_string(),
+            Plan { shots }.to_string(),
+        ));
+    }
+    if let Some(seed) = seed {
+        let r = RandomFaults {
+            seed,
+            count,
+            max_hit,
+        };
+        env.push((pertinax_wire::env::FAULT_SEED.to_string(), r.to_string()));
+    }
+    Ok(env)
+}
+
+fn num(opt: &str, v: &str) -> Result<u64, String> {
+    v.parse()
+        .map_err(|_| format!("{opt} {v}: expected a whole number"))
+}
+
+/// The `mpirun` command of a job: `ranks` ranks of `program args`, the
+/// ranks' variables `env` (the mark is added).
+pub(crate) fn command(
+    ranks: usize,
+    env: &[(String, String)],
+    program: &std::path::Path,
+    args: &[String],
+) -> Command {
+    let mut cmd = Command::new(mpirun());
+    // Root in CI containers; more ranks than cores; ULFM's failure
+    // semantics.
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--with-ft",
+        "ulfm",
+    ]);
+    if let Ok(extra) = std::env::var(tenv::MPIRUN_ARGS) {
+        cmd.args(extra.split_whitespace());
+    }
+    cmd.arg("-n").arg(ranks.to_string());
+    cmd.arg("-x").arg(MARK_VAR);
+    for (k, v) in env {
+        cmd.arg("-x").arg(format!("{k}={v}"));
+    }
+    cmd.arg(program).args(args);
+    cmd
+}
+
+/// What was alive of an MPI job when it was killed at its bound: its
+/// `prte`/`mpirun` processes and its ranks (by world rank).
+pub(crate) fn alive_at_bound(mark: &str) -> String {
+    let mut parts = Vec::new();
+    for pid in marked(mark) {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let rank = environ_value(pid, "OMPI_COMM_WORLD_RANK");
+        parts.push(match rank {
+            Some(r) => format!("rank {r} (pid {pid})"),
+            None => format!("{} (pid {pid})", comm.trim()),
+        });
+    }
+    parts.join(", ")
+}
+
+/// The value of `key` in the environment of process `pid`.
+pub(crate) fn environ_value(pid: u32, key: &str) -> Option<String> {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    env.split(|&b| b == 0).find_map(|kv| {
+        let kv = std::str::from_utf8(kv).ok()?;
+        let (k, v) = kv.split_once('=')?;
+        (k == key).then(|| v.to_string())
+    })
+}
+
+/// SIGKILL from outside to the world's rank `rank` of the running job
+/// whose launcher (`pertinax run` or `mpirun`) is `launcher` (the pid
+/// [`crate::run_with`] gives): the marked process whose environment says
+/// `PERTINAX_RANK=rank` (native) or `OMPI_COMM_WORLD_RANK=rank` (MPI),
+/// waited for up to `within`. Returns its pid; panics if no such process
+/// appeared.
+pub fn kill_rank(launcher: u32, rank: usize, within: Duration) -> u32 {
+    let mark = environ_value(launcher, MARK_VAR)
+        .unwrap_or_else(|| panic!("the launcher {launcher} carries no {MARK_VAR}"));
+    let want = rank.to_string();
+    let mut victim = None;
+    let found = crate::sandbox::wait_for(within, || {
+        victim = marked(&mark).into_iter().find(|&p| {
+            p != launcher
+                && (environ_value(p, "OMPI_COMM_WORLD_RANK").as_deref() == Some(&want)
+                    || environ_value(p, pertinax_wire::env::RANK).as_deref() == Some(&want))
+        });
+        victim.is_some()
+    });
+    let pid = match victim {
+        Some(p) if found => p,
+        _ => panic!("rank {rank} of the job of launcher {launcher} never appeared"),
+    };
+    crate::sandbox::kill_all(&[pid]);
+    pid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(args: &[&str]) -> Result<Vec<(String, String)>, String> {
+        translate(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn kills_become_one_job_wide_plan() {
+        assert_eq!(t(&[]), Ok(vec![]));
+        assert_eq!(
+            t(&["--kill", "3@chunk#6", "--kill=1@*#2:panic"]),
+            Ok(vec![(
+                "PERTINAX_FAULTS".into(),
+                "3@chunk#6:kill,1@*#2:panic".into()
+            )])
+        );
+        assert_eq!(
+            t(&["--fault-seed", "42", "--fault-count", "2"]),
+            Ok(vec![("PERTINAX_FAULT_SEED".into(), "42:2:20".into())])
+        );
+    }
+
+    #[test]
+    fn native_only_options_are_refused_by_name() {
+        let e = t(&["--kill", "2@1s"]).unwrap_err();
+        assert!(e.contains("time-based"), "{e}");
+        let e = t(&["--spares", "1"]).unwrap_err();
+        assert!(e.contains("--spares is native-only"), "{e}");
+        let e = t(&["--resilient"]).unwrap_err();
+        assert!(e.contains("--resilient is native-only"), "{e}");
+        assert!(t(&["--kill", "x"]).is_err());
+        assert!(t(&["--kill"]).is_err());
+    }
+}
