@@ -22,9 +22,10 @@
 //! The Spec's launcher options are translated ([`translate`]): point-based
 //! kills (`--kill RANK@NAME#K[:SIGNAL]`) become one job-wide
 //! `PERTINAX_FAULTS`, a seeded schedule (`--fault-seed`, `--fault-count`,
-//! `--fault-max-hit`) `PERTINAX_FAULT_SEED`. Every other launcher option
-//! is native-only (time-based kills, spares, `--resilient*`, heartbeats,
-//! output tags, ...): the job is refused with a panic that names the
+//! `--fault-max-hit`) `PERTINAX_FAULT_SEED`, the resilient settings
+//! (`--resilient[=MODE]`, `--resilient-k`, ...) their `PERTINAX_RESILIENT*`
+//! variables. Every other launcher option is native-only (time-based
+//! kills, spares, heartbeats, spawn limits, output tags, ...): the job is refused with a panic that names the
 //! option, and a test that needs one is listed as native-only
 //! ([`NATIVE_ONLY`]) with its reason, so that it is left out on MPI
 //! deliberately (`cargo test ... -- --skip NAME`, `.ci/mpi-tests`), never
@@ -107,6 +108,7 @@ pub const NATIVE_ONLY: &[(&str, &str)] = &[];
 /// The first native-only option, with why.
 pub fn translate(launcher_args: &[String]) -> Result<Vec<(String, String)>, String> {
     let mut kills: Vec<Kill> = Vec::new();
+    let mut env = Vec::new();
     let mut seed: Option<u64> = None;
     let (mut count, mut max_hit) = (1usize, 20u64);
     let mut it = launcher_args.iter();
@@ -133,6 +135,23 @@ pub fn translate(launcher_args: &[String]) -> Result<Vec<(String, String)>, Stri
                 }
                 kills.push(k);
             }
+            // The resilient settings are variables the runtime reads,
+            // whoever started it.
+            "--resilient" => env.push((
+                pertinax_wire::env::RESILIENT.to_string(),
+                inline.clone().unwrap_or_else(|| "flat".into()),
+            )),
+            "--resilient-k" => env.push((pertinax_wire::env::RESILIENT_K.to_string(), value()?)),
+            "--resilient-threshold" => env.push((
+                pertinax_wire::env::RESILIENT_THRESHOLD.to_string(),
+                value()?,
+            )),
+            "--resilient-policy" => {
+                env.push((pertinax_wire::env::RESILIENT_POLICY.to_string(), value()?))
+            }
+            "--resilient-check" => {
+                env.push((pertinax_wire::env::RESILIENT_CHECK.to_string(), value()?))
+            }
             "--fault-seed" => seed = Some(num(opt, &value()?)?),
             "--fault-count" => count = num(opt, &value()?)? as usize,
             "--fault-max-hit" => max_hit = num(opt, &value()?)?,
@@ -143,7 +162,6 @@ pub fn translate(launcher_args: &[String]) -> Result<Vec<(String, String)>, Stri
             }
         }
     }
-    let mut env = Vec::new();
     if !kills.is_empty() {
         let shots = kills
             .iter()
@@ -280,13 +298,34 @@ mod tests {
     }
 
     #[test]
+    fn resilient_settings_become_their_variables() {
+        assert_eq!(
+            t(&[
+                "--resilient=hier",
+                "--resilient-k",
+                "4",
+                "--resilient-check=agree"
+            ]),
+            Ok(vec![
+                ("PERTINAX_RESILIENT".into(), "hier".into()),
+                ("PERTINAX_RESILIENT_K".into(), "4".into()),
+                ("PERTINAX_RESILIENT_CHECK".into(), "agree".into()),
+            ])
+        );
+        assert_eq!(
+            t(&["--resilient"]),
+            Ok(vec![("PERTINAX_RESILIENT".into(), "flat".into())])
+        );
+    }
+
+    #[test]
     fn native_only_options_are_refused_by_name() {
         let e = t(&["--kill", "2@1s"]).unwrap_err();
         assert!(e.contains("time-based"), "{e}");
         let e = t(&["--spares", "1"]).unwrap_err();
         assert!(e.contains("--spares is native-only"), "{e}");
-        let e = t(&["--resilient"]).unwrap_err();
-        assert!(e.contains("--resilient is native-only"), "{e}");
+        let e = t(&["--heartbeat", "100"]).unwrap_err();
+        assert!(e.contains("--heartbeat is native-only"), "{e}");
         assert!(t(&["--kill", "x"]).is_err());
         assert!(t(&["--kill"]).is_err());
     }

@@ -108,9 +108,9 @@ pub mod tune {
     pub const SPIN: &str = "PERTINAX_SPIN";
     /// Microseconds it then polls and yields before it sleeps on its futex.
     pub const YIELDS: &str = "PERTINAX_YIELDS";
-    /// MPI backend: milliseconds a process that knows of a failed process
-    /// waits in `MPI_Finalize` before it ends without it (Open MPI hangs
-    /// there at times after a failure); `0`: no bound. Default 5000.
+    /// MPI backend: milliseconds a process waits in `MPI_Finalize` before
+    /// it ends without it, exit code 0 (Open MPI hangs there at times after
+    /// a process failure); `0`: no bound. Default 10000.
     pub const MPI_FINALIZE_BOUND: &str = "PERTINAX_MPI_FINALIZE_BOUND";
 }
 

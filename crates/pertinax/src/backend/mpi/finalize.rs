@@ -3,13 +3,13 @@
 //! Open MPI 5.0 (with ULFM) sometimes never returns from `MPI_Finalize` in
 //! the survivors of a failure (they wait in `ompi_mpi_finalize` for the
 //! runtime's fence, which includes the dead process): seen here in about
-//! one job in five with one rank killed. The program's work is done by
-//! then, so, when this process knows of a failed process in the world, a
-//! watchdog thread bounds the wait
-//! ([`pertinax_wire::env::tune::MPI_FINALIZE_BOUND`], 5 s by default, `0`:
-//! no bound): past it, the process says so on stderr (naming Open MPI) and
-//! ends at once with exit code 0, as `MPI_Finalize` would have let it.
-//! Without a known failure, `MPI_Finalize` is not bounded.
+//! one job in five with one rank killed, also when the survivors never
+//! learned of the failure (a rank killed right after its last message). The
+//! program's work is done by then, so a watchdog thread bounds the wait
+//! ([`pertinax_wire::env::tune::MPI_FINALIZE_BOUND`], 10 s by default, `0`:
+//! no bound): past it, the process says so on stderr (naming Open MPI, and
+//! the failed processes it knew of) and ends at once with exit code 0, as
+//! `MPI_Finalize` would have let it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use pertinax_mpi_sys as sys;
 use crate::error::{Error, Result};
 
 /// The default bound.
-const DEFAULT_BOUND: Duration = Duration::from_secs(5);
+const DEFAULT_BOUND: Duration = Duration::from_secs(10);
 
 /// The bound from the environment; `None`: no bound.
 fn bound() -> Option<Duration> {
@@ -34,17 +34,14 @@ fn bound() -> Option<Duration> {
     }
 }
 
-/// `MPI_Finalize`, with a watchdog when a process of the world has failed.
+/// `MPI_Finalize`, with a watchdog.
 ///
 /// # Errors
 /// `Bootstrap` with MPI's code when `MPI_Finalize` fails.
 pub(super) fn finalize() -> Result<()> {
-    let failed = sys::Comm::world()
-        .get_failed()
-        .map(|v| !v.is_empty())
-        .unwrap_or(false);
+    let failed = sys::Comm::world().get_failed().unwrap_or_default();
     let done = Arc::new(AtomicBool::new(false));
-    if let (true, Some(bound)) = (failed, bound()) {
+    if let Some(bound) = bound() {
         let done = done.clone();
         let rank = std::env::var("OMPI_COMM_WORLD_RANK").unwrap_or_else(|_| "?".into());
         // A thread that cannot start leaves MPI_Finalize unbounded.
@@ -60,9 +57,9 @@ pub(super) fn finalize() -> Result<()> {
                 }
                 if !done.load(Ordering::Acquire) {
                     eprintln!(
-                        "pertinax: rank {rank}: MPI_Finalize has not returned {:.1} s after a \
-                         process failure (Open MPI hangs there at times); ending without it \
-                         (exit code 0)",
+                        "pertinax: rank {rank}: MPI_Finalize has not returned within {:.1} s \
+                         (Open MPI hangs there at times after a process failure; failed \
+                         processes known here: {failed:?}); ending without it (exit code 0)",
                         bound.as_secs_f64()
                     );
                     pertinax_sys::process::exit_now(0);
