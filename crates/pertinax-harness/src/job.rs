@@ -172,7 +172,7 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
         let mut env = crate::mpi::translate(&spec.launcher_args).unwrap_or_else(|e| {
             panic!(
                 "this job cannot run on MPI: {e}; a test that needs it is native-only \
-                 (list it in pertinax_harness::NATIVE_ONLY with its reason)"
+                 (list it in crates/pertinax-harness/native-only.txt with its reason)"
             )
         });
         env.extend(spec.env.iter().map(|(k, v)| (k.to_string(), v.clone())));

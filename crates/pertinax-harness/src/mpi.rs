@@ -27,7 +27,7 @@
 //! variables. Every other launcher option is native-only (time-based
 //! kills, spares, heartbeats, spawn limits, output tags, ...): the job is refused with a panic that names the
 //! option, and a test that needs one is listed as native-only
-//! ([`NATIVE_ONLY`]) with its reason, so that it is left out on MPI
+//! ([`native_only`], `native-only.txt`) with its reason, so that it is left out on MPI
 //! deliberately (`cargo test ... -- --skip NAME`, `.ci/mpi-tests`), never
 //! silently.
 //!
@@ -95,11 +95,39 @@ pub fn mpi_available() -> bool {
     mpirun().is_file()
 }
 
-/// The tests that run on the native backend only, `(test, reason)`: the
-/// test's name as `cargo test` filters it (`file::name` is not needed:
-/// names are unique in a test binary) and the native-only feature it
-/// tests. `.ci/mpi-tests` skips exactly these on MPI.
-pub const NATIVE_ONLY: &[(&str, &str)] = &[];
+/// The exit code a job that the native launcher ends with `native` has on
+/// this process's backend ([`backend`]): on MPI, a job where a rank died by
+/// a signal while the others finished (the native launcher's `128 +
+/// signal`) exits 0, as `mpirun --with-ft ulfm` does (deaths are the
+/// program's business under ULFM); every other code is the same.
+pub fn job_code(native: i32) -> i32 {
+    match backend() {
+        TestBackend::Mpi if (129..=191).contains(&native) => 0,
+        _ => native,
+    }
+}
+
+/// The list of native-only tests (`native-only.txt` of this crate): one a
+/// line, `FILE::TEST  REASON` (`#` starts a comment).
+pub const NATIVE_ONLY_LIST: &str = include_str!("../native-only.txt");
+
+/// The tests that run on the native backend only, `(file, test, reason)`:
+/// the test file (`tests/FILE.rs` of `pertinax-tests`), the test's name,
+/// and the native-only feature it tests. `.ci/mpi-tests` skips exactly
+/// these on MPI (`--skip TEST --exact`); every other test of a suite must
+/// pass on MPI.
+pub fn native_only() -> Vec<(&'static str, &'static str, &'static str)> {
+    NATIVE_ONLY_LIST
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| {
+            let (name, reason) = l.split_once(char::is_whitespace)?;
+            let (file, test) = name.split_once("::")?;
+            Some((file, test, reason.trim()))
+        })
+        .collect()
+}
 
 /// The variables that carry a Spec's launcher options to the ranks of an
 /// MPI job.
@@ -279,6 +307,28 @@ mod tests {
 
     fn t(args: &[&str]) -> Result<Vec<(String, String)>, String> {
         translate(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_native_only_list_is_well_formed() {
+        let list = native_only();
+        let lines = NATIVE_ONLY_LIST
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
+            .count();
+        assert_eq!(list.len(), lines, "every entry is FILE::TEST REASON");
+        for (file, test, reason) in list {
+            assert!(!file.is_empty() && !test.is_empty() && !reason.is_empty());
+            let path = format!(
+                "{}/../pertinax-tests/tests/{file}.rs",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            assert!(
+                src.contains(&format!("fn {test}(")),
+                "{file}::{test} does not exist"
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! bounded randomized campaign. Every job has a wall-clock bound and the
 //! harness checks that none of its processes survives it.
 
-use pertinax_harness::{run, Job, Spec};
+use pertinax_harness::{job_code, run, Job, Spec};
 
 fn ftprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-ftprog"))
@@ -25,8 +25,10 @@ fn oks(j: &Job) -> Vec<String> {
     v
 }
 
-/// Asserts the job ended with `code`, `survivors` OK lines and no FAIL.
+/// Asserts the job ended with `code` (the native launcher's; see
+/// [`job_code`] for MPI), `survivors` OK lines and no FAIL.
 fn expect(j: &Job, code: i32, survivors: usize) {
+    let code = job_code(code);
     assert!(
         j.code == Some(code)
             && j.oks() == survivors

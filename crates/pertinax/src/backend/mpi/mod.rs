@@ -52,13 +52,15 @@
 //! # Not yet (each answers `Unsupported` naming it, never a panic)
 //!
 //! Intercommunicators, spawn (and so merge, `replace_failed`), spares,
-//! single-copy, the launcher's fault reports; MPI's native collectives.
+//! single-copy; MPI's native collectives. (An injected death is reported
+//! by the rank itself on stderr, in the native launcher's words.)
 //! Fault plans are read from the environment as on the native backend;
 //! `mpirun -x PERTINAX_FAULTS=3@chunk#6` (the `--kill` grammar) or `-x
 //! PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` give one plan to the whole
 //! job, and each rank keeps its own shots (`crate::inject`).
 
 mod finalize;
+mod report;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -816,7 +818,9 @@ impl Backend for Mpi {
         sys::abort(sys::Comm::world(), code);
     }
 
-    fn report_injection(&self, _point: &str, _hit: u64, _signal: i32) {}
+    fn report_injection(&self, point: &str, hit: u64, signal: i32) {
+        report::report_injection(point, hit, signal);
+    }
 
     fn flush(&self) {
         self.progress();
@@ -1125,6 +1129,9 @@ impl Backend for Mpi {
     fn revoke(&self, ctx: u32) {
         if let Ok(t) = self.trio(ctx) {
             let _ = t.comms[0].revoke();
+            // A revoker killed here has revoked half of the communicator:
+            // the others must still all learn of it.
+            crate::fault_point("ft.revoke.partial");
             let _ = t.comms[1].revoke();
         }
     }
@@ -1138,6 +1145,10 @@ impl Backend for Mpi {
         let Ok(t) = &st.trio else {
             return Vec::new();
         };
+        // Open MPI learns of failures in its progress engine: a probe on
+        // the recovery communicator (never revoked, consumes nothing) lets
+        // a process that only polls its failed list see them.
+        let _ = sys::iprobe(sys::any_source(), sys::any_tag(), t.comms[2]);
         t.comms[0]
             .get_failed()
             .unwrap_or_default()
@@ -1150,7 +1161,9 @@ impl Backend for Mpi {
         let Ok(t) = &st.trio else {
             return 0;
         };
-        let n = i32::try_from(n).unwrap_or(i32::MAX);
+        // Open MPI refuses (MPI_ERR_ARG) to acknowledge more than the
+        // communicator's size: "all" is the size.
+        let n = i32::try_from(n.min(t.members.len())).unwrap_or(i32::MAX);
         let acked = t.comms[0].ack_failed(n).unwrap_or(0);
         let acked = usize::try_from(acked).unwrap_or(0);
         t.acked.set(t.acked.get().max(acked));
