@@ -574,6 +574,50 @@ impl Mpi {
     /// one). A message that does not fit fails its receive (`Truncated` /
     /// `LengthNotMultiple`) and is held for later ones; one that fits is
     /// received (`MPI_Imrecv`). True if any receive matched.
+    /// The error of an unmatched receive on context `ctx` from `src`
+    /// (`None`: any source) because of failed processes, checked on every
+    /// 64th call (a failed list costs more than a probe): `ProcFailed` when
+    /// `src` failed or, on a collective context, any member did;
+    /// `ProcFailedPending` for any source when a failure is not
+    /// acknowledged.
+    fn dead_source(&self, ctx: u32, src: Option<u32>) -> Option<Error> {
+        thread_local! {
+            static EMPTY_POLLS: Cell<u32> = const { Cell::new(0) };
+        }
+        let n = EMPTY_POLLS.with(|c| {
+            let n = c.get().wrapping_add(1);
+            c.set(n);
+            n
+        });
+        if n % 64 != 0 {
+            return None;
+        }
+        let t = self.trio(ctx).ok()?;
+        let (comm, _) = self.comm(ctx)?;
+        let failed = comm.get_failed().ok()?;
+        // A collective's schedule waits for peers that may wait for the
+        // dead: on the collective communicator, any failed member fails it,
+        // as on the native backend.
+        if ctx & 3 == 1 && !failed.is_empty() {
+            return Some(Error::ProcFailed {
+                ranks: failed.into_iter().map(Rank).collect(),
+            });
+        }
+        match src {
+            Some(s) => {
+                failed
+                    .iter()
+                    .any(|&r| u32::try_from(r) == Ok(s))
+                    .then(|| Error::ProcFailed {
+                        ranks: vec![Rank(s as i32)],
+                    })
+            }
+            None => (failed.len() > t.acked.get()).then(|| Error::ProcFailedPending {
+                ranks: failed.into_iter().map(Rank).collect(),
+            }),
+        }
+    }
+
     fn match_posted(&self) -> bool {
         let order: Vec<u32> = self.posted.borrow().iter().copied().collect();
         let mut moved = false;
@@ -603,7 +647,14 @@ impl Mpi {
             let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
             let tag = spec.tag.unwrap_or_else(sys::any_tag);
             match sys::improbe(src, tag, comm) {
-                Ok(None) => {}
+                Ok(None) => {
+                    // Open MPI's probe does not fail for a dead source:
+                    // look at the failed list now and then.
+                    if let Some(err) = self.dead_source(spec.ctx, spec.src) {
+                        self.settle(idx, Err(err));
+                        moved = true;
+                    }
+                }
                 Ok(Some((msg, st))) => {
                     let seq = self.arrivals.get();
                     self.arrivals.set(seq + 1);
