@@ -9,7 +9,9 @@
 //! its row (how the harness starts it, the launcher arguments and
 //! environment that select it) and must pass every test unchanged.
 
-use pertinax_harness::{mpi_ready, run, Job, Spec, TestBackend};
+use std::time::Duration;
+
+use pertinax_harness::{kill_rank, mpi_ready, run, run_with, wait_file, Job, Spec, TestBackend};
 
 /// A backend under test: how a job selects it.
 struct Backend {
@@ -187,5 +189,38 @@ fn shrink_after_a_kill() {
             let want = format!("size={} sum={}", n - 1, (n - 1) * n / 2);
             assert_eq!(j.stdout.matches(&want).count(), n - 1, "{}", j.stdout);
         }
+    }
+}
+
+/// `kill -9` from outside: the harness finds the last rank's process (by
+/// the test's mark and its rank in the environment, `PERTINAX_RANK` or
+/// `OMPI_COMM_WORLD_RANK`) and SIGKILLs it while the others wait for it:
+/// a receive from it fails with `ProcFailed`, any-source receives with
+/// `ProcFailedPending`, on every backend, and nothing is left behind.
+#[test]
+fn sigkill_from_outside_fails_the_receives_from_the_dead() {
+    let testprog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"));
+    for b in backends() {
+        let n = 4;
+        let spec = Spec::new(n, &["victim", "victim.pid"])
+            .program(&testprog)
+            .on(b.on)
+            .bound(60);
+        let mut killed = 0;
+        let j = run_with(spec, |dir, launcher| {
+            // The victim writes its pid file once it is past init.
+            let pid = wait_file(&dir.join("victim.pid"), 30);
+            killed = kill_rank(launcher, n - 1, Duration::from_secs(10));
+            assert_eq!(pid.trim(), killed.to_string(), "[{}] the victim", b.name);
+        });
+        assert!(killed > 0);
+        assert!(
+            j.oks() == n - 1 && !j.stdout.contains("FAIL"),
+            "[{}] {} OK\nstdout:\n{}\nstderr:\n{}",
+            b.name,
+            j.oks(),
+            j.stdout,
+            j.stderr
+        );
     }
 }
