@@ -1,11 +1,13 @@
 //! Jobs of rank programs: `pertinax run -n N [LAUNCHER OPTIONS] -- PROGRAM
-//! ARGS` in a [`Sandbox`], with a wall-clock bound, kills through the
-//! launcher's options, and the leftover check.
+//! ARGS` (or, with `PERTINAX_TEST_BACKEND=mpi`, `mpirun ... -n N PROGRAM
+//! ARGS`: [`crate::mpi`]) in a [`Sandbox`], with a wall-clock bound, kills
+//! through the launcher's options, and the leftover check.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::mpi::TestBackend;
 use crate::program::launcher;
 use crate::sandbox::Sandbox;
 
@@ -105,6 +107,8 @@ pub struct Spec<'a> {
     pub bound: Duration,
     /// The rank program (required: [`Spec::program`]).
     pub program: Option<PathBuf>,
+    /// What the job runs on ([`crate::backend`] by default).
+    pub backend: TestBackend,
 }
 
 impl<'a> Spec<'a> {
@@ -117,7 +121,14 @@ impl<'a> Spec<'a> {
             env: Vec::new(),
             bound: Duration::from_secs(120),
             program: None,
+            backend: crate::mpi::backend(),
         }
+    }
+
+    /// The backend the job runs on, whatever `PERTINAX_TEST_BACKEND` says.
+    pub fn on(mut self, backend: TestBackend) -> Self {
+        self.backend = backend;
+        self
     }
 
     /// The rank program.
@@ -155,23 +166,51 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
         .clone()
         .expect("a job needs a rank program: Spec::program");
     let sb = Sandbox::with_grace(JOB_GRACE);
+    let mpi = spec.backend == TestBackend::Mpi;
     // Built (if need be) before the bound starts.
-    let mut cmd = Command::new(launcher());
-    cmd.arg("run").arg("-n").arg(spec.ranks.to_string());
-    cmd.args(&spec.launcher_args);
-    for (k, v) in &spec.env {
-        cmd.arg("-x").arg(format!("{k}={v}"));
-    }
-    cmd.arg("--").arg(&program).args(&spec.args);
+    let cmd = if mpi {
+        let mut env = crate::mpi::translate(&spec.launcher_args).unwrap_or_else(|e| {
+            panic!(
+                "this job cannot run on MPI: {e}; a test that needs it is native-only \
+                 (list it in crates/pertinax-harness/native-only.txt with its reason)"
+            )
+        });
+        env.extend(spec.env.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        crate::mpi::command(spec.ranks, &env, &program, &spec.args)
+    } else {
+        let mut cmd = Command::new(launcher());
+        cmd.arg("run").arg("-n").arg(spec.ranks.to_string());
+        cmd.args(&spec.launcher_args);
+        for (k, v) in &spec.env {
+            cmd.arg("-x").arg(format!("{k}={v}"));
+        }
+        cmd.arg("--").arg(&program).args(&spec.args);
+        cmd
+    };
     let running = sb.spawn_command(cmd);
     during(sb.dir(), running.pid());
-    let ended = running.wait_within(spec.bound);
+    let ended = running.wait_within_then(spec.bound, |mark| {
+        if mpi {
+            crate::mpi::alive_at_bound(mark)
+        } else {
+            String::new()
+        }
+    });
     sb.assert_no_leftovers();
     // A job past its bound was killed: it has no exit code, and its output
     // says why, so callers that check the outcome fail with the reason.
     let stdout = if ended.status.is_none() {
+        let alive = if mpi {
+            format!(
+                "; under mpirun, alive at the bound: {} (if every rank had printed its \
+                 outcome line, Open MPI hung, e.g. in MPI_Finalize after a failure)",
+                ended.alive
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{}\n[job of {} ranks `{}` exceeded its bound of {:?} and was killed]",
+            "{}\n[job of {} ranks `{}` exceeded its bound of {:?} and was killed{alive}]",
             ended.stdout,
             spec.ranks,
             spec.args.join(" "),

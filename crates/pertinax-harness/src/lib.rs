@@ -9,6 +9,11 @@
 //!   and its whole job are killed ([`kill_job`]: every marked process and
 //!   each rank's process group; the [`Job`] then has no exit code and says
 //!   why); and the leftover check.
+//! - Backends ([`mpi`](backend)): with `PERTINAX_TEST_BACKEND=mpi` the same
+//!   jobs run under `mpirun --with-ft ulfm` (kills by a job-wide fault
+//!   plan; native-only launcher options refused by name; the tests that
+//!   need them listed in [`native_only`]); [`kill_rank`] SIGKILLs a rank
+//!   of a running job from outside, on either backend.
 //! - [`Sandbox`] / [`Running`]: the launcher with any arguments (its own
 //!   tests), in a temporary directory, in the background if need be
 //!   (signals, kills from outside). Dropping either kills what is left of
@@ -35,12 +40,17 @@
 
 mod fake;
 mod job;
+mod mpi;
 mod program;
 mod rank;
 mod sandbox;
 
 pub use fake::{fake_script, run_fake_job, sh, summary_time};
 pub use job::{check, run, run_with, wait_file, Job, Spec};
+pub use mpi::{
+    backend, job_code, kill_rank, mpi_available, mpi_ready, mpirun, native_only, on_mpi, translate,
+    TestBackend, NATIVE_ONLY_LIST,
+};
 pub use program::{fake_rank, launcher, Program, FAKE_RANK, LAUNCHER};
 pub use rank::{report, setup, Reported, Scenario, LEFT};
 pub use sandbox::{

@@ -100,6 +100,12 @@ impl Program {
             cmd.arg("--target").arg(t);
         }
         cmd.arg("-p").arg(self.package);
+        // Tests built for MPI build their programs with the feature too (it
+        // changes nothing on the native backend: the backend is chosen at
+        // start-up); the launcher and the fake rank do not use pertinax.
+        if cfg!(feature = "mpi") && !matches!(self.package, "pertinax-cli" | "pertinax-harness") {
+            cmd.arg("--features").arg("pertinax/mpi");
+        }
         match self.kind {
             Kind::Bin => cmd.arg("--bin"),
             Kind::Example => cmd.arg("--example"),

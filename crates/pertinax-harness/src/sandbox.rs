@@ -83,6 +83,9 @@ pub struct Ended {
     pub stderr: String,
     /// Wall-clock time from spawn to exit (or to the kill).
     pub elapsed: Duration,
+    /// Past the bound, what the caller's probe said of the processes still
+    /// alive before they were killed ([`Running::wait_within_then`]).
+    pub alive: String,
 }
 
 impl Default for Sandbox {
@@ -229,13 +232,25 @@ impl Running {
     /// Waits for the launcher to end within `bound` (counted from its
     /// start); past it, kills the launcher and its job, and returns no
     /// status.
-    pub fn wait_within(mut self, bound: Duration) -> Ended {
+    pub fn wait_within(self, bound: Duration) -> Ended {
+        self.wait_within_then(bound, |_| String::new())
+    }
+
+    /// [`Running::wait_within`], with `probe` run on the sandbox's mark at
+    /// the bound, before the kill (what was still alive).
+    pub fn wait_within_then(
+        mut self,
+        bound: Duration,
+        probe: impl FnOnce(&str) -> String,
+    ) -> Ended {
         let mut child = self.child.take().expect("launcher");
+        let mut alive = String::new();
         let status = loop {
             if let Some(status) = child.try_wait().expect("wait for pertinax") {
                 break Some(status);
             }
             if self.started.elapsed() > bound {
+                alive = probe(&self.mark);
                 let _ = child.kill();
                 kill_job(&self.mark);
                 let _ = child.wait();
@@ -252,6 +267,7 @@ impl Running {
             stdout: join(self.out.take()),
             stderr: join(self.err.take()),
             elapsed,
+            alive,
         }
     }
 }

@@ -114,7 +114,10 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
         }
     }
     let schedule = match &spec.random_faults {
-        Some(r) => r.schedule(n)?,
+        Some(r) => r.schedule(n).map_err(|e| LaunchError::FaultVictims {
+            count: e.count,
+            eligible: e.eligible,
+        })?,
         None => Vec::new(),
     };
     let program =

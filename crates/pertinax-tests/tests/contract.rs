@@ -1,26 +1,50 @@
 //! The backend contract tests: what every backend must do, checked through
 //! the public API with real processes (`pertinax-contract` is the rank
 //! program; see ARCHITECTURE.md, "The backend contract"). The suite runs
-//! once per backend of [`BACKENDS`]; today there is one, the native
-//! shared-memory backend. A new backend adds its row (the launcher
-//! arguments and environment that select it) and must pass every test
-//! unchanged.
+//! once per backend of [`backends`]: the native shared-memory backend
+//! always, and the MPI backend (jobs under `mpirun --with-ft ulfm`, kills by
+//! a job-wide fault plan) when the tests are built with the `mpi` feature
+//! (`--features pertinax-tests/mpi`) and Open MPI's `mpirun` is there
+//! (`PERTINAX_MPIRUN`, default `/tmp/ompi/bin/mpirun`). A new backend adds
+//! its row (how the harness starts it, the launcher arguments and
+//! environment that select it) and must pass every test unchanged.
 
-use pertinax_harness::{run, Job, Spec};
+use std::time::Duration;
+
+use pertinax_harness::{kill_rank, mpi_ready, run, run_with, wait_file, Job, Spec, TestBackend};
 
 /// A backend under test: how a job selects it.
 struct Backend {
     name: &'static str,
+    /// How the harness starts the job (`pertinax run` or `mpirun`).
+    on: TestBackend,
     launcher_args: &'static [&'static str],
     env: &'static [(&'static str, &'static str)],
 }
 
-/// Every backend the suite runs on.
-const BACKENDS: &[Backend] = &[Backend {
-    name: "native",
-    launcher_args: &[],
-    env: &[],
-}];
+/// Every backend the suite can run on.
+const BACKENDS: &[Backend] = &[
+    Backend {
+        name: "native",
+        on: TestBackend::Native,
+        launcher_args: &[],
+        env: &[],
+    },
+    Backend {
+        name: "mpi",
+        on: TestBackend::Mpi,
+        launcher_args: &[],
+        env: &[],
+    },
+];
+
+/// The backends this build runs on: native, and MPI when built with the
+/// feature and Open MPI is there.
+fn backends() -> impl Iterator<Item = &'static Backend> {
+    BACKENDS
+        .iter()
+        .filter(|b| b.on == TestBackend::Native || mpi_ready())
+}
 
 fn prog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-contract"))
@@ -29,7 +53,7 @@ fn prog() -> std::path::PathBuf {
 /// A job of `n` ranks of `scenario` on backend `b`, with extra launcher
 /// arguments (kill plans).
 fn job(b: &Backend, n: usize, scenario: &str, extra: &[&str]) -> Job {
-    let mut s = Spec::new(n, &[scenario]).program(prog()).bound(60);
+    let mut s = Spec::new(n, &[scenario]).program(prog()).on(b.on).bound(60);
     for a in b.launcher_args.iter().chain(extra) {
         s = s.launcher_arg(a);
     }
@@ -75,7 +99,7 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
 /// messages on one tag, two interleaved tags).
 #[test]
 fn matching_order() {
-    for b in BACKENDS {
+    for b in backends() {
         for n in [2, 3] {
             let j = job(b, n, "order", &[]);
             expect(b, &j, 0, n);
@@ -88,7 +112,7 @@ fn matching_order() {
 /// right status, nothing left.
 #[test]
 fn any_source() {
-    for b in BACKENDS {
+    for b in backends() {
         for n in [3, 5] {
             let j = job(b, n, "anysource", &[]);
             expect(b, &j, 0, n);
@@ -102,7 +126,7 @@ fn any_source() {
 /// receive and leave the message whole for the next one.
 #[test]
 fn truncation_keeps_the_message() {
-    for b in BACKENDS {
+    for b in backends() {
         let j = job(b, 2, "truncation", &[]);
         expect(b, &j, 0, 2);
         assert!(j.stdout.contains("kept"), "{}", j.stdout);
@@ -113,7 +137,7 @@ fn truncation_keeps_the_message() {
 /// work on the revoked communicator, with the same outcome everywhere.
 #[test]
 fn revoke_then_recover() {
-    for b in BACKENDS {
+    for b in backends() {
         let n = 4;
         let j = job(b, n, "revoke", &[]);
         expect(b, &j, 0, n);
@@ -128,7 +152,7 @@ fn revoke_then_recover() {
 /// right after: every survivor returns the same, exact outcome.
 #[test]
 fn agree_under_kills() {
-    for b in BACKENDS {
+    for b in backends() {
         for (n, victim) in [(4usize, 1usize), (6, 5)] {
             let others = (0..n)
                 .filter(|&r| r != victim)
@@ -157,7 +181,7 @@ fn agree_under_kills() {
 /// every survivor the same communicator, on which an allreduce works.
 #[test]
 fn shrink_after_a_kill() {
-    for b in BACKENDS {
+    for b in backends() {
         for n in [3, 5] {
             let kill = format!("{}@contract.victim#1", n - 1);
             let j = job(b, n, "shrink", &["--kill", &kill]);
@@ -165,5 +189,38 @@ fn shrink_after_a_kill() {
             let want = format!("size={} sum={}", n - 1, (n - 1) * n / 2);
             assert_eq!(j.stdout.matches(&want).count(), n - 1, "{}", j.stdout);
         }
+    }
+}
+
+/// `kill -9` from outside: the harness finds the last rank's process (by
+/// the test's mark and its rank in the environment, `PERTINAX_RANK` or
+/// `OMPI_COMM_WORLD_RANK`) and SIGKILLs it while the others wait for it:
+/// a receive from it fails with `ProcFailed`, any-source receives with
+/// `ProcFailedPending`, on every backend, and nothing is left behind.
+#[test]
+fn sigkill_from_outside_fails_the_receives_from_the_dead() {
+    let testprog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"));
+    for b in backends() {
+        let n = 4;
+        let spec = Spec::new(n, &["victim", "victim.pid"])
+            .program(&testprog)
+            .on(b.on)
+            .bound(60);
+        let mut killed = 0;
+        let j = run_with(spec, |dir, launcher| {
+            // The victim writes its pid file once it is past init.
+            let pid = wait_file(&dir.join("victim.pid"), 30);
+            killed = kill_rank(launcher, n - 1, Duration::from_secs(10));
+            assert_eq!(pid.trim(), killed.to_string(), "[{}] the victim", b.name);
+        });
+        assert!(killed > 0);
+        assert!(
+            j.oks() == n - 1 && !j.stdout.contains("FAIL"),
+            "[{}] {} OK\nstdout:\n{}\nstderr:\n{}",
+            b.name,
+            j.oks(),
+            j.stdout,
+            j.stderr
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Error propagation (`pertinax-propagate`) with real jobs: every rank
 //! gets the same error, whatever it was blocked in, and nobody hangs.
 
-use pertinax_harness::{run, Job, Program, Spec};
+use pertinax_harness::{job_code, run, Job, Program, Spec};
 
 fn propprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-propprog"))
@@ -12,7 +12,7 @@ fn propprog() -> std::path::PathBuf {
 fn seen(n: usize, args: &[&str], code: i32, survivors: usize) -> (Job, String) {
     let j = run(Spec::new(n, args).program(propprog()).bound(60));
     assert!(
-        j.code == Some(code) && j.oks() == survivors && !j.stdout.contains("FAIL"),
+        j.code == Some(job_code(code)) && j.oks() == survivors && !j.stdout.contains("FAIL"),
         "code {:?}, {} OK\n{}\n{}",
         j.code,
         j.oks(),

@@ -36,11 +36,21 @@ pub const CTRL_FD: &str = "PERTINAX_CTRL_FD";
 /// follows the welcome at once). Spares and spawned processes do not take
 /// part in the start-up fence.
 pub const ROLE: &str = "PERTINAX_ROLE";
-/// Fault injection for this process: comma-separated `NAME@K:SIGNAL`
-/// entries (`NAME` a fault point or `*` for any point, `K` the hit number
-/// counted from 1, `SIGNAL` one of `kill`, `segv`, `stop`, `panic`); see
+/// Fault injection: comma-separated `NAME@K:SIGNAL` entries for this
+/// process (`NAME` a fault point or `*` for any point, `K` the hit number
+/// counted from 1, `SIGNAL` one of `kill`, `segv`, `stop`, `panic`) and
+/// `RANK@NAME#K[:SIGNAL]` entries for the rank `RANK` of the job's world
+/// only (the grammar of `pertinax run --kill`), so that one value serves a
+/// whole job: `mpirun -x PERTINAX_FAULTS=3@chunk#6`. See
 /// [`crate::fault::Plan`].
 pub const FAULTS: &str = "PERTINAX_FAULTS";
+/// A seeded schedule of kills for the whole job, `SEED[:COUNT[:MAX_HIT]]`
+/// (`pertinax run --fault-seed SEED --fault-count COUNT --fault-max-hit
+/// MAX_HIT`; defaults 1 and 20): every rank of the job's world draws the
+/// same schedule ([`crate::kill::RandomFaults`]) and keeps its own kills.
+/// For jobs that no `pertinax run` starts (`mpirun -x
+/// PERTINAX_FAULT_SEED=42:2`).
+pub const FAULT_SEED: &str = "PERTINAX_FAULT_SEED";
 /// Heartbeat: `thread:MS` (a runtime thread beats every MS milliseconds;
 /// catches stopped or deadlocked processes) or `progress:MS` (beats come
 /// from library calls; also catches a rank stuck outside the library).
@@ -98,6 +108,10 @@ pub mod tune {
     pub const SPIN: &str = "PERTINAX_SPIN";
     /// Microseconds it then polls and yields before it sleeps on its futex.
     pub const YIELDS: &str = "PERTINAX_YIELDS";
+    /// MPI backend: milliseconds a process waits in `MPI_Finalize` before
+    /// it ends without it, exit code 0 (Open MPI hangs there at times after
+    /// a process failure); `0`: no bound. Default 10000.
+    pub const MPI_FINALIZE_BOUND: &str = "PERTINAX_MPI_FINALIZE_BOUND";
 }
 
 /// Read by `pertinax-bench`.
@@ -145,6 +159,15 @@ pub mod test {
     pub const TEST_MARK: &str = "PERTINAX_TEST_MARK";
     /// Mark that the launcher's tests put on the processes they start.
     pub const TEST_TAG: &str = "PERTINAX_TEST_TAG";
+    /// The backend the harness runs jobs on: `native` (the default: `pertinax
+    /// run`) or `mpi` (`mpirun --with-ft ulfm`; the tests must be built with
+    /// the `mpi` feature, `--features pertinax/mpi`).
+    pub const BACKEND: &str = "PERTINAX_TEST_BACKEND";
+    /// The `mpirun` of the harness's MPI jobs (default `/tmp/ompi/bin/mpirun`).
+    pub const MPIRUN: &str = "PERTINAX_MPIRUN";
+    /// Extra `mpirun` options for the harness's MPI jobs, split at blanks
+    /// (e.g. `--mca btl tcp,self`, the network path on one machine).
+    pub const MPIRUN_ARGS: &str = "PERTINAX_MPIRUN_ARGS";
 }
 
 /// Formats bytes as lowercase hex.

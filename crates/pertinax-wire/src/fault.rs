@@ -4,19 +4,28 @@
 //! A plan is comma-separated shots `NAME@K:SIGNAL`: at the `K`-th hit
 //! (counted from 1) of the fault point `NAME` (`*`: any point), the process
 //! dies by `SIGNAL`, one of `kill`, `segv`, `stop` or `panic` (`:SIGNAL`
-//! may be left out: `kill`). Blanks around shots and empty shots are
-//! ignored; signal names are read without regard to case. The launcher
-//! writes plans with [`Plan`]'s `Display`; the runtime reads them with its
-//! `FromStr`, whoever set the variable.
+//! may be left out: `kill`). A shot may also name its victim, as
+//! `pertinax run --kill` does: `RANK@NAME#K[:SIGNAL]` strikes only the rank
+//! `RANK` of the job's world (grammar in [`crate::kill`]), so one plan can
+//! be given to a whole job (`mpirun -x PERTINAX_FAULTS=3@chunk#6`), and
+//! each rank keeps its own shots ([`Plan::for_rank`]). Time-based kills
+//! (`RANK@TIME`) need the launcher and are refused in a plan. Blanks around
+//! shots and empty shots are ignored; signal names are read without regard
+//! to case. The launcher writes plans with [`Plan`]'s `Display`; the
+//! runtime reads them with its `FromStr`, whoever set the variable.
 //!
 //! ```
 //! use pertinax_wire::fault::{FaultSignal, Plan, Point};
 //!
-//! let plan: Plan = "iteration@3:kill, *@7:panic".parse().unwrap();
+//! let plan: Plan = "iteration@3:kill, *@7:panic, 3@chunk#6".parse().unwrap();
 //! assert_eq!(plan.shots[0].point, Point::Named("iteration".into()));
 //! assert_eq!(plan.shots[1].signal, FaultSignal::Panic);
-//! assert_eq!(plan.to_string(), "iteration@3:kill,*@7:panic");
+//! assert_eq!(plan.shots[2].rank, Some(3));
+//! assert_eq!(plan.to_string(), "iteration@3:kill,*@7:panic,3@chunk#6:kill");
+//! assert_eq!(plan.for_rank(3).to_string(), "iteration@3:kill,*@7:panic,chunk@6:kill");
+//! assert_eq!(plan.for_rank(2).shots.len(), 2);
 //! assert!("iteration@0:kill".parse::<Plan>().is_err());
+//! assert!("3@250ms".parse::<Plan>().is_err());
 //! ```
 
 use std::fmt;
@@ -134,6 +143,9 @@ impl fmt::Display for Point {
 /// One planned death: at the `hit`-th hit of `point`, by `signal`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Shot {
+    /// The victim's rank in the job's world; `None`: the process that
+    /// reads the plan.
+    pub rank: Option<u32>,
     /// The point.
     pub point: Point,
     /// Which hit, from 1.
@@ -143,9 +155,12 @@ pub struct Shot {
 }
 
 impl fmt::Display for Shot {
-    /// `NAME@K:SIGNAL`.
+    /// `NAME@K:SIGNAL`, or `RANK@NAME#K:SIGNAL` for a shot with a victim.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@{}:{}", self.point, self.hit, self.signal)
+        match self.rank {
+            None => write!(f, "{}@{}:{}", self.point, self.hit, self.signal),
+            Some(r) => write!(f, "{r}@{}#{}:{}", self.point, self.hit, self.signal),
+        }
     }
 }
 
@@ -188,12 +203,50 @@ pub enum PlanError {
         /// The name.
         signal: String,
     },
+    /// A shot with a victim (`RANK@NAME#K[:SIGNAL]`) that is not a valid
+    /// point-based kill.
+    #[error("{shot:?}: {reason}")]
+    Kill {
+        /// The shot.
+        shot: String,
+        /// Why.
+        reason: crate::kill::KillParseError,
+    },
+    /// A time-based kill (`RANK@TIME`), which only the native launcher can
+    /// carry out.
+    #[error("{shot:?}: a time-based kill needs `pertinax run --kill`; a plan holds RANK@NAME#K[:SIGNAL]")]
+    Timed {
+        /// The shot.
+        shot: String,
+    },
 }
 
 impl FromStr for Shot {
     type Err = PlanError;
-    /// One shot, `NAME@K[:SIGNAL]` (no blanks around it).
+    /// One shot, `NAME@K[:SIGNAL]` or `RANK@NAME#K[:SIGNAL]` (no blanks
+    /// around it).
     fn from_str(shot: &str) -> Result<Shot, PlanError> {
+        if shot.contains('#') {
+            let kill: crate::kill::Kill = shot.parse().map_err(|reason| PlanError::Kill {
+                shot: shot.to_string(),
+                reason,
+            })?;
+            // With a `#`, the kill is point-based.
+            let mut s = kill.shot().ok_or_else(|| PlanError::Timed {
+                shot: shot.to_string(),
+            })?;
+            s.rank = Some(kill.rank);
+            return Ok(s);
+        }
+        if let Ok(crate::kill::Kill {
+            when: crate::kill::KillWhen::After(_),
+            ..
+        }) = shot.parse::<crate::kill::Kill>()
+        {
+            return Err(PlanError::Timed {
+                shot: shot.to_string(),
+            });
+        }
         let (point, rest) = shot.split_once('@').ok_or_else(|| PlanError::Shape {
             shot: shot.to_string(),
         })?;
@@ -221,7 +274,12 @@ impl FromStr for Shot {
                 shot: shot.to_string(),
                 signal,
             })?;
-        Ok(Shot { point, hit, signal })
+        Ok(Shot {
+            rank: None,
+            point,
+            hit,
+            signal,
+        })
     }
 }
 
@@ -235,6 +293,38 @@ impl FromStr for Plan {
             .map(str::parse)
             .collect::<Result<_, _>>()?;
         Ok(Plan { shots })
+    }
+}
+
+impl Plan {
+    /// The plan of the world's rank `rank`: the shots without a victim and
+    /// those for `rank` (their victim dropped), in order.
+    pub fn for_rank(&self, rank: u32) -> Plan {
+        Plan {
+            shots: self
+                .shots
+                .iter()
+                .filter(|s| s.rank.is_none_or(|r| r == rank))
+                .map(|s| Shot {
+                    rank: None,
+                    ..s.clone()
+                })
+                .collect(),
+        }
+    }
+
+    /// The shots without a victim (the plan of a process that is no rank
+    /// of the job's first world: a spare, a spawned process, a
+    /// replacement).
+    pub fn own(&self) -> Plan {
+        Plan {
+            shots: self
+                .shots
+                .iter()
+                .filter(|s| s.rank.is_none())
+                .cloned()
+                .collect(),
+        }
     }
 }
 
@@ -297,6 +387,30 @@ mod tests {
     }
 
     #[test]
+    fn shots_with_a_victim() {
+        let p = plan("3@chunk#6, 1@*#2:panic, x@1").unwrap();
+        assert_eq!(p.shots[0].rank, Some(3));
+        assert_eq!(p.shots[0].point, Point::Named("chunk".into()));
+        assert_eq!((p.shots[0].hit, p.shots[0].signal), (6, FaultSignal::Kill));
+        assert_eq!((&p.shots[1].point, p.shots[1].rank), (&Point::Any, Some(1)));
+        assert_eq!(p.for_rank(3).to_string(), "chunk@6:kill,x@1:kill");
+        assert_eq!(p.for_rank(1).to_string(), "*@2:panic,x@1:kill");
+        assert_eq!(p.for_rank(0).to_string(), "x@1:kill");
+        assert_eq!(p.own().to_string(), "x@1:kill");
+        let err = |s: &str| plan(s).unwrap_err().to_string();
+        assert_eq!(
+            err("3@250ms:stop"),
+            "\"3@250ms:stop\": a time-based kill needs `pertinax run --kill`; \
+             a plan holds RANK@NAME#K[:SIGNAL]"
+        );
+        assert_eq!(err("x@chunk#6"), "\"x@chunk#6\": bad rank 'x'");
+        assert_eq!(
+            err("3@chunk#0"),
+            "\"3@chunk#0\": bad hit number '0' (counted from 1)"
+        );
+    }
+
+    #[test]
     fn signals() {
         assert_eq!("STOP".parse::<FaultSignal>(), Ok(FaultSignal::Stop));
         assert_eq!(
@@ -325,8 +439,14 @@ mod tests {
             point(),
             1..=u64::MAX,
             proptest::sample::select(&FaultSignal::ALL[..]),
+            proptest::option::of(any::<u32>()),
         )
-            .prop_map(|(point, hit, signal)| Shot { point, hit, signal })
+            .prop_map(|(point, hit, signal, rank)| Shot {
+                rank,
+                point,
+                hit,
+                signal,
+            })
     }
 
     proptest! {

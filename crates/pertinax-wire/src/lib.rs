@@ -52,6 +52,7 @@
 pub mod ctrl;
 pub mod env;
 pub mod fault;
+pub mod kill;
 pub mod msg;
 pub mod resilient;
 pub mod spawn;

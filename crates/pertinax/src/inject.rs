@@ -5,12 +5,21 @@
 //! third time it reaches `fault_point("iteration")`. The plan reaches the
 //! rank through its environment and is read once at [`crate::init`]; when
 //! the rank has no plan, a fault point is one load and one branch.
+//!
+//! Whoever started the job, the same plan can be given to every rank:
+//! `PERTINAX_FAULTS=2@iteration#3` (shots with a victim, the `--kill`
+//! grammar) and `PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` (the
+//! `--fault-seed` schedule, drawn alike by every rank for the world's size)
+//! strike only their victim, a rank of the job's first world; a process
+//! started later (spare, spawned, replacement) keeps only the shots without
+//! a victim, so a replacement is not killed again.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use pertinax_wire::env;
 use pertinax_wire::fault::{Plan, PlanError, Point};
+use pertinax_wire::kill::RandomFaults;
 
 /// How an injected fault ends the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,11 +39,29 @@ struct Shot {
 
 static PLAN: OnceLock<Vec<Shot>> = OnceLock::new();
 
-/// Parses `NAME@K:SIGNAL,...` (see [`pertinax_wire::fault::Plan`]).
-fn parse(spec: &str) -> Result<Vec<Shot>, String> {
+/// Parses `NAME@K:SIGNAL,...` (see [`pertinax_wire::fault::Plan`]) and
+/// keeps the shots of this process: those without a victim, and for the
+/// world's rank `rank` (`None` for a process started later) its own.
+fn parse(spec: &str, rank: Option<u32>) -> Result<Vec<Shot>, String> {
     let plan: Plan = spec.parse().map_err(|e: PlanError| e.to_string())?;
-    Ok(plan
-        .shots
+    Ok(shots(match rank {
+        Some(r) => plan.for_rank(r),
+        None => plan.own(),
+    }))
+}
+
+/// The kills of the world's rank `rank` in the seeded schedule `spec`
+/// (`SEED[:COUNT[:MAX_HIT]]`) for a world of `size` ranks.
+fn seeded(spec: &str, rank: u32, size: usize) -> Result<Vec<Shot>, String> {
+    let r: RandomFaults = spec.parse().map_err(|e| format!("{e}"))?;
+    let kills = r.schedule(size).map_err(|e| e.to_string())?;
+    Ok(shots(
+        pertinax_wire::kill::plan_of(&kills, rank).unwrap_or_default(),
+    ))
+}
+
+fn shots(plan: Plan) -> Vec<Shot> {
+    plan.shots
         .into_iter()
         .map(|s| Shot {
             point: match s.point {
@@ -45,18 +72,22 @@ fn parse(spec: &str) -> Result<Vec<Shot>, String> {
             how: s.signal.number().map_or(How::Panic, How::Signal),
             seen: AtomicU64::new(0),
         })
-        .collect())
+        .collect()
 }
 
-/// Reads this process's plan from the environment (once, at init).
+/// Reads this process's plan from the environment (once, at init): the
+/// world's rank `rank` of `size` ranks, `None` for a process started later.
 ///
 /// # Errors
-/// A malformed plan.
-pub(crate) fn load() -> Result<(), String> {
-    let Ok(spec) = std::env::var(env::FAULTS) else {
-        return Ok(());
+/// A malformed plan or seed (the message names the variable).
+pub(crate) fn load(rank: Option<(u32, usize)>) -> Result<(), String> {
+    let mut shots = match std::env::var(env::FAULTS) {
+        Ok(spec) => parse(&spec, rank.map(|r| r.0)).map_err(|m| format!("{}: {m}", env::FAULTS))?,
+        Err(_) => Vec::new(),
     };
-    let shots = parse(&spec)?;
+    if let (Ok(spec), Some((rank, size))) = (std::env::var(env::FAULT_SEED), rank) {
+        shots.extend(seeded(&spec, rank, size).map_err(|m| format!("{}: {m}", env::FAULT_SEED))?);
+    }
     if !shots.is_empty() {
         let _ = PLAN.set(shots);
     }
@@ -122,14 +153,57 @@ mod tests {
 
     #[test]
     fn plans_parse() {
-        let p = parse("iteration@3:kill, *@7:panic,x@1").unwrap();
+        let p = parse("iteration@3:kill, *@7:panic,x@1", None).unwrap();
         assert_eq!(p.len(), 3);
         assert_eq!(p[0].point.as_deref(), Some("iteration"));
         assert_eq!((p[0].hit, p[0].how), (3, How::Signal(libc::SIGKILL)));
         assert_eq!((p[1].point.as_deref(), p[1].how), (None, How::Panic));
         assert_eq!(p[2].how, How::Signal(libc::SIGKILL));
         for bad in ["iteration", "a@0:kill", "a@x", "a@1:hup"] {
-            assert!(parse(bad).is_err(), "{bad}");
+            assert!(parse(bad, Some(0)).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn shots_with_a_victim_strike_only_their_rank() {
+        let plan = "3@chunk#6,x@1:panic";
+        let names = |p: &[Shot]| -> Vec<(Option<String>, u64)> {
+            p.iter().map(|s| (s.point.clone(), s.hit)).collect()
+        };
+        assert_eq!(
+            names(&parse(plan, Some(3)).unwrap()),
+            [(Some("chunk".into()), 6), (Some("x".into()), 1)]
+        );
+        assert_eq!(
+            names(&parse(plan, Some(2)).unwrap()),
+            [(Some("x".into()), 1)]
+        );
+        assert_eq!(names(&parse(plan, None).unwrap()), [(Some("x".into()), 1)]);
+    }
+
+    #[test]
+    fn a_seed_gives_each_rank_its_own_kills() {
+        // Every rank draws the schedule; the victims are those of the
+        // launcher's --fault-seed 42 --fault-count 3 --fault-max-hit 20.
+        let kills = RandomFaults {
+            seed: 42,
+            count: 3,
+            max_hit: 20,
+        }
+        .schedule(16)
+        .unwrap();
+        let mut victims = Vec::new();
+        for r in 0..16u32 {
+            let s = seeded("42:3:20", r, 16).unwrap();
+            if let [shot] = &s[..] {
+                assert_eq!(shot.point, None);
+                victims.push(r);
+            } else {
+                assert!(s.is_empty());
+            }
+        }
+        assert_eq!(victims, kills.iter().map(|k| k.rank).collect::<Vec<_>>());
+        assert!(seeded("42:20", 0, 4).is_err(), "20 victims among 3");
+        assert!(seeded("x", 0, 4).is_err());
     }
 }

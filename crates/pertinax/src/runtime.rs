@@ -109,12 +109,11 @@ pub fn init() -> Result<Universe> {
             return Err(e);
         }
     };
-    if let Err(m) = crate::inject::load() {
+    // Shots with a victim strike ranks of the job's first world only.
+    let first = st.assigned.is_none().then_some((st.rank as u32, st.size));
+    if let Err(m) = crate::inject::load(first) {
         INITIALIZED.store(false, Ordering::SeqCst);
-        return Err(Error::Bootstrap(format!(
-            "{}: {m}",
-            pertinax_wire::env::FAULTS
-        )));
+        return Err(Error::Bootstrap(m));
     }
     let rt = Rc::new(Runtime {
         b: st.backend,

@@ -62,13 +62,17 @@
 //! # Not yet (each answers `Unsupported` naming it, never a panic)
 //!
 //! Intercommunicators, spawn (and so merge, `replace_failed`), spares,
-//! single-copy, the launcher's fault reports.
-//! A fault plan is read from `PERTINAX_FAULTS` as on the native backend,
-//! but the same plan reaches every rank under `mpirun -x` (a per-rank plan
-//! needs a wrapper today).
+//! single-copy. (An injected death is reported by the rank itself on
+//! stderr, in the native launcher's words.)
+//! Fault plans are read from the environment as on the native backend;
+//! `mpirun -x PERTINAX_FAULTS=3@chunk#6` (the `--kill` grammar) or `-x
+//! PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` give one plan to the whole
+//! job, and each rank keeps its own shots (`crate::inject`).
 
 mod coll;
 mod fast;
+mod finalize;
+mod report;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -603,6 +607,50 @@ impl Mpi {
         out
     }
 
+    /// The error of an unmatched receive on context `ctx` from `src`
+    /// (`None`: any source) because of failed processes, checked on every
+    /// 64th call (a failed list costs more than a probe): `ProcFailed` when
+    /// `src` failed or, on a collective context, any member did;
+    /// `ProcFailedPending` for any source when a failure is not
+    /// acknowledged.
+    fn dead_source(&self, ctx: u32, src: Option<u32>) -> Option<Error> {
+        thread_local! {
+            static EMPTY_POLLS: Cell<u32> = const { Cell::new(0) };
+        }
+        let n = EMPTY_POLLS.with(|c| {
+            let n = c.get().wrapping_add(1);
+            c.set(n);
+            n
+        });
+        if n % 64 != 0 {
+            return None;
+        }
+        let t = self.trio(ctx).ok()?;
+        let (comm, _) = self.comm(ctx)?;
+        let failed = comm.get_failed().ok()?;
+        // A collective's schedule waits for peers that may wait for the
+        // dead: on the collective communicator, any failed member fails it,
+        // as on the native backend.
+        if ctx & 3 == 1 && !failed.is_empty() {
+            return Some(Error::ProcFailed {
+                ranks: failed.into_iter().map(Rank).collect(),
+            });
+        }
+        match src {
+            Some(s) => {
+                failed
+                    .iter()
+                    .any(|&r| u32::try_from(r) == Ok(s))
+                    .then(|| Error::ProcFailed {
+                        ranks: vec![Rank(s as i32)],
+                    })
+            }
+            None => (failed.len() > t.acked.get()).then(|| Error::ProcFailedPending {
+                ranks: failed.into_iter().map(Rank).collect(),
+            }),
+        }
+    }
+
     /// Matches the unmatched receives in posting order: each takes the
     /// first held message it matches, else asks MPI for one
     /// (`MPI_Improbe`). A message taken from MPI goes to the *first*
@@ -643,7 +691,14 @@ impl Mpi {
             let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
             let tag = spec.tag.unwrap_or_else(sys::any_tag);
             match sys::improbe(src, tag, comm) {
-                Ok(None) => {}
+                Ok(None) => {
+                    // Open MPI's probe does not fail for a dead source:
+                    // look at the failed list now and then.
+                    if let Some(err) = self.dead_source(spec.ctx, spec.src) {
+                        self.settle(idx, Err(err));
+                        moved = true;
+                    }
+                }
                 Ok(Some((msg, st))) => {
                     let seq = self.arrivals.get();
                     self.arrivals.set(seq + 1);
@@ -854,14 +909,16 @@ impl Backend for Mpi {
         if sys::finalized() {
             return Ok(());
         }
-        sys::finalize().map_err(|c| Error::Bootstrap(format!("MPI finalize: {c}")))
+        finalize::finalize()
     }
 
     fn abort(&self, code: i32, _message: &str) {
         sys::abort(sys::Comm::world(), code);
     }
 
-    fn report_injection(&self, _point: &str, _hit: u64, _signal: i32) {}
+    fn report_injection(&self, point: &str, hit: u64, signal: i32) {
+        report::report_injection(point, hit, signal);
+    }
 
     fn flush(&self) {
         self.progress();
@@ -1201,6 +1258,9 @@ impl Backend for Mpi {
     fn revoke(&self, ctx: u32) {
         if let Ok(t) = self.trio(ctx) {
             let _ = t.comms[0].revoke();
+            // A revoker killed here has revoked half of the communicator:
+            // the others must still all learn of it.
+            crate::fault_point("ft.revoke.partial");
             let _ = t.comms[1].revoke();
         }
     }
@@ -1214,6 +1274,10 @@ impl Backend for Mpi {
         let Ok(t) = &st.trio else {
             return Vec::new();
         };
+        // Open MPI learns of failures in its progress engine: a probe on
+        // the recovery communicator (never revoked, consumes nothing) lets
+        // a process that only polls its failed list see them.
+        let _ = sys::iprobe(sys::any_source(), sys::any_tag(), t.comms[2]);
         t.comms[0]
             .get_failed()
             .unwrap_or_default()
@@ -1226,7 +1290,9 @@ impl Backend for Mpi {
         let Ok(t) = &st.trio else {
             return 0;
         };
-        let n = i32::try_from(n).unwrap_or(i32::MAX);
+        // Open MPI refuses (MPI_ERR_ARG) to acknowledge more than the
+        // communicator's size: "all" is the size.
+        let n = i32::try_from(n.min(t.members.len())).unwrap_or(i32::MAX);
         let acked = t.comms[0].ack_failed(n).unwrap_or(0);
         let acked = usize::try_from(acked).unwrap_or(0);
         t.acked.set(t.acked.get().max(acked));
