@@ -17,6 +17,7 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/pxm.c");
+    println!("cargo:rerun-if-changed=shim/pxm_spawn.c");
     println!("cargo:rerun-if-changed=build.rs");
     for v in ["PERTINAX_MPICC", "MPICC", "PATH"] {
         println!("cargo:rerun-if-env-changed={v}");
@@ -39,7 +40,7 @@ fn main() {
         )),
     };
     let mut b = cc::Build::new();
-    b.file("shim/pxm.c").warnings(true);
+    b.file("shim/pxm.c").file("shim/pxm_spawn.c").warnings(true);
     for w in compile.split_whitespace() {
         if let Some(dir) = w.strip_prefix("-I") {
             b.include(dir);

@@ -26,8 +26,10 @@ use std::ffi::c_int;
 
 mod ffi;
 mod op;
+mod spawn;
 
 pub use op::{Message, Op, RecvData, SendData};
+pub use spawn::{parent, proc_null, root, Group, SpawnError};
 
 /// An MPI error code (never `MPI_SUCCESS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -57,6 +57,8 @@
 //! but the same plan reaches every rank under `mpirun -x` (a per-rank plan
 //! needs a wrapper today).
 
+mod spawn;
+
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -109,8 +111,29 @@ struct Trio {
     rank: u32,
     /// The members' process ids.
     members: Peers,
+    /// For an intercommunicator, the remote group's process ids.
+    remote: Option<Peers>,
+    /// The process ids by rank in `comms[3]` (the agreement's
+    /// communicator: for an intercommunicator the merge of both groups),
+    /// this process's rank there, and each member's rank there (group,
+    /// then remote group).
+    all: Vec<u32>,
+    me_all: u32,
+    order: Vec<u32>,
     /// How many of `MPIX_Comm_get_failed`'s list are acknowledged.
     acked: Cell<usize>,
+}
+
+impl Trio {
+    /// The communicator whose failure knowledge is the communicator's
+    /// (both groups for an intercommunicator); its ranks name `all`.
+    fn knowledge(&self) -> sys::Comm {
+        if self.remote.is_some() {
+            self.comms[3]
+        } else {
+            self.comms[0]
+        }
+    }
 }
 
 /// What the MPI backend keeps per communicator.
@@ -191,6 +214,12 @@ pub(crate) struct Mpi {
     free: RefCell<Vec<u32>>,
     next_ctx: Cell<u32>,
     policy: WaitPolicy,
+    /// This process's id.
+    me: u32,
+    /// The processes this one can name (see `spawn`).
+    procs: spawn::Procs,
+    /// Requests for processes recorded by their asker, by stamp.
+    requests: RefCell<HashMap<u64, spawn::Pending>>,
 }
 
 /// The error of an MPI code on communicator `comm` (for `ProcFailed`:
@@ -228,7 +257,10 @@ fn error_of(code: sys::Code, comm: Option<sys::Comm>, peer: Option<u32>) -> Erro
 /// A 32-hex-digit job id, the same at every rank (from the PMIx
 /// namespace, or the Slurm job).
 fn job_id() -> String {
+    // Spawned worlds have their own namespace (`<base>@N`): the job is
+    // the base.
     let ns = std::env::var("PMIX_NAMESPACE")
+        .map(|n| n.rsplit_once('@').map_or(n.clone(), |(b, _)| b.to_string()))
         .or_else(|_| std::env::var("SLURM_JOB_ID").map(|j| format!("slurm-{j}")))
         .unwrap_or_else(|_| "mpi".to_string());
     let h = |seed: u64| {
@@ -260,6 +292,17 @@ pub(super) fn start() -> Result<Started> {
     let rank = w.rank().map_err(|c| boot("rank", c))?;
     let size = w.size().map_err(|c| boot("size", c))?;
     let (rank, size) = (rank.max(0) as usize, size.max(1) as usize);
+    let (procs, child) = spawn::world_start(rank as u32, size as u32)?;
+    let me = spawn::pid(procs.world, rank as u32);
+    let assigned = match child {
+        None => None,
+        Some(c) => {
+            let a: crate::spawn::Assignment = bincode::deserialize(&c.payload).map_err(|e| {
+                Error::Bootstrap(format!("MPI spawned process: its assignment: {e}"))
+            })?;
+            Some((c.pids, rank, a))
+        }
+    };
     let cpus = pertinax_sys::online_cpus();
     Ok(Started {
         backend: super::Active::Mpi(Mpi {
@@ -272,12 +315,15 @@ pub(super) fn start() -> Result<Started> {
             free: RefCell::new(Vec::new()),
             next_ctx: Cell::new(8),
             policy: WaitPolicy::for_job(size, cpus),
+            me,
+            procs,
+            requests: RefCell::new(HashMap::new()),
         }),
         rank,
         size,
         job_id: job_id(),
-        me: rank as u32,
-        assigned: None,
+        me,
+        assigned,
     })
 }
 
@@ -448,34 +494,43 @@ fn received(
     })
 }
 
-/// The communicators of a new pertinax communicator of `peers` (process
-/// ids = world ranks) with context `ctx`.
-fn make_trio(ctx: u32, rank: u32, peers: &Peers) -> Result<Trio> {
-    let err = |c: sys::Code| error_of(c, None, None);
-    let base = if ctx == 0 {
-        sys::Comm::world().dup().map_err(err)?
-    } else if peers.len() == 1 {
-        sys::Comm::self_().dup().map_err(err)?
-    } else {
-        let ranks: Vec<i32> = peers.iter().map(|&p| p as i32).collect();
-        // Not MPI_Comm_create_group over the world: ULFM refuses it once
-        // any process of the world failed, even over a group of survivors.
-        // The tag names the creation: its context (agreed by the members)
-        // and its first member (disjoint groups of one split share a
-        // context).
-        let tag = format!("pertinax:{ctx}:{}:{}", peers[0], peers.len());
-        sys::Comm::from_world_ranks(&ranks, &tag).map_err(err)?
-    };
-    base.errors_return().map_err(err)?;
-    let coll = base.dup().map_err(err)?;
-    let rec = base.dup().map_err(err)?;
-    let agr = base.dup().map_err(err)?;
-    Ok(Trio {
-        comms: [base, coll, rec, agr],
-        rank,
-        members: peers.clone(),
-        acked: Cell::new(0),
-    })
+impl Mpi {
+    /// The communicators of a new pertinax communicator of `peers` (process
+    /// ids, see `spawn`) with context `ctx`.
+    fn make_trio(&self, ctx: u32, rank: u32, peers: &Peers) -> Result<Trio> {
+        let err = |c: sys::Code| error_of(c, None, None);
+        let base = if ctx == 0 {
+            sys::Comm::world().dup().map_err(err)?
+        } else if peers.len() == 1 {
+            sys::Comm::self_().dup().map_err(err)?
+        } else {
+            // Not MPI_Comm_create_group over the world: ULFM refuses it once
+            // any process of the world failed, even over a group of survivors;
+            // and the members may belong to several worlds (spawn).
+            // The tag names the creation: its context (agreed by the members)
+            // and its first member (disjoint groups of one split share a
+            // context).
+            let tag = format!("pertinax:{ctx}:{}:{}", peers[0], peers.len());
+            let mut g = self.procs.group_of(peers)?;
+            let c = sys::Comm::from_group(g, &tag).map_err(err);
+            let _ = g.free();
+            c?
+        };
+        base.errors_return().map_err(err)?;
+        let coll = base.dup().map_err(err)?;
+        let rec = base.dup().map_err(err)?;
+        let agr = base.dup().map_err(err)?;
+        Ok(Trio {
+            comms: [base, coll, rec, agr],
+            rank,
+            members: peers.clone(),
+            remote: None,
+            all: peers.to_vec(),
+            me_all: rank,
+            order: (0..peers.len() as u32).collect(),
+            acked: Cell::new(0),
+        })
+    }
 }
 
 /// Records exchanged by an agreement: kind, then the four words.
@@ -489,10 +544,10 @@ impl Mpi {
     /// heard from. Members in that set read `Contributed` (every survivor
     /// has their records), the others `Failed`: the same at every member.
     fn agree_records(&self, t: &Trio, seq: u32, mine: [u32; REC_WORDS]) -> Vec<Record> {
-        let n = t.members.len();
+        let n = t.all.len();
         let comm = t.comms[3];
         let tag = (seq & 0x3fff_ffff) as i32;
-        let me = t.rank as usize;
+        let me = t.me_all as usize;
         let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
         let mut sends = Vec::new();
         let mut recvs = Vec::new();
@@ -558,7 +613,11 @@ impl Mpi {
                 });
             }
         }
-        out
+        // By member (group, then remote group).
+        t.order
+            .iter()
+            .map(|&r| out.get(r as usize).copied().unwrap_or(Record::Failed))
+            .collect()
     }
 
     /// Matches the unmatched receives in posting order: each takes the
@@ -848,13 +907,11 @@ impl Backend for Mpi {
         remote: Option<(&Peers, &[Token])>,
     ) -> CommState {
         self.use_ctx(ctx);
-        let trio = if remote.is_some() {
-            Err(Error::Unsupported {
-                feature: "intercommunicators on the MPI backend",
-            })
-        } else {
-            make_trio(ctx, rank, peers).map(Rc::new)
-        };
+        let trio = match remote {
+            Some((r, _)) => self.make_inter(ctx, rank, peers, r),
+            None => self.make_trio(ctx, rank, peers),
+        }
+        .map(Rc::new);
         self.comms.borrow_mut().insert(ctx, trio.clone());
         CommState { trio }
     }
@@ -1135,11 +1192,11 @@ impl Backend for Mpi {
         let Ok(t) = &st.trio else {
             return Vec::new();
         };
-        t.comms[0]
+        t.knowledge()
             .get_failed()
             .unwrap_or_default()
             .into_iter()
-            .filter_map(|r| t.members.get(usize::try_from(r).ok()?).copied())
+            .filter_map(|r| t.all.get(usize::try_from(r).ok()?).copied())
             .collect()
     }
 
@@ -1148,7 +1205,7 @@ impl Backend for Mpi {
             return 0;
         };
         let n = i32::try_from(n).unwrap_or(i32::MAX);
-        let acked = t.comms[0].ack_failed(n).unwrap_or(0);
+        let acked = t.knowledge().ack_failed(n).unwrap_or(0);
         let acked = usize::try_from(acked).unwrap_or(0);
         t.acked.set(t.acked.get().max(acked));
         acked
@@ -1158,12 +1215,12 @@ impl Backend for Mpi {
         let Ok(t) = self.trio(ctx) else {
             return Vec::new();
         };
-        t.comms[0]
+        t.knowledge()
             .get_failed()
             .unwrap_or_default()
             .into_iter()
             .take(t.acked.get())
-            .filter_map(|r| t.members.get(usize::try_from(r).ok()?).copied())
+            .filter_map(|r| t.all.get(usize::try_from(r).ok()?).copied())
             .collect()
     }
 
@@ -1210,7 +1267,12 @@ impl Backend for Mpi {
 
     fn member_id(&self, st: &CommState, i: usize) -> u32 {
         match &st.trio {
-            Ok(t) => t.members.get(i).copied().unwrap_or(u32::MAX),
+            Ok(t) => t
+                .members
+                .get(i)
+                .or_else(|| t.remote.as_ref()?.get(i.checked_sub(t.members.len())?))
+                .copied()
+                .unwrap_or(u32::MAX),
             Err(_) => u32::MAX,
         }
     }
@@ -1218,19 +1280,25 @@ impl Backend for Mpi {
     // ---- spawn ------------------------------------------------------------
 
     fn spawn_max(&self) -> usize {
-        0
+        // The ranks a world's process ids can hold.
+        (1 << spawn::RANK_BITS) - 1
     }
 
     fn request_stamp(&self, ctx: u32, attempt: u32) -> u64 {
         (u64::from(ctx) << 32) | u64::from(attempt)
     }
 
-    fn request_processes(&self, _r: ProcRequest<'_>) -> Result<()> {
-        super::unsupported("spawn on the MPI backend")
+    fn request_processes(&self, r: ProcRequest<'_>) -> Result<()> {
+        self.record_request(r)
     }
 
-    fn await_processes(&self, _asker: usize, _stamp: u64) -> Option<Result<Vec<u32>, u32>> {
-        None
+    fn await_processes(
+        &self,
+        asker: usize,
+        stamp: u64,
+        among: &[u32],
+    ) -> Option<Result<Vec<u32>, u32>> {
+        self.spawn_among(asker as u32, stamp, among)
     }
 }
 
