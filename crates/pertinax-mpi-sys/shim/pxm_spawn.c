@@ -63,12 +63,14 @@ int pxm_comm_from_group(intptr_t group, const char *tag, intptr_t *out) {
     return rc;
 }
 
-/* An intercommunicator between `local` and `remote` (leaders: rank 0 of
- * each), collective over both groups, with MPI_ERRORS_RETURN. */
-int pxm_intercomm_from_groups(intptr_t local, intptr_t remote, const char *tag, intptr_t *out) {
+/* MPI_Intercomm_create: `local` with its leader `local_leader`, the
+ * remote leader `remote_leader` in `peer`. (Not
+ * MPI_Intercomm_create_from_groups: ULFM's MPIX_Comm_revoke does not reach
+ * every member of the communicators it makes, Open MPI 5.0.11.) */
+int pxm_intercomm_create(intptr_t local, int local_leader, intptr_t peer, int remote_leader,
+                         int tag, intptr_t *out) {
     MPI_Comm c = MPI_COMM_NULL;
-    int rc = MPI_Intercomm_create_from_groups(GROUP(local), 0, GROUP(remote), 0, tag, MPI_INFO_NULL,
-                                              MPI_ERRORS_RETURN, &c);
+    int rc = MPI_Intercomm_create(COMM(local), local_leader, COMM(peer), remote_leader, tag, &c);
     *out = (intptr_t)c;
     return rc;
 }

@@ -1,6 +1,6 @@
 //! Groups, intercommunicators and dynamic processes: the safe layer over
 //! the shim's `shim/pxm_spawn.c` (`MPI_Comm_create_from_group` over any
-//! group, `MPI_Intercomm_create_from_groups`, `MPI_Intercomm_merge`,
+//! group, `MPI_Intercomm_create`, `MPI_Intercomm_merge`,
 //! `MPI_Comm_spawn`, `MPI_Comm_get_parent`, and the two blocking
 //! collectives a spawn needs to hand its children their start-up data).
 
@@ -26,10 +26,12 @@ mod ffi {
         ) -> c_int;
         pub fn pxm_group_size(g: isize, n: *mut c_int) -> c_int;
         pub fn pxm_comm_from_group(group: isize, tag: *const c_char, out: *mut isize) -> c_int;
-        pub fn pxm_intercomm_from_groups(
+        pub fn pxm_intercomm_create(
             local: isize,
-            remote: isize,
-            tag: *const c_char,
+            local_leader: c_int,
+            peer: isize,
+            remote_leader: c_int,
+            tag: c_int,
             out: *mut isize,
         ) -> c_int;
         pub fn pxm_intercomm_merge(inter: isize, high: c_int, out: *mut isize) -> c_int;
@@ -181,22 +183,28 @@ impl Comm {
         Ok(Comm(out))
     }
 
-    /// The intercommunicator between `local` (this process's group) and
-    /// `remote`, whose leaders are their ranks 0
-    /// (`MPI_Intercomm_create_from_groups`: collective over both groups),
-    /// with `MPI_ERRORS_RETURN`. Both groups pass the same `tag`.
+    /// The intercommunicator between this communicator's group (its
+    /// leader: rank `local_leader`) and another disjoint one, whose leader
+    /// is rank `remote_leader` of `peer` (`MPI_Intercomm_create`:
+    /// collective over both groups), with `MPI_ERRORS_RETURN`.
     ///
     /// # Errors
     /// The MPI's code.
-    pub fn inter_from_groups(local: Group, remote: Group, tag: &str) -> Result<Comm> {
-        let tag = CString::new(tag).map_err(|_| Code(-1))?;
+    pub fn intercomm_create(
+        self,
+        local_leader: i32,
+        peer: Comm,
+        remote_leader: i32,
+        tag: i32,
+    ) -> Result<Comm> {
         let mut out: isize = 0;
-        // SAFETY: `tag` is NUL-terminated and read during the call only;
-        // writes `out`.
+        // SAFETY: writes `out`.
         check(unsafe {
-            ffi::pxm_intercomm_from_groups(local.0, remote.0, tag.as_ptr(), &mut out)
+            ffi::pxm_intercomm_create(self.0, local_leader, peer.0, remote_leader, tag, &mut out)
         })?;
-        Ok(Comm(out))
+        let c = Comm(out);
+        c.errors_return()?;
+        Ok(c)
     }
 
     /// `MPI_Intercomm_merge`: the group passing `high == false` first.

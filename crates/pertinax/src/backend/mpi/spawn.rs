@@ -17,13 +17,17 @@
 //!
 //! # Intercommunicators
 //!
-//! A pertinax intercommunicator is `MPI_Intercomm_create_from_groups` of
-//! its two groups (leaders: their ranks 0; the tag names the context and
-//! both groups' first members), duplicated for the point-to-point,
-//! collective and recovery contexts; its fourth communicator is the
-//! `MPI_Intercomm_merge` of the first (the group with the lower first
-//! process id low), which carries the agreement and the failure knowledge
-//! (`MPIX_Comm_get_failed` / `ack_failed`) of both groups.
+//! A pertinax intercommunicator starts as an intracommunicator of both
+//! groups, the group with the lower first process id first
+//! (`MPI_Comm_create_from_group`; the tag names the context and both
+//! groups' first members): that one is its fourth communicator, which
+//! carries the agreement and the failure knowledge (`MPIX_Comm_get_failed`
+//! / `ack_failed`) of both groups. Each group splits off its own part
+//! (`MPI_Comm_split`), and `MPI_Intercomm_create` over the whole makes the
+//! point-to-point intercommunicator, duplicated for the collective and
+//! recovery contexts. (Not `MPI_Intercomm_create_from_groups`: in Open MPI
+//! 5.0.11 `MPIX_Comm_revoke` of the intercommunicators it makes does not
+//! reach every member.)
 //!
 //! # Spawn
 //!
@@ -155,30 +159,8 @@ impl Mpi {
                 "an intercommunicator needs two non-empty groups".into(),
             ));
         };
-        let mut lg = self.procs.group_of(local)?;
-        let mut rg = match self.procs.group_of(remote) {
-            Ok(g) => g,
-            Err(e) => {
-                let _ = lg.free();
-                return Err(e);
-            }
-        };
-        let tag = format!(
-            "pertinax-inter:{ctx}:{}:{}:{}",
-            l0.min(r0),
-            l0.max(r0),
-            local.len() + remote.len()
-        );
-        let base = sys::Comm::inter_from_groups(lg, rg, &tag);
-        let _ = lg.free();
-        let _ = rg.free();
-        let base = base.map_err(err)?;
-        base.errors_return().map_err(err)?;
-        let coll = base.dup().map_err(err)?;
-        let rec = base.dup().map_err(err)?;
+        // Both groups, the one with the lower first process id first.
         let high = l0 > r0;
-        let agr = base.merge(high).map_err(err)?;
-        agr.errors_return().map_err(err)?;
         let (nl, nr) = (local.len() as u32, remote.len() as u32);
         let (all, me_all): (Vec<u32>, u32) = if high {
             (
@@ -188,6 +170,24 @@ impl Mpi {
         } else {
             (local.iter().chain(remote.iter()).copied().collect(), rank)
         };
+        let tag = format!(
+            "pertinax-inter:{ctx}:{}:{}:{}",
+            l0.min(r0),
+            l0.max(r0),
+            all.len()
+        );
+        let mut g = self.procs.group_of(&all)?;
+        let both = sys::Comm::from_group(g, &tag).map_err(err);
+        let _ = g.free();
+        let both = both?;
+        both.errors_return().map_err(err)?;
+        let mut mine = both.split(i32::from(high), rank as i32).map_err(err)?;
+        let remote_leader = if high { 0 } else { nl as i32 };
+        let base = mine.intercomm_create(0, both, remote_leader, 7);
+        let _ = mine.free();
+        let base = base.map_err(err)?;
+        let coll = base.dup().map_err(err)?;
+        let rec = base.dup().map_err(err)?;
         let order = (0..nl + nr)
             .map(|i| match (high, i < nl) {
                 (false, _) => i,
@@ -196,7 +196,7 @@ impl Mpi {
             })
             .collect();
         Ok(Trio {
-            comms: [base, coll, rec, agr],
+            comms: [base, coll, rec, both],
             rank,
             members: local.clone(),
             remote: Some(remote.clone()),
@@ -284,6 +284,11 @@ impl Mpi {
             sys::proc_null()
         };
         let mut len = (payload.len() as u64).to_le_bytes();
+        // (The other members' buffers are not read, but Open MPI refuses
+        // an empty one.)
+        if me != asker {
+            payload = vec![0];
+        }
         if inter.bcast(&mut len, root).is_err() || inter.bcast(&mut payload, root).is_err() {
             return Some(Err(refused()));
         }
