@@ -101,6 +101,14 @@ int pxm_comm_spawn(const char *cmd, char **argv, int maxprocs, int root, intptr_
     return rc;
 }
 
+/* MPI_Comm_disconnect (collective over both groups of an intercommunicator). */
+int pxm_comm_disconnect(intptr_t *comm) {
+    MPI_Comm c = COMM(*comm);
+    int rc = MPI_Comm_disconnect(&c);
+    *comm = (intptr_t)c;
+    return rc;
+}
+
 /* Blocking MPI_Bcast of `len` bytes (intercommunicator roots: MPI_ROOT,
  * MPI_PROC_NULL). */
 int pxm_bcast(void *buf, int len, int root, intptr_t comm) {

@@ -46,6 +46,7 @@ mod ffi {
             inter: *mut isize,
             errcodes: *mut c_int,
         ) -> c_int;
+        pub fn pxm_comm_disconnect(comm: *mut isize) -> c_int;
         pub fn pxm_bcast(buf: *mut u8, len: c_int, root: c_int, comm: isize) -> c_int;
         pub fn pxm_allgather_u32(mine: u32, out: *mut u32, comm: isize) -> c_int;
     }
@@ -268,6 +269,16 @@ impl Comm {
             });
         }
         Ok(Comm(out))
+    }
+
+    /// `MPI_Comm_disconnect` (collective; waits for the communicator's
+    /// pending messages): the handle becomes [`Comm::null`].
+    ///
+    /// # Errors
+    /// The MPI's code.
+    pub fn disconnect(&mut self) -> Result<()> {
+        // SAFETY: reads and writes the handle.
+        check(unsafe { ffi::pxm_comm_disconnect(&mut self.0) })
     }
 
     /// Blocking `MPI_Bcast` of `buf` from `root` (on an intercommunicator:

@@ -865,6 +865,17 @@ impl Backend for Mpi {
         if sys::finalized() {
             return Ok(());
         }
+        // Free every communicator still held: Open MPI's `MPI_Finalize`
+        // disconnects those that span several worlds (spawn) with a
+        // handshake with their other members, which waits forever when the
+        // other side has freed theirs or gone (Open MPI 5.0.11).
+        self.held.borrow_mut().clear();
+        let comms: Vec<_> = self.comms.borrow_mut().drain().collect();
+        for t in comms.into_iter().filter_map(|(_, t)| t.ok()) {
+            for mut c in t.comms {
+                let _ = c.free();
+            }
+        }
         sys::finalize().map_err(|c| Error::Bootstrap(format!("MPI finalize: {c}")))
     }
 

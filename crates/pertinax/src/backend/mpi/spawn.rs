@@ -304,6 +304,10 @@ impl Mpi {
             Ok(g) => self.procs.learn(g, &kids),
             Err(_) => return Some(Err(refused())),
         }
+        // Else the children wait for it in `MPI_Finalize`, after the
+        // parents have gone.
+        let mut inter = inter;
+        let _ = inter.disconnect();
         Some(Ok(kids))
     }
 }
@@ -366,6 +370,8 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
         .map_err(|c| boot("parents' ids", c))?;
     let g = parent.remote_group().map_err(|c| boot("parents", c))?;
     procs.learn(g, &parents);
+    let mut parent = parent;
+    let _ = parent.disconnect();
     let child = Child {
         pids: (0..size).map(|r| pid(world, r)).collect(),
         payload,
