@@ -9,17 +9,21 @@
 //!
 //! # Mapping
 //!
-//! - Process ids are ranks of `MPI_COMM_WORLD`.
+//! - Process ids are `(world << 20) | rank`: for the processes `mpirun`
+//!   started (world 0) their ranks of `MPI_COMM_WORLD`; spawned worlds
+//!   are numbered by Open MPI's job number (see [`spawn`]).
 //! - A communicator (context `ctx`, a multiple of 4) is four MPI
 //!   communicators with `MPI_ERRORS_RETURN`: `ctx` (point-to-point),
 //!   `ctx + 1` (collectives), `ctx + 2` (recovery traffic, never revoked).
 //!   The world's are duplicates of `MPI_COMM_WORLD`, the self
 //!   communicator's of `MPI_COMM_SELF`; any other is made in
-//!   [`Backend::attach`] by `MPI_Comm_create_from_group` over its members'
-//!   world ranks (collective over its members only; `MPI_Comm_create_group`
-//!   over the world fails once any process of the world failed), then
-//!   duplicated. Tokens are not needed (always 0). A fourth communicator
-//!   (`ctx + 3`) carries the agreement's own messages.
+//!   [`Backend::attach`] by `MPI_Comm_create_from_group` over the group
+//!   of its members' process ids (collective over its members only, who
+//!   may belong to several worlds; `MPI_Comm_create_group` over the world
+//!   fails once any process of the world failed), then duplicated. Tokens
+//!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
+//!   the agreement's own messages. Intercommunicators, spawn, `merge` and
+//!   `replace_failed`: see [`spawn`].
 //! - Sends are `MPI_Isend` of bytes on the context's MPI communicator
 //!   with the communicator's ranks (`send_eager` copies and lets go).
 //!   Receives are matched here, not posted to MPI: on every progress round
@@ -39,7 +43,8 @@
 //!   `MPIX_ERR_REVOKED` → `Revoked`.
 //! - Revoke: `MPIX_Comm_revoke` of the point-to-point and collective
 //!   communicators; failure knowledge: `MPIX_Comm_get_failed` /
-//!   `MPIX_Comm_ack_failed` on the point-to-point communicator.
+//!   `MPIX_Comm_ack_failed` on the point-to-point communicator (on an
+//!   intercommunicator: on the communicator of both groups).
 //! - Agreement (four words and a kind per member, uniform records): in
 //!   `contribute`, every member sends its record to every other on the
 //!   agreement's communicator (`ctx + 3`), then the members run
@@ -51,8 +56,9 @@
 //!
 //! # Not yet (each answers `Unsupported` naming it, never a panic)
 //!
-//! Intercommunicators, spawn (and so merge, `replace_failed`), spares,
-//! single-copy, the launcher's fault reports; MPI's native collectives.
+//! Spares (`replace_failed` always spawns new processes), single-copy,
+//! the launcher's fault reports; MPI's native collectives; collectives on
+//! intercommunicators (the portable core has none either).
 //! A fault plan is read from `PERTINAX_FAULTS` as on the native backend,
 //! but the same plan reaches every rank under `mpirun -x` (a per-rank plan
 //! needs a wrapper today).

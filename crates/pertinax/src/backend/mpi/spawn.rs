@@ -40,7 +40,21 @@
 //! `SpawnFailed` at every member). Then the asker broadcasts the start-up
 //! assignment over the new intercommunicator, and both sides allgather
 //! their process ids on it. A new process finds all that in
-//! [`child_start`] (`MPI_Comm_get_parent`).
+//! [`world_start`] (`MPI_Comm_get_parent`). Both sides then disconnect
+//! it: the communicators the core makes next (the intercommunicator of
+//! [`crate::Comm::spawn`], the restored communicator of `replace_failed`)
+//! are made over process ids as any other. A failure during the spawn
+//! (a member, or the new processes before the set-up) is `SpawnFailed`
+//! at the members that see it, not necessarily at all of them (unlike the
+//! native backend, whose answer is uniform); `replace_failed` can be
+//! called again.
+//!
+//! # Finalize
+//!
+//! Open MPI's `MPI_Finalize` disconnects every communicator still held
+//! that spans several worlds, with a handshake with its other members; if
+//! those have freed theirs (or ended), it waits forever. So the backend
+//! frees every communicator before `MPI_Finalize`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
