@@ -130,7 +130,9 @@ pub fn parent() -> Result<Comm> {
 /// codes of those that did not start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpawnError {
+    /// The code `MPI_Comm_spawn` returned.
     pub code: Code,
+    /// The non-zero entries of its `array_of_errcodes`.
     pub errcodes: Vec<i32>,
 }
 
