@@ -876,7 +876,9 @@ impl Backend for Mpi {
         // handshake with their other members, which waits forever when the
         // other side has freed theirs or gone (Open MPI 5.0.11).
         self.held.borrow_mut().clear();
-        let comms: Vec<_> = self.comms.borrow_mut().drain().collect();
+        // Newest first: the same order at every process.
+        let mut comms: Vec<_> = self.comms.borrow_mut().drain().collect();
+        comms.sort_unstable_by_key(|(ctx, _)| std::cmp::Reverse(*ctx));
         for t in comms.into_iter().filter_map(|(_, t)| t.ok()) {
             for mut c in t.comms {
                 let _ = c.free();
