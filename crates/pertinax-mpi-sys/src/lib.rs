@@ -2,7 +2,8 @@
 //!
 //! Built only with the `mpi` feature (without it this crate is empty, so
 //! the default build needs no MPI). `build.rs` compiles a C shim
-//! (`shim/pxm.c`) with the include directories of the MPI's compiler
+//! (`shim/pxm.c`, and `shim/pxm_spawn.c` for groups, intercommunicators and
+//! spawn: [`Group`], [`parent`], `Comm::spawn`) with the include directories of the MPI's compiler
 //! wrapper (`$PERTINAX_MPICC`, `$MPICC`, or `mpicc` on `PATH`) and links the
 //! MPI. The shim exposes only C scalars and pointers: MPI handles cross as
 //! `intptr_t` (addresses of globals in Open MPI, integers in MPICH), a
@@ -28,10 +29,12 @@ mod coll;
 mod fast;
 mod ffi;
 mod op;
+mod spawn;
 
 pub use coll::{Args, Builtin, Coll, CollKind, Input, Layout, Outcome, Prim, Reduction, UserFn};
 pub use fast::{mprobe_recv, Matched};
 pub use op::{Message, Op, RecvData, SendData};
+pub use spawn::{parent, proc_null, root, Group, SpawnError};
 
 /// An MPI error code (never `MPI_SUCCESS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -129,13 +129,15 @@ fn request(
 }
 
 /// Waits for the answer in `slot`'s publication; `None` if that process
-/// ended without an answer (so nothing was started for it).
+/// ended without an answer (so nothing was started for it). `among`: the
+/// process ids of every member that waits for it (the same at each).
 fn await_publication(
     rt: &Runtime,
     slot: usize,
     stamp: u64,
+    among: &[u32],
 ) -> Option<std::result::Result<Vec<u32>, u32>> {
-    rt.b.await_processes(slot, stamp)
+    rt.b.await_processes(slot, stamp, among)
 }
 
 /// The error of a collective creation (spawn, merge) that needs every
@@ -226,15 +228,16 @@ impl Comm {
                 return fail(err);
             }
         }
-        let slots = match await_publication(&rt, self.inner.peers[root] as usize, st) {
-            Some(Ok(s)) => s,
-            Some(Err(status)) => return fail(spawn_error(status)),
-            None => {
-                return fail(Error::ProcFailed {
-                    ranks: vec![Rank(root as i32)],
-                })
-            }
-        };
+        let slots =
+            match await_publication(&rt, self.inner.peers[root] as usize, st, &self.inner.peers) {
+                Some(Ok(s)) => s,
+                Some(Err(status)) => return fail(spawn_error(status)),
+                None => {
+                    return fail(Error::ProcFailed {
+                        ranks: vec![Rank(root as i32)],
+                    })
+                }
+            };
         let n = slots.len();
         Ok(Comm::from_parts(
             rt.clone(),
@@ -427,7 +430,12 @@ impl Comm {
                 crate::fault_point("ft.replace.request");
                 request(&rt, st, None, holes.len(), true, &a)?;
             }
-            match await_publication(&rt, self.inner.peers[asker] as usize, st) {
+            // Every contributor that is not a hole waits (and asks).
+            let among: Vec<u32> = (0..n)
+                .filter(|&r| got[r].is_some() && !holes.contains(&(r as u32)))
+                .map(|r| peers[r])
+                .collect();
+            match await_publication(&rt, self.inner.peers[asker] as usize, st, &among) {
                 Some(Ok(slots)) => {
                     for (&h, &s) in holes.iter().zip(&slots) {
                         peers[h as usize] = s;

@@ -249,7 +249,12 @@ impl Backend for Active {
     fn request_processes(&self, r: ProcRequest<'_>) -> Result<()> {
         on!(self, b => b.request_processes(r))
     }
-    fn await_processes(&self, asker: usize, stamp: u64) -> Option<Result<Vec<u32>, u32>> {
-        on!(self, b => b.await_processes(asker, stamp))
+    fn await_processes(
+        &self,
+        asker: usize,
+        stamp: u64,
+        among: &[u32],
+    ) -> Option<Result<Vec<u32>, u32>> {
+        on!(self, b => b.await_processes(asker, stamp, among))
     }
 }

@@ -83,8 +83,10 @@
 //!   on it in portable code.
 //! - **Spawn** ([`Backend::request_processes`], [`Backend::await_processes`]):
 //!   one member asks for new processes; every member reads the same
-//!   answer, whether or not the asker survived. Intercommunicators are
-//!   [`Backend::attach`] with a remote group.
+//!   answer, whether or not the asker survived. Every member taking part
+//!   calls `await_processes` with the same list of them, so a backend
+//!   whose spawn is collective (MPI's `MPI_Comm_spawn`) runs it there.
+//!   Intercommunicators are [`Backend::attach`] with a remote group.
 //! - **Finalize and abort** ([`Backend::finalize`], [`Backend::abort`]).
 //!
 //! # What is optional
@@ -615,8 +617,15 @@ pub(crate) trait Backend: Debug + Sized {
     fn request_processes(&self, r: ProcRequest<'_>) -> Result<()>;
     /// Waits for the answer to the request `stamp` made by process `asker`:
     /// the new processes' ids, or the refusal's status; `None` if the asker
-    /// ended without an answer (nothing was started).
-    fn await_processes(&self, asker: usize, stamp: u64) -> Option<Result<Vec<u32>, u32>>;
+    /// ended without an answer (nothing was started). Called by every
+    /// member taking part, each with the same `among` (their process ids,
+    /// the asker's included), so that it may be collective over them.
+    fn await_processes(
+        &self,
+        asker: usize,
+        stamp: u64,
+        among: &[u32],
+    ) -> Option<Result<Vec<u32>, u32>>;
 }
 
 #[cfg(test)]

@@ -9,17 +9,21 @@
 //!
 //! # Mapping
 //!
-//! - Process ids are ranks of `MPI_COMM_WORLD`.
+//! - Process ids are `(world << 20) | rank`: for the processes `mpirun`
+//!   started (world 0) their ranks of `MPI_COMM_WORLD`; spawned worlds
+//!   are numbered by Open MPI's job number (see [`spawn`]).
 //! - A communicator (context `ctx`, a multiple of 4) is four MPI
 //!   communicators with `MPI_ERRORS_RETURN`: `ctx` (point-to-point),
 //!   `ctx + 1` (collectives), `ctx + 2` (recovery traffic, never revoked).
 //!   The world's are duplicates of `MPI_COMM_WORLD`, the self
 //!   communicator's of `MPI_COMM_SELF`; any other is made in
-//!   [`Backend::attach`] by `MPI_Comm_create_from_group` over its members'
-//!   world ranks (collective over its members only; `MPI_Comm_create_group`
-//!   over the world fails once any process of the world failed), then
-//!   duplicated. Tokens are not needed (always 0). A fourth communicator
-//!   (`ctx + 3`) carries the agreement's own messages.
+//!   [`Backend::attach`] by `MPI_Comm_create_from_group` over the group
+//!   of its members' process ids (collective over its members only, who
+//!   may belong to several worlds; `MPI_Comm_create_group` over the world
+//!   fails once any process of the world failed), then duplicated. Tokens
+//!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
+//!   the agreement's own messages. Intercommunicators, spawn, `merge` and
+//!   `replace_failed`: see [`spawn`].
 //! - Sends are `MPI_Isend` of bytes on the context's MPI communicator
 //!   with the communicator's ranks (`send_eager` copies and lets go).
 //!   Receives are matched here, not posted to MPI: on every progress round
@@ -49,7 +53,8 @@
 //!   `MPIX_ERR_REVOKED` → `Revoked`.
 //! - Revoke: `MPIX_Comm_revoke` of the point-to-point and collective
 //!   communicators; failure knowledge: `MPIX_Comm_get_failed` /
-//!   `MPIX_Comm_ack_failed` on the point-to-point communicator.
+//!   `MPIX_Comm_ack_failed` on the point-to-point communicator (on an
+//!   intercommunicator: on the communicator of both groups).
 //! - Agreement (four words and a kind per member, uniform records): in
 //!   `contribute`, every member sends its record to every other on the
 //!   agreement's communicator (`ctx + 3`), then the members run
@@ -61,9 +66,10 @@
 //!
 //! # Not yet (each answers `Unsupported` naming it, never a panic)
 //!
-//! Intercommunicators, spawn (and so merge, `replace_failed`), spares,
-//! single-copy. (An injected death is reported by the rank itself on
-//! stderr, in the native launcher's words.)
+//! Spares (`replace_failed` always spawns new processes), single-copy;
+//! collectives on intercommunicators (the portable core has none
+//! either); a non-blocking `iagree`. (An injected death is reported by
+//! the rank itself on stderr, in the native launcher's words.)
 //! Fault plans are read from the environment as on the native backend;
 //! `mpirun -x PERTINAX_FAULTS=3@chunk#6` (the `--kill` grammar) or `-x
 //! PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` give one plan to the whole
@@ -73,6 +79,8 @@ mod coll;
 mod fast;
 mod finalize;
 mod report;
+
+mod spawn;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -126,8 +134,29 @@ struct Trio {
     rank: u32,
     /// The members' process ids.
     members: Peers,
+    /// For an intercommunicator, the remote group's process ids.
+    remote: Option<Peers>,
+    /// The process ids by rank in `comms[3]` (the agreement's
+    /// communicator: for an intercommunicator the merge of both groups),
+    /// this process's rank there, and each member's rank there (group,
+    /// then remote group).
+    all: Vec<u32>,
+    me_all: u32,
+    order: Vec<u32>,
     /// How many of `MPIX_Comm_get_failed`'s list are acknowledged.
     acked: Cell<usize>,
+}
+
+impl Trio {
+    /// The communicator whose failure knowledge is the communicator's
+    /// (both groups for an intercommunicator); its ranks name `all`.
+    fn knowledge(&self) -> sys::Comm {
+        if self.remote.is_some() {
+            self.comms[3]
+        } else {
+            self.comms[0]
+        }
+    }
 }
 
 /// What the MPI backend keeps per communicator.
@@ -220,6 +249,12 @@ pub(crate) struct Mpi {
     /// `attach` and `release`.
     last: Cell<Option<(u32, [sys::Comm; 4], u32)>>,
     policy: WaitPolicy,
+    /// This process's id.
+    me: u32,
+    /// The processes this one can name (see `spawn`).
+    procs: spawn::Procs,
+    /// Requests for processes recorded by their asker, by stamp.
+    requests: RefCell<HashMap<u64, spawn::Pending>>,
 }
 
 /// The error of an MPI code on communicator `comm` (for `ProcFailed`:
@@ -257,7 +292,10 @@ fn error_of(code: sys::Code, comm: Option<sys::Comm>, peer: Option<u32>) -> Erro
 /// A 32-hex-digit job id, the same at every rank (from the PMIx
 /// namespace, or the Slurm job).
 fn job_id() -> String {
+    // Spawned worlds have their own namespace (`<base>@N`): the job is
+    // the base.
     let ns = std::env::var("PMIX_NAMESPACE")
+        .map(|n| n.rsplit_once('@').map_or(n.clone(), |(b, _)| b.to_string()))
         .or_else(|_| std::env::var("SLURM_JOB_ID").map(|j| format!("slurm-{j}")))
         .unwrap_or_else(|_| "mpi".to_string());
     let h = |seed: u64| {
@@ -289,6 +327,17 @@ pub(super) fn start() -> Result<Started> {
     let rank = w.rank().map_err(|c| boot("rank", c))?;
     let size = w.size().map_err(|c| boot("size", c))?;
     let (rank, size) = (rank.max(0) as usize, size.max(1) as usize);
+    let (procs, child) = spawn::world_start(rank as u32, size as u32)?;
+    let me = spawn::pid(procs.world, rank as u32);
+    let assigned = match child {
+        None => None,
+        Some(c) => {
+            let a: crate::spawn::Assignment = bincode::deserialize(&c.payload).map_err(|e| {
+                Error::Bootstrap(format!("MPI spawned process: its assignment: {e}"))
+            })?;
+            Some((c.pids, rank, a))
+        }
+    };
     let cpus = pertinax_sys::online_cpus();
     Ok(Started {
         backend: super::Active::Mpi(Mpi {
@@ -303,12 +352,15 @@ pub(super) fn start() -> Result<Started> {
             tasks: Cell::new(0),
             last: Cell::new(None),
             policy: WaitPolicy::for_job(size, cpus),
+            me,
+            procs,
+            requests: RefCell::new(HashMap::new()),
         }),
         rank,
         size,
         job_id: job_id(),
-        me: rank as u32,
-        assigned: None,
+        me,
+        assigned,
     })
 }
 
@@ -494,34 +546,43 @@ fn received(
     })
 }
 
-/// The communicators of a new pertinax communicator of `peers` (process
-/// ids = world ranks) with context `ctx`.
-fn make_trio(ctx: u32, rank: u32, peers: &Peers) -> Result<Trio> {
-    let err = |c: sys::Code| error_of(c, None, None);
-    let base = if ctx == 0 {
-        sys::Comm::world().dup().map_err(err)?
-    } else if peers.len() == 1 {
-        sys::Comm::self_().dup().map_err(err)?
-    } else {
-        let ranks: Vec<i32> = peers.iter().map(|&p| p as i32).collect();
-        // Not MPI_Comm_create_group over the world: ULFM refuses it once
-        // any process of the world failed, even over a group of survivors.
-        // The tag names the creation: its context (agreed by the members)
-        // and its first member (disjoint groups of one split share a
-        // context).
-        let tag = format!("pertinax:{ctx}:{}:{}", peers[0], peers.len());
-        sys::Comm::from_world_ranks(&ranks, &tag).map_err(err)?
-    };
-    base.errors_return().map_err(err)?;
-    let coll = base.dup().map_err(err)?;
-    let rec = base.dup().map_err(err)?;
-    let agr = base.dup().map_err(err)?;
-    Ok(Trio {
-        comms: [base, coll, rec, agr],
-        rank,
-        members: peers.clone(),
-        acked: Cell::new(0),
-    })
+impl Mpi {
+    /// The communicators of a new pertinax communicator of `peers` (process
+    /// ids, see `spawn`) with context `ctx`.
+    fn make_trio(&self, ctx: u32, rank: u32, peers: &Peers) -> Result<Trio> {
+        let err = |c: sys::Code| error_of(c, None, None);
+        let base = if ctx == 0 {
+            sys::Comm::world().dup().map_err(err)?
+        } else if peers.len() == 1 {
+            sys::Comm::self_().dup().map_err(err)?
+        } else {
+            // Not MPI_Comm_create_group over the world: ULFM refuses it once
+            // any process of the world failed, even over a group of survivors;
+            // and the members may belong to several worlds (spawn).
+            // The tag names the creation: its context (agreed by the members)
+            // and its first member (disjoint groups of one split share a
+            // context).
+            let tag = format!("pertinax:{ctx}:{}:{}", peers[0], peers.len());
+            let mut g = self.procs.group_of(peers)?;
+            let c = sys::Comm::from_group(g, &tag).map_err(err);
+            let _ = g.free();
+            c?
+        };
+        base.errors_return().map_err(err)?;
+        let coll = base.dup().map_err(err)?;
+        let rec = base.dup().map_err(err)?;
+        let agr = base.dup().map_err(err)?;
+        Ok(Trio {
+            comms: [base, coll, rec, agr],
+            rank,
+            members: peers.clone(),
+            remote: None,
+            all: peers.to_vec(),
+            me_all: rank,
+            order: (0..peers.len() as u32).collect(),
+            acked: Cell::new(0),
+        })
+    }
 }
 
 /// Records exchanged by an agreement: kind, then the four words.
@@ -535,10 +596,10 @@ impl Mpi {
     /// heard from. Members in that set read `Contributed` (every survivor
     /// has their records), the others `Failed`: the same at every member.
     fn agree_records(&self, t: &Trio, seq: u32, mine: [u32; REC_WORDS]) -> Vec<Record> {
-        let n = t.members.len();
+        let n = t.all.len();
         let comm = t.comms[3];
         let tag = (seq & 0x3fff_ffff) as i32;
-        let me = t.rank as usize;
+        let me = t.me_all as usize;
         let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
         let mut sends = Vec::new();
         let mut recvs = Vec::new();
@@ -604,7 +665,11 @@ impl Mpi {
                 });
             }
         }
-        out
+        // By member (group, then remote group).
+        t.order
+            .iter()
+            .map(|&r| out.get(r as usize).copied().unwrap_or(Record::Failed))
+            .collect()
     }
 
     /// The error of an unmatched receive on context `ctx` from `src`
@@ -909,6 +974,19 @@ impl Backend for Mpi {
         if sys::finalized() {
             return Ok(());
         }
+        // Free every communicator still held: Open MPI's `MPI_Finalize`
+        // disconnects those that span several worlds (spawn) with a
+        // handshake with their other members, which waits forever when the
+        // other side has freed theirs or gone (Open MPI 5.0.11).
+        self.held.borrow_mut().clear();
+        // Newest first: the same order at every process.
+        let mut comms: Vec<_> = self.comms.borrow_mut().drain().collect();
+        comms.sort_unstable_by_key(|(ctx, _)| std::cmp::Reverse(*ctx));
+        for t in comms.into_iter().filter_map(|(_, t)| t.ok()) {
+            for mut c in t.comms {
+                let _ = c.free();
+            }
+        }
         finalize::finalize()
     }
 
@@ -954,13 +1032,11 @@ impl Backend for Mpi {
     ) -> CommState {
         self.use_ctx(ctx);
         self.last.set(None);
-        let trio = if remote.is_some() {
-            Err(Error::Unsupported {
-                feature: "intercommunicators on the MPI backend",
-            })
-        } else {
-            make_trio(ctx, rank, peers).map(Rc::new)
-        };
+        let trio = match remote {
+            Some((r, _)) => self.make_inter(ctx, rank, peers, r),
+            None => self.make_trio(ctx, rank, peers),
+        }
+        .map(Rc::new);
         self.comms.borrow_mut().insert(ctx, trio.clone());
         CommState { trio }
     }
@@ -1278,11 +1354,11 @@ impl Backend for Mpi {
         // the recovery communicator (never revoked, consumes nothing) lets
         // a process that only polls its failed list see them.
         let _ = sys::iprobe(sys::any_source(), sys::any_tag(), t.comms[2]);
-        t.comms[0]
+        t.knowledge()
             .get_failed()
             .unwrap_or_default()
             .into_iter()
-            .filter_map(|r| t.members.get(usize::try_from(r).ok()?).copied())
+            .filter_map(|r| t.all.get(usize::try_from(r).ok()?).copied())
             .collect()
     }
 
@@ -1291,9 +1367,10 @@ impl Backend for Mpi {
             return 0;
         };
         // Open MPI refuses (MPI_ERR_ARG) to acknowledge more than the
-        // communicator's size: "all" is the size.
-        let n = i32::try_from(n.min(t.members.len())).unwrap_or(i32::MAX);
-        let acked = t.comms[0].ack_failed(n).unwrap_or(0);
+        // communicator's size: "all" is the size (both groups for an
+        // intercommunicator).
+        let n = i32::try_from(n.min(t.all.len())).unwrap_or(i32::MAX);
+        let acked = t.knowledge().ack_failed(n).unwrap_or(0);
         let acked = usize::try_from(acked).unwrap_or(0);
         t.acked.set(t.acked.get().max(acked));
         acked
@@ -1303,12 +1380,12 @@ impl Backend for Mpi {
         let Ok(t) = self.trio(ctx) else {
             return Vec::new();
         };
-        t.comms[0]
+        t.knowledge()
             .get_failed()
             .unwrap_or_default()
             .into_iter()
             .take(t.acked.get())
-            .filter_map(|r| t.members.get(usize::try_from(r).ok()?).copied())
+            .filter_map(|r| t.all.get(usize::try_from(r).ok()?).copied())
             .collect()
     }
 
@@ -1355,7 +1432,12 @@ impl Backend for Mpi {
 
     fn member_id(&self, st: &CommState, i: usize) -> u32 {
         match &st.trio {
-            Ok(t) => t.members.get(i).copied().unwrap_or(u32::MAX),
+            Ok(t) => t
+                .members
+                .get(i)
+                .or_else(|| t.remote.as_ref()?.get(i.checked_sub(t.members.len())?))
+                .copied()
+                .unwrap_or(u32::MAX),
             Err(_) => u32::MAX,
         }
     }
@@ -1363,19 +1445,25 @@ impl Backend for Mpi {
     // ---- spawn ------------------------------------------------------------
 
     fn spawn_max(&self) -> usize {
-        0
+        // The ranks a world's process ids can hold.
+        (1 << spawn::RANK_BITS) - 1
     }
 
     fn request_stamp(&self, ctx: u32, attempt: u32) -> u64 {
         (u64::from(ctx) << 32) | u64::from(attempt)
     }
 
-    fn request_processes(&self, _r: ProcRequest<'_>) -> Result<()> {
-        super::unsupported("spawn on the MPI backend")
+    fn request_processes(&self, r: ProcRequest<'_>) -> Result<()> {
+        self.record_request(r)
     }
 
-    fn await_processes(&self, _asker: usize, _stamp: u64) -> Option<Result<Vec<u32>, u32>> {
-        None
+    fn await_processes(
+        &self,
+        asker: usize,
+        stamp: u64,
+        among: &[u32],
+    ) -> Option<Result<Vec<u32>, u32>> {
+        self.spawn_among(asker as u32, stamp, among)
     }
 }
 

@@ -405,7 +405,12 @@ impl Backend for Native {
             .map_err(|e| Error::SpawnFailed(format!("cannot reach the launcher: {e}")))
     }
 
-    fn await_processes(&self, asker: usize, stamp: u64) -> Option<Result<Vec<u32>, u32>> {
+    fn await_processes(
+        &self,
+        asker: usize,
+        stamp: u64,
+        _among: &[u32],
+    ) -> Option<Result<Vec<u32>, u32>> {
         let mut e = self.engine.borrow_mut();
         loop {
             e.progress();

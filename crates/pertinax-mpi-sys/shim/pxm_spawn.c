@@ -1,0 +1,122 @@
+/*
+ * pertinax-mpi-sys: the shim's part for groups, intercommunicators and
+ * dynamic processes (MPI_Comm_spawn, MPI_Comm_get_parent), with the same
+ * conventions as pxm.c: handles cross as intptr_t, every function returns
+ * an MPI error code (MPI_SUCCESS = 0).
+ */
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COMM(h) ((MPI_Comm)(h))
+#define GROUP(h) ((MPI_Group)(h))
+
+intptr_t pxm_group_null(void) { return (intptr_t)MPI_GROUP_NULL; }
+int pxm_root(void) { return MPI_ROOT; }
+
+/* The local (remote = 0) or remote group of `comm`. */
+int pxm_comm_group_of(intptr_t comm, int remote, intptr_t *out) {
+    MPI_Group g = MPI_GROUP_NULL;
+    int rc = remote ? MPI_Comm_remote_group(COMM(comm), &g) : MPI_Comm_group(COMM(comm), &g);
+    *out = (intptr_t)g;
+    return rc;
+}
+
+int pxm_group_free(intptr_t *g) {
+    MPI_Group h = GROUP(*g);
+    int rc = MPI_Group_free(&h);
+    *g = (intptr_t)h;
+    return rc;
+}
+
+/* The group of the processes rank ranks[i] of groups[i], i < n, in that
+ * order (one MPI_Group_incl per process, joined by MPI_Group_union, which
+ * keeps the first operand's order and appends the second's new members). */
+int pxm_group_build(int n, const intptr_t *groups, const int *ranks, intptr_t *out) {
+    MPI_Group acc = MPI_GROUP_EMPTY;
+    *out = (intptr_t)MPI_GROUP_NULL;
+    for (int i = 0; i < n; i++) {
+        MPI_Group one, joined;
+        int rc = MPI_Group_incl(GROUP(groups[i]), 1, &ranks[i], &one);
+        if (rc != MPI_SUCCESS) {
+            if (acc != MPI_GROUP_EMPTY) MPI_Group_free(&acc);
+            return rc;
+        }
+        rc = MPI_Group_union(acc, one, &joined);
+        MPI_Group_free(&one);
+        if (acc != MPI_GROUP_EMPTY) MPI_Group_free(&acc);
+        if (rc != MPI_SUCCESS) return rc;
+        acc = joined;
+    }
+    *out = (intptr_t)acc;
+    return MPI_SUCCESS;
+}
+
+int pxm_group_size(intptr_t g, int *n) { return MPI_Group_size(GROUP(g), n); }
+
+/* A communicator of `group` without a parent (collective over the group
+ * only), with MPI_ERRORS_RETURN. */
+int pxm_comm_from_group(intptr_t group, const char *tag, intptr_t *out) {
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_create_from_group(GROUP(group), tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    *out = (intptr_t)c;
+    return rc;
+}
+
+/* MPI_Intercomm_create: `local` with its leader `local_leader`, the
+ * remote leader `remote_leader` in `peer`. (Not
+ * MPI_Intercomm_create_from_groups: ULFM's MPIX_Comm_revoke does not reach
+ * every member of the communicators it makes, Open MPI 5.0.11.) */
+int pxm_intercomm_create(intptr_t local, int local_leader, intptr_t peer, int remote_leader,
+                         int tag, intptr_t *out) {
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Intercomm_create(COMM(local), local_leader, COMM(peer), remote_leader, tag, &c);
+    *out = (intptr_t)c;
+    return rc;
+}
+
+int pxm_intercomm_merge(intptr_t inter, int high, intptr_t *out) {
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Intercomm_merge(COMM(inter), high, &c);
+    *out = (intptr_t)c;
+    return rc;
+}
+
+int pxm_comm_remote_size(intptr_t comm, int *n) { return MPI_Comm_remote_size(COMM(comm), n); }
+
+int pxm_comm_get_parent(intptr_t *out) {
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_get_parent(&c);
+    *out = (intptr_t)c;
+    return rc;
+}
+
+/* MPI_Comm_spawn of `cmd argv...` (argv NULL-terminated; read at the root
+ * only) over `comm`; errcodes holds maxprocs ints. */
+int pxm_comm_spawn(const char *cmd, char **argv, int maxprocs, int root, intptr_t comm,
+                   intptr_t *inter, int *errcodes) {
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_spawn(cmd, argv, maxprocs, MPI_INFO_NULL, root, COMM(comm), &c, errcodes);
+    *inter = (intptr_t)c;
+    return rc;
+}
+
+/* MPI_Comm_disconnect (collective over both groups of an intercommunicator). */
+int pxm_comm_disconnect(intptr_t *comm) {
+    MPI_Comm c = COMM(*comm);
+    int rc = MPI_Comm_disconnect(&c);
+    *comm = (intptr_t)c;
+    return rc;
+}
+
+/* Blocking MPI_Bcast of `len` bytes (intercommunicator roots: MPI_ROOT,
+ * MPI_PROC_NULL). */
+int pxm_bcast(void *buf, int len, int root, intptr_t comm) {
+    return MPI_Bcast(buf, len, MPI_BYTE, root, COMM(comm));
+}
+
+/* Blocking MPI_Allgather of one unsigned 32-bit value per process (on an
+ * intercommunicator: `out` gets the remote group's values). */
+int pxm_allgather_u32(uint32_t mine, uint32_t *out, intptr_t comm) {
+    return MPI_Allgather(&mine, 1, MPI_UINT32_T, out, 1, MPI_UINT32_T, COMM(comm));
+}

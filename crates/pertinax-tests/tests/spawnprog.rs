@@ -1,0 +1,52 @@
+//! `pertinax-spawnprog` on the native backend: the same rank program that
+//! `.ci/mpi-spawn` runs under `mpirun` (spawn across worlds there), so
+//! both backends are held to the same checks. Every job has a wall-clock
+//! bound and the harness checks that none of its processes survives it.
+
+use pertinax_harness::{run, Job, Spec};
+
+fn spec(n: usize, args: &[&str], max_spawn: usize) -> Spec<'static> {
+    Spec::new(n, args)
+        .program(std::path::PathBuf::from(env!(
+            "CARGO_BIN_EXE_pertinax-spawnprog"
+        )))
+        .bound(60)
+        .launcher_arg("--max-spawn")
+        .launcher_arg(&max_spawn.to_string())
+}
+
+fn lines<'a>(j: &'a Job, pat: &str) -> Vec<&'a str> {
+    j.stdout.lines().filter(|l| l.contains(pat)).collect()
+}
+
+/// Three parents spawn two children: messages across, agreement, merge,
+/// collectives on the merged communicator and on communicators split off
+/// it, checked at all five processes.
+#[test]
+fn spawn_merge_and_split_across_parents_and_children() {
+    let j = run(spec(3, &["cross", "2"], 2));
+    assert_eq!(j.code, Some(0), "{}\n{}", j.stdout, j.stderr);
+    assert_eq!(lines(&j, " parent merged=").len(), 3, "{}", j.stdout);
+    assert_eq!(lines(&j, " child merged=").len(), 2, "{}", j.stdout);
+    assert!(!j.stdout.contains("FAIL"), "{}", j.stdout);
+}
+
+/// A spawn of a program that does not exist is `SpawnFailed` at every
+/// parent, and a spawn afterwards works.
+#[test]
+fn a_missing_program_is_spawn_failed_everywhere() {
+    let j = run(spec(2, &["bad_path"], 2));
+    assert_eq!(j.code, Some(0), "{}\n{}", j.stdout, j.stderr);
+    assert_eq!(
+        lines(&j, "error=SpawnFailed then parent").len(),
+        2,
+        "{}",
+        j.stdout
+    );
+    assert_eq!(
+        lines(&j, "OK bad_path rank=0 child").len(),
+        1,
+        "{}",
+        j.stdout
+    );
+}
