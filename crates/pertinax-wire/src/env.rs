@@ -17,6 +17,10 @@ pub const RANK: &str = "PERTINAX_RANK";
 /// choice from the environment (an MPI launcher's variables mean `mpi`,
 /// anything else `native`). `mpi` needs a build with the `mpi` feature.
 pub const BACKEND: &str = "PERTINAX_BACKEND";
+/// On the MPI backend, which collectives run: `mpi` (the default: MPI's
+/// own, the cluster's tuned algorithms) or `portable` (pertinax's
+/// schedules over point-to-point, the native backend's algorithms).
+pub const MPI_COLLECTIVES: &str = "PERTINAX_MPI_COLLECTIVES";
 /// Number of ranks in the world communicator (decimal).
 pub const SIZE: &str = "PERTINAX_SIZE";
 /// Slot of this process in the shared segment (decimal).

@@ -249,6 +249,9 @@ pub(crate) struct Mpi {
     /// `attach` and `release`.
     last: Cell<Option<(u32, [sys::Comm; 4], u32)>>,
     policy: WaitPolicy,
+    /// MPI's own collectives (else the portable schedules; see
+    /// `pertinax_wire::env::MPI_COLLECTIVES`).
+    own_coll: bool,
     /// This process's id.
     me: u32,
     /// The processes this one can name (see `spawn`).
@@ -285,7 +288,14 @@ fn error_of(code: sys::Code, comm: Option<sys::Comm>, peer: Option<u32>) -> Erro
             sent: 0,
             capacity: 0,
         },
-        Kind::Other => Error::Transport(format!("MPI: {code}")),
+        // Open MPI's non-blocking collectives (libnbc) abort their schedule
+        // with `MPI_ERR_OTHER` when a peer's request fails: the
+        // communicator's state says why.
+        Kind::Other => match comm {
+            Some(c) if c.is_revoked().unwrap_or(false) => Error::Revoked,
+            Some(_) if !failed().is_empty() => Error::ProcFailed { ranks: failed() },
+            _ => Error::Transport(format!("MPI: {code}")),
+        },
     }
 }
 
@@ -352,6 +362,8 @@ pub(super) fn start() -> Result<Started> {
             tasks: Cell::new(0),
             last: Cell::new(None),
             policy: WaitPolicy::for_job(size, cpus),
+            own_coll: std::env::var(pertinax_wire::env::MPI_COLLECTIVES)
+                .map_or(true, |v| v != "portable"),
             me,
             procs,
             requests: RefCell::new(HashMap::new()),
@@ -1322,7 +1334,7 @@ impl Backend for Mpi {
     }
 
     fn own_collectives(&self) -> bool {
-        true
+        self.own_coll
     }
 
     fn start_coll(&self, c: super::Coll) -> Result<ReqKey> {
