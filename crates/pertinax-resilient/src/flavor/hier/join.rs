@@ -6,6 +6,7 @@
 
 use pertinax::Error as CoreError;
 
+use super::rescue::Detect;
 use super::*;
 
 /// Every ack of a failure on the point-to-point communicator while a head
@@ -22,7 +23,7 @@ const NAP_MIN: Duration = Duration::from_micros(20);
 const NAP_MAX: Duration = Duration::from_millis(1);
 
 /// What a rank waiting outside the global communicator gets.
-enum Called {
+pub(super) enum Called {
     /// It joined: the join message and the merged communicator.
     Joined(Join, Comm),
     /// The global output of the operation it needs, pushed by a
@@ -77,25 +78,22 @@ impl Hierarchical {
     fn await_call(&self, orphan: bool, need: Option<u64>) -> Result<Called, Error> {
         let comm = self.p2p.comm();
         let mut nap = Duration::ZERO;
+        let mut det = orphan.then(Detect::default);
         loop {
             if let Some(out) = need.and_then(|s| self.take_pushed(s)) {
+                self.st.borrow_mut().wakes += 1;
                 return Ok(Called::Output(out));
             }
-            if orphan && self.alone()? {
-                let gone = (0..self.groups()).filter(|&x| x != self.group).collect();
-                let merged = self.solo.dup()?;
-                let msg = Join {
-                    seq: self.st.borrow().seq,
-                    members: Vec::new(),
-                    gone,
-                    later: Vec::new(),
-                    last: None,
-                };
-                return Ok(Called::Joined(msg, merged));
+            if let Some(d) = det.as_mut() {
+                // Every group lost its global members: the lowest new
+                // master leads the rescue (`rescue.rs`).
+                if let Some(called) = self.detect(d)? {
+                    return Ok(called);
+                }
             }
             // Poll: a rank that left the program (finalized) wakes no
-            // receive, and a head alone with ranks that all ended must
-            // notice (`alone`).
+            // receive, and an orphan's detection needs the ranks' ends
+            // and answers.
             match comm.iprobe(Source::Any, TAG_HELLO) {
                 Ok(Some(_)) => nap = Duration::ZERO,
                 Ok(None) => {
@@ -171,7 +169,10 @@ impl Hierarchical {
                     Ok((msg, merged))
                 });
             match joined {
-                Ok((msg, merged)) => return Ok(Called::Joined(msg, merged)),
+                Ok((msg, merged)) => {
+                    self.st.borrow_mut().wakes += 1;
+                    return Ok(Called::Joined(msg, merged));
+                }
                 Err(e) if e.is_fault() => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -502,24 +503,5 @@ impl Hierarchical {
             }
         }
         Ok(())
-    }
-
-    /// Whether every rank outside this group is known dead.
-    /// Whether every rank outside this group has ended (failed, or left
-    /// the program early: a probe naming a rank that ended fails).
-    fn alone(&self) -> Result<bool, Error> {
-        let failed = self.p2p.failed(Vec::new());
-        let comm = self.p2p.comm();
-        for (i, &o) in self.p2p.to_orig().iter().enumerate() {
-            if o / self.k == self.group || failed.contains(&Rank(o as i32)) {
-                continue;
-            }
-            match comm.iprobe(Rank(i as i32), TAG_PROBE) {
-                Err(e) if e.is_fault() => {}
-                Err(e) => return Err(e.into()),
-                Ok(_) => return Ok(false),
-            }
-        }
-        Ok(true)
     }
 }

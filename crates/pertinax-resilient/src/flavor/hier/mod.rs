@@ -419,6 +419,11 @@ struct State {
     pushed: std::collections::BTreeMap<(u64, usize), (usize, Vec<u8>)>,
     /// Operations completed.
     seq: u64,
+    /// Times this rank stopped waiting for a call because it was called
+    /// or got a pushed output (the rescue's detection, `rescue.rs`).
+    wakes: u64,
+    /// Rounds of the rescue's detection started by this rank.
+    rounds: u64,
     local_repairs: u64,
     global_repairs: u64,
     /// Time spent in repairs (see [`Hierarchical::repair_time`]).
@@ -608,6 +613,8 @@ impl Hierarchical {
                                 joined_at: 0,
                                 pushed: Default::default(),
                                 seq: 0,
+                                wakes: 0,
+                                rounds: 0,
                                 local_repairs: 0,
                                 global_repairs: 0,
                                 repair_time: Duration::ZERO,
@@ -751,6 +758,7 @@ impl Drop for Hierarchical {
 mod coll;
 mod data;
 mod join;
+mod rescue;
 mod split;
 mod stage;
 
