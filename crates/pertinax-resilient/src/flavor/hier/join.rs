@@ -78,16 +78,17 @@ impl Hierarchical {
     fn await_call(&self, orphan: bool, need: Option<u64>) -> Result<Called, Error> {
         let comm = self.p2p.comm();
         let mut nap = Duration::ZERO;
-        let mut det = orphan.then(Detect::default);
+        let mut det = Detect::default();
         loop {
             if let Some(out) = need.and_then(|s| self.take_pushed(s)) {
                 self.st.borrow_mut().wakes += 1;
                 return Ok(Called::Output(out));
             }
-            if let Some(d) = det.as_mut() {
-                // Every group lost its global members: the lowest new
-                // master leads the rescue (`rescue.rs`).
-                if let Some(called) = self.detect(d)? {
+            // A new master, or a deputy whose group's global members all
+            // ended before calling it: if every group is so, the lowest of
+            // them leads the rescue (`rescue.rs`).
+            if orphan || self.group_orphaned()? {
+                if let Some(called) = self.detect(&mut det)? {
                     return Ok(called);
                 }
             }
@@ -469,26 +470,41 @@ impl Hierarchical {
 
     /// After a join at the global communicator's operation `seq`, at a
     /// rank of operation `cur` (`post`: in its last local stage): runs the
-    /// global stage the global communicator is in if this rank's group
-    /// needs it (or had finished that operation, which no group does
-    /// before its global stage succeeded: then its confirmation too), or
-    /// takes the output of the global stage that ended before (`last`: a
-    /// call at the next operation that overtook the push of
-    /// [`Self::confirm`]).
-    fn catch_up(&self, seq: u64, last: Option<(u64, Vec<u8>)>, post: bool) -> Result<(), Error> {
+    /// global stage of an operation this rank's group has finished (a
+    /// rescue's global communicator can be one operation behind: no group
+    /// leaves an operation before its global stage succeeded, so that
+    /// group's head takes part as the others do) and its confirmation;
+    /// then, in a last stage, runs its own operation's global stage (the
+    /// global communicator runs it next, or is in it), or takes the output
+    /// of the global stage that ended before (`last`: a call at the next
+    /// operation that overtook the push of [`Self::confirm`]).
+    fn catch_up(
+        &self,
+        seq: u64,
+        last: Option<(u64, Vec<u8>)>,
+        post: bool,
+    ) -> Result<(), Error> {
         let cur = self.st.borrow().seq;
-        if seq < cur || (post && seq == cur) {
-            let kept = self.st.borrow().cur.iter().find(|c| c.0 == seq).cloned();
-            let (_, stage, mine) =
-                kept.ok_or_else(|| internal("a rejoin without the operation's stage"))?;
-            let out = self.run_global(&stage, mine.as_deref(), seq)?;
-            if seq == cur {
-                self.st.borrow_mut().late_out = Some(out);
-            } else {
-                // An operation this rank's group has finished: its
-                // confirmation too, as the others run it.
-                self.confirm(seq)?;
-            }
+        let kept = |s: u64| {
+            self.st
+                .borrow()
+                .cur
+                .iter()
+                .find(|c| c.0 == s)
+                .cloned()
+                .ok_or_else(|| internal("a rejoin without the operation's stage"))
+        };
+        if seq < cur {
+            let (_, stage, mine) = kept(seq)?;
+            self.run_global(&stage, mine.as_deref(), seq)?;
+            // An operation this rank's group has finished: its
+            // confirmation too, as the others run it.
+            self.confirm(seq)?;
+        }
+        if post && seq <= cur {
+            let (_, stage, mine) = kept(cur)?;
+            let out = self.run_global(&stage, mine.as_deref(), cur)?;
+            self.st.borrow_mut().late_out = Some(out);
         } else if post {
             // The global stage ended before; its output is the caller's.
             match last {

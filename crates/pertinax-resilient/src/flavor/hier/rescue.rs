@@ -117,6 +117,19 @@ impl Hierarchical {
         }
     }
 
+    /// Whether every global member of this rank's group (as the group
+    /// knows them) but this rank has ended: a deputy waiting for its call
+    /// whose head ended is its group's new head, an orphan.
+    pub(super) fn group_orphaned(&self) -> Result<bool, Error> {
+        let gm = self.st.borrow().gmembers.clone();
+        for o in gm.into_iter().filter(|&o| o != self.me) {
+            if !self.ended(o)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Every other group's lowest rank that has not ended.
     fn targets(&self) -> Result<Vec<(usize, usize)>, Error> {
         let mut t = Vec::new();
