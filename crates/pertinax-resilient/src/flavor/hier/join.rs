@@ -478,12 +478,7 @@ impl Hierarchical {
     /// global communicator runs it next, or is in it), or takes the output
     /// of the global stage that ended before (`last`: a call at the next
     /// operation that overtook the push of [`Self::confirm`]).
-    fn catch_up(
-        &self,
-        seq: u64,
-        last: Option<(u64, Vec<u8>)>,
-        post: bool,
-    ) -> Result<(), Error> {
+    fn catch_up(&self, seq: u64, last: Option<(u64, Vec<u8>)>, post: bool) -> Result<(), Error> {
         let cur = self.st.borrow().seq;
         let kept = |s: u64| {
             self.st
