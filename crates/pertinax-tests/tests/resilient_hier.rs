@@ -505,10 +505,15 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
     for seed in first..first + runs {
         let mix = |m: u64| (seed.wrapping_mul(m).wrapping_add(m >> 7) >> 5) as usize;
         let n = 8 + mix(2_654_435_761) % 9;
-        let k = [Some(2), Some(3), Some(4), None][mix(40_503) % 4];
+        let pattern = (seed / 5) % 6;
+        let mut k = [Some(2), Some(3), Some(4), None][mix(40_503) % 4];
+        if pattern >= 4 && k.unwrap_or_else(|| pertinax_resilient::default_k(n)) < 3 {
+            // Every global member of every group: groups of 2 would
+            // leave nobody.
+            k = Some(3);
+        }
         let kk = k.unwrap_or_else(|| pertinax_resilient::default_k(n));
         let groups = n.div_ceil(kk);
-        let pattern = (seed / 5) % 4;
         let mut victims: Vec<usize> = match pattern {
             // Two or three in one group, its master first.
             0 | 1 => {
@@ -518,18 +523,75 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
                 members.into_iter().take(m).collect()
             }
             // Two or three in different groups.
-            _ => {
+            2 | 3 => {
                 let m = 2 + mix(13) % 2;
                 (0..m)
                     .map(|i| ((mix(31 + i as u64) % groups) * kk + mix(7 + i as u64) % kk) % n)
                     .collect()
             }
+            // Every group's global members (master and deputy) in one
+            // stage: the rescue.
+            _ => every_global(n, kk),
         };
         victims.sort_unstable();
         victims.dedup();
         if victims.len() >= n - 1 {
             victims.truncate(1);
         }
+        // Pattern 5: some of them (one in two, drawn) return early with
+        // `?` before the collective the others die before (the programs
+        // of `pertinax-hierprog` only).
+        let hierprog_mode = seed % 5 != 3;
+        let leavers: Vec<usize> = if pattern == 5 && hierprog_mode {
+            victims
+                .iter()
+                .copied()
+                .filter(|v| mix(1_009 + *v as u64) % 2 == 0)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        victims.retain(|v| !leavers.contains(v));
+        // Patterns 4 and 5 kill in one stage: every victim at the same
+        // hit of one point (a stage of the hierarchy, or before a
+        // collective, where the leavers leave), or (one job in three)
+        // masters and deputies at two different points.
+        const STAGE_POINTS: [&str; 6] = [
+            "res.hier.global",
+            "res.hier.global.sent",
+            "res.hier.global.done",
+            "res.hier.confirm",
+            "ft.agree.enter",
+            "before",
+        ];
+        const COLLS: [&str; 7] = [
+            "bcast",
+            "reduce",
+            "allreduce",
+            "gather",
+            "scatter",
+            "allgather",
+            "barrier",
+        ];
+        let coll = mix(1_303) % (6 * 7);
+        let before = format!("res.before.{}#{}", COLLS[coll % 7], 1 + coll / 7);
+        // Pattern 5: in the operation the leavers leave before (hit K of
+        // the global stage's points is operation K - 1 without repairs).
+        let stage_hit = if pattern == 5 {
+            coll + 1
+        } else {
+            1 + mix(1_511) % 30
+        };
+        let stage_at = |salt: u64| match STAGE_POINTS[mix(salt) % STAGE_POINTS.len()] {
+            "before" => before.clone(),
+            "ft.agree.enter" => format!("ft.agree.enter#{}", 3 * stage_hit),
+            p => format!("{p}#{stage_hit}"),
+        };
+        let (at_master, at_deputy) = if mix(1_777) % 3 == 0 {
+            (stage_at(1_901), stage_at(2_003))
+        } else {
+            (stage_at(1_901), stage_at(1_901))
+        };
         // The first victim at a random hit of any point; the others too,
         // or (one job in three) inside the repair the first death starts.
         let in_repair = mix(577) % 3 == 0;
@@ -537,7 +599,10 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                if i > 0 && in_repair {
+                if pattern >= 4 {
+                    let at = if v % kk == 0 { &at_master } else { &at_deputy };
+                    format!("{v}@{at}")
+                } else if i > 0 && in_repair {
                     let at = ["ft.revoke.partial", "comm.intercomm.enter"][mix(89 + i as u64) % 2];
                     format!("{v}@{at}#1")
                 } else {
@@ -545,18 +610,28 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
                 }
             })
             .collect();
+        let leave = if leavers.is_empty() {
+            String::new()
+        } else {
+            let rs: Vec<String> = leavers.iter().map(usize::to_string).collect();
+            format!("{}@{coll}", rs.join(","))
+        };
+        let prog = |ring: &'static str| -> Vec<&str> {
+            let mut a = vec!["outcomes", "6", ring];
+            if !leave.is_empty() {
+                a.push(&leave);
+            }
+            a
+        };
         let (mode, j) = match seed % 5 {
             0 => (
                 "stop exit",
-                hier(hierprog(), &["outcomes", "6", "exit"], n, k, STOP, &ks),
+                hier(hierprog(), &prog("exit"), n, k, STOP, &ks),
             ),
-            1 => (
-                "stop any",
-                hier(hierprog(), &["outcomes", "6", "any"], n, k, STOP, &ks),
-            ),
+            1 => ("stop any", hier(hierprog(), &prog("any"), n, k, STOP, &ks)),
             2 => (
                 "ignore any",
-                hier(hierprog(), &["outcomes", "6", "any"], n, k, IGNORE, &ks),
+                hier(hierprog(), &prog("any"), n, k, IGNORE, &ks),
             ),
             3 => (
                 "ignore ops",
@@ -564,10 +639,10 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
             ),
             _ => (
                 "stop ring",
-                hier(hierprog(), &["outcomes", "6", "ring"], n, k, STOP, &ks),
+                hier(hierprog(), &prog("ring"), n, k, STOP, &ks),
             ),
         };
-        let what = format!("seed {seed} n={n} k={kk} {mode} kills {ks:?}");
+        let what = format!("seed {seed} n={n} k={kk} {mode} kills {ks:?} leave {leave:?}");
         if j.code == Some(124) || j.code.is_none() {
             hangs += 1;
         }
@@ -582,6 +657,10 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
                 j.agreed(n - died, &what);
             } else {
                 trails_agree(&j, n - died, &what);
+                assert!(
+                    j.stdout.matches(" left=").count() >= leavers.len(),
+                    "{what}: a leaver did not leave"
+                );
             }
         }));
         if r.is_err() {

@@ -71,8 +71,10 @@ impl Hierarchical {
     /// it: the join message and the merged communicator. A caller that
     /// dies, or a failure during the creation, means another call comes
     /// (from the repaired global communicator). `orphan`: a group's new
-    /// head, which builds a global communicator of its own if no rank
-    /// outside its group lives any more. `need`: the operation whose
+    /// head; it, or a deputy whose group's global members all ended, takes
+    /// part in the rescue's detection while it waits, and leads the rescue
+    /// if it is the lowest such rank when every group is so (`rescue.rs`;
+    /// with no live rank outside its group, at once). `need`: the operation whose
     /// global output this rank waits for (a new head in its group's last
     /// stage): a push of it ends the wait as well.
     fn await_call(&self, orphan: bool, need: Option<u64>) -> Result<Called, Error> {

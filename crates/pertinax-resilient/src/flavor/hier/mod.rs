@@ -107,9 +107,12 @@
 //! communicator's membership and its last global output, and merges; its
 //! group then elects a deputy, which joins at the next global stage as
 //! above. A group whose members are all dead is recorded as gone and never
-//! called again; a group whose survivors are the only ranks that have not
-//! ended (failed or left early) makes a global communicator of its own
-//! master. A failure during any join (the
+//! called again. A stage in which *every* group with survivors loses every
+//! global member (dead or left the program early) leaves nobody to call:
+//! the new masters find it out together and the lowest of them founds a
+//! new global communicator and calls the others in (the rescue,
+//! `rescue.rs`; a group whose survivors are the only ranks that have not
+//! ended is the case with one group). A failure during any join (the
 //! joining rank, its caller, another member) fails the join uniformly:
 //! the global communicator in every survivor's state is the last one built,
 //! and the stage's next agreement repairs it again (a deputy that died
@@ -165,7 +168,9 @@
 //! every repair that elects a new deputy; the join dominates such a repair
 //! (BENCHMARKS.md, runs R4 and R6, measured before the confirmation).
 //! Dropping the communicator is local, where the paper's `MPI_Comm_free`
-//! is a collective of the library.
+//! is a collective of the library. The paper has no answer when every
+//! group loses its global members at once (its POVs need a live master
+//! next door); the rescue (`rescue.rs`) is this library's.
 //!
 //! # Fault points (for tests)
 //!
@@ -188,22 +193,17 @@
 //!
 //! # Limits
 //!
-//! - A stage in which *every* group with survivors loses every global
-//!   member at once (master and deputy of each group, dead or left the
-//!   program early, all before any of them is replaced) leaves nobody to
-//!   call the new masters: they wait (a hang). With deaths alone it takes
-//!   at least twice as many as there are such groups (at least 4 with
-//!   two); early returns make it likelier (masters and deputies that
-//!   return while members of their groups go on). The one such case that
-//!   is repaired: a new master whose group holds the only ranks that have
-//!   not ended (every other rank failed or left) makes a global
-//!   communicator of itself and goes on (a waiting head polls, with
-//!   pauses of 20 µs to 1 ms, so a rank that left is noticed). Not
-//!   repaired in general because a new master cannot tell exactly that no
-//!   member of the global communicator is alive (it does not know the
-//!   members that joined since its group last heard of them), and if the
-//!   deaths come after a global stage's agreement the output of that
-//!   stage may be gone with them while other groups already returned it.
+//! - A rescue re-runs the interrupted operation's global stage from the
+//!   groups' copies of their contributions. If some groups had finished
+//!   that operation (their global members died in its confirmation) while
+//!   others need its output again, and meanwhile a group that contributed
+//!   to it lost every member, the re-run lacks that group's contribution:
+//!   the groups that finished got the first output, the others one
+//!   without it (their outcomes then differ in `missing`). It takes the
+//!   deaths of every global member and of one whole group in one stage.
+//! - The library's own messages on the point-to-point communicator (calls,
+//!   pushes, the rescue's queries and answers: tags 7001 to 7011) can be
+//!   taken by a user's receive that matches any tag.
 //! - Communicator creations (`dup`, `split`) run on a communicator of
 //!   every rank: a rank that stopped calling collectives blocks them
 //!   (one that ended does not).
