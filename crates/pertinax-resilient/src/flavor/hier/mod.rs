@@ -195,12 +195,21 @@
 //!
 //! - A rescue re-runs the interrupted operation's global stage from the
 //!   groups' copies of their contributions. If some groups had finished
-//!   that operation (their global members died in its confirmation) while
-//!   others need its output again, and meanwhile a group that contributed
-//!   to it lost every member, the re-run lacks that group's contribution:
+//!   that operation (their global members died in its confirmation; their
+//!   members returned its result, and may have left) while others need
+//!   its output again, and a group that contributed to it lost every
+//!   member in the same stage, the re-run lacks that group's contribution:
 //!   the groups that finished got the first output, the others one
-//!   without it (their outcomes then differ in `missing`). It takes the
-//!   deaths of every global member and of one whole group in one stage.
+//!   without it (their outcomes differ in `missing` and in the result).
+//!   It takes the deaths of every global member and of one whole group in
+//!   one stage, with the kill points straddling the groups' last stages
+//!   (the randomized campaign draws it about twice in 1,000 jobs). A fix:
+//!   a member returns from an operation only after its master confirmed
+//!   (the confirmation before the last stage's agreement: then a finished
+//!   group means every group's members received the last stage's data),
+//!   members keep that data, and the rescue re-spreads it in every group
+//!   if every waiting group has it (else nobody finished, and the re-run
+//!   is uniform).
 //! - The library's own messages on the point-to-point communicator (calls,
 //!   pushes, the rescue's queries and answers: tags 7001 to 7011) can be
 //!   taken by a user's receive that matches any tag.
