@@ -358,6 +358,39 @@ fn hier_every_group_losing_its_global_members_in_one_stage_is_rescued() {
     j.agreed(2, "ops");
 }
 
+/// A death during the rescue: the leader (the lowest new master) dies
+/// entering its first intercommunicator creation, or after its first join
+/// committed (the joined rank then calls the rest), or the callee dies
+/// entering it; the others find the rescue still needed and finish it.
+#[test]
+fn hier_a_death_during_the_rescue_is_repaired() {
+    let cases: [(usize, &str, &str); 4] = [
+        (9, "res.hier.global.done#5", "2@comm.intercomm.enter#1"),
+        (9, "res.before.bcast#2", "2@comm.intercomm.committed#1"),
+        (9, "res.hier.confirm#5", "5@comm.intercomm.enter#1"),
+        (12, "res.hier.global#5", "2@comm.intercomm.enter#2"),
+    ];
+    for (n, at, extra) in cases {
+        let mut ks: Vec<String> = every_global(n, 3)
+            .iter()
+            .map(|v| format!("{v}@{at}"))
+            .collect();
+        ks.push(extra.to_string());
+        let what = format!("n={n} {ks:?}");
+        let j = hier(
+            hierprog(),
+            &["outcomes", "4", "ring"],
+            n,
+            Some(3),
+            STOP,
+            &ks,
+        );
+        let died = check_victims(&j, &ks, &what);
+        assert_eq!(died, ks.len(), "{what}: a kill did not fire\n{}", j.stderr);
+        j.agreed(n - died, &what);
+    }
+}
+
 /// The rescue with early returns: every group's global members are gone
 /// in one stage, some killed and some returned early with `?` (they
 /// dropped the communicator and ended), before a collective, in a global
@@ -368,7 +401,7 @@ fn hier_every_group_losing_its_global_members_in_one_stage_is_rescued() {
 /// they left.
 #[test]
 fn hier_global_members_killed_or_returning_early_in_one_stage_are_rescued() {
-    let cases: [(usize, &[&str], &str, &str); 5] = [
+    let cases: [(usize, &[&str], &str, &str); 6] = [
         (
             6,
             &["0@res.before.allreduce#3", "1@res.before.allreduce#3"],
@@ -397,6 +430,23 @@ fn hier_global_members_killed_or_returning_early_in_one_stage_are_rescued() {
             &["0@res.hier.global.sent#8", "4@res.hier.global.sent#8"],
             "1,3,6,7@7",
             "ring",
+        ),
+        // The callee of a call at a global stage's start (rank 2, called
+        // by rank 5 as group 0's new head) dies after the
+        // intercommunicator's creation, before the merge: the stage calls
+        // the groups still missing again before it runs (it ran without
+        // group 2's new head, which then waited in the wrong operation).
+        (
+            10,
+            &[
+                "0@res.hier.confirm#20",
+                "1@res.hier.confirm#20",
+                "6@res.hier.confirm#20",
+                "7@res.hier.confirm#20",
+                "2@comm.intercomm.committed#1",
+            ],
+            "3,4,9@19",
+            "any",
         ),
     ];
     for (n, c, leave, ring) in cases {
@@ -595,7 +645,7 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
         // The first victim at a random hit of any point; the others too,
         // or (one job in three) inside the repair the first death starts.
         let in_repair = mix(577) % 3 == 0;
-        let ks: Vec<String> = victims
+        let mut ks: Vec<String> = victims
             .iter()
             .enumerate()
             .map(|(i, v)| {
@@ -610,6 +660,19 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
                 }
             })
             .collect();
+        // Patterns 4 and 5, one job in three: the lowest rank that is
+        // neither a victim nor a leaver (the rescue's likely leader) dies
+        // inside the rescue, if another rank survives it.
+        if pattern >= 4 && in_repair {
+            let spared: Vec<usize> = (0..n)
+                .filter(|r| !victims.contains(r) && !leavers.contains(r))
+                .collect();
+            if spared.len() >= 2 {
+                let at = ["comm.intercomm.enter", "comm.intercomm.committed"][mix(3_001) % 2];
+                ks.push(format!("{}@{at}#1", spared[0]));
+                victims.push(spared[0]);
+            }
+        }
         let leave = if leavers.is_empty() {
             String::new()
         } else {

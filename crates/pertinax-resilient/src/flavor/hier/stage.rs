@@ -155,25 +155,26 @@ impl Hierarchical {
         // Tests kill a master here: after its group's first stage, before
         // its contribution to the global stage.
         pertinax::fault_point("res.hier.global");
-        // Groups that lost every global member after an earlier
-        // operation's global stage (found by its confirmation): their new
-        // heads are called first. Every member computes the same list.
-        let orphans = self.orphans();
-        if !orphans.is_empty() {
-            let g = self
-                .st
-                .borrow()
-                .global
-                .clone()
-                .ok_or_else(|| internal("a global stage outside the global communicator"))?;
-            match self.timed(|| self.run_joins(g, &orphans, seq)) {
-                // The global communicator in the state is the one every
-                // survivor has; the stage's agreement repairs it.
-                Err(e) if e.is_fault() => {}
-                r => r?,
-            }
-        }
         loop {
+            // Groups with no member in the global communicator (lost every
+            // global member after an earlier operation's global stage, as
+            // its confirmation found; or left out by a join that failed,
+            // such as a callee that died between the intercommunicator's
+            // creation and the merge): their new heads are called first,
+            // before every attempt. Every member computes the same list.
+            let orphans = self.orphans();
+            if !orphans.is_empty() {
+                let g =
+                    self.st.borrow().global.clone().ok_or_else(|| {
+                        internal("a global stage outside the global communicator")
+                    })?;
+                match self.timed(|| self.run_joins(g, &orphans, seq)) {
+                    // The global communicator in the state is the one every
+                    // survivor has: the next attempt calls the rest.
+                    Err(e) if e.is_fault() => continue,
+                    r => r?,
+                }
+            }
             let g = self
                 .st
                 .borrow()
