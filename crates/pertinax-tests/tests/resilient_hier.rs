@@ -389,6 +389,26 @@ fn hier_a_death_during_the_rescue_is_repaired() {
         assert_eq!(died, ks.len(), "{what}: a kill did not fire\n{}", j.stderr);
         j.agreed(n - died, &what);
     }
+    // Not a rescue: group 1 loses its master and deputy in an operation's
+    // confirmation, and a member of the global communicator (rank 6 or 0)
+    // dies entering the call of group 1's new head at the next global
+    // stage's start: that stage repairs the global communicator, then
+    // calls again (calling again without the repair looped for ever).
+    for extra in ["6@comm.intercomm.enter#1", "0@comm.intercomm.enter#1"] {
+        let ks = kills(&["3@res.hier.confirm#5", "4@res.hier.confirm#5", extra]);
+        let what = format!("{ks:?}");
+        let j = hier(
+            hierprog(),
+            &["outcomes", "4", "ring"],
+            9,
+            Some(3),
+            STOP,
+            &ks,
+        );
+        let died = check_victims(&j, &ks, &what);
+        assert_eq!(died, 3, "{what}: a kill did not fire\n{}", j.stderr);
+        j.agreed(6, &what);
+    }
 }
 
 /// The rescue with early returns: every group's global members are gone

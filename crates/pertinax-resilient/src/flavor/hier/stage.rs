@@ -163,6 +163,7 @@ impl Hierarchical {
             // creation and the merge): their new heads are called first,
             // before every attempt. Every member computes the same list.
             let orphans = self.orphans();
+            let mut joins = Ok(());
             if !orphans.is_empty() {
                 let g =
                     self.st.borrow().global.clone().ok_or_else(|| {
@@ -170,8 +171,10 @@ impl Hierarchical {
                     })?;
                 match self.timed(|| self.run_joins(g, &orphans, seq)) {
                     // The global communicator in the state is the one every
-                    // survivor has: the next attempt calls the rest.
-                    Err(e) if e.is_fault() => continue,
+                    // survivor has: this attempt fails, its agreement
+                    // repairs that communicator (a member of it may have
+                    // died) and the next attempt calls the rest.
+                    Err(e) if e.is_fault() => joins = Err(e),
                     r => r?,
                 }
             }
@@ -181,12 +184,19 @@ impl Hierarchical {
                 .global
                 .clone()
                 .ok_or_else(|| internal("a global stage outside the global communicator"))?;
-            let r = self.global_once(&g, stage, mine);
-            pertinax::fault_point("res.hier.global.sent");
+            let r = match joins {
+                Ok(()) => {
+                    let r = self.global_once(&g, stage, mine);
+                    pertinax::fault_point("res.hier.global.sent");
+                    r
+                }
+                Err(e) => Err(e),
+            };
             let ok = if matches!(&r, Err(e) if e.is_fault()) {
                 // Free the members still inside the stage's collective (a
                 // member that left the program early fails only the
-                // requests that name it).
+                // requests that name it; a member whose joins failed
+                // where others' did not).
                 let _ = g.comm.revoke();
                 0
             } else {
