@@ -493,6 +493,47 @@ fn hier_global_members_killed_or_returning_early_in_one_stage_are_rescued() {
     }
 }
 
+/// The campaign's seeds 620 and 710 (issue 15), as deterministic
+/// scenarios: every global member and one whole group killed at the same
+/// hit of the agreements' entry, which falls in different stages in
+/// different groups (a bcast has no first stage outside the root's
+/// group), so some groups' global members die confirming an operation
+/// while others die before their group's last stage, and the group that
+/// dies whole contributed to its global stage. The rescue used to run
+/// that global stage again without the dead group: the groups that had
+/// finished the operation and the others got different results. Now no
+/// member returns before its master confirmed, every member keeps what
+/// its last stage gave it, and the rescue ends the operation from that
+/// (its trace says `respread true` in both). Every rank that did not
+/// leave completes every collective with the same outcomes.
+#[test]
+fn hier_a_rescue_after_some_groups_finished_the_operation_is_uniform() {
+    let cases: [(usize, usize, &[usize], &str); 2] = [
+        (
+            16,
+            3,
+            &[0, 1, 3, 4, 6, 7, 9, 10, 12, 13, 15],
+            "ft.agree.enter#78",
+        ),
+        (10, 4, &[0, 1, 4, 5, 8, 9], "ft.agree.enter#48"),
+    ];
+    for (n, k, victims, at) in cases {
+        let ks: Vec<String> = victims.iter().map(|v| format!("{v}@{at}")).collect();
+        let what = format!("n={n} k={k} kills {ks:?}");
+        let j = hier(
+            hierprog(),
+            &["outcomes", "6", "exit"],
+            n,
+            Some(k),
+            STOP,
+            &ks,
+        );
+        let died = check_victims(&j, &ks, &what);
+        assert_eq!(died, ks.len(), "{what}: a kill did not fire\n{}", j.stderr);
+        trails_agree(&j, n - died, &what);
+    }
+}
+
 /// Checks a `pertinax-hierprog outcomes` job in which ranks may return
 /// early (`exit` ring): exit 0, no `FAIL`, no internal error, at least
 /// `survivors` ranks printed `OK`; every rank's trail of per-collective

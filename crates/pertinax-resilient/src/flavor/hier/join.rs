@@ -49,7 +49,7 @@ impl Hierarchical {
                 msg.seq
             )));
         }
-        let at = msg.seq;
+        let (at, respread) = (msg.seq, msg.respread);
         {
             let mut st = self.st.borrow_mut();
             if !st.gmembers.contains(&self.me) {
@@ -64,7 +64,7 @@ impl Hierarchical {
         }
         // Called as its group's new head by a global communicator still
         // in an operation this group left early: that stage first.
-        self.catch_up(at, None, false)
+        self.catch_up(at, None, false, respread)
     }
 
     /// Waits for a call ([`Hello`]) of the global communicator and joins
@@ -81,6 +81,7 @@ impl Hierarchical {
         let comm = self.p2p.comm();
         let mut nap = Duration::ZERO;
         let mut det = Detect::default();
+        self.st.borrow_mut().waiting_post = need.is_some();
         loop {
             if let Some(out) = need.and_then(|s| self.take_pushed(s)) {
                 self.st.borrow_mut().wakes += 1;
@@ -189,6 +190,9 @@ impl Hierarchical {
             let mut st = self.st.borrow_mut();
             st.joined_at = msg.seq;
             st.rejoin = false;
+            if msg.respread {
+                st.respread = msg.seq.checked_sub(1);
+            }
             // The global communicator's last output, as every member has
             // it (a later join sends it on).
             if msg.last.as_ref().map(|l| l.0) > st.last.as_ref().map(|l| l.0) {
@@ -234,6 +238,9 @@ impl Hierarchical {
             gone: g.gone.clone(),
             later,
             last: self.st.borrow().last.clone(),
+            respread: seq
+                .checked_sub(1)
+                .is_some_and(|p| self.st.borrow().respread == Some(p)),
         }
     }
 
@@ -427,7 +434,7 @@ impl Hierarchical {
             }
             Called::Joined(msg, merged) => (msg, merged),
         };
-        let (seq, last) = (msg.seq, msg.last.clone());
+        let (seq, last, respread) = (msg.seq, msg.last.clone(), msg.respread);
         {
             let mut st = self.st.borrow_mut();
             st.gmembers = vec![self.me];
@@ -440,7 +447,7 @@ impl Hierarchical {
             Err(e) if !e.is_fault() => return Err(e),
             _ => {}
         }
-        self.catch_up(seq, last, post)
+        self.catch_up(seq, last, post, respread)
     }
 
     /// Files a chunk of a pushed global output (stale ones are dropped).
@@ -480,7 +487,15 @@ impl Hierarchical {
     /// global communicator runs it next, or is in it), or takes the output
     /// of the global stage that ended before (`last`: a call at the next
     /// operation that overtook the push of [`Self::confirm`]).
-    fn catch_up(&self, seq: u64, last: Option<(u64, Vec<u8>)>, post: bool) -> Result<(), Error> {
+    /// `respread`: a rescue ended this rank's operation from what its
+    /// group kept (`rescue.rs`): its last stage ends so.
+    fn catch_up(
+        &self,
+        seq: u64,
+        last: Option<(u64, Vec<u8>)>,
+        post: bool,
+        respread: bool,
+    ) -> Result<(), Error> {
         let cur = self.st.borrow().seq;
         let kept = |s: u64| {
             self.st
@@ -501,7 +516,15 @@ impl Hierarchical {
         if post && seq <= cur {
             let (_, stage, mine) = kept(cur)?;
             let out = self.run_global(&stage, mine.as_deref(), cur)?;
-            self.st.borrow_mut().late_out = Some(out);
+            let mut st = self.st.borrow_mut();
+            st.late_out = Some(out);
+            // Perhaps not the output the group's members got from the
+            // first run (they kept that): the stage runs again from this.
+            st.rerun = Some(cur);
+        } else if post && respread && seq == cur + 1 {
+            // The rescue ended this operation from what the group kept
+            // (the retry of the last stage ends with it).
+            self.st.borrow_mut().respread = Some(cur);
         } else if post {
             // The global stage ended before; its output is the caller's.
             match last {

@@ -243,6 +243,17 @@ const OK: u32 = 1;
 /// Agreement bit of a global stage, cleared by a head whose group's new
 /// deputy joins at this stage.
 const NO_JOIN: u32 = 2;
+/// Agreement bit of a retry of a last stage: this member kept what an
+/// earlier attempt gave it.
+const KEPT: u32 = 4;
+/// A retry of a last stage runs the stage again (the master's decision).
+const RUN: u8 = 0;
+/// A retry of a last stage ends with what every member kept (a rescue's
+/// decision: see `rescue.rs`).
+const RESPREAD: u8 = 1;
+/// A retry of a last stage runs the stage again from a global stage run
+/// again (what the members kept is stale).
+const RERUN: u8 = 2;
 
 /// The knobs of the hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -362,6 +373,10 @@ struct Join {
     /// group whose global members all died after that stage's agreement
     /// gets its output from there.
     last: Option<(u64, Vec<u8>)>,
+    /// A rescue ended the operation before `seq` from what the groups
+    /// waiting in its last stage kept (`rescue.rs`): a joiner in that
+    /// stage ends it so.
+    respread: bool,
 }
 
 /// A message of the global communicator to a rank outside it: the call of
@@ -424,6 +439,20 @@ struct State {
     /// communicator it is in: it takes part in the confirmations
     /// ([`Hierarchical::confirm`]) of that operation and the later ones.
     joined_at: u64,
+    /// The last operation this rank confirmed ([`Hierarchical::confirm`]).
+    confirmed: Option<u64>,
+    /// The operation in whose last stage's retry every member of the group
+    /// held what an earlier attempt gave it (`stage.rs`, `rescue.rs`).
+    kept_all: Option<u64>,
+    /// The operation a rescue ended from what the groups kept: its last
+    /// stage ends with that (`rescue.rs`).
+    respread: Option<u64>,
+    /// The operation whose global stage this rank ran again after a
+    /// rejoin in its last stage: what the group kept from the first run is
+    /// stale.
+    rerun: Option<u64>,
+    /// This rank waits for a call in its operation's last stage.
+    waiting_post: bool,
     /// Chunks of pushed global outputs, by (operation, offset).
     pushed: std::collections::BTreeMap<(u64, usize), (usize, Vec<u8>)>,
     /// Operations completed.
@@ -620,6 +649,11 @@ impl Hierarchical {
                                 late_out: None,
                                 last: None,
                                 joined_at: 0,
+                                confirmed: None,
+                                kept_all: None,
+                                respread: None,
+                                rerun: None,
+                                waiting_post: false,
                                 pushed: Default::default(),
                                 seq: 0,
                                 wakes: 0,

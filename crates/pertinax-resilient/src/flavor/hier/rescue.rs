@@ -85,7 +85,15 @@ struct Answer {
     wakes: u64,
     /// The answerer's operation.
     seq: u64,
+    /// The answerer waits in its operation's last stage.
+    post: bool,
+    /// ... and every member of its group kept what the stage's first
+    /// run gave it.
+    ready: bool,
 }
+
+/// A target's answer in a round: (target, wakes, operation, post, ready).
+type Snap = (usize, u64, u64, bool, bool);
 
 /// An orphan's detection in progress (one per wait).
 #[derive(Debug, Default)]
@@ -94,10 +102,11 @@ pub(super) struct Detect {
     round: Option<u64>,
     /// (group, its lowest live rank) of every other group with one.
     targets: Vec<(usize, usize)>,
-    /// The answers of this round: target → (wakes, operation).
-    answers: BTreeMap<usize, (u64, u64)>,
-    /// The last complete round: (target, wakes, operation).
-    prev: Option<Vec<(usize, u64, u64)>>,
+    /// The answers of this round: target → its [`Answer`]'s (wakes,
+    /// operation, post, ready).
+    answers: BTreeMap<usize, (u64, u64, bool, bool)>,
+    /// The last complete round: (target, wakes, operation, post, ready).
+    prev: Option<Vec<Snap>>,
 }
 
 impl Hierarchical {
@@ -171,13 +180,19 @@ impl Hierarchical {
         }
     }
 
+    /// This waiting rank's state as an [`Answer`] gives it: (wakes,
+    /// operation, waits in its last stage, its group kept that stage's
+    /// data).
+    fn waiting(&self) -> (u64, u64, bool, bool) {
+        let st = self.st.borrow();
+        let post = st.waiting_post;
+        (st.wakes, st.seq, post, post && st.kept_all == Some(st.seq))
+    }
+
     /// At an orphan waiting for its call: answers the queries that came.
     pub(super) fn answer_queries(&self) -> Result<(), Error> {
         while let Some(q) = self.take::<Query>(TAG_QUERY)? {
-            let (wakes, seq) = {
-                let st = self.st.borrow();
-                (st.wakes, st.seq)
-            };
+            let (wakes, seq, post, ready) = self.waiting();
             let Some(p) = self.p2p.rank_of(q.from) else {
                 continue;
             };
@@ -188,6 +203,8 @@ impl Hierarchical {
                     round: q.round,
                     wakes,
                     seq,
+                    post,
+                    ready,
                 },
                 Rank(p as i32),
                 TAG_ANSWER,
@@ -230,7 +247,7 @@ impl Hierarchical {
         self.answer_queries()?;
         while let Some(a) = self.take::<Answer>(TAG_ANSWER)? {
             if Some(a.round) == d.round && d.targets.iter().any(|&(_, o)| o == a.from) {
-                d.answers.insert(a.from, (a.wakes, a.seq));
+                d.answers.insert(a.from, (a.wakes, a.seq, a.post, a.ready));
             }
         }
         if d.round.is_none() {
@@ -249,34 +266,50 @@ impl Hierarchical {
         if d.answers.len() < d.targets.len() {
             return Ok(None);
         }
-        let snap: Vec<(usize, u64, u64)> = d
+        let snap: Vec<Snap> = d
             .targets
             .iter()
-            .filter_map(|&(_, o)| d.answers.get(&o).map(|&(w, s)| (o, w, s)))
+            .filter_map(|&(_, o)| d.answers.get(&o).map(|&(w, s, p, r)| (o, w, s, p, r)))
             .collect();
         if d.prev.as_ref() != Some(&snap) {
             d.prev = Some(snap);
             return self.start_round(d).map(|()| None);
         }
         // Every group with a live rank is an orphan: the lowest leads.
-        if snap.iter().any(|&(o, _, _)| o < self.me) {
+        if snap.iter().any(|&(o, ..)| o < self.me) {
             // Another orphan leads; ask again (a leader that died before
             // calling this rank is replaced by the next two rounds).
             d.prev = None;
             return self.start_round(d).map(|()| None);
         }
-        let own = self.st.borrow().seq;
-        let seq = snap.iter().map(|&(_, _, s)| s).fold(own, u64::min);
+        let (_, own, own_post, own_ready) = self.waiting();
+        let mut states: Vec<(u64, bool, bool)> =
+            snap.iter().map(|&(_, _, s, p, r)| (s, p, r)).collect();
+        states.push((own, own_post, own_ready));
+        let low = states.iter().map(|s| s.0).fold(own, u64::min);
+        // Every rank waiting in the lowest operation waits in its last
+        // stage and its group kept that stage's data: a group may have
+        // finished that operation (see the module docs), so it ends from
+        // what the groups kept and the global communicator starts at the
+        // next one. Otherwise nobody finished it, and it runs again.
+        let respread = states
+            .iter()
+            .filter(|s| s.0 == low)
+            .all(|&(_, post, ready)| post && ready);
+        let seq = low + u64::from(respread);
         let gone = (0..self.groups())
             .filter(|&h| h != self.group && !d.targets.iter().any(|&(g, _)| g == h))
             .collect();
         let later = d.targets.iter().map(|&(g, _)| Work::Orphan(g)).collect();
         if trace() {
             eprintln!(
-                "hier[{}/{}]: rescue at op {seq}: every group lost its global members, \
-                 leading the joins of {:?}",
+                "hier[{}/{}]: rescue at op {seq} (respread {respread}): every group lost \
+                 its global members, leading the joins of {:?}",
                 self.me, self.size, d.targets
             );
+        }
+        if respread {
+            self.st.borrow_mut().respread = Some(low);
         }
         let msg = Join {
             seq,
@@ -284,6 +317,7 @@ impl Hierarchical {
             gone,
             later,
             last: None,
+            respread,
         };
         Ok(Some(Called::Joined(msg, self.solo.dup()?)))
     }
