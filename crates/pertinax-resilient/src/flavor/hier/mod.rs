@@ -33,9 +33,11 @@
 //! deputy contributes nothing but receives the whole output, as the
 //! masters do. Every operation ends, at the members of the global
 //! communicator, with a *confirmation*: an agreement of the global
-//! communicator after their group's last stage (see "Several failures in
-//! one group"), so that no group can need another group's help once that
-//! group's global members have returned from the operation.
+//! communicator after their part of their group's last stage and before
+//! that stage's agreement (see "Several failures in one group"), so that
+//! no group can need another group's help once that group's global
+//! members have returned from the operation, and no member returns from
+//! an operation before its master (or deputy) confirmed it.
 //!
 //! # Leaving
 //!
@@ -130,8 +132,10 @@
 //! the group's last stage ends: the group's new master then needs the
 //! output of a stage the others have finished. The operation's
 //! confirmation closes that window inside the operation: the members of
-//! the global communicator agree once more after their groups' last
-//! stages; a group whose global members all died before they confirmed
+//! the global communicator agree once more after their parts of their
+//! groups' last stages, before those stages' agreements (a part that
+//! failed fails the confirmation, and every group runs its last stage
+//! again); a group whose global members all died before they confirmed
 //! shows up missing in the shrink that follows, and the new rank 0 pushes
 //! the operation's global output to each of that group's members (in
 //! chunks below the eager limit, so the push never waits for its
@@ -193,23 +197,14 @@
 //!
 //! # Limits
 //!
-//! - A rescue re-runs the interrupted operation's global stage from the
-//!   groups' copies of their contributions. If some groups had finished
-//!   that operation (their global members died in its confirmation; their
-//!   members returned its result, and may have left) while others need
-//!   its output again, and a group that contributed to it lost every
-//!   member in the same stage, the re-run lacks that group's contribution:
-//!   the groups that finished got the first output, the others one
-//!   without it (their outcomes differ in `missing` and in the result).
-//!   It takes the deaths of every global member and of one whole group in
-//!   one stage, with the kill points straddling the groups' last stages
-//!   (the randomized campaign draws it about twice in 1,000 jobs). A fix:
-//!   a member returns from an operation only after its master confirmed
-//!   (the confirmation before the last stage's agreement: then a finished
-//!   group means every group's members received the last stage's data),
-//!   members keep that data, and the rescue re-spreads it in every group
-//!   if every waiting group has it (else nobody finished, and the re-run
-//!   is uniform).
+//! - The rescue's choice between ending an operation from what the groups
+//!   kept and running it again (`rescue.rs`) assumes that a member of the
+//!   global communicator whose part of its group's last stage succeeded
+//!   leaves that stage's data at every member of its group (its
+//!   collective's sends reached them, or reach them from live members):
+//!   true of the native backend's collectives; a backend that could lose
+//!   a message a dead master had sent would make the re-run the choice,
+//!   as before.
 //! - The library's own messages on the point-to-point communicator (calls,
 //!   pushes, the rescue's queries and answers: tags 7001 to 7011) can be
 //!   taken by a user's receive that matches any tag.

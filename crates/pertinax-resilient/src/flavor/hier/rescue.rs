@@ -49,6 +49,29 @@
 //! it too and its confirmation ([`Hierarchical::catch_up`]), so the
 //! operation is re-run, the same for every survivor.
 //!
+//! # Ending an operation from what the groups kept
+//!
+//! Running the operation's global stage again is uniform only if no group
+//! has finished it: a group that contributed to the first run may have
+//! died whole since, and the re-run would lack its contribution. A group
+//! finishes an operation only after its master (or deputy) confirmed it,
+//! and the confirmation succeeds only when every member of the global
+//! communicator completed its part of its group's last stage (its members
+//! then hold that stage's data) or the group without any had the output
+//! pushed (its new master takes it and does not wait). Every member keeps
+//! what its last stage gave it, across the stage's failed attempts; a
+//! retry of the stage starts with a local agreement on whether every
+//! member holds it, and an orphan's [`Answer`] says whether it waits in
+//! its operation's last stage and whether its group holds it so. The
+//! leader takes the lowest operation of the answers: if every orphan there
+//! waits in its last stage with the data held, the operation ends from
+//! it (`respread` in the [`Join`]: each such group's master tells its
+//! group at the retry's start, and every member returns what it kept) and
+//! the global communicator starts at the next operation; otherwise no
+//! group had finished the operation, and it is re-run (a group's master
+//! that runs the global stage again tells its group to drop what it
+//! kept).
+//!
 //! The fault-free path is unchanged: queries are sent only by ranks that
 //! wait for a call, and answered only by ranks that wait.
 
