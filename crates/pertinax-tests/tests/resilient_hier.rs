@@ -534,6 +534,34 @@ fn hier_a_rescue_after_some_groups_finished_the_operation_is_uniform() {
     }
 }
 
+/// The library's own messages never reach a user's receive that matches
+/// any tag: group 1's master and deputy (ranks 4 and 5 of 12, k = 4) die
+/// confirming round 0's allreduce, so the confirmation pushes its output
+/// to every member of group 1; rank 6 (the new master) takes it, rank 7
+/// never does. The `any` ring then receives with `ANY_SOURCE` and
+/// `ANY_TAG` at every rank: on the point-to-point communicator rank 7's
+/// receive would take the stale push (the library's messages now go on a
+/// communicator of their own). Every survivor checks that its ring
+/// message came from its left neighbour with its value.
+#[test]
+fn hier_library_messages_never_reach_an_any_tag_receive() {
+    for at in ["res.hier.confirm#3", "res.hier.global.done#3"] {
+        let ks = kills(&[&format!("4@{at}"), &format!("5@{at}")]);
+        let what = format!("{ks:?}");
+        let j = hier(
+            hierprog(),
+            &["outcomes", "3", "any"],
+            12,
+            Some(4),
+            STOP,
+            &ks,
+        );
+        let died = check_victims(&j, &ks, &what);
+        assert_eq!(died, 2, "{what}: a kill did not fire\n{}", j.stderr);
+        j.agreed(10, &what);
+    }
+}
+
 /// Checks a `pertinax-hierprog outcomes` job in which ranks may return
 /// early (`exit` ring): exit 0, no `FAIL`, no internal error, at least
 /// `survivors` ranks printed `OK`; every rank's trail of per-collective

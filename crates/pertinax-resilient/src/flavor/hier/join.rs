@@ -9,7 +9,7 @@ use pertinax::Error as CoreError;
 use super::rescue::Detect;
 use super::*;
 
-/// Every ack of a failure on the point-to-point communicator while a head
+/// Every ack of a failure on the library's communicator while a head
 /// waits for its [`Hello`].
 fn ack(comm: &Comm) -> Result<(), Error> {
     comm.ack_failed(usize::MAX)?;
@@ -78,7 +78,7 @@ impl Hierarchical {
     /// global output this rank waits for (a new head in its group's last
     /// stage): a push of it ends the wait as well.
     fn await_call(&self, orphan: bool, need: Option<u64>) -> Result<Called, Error> {
-        let comm = self.p2p.comm();
+        let comm = &self.ctl;
         let mut nap = Duration::ZERO;
         let mut det = Detect::default();
         self.st.borrow_mut().waiting_post = need.is_some();
@@ -125,7 +125,7 @@ impl Hierarchical {
                 self.store_push(p);
                 continue;
             }
-            let Some(pl) = self.p2p.rank_of(hello.leader) else {
+            let Some(pl) = self.ctl_rank(hello.leader) else {
                 continue;
             };
             if trace() {
@@ -257,10 +257,10 @@ impl Hierarchical {
             .head(grp)
             .ok_or_else(|| internal("a join asked for by no head"))?;
         let at_head = g.comm.rank().index() == head;
-        let pe = self.p2p_rank(e)?;
+        let pe = self.ctl_rank_or_failed(e)?;
         if at_head {
             // A dead deputy: the creation below fails.
-            let _ = self.p2p.comm().send_value(
+            let _ = self.ctl.send_value(
                 &Hello {
                     leader: self.me,
                     output: None,
@@ -279,7 +279,7 @@ impl Hierarchical {
         }
         let inter = match g
             .comm
-            .intercomm_create(Rank(head as i32), self.p2p.comm(), pe, TAG_JOIN)
+            .intercomm_create(Rank(head as i32), &self.ctl, pe, TAG_JOIN)
         {
             Ok(inter) => inter,
             Err(x) if x.is_fault() => {
@@ -351,12 +351,12 @@ impl Hierarchical {
     ) -> Result<Global, Error> {
         let leader = g.comm.rank().0 == 0;
         for c in self.group_members(grp) {
-            let Some(pc) = self.p2p.rank_of(c) else {
+            let Some(pc) = self.ctl_rank(c) else {
                 continue;
             };
             if leader {
                 // A dead candidate: the creation below fails.
-                let _ = self.p2p.comm().send_value(
+                let _ = self.ctl.send_value(
                     &Hello {
                         leader: self.me,
                         output: None,
@@ -373,7 +373,7 @@ impl Hierarchical {
             }
             match g
                 .comm
-                .intercomm_create(Rank(0), self.p2p.comm(), Rank(pc as i32), TAG_JOIN)
+                .intercomm_create(Rank(0), &self.ctl, Rank(pc as i32), TAG_JOIN)
             {
                 Ok(inter) => {
                     // Every member sends; merge whatever the send gave (see

@@ -24,7 +24,11 @@
 //!   one, then the root's local one;
 //! - all-to-all (barrier, allreduce, allgather): local, global, local;
 //! - one-to-one (send, receive): on a point-to-point communicator of every
-//!   rank, never repaired, as in the flat mode;
+//!   rank, never repaired, as in the flat mode (the library's own
+//!   messages, calls, pushed outputs and the rescue's queries, go on a
+//!   communicator of their own, the *library's communicator*, also of
+//!   every rank and never repaired, made at creation: a user's receive
+//!   matching any tag never takes them);
 //! - communicator creation (dup, split): on a communicator of every rank,
 //!   shrunk at each creation.
 //!
@@ -83,9 +87,9 @@
 //! global communicator at the first global stage after the election: the
 //! head asks for it through the bit of that stage's agreement, the global
 //! communicator shrinks with the requests as shrink values, the head calls
-//! the deputy (a [`Hello`] on the point-to-point communicator), every
+//! the deputy (a [`Hello`] on the library's communicator), every
 //! member of the global communicator builds an intercommunicator with it
-//! (the head leads, the point-to-point communicator is the peer), merges
+//! (the head leads, the library's communicator is the peer), merges
 //! it, and the stage runs again with the deputy in it.
 //!
 //! Every member of a group knows when its deputy joins (the first global
@@ -205,9 +209,6 @@
 //!   true of the native backend's collectives; a backend that could lose
 //!   a message a dead master had sent would make the re-run the choice,
 //!   as before.
-//! - The library's own messages on the point-to-point communicator (calls,
-//!   pushes, the rescue's queries and answers: tags 7001 to 7011) can be
-//!   taken by a user's receive that matches any tag.
 //! - Communicator creations (`dup`, `split`) run on a communicator of
 //!   every rank: a rank that stopped calling collectives blocks them
 //!   (one that ended does not).
@@ -478,6 +479,14 @@ pub struct Hierarchical {
     full_to_orig: Vec<usize>,
     /// This process alone (the joining side of the intercommunicators).
     solo: Comm,
+    /// The library's own messages (calls, pushed outputs, the rescue's
+    /// queries and answers) and the peer communicator of the joins: every
+    /// live rank at creation, never revoked nor shrunk, apart from the
+    /// point-to-point communicator so that a user's receive matching any
+    /// tag never takes them.
+    ctl: Comm,
+    /// The original ranks of `ctl`'s ranks, in rank order.
+    ctl_to_orig: Vec<usize>,
     st: RefCell<State>,
     cfg: Config,
 }
@@ -619,11 +628,13 @@ impl Hierarchical {
             let (full, v) = p2p.comm().shrink_gather(0)?;
             let full_to_orig = survivors(p2p.to_orig(), &v);
             match Hierarchical::layout(&full, &full_to_orig, (me, size), k) {
-                Ok((local, global, solo)) => {
+                Ok((local, global, solo, ctl)) => {
                     let a = full.agree_detailed(OK)?;
                     if a.flags == OK && stage::intact(&a) {
                         let failed = (0..size).filter(|o| !full_to_orig.contains(o)).collect();
                         let gmembers = local.to_orig.iter().take(2).copied().collect();
+                        let mut ctl_to_orig = full_to_orig.clone();
+                        ctl_to_orig.sort_unstable();
                         return Ok(Hierarchical {
                             size,
                             me,
@@ -633,6 +644,8 @@ impl Hierarchical {
                             full,
                             full_to_orig,
                             solo,
+                            ctl,
+                            ctl_to_orig,
                             st: RefCell::new(State {
                                 local,
                                 global,
@@ -677,7 +690,7 @@ impl Hierarchical {
         full_to_orig: &[usize],
         (me, size): (usize, usize),
         k: usize,
-    ) -> Result<(Sub, Option<Global>, Comm), Error> {
+    ) -> Result<(Sub, Option<Global>, Comm, Comm), Error> {
         let key = |o: usize| o as i32;
         let group = me / k;
         let missing = || internal("a split left this rank out");
@@ -703,6 +716,8 @@ impl Hierarchical {
         let global = local.comm.rank().0 < 2;
         let gcomm = full.split(global.then_some(0), key(me))?;
         let solo = full.split(Some(me as u32), 0)?.ok_or_else(missing)?;
+        // Every rank, in original rank order.
+        let ctl = full.split(Some(0), key(me))?.ok_or_else(missing)?;
         let gone = (0..size.div_ceil(k))
             .filter(|&g| !members.iter().any(|&(x, _)| x == g))
             .collect();
@@ -714,6 +729,7 @@ impl Hierarchical {
                 gone,
             }),
             solo,
+            ctl,
         ))
     }
 
@@ -730,10 +746,15 @@ impl Hierarchical {
         self.size.div_ceil(self.k)
     }
 
-    /// The rank of original rank `o` in the point-to-point communicator.
-    fn p2p_rank(&self, o: usize) -> Result<Rank, Error> {
-        self.p2p
-            .rank_of(o)
+    /// The rank of original rank `o` in the library's communicator
+    /// (`ctl`), if it was alive at creation.
+    fn ctl_rank(&self, o: usize) -> Option<usize> {
+        self.ctl_to_orig.binary_search(&o).ok()
+    }
+
+    /// [`Self::ctl_rank`], or the process failure of `o`.
+    fn ctl_rank_or_failed(&self, o: usize) -> Result<Rank, Error> {
+        self.ctl_rank(o)
             .map(|r| Rank(r as i32))
             .ok_or_else(|| unrepairable(vec![o]))
     }
@@ -789,6 +810,7 @@ impl Drop for Hierarchical {
         }
         let _ = self.full.free();
         let _ = self.solo.free();
+        let _ = self.ctl.free();
         let _ = self.p2p.comm().free();
     }
 }

@@ -12,7 +12,7 @@
 //! there (every member of a group knows its group's global members). So
 //! it asks every other group: the lowest rank of each group that has not
 //! ended (failed, or left the program) gets a [`Query`] on the
-//! point-to-point communicator, and only a rank that is itself an orphan
+//! library's communicator, and only a rank that is itself an orphan
 //! waiting for its call answers it ([`Answer`]: its number of *wakes*, the
 //! times it stopped waiting because it was called or got a pushed output,
 //! and its operation). A rank that is not waiting never answers, so a
@@ -136,13 +136,13 @@ impl Hierarchical {
     /// Whether original rank `o` has ended (failed, or left the program: a
     /// probe naming a rank that ended fails).
     fn ended(&self, o: usize) -> Result<bool, Error> {
-        let Some(p) = self.p2p.rank_of(o) else {
+        let Some(p) = self.ctl_rank(o) else {
             return Ok(true);
         };
         if self.p2p.failed(Vec::new()).contains(&Rank(o as i32)) {
             return Ok(true);
         }
-        match self.p2p.comm().iprobe(Rank(p as i32), TAG_PROBE) {
+        match self.ctl.iprobe(Rank(p as i32), TAG_PROBE) {
             Err(e) if e.is_fault() => Ok(true),
             Err(e) => Err(e.into()),
             Ok(_) => Ok(false),
@@ -180,7 +180,7 @@ impl Hierarchical {
     /// communicator if one is here (failures acknowledged, as in
     /// [`Self::await_call`]).
     fn take<V: serde::de::DeserializeOwned>(&self, tag: Tag) -> Result<Option<V>, Error> {
-        let comm = self.p2p.comm();
+        let comm = &self.ctl;
         loop {
             match comm.iprobe(Source::Any, tag) {
                 Ok(Some(_)) => {}
@@ -216,11 +216,11 @@ impl Hierarchical {
     pub(super) fn answer_queries(&self) -> Result<(), Error> {
         while let Some(q) = self.take::<Query>(TAG_QUERY)? {
             let (wakes, seq, post, ready) = self.waiting();
-            let Some(p) = self.p2p.rank_of(q.from) else {
+            let Some(p) = self.ctl_rank(q.from) else {
                 continue;
             };
             // A dead asker: the send fails, nobody waits for it.
-            let _ = self.p2p.comm().send_value(
+            let _ = self.ctl.send_value(
                 &Answer {
                     from: self.me,
                     round: q.round,
@@ -247,11 +247,11 @@ impl Hierarchical {
         d.answers.clear();
         d.targets = self.targets()?;
         for &(_, o) in &d.targets {
-            let Some(p) = self.p2p.rank_of(o) else {
+            let Some(p) = self.ctl_rank(o) else {
                 continue;
             };
             // A dead target: the send fails; the next poll sees it ended.
-            let _ = self.p2p.comm().send_value(
+            let _ = self.ctl.send_value(
                 &Query {
                     from: self.me,
                     round,

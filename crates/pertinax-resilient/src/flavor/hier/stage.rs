@@ -569,7 +569,7 @@ impl Hierarchical {
             if failed.contains(&Rank(c as i32)) {
                 continue;
             }
-            let Some(pc) = self.p2p.rank_of(c) else {
+            let Some(pc) = self.ctl_rank(c) else {
                 continue;
             };
             let mut at = 0;
@@ -585,12 +585,7 @@ impl Hierarchical {
                     }),
                 };
                 // A dead member: the send fails, nobody waits for it.
-                if self
-                    .p2p
-                    .comm()
-                    .send_value(&h, Rank(pc as i32), TAG_HELLO)
-                    .is_err()
-                {
+                if self.ctl.send_value(&h, Rank(pc as i32), TAG_HELLO).is_err() {
                     break;
                 }
                 at = end;
