@@ -532,6 +532,35 @@ fn hier_a_rescue_after_some_groups_finished_the_operation_is_uniform() {
         assert_eq!(died, ks.len(), "{what}: a kill did not fire\n{}", j.stderr);
         trails_agree(&j, n - died, &what);
     }
+    // Seed 1469: group 0's master and deputy die after confirming an
+    // operation, before their group's last agreement (ranks 4 and 5 are
+    // not reached), while ranks 8 and 9 later leave early. Group 0 then
+    // waits in that last stage for an output; the others went on to a
+    // named ring whose receive from rank 3 waited for ever (a hang) until
+    // the confirmation's second agreement, after the last stage, found
+    // group 0 missing and pushed it the output.
+    let ks = kills(&[
+        "0@ft.agree.enter#27",
+        "1@ft.agree.enter#27",
+        "4@ft.agree.enter#27",
+        "5@ft.agree.enter#27",
+    ]);
+    let what = format!("seed 1469 {ks:?}");
+    let j = hier(
+        hierprog(),
+        &["outcomes", "6", "ring", "8,9@8"],
+        12,
+        Some(4),
+        STOP,
+        &ks,
+    );
+    let died = check_victims(&j, &ks, &what);
+    trails_agree(&j, 12 - died, &what);
+    assert!(
+        j.stdout.matches(" left=").count() >= 2,
+        "{what}: a leaver did not leave\n{}",
+        j.stdout
+    );
 }
 
 /// The library's own messages never reach a user's receive that matches

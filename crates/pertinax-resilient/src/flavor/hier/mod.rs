@@ -435,8 +435,10 @@ struct State {
     /// communicator it is in: it takes part in the confirmations
     /// ([`Hierarchical::confirm`]) of that operation and the later ones.
     joined_at: u64,
-    /// The last operation this rank confirmed ([`Hierarchical::confirm`]).
+    /// The last operation this rank confirmed ([`Hierarchical::confirm`]):
+    /// the first agreement, and the second.
     confirmed: Option<u64>,
+    settled: Option<u64>,
     /// The operation in whose last stage's retry every member of the group
     /// held what an earlier attempt gave it (`stage.rs`, `rescue.rs`).
     kept_all: Option<u64>,
@@ -658,6 +660,7 @@ impl Hierarchical {
                                 last: None,
                                 joined_at: 0,
                                 confirmed: None,
+                                settled: None,
                                 kept_all: None,
                                 respread: None,
                                 rerun: None,

@@ -501,7 +501,17 @@ impl Hierarchical {
     /// waits for the others' next operation: the window closes inside the
     /// operation, and dropping the communicator can be local.
     pub(super) fn confirm(&self, seq: u64) -> Result<(), Error> {
-        self.confirm_with(seq, true)
+        self.confirm_with(seq, true)?;
+        self.settle(seq)
+    }
+
+    /// The second agreement of the confirmation of operation `seq`, after
+    /// the group's last stage succeeded: a group whose global members
+    /// all died after the first one (inside the stage) and before their
+    /// group's last agreement waits for the output in that stage; it shows
+    /// up missing here and gets the output pushed, within the operation.
+    pub(super) fn settle(&self, seq: u64) -> Result<(), Error> {
+        self.agree_out(seq, true, true)
     }
 
     /// [`Self::confirm`], once per operation, with `ok` false at a member
@@ -511,13 +521,22 @@ impl Hierarchical {
     /// confirmation that succeeds means every member of the global
     /// communicator completed its part of its group's last stage.
     pub(super) fn confirm_with(&self, seq: u64, ok: bool) -> Result<(), Error> {
+        self.agree_out(seq, ok, false)
+    }
+
+    /// The agreements of the confirmation: the first (`second` false,
+    /// inside the last stage) or the second.
+    fn agree_out(&self, seq: u64, ok: bool, second: bool) -> Result<(), Error> {
         {
             let st = self.st.borrow();
-            if st.global.is_none() || st.joined_at > seq || st.confirmed.is_some_and(|c| c >= seq) {
+            let done = if second { st.settled } else { st.confirmed };
+            if st.global.is_none() || st.joined_at > seq || done.is_some_and(|c| c >= seq) {
                 return Ok(());
             }
         }
-        pertinax::fault_point("res.hier.confirm");
+        if !second {
+            pertinax::fault_point("res.hier.confirm");
+        }
         loop {
             let g = self
                 .st
@@ -528,7 +547,12 @@ impl Hierarchical {
             let a = g.comm.agree_detailed(if ok { OK } else { 0 })?;
             if intact(&a) {
                 if a.flags & OK == OK {
-                    self.st.borrow_mut().confirmed = Some(seq);
+                    let mut st = self.st.borrow_mut();
+                    if second {
+                        st.settled = Some(seq);
+                    } else {
+                        st.confirmed = Some(seq);
+                    }
                     return Ok(());
                 }
                 return Err(pertinax::Error::Revoked.into());
