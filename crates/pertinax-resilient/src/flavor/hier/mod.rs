@@ -38,10 +38,11 @@
 //! masters do. Every operation ends, at the members of the global
 //! communicator, with a *confirmation*: an agreement of the global
 //! communicator after their part of their group's last stage and before
-//! that stage's agreement (see "Several failures in one group"), so that
-//! no group can need another group's help once that group's global
-//! members have returned from the operation, and no member returns from
-//! an operation before its master (or deputy) confirmed it.
+//! that stage's agreement, and a second one after it (see "Several
+//! failures in one group"), so that no group can need another group's
+//! help once that group's global members have returned from the
+//! operation, and no member returns from an operation before its master
+//! (or deputy) confirmed it.
 //!
 //! # Leaving
 //!
@@ -139,7 +140,9 @@
 //! the global communicator agree once more after their parts of their
 //! groups' last stages, before those stages' agreements (a part that
 //! failed fails the confirmation, and every group runs its last stage
-//! again); a group whose global members all died before they confirmed
+//! again), and once more after those agreements (a group whose global
+//! members died between the two waits in its last stage); in either, a
+//! group whose global members all died before they confirmed
 //! shows up missing in the shrink that follows, and the new rank 0 pushes
 //! the operation's global output to each of that group's members (in
 //! chunks below the eager limit, so the push never waits for its
@@ -171,7 +174,7 @@
 //! local broadcast of the group's contribution in the first stage of
 //! every rooted or all-to-all operation; a last local stage in the root's
 //! group of a broadcast too (the paper's one-to-all ends with the other
-//! groups); one more agreement of the global communicator per operation
+//! groups); two more agreements of the global communicator per operation
 //! (the confirmation); and a join (an intercommunicator and a merge) in
 //! every repair that elects a new deputy; the join dominates such a repair
 //! (BENCHMARKS.md, runs R4 and R6, measured before the confirmation).
