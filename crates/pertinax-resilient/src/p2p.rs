@@ -124,12 +124,6 @@ impl P2p {
         &self.to_orig
     }
 
-    /// The rank in [`P2p::comm`] of original rank `o`, if it was alive at
-    /// creation.
-    pub(crate) fn rank_of(&self, o: usize) -> Option<usize> {
-        self.from_orig.get(o).copied().flatten()
-    }
-
     /// This process's original rank.
     pub(crate) fn me(&self) -> usize {
         self.to_orig[self.comm.rank().index()]

@@ -1,17 +1,20 @@
 //! Rank program for the hierarchical tests under any policy:
-//! `pertinax-hierprog outcomes ROUNDS [ring|noring|any|exit]`, run with
-//! `--resilient=hier`.
+//! `pertinax-hierprog outcomes ROUNDS [ring|noring|any|exit] [R,R,...@C]`,
+//! run with `--resilient=hier`.
 //!
 //! Every round runs bcast, reduce, allreduce, gather, scatter, allgather,
 //! a point-to-point ring and a barrier, roots rotating, with fault points
 //! between them (`res.before.OP`, `res.after.OP`). The ring: `ring` (the
 //! default) sends to the right neighbour and receives from the left one by
-//! name; `any` receives with `ANY_SOURCE` (a failure the receive reports
+//! name; `any` receives with `ANY_SOURCE` and `ANY_TAG` (a failure the receive reports
 //! instead, `Err(Failed)` or `Ok(None)`, is accepted; an `Err(Failed)` must
 //! name a dead rank); `exit` is the named ring where a rank whose send or
 //! receive fails with `Error::Failed` (policy `stop`) returns at once with
 //! `?` while the others go on (it prints `OK` with `left=ROUND`; its
 //! neighbour then fails to receive from it, and so on); `noring`: none.
+//! `R,R,...@C`: ranks `R` return early with `?` (as `exit` does, `left=`)
+//! before their collective number `C` (0: the first bcast), whatever
+//! happened.
 //! Every collective's outcome goes into a digest, an error under a `stop`
 //! policy included (which must be `Error::Failed` decided for everyone):
 //! a collective's outcome must be the same at every survivor. Every result
@@ -109,6 +112,21 @@ fn sum_of(o: &Outcome, n: usize, k: u64, op: u64) -> u64 {
         .sum()
 }
 
+/// The ranks that return early with `?` and the number of collectives
+/// they complete first (`R,R,...@C`).
+type Leave = Option<(Vec<usize>, usize)>;
+
+fn parse_leave(a: Option<&String>) -> Result<Leave, String> {
+    let Some(a) = a else { return Ok(None) };
+    let bad = || format!("bad leave {a:?}: R,R,...@C");
+    let (rs, at) = a.split_once('@').ok_or_else(bad)?;
+    let ranks = rs
+        .split(',')
+        .map(|r| r.parse().map_err(|_| bad()))
+        .collect::<Result<Vec<usize>, String>>()?;
+    Ok(Some((ranks, at.parse().map_err(|_| bad())?)))
+}
+
 /// The ring between the collectives.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ring {
@@ -122,15 +140,27 @@ fn outcomes<C: Communicator<Error = Error>>(
     w: &C,
     rounds: u64,
     ring: Ring,
+    leave: &Leave,
     d: &mut Digest,
 ) -> Result<(), String> {
     let n = w.size();
     let me = w.rank().index();
+    // The fault point before a collective, and the early return a
+    // `leave` argument asks of this rank there.
+    let before = |d: &Digest, name: &str| -> Result<(), String> {
+        point(name);
+        match leave {
+            Some((ranks, at)) if ranks.contains(&me) && d.2.len() == *at => {
+                Err(format!("{LEFT}before collective {at} ({name})"))
+            }
+            _ => Ok(()),
+        }
+    };
     for k in 0..rounds {
         let root = (k as usize * 5 + 3) % n;
         let what = |op: &str| format!("round {k} {op} (root {root})");
 
-        point("res.before.bcast");
+        before(d, "res.before.bcast")?;
         let mut b = [if me == root { val(root, k, 0) } else { 0 }];
         if let Some(o) = d.coll(w.bcast(&mut b, root), &what("bcast"))? {
             if o.skipped.is_none() {
@@ -141,7 +171,7 @@ fn outcomes<C: Communicator<Error = Error>>(
         d.mark();
         point("res.after.bcast");
 
-        point("res.before.reduce");
+        before(d, "res.before.reduce")?;
         let mut s = [0u64];
         let r = w.reduce(&[val(me, k, 1)], &mut s, &Op::sum(), root);
         if let Some(o) = d.coll(r, &what("reduce"))? {
@@ -154,7 +184,7 @@ fn outcomes<C: Communicator<Error = Error>>(
         d.mark();
         point("res.after.reduce");
 
-        point("res.before.allreduce");
+        before(d, "res.before.allreduce")?;
         let mut s = [0u64];
         let r = w.allreduce(&[val(me, k, 2)], &mut s, &Op::sum());
         if let Some(o) = d.coll(r, &what("allreduce"))? {
@@ -166,7 +196,7 @@ fn outcomes<C: Communicator<Error = Error>>(
         d.mark();
         point("res.after.allreduce");
 
-        point("res.before.gather");
+        before(d, "res.before.gather")?;
         let mut g = vec![u64::MAX; if me == root { n } else { 0 }];
         if let Some(o) = d.coll(w.gather(&[val(me, k, 3)], &mut g, root), &what("gather"))? {
             check_dead(w, &o, &what("gather"))?;
@@ -181,7 +211,7 @@ fn outcomes<C: Communicator<Error = Error>>(
         d.mark();
         point("res.after.gather");
 
-        point("res.before.scatter");
+        before(d, "res.before.scatter")?;
         let src: Vec<u64> = if me == root {
             (0..n).map(|r| val(r, k, 4)).collect()
         } else {
@@ -196,7 +226,7 @@ fn outcomes<C: Communicator<Error = Error>>(
         d.mark();
         point("res.after.scatter");
 
-        point("res.before.allgather");
+        before(d, "res.before.allgather")?;
         let mut g = vec![u64::MAX; n];
         if let Some(o) = d.coll(w.allgather(&[val(me, k, 5)], &mut g), &what("allgather"))? {
             check_dead(w, &o, &what("allgather"))?;
@@ -232,18 +262,36 @@ fn outcomes<C: Communicator<Error = Error>>(
             } else {
                 pertinax::Source::Rank(Rank(left as i32))
             };
-            let got = if skip {
+            // `any` matches any tag too: only the left neighbour's ring
+            // messages may arrive (the library's own messages never come
+            // on the point-to-point communicator).
+            let tm: pertinax::TagMatch = if ring == Ring::Any {
+                pertinax::ANY_TAG
+            } else {
+                tag.into()
+            };
+            let mut got = if skip {
                 Ok(None)
             } else {
-                w.recv(&mut r, src, tag)
+                w.recv(&mut r, src, tm)
             };
+            // A ring message of an earlier round that a receive reporting
+            // a failure left behind: the next one.
+            while let Ok(Some(st)) = &got {
+                let earlier = (100..tag).contains(&st.tag.0) && st.source == Rank(left as i32);
+                if !(ring == Ring::Any && earlier) {
+                    break;
+                }
+                got = w.recv(&mut r, src, tm);
+            }
             match got {
                 // Only the left neighbour sends this tag here.
                 Ok(Some(st)) => check!(
-                    r[0] == val(left, k, 6) && st.source == Rank(left as i32),
-                    "round {k} ring got {} from {:?}",
+                    r[0] == val(left, k, 6) && st.source == Rank(left as i32) && st.tag.0 == tag,
+                    "round {k} ring got {} from {:?} tag {:?}",
                     r[0],
-                    st.source
+                    st.source,
+                    st.tag
                 ),
                 Ok(None) => {
                     let failed = w.failed_ranks();
@@ -267,7 +315,7 @@ fn outcomes<C: Communicator<Error = Error>>(
         }
         point("res.after.ring");
 
-        point("res.before.barrier");
+        before(d, "res.before.barrier")?;
         d.coll(w.barrier(), &what("barrier"))?;
         d.mark();
         point("res.after.barrier");
@@ -293,7 +341,8 @@ fn main() {
                     Some("exit") => Ring::Exit,
                     Some(other) => return Err(format!("unknown ring {other:?}")),
                 };
-                let left = match outcomes(&w, arg(rest, 0, 10), ring, &mut d) {
+                let leave = parse_leave(rest.get(2))?;
+                let left = match outcomes(&w, arg(rest, 0, 10), ring, &leave, &mut d) {
                     Ok(()) => String::new(),
                     // The early return: this rank stops here, the others go on.
                     Err(m) if m.starts_with(LEFT) => format!("left={} ", d.2.len() / 7),

@@ -6,9 +6,10 @@
 
 use pertinax::Error as CoreError;
 
+use super::rescue::Detect;
 use super::*;
 
-/// Every ack of a failure on the point-to-point communicator while a head
+/// Every ack of a failure on the library's communicator while a head
 /// waits for its [`Hello`].
 fn ack(comm: &Comm) -> Result<(), Error> {
     comm.ack_failed(usize::MAX)?;
@@ -22,7 +23,7 @@ const NAP_MIN: Duration = Duration::from_micros(20);
 const NAP_MAX: Duration = Duration::from_millis(1);
 
 /// What a rank waiting outside the global communicator gets.
-enum Called {
+pub(super) enum Called {
     /// It joined: the join message and the merged communicator.
     Joined(Join, Comm),
     /// The global output of the operation it needs, pushed by a
@@ -48,7 +49,7 @@ impl Hierarchical {
                 msg.seq
             )));
         }
-        let at = msg.seq;
+        let (at, respread) = (msg.seq, msg.respread);
         {
             let mut st = self.st.borrow_mut();
             if !st.gmembers.contains(&self.me) {
@@ -63,39 +64,40 @@ impl Hierarchical {
         }
         // Called as its group's new head by a global communicator still
         // in an operation this group left early: that stage first.
-        self.catch_up(at, None, false)
+        self.catch_up(at, None, false, respread)
     }
 
     /// Waits for a call ([`Hello`]) of the global communicator and joins
     /// it: the join message and the merged communicator. A caller that
     /// dies, or a failure during the creation, means another call comes
     /// (from the repaired global communicator). `orphan`: a group's new
-    /// head, which builds a global communicator of its own if no rank
-    /// outside its group lives any more. `need`: the operation whose
+    /// head; it, or a deputy whose group's global members all ended, takes
+    /// part in the rescue's detection while it waits, and leads the rescue
+    /// if it is the lowest such rank when every group is so (`rescue.rs`;
+    /// with no live rank outside its group, at once). `need`: the operation whose
     /// global output this rank waits for (a new head in its group's last
     /// stage): a push of it ends the wait as well.
     fn await_call(&self, orphan: bool, need: Option<u64>) -> Result<Called, Error> {
-        let comm = self.p2p.comm();
+        let comm = &self.ctl;
         let mut nap = Duration::ZERO;
+        let mut det = Detect::default();
+        self.st.borrow_mut().waiting_post = need.is_some();
         loop {
             if let Some(out) = need.and_then(|s| self.take_pushed(s)) {
+                self.st.borrow_mut().wakes += 1;
                 return Ok(Called::Output(out));
             }
-            if orphan && self.alone()? {
-                let gone = (0..self.groups()).filter(|&x| x != self.group).collect();
-                let merged = self.solo.dup()?;
-                let msg = Join {
-                    seq: self.st.borrow().seq,
-                    members: Vec::new(),
-                    gone,
-                    later: Vec::new(),
-                    last: None,
-                };
-                return Ok(Called::Joined(msg, merged));
+            // A new master, or a deputy whose group's global members all
+            // ended before calling it: if every group is so, the lowest of
+            // them leads the rescue (`rescue.rs`).
+            if orphan || self.group_orphaned()? {
+                if let Some(called) = self.detect(&mut det)? {
+                    return Ok(called);
+                }
             }
             // Poll: a rank that left the program (finalized) wakes no
-            // receive, and a head alone with ranks that all ended must
-            // notice (`alone`).
+            // receive, and an orphan's detection needs the ranks' ends
+            // and answers.
             match comm.iprobe(Source::Any, TAG_HELLO) {
                 Ok(Some(_)) => nap = Duration::ZERO,
                 Ok(None) => {
@@ -123,7 +125,7 @@ impl Hierarchical {
                 self.store_push(p);
                 continue;
             }
-            let Some(pl) = self.p2p.rank_of(hello.leader) else {
+            let Some(pl) = self.ctl_rank(hello.leader) else {
                 continue;
             };
             if trace() {
@@ -171,7 +173,10 @@ impl Hierarchical {
                     Ok((msg, merged))
                 });
             match joined {
-                Ok((msg, merged)) => return Ok(Called::Joined(msg, merged)),
+                Ok((msg, merged)) => {
+                    self.st.borrow_mut().wakes += 1;
+                    return Ok(Called::Joined(msg, merged));
+                }
                 Err(e) if e.is_fault() => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -185,6 +190,9 @@ impl Hierarchical {
             let mut st = self.st.borrow_mut();
             st.joined_at = msg.seq;
             st.rejoin = false;
+            if msg.respread {
+                st.respread = msg.seq.checked_sub(1);
+            }
             // The global communicator's last output, as every member has
             // it (a later join sends it on).
             if msg.last.as_ref().map(|l| l.0) > st.last.as_ref().map(|l| l.0) {
@@ -230,6 +238,9 @@ impl Hierarchical {
             gone: g.gone.clone(),
             later,
             last: self.st.borrow().last.clone(),
+            respread: seq
+                .checked_sub(1)
+                .is_some_and(|p| self.st.borrow().respread == Some(p)),
         }
     }
 
@@ -246,10 +257,10 @@ impl Hierarchical {
             .head(grp)
             .ok_or_else(|| internal("a join asked for by no head"))?;
         let at_head = g.comm.rank().index() == head;
-        let pe = self.p2p_rank(e)?;
+        let pe = self.ctl_rank_or_failed(e)?;
         if at_head {
             // A dead deputy: the creation below fails.
-            let _ = self.p2p.comm().send_value(
+            let _ = self.ctl.send_value(
                 &Hello {
                     leader: self.me,
                     output: None,
@@ -268,7 +279,7 @@ impl Hierarchical {
         }
         let inter = match g
             .comm
-            .intercomm_create(Rank(head as i32), self.p2p.comm(), pe, TAG_JOIN)
+            .intercomm_create(Rank(head as i32), &self.ctl, pe, TAG_JOIN)
         {
             Ok(inter) => inter,
             Err(x) if x.is_fault() => {
@@ -340,12 +351,12 @@ impl Hierarchical {
     ) -> Result<Global, Error> {
         let leader = g.comm.rank().0 == 0;
         for c in self.group_members(grp) {
-            let Some(pc) = self.p2p.rank_of(c) else {
+            let Some(pc) = self.ctl_rank(c) else {
                 continue;
             };
             if leader {
                 // A dead candidate: the creation below fails.
-                let _ = self.p2p.comm().send_value(
+                let _ = self.ctl.send_value(
                     &Hello {
                         leader: self.me,
                         output: None,
@@ -362,7 +373,7 @@ impl Hierarchical {
             }
             match g
                 .comm
-                .intercomm_create(Rank(0), self.p2p.comm(), Rank(pc as i32), TAG_JOIN)
+                .intercomm_create(Rank(0), &self.ctl, Rank(pc as i32), TAG_JOIN)
             {
                 Ok(inter) => {
                     // Every member sends; merge whatever the send gave (see
@@ -423,7 +434,7 @@ impl Hierarchical {
             }
             Called::Joined(msg, merged) => (msg, merged),
         };
-        let (seq, last) = (msg.seq, msg.last.clone());
+        let (seq, last, respread) = (msg.seq, msg.last.clone(), msg.respread);
         {
             let mut st = self.st.borrow_mut();
             st.gmembers = vec![self.me];
@@ -436,7 +447,7 @@ impl Hierarchical {
             Err(e) if !e.is_fault() => return Err(e),
             _ => {}
         }
-        self.catch_up(seq, last, post)
+        self.catch_up(seq, last, post, respread)
     }
 
     /// Files a chunk of a pushed global output (stale ones are dropped).
@@ -468,26 +479,52 @@ impl Hierarchical {
 
     /// After a join at the global communicator's operation `seq`, at a
     /// rank of operation `cur` (`post`: in its last local stage): runs the
-    /// global stage the global communicator is in if this rank's group
-    /// needs it (or had finished that operation, which no group does
-    /// before its global stage succeeded: then its confirmation too), or
-    /// takes the output of the global stage that ended before (`last`: a
-    /// call at the next operation that overtook the push of
-    /// [`Self::confirm`]).
-    fn catch_up(&self, seq: u64, last: Option<(u64, Vec<u8>)>, post: bool) -> Result<(), Error> {
+    /// global stage of an operation this rank's group has finished (a
+    /// rescue's global communicator can be one operation behind: no group
+    /// leaves an operation before its global stage succeeded, so that
+    /// group's head takes part as the others do) and its confirmation;
+    /// then, in a last stage, runs its own operation's global stage (the
+    /// global communicator runs it next, or is in it), or takes the output
+    /// of the global stage that ended before (`last`: a call at the next
+    /// operation that overtook the push of [`Self::confirm`]).
+    /// `respread`: a rescue ended this rank's operation from what its
+    /// group kept (`rescue.rs`): its last stage ends so.
+    fn catch_up(
+        &self,
+        seq: u64,
+        last: Option<(u64, Vec<u8>)>,
+        post: bool,
+        respread: bool,
+    ) -> Result<(), Error> {
         let cur = self.st.borrow().seq;
-        if seq < cur || (post && seq == cur) {
-            let kept = self.st.borrow().cur.iter().find(|c| c.0 == seq).cloned();
-            let (_, stage, mine) =
-                kept.ok_or_else(|| internal("a rejoin without the operation's stage"))?;
-            let out = self.run_global(&stage, mine.as_deref(), seq)?;
-            if seq == cur {
-                self.st.borrow_mut().late_out = Some(out);
-            } else {
-                // An operation this rank's group has finished: its
-                // confirmation too, as the others run it.
-                self.confirm(seq)?;
-            }
+        let kept = |s: u64| {
+            self.st
+                .borrow()
+                .cur
+                .iter()
+                .find(|c| c.0 == s)
+                .cloned()
+                .ok_or_else(|| internal("a rejoin without the operation's stage"))
+        };
+        if seq < cur {
+            let (_, stage, mine) = kept(seq)?;
+            self.run_global(&stage, mine.as_deref(), seq)?;
+            // An operation this rank's group has finished: its
+            // confirmation too, as the others run it.
+            self.confirm(seq)?;
+        }
+        if post && seq <= cur {
+            let (_, stage, mine) = kept(cur)?;
+            let out = self.run_global(&stage, mine.as_deref(), cur)?;
+            let mut st = self.st.borrow_mut();
+            st.late_out = Some(out);
+            // Perhaps not the output the group's members got from the
+            // first run (they kept that): the stage runs again from this.
+            st.rerun = Some(cur);
+        } else if post && respread && seq == cur + 1 {
+            // The rescue ended this operation from what the group kept
+            // (the retry of the last stage ends with it).
+            self.st.borrow_mut().respread = Some(cur);
         } else if post {
             // The global stage ended before; its output is the caller's.
             match last {
@@ -502,24 +539,5 @@ impl Hierarchical {
             }
         }
         Ok(())
-    }
-
-    /// Whether every rank outside this group is known dead.
-    /// Whether every rank outside this group has ended (failed, or left
-    /// the program early: a probe naming a rank that ended fails).
-    fn alone(&self) -> Result<bool, Error> {
-        let failed = self.p2p.failed(Vec::new());
-        let comm = self.p2p.comm();
-        for (i, &o) in self.p2p.to_orig().iter().enumerate() {
-            if o / self.k == self.group || failed.contains(&Rank(o as i32)) {
-                continue;
-            }
-            match comm.iprobe(Rank(i as i32), TAG_PROBE) {
-                Err(e) if e.is_fault() => {}
-                Err(e) => return Err(e.into()),
-                Ok(_) => return Ok(false),
-            }
-        }
-        Ok(true)
     }
 }

@@ -24,7 +24,11 @@
 //!   one, then the root's local one;
 //! - all-to-all (barrier, allreduce, allgather): local, global, local;
 //! - one-to-one (send, receive): on a point-to-point communicator of every
-//!   rank, never repaired, as in the flat mode;
+//!   rank, never repaired, as in the flat mode (the library's own
+//!   messages, calls, pushed outputs and the rescue's queries, go on a
+//!   communicator of their own, the *library's communicator*, also of
+//!   every rank and never repaired, made at creation: a user's receive
+//!   matching any tag never takes them);
 //! - communicator creation (dup, split): on a communicator of every rank,
 //!   shrunk at each creation.
 //!
@@ -33,9 +37,12 @@
 //! deputy contributes nothing but receives the whole output, as the
 //! masters do. Every operation ends, at the members of the global
 //! communicator, with a *confirmation*: an agreement of the global
-//! communicator after their group's last stage (see "Several failures in
-//! one group"), so that no group can need another group's help once that
-//! group's global members have returned from the operation.
+//! communicator after their part of their group's last stage and before
+//! that stage's agreement, and a second one after it (see "Several
+//! failures in one group"), so that no group can need another group's
+//! help once that group's global members have returned from the
+//! operation, and no member returns from an operation before its master
+//! (or deputy) confirmed it.
 //!
 //! # Leaving
 //!
@@ -81,9 +88,9 @@
 //! global communicator at the first global stage after the election: the
 //! head asks for it through the bit of that stage's agreement, the global
 //! communicator shrinks with the requests as shrink values, the head calls
-//! the deputy (a [`Hello`] on the point-to-point communicator), every
+//! the deputy (a [`Hello`] on the library's communicator), every
 //! member of the global communicator builds an intercommunicator with it
-//! (the head leads, the point-to-point communicator is the peer), merges
+//! (the head leads, the library's communicator is the peer), merges
 //! it, and the stage runs again with the deputy in it.
 //!
 //! Every member of a group knows when its deputy joins (the first global
@@ -107,9 +114,12 @@
 //! communicator's membership and its last global output, and merges; its
 //! group then elects a deputy, which joins at the next global stage as
 //! above. A group whose members are all dead is recorded as gone and never
-//! called again; a group whose survivors are the only ranks that have not
-//! ended (failed or left early) makes a global communicator of its own
-//! master. A failure during any join (the
+//! called again. A stage in which *every* group with survivors loses every
+//! global member (dead or left the program early) leaves nobody to call:
+//! the new masters find it out together and the lowest of them founds a
+//! new global communicator and calls the others in (the rescue,
+//! `rescue.rs`; a group whose survivors are the only ranks that have not
+//! ended is the case with one group). A failure during any join (the
 //! joining rank, its caller, another member) fails the join uniformly:
 //! the global communicator in every survivor's state is the last one built,
 //! and the stage's next agreement repairs it again (a deputy that died
@@ -127,8 +137,12 @@
 //! the group's last stage ends: the group's new master then needs the
 //! output of a stage the others have finished. The operation's
 //! confirmation closes that window inside the operation: the members of
-//! the global communicator agree once more after their groups' last
-//! stages; a group whose global members all died before they confirmed
+//! the global communicator agree once more after their parts of their
+//! groups' last stages, before those stages' agreements (a part that
+//! failed fails the confirmation, and every group runs its last stage
+//! again), and once more after those agreements (a group whose global
+//! members died between the two waits in its last stage); in either, a
+//! group whose global members all died before they confirmed
 //! shows up missing in the shrink that follows, and the new rank 0 pushes
 //! the operation's global output to each of that group's members (in
 //! chunks below the eager limit, so the push never waits for its
@@ -160,12 +174,14 @@
 //! local broadcast of the group's contribution in the first stage of
 //! every rooted or all-to-all operation; a last local stage in the root's
 //! group of a broadcast too (the paper's one-to-all ends with the other
-//! groups); one more agreement of the global communicator per operation
+//! groups); two more agreements of the global communicator per operation
 //! (the confirmation); and a join (an intercommunicator and a merge) in
 //! every repair that elects a new deputy; the join dominates such a repair
 //! (BENCHMARKS.md, runs R4 and R6, measured before the confirmation).
 //! Dropping the communicator is local, where the paper's `MPI_Comm_free`
-//! is a collective of the library.
+//! is a collective of the library. The paper has no answer when every
+//! group loses its global members at once (its POVs need a live master
+//! next door); the rescue (`rescue.rs`) is this library's.
 //!
 //! # Fault points (for tests)
 //!
@@ -188,22 +204,14 @@
 //!
 //! # Limits
 //!
-//! - A stage in which *every* group with survivors loses every global
-//!   member at once (master and deputy of each group, dead or left the
-//!   program early, all before any of them is replaced) leaves nobody to
-//!   call the new masters: they wait (a hang). With deaths alone it takes
-//!   at least twice as many as there are such groups (at least 4 with
-//!   two); early returns make it likelier (masters and deputies that
-//!   return while members of their groups go on). The one such case that
-//!   is repaired: a new master whose group holds the only ranks that have
-//!   not ended (every other rank failed or left) makes a global
-//!   communicator of itself and goes on (a waiting head polls, with
-//!   pauses of 20 µs to 1 ms, so a rank that left is noticed). Not
-//!   repaired in general because a new master cannot tell exactly that no
-//!   member of the global communicator is alive (it does not know the
-//!   members that joined since its group last heard of them), and if the
-//!   deaths come after a global stage's agreement the output of that
-//!   stage may be gone with them while other groups already returned it.
+//! - The rescue's choice between ending an operation from what the groups
+//!   kept and running it again (`rescue.rs`) assumes that a member of the
+//!   global communicator whose part of its group's last stage succeeded
+//!   leaves that stage's data at every member of its group (its
+//!   collective's sends reached them, or reach them from live members):
+//!   true of the native backend's collectives; a backend that could lose
+//!   a message a dead master had sent would make the re-run the choice,
+//!   as before.
 //! - Communicator creations (`dup`, `split`) run on a communicator of
 //!   every rank: a rank that stopped calling collectives blocks them
 //!   (one that ended does not).
@@ -234,6 +242,17 @@ const OK: u32 = 1;
 /// Agreement bit of a global stage, cleared by a head whose group's new
 /// deputy joins at this stage.
 const NO_JOIN: u32 = 2;
+/// Agreement bit of a retry of a last stage: this member kept what an
+/// earlier attempt gave it.
+const KEPT: u32 = 4;
+/// A retry of a last stage runs the stage again (the master's decision).
+const RUN: u8 = 0;
+/// A retry of a last stage ends with what every member kept (a rescue's
+/// decision: see `rescue.rs`).
+const RESPREAD: u8 = 1;
+/// A retry of a last stage runs the stage again from a global stage run
+/// again (what the members kept is stale).
+const RERUN: u8 = 2;
 
 /// The knobs of the hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -353,6 +372,10 @@ struct Join {
     /// group whose global members all died after that stage's agreement
     /// gets its output from there.
     last: Option<(u64, Vec<u8>)>,
+    /// A rescue ended the operation before `seq` from what the groups
+    /// waiting in its last stage kept (`rescue.rs`): a joiner in that
+    /// stage ends it so.
+    respread: bool,
 }
 
 /// A message of the global communicator to a rank outside it: the call of
@@ -415,10 +438,31 @@ struct State {
     /// communicator it is in: it takes part in the confirmations
     /// ([`Hierarchical::confirm`]) of that operation and the later ones.
     joined_at: u64,
+    /// The last operation this rank confirmed ([`Hierarchical::confirm`]):
+    /// the first agreement, and the second.
+    confirmed: Option<u64>,
+    settled: Option<u64>,
+    /// The operation in whose last stage's retry every member of the group
+    /// held what an earlier attempt gave it (`stage.rs`, `rescue.rs`).
+    kept_all: Option<u64>,
+    /// The operation a rescue ended from what the groups kept: its last
+    /// stage ends with that (`rescue.rs`).
+    respread: Option<u64>,
+    /// The operation whose global stage this rank ran again after a
+    /// rejoin in its last stage: what the group kept from the first run is
+    /// stale.
+    rerun: Option<u64>,
+    /// This rank waits for a call in its operation's last stage.
+    waiting_post: bool,
     /// Chunks of pushed global outputs, by (operation, offset).
     pushed: std::collections::BTreeMap<(u64, usize), (usize, Vec<u8>)>,
     /// Operations completed.
     seq: u64,
+    /// Times this rank stopped waiting for a call because it was called
+    /// or got a pushed output (the rescue's detection, `rescue.rs`).
+    wakes: u64,
+    /// Rounds of the rescue's detection started by this rank.
+    rounds: u64,
     local_repairs: u64,
     global_repairs: u64,
     /// Time spent in repairs (see [`Hierarchical::repair_time`]).
@@ -440,6 +484,14 @@ pub struct Hierarchical {
     full_to_orig: Vec<usize>,
     /// This process alone (the joining side of the intercommunicators).
     solo: Comm,
+    /// The library's own messages (calls, pushed outputs, the rescue's
+    /// queries and answers) and the peer communicator of the joins: every
+    /// live rank at creation, never revoked nor shrunk, apart from the
+    /// point-to-point communicator so that a user's receive matching any
+    /// tag never takes them.
+    ctl: Comm,
+    /// The original ranks of `ctl`'s ranks, in rank order.
+    ctl_to_orig: Vec<usize>,
     st: RefCell<State>,
     cfg: Config,
 }
@@ -581,11 +633,13 @@ impl Hierarchical {
             let (full, v) = p2p.comm().shrink_gather(0)?;
             let full_to_orig = survivors(p2p.to_orig(), &v);
             match Hierarchical::layout(&full, &full_to_orig, (me, size), k) {
-                Ok((local, global, solo)) => {
+                Ok((local, global, solo, ctl)) => {
                     let a = full.agree_detailed(OK)?;
                     if a.flags == OK && stage::intact(&a) {
                         let failed = (0..size).filter(|o| !full_to_orig.contains(o)).collect();
                         let gmembers = local.to_orig.iter().take(2).copied().collect();
+                        let mut ctl_to_orig = full_to_orig.clone();
+                        ctl_to_orig.sort_unstable();
                         return Ok(Hierarchical {
                             size,
                             me,
@@ -595,6 +649,8 @@ impl Hierarchical {
                             full,
                             full_to_orig,
                             solo,
+                            ctl,
+                            ctl_to_orig,
                             st: RefCell::new(State {
                                 local,
                                 global,
@@ -606,8 +662,16 @@ impl Hierarchical {
                                 late_out: None,
                                 last: None,
                                 joined_at: 0,
+                                confirmed: None,
+                                settled: None,
+                                kept_all: None,
+                                respread: None,
+                                rerun: None,
+                                waiting_post: false,
                                 pushed: Default::default(),
                                 seq: 0,
+                                wakes: 0,
+                                rounds: 0,
                                 local_repairs: 0,
                                 global_repairs: 0,
                                 repair_time: Duration::ZERO,
@@ -632,7 +696,7 @@ impl Hierarchical {
         full_to_orig: &[usize],
         (me, size): (usize, usize),
         k: usize,
-    ) -> Result<(Sub, Option<Global>, Comm), Error> {
+    ) -> Result<(Sub, Option<Global>, Comm, Comm), Error> {
         let key = |o: usize| o as i32;
         let group = me / k;
         let missing = || internal("a split left this rank out");
@@ -658,6 +722,8 @@ impl Hierarchical {
         let global = local.comm.rank().0 < 2;
         let gcomm = full.split(global.then_some(0), key(me))?;
         let solo = full.split(Some(me as u32), 0)?.ok_or_else(missing)?;
+        // Every rank, in original rank order.
+        let ctl = full.split(Some(0), key(me))?.ok_or_else(missing)?;
         let gone = (0..size.div_ceil(k))
             .filter(|&g| !members.iter().any(|&(x, _)| x == g))
             .collect();
@@ -669,6 +735,7 @@ impl Hierarchical {
                 gone,
             }),
             solo,
+            ctl,
         ))
     }
 
@@ -685,10 +752,15 @@ impl Hierarchical {
         self.size.div_ceil(self.k)
     }
 
-    /// The rank of original rank `o` in the point-to-point communicator.
-    fn p2p_rank(&self, o: usize) -> Result<Rank, Error> {
-        self.p2p
-            .rank_of(o)
+    /// The rank of original rank `o` in the library's communicator
+    /// (`ctl`), if it was alive at creation.
+    fn ctl_rank(&self, o: usize) -> Option<usize> {
+        self.ctl_to_orig.binary_search(&o).ok()
+    }
+
+    /// [`Self::ctl_rank`], or the process failure of `o`.
+    fn ctl_rank_or_failed(&self, o: usize) -> Result<Rank, Error> {
+        self.ctl_rank(o)
             .map(|r| Rank(r as i32))
             .ok_or_else(|| unrepairable(vec![o]))
     }
@@ -744,6 +816,7 @@ impl Drop for Hierarchical {
         }
         let _ = self.full.free();
         let _ = self.solo.free();
+        let _ = self.ctl.free();
         let _ = self.p2p.comm().free();
     }
 }
@@ -751,6 +824,7 @@ impl Drop for Hierarchical {
 mod coll;
 mod data;
 mod join;
+mod rescue;
 mod split;
 mod stage;
 

@@ -7,15 +7,24 @@ use super::*;
 impl Hierarchical {
     /// Runs a stage on the local communicator until it succeeds at every
     /// member: `f` gets the local communicator (rank 0 is the master).
-    /// `post`: the stage comes after the operation's global stage.
-    pub(super) fn local_stage<R>(
+    /// `post`: the stage comes after the operation's global stage (the
+    /// operation's last stage, see [`Self::post_attempt`]).
+    pub(super) fn local_stage<R: Clone>(
         &self,
         post: bool,
         mut f: impl FnMut(&Sub) -> Result<R, Error>,
     ) -> Result<R, Error> {
+        // In a last stage: what this rank's last successful attempt gave
+        // it (see `post_attempt`).
+        let mut kept: Option<R> = None;
+        let mut retry = false;
         loop {
             let l = self.st.borrow().local.clone();
-            let r = f(&l);
+            let r = if post {
+                self.post_attempt(&l, retry, &mut kept, &mut f)
+            } else {
+                f(&l)
+            };
             let ok = if matches!(&r, Err(e) if e.is_fault()) {
                 // A member may wait for this one inside the stage (the
                 // deputy for its copy of the block, a master for the
@@ -42,9 +51,95 @@ impl Hierarchical {
                 );
             }
             self.timed(|| self.repair_local(post))?;
-            if self.st.borrow().rejoin {
-                self.timed(|| self.rejoin(post))?;
+            retry = true;
+            // In a last stage the new head rejoins inside the next
+            // attempt, after the group learnt what its members kept.
+            if !post && self.st.borrow().rejoin {
+                self.timed(|| self.rejoin(false))?;
             }
+        }
+    }
+
+    /// One attempt of an operation's last stage. The members of the global
+    /// communicator confirm the operation ([`Self::confirm`]) after their
+    /// part of the stage and before the stage's agreement, so that no
+    /// member returns from an operation before its master (or its
+    /// deputy) confirmed it: a group has finished the operation only if
+    /// every member of the global communicator ran its part of its
+    /// group's last stage (its members have their data) or its group had
+    /// the output pushed. Every member keeps what its last successful
+    /// attempt gave it (`kept`): a retry (after a repair) first agrees
+    /// whether every member of the group holds it (the rescue uses that,
+    /// `rescue.rs`), then the new head rejoins if it must, then the
+    /// master tells the group whether the stage runs again (`f`), runs
+    /// again from a re-run global stage (what was kept is stale), or ends
+    /// with what every member kept (a rescue's decision).
+    fn post_attempt<R: Clone>(
+        &self,
+        l: &Sub,
+        retry: bool,
+        kept: &mut Option<R>,
+        f: &mut impl FnMut(&Sub) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let r = if retry {
+            self.post_retry(l, kept, f)
+        } else {
+            f(l)
+        };
+        if let Ok(v) = &r {
+            *kept = Some(v.clone());
+        }
+        // Always, whatever the attempt gave (the group's other member of
+        // the global communicator may be in the confirmation already); a
+        // failed attempt makes the confirmation fail everywhere, and every
+        // group runs its last stage again.
+        let seq = self.st.borrow().seq;
+        let c = self.confirm_with(seq, r.is_ok());
+        match (r, c) {
+            (Ok(_), Err(e)) => Err(e),
+            (r, _) => r,
+        }
+    }
+
+    /// The start of a retry of a last stage (see [`Self::post_attempt`]).
+    fn post_retry<R: Clone>(
+        &self,
+        l: &Sub,
+        kept: &mut Option<R>,
+        f: &mut impl FnMut(&Sub) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let seq = self.st.borrow().seq;
+        let a = l
+            .comm
+            .agree_detailed(OK | if kept.is_some() { KEPT } else { 0 })?;
+        if !intact(&a) {
+            return Err(pertinax::Error::Revoked.into());
+        }
+        self.st.borrow_mut().kept_all = (a.flags & KEPT != 0).then_some(seq);
+        if self.st.borrow().rejoin {
+            self.timed(|| self.rejoin(true))?;
+        }
+        let mut d = [RUN];
+        if l.comm.rank().0 == 0 {
+            let st = self.st.borrow();
+            if st.respread == Some(seq) {
+                d[0] = RESPREAD;
+            } else if st.rerun == Some(seq) {
+                d[0] = RERUN;
+            }
+        }
+        l.comm.bcast(&mut d, 0)?;
+        match d[0] {
+            RESPREAD => kept.clone().ok_or_else(|| {
+                // Every member held it when the group agreed so; only a
+                // broken invariant gets here.
+                internal("a last stage ended from kept data that a member lacks")
+            }),
+            RERUN => {
+                *kept = None;
+                f(l)
+            }
+            _ => f(l),
         }
     }
 
@@ -155,37 +250,48 @@ impl Hierarchical {
         // Tests kill a master here: after its group's first stage, before
         // its contribution to the global stage.
         pertinax::fault_point("res.hier.global");
-        // Groups that lost every global member after an earlier
-        // operation's global stage (found by its confirmation): their new
-        // heads are called first. Every member computes the same list.
-        let orphans = self.orphans();
-        if !orphans.is_empty() {
-            let g = self
-                .st
-                .borrow()
-                .global
-                .clone()
-                .ok_or_else(|| internal("a global stage outside the global communicator"))?;
-            match self.timed(|| self.run_joins(g, &orphans, seq)) {
-                // The global communicator in the state is the one every
-                // survivor has; the stage's agreement repairs it.
-                Err(e) if e.is_fault() => {}
-                r => r?,
-            }
-        }
         loop {
+            // Groups with no member in the global communicator (lost every
+            // global member after an earlier operation's global stage, as
+            // its confirmation found; or left out by a join that failed,
+            // such as a callee that died between the intercommunicator's
+            // creation and the merge): their new heads are called first,
+            // before every attempt. Every member computes the same list.
+            let orphans = self.orphans();
+            let mut joins = Ok(());
+            if !orphans.is_empty() {
+                let g =
+                    self.st.borrow().global.clone().ok_or_else(|| {
+                        internal("a global stage outside the global communicator")
+                    })?;
+                match self.timed(|| self.run_joins(g, &orphans, seq)) {
+                    // The global communicator in the state is the one every
+                    // survivor has: this attempt fails, its agreement
+                    // repairs that communicator (a member of it may have
+                    // died) and the next attempt calls the rest.
+                    Err(e) if e.is_fault() => joins = Err(e),
+                    r => r?,
+                }
+            }
             let g = self
                 .st
                 .borrow()
                 .global
                 .clone()
                 .ok_or_else(|| internal("a global stage outside the global communicator"))?;
-            let r = self.global_once(&g, stage, mine);
-            pertinax::fault_point("res.hier.global.sent");
+            let r = match joins {
+                Ok(()) => {
+                    let r = self.global_once(&g, stage, mine);
+                    pertinax::fault_point("res.hier.global.sent");
+                    r
+                }
+                Err(e) => Err(e),
+            };
             let ok = if matches!(&r, Err(e) if e.is_fault()) {
                 // Free the members still inside the stage's collective (a
                 // member that left the program early fails only the
-                // requests that name it).
+                // requests that name it; a member whose joins failed
+                // where others' did not).
                 let _ = g.comm.revoke();
                 0
             } else {
@@ -395,13 +501,42 @@ impl Hierarchical {
     /// waits for the others' next operation: the window closes inside the
     /// operation, and dropping the communicator can be local.
     pub(super) fn confirm(&self, seq: u64) -> Result<(), Error> {
+        self.confirm_with(seq, true)?;
+        self.settle(seq)
+    }
+
+    /// The second agreement of the confirmation of operation `seq`, after
+    /// the group's last stage succeeded: a group whose global members
+    /// all died after the first one (inside the stage) and before their
+    /// group's last agreement waits for the output in that stage; it shows
+    /// up missing here and gets the output pushed, within the operation.
+    pub(super) fn settle(&self, seq: u64) -> Result<(), Error> {
+        self.agree_out(seq, true, true)
+    }
+
+    /// [`Self::confirm`], once per operation, with `ok` false at a member
+    /// whose attempt of its group's last stage failed: the confirmation
+    /// then fails at every member of the global communicator (a fault:
+    /// every group runs its last stage again and confirms again), so a
+    /// confirmation that succeeds means every member of the global
+    /// communicator completed its part of its group's last stage.
+    pub(super) fn confirm_with(&self, seq: u64, ok: bool) -> Result<(), Error> {
+        self.agree_out(seq, ok, false)
+    }
+
+    /// The agreements of the confirmation: the first (`second` false,
+    /// inside the last stage) or the second.
+    fn agree_out(&self, seq: u64, ok: bool, second: bool) -> Result<(), Error> {
         {
             let st = self.st.borrow();
-            if st.global.is_none() || st.joined_at > seq {
+            let done = if second { st.settled } else { st.confirmed };
+            if st.global.is_none() || st.joined_at > seq || done.is_some_and(|c| c >= seq) {
                 return Ok(());
             }
         }
-        pertinax::fault_point("res.hier.confirm");
+        if !second {
+            pertinax::fault_point("res.hier.confirm");
+        }
         loop {
             let g = self
                 .st
@@ -409,9 +544,18 @@ impl Hierarchical {
                 .global
                 .clone()
                 .ok_or_else(|| internal("a confirmation outside the global communicator"))?;
-            let a = g.comm.agree_detailed(OK)?;
-            if a.flags & OK == OK && intact(&a) {
-                return Ok(());
+            let a = g.comm.agree_detailed(if ok { OK } else { 0 })?;
+            if intact(&a) {
+                if a.flags & OK == OK {
+                    let mut st = self.st.borrow_mut();
+                    if second {
+                        st.settled = Some(seq);
+                    } else {
+                        st.confirmed = Some(seq);
+                    }
+                    return Ok(());
+                }
+                return Err(pertinax::Error::Revoked.into());
             }
             let t0 = Instant::now();
             let (g, _) = self.shrink_global(encode_join(self.group, None))?;
@@ -449,7 +593,7 @@ impl Hierarchical {
             if failed.contains(&Rank(c as i32)) {
                 continue;
             }
-            let Some(pc) = self.p2p.rank_of(c) else {
+            let Some(pc) = self.ctl_rank(c) else {
                 continue;
             };
             let mut at = 0;
@@ -465,12 +609,7 @@ impl Hierarchical {
                     }),
                 };
                 // A dead member: the send fails, nobody waits for it.
-                if self
-                    .p2p
-                    .comm()
-                    .send_value(&h, Rank(pc as i32), TAG_HELLO)
-                    .is_err()
-                {
+                if self.ctl.send_value(&h, Rank(pc as i32), TAG_HELLO).is_err() {
                     break;
                 }
                 at = end;
