@@ -162,8 +162,18 @@ fn insulation(w: &Comm, _a: &[String]) -> R {
         .map_err(e)?
         .ok_or("no color")?;
     let victim = n - 1;
+    // The split is a collective on the world: a victim dying as soon as its
+    // own split returned could fail a lower rank's split still under way
+    // (ULFM allows that). Each lower rank tells the victim its split ended.
+    if !upper {
+        w.send(&[1u8], victim, 4).map_err(e)?;
+    }
     for i in 0..200u64 {
         if me == victim && i == 10 {
+            let mut b = [0u8];
+            for r in 0..n / 2 {
+                w.recv(&mut b, r, 4).map_err(e)?;
+            }
             die();
         }
         if upper {
