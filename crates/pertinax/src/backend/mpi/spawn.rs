@@ -212,6 +212,20 @@ impl Mpi {
         let base = base.map_err(err)?;
         let coll = base.dup().map_err(err)?;
         let rec = base.dup().map_err(err)?;
+        // The agreements run on a duplicate of `both`, never on `both`
+        // itself: Open MPI 5's agreement (ERA) names an agreement by the
+        // low bits of the communicator's context id, which are the same
+        // (0) for every communicator MPI_Comm_create_from_group makes, so
+        // the agreements of two such communicators over different groups
+        // collide ("removing old agreement (0.0).N from history, due to
+        // cycling of identifiers"): a member answered from the other
+        // communicator's history while the rest waited forever (the
+        // hierarchical mode's second join in one stage hung). A duplicate
+        // gets an identifier of its own.
+        let agr = both.dup().map_err(err);
+        let mut both = both;
+        let _ = both.free();
+        let agr = agr?;
         let order = (0..nl + nr)
             .map(|i| match (high, i < nl) {
                 (false, _) => i,
@@ -220,7 +234,7 @@ impl Mpi {
             })
             .collect();
         Ok(Trio {
-            comms: [base, coll, rec, both],
+            comms: [base, coll, rec, agr],
             rank,
             members: local.clone(),
             remote: Some(remote.clone()),
