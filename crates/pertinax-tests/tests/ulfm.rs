@@ -3,7 +3,7 @@
 //! bounded randomized campaign. Every job has a wall-clock bound and the
 //! harness checks that none of its processes survives it.
 
-use pertinax_harness::{job_code, on_mpi, run, Job, Spec};
+use pertinax_harness::{backend, job_code, on_mpi, run, Job, Spec, TestBackend};
 
 fn ftprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-ftprog"))
@@ -486,6 +486,9 @@ fn campaign_job(i: u64, n: usize, count: u64, replace: bool, spares: Option<usiz
     .launcher_arg(&count)
     .launcher_arg("--fault-max-hit")
     .launcher_arg("150");
+    // Spares are the native launcher's: on MPI, `replace_failed` always
+    // spawns, so the job runs without them (the same seeds and victims).
+    let spares = spares.filter(|_| backend() == TestBackend::Native);
     let k = spares.map(|k| k.to_string());
     if let Some(k) = &k {
         spec = spec.launcher_arg("--spares").launcher_arg(k);

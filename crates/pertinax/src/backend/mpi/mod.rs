@@ -299,6 +299,19 @@ fn error_of(code: sys::Code, comm: Option<sys::Comm>, peer: Option<u32>) -> Erro
     }
 }
 
+/// [`error_of`] for a receive or probe from `src` (`None`: any source):
+/// ULFM fails a blocking any-source receive or probe with
+/// `MPIX_ERR_PROC_FAILED` once a failure is not acknowledged, where the
+/// backend contract (and the native backend) says `ProcFailedPending`: the
+/// failure may not be the awaited sender's, and acknowledging it lets the
+/// receive go on.
+fn recv_error_of(code: sys::Code, comm: Option<sys::Comm>, src: Option<u32>) -> Error {
+    match error_of(code, comm, src) {
+        Error::ProcFailed { ranks } if src.is_none() => Error::ProcFailedPending { ranks },
+        other => other,
+    }
+}
+
 /// A 32-hex-digit job id, the same at every rank (from the PMIx
 /// namespace, or the Slurm job).
 fn job_id() -> String {
@@ -468,7 +481,7 @@ impl Mpi {
                         // cancel, and wait until MPI gives the buffer back.
                         let _ = op.cancel();
                         let _ = op.wait();
-                        Err(error_of(c, comm, *src))
+                        Err(recv_error_of(c, comm, *src))
                     }
                 };
                 (r, *forgotten)
@@ -538,7 +551,7 @@ fn received(
                 capacity,
             });
         }
-        return Err(error_of(code, comm, src));
+        return Err(recv_error_of(code, comm, src));
     }
     let len = usize::try_from(st.bytes).unwrap_or(0);
     if elem > 1 && len % elem != 0 {
@@ -804,13 +817,7 @@ impl Mpi {
                     moved = true;
                 }
                 Err(c) => {
-                    let err = match error_of(c, Some(comm), spec.src) {
-                        Error::ProcFailed { ranks } if spec.src.is_none() => {
-                            Error::ProcFailedPending { ranks }
-                        }
-                        other => other,
-                    };
-                    self.settle(idx, Err(err));
+                    self.settle(idx, Err(recv_error_of(c, Some(comm), spec.src)));
                     moved = true;
                 }
             }
@@ -900,7 +907,7 @@ impl Mpi {
                 forgotten,
             },
             Err(_) if forgotten => Slot::Free,
-            Err((c, _)) => Slot::Done(Err(error_of(c, comm, spec.src))),
+            Err((c, _)) => Slot::Done(Err(recv_error_of(c, comm, spec.src))),
         };
         let freed = matches!(e.1, Slot::Free);
         drop(slab);
@@ -1187,7 +1194,7 @@ impl Backend for Mpi {
         let tag = spec.tag.unwrap_or_else(sys::any_tag);
         sys::iprobe(src, tag, comm)
             .err()
-            .map(|c| error_of(c, Some(comm), spec.src))
+            .map(|c| recv_error_of(c, Some(comm), spec.src))
     }
 
     // ---- requests ---------------------------------------------------------
