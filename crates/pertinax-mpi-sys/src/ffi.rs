@@ -113,6 +113,7 @@ extern "C" {
     pub fn pxm_comm_is_revoked(comm: isize, flag: *mut c_int) -> c_int;
     pub fn pxm_comm_shrink(comm: isize, out: *mut isize) -> c_int;
     pub fn pxm_comm_agree(comm: isize, flag: *mut c_int) -> c_int;
+    pub fn pxm_comm_iagree(comm: isize, flag: *mut c_int, req: *mut isize) -> c_int;
     pub fn pxm_comm_ack_failed(comm: isize, num_to_ack: c_int, num_acked: *mut c_int) -> c_int;
     pub fn pxm_comm_get_failed(comm: isize, ranks: *mut c_int, cap: c_int, n: *mut c_int) -> c_int;
 

@@ -411,6 +411,21 @@ impl Comm {
         }
     }
 
+    /// `MPIX_Comm_iagree`: starts the agreement [`Comm::agree`] makes,
+    /// without waiting; [`IAgree::test`] tells when it ends.
+    ///
+    /// # Errors
+    /// The MPI's code when the agreement cannot start.
+    pub fn iagree(self, flag: i32) -> Result<IAgree> {
+        let mut flag = Box::new(flag as c_int);
+        let mut req = Request::null();
+        // SAFETY: `flag` is on the heap and owned by the returned value,
+        // whose drop waits for the request before freeing it; writes
+        // `req`.
+        check(unsafe { ffi::pxm_comm_iagree(self.0, &mut *flag, &mut req.0) })?;
+        Ok(IAgree { req, flag })
+    }
+
     /// `MPIX_Comm_ack_failed`: acknowledges the first `n` failures known;
     /// returns how many are acknowledged.
     ///
@@ -500,6 +515,44 @@ impl Request {
     pub(crate) fn cancel(&mut self) -> Result<()> {
         // SAFETY: reads and writes the handle.
         check(unsafe { ffi::pxm_cancel(&mut self.0) })
+    }
+}
+
+/// An agreement started by [`Comm::iagree`]: the flag MPI writes lives
+/// here until the request completes (a drop waits for it).
+#[derive(Debug)]
+pub struct IAgree {
+    req: Request,
+    flag: Box<c_int>,
+}
+
+impl IAgree {
+    /// `None` while the agreement runs; once it ended, the agreed flag, or
+    /// the MPI's code with the flag (`MPIX_ERR_PROC_FAILED`: a member
+    /// failed, the flag is still agreed; see [`Comm::agree`]).
+    pub fn test(&mut self) -> Option<std::result::Result<i32, (Code, i32)>> {
+        if self.req.is_null() {
+            return Some(Err((Code(-1), *self.flag)));
+        }
+        let st = match self.req.test() {
+            Ok(None) => return None,
+            Ok(Some(st)) => st,
+            // The test itself failed with the agreement still pending:
+            // wait for its end.
+            Err(_) => self.req.wait(),
+        };
+        Some(match st.error {
+            0 => Ok(*self.flag),
+            e => Err((Code(e), *self.flag)),
+        })
+    }
+}
+
+impl Drop for IAgree {
+    fn drop(&mut self) {
+        if !self.req.is_null() && !crate::finalized() {
+            let _ = self.req.wait();
+        }
     }
 }
 

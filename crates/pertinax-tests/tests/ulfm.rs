@@ -359,6 +359,20 @@ fn a_finalized_rank_is_not_failed_nor_replaced() {
     }
 }
 
+/// A non-blocking agreement returns before every member contributed (on
+/// the MPI backend too: `MPIX_Comm_iagree`), and decides the AND.
+#[test]
+fn iagree_returns_before_the_others_contribute() {
+    let j = run(ft(4, &["iagree_at_once"]));
+    expect(&j, 0, 4);
+    assert_eq!(
+        oks(&j).iter().filter(|l| l.ends_with("flags=f0")).count(),
+        4,
+        "{}",
+        j.stdout
+    );
+}
+
 /// Scenario 10: Agreement with the rank that other implementations use as the
 /// coordinator (rank 0) killed in the middle, and with several ranks
 /// killed during it at different moments: every survivor decides the same.

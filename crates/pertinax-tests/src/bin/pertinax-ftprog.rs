@@ -984,6 +984,39 @@ fn ft_timing(w: &Comm, a: &[String]) -> R {
     Ok(format!("agree_us={:.1} shrink_us={:.1}", m[0], m[1]))
 }
 
+/// An `iagree` returns before the others contributed: rank 0 starts one
+/// and tests it (undecided: rank 1 has not contributed), then lets rank 1
+/// in with a message; the others contribute at once. A blocking `iagree`
+/// would leave rank 0 waiting for rank 1, which waits for rank 0's message.
+fn iagree_returns_at_once(w: &Comm, _a: &[String]) -> R {
+    let me = w.rank().index();
+    let flag = 0xf0 | me as u32;
+    let d = match me {
+        0 => {
+            let mut p = w.iagree(flag).map_err(e)?;
+            let early = p.test().map_err(e)?;
+            check!(
+                early.is_none(),
+                "decided before rank 1 contributed: {early:?}"
+            );
+            w.send(&[1u8], 1, 5).map_err(e)?;
+            loop {
+                if let Some(d) = p.test().map_err(e)? {
+                    break d;
+                }
+            }
+        }
+        1 => {
+            let mut b = [0u8];
+            w.recv(&mut b, 0, 5).map_err(e)?;
+            w.agree_detailed(flag).map_err(e)?
+        }
+        _ => w.agree_detailed(flag).map_err(e)?,
+    };
+    check!(d.flags == 0xf0 && d.failed.is_empty(), "agreed {d:?}");
+    Ok(format!("flags={:x}", d.flags))
+}
+
 fn main() {
     let sc = Scenario::from_args();
     let scenario = sc.name();
@@ -994,6 +1027,7 @@ fn main() {
         "coll_kill" => coll_kill(&w, rest, false),
         "coll_kill_revoke" => coll_kill(&w, rest, true),
         "anysource" => anysource(&w, rest),
+        "iagree_at_once" => iagree_returns_at_once(&w, rest),
         "insulation" => insulation(&w, rest),
         "acked" => acked(&w, rest),
         "revoke_shrink" => revoke_shrink(&w, rest),

@@ -55,26 +55,31 @@
 //!   communicators; failure knowledge: `MPIX_Comm_get_failed` /
 //!   `MPIX_Comm_ack_failed` on the point-to-point communicator (on an
 //!   intercommunicator: on the communicator of both groups).
-//! - Agreement (four words and a kind per member, uniform records): in
-//!   `contribute`, every member sends its record to every other on the
-//!   agreement's communicator (`ctx + 3`), then the members run
-//!   `MPIX_Comm_agree` (a fault-tolerant AND, 32 members per round) on the
-//!   set of members every survivor heard from; those read `Contributed`,
-//!   the others `Failed`, the same everywhere. `contribute` blocks until
-//!   the decision (so `iagree` is not overlapped yet); `Finalized` is
-//!   never read.
+//! - Agreement (four words and a kind per member, uniform records; see
+//!   [`agree`]): `contribute` starts it (every member sends its record to
+//!   every other on the agreement's communicator, `ctx + 3`) and returns;
+//!   `poll_agreement` advances it: once every receive ended, the members
+//!   run `MPIX_Comm_iagree` (a fault-tolerant AND, 32 members per round)
+//!   on the set of members every survivor heard from; those read
+//!   `Contributed`, the others `Failed`, the same everywhere. So `iagree`
+//!   returns at once. `Finalized` is never read. On an intercommunicator
+//!   the agreement's communicator is a duplicate of the communicator of
+//!   both groups (see [`spawn`]: Open MPI 5's ERA names an agreement by
+//!   the low bits of the communicator's context id, the same for every
+//!   communicator `MPI_Comm_create_from_group` makes).
 //!
 //! # Not yet (each answers `Unsupported` naming it, never a panic)
 //!
 //! Spares (`replace_failed` always spawns new processes), single-copy;
 //! collectives on intercommunicators (the portable core has none
-//! either); a non-blocking `iagree`. (An injected death is reported by
+//! either). (An injected death is reported by
 //! the rank itself on stderr, in the native launcher's words.)
 //! Fault plans are read from the environment as on the native backend;
 //! `mpirun -x PERTINAX_FAULTS=3@chunk#6` (the `--kill` grammar) or `-x
 //! PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` give one plan to the whole
 //! job, and each rank keeps its own shots (`crate::inject`).
 
+mod agree;
 mod coll;
 mod fast;
 mod finalize;
@@ -236,8 +241,9 @@ pub(crate) struct Mpi {
     held: RefCell<Vec<Held>>,
     /// The next [`Held::seq`].
     arrivals: Cell<u64>,
-    /// Decided agreements: (context, sequence) → one record per member.
-    agreed: RefCell<HashMap<(u32, u32), Vec<Record>>>,
+    /// Agreements started and not yet read: (context, sequence) → the
+    /// agreement (`agree.rs`).
+    agreed: RefCell<HashMap<(u32, u32), agree::Agreement>>,
     slab: RefCell<Vec<(u32, Slot)>>,
     free: RefCell<Vec<u32>>,
     next_ctx: Cell<u32>,
@@ -610,93 +616,7 @@ impl Mpi {
     }
 }
 
-/// Records exchanged by an agreement: kind, then the four words.
-const REC_WORDS: usize = 5;
-
 impl Mpi {
-    /// Runs agreement `seq` on `t` with this member's record `mine`:
-    /// every member sends its record to every other on the agreement's
-    /// communicator; then the members agree (`MPIX_Comm_agree`, a
-    /// fault-tolerant AND, 32 members per round) on the set every survivor
-    /// heard from. Members in that set read `Contributed` (every survivor
-    /// has their records), the others `Failed`: the same at every member.
-    fn agree_records(&self, t: &Trio, seq: u32, mine: [u32; REC_WORDS]) -> Vec<Record> {
-        let n = t.all.len();
-        let comm = t.comms[3];
-        let tag = (seq & 0x3fff_ffff) as i32;
-        let me = t.me_all as usize;
-        let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let mut sends = Vec::new();
-        let mut recvs = Vec::new();
-        for r in 0..n {
-            if r == me {
-                continue;
-            }
-            if let Ok(op) = Op::send(
-                SendData::Owned(bytes.clone().into_boxed_slice()),
-                r as i32,
-                tag,
-                comm,
-            ) {
-                sends.push(op);
-            }
-            let buf = RecvData::Owned(vec![0u8; REC_WORDS * 4].into_boxed_slice());
-            if let Ok(op) = Op::recv(buf, r as i32, tag, comm) {
-                recvs.push((r, op));
-            }
-        }
-        let mut heard: Vec<Option<[u32; REC_WORDS]>> = vec![None; n];
-        if let Some(h) = heard.get_mut(me) {
-            *h = Some(mine);
-        }
-        for (r, mut op) in recvs {
-            if let Some((st, RecvData::Owned(b))) = op.wait() {
-                if st.error == 0 && st.cancelled == 0 && b.len() == REC_WORDS * 4 {
-                    let mut w = [0u32; REC_WORDS];
-                    for (i, c) in b.chunks_exact(4).enumerate() {
-                        w[i] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                    }
-                    heard[r] = Some(w);
-                }
-            }
-        }
-        for mut op in sends {
-            let _ = op.wait();
-        }
-        let mut out = Vec::with_capacity(n);
-        for chunk in 0..n.div_ceil(32) {
-            let mut mask: u32 = 0;
-            for i in 0..32 {
-                if heard.get(chunk * 32 + i).is_some_and(Option::is_some) {
-                    mask |= 1 << i;
-                }
-            }
-            let agreed = match comm.agree(mask as i32) {
-                Ok(f) => f as u32,
-                Err((c, f)) if c.kind() == Kind::ProcFailed => f as u32,
-                Err(_) => 0,
-            };
-            for i in 0..32 {
-                let r = chunk * 32 + i;
-                if r >= n {
-                    break;
-                }
-                out.push(match heard[r] {
-                    Some(w) if agreed & (1 << i) != 0 => Record::Contributed {
-                        kind: w[0] as u8,
-                        words: [w[1], w[2], w[3], w[4]],
-                    },
-                    _ => Record::Failed,
-                });
-            }
-        }
-        // By member (group, then remote group).
-        t.order
-            .iter()
-            .map(|&r| out.get(r as usize).copied().unwrap_or(Record::Failed))
-            .collect()
-    }
-
     /// The error of an unmatched receive on context `ctx` from `src`
     /// (`None`: any source) because of failed processes, checked on every
     /// 64th call (a failed list costs more than a probe): `ProcFailed` when
@@ -1415,7 +1335,7 @@ impl Backend for Mpi {
     }
 
     fn contribute(&self, ctx: u32, seq: u32, call: RecoveryCall, words: [u32; 4], st: &CommState) {
-        let recs = match &st.trio {
+        let a = match &st.trio {
             Ok(t) => {
                 let mine = [
                     u32::from(call.code()),
@@ -1424,11 +1344,11 @@ impl Backend for Mpi {
                     words[2],
                     words[3],
                 ];
-                self.agree_records(t, seq, mine)
+                agree::Agreement::start(t, seq, mine)
             }
-            Err(_) => Vec::new(),
+            Err(_) => agree::Agreement::Done(Vec::new()),
         };
-        self.agreed.borrow_mut().insert((ctx, seq), recs);
+        self.agreed.borrow_mut().insert((ctx, seq), a);
     }
 
     fn poll_agreement(
@@ -1438,7 +1358,11 @@ impl Backend for Mpi {
         _st: &CommState,
         got: &mut [Option<Record>],
     ) -> bool {
-        let Some(recs) = self.agreed.borrow_mut().remove(&(ctx, seq)) else {
+        let mut agreed = self.agreed.borrow_mut();
+        let Some(a) = agreed.get_mut(&(ctx, seq)) else {
+            return false;
+        };
+        let Some(recs) = a.poll() else {
             return false;
         };
         for (i, g) in got.iter_mut().enumerate() {
@@ -1446,6 +1370,7 @@ impl Backend for Mpi {
                 *g = Some(recs.get(i).copied().unwrap_or(Record::Failed));
             }
         }
+        agreed.remove(&(ctx, seq));
         true
     }
 
