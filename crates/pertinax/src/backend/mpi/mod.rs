@@ -597,7 +597,18 @@ impl Mpi {
             let mut g = self.procs.group_of(peers)?;
             let c = sys::Comm::from_group(g, &tag).map_err(err);
             let _ = g.free();
-            c?
+            // Used through a duplicate only: in Open MPI 5.0.11 a
+            // communicator made by MPI_Comm_create_from_group has
+            // process-local identifiers that ULFM's revoke and agreement
+            // do not handle (checked with C programs): `MPIX_Comm_revoke`
+            // never reaches a member whose local index for it differs (its
+            // receives are never interrupted, and a revocation can land
+            // elsewhere), and agreements of two such communicators collide.
+            // Its duplicates behave.
+            let mut made = c?;
+            let base = made.dup().map_err(err);
+            let _ = made.free();
+            base?
         };
         base.errors_return().map_err(err)?;
         let coll = base.dup().map_err(err)?;
