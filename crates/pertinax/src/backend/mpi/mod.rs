@@ -20,7 +20,9 @@
 //!   [`Backend::attach`] by `MPI_Comm_create_from_group` over the group
 //!   of its members' process ids (collective over its members only, who
 //!   may belong to several worlds; `MPI_Comm_create_group` over the world
-//!   fails once any process of the world failed), then duplicated. Tokens
+//!   fails once any process of the world failed), then used through
+//!   duplicates only (Open MPI 5.0.11's revoke never reaches a member
+//!   whose local index for such a communicator differs). Tokens
 //!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
 //!   the agreement's own messages. Intercommunicators, spawn, `merge` and
 //!   `replace_failed`: see [`spawn`].
