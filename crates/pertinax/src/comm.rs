@@ -20,7 +20,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use crate::backend::{Active, Backend, Peers, Token};
+use crate::backend::{Active, Backend, Derived, Peers, Token};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::runtime::Runtime;
@@ -83,6 +83,18 @@ impl Comm {
             tokens,
             remote.as_ref().map(|(p, t)| (p, &t[..])),
         );
+        Comm::with_state(rt, ctx, rank, peers, st, remote.map(|(p, _)| p))
+    }
+
+    /// A communicator whose backend state is made already.
+    pub(crate) fn with_state(
+        rt: Rc<Runtime>,
+        ctx: u32,
+        rank: u32,
+        peers: Peers,
+        st: <Active as Backend>::CommState,
+        remote: Option<Peers>,
+    ) -> Comm {
         Comm {
             inner: Rc::new(CommInner {
                 rt,
@@ -92,7 +104,7 @@ impl Comm {
                 freed: Cell::new(false),
                 coll_seq: Cell::new(0),
                 st,
-                remote: remote.map(|(p, _)| p),
+                remote,
                 ft_seq: Cell::new(0),
                 agree_pending: Cell::new(false),
             }),
@@ -273,14 +285,31 @@ impl Comm {
     pub fn dup(&self) -> Result<Comm> {
         self.coll_live()?;
         let (ctx, entries) = self.agree_ctx()?;
-        Ok(Comm::from_parts(
-            self.inner.rt.clone(),
-            ctx,
-            self.inner.rank,
-            self.inner.peers.clone(),
-            &entries,
-            None,
-        ))
+        let peers = self.inner.peers.clone();
+        Ok(self.derived(ctx, 0, self.inner.rank, peers, &entries))
+    }
+
+    /// This process's communicator `ctx` derived from this one (see
+    /// [`Backend::derive`]; every member calls it or [`Comm::not_derived`]).
+    fn derived(&self, ctx: u32, color: u32, rank: u32, peers: Peers, tokens: &[Token]) -> Comm {
+        let rt = &self.inner.rt;
+        let mine = Derived {
+            color,
+            rank,
+            peers: &peers,
+            tokens,
+        };
+        match rt.b.derive(&self.inner.st, ctx, Some(mine)) {
+            Some(st) => Comm::with_state(rt.clone(), ctx, rank, peers, st, None),
+            // Not a backend's answer to `Some`; made as a plain attach.
+            None => Comm::from_parts(rt.clone(), ctx, rank, peers, tokens, None),
+        }
+    }
+
+    /// This process's part, as a member left out, of a derivation of
+    /// communicator `ctx` from this one.
+    fn not_derived(&self, ctx: u32) {
+        let _ = self.inner.rt.b.derive(&self.inner.st, ctx, None);
     }
 
     /// Splits into one communicator per `color` (collective); ranks are
@@ -316,6 +345,7 @@ impl Comm {
         if c < 0 {
             let entries: Vec<u16> = rows.iter().map(|r| r.1).collect();
             self.unreserve(&entries);
+            self.not_derived(ctx);
             return Ok(None);
         }
         let mut members: Vec<(i32, usize)> = rows
@@ -331,14 +361,9 @@ impl Comm {
             .iter()
             .position(|&(_, r)| r == self.inner.rank as usize)
             .unwrap_or(0);
-        Ok(Some(Comm::from_parts(
-            self.inner.rt.clone(),
-            ctx,
-            my as u32,
-            peers,
-            &entries,
-            None,
-        )))
+        Ok(Some(
+            self.derived(ctx, c as u32, my as u32, peers, &entries),
+        ))
     }
 
     /// A communicator of the processes in `group`, a subset of this
@@ -363,6 +388,7 @@ impl Comm {
         let me = self.inner.peers[self.inner.rank as usize];
         let Some(r) = group.members().iter().position(|&m| m == me) else {
             self.unreserve(&entries);
+            self.not_derived(ctx);
             return Ok(None);
         };
         let sub: Vec<u16> = group
@@ -373,13 +399,12 @@ impl Comm {
                 entries[i]
             })
             .collect();
-        Ok(Some(Comm::from_parts(
-            self.inner.rt.clone(),
+        Ok(Some(self.derived(
             ctx,
+            0,
             r as u32,
             group.members().clone(),
             &sub,
-            None,
         )))
     }
 

@@ -397,6 +397,33 @@ impl Comm {
         let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
         rt.use_ctx(ctx);
         let n = self.size();
+        // The backend's uniform view of who is alive, if it has one (MPI:
+        // `MPIX_Comm_shrink`): a contributor that died since the agreement
+        // is replaced too (its value reads `None`), rather than waited for.
+        let agreed: Vec<bool> = got.iter().map(Option::is_some).collect();
+        let live = match rt.b.live_members(&self.inner.st, &agreed) {
+            Some(l) => Some(l.inspect_err(|_| rt.b.unreserve(entry))?),
+            None => None,
+        };
+        let mut values = values;
+        let mut got = got;
+        if let Some(live) = &live {
+            for i in (0..n).filter(|i| !live.contains(i)) {
+                values[i] = None;
+                got[i] = None;
+            }
+        }
+        let recs: Vec<Record> = recs
+            .iter()
+            .zip(&got)
+            .map(|(&r, g)| {
+                if g.is_none() && matches!(r, Record::Contributed { .. }) {
+                    Record::Failed
+                } else {
+                    r
+                }
+            })
+            .collect();
         let mut peers: Vec<u32> = self.inner.peers.to_vec();
         let mut entries: Vec<u16> = got
             .iter()

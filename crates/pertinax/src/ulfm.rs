@@ -188,7 +188,10 @@ impl Comm {
     /// the result holds, for each rank of this communicator, the value that
     /// member contributed, or `None` for a member that failed without
     /// contributing (and is not in the new communicator). The values are
-    /// the same at every survivor. A pertinax extension beyond
+    /// the same at every survivor. On the MPI backend the new communicator
+    /// is `MPIX_Comm_shrink`'s, which may leave out a member that
+    /// contributed and died since: its value then reads `None` too, so a
+    /// value is `None` exactly for a member not in the new communicator. A pertinax extension beyond
     /// `MPIX_Comm_shrink`, for recovery protocols that must learn
     /// something from every survivor while they shrink (such as which
     /// ranks signalled an error).
@@ -231,13 +234,32 @@ impl Comm {
             entry,
         )?;
         let got = words(&got);
-        let values = got
+        let mut values: Vec<Option<u64>> = got
             .iter()
             .map(|c| c.map(|w| u64::from(w[0]) | (u64::from(w[3]) << 32)))
             .collect();
+        let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
+        let agreed: Vec<bool> = got.iter().map(Option::is_some).collect();
+        if let Some(made) = rt.b.shrink_attach(&self.inner.st, ctx, &agreed) {
+            // The backend's own shrink (MPI: `MPIX_Comm_shrink`). A
+            // contributor it left out (dead since) reads as failed, so that
+            // a value is `None` exactly for a member not in the result.
+            let made = made.inspect_err(|_| rt.b.unreserve(entry))?;
+            let (rank, at, st) = (made.rank, made.at, made.st);
+            for (i, v) in values.iter_mut().enumerate() {
+                if !at.contains(&i) {
+                    *v = None;
+                }
+            }
+            let peers = at
+                .iter()
+                .map(|&i| rt.b.member_id(&self.inner.st, i))
+                .collect();
+            let comm = Comm::with_state(rt.clone(), ctx, rank, peers, st, None);
+            return Ok((comm, values));
+        }
         let mut peers = Vec::new();
         let mut entries = Vec::new();
-        let mut ctx = 0;
         let mut my_rank = 0;
         for (i, c) in got.iter().enumerate() {
             if let Some(w) = c {
@@ -246,7 +268,6 @@ impl Comm {
                 }
                 peers.push(rt.b.member_id(&self.inner.st, i));
                 entries.push(w[2] as u16);
-                ctx = ctx.max(w[1]);
             }
         }
         let comm = Comm::from_parts(rt.clone(), ctx, my_rank, peers.into(), &entries, None);

@@ -6,7 +6,8 @@
 
 use super::native::{self, Native};
 use super::{
-    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Task, Token,
+    Backend, Derived, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Shrunk,
+    Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::Status;
@@ -126,6 +127,17 @@ impl Backend for Active {
             Active::Mpi(b) => AnyState::Mpi(b.attach(ctx, rank, peers, tokens, remote)),
         }
     }
+    fn derive(&self, parent: &AnyState, ctx: u32, mine: Option<Derived<'_>>) -> Option<AnyState> {
+        match (self, parent) {
+            (Active::Native(b), AnyState::Native(p)) => {
+                b.derive(p, ctx, mine).map(AnyState::Native)
+            }
+            #[cfg(feature = "mpi")]
+            (Active::Mpi(b), AnyState::Mpi(p)) => b.derive(p, ctx, mine).map(AnyState::Mpi),
+            #[cfg(feature = "mpi")]
+            _ => None,
+        }
+    }
     fn release(&self, ctx: u32, st: &AnyState) {
         with!(self, st, b, s => b.release(ctx, s))
     }
@@ -238,6 +250,35 @@ impl Backend for Active {
     }
     fn member_id(&self, st: &AnyState, i: usize) -> u32 {
         with!(self, st, b, s => b.member_id(s, i))
+    }
+    fn live_members(&self, st: &AnyState, agreed: &[bool]) -> Option<Result<Vec<usize>>> {
+        with!(self, st, b, s => b.live_members(s, agreed))
+    }
+    fn shrink_attach(
+        &self,
+        old: &AnyState,
+        ctx: u32,
+        agreed: &[bool],
+    ) -> Option<Result<Shrunk<AnyState>>> {
+        match (self, old) {
+            (Active::Native(b), AnyState::Native(s)) => b.shrink_attach(s, ctx, agreed).map(|r| {
+                r.map(|s| Shrunk {
+                    rank: s.rank,
+                    at: s.at,
+                    st: AnyState::Native(s.st),
+                })
+            }),
+            #[cfg(feature = "mpi")]
+            (Active::Mpi(b), AnyState::Mpi(s)) => b.shrink_attach(s, ctx, agreed).map(|r| {
+                r.map(|s| Shrunk {
+                    rank: s.rank,
+                    at: s.at,
+                    st: AnyState::Mpi(s.st),
+                })
+            }),
+            #[cfg(feature = "mpi")]
+            _ => None,
+        }
     }
 
     fn spawn_max(&self) -> usize {

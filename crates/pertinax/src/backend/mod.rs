@@ -179,6 +179,35 @@ pub(crate) enum Record {
     Finalized,
 }
 
+/// This process's part of a communicator derived from a parent
+/// ([`Backend::derive`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Derived<'a> {
+    /// The color that tells it from the others derived in the same call.
+    #[cfg_attr(
+        not(feature = "mpi"),
+        allow(dead_code, reason = "read by the MPI backend only")
+    )]
+    pub color: u32,
+    /// This process's rank in it.
+    pub rank: u32,
+    /// Its members' ids, in rank order.
+    pub peers: &'a Peers,
+    /// Their tokens.
+    pub tokens: &'a [Token],
+}
+
+/// A communicator made by a backend's own shrink ([`Backend::shrink_attach`]).
+#[derive(Debug)]
+pub(crate) struct Shrunk<S> {
+    /// This process's rank in it.
+    pub rank: u32,
+    /// Its members' positions in the shrunk communicator, in rank order.
+    pub at: Vec<usize>,
+    /// Its state.
+    pub st: S,
+}
+
 /// The error of a backend that lacks an optional feature.
 #[allow(
     dead_code,
@@ -468,6 +497,26 @@ pub(crate) trait Backend: Debug + Sized {
         tokens: &[Token],
         remote: Option<(&Peers, &[Token])>,
     ) -> Self::CommState;
+    /// Makes the communicator `ctx` derived from the intracommunicator
+    /// `parent` (dup, split, create). Called by every member of `parent`
+    /// in the same order: `mine` is this process's part, `None` for a
+    /// member of `parent` left out of every new communicator. `Some` holds
+    /// the communicator's color (a split makes one per color), this
+    /// process's rank in it, its members' ids and their tokens in rank
+    /// order. Returns the state for a member, `None` for the others.
+    ///
+    /// By default the members [`Backend::attach`] and the others do
+    /// nothing; a backend whose communicators are made collectively over
+    /// the parent (MPI: `MPI_Comm_split`) overrides it.
+    fn derive(
+        &self,
+        parent: &Self::CommState,
+        ctx: u32,
+        mine: Option<Derived<'_>>,
+    ) -> Option<Self::CommState> {
+        let _ = parent;
+        mine.map(|d| self.attach(ctx, d.rank, d.peers, d.tokens, None))
+    }
     /// Frees the communicator at this process (local).
     fn release(&self, ctx: u32, st: &Self::CommState);
 
@@ -601,6 +650,41 @@ pub(crate) trait Backend: Debug + Sized {
     /// This process's id in the communicator's members (group, then remote
     /// group) at position `i`.
     fn member_id(&self, st: &Self::CommState, i: usize) -> u32;
+    /// The members of the intracommunicator `st` that are alive, as far
+    /// as the backend can tell the same at every survivor (by position;
+    /// a subset of those `agreed` says contributed to the last
+    /// agreement), if it can (`None`: it cannot, the agreement is all).
+    /// Collective over the survivors, who pass the same `agreed`. The MPI
+    /// backend's is `MPIX_Comm_shrink`, which leaves out a contributor
+    /// that died since the agreement.
+    ///
+    /// # Errors
+    /// As the backend's shrink.
+    fn live_members(&self, st: &Self::CommState, agreed: &[bool]) -> Option<Result<Vec<usize>>> {
+        let _ = (st, agreed);
+        None
+    }
+    /// Makes the communicator `ctx` of a decided shrink of the
+    /// intracommunicator `old` by the backend's own shrink, if it has one
+    /// (`None`: attach the agreed survivors as usual). Collective over the
+    /// survivors, who pass the same `agreed` (by position in `old`: whether
+    /// the member contributed to the shrink's agreement). Its members are
+    /// a subset of the agreed ones: the backend's own shrink may leave out
+    /// a contributor that died since the agreement. Returns this process's
+    /// rank in it, the members' positions in `old` in rank order, and its
+    /// state.
+    ///
+    /// # Errors
+    /// As the backend's shrink (a process failure while it runs).
+    fn shrink_attach(
+        &self,
+        old: &Self::CommState,
+        ctx: u32,
+        agreed: &[bool],
+    ) -> Option<Result<Shrunk<Self::CommState>>> {
+        let _ = (old, ctx, agreed);
+        None
+    }
 
     // ---- spawn ------------------------------------------------------------
 

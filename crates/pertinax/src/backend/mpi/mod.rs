@@ -22,7 +22,10 @@
 //!   may belong to several worlds; `MPI_Comm_create_group` over the world
 //!   fails once any process of the world failed), then used through
 //!   duplicates only (Open MPI 5.0.11's revoke never reaches a member
-//!   whose local index for such a communicator differs). Tokens
+//!   whose local index for such a communicator differs). A shrink's
+//!   communicators are made by `MPIX_Comm_shrink` instead
+//!   ([`Backend::shrink_attach`]): `MPI_Comm_create_from_group` over a
+//!   group with a dead member never returns or crashes. Tokens
 //!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
 //!   the agreement's own messages. Intercommunicators, spawn, `merge` and
 //!   `replace_failed`: see [`spawn`].
@@ -266,6 +269,10 @@ pub(crate) struct Mpi {
     procs: spawn::Procs,
     /// Requests for processes recorded by their asker, by stamp.
     requests: RefCell<HashMap<u64, spawn::Pending>>,
+    /// The survivors' communicator [`Backend::live_members`] made last
+    /// (by `MPIX_Comm_shrink`) and its members' process ids: the next
+    /// collective spawn among exactly them runs on it.
+    survivors: RefCell<Option<(Vec<u32>, sys::Comm)>>,
 }
 
 /// The error of an MPI code on communicator `comm` (for `ProcFailed`:
@@ -388,6 +395,7 @@ pub(super) fn start() -> Result<Started> {
             me,
             procs,
             requests: RefCell::new(HashMap::new()),
+            survivors: RefCell::new(None),
         }),
         rank,
         size,
@@ -579,7 +587,88 @@ fn received(
     })
 }
 
+/// `MPIX_Comm_shrink` of `old`'s recovery communicator, repeated
+/// while the result holds a member that `agreed` (by position in `old`)
+/// says failed: one whose death a survivor saw but no survivor that took
+/// part in the shrink knew of yet. Every survivor gets the same result
+/// from `MPIX_Comm_shrink` and passes the same `agreed`, so all loop
+/// alike. Returns the communicator, its members' positions in `old` and
+/// this process's rank in it.
+fn shrink_live(old: &Trio, agreed: &[bool]) -> Result<(sys::Comm, Vec<usize>, u32)> {
+    let err = |c: sys::Code| error_of(c, None, None);
+    let t0 = std::time::Instant::now();
+    // On the recovery communicator: never revoked, and no other collective
+    // runs there (a member still in a split on the others must not meet
+    // this shrink).
+    let mut from = old.comms[2];
+    let mut made: Option<sys::Comm> = None;
+    loop {
+        let shrunk = from.shrink();
+        if let Some(mut m) = made.take() {
+            let _ = m.free();
+        }
+        let mut base = shrunk.map_err(err)?;
+        let read = (|| {
+            base.errors_return()?;
+            let n = base.size()?;
+            let at = old.comms[2].translate_from(base, &(0..n).collect::<Vec<_>>())?;
+            Ok((at, base.rank()?))
+        })();
+        let (at, rank) = match read {
+            Ok(r) => r,
+            Err(c) => {
+                let _ = base.free();
+                return Err(err(c));
+            }
+        };
+        let at: Vec<usize> = at
+            .iter()
+            .map(|&r| usize::try_from(r).unwrap_or(usize::MAX))
+            .collect();
+        let dead: Vec<Rank> = at
+            .iter()
+            .filter(|&&i| !agreed.get(i).copied().unwrap_or(false))
+            .map(|&i| Rank(i as i32))
+            .collect();
+        if dead.is_empty() {
+            return Ok((base, at, rank as u32));
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = base.free();
+            return Err(Error::ProcFailed { ranks: dead });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        from = base;
+        made = Some(base);
+    }
+}
+
 impl Mpi {
+    /// Makes `trio` the communicators of context `ctx`.
+    fn install(&self, ctx: u32, trio: Result<Trio>) -> CommState {
+        self.use_ctx(ctx);
+        self.last.set(None);
+        let trio = trio.map(Rc::new);
+        self.comms.borrow_mut().insert(ctx, trio.clone());
+        CommState { trio }
+    }
+
+    /// The communicators of the shrink of `old` (`MPIX_Comm_shrink`, not
+    /// `MPI_Comm_create_from_group` over the agreed survivors: Open MPI
+    /// 5.0.11 crashes every member of a `MPI_Comm_create_from_group` that
+    /// a process failure interrupts, with a segmentation fault in
+    /// `ompi_comm_revoke_local` under `ompi_comm_activate`), and the
+    /// members' positions in `old` (see [`shrink_live`]).
+    fn shrink_trio(&self, old: &Trio, agreed: &[bool]) -> Result<(Trio, Vec<usize>)> {
+        let (base, at, rank) = shrink_live(old, agreed)?;
+        let members: Peers = at
+            .iter()
+            .map(|&i| old.members.get(i).copied().unwrap_or(u32::MAX))
+            .collect();
+        let trio = self.trio_over(base, rank, &members)?;
+        Ok((trio, at))
+    }
+
     /// The communicators of a new pertinax communicator of `peers` (process
     /// ids, see `spawn`) with context `ctx`.
     fn make_trio(&self, ctx: u32, rank: u32, peers: &Peers) -> Result<Trio> {
@@ -612,6 +701,13 @@ impl Mpi {
             let _ = made.free();
             base?
         };
+        self.trio_over(base, rank, peers)
+    }
+
+    /// The communicators of a pertinax communicator whose point-to-point
+    /// communicator is `base` (the others are its duplicates).
+    fn trio_over(&self, base: sys::Comm, rank: u32, peers: &Peers) -> Result<Trio> {
+        let err = |c: sys::Code| error_of(c, None, None);
         base.errors_return().map_err(err)?;
         let coll = base.dup().map_err(err)?;
         let rec = base.dup().map_err(err)?;
@@ -982,15 +1078,82 @@ impl Backend for Mpi {
         _tokens: &[Token],
         remote: Option<(&Peers, &[Token])>,
     ) -> CommState {
-        self.use_ctx(ctx);
-        self.last.set(None);
         let trio = match remote {
             Some((r, _)) => self.make_inter(ctx, rank, peers, r),
             None => self.make_trio(ctx, rank, peers),
-        }
-        .map(Rc::new);
-        self.comms.borrow_mut().insert(ctx, trio.clone());
-        CommState { trio }
+        };
+        self.install(ctx, trio)
+    }
+
+    fn derive(
+        &self,
+        parent: &CommState,
+        ctx: u32,
+        mine: Option<super::Derived<'_>>,
+    ) -> Option<CommState> {
+        let p = match &parent.trio {
+            Ok(t) if t.remote.is_none() => t,
+            // An intercommunicator's or a broken parent: from the group.
+            _ => return mine.map(|d| self.attach(ctx, d.rank, d.peers, d.tokens, None)),
+        };
+        // `MPI_Comm_split` over the parent, which returns an error when a
+        // process fails during it (`MPI_Comm_create_from_group` and
+        // `MPI_Comm_create_group` over a group with a dead process never
+        // return or crash, in Open MPI 5.0.11).
+        let (color, key) = match mine {
+            Some(d) => (i32::try_from(d.color).unwrap_or(i32::MAX), d.rank as i32),
+            None => (sys::undefined(), 0),
+        };
+        // On the collective communicator: a revocation (a repair) ends it.
+        let made = p.comms[1].split(color, key);
+        let Some(d) = mine else {
+            if let Ok(mut c) = made {
+                if !c.is_null() {
+                    let _ = c.free();
+                }
+            }
+            return None;
+        };
+        let trio = made
+            .map_err(|c| error_of(c, None, None))
+            .and_then(|base| self.trio_over(base, d.rank, d.peers));
+        Some(self.install(ctx, trio))
+    }
+
+    fn live_members(&self, st: &CommState, agreed: &[bool]) -> Option<Result<Vec<usize>>> {
+        let old = match &st.trio {
+            Ok(t) if t.remote.is_none() => t,
+            _ => return None,
+        };
+        let made = shrink_live(old, agreed).map(|(comm, at, _)| {
+            let ids = at
+                .iter()
+                .map(|&i| old.members.get(i).copied().unwrap_or(u32::MAX))
+                .collect();
+            if let Some((_, mut c)) = self.survivors.replace(Some((ids, comm))) {
+                let _ = c.free();
+            }
+            at
+        });
+        Some(made)
+    }
+
+    fn shrink_attach(
+        &self,
+        old: &CommState,
+        ctx: u32,
+        agreed: &[bool],
+    ) -> Option<Result<super::Shrunk<CommState>>> {
+        let old = match &old.trio {
+            Ok(t) if t.remote.is_none() => t,
+            // No MPI communicator to shrink: the agreed survivors, as usual.
+            _ => return None,
+        };
+        Some(self.shrink_trio(old, agreed).map(|(t, at)| super::Shrunk {
+            rank: t.rank,
+            at,
+            st: self.install(ctx, Ok(t)),
+        }))
     }
 
     fn release(&self, ctx: u32, st: &CommState) {

@@ -293,7 +293,22 @@ impl Mpi {
             }
             None => (String::new(), Vec::new(), 0, Vec::new()),
         };
-        let (comm, made) = if order.len() == 1 {
+        // The survivors' communicator `live_members` made, when the spawn is
+        // among exactly them with the asker first (`replace_failed`): made
+        // by `MPIX_Comm_shrink`, it holds no member known dead, over which
+        // `MPI_Comm_create_from_group` would never return or crash.
+        let survivors = self.survivors.take().and_then(|(ids, c)| {
+            if ids == order {
+                Some(c)
+            } else {
+                let mut c = c;
+                let _ = c.free();
+                None
+            }
+        });
+        let (comm, made) = if let Some(c) = survivors {
+            (c, true)
+        } else if order.len() == 1 {
             (sys::Comm::self_(), false)
         } else {
             let tag = format!("pertinax-spawn:{stamp}:{asker}:{}", order.len());
