@@ -291,7 +291,14 @@ impl Comm {
 
     /// This process's communicator `ctx` derived from this one (see
     /// [`Backend::derive`]; every member calls it or [`Comm::not_derived`]).
-    fn derived(&self, ctx: u32, color: u32, rank: u32, peers: Peers, tokens: &[Token]) -> Comm {
+    pub(crate) fn derived(
+        &self,
+        ctx: u32,
+        color: u32,
+        rank: u32,
+        peers: Peers,
+        tokens: &[Token],
+    ) -> Comm {
         let rt = &self.inner.rt;
         let mine = Derived {
             color,

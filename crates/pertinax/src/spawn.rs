@@ -309,14 +309,7 @@ impl Comm {
         }
         let me = self.inner.peers[self.inner.rank as usize];
         let rank = peers.iter().position(|&s| s == me).unwrap_or(0) as u32;
-        Ok(Comm::from_parts(
-            rt.clone(),
-            ctx,
-            rank,
-            peers.into(),
-            &entries,
-            None,
-        ))
+        Ok(self.derived(ctx, 0, rank, peers.into(), &entries))
     }
 
     /// Non-shrinking recovery (collective over the survivors): a new

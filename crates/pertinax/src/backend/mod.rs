@@ -497,8 +497,9 @@ pub(crate) trait Backend: Debug + Sized {
         tokens: &[Token],
         remote: Option<(&Peers, &[Token])>,
     ) -> Self::CommState;
-    /// Makes the communicator `ctx` derived from the intracommunicator
-    /// `parent` (dup, split, create). Called by every member of `parent`
+    /// Makes the communicator `ctx` derived from `parent` (dup, split,
+    /// create; merge of an intercommunicator, whose members are those of
+    /// both groups). Called by every member of `parent`
     /// in the same order: `mine` is this process's part, `None` for a
     /// member of `parent` left out of every new communicator. `Some` holds
     /// the communicator's color (a split makes one per color), this

@@ -22,10 +22,14 @@
 //!   may belong to several worlds; `MPI_Comm_create_group` over the world
 //!   fails once any process of the world failed), then used through
 //!   duplicates only (Open MPI 5.0.11's revoke never reaches a member
-//!   whose local index for such a communicator differs). A shrink's
-//!   communicators are made by `MPIX_Comm_shrink` instead
-//!   ([`Backend::shrink_attach`]): `MPI_Comm_create_from_group` over a
-//!   group with a dead member never returns or crashes. Tokens
+//!   whose local index for such a communicator differs). But a
+//!   communicator with a parent is made from it, since
+//!   `MPI_Comm_create_from_group` over a group with a dead member never
+//!   returns or crashes: dup, split, create and merge split the parent's
+//!   collective communicator (`MPI_Comm_split`, [`Backend::derive`]), a
+//!   shrink is `MPIX_Comm_shrink` ([`Backend::shrink_attach`]), a spawn's
+//!   communicators are split from the merge of its intercommunicator (see
+//!   [`spawn`]). Tokens
 //!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
 //!   the agreement's own messages. Intercommunicators, spawn, `merge` and
 //!   `replace_failed`: see [`spawn`].
@@ -273,6 +277,10 @@ pub(crate) struct Mpi {
     /// (by `MPIX_Comm_shrink`) and its members' process ids: the next
     /// collective spawn among exactly them runs on it.
     survivors: RefCell<Option<(Vec<u32>, sys::Comm)>>,
+    /// The merge of the last spawn's intercommunicator (parents, then the
+    /// new processes) and its members' process ids: the next communicator
+    /// made over exactly them is split from it (see [`spawn`]).
+    joined: RefCell<Option<(Vec<u32>, sys::Comm)>>,
 }
 
 /// The error of an MPI code on communicator `comm` (for `ProcFailed`:
@@ -367,6 +375,7 @@ pub(super) fn start() -> Result<Started> {
     let (rank, size) = (rank.max(0) as usize, size.max(1) as usize);
     let (procs, child) = spawn::world_start(rank as u32, size as u32)?;
     let me = spawn::pid(procs.world, rank as u32);
+    let joined = child.as_ref().and_then(|c| c.joined.clone());
     let assigned = match child {
         None => None,
         Some(c) => {
@@ -396,6 +405,7 @@ pub(super) fn start() -> Result<Started> {
             procs,
             requests: RefCell::new(HashMap::new()),
             survivors: RefCell::new(None),
+            joined: RefCell::new(joined),
         }),
         rank,
         size,
@@ -644,6 +654,28 @@ fn shrink_live(old: &Trio, agreed: &[bool]) -> Result<(sys::Comm, Vec<usize>, u3
 }
 
 impl Mpi {
+    /// The communicator of `peers` (this process at `rank`) split from the
+    /// last spawn's merged intercommunicator, if they are its members
+    /// (`MPI_Comm_split` returns an error when a member fails, where
+    /// `MPI_Comm_create_from_group` would not return); `None` otherwise.
+    /// The merged communicator is freed either way once it matched.
+    fn take_joined(&self, peers: &[u32], rank: u32) -> Option<Result<sys::Comm>> {
+        let mut joined = self.joined.borrow_mut();
+        let (ids, _) = joined.as_ref()?;
+        let (mut a, mut b) = (ids.clone(), peers.to_vec());
+        a.sort_unstable();
+        b.sort_unstable();
+        if a != b {
+            return None;
+        }
+        let (_, mut merged) = joined.take()?;
+        let made = merged
+            .split(0, rank as i32)
+            .map_err(|c| error_of(c, None, None));
+        let _ = merged.free();
+        Some(made)
+    }
+
     /// Makes `trio` the communicators of context `ctx`.
     fn install(&self, ctx: u32, trio: Result<Trio>) -> CommState {
         self.use_ctx(ctx);
@@ -684,6 +716,9 @@ impl Mpi {
             // The tag names the creation: its context (agreed by the members)
             // and its first member (disjoint groups of one split share a
             // context).
+            if let Some(base) = self.take_joined(peers, rank) {
+                return self.trio_over(base?, rank, peers);
+            }
             let tag = format!("pertinax:{ctx}:{}:{}", peers[0], peers.len());
             let mut g = self.procs.group_of(peers)?;
             let c = sys::Comm::from_group(g, &tag).map_err(err);
@@ -1027,6 +1062,11 @@ impl Backend for Mpi {
         // handshake with their other members, which waits forever when the
         // other side has freed theirs or gone (Open MPI 5.0.11).
         self.held.borrow_mut().clear();
+        for spare in [self.joined.take(), self.survivors.take()] {
+            if let Some((_, mut c)) = spare {
+                let _ = c.free();
+            }
+        }
         // Newest first: the same order at every process.
         let mut comms: Vec<_> = self.comms.borrow_mut().drain().collect();
         comms.sort_unstable_by_key(|(ctx, _)| std::cmp::Reverse(*ctx));
@@ -1092,9 +1132,9 @@ impl Backend for Mpi {
         mine: Option<super::Derived<'_>>,
     ) -> Option<CommState> {
         let p = match &parent.trio {
-            Ok(t) if t.remote.is_none() => t,
-            // An intercommunicator's or a broken parent: from the group.
-            _ => return mine.map(|d| self.attach(ctx, d.rank, d.peers, d.tokens, None)),
+            Ok(t) => t,
+            // A broken parent: from the group.
+            Err(_) => return mine.map(|d| self.attach(ctx, d.rank, d.peers, d.tokens, None)),
         };
         // `MPI_Comm_split` over the parent, which returns an error when a
         // process fails during it (`MPI_Comm_create_from_group` and
@@ -1104,8 +1144,15 @@ impl Backend for Mpi {
             Some(d) => (i32::try_from(d.color).unwrap_or(i32::MAX), d.rank as i32),
             None => (sys::undefined(), 0),
         };
-        // On the collective communicator: a revocation (a repair) ends it.
-        let made = p.comms[1].split(color, key);
+        // On the collective communicator: a revocation (a repair) ends it;
+        // for an intercommunicator (merge), on the communicator of both
+        // groups (its agreements', which have ended: the merge's decided).
+        let on = if p.remote.is_some() {
+            p.comms[3]
+        } else {
+            p.comms[1]
+        };
+        let made = on.split(color, key);
         let Some(d) = mine else {
             if let Ok(mut c) = made {
                 if !c.is_null() {

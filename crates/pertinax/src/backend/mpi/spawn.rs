@@ -13,7 +13,14 @@
 //! the remote groups of the spawn intercommunicators it took part in,
 //! whose members' ids it learnt by an allgather on that intercommunicator.
 //! Communicators over such groups are made by
-//! `MPI_Comm_create_from_group`, so they may span several worlds.
+//! `MPI_Comm_create_from_group`, so they may span several worlds, when no
+//! parent communicator holds them: in Open MPI 5.0.11 that call never
+//! returns, or crashes, when a member of the group is dead, so every
+//! communicator that has a parent is split from it instead (dup, split,
+//! create, merge: [`super::Backend::derive`]; a spawn's: from its merge;
+//! a shrink's: `MPIX_Comm_shrink`). What is left made from a group: an
+//! intercommunicator over a peer communicator, and the first step of a
+//! spawn that is not a `replace_failed`.
 //!
 //! # Intercommunicators
 //!
@@ -40,10 +47,15 @@
 //! `SpawnFailed` at every member). Then the asker broadcasts the start-up
 //! assignment over the new intercommunicator, and both sides allgather
 //! their process ids on it. A new process finds all that in
-//! [`world_start`] (`MPI_Comm_get_parent`). Both sides then disconnect
-//! it: the communicators the core makes next (the intercommunicator of
+//! [`world_start`] (`MPI_Comm_get_parent`). Both sides then merge it
+//! (`MPI_Intercomm_merge`) and disconnect it: the communicator the core
+//! makes next over exactly those processes (the intercommunicator of
 //! [`crate::Comm::spawn`], the restored communicator of `replace_failed`)
-//! are made over process ids as any other. A failure during the spawn
+//! is split from the merge (`MPI_Comm_split`, which returns an error when
+//! a member fails), not made from a group. `replace_failed` spawns on the
+//! survivors' communicator `MPIX_Comm_shrink` made
+//! ([`super::Backend::live_members`]), so a member that died after the
+//! agreement is replaced too, never waited for. A failure during the spawn
 //! (a member, or the new processes before the set-up) is `SpawnFailed`
 //! at the members that see it, not necessarily at all of them (unlike the
 //! native backend, whose answer is uniform); `replace_failed` can be
@@ -202,10 +214,16 @@ impl Mpi {
             l0.max(r0),
             all.len()
         );
-        let mut g = self.procs.group_of(&all)?;
-        let both = sys::Comm::from_group(g, &tag).map_err(err);
-        let _ = g.free();
-        let both = both?;
+        let both = match self.take_joined(&all, me_all) {
+            // A spawn's intercommunicator: split from the spawn's merge.
+            Some(b) => b?,
+            None => {
+                let mut g = self.procs.group_of(&all)?;
+                let both = sys::Comm::from_group(g, &tag).map_err(err);
+                let _ = g.free();
+                both?
+            }
+        };
         both.errors_return().map_err(err)?;
         let mut mine = both.split(i32::from(high), rank as i32).map_err(err)?;
         let remote_leader = if high { 0 } else { nl as i32 };
@@ -359,6 +377,12 @@ impl Mpi {
             Ok(g) => self.procs.learn(g, &kids),
             Err(_) => return Some(Err(refused())),
         }
+        // Parents first, then the new processes (see `Child::joined`).
+        let ids = order.iter().chain(&kids).copied().collect();
+        let merged = inter.merge(false).ok();
+        if let Some((_, mut old)) = self.joined.replace(merged.map(|m| (ids, m))) {
+            let _ = old.free();
+        }
         // Else the children wait for it in `MPI_Finalize`, after the
         // parents have gone.
         let mut inter = inter;
@@ -381,6 +405,12 @@ pub(super) struct Child {
     /// Its world's process ids, and the assignment's bytes.
     pub(super) pids: Vec<u32>,
     pub(super) payload: Vec<u8>,
+    /// The merge of the spawn's intercommunicator (parents, then this
+    /// world) and its members' process ids: the communicator the
+    /// assignment makes of exactly them (`replace_failed`'s restored
+    /// communicator, a spawn's intercommunicator) is split from it, not
+    /// made from a group (see the module documentation).
+    pub(super) joined: Option<(Vec<u32>, sys::Comm)>,
 }
 
 /// The processes this one can name and, for a process started by
@@ -425,11 +455,17 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
         .map_err(|c| boot("parents' ids", c))?;
     let g = parent.remote_group().map_err(|c| boot("parents", c))?;
     procs.learn(g, &parents);
+    let pids: Vec<u32> = (0..size).map(|r| pid(world, r)).collect();
+    let joined = parent
+        .merge(true)
+        .ok()
+        .map(|m| (parents.iter().chain(&pids).copied().collect(), m));
     let mut parent = parent;
     let _ = parent.disconnect();
     let child = Child {
-        pids: (0..size).map(|r| pid(world, r)).collect(),
+        pids,
         payload,
+        joined,
     };
     Ok((procs, Some(child)))
 }
