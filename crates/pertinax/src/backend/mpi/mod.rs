@@ -1062,10 +1062,11 @@ impl Backend for Mpi {
         // handshake with their other members, which waits forever when the
         // other side has freed theirs or gone (Open MPI 5.0.11).
         self.held.borrow_mut().clear();
-        for spare in [self.joined.take(), self.survivors.take()] {
-            if let Some((_, mut c)) = spare {
-                let _ = c.free();
-            }
+        for (_, mut c) in [self.joined.take(), self.survivors.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = c.free();
         }
         // Newest first: the same order at every process.
         let mut comms: Vec<_> = self.comms.borrow_mut().drain().collect();
