@@ -169,6 +169,17 @@ impl Comm {
         Ok(())
     }
 
+    /// [`Comm::live`] for a blocking send or receive: the revocation is
+    /// left to the backend when its calls check it themselves.
+    #[inline]
+    pub(crate) fn live_p2p(&self) -> Result<()> {
+        if self.inner.rt.b.calls_check_revocation() {
+            self.live_ft()
+        } else {
+            self.live()
+        }
+    }
+
     /// As [`Comm::live`] but a revoked communicator passes (for the
     /// operations of recovery).
     pub(crate) fn live_ft(&self) -> Result<()> {

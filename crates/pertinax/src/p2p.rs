@@ -97,7 +97,7 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<()> {
-        self.live()?;
+        self.live_p2p()?;
         let dest = self.check_rank(dest.into())?;
         let tag = Self::check_tag(tag.into())?;
         self.raw_send(self.inner.ctx, bytemuck::cast_slice(buf), dest, tag)
@@ -117,7 +117,7 @@ impl Comm {
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<Status> {
-        self.live()?;
+        self.live_p2p()?;
         let spec = self.spec(src.into(), tag.into())?;
         self.raw_recv(
             spec,

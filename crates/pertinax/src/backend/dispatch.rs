@@ -220,6 +220,10 @@ impl Backend for Active {
         on!(self, b => b.revoke(ctx))
     }
     #[inline]
+    fn calls_check_revocation(&self) -> bool {
+        on!(self, b => b.calls_check_revocation())
+    }
+    #[inline]
     fn is_revoked(&self, ctx: u32) -> bool {
         on!(self, b => b.is_revoked(ctx))
     }

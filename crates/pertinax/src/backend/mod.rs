@@ -619,6 +619,13 @@ pub(crate) trait Backend: Debug + Sized {
     fn revoke(&self, ctx: u32);
     /// Whether the communicator was revoked (as known here).
     fn is_revoked(&self, ctx: u32) -> bool;
+    /// Whether a blocking send or receive of the backend on a revoked
+    /// communicator fails with `Revoked` by itself (MPI's do: ULFM checks
+    /// the revocation first), so the core need not ask
+    /// [`Backend::is_revoked`] before each one.
+    fn calls_check_revocation(&self) -> bool {
+        false
+    }
     /// The communicator's members known failed, in learning order.
     fn failed_among(&self, st: &Self::CommState) -> Vec<u32>;
     /// Acknowledges the first `n` of them; returns how many are.

@@ -1504,6 +1504,15 @@ impl Backend for Mpi {
         }
     }
 
+    fn calls_check_revocation(&self) -> bool {
+        // A point-to-point call on a revoked communicator returns
+        // `MPIX_ERR_REVOKED` (ULFM checks it before the peer's state;
+        // mapped to `Revoked`); asking `MPIX_Comm_is_revoked` before each
+        // one cost 0.02-0.03 us of a 0.25 us half round trip. (Collectives
+        // keep the check: MPI's return `MPIX_ERR_PROC_FAILED` first.)
+        true
+    }
+
     fn is_revoked(&self, ctx: u32) -> bool {
         self.comm(ctx)
             .is_some_and(|(c, _)| c.is_revoked().unwrap_or(false))
