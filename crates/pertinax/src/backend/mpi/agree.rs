@@ -1,6 +1,11 @@
 //! The backend's agreements, non-blocking: an agreement is started by
-//! `contribute` and advanced by `poll_agreement`, so `iagree` returns at
-//! once and a rank waiting for one keeps progressing its other requests.
+//! `contribute` and advanced by `poll_agreement` and by every progress
+//! round of the backend (a member may contribute and then wait for
+//! something else: its step that starts `MPIX_Comm_iagree` must still
+//! come), so `iagree` returns at once and a rank waiting for one keeps
+//! progressing its other requests. While one runs, the blocking fast
+//! paths stay off (`Mpi::quiet`). The running agreements of a
+//! communicator that is freed are let go, never advanced again.
 //!
 //! Every member sends its record (the kind of call and four words) to
 //! every other on the agreement's communicator; once every receive has
@@ -83,6 +88,11 @@ impl Agreement {
             agreeing: None,
             out: Vec::with_capacity(n),
         }))
+    }
+
+    /// Whether it is still under way.
+    pub(super) fn running(&self) -> bool {
+        matches!(self, Agreement::Running(_))
     }
 
     /// Advances the agreement; its records once decided.

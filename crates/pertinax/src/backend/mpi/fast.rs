@@ -44,10 +44,16 @@ use crate::types::{Rank, Status, Tag};
 pub(super) const FAST_SEND_MAX: usize = 1024;
 
 impl Mpi {
-    /// Whether no receive waits to be matched here and no task runs, so a
-    /// blocking MPI call cannot hold up anything MPI does not progress.
+    /// Whether no receive waits to be matched here, no task runs and no
+    /// agreement is under way, so a blocking MPI call cannot hold up
+    /// anything MPI does not progress.
     pub(super) fn quiet(&self) -> bool {
-        self.tasks.get() == 0 && self.posted.borrow().is_empty()
+        self.tasks.get() == 0
+            && self.posted.borrow().is_empty()
+            && self
+                .agreed
+                .try_borrow()
+                .is_ok_and(|a| a.values().all(|a| !a.running()))
     }
 
     /// A blocking receive straight through MPI if it can be (see the

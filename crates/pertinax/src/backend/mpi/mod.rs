@@ -67,7 +67,8 @@
 //! - Agreement (four words and a kind per member, uniform records; see
 //!   [`agree`]): `contribute` starts it (every member sends its record to
 //!   every other on the agreement's communicator, `ctx + 3`) and returns;
-//!   `poll_agreement` advances it: once every receive ended, the members
+//!   `poll_agreement` and every progress round (see [`agree`]) advance
+//!   it: once every receive ended, the members
 //!   run `MPIX_Comm_iagree` (a fault-tolerant AND, 32 members per round)
 //!   on the set of members every survivor heard from; those read
 //!   `Contributed`, the others `Failed`, the same everywhere. So `iagree`
@@ -1001,6 +1002,16 @@ impl Backend for Mpi {
 
     fn progress(&self) -> bool {
         let mut moved = self.match_posted();
+        // Every agreement under way, not only the one waited for: a member
+        // may contribute and then wait for something else (a revoker of a
+        // resilient communicator contributes its `iagree` and goes on to
+        // its guard's shrink), and the others' agreement needs its next
+        // step (its `MPIX_Comm_iagree` once its records are in).
+        if let Ok(mut agreed) = self.agreed.try_borrow_mut() {
+            for a in agreed.values_mut().filter(|a| a.running()) {
+                moved |= a.poll().is_some();
+            }
+        }
         let n = self.slab.borrow().len();
         for i in 0..n as u32 {
             let posted = matches!(
@@ -1062,6 +1073,12 @@ impl Backend for Mpi {
         // handshake with their other members, which waits forever when the
         // other side has freed theirs or gone (Open MPI 5.0.11).
         self.held.borrow_mut().clear();
+        // Agreements nobody waited for to the end: let go (see `release`).
+        for (_, a) in self.agreed.borrow_mut().drain() {
+            if a.running() {
+                std::mem::forget(a);
+            }
+        }
         for (_, mut c) in [self.joined.take(), self.survivors.take()]
             .into_iter()
             .flatten()
@@ -1210,6 +1227,21 @@ impl Backend for Mpi {
         };
         self.last.set(None);
         comms.remove(&ctx);
+        // Its agreements still under way (a revoker's, that nobody waits
+        // for) are never advanced again: their next step would start an
+        // `MPIX_Comm_iagree` on a freed communicator. Their requests may
+        // still be written to by MPI, and dropping a running `iagree`
+        // waits for the others, so they are let go without a drop.
+        if let Ok(mut agreed) = self.agreed.try_borrow_mut() {
+            let keys: Vec<(u32, u32)> = agreed.keys().filter(|k| k.0 == ctx).copied().collect();
+            for k in keys {
+                if let Some(a) = agreed.remove(&k) {
+                    if a.running() {
+                        std::mem::forget(a);
+                    }
+                }
+            }
+        }
         if let Ok(t) = &st.trio {
             if !sys::finalized() {
                 for mut c in t.comms {
