@@ -382,8 +382,8 @@ impl Comm {
             ],
             entry,
         )?;
-        let got = words(&recs);
-        let values: Vec<Option<u64>> = got
+        let mut got = words(&recs);
+        let mut values: Vec<Option<u64>> = got
             .iter()
             .map(|c| c.map(|w| u64::from(w[0]) | (u64::from(w[3]) << 32)))
             .collect();
@@ -394,13 +394,8 @@ impl Comm {
         // `MPIX_Comm_shrink`): a contributor that died since the agreement
         // is replaced too (its value reads `None`), rather than waited for.
         let agreed: Vec<bool> = got.iter().map(Option::is_some).collect();
-        let live = match rt.b.live_members(&self.inner.st, &agreed) {
-            Some(l) => Some(l.inspect_err(|_| rt.b.unreserve(entry))?),
-            None => None,
-        };
-        let mut values = values;
-        let mut got = got;
-        if let Some(live) = &live {
+        if let Some(live) = rt.b.live_members(&self.inner.st, &agreed) {
+            let live = live.inspect_err(|_| rt.b.unreserve(entry))?;
             for i in (0..n).filter(|i| !live.contains(i)) {
                 values[i] = None;
                 got[i] = None;

@@ -163,6 +163,13 @@ struct Trio {
 }
 
 impl Trio {
+    /// The process ids of the members at positions `at`.
+    fn ids_at(&self, at: &[usize]) -> Vec<u32> {
+        at.iter()
+            .map(|&i| self.members.get(i).copied().unwrap_or(u32::MAX))
+            .collect()
+    }
+
     /// The communicator whose failure knowledge is the communicator's
     /// (both groups for an intercommunicator); its ranks name `all`.
     fn knowledge(&self) -> sys::Comm {
@@ -694,10 +701,7 @@ impl Mpi {
     /// members' positions in `old` (see [`shrink_live`]).
     fn shrink_trio(&self, old: &Trio, agreed: &[bool]) -> Result<(Trio, Vec<usize>)> {
         let (base, at, rank) = shrink_live(old, agreed)?;
-        let members: Peers = at
-            .iter()
-            .map(|&i| old.members.get(i).copied().unwrap_or(u32::MAX))
-            .collect();
+        let members: Peers = old.ids_at(&at).into();
         let trio = self.trio_over(base, rank, &members)?;
         Ok((trio, at))
     }
@@ -1191,10 +1195,7 @@ impl Backend for Mpi {
             _ => return None,
         };
         let made = shrink_live(old, agreed).map(|(comm, at, _)| {
-            let ids = at
-                .iter()
-                .map(|&i| old.members.get(i).copied().unwrap_or(u32::MAX))
-                .collect();
+            let ids = old.ids_at(&at);
             if let Some((_, mut c)) = self.survivors.replace(Some((ids, comm))) {
                 let _ = c.free();
             }
