@@ -7,18 +7,42 @@
 //! paths stay off (`Mpi::quiet`). The running agreements of a
 //! communicator that is freed are let go, never advanced again.
 //!
-//! Every member sends its record (the kind of call and four words) to
-//! every other on the agreement's communicator; once every receive has
-//! ended (a record, or the sender's failure), the members agree
-//! (`MPIX_Comm_iagree`, a fault-tolerant AND, 32 members per round) on the
-//! set every survivor heard from. Members in that set read `Contributed`
-//! (every survivor has their records), the others `Failed`: the same at
-//! every member.
+//! Every member first sends its record (the kind of call and four words)
+//! to every other on the agreement's communicator and posts a receive from
+//! each, so a member that dies once it has contributed is still heard.
+//!
+//! **Fast round.** Then it runs one `MPIX_Comm_iagree` of a word that
+//! holds the whole record when it is small: the kind `k` twice (as `k` and
+//! as `!k`, so the AND shows whether every member made the same call: each
+//! bit of the two is 1 in exactly one of them only if all kinds agree on
+//! it), the first word (an `agree`'s flags, below 2²³; 0 for the other
+//! calls) and a bit saying the record fits (the other words are 0, and for
+//! an intercommunicator this member knows of no failed member). When the
+//! decided AND says every record fit and every kind matched, and the
+//! agreement returned `MPI_SUCCESS`, the agreement is decided: every
+//! member contributed (Open MPI's ERA agrees on its return code with the
+//! value, and returns `MPIX_ERR_PROC_FAILED` at every member when any
+//! member of the communicator failed unacknowledged, which the agreement's
+//! communicator of an intracommunicator never is; an intercommunicator's
+//! is, hence the no-failure-known bit), each reads `Contributed` with the
+//! decided word (for `agree`, the AND of the flags: what it computes
+//! anyway). The records still in flight are left to arrive
+//! ([`Agreement::take_leftover`]), off the critical path. So a healthy
+//! `agree` waits for one `MPIX_Comm_iagree`, as in C.
+//!
+//! **Full rounds**, when the fast round did not decide (the same at every
+//! member, since its value and code are agreed): once every receive of
+//! the exchange has ended (a record, or the sender's failure), the members
+//! agree (`MPIX_Comm_iagree`, a fault-tolerant AND, 32 members per round)
+//! on the set every survivor heard from. Members in that set read
+//! `Contributed` (every survivor has their records), the others `Failed`:
+//! the same at every member.
 
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
 
 use super::super::Record;
 use super::Trio;
+use crate::error::RecoveryCall;
 
 /// Records exchanged by an agreement: kind, then the four words.
 pub(super) const REC_WORDS: usize = 5;
@@ -26,8 +50,9 @@ pub(super) const REC_WORDS: usize = 5;
 /// One agreement of this process.
 #[derive(Debug)]
 pub(super) enum Agreement {
-    /// Decided: one record per member (by member: group, then remote group).
-    Done(Vec<Record>),
+    /// Decided: one record per member (by member: group, then remote
+    /// group), and what is left of the record exchange.
+    Done(Vec<Record>, Option<Leftover>),
     /// Under way.
     Running(Box<Running>),
 }
@@ -36,6 +61,13 @@ pub(super) enum Agreement {
 #[derive(Debug)]
 pub(super) struct Running {
     comm: sys::Comm,
+    /// The fast round, while it runs (see the module documentation).
+    fast: Option<sys::IAgree>,
+    /// The exchange's tag and this member's record, for the full rounds.
+    tag: i32,
+    mine: [u32; REC_WORDS],
+    /// This member's index in the agreement's communicator.
+    me: usize,
     /// Member (group, then remote group) → index in the agreement's
     /// communicator.
     order: Vec<u32>,
@@ -49,45 +81,68 @@ pub(super) struct Running {
     out: Vec<Record>,
 }
 
+/// What is left of a decided agreement's record exchange (see
+/// [`Agreement::take_leftover`]).
+#[derive(Debug)]
+pub(super) struct Leftover {
+    sends: Vec<Op<SendData>>,
+    recvs: Vec<(usize, Op<RecvData>)>,
+}
+
+impl Leftover {
+    /// Tests what is left; true once everything ended.
+    pub(super) fn settled(&mut self) -> bool {
+        self.sends.retain_mut(|op| matches!(op.test(), Ok(None)));
+        self.recvs
+            .retain_mut(|(_, op)| matches!(op.test(), Ok(None)));
+        self.sends.is_empty() && self.recvs.is_empty()
+    }
+}
+
 impl Agreement {
-    /// Starts agreement `seq` on `t` with this member's record `mine`.
+    /// Starts agreement `seq` on `t` with this member's record `mine`
+    /// (its fast round).
     pub(super) fn start(t: &Trio, seq: u32, mine: [u32; REC_WORDS]) -> Agreement {
         let n = t.all.len();
         let comm = t.comms[3];
-        let tag = (seq & 0x3fff_ffff) as i32;
-        let me = t.me_all as usize;
-        let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let mut sends = Vec::new();
-        let mut recvs = Vec::new();
-        for r in (0..n).filter(|&r| r != me) {
-            // A send or receive that cannot start counts as not heard.
-            if let Ok(op) = Op::send(
-                SendData::Owned(bytes.clone().into_boxed_slice()),
-                r as i32,
-                tag,
-                comm,
-            ) {
-                sends.push(op);
-            }
-            let buf = RecvData::Owned(vec![0u8; REC_WORDS * 4].into_boxed_slice());
-            if let Ok(op) = Op::recv(buf, r as i32, tag, comm) {
-                recvs.push((r, op));
-            }
-        }
-        let mut heard = vec![None; n];
-        if let Some(h) = heard.get_mut(me) {
-            *h = Some(mine);
-        }
-        Agreement::Running(Box::new(Running {
+        // An intercommunicator's agreement communicator is acknowledged
+        // (its failure knowledge): a member that failed and that every
+        // survivor acknowledged would not make the fast round fail.
+        let knows_failure = t.remote.is_some() && comm.get_failed().map_or(true, |f| !f.is_empty());
+        let word = fast_word(&mine, knows_failure);
+        let mut r = Running {
             comm,
+            fast: None,
+            tag: (seq & 0x3fff_ffff) as i32,
+            mine,
+            me: t.me_all as usize,
             order: t.order.clone(),
-            sends,
-            recvs,
-            heard,
+            sends: Vec::new(),
+            recvs: Vec::new(),
+            heard: vec![None; n],
             round: 0,
             agreeing: None,
             out: Vec::with_capacity(n),
-        }))
+        };
+        // The record goes out first, so a member that dies once it has
+        // contributed is heard by the full rounds if they run.
+        r.exchange();
+        // Not started: the full rounds decide.
+        r.fast = comm.iagree(word as i32).ok();
+        Agreement::Running(Box::new(r))
+    }
+
+    /// The record exchange's sends and receives still under way once the
+    /// fast round decided: every member sent its record before it
+    /// contributed, so each receive ends (with the record, or with its
+    /// sender's failure); they are left to end, never cancelled (a record
+    /// that arrived after its receive was cancelled would stay queued in
+    /// MPI for ever).
+    pub(super) fn take_leftover(&mut self) -> Option<Leftover> {
+        match self {
+            Agreement::Done(_, left) => left.take(),
+            Agreement::Running(_) => None,
+        }
     }
 
     /// Whether it is still under way.
@@ -99,10 +154,14 @@ impl Agreement {
     pub(super) fn poll(&mut self) -> Option<&[Record]> {
         if let Agreement::Running(r) = self {
             let recs = r.advance()?;
-            *self = Agreement::Done(recs);
+            let left = (!r.sends.is_empty() || !r.recvs.is_empty()).then(|| Leftover {
+                sends: std::mem::take(&mut r.sends),
+                recvs: std::mem::take(&mut r.recvs),
+            });
+            *self = Agreement::Done(recs, left);
         }
         match self {
-            Agreement::Done(recs) => Some(recs),
+            Agreement::Done(recs, _) => Some(recs),
             Agreement::Running(_) => None,
         }
     }
@@ -111,6 +170,19 @@ impl Agreement {
 impl Running {
     /// One step: `Some` with the records by member once decided.
     fn advance(&mut self) -> Option<Vec<Record>> {
+        if let Some(fast) = &mut self.fast {
+            let decided = fast.test()?;
+            self.fast = None;
+            if let Ok(d) = decided {
+                if let Some((kind, w0)) = fast_decided(d as u32) {
+                    let rec = Record::Contributed {
+                        kind,
+                        words: [w0, 0, 0, 0],
+                    };
+                    return Some(vec![rec; self.order.len()]);
+                }
+            }
+        }
         let heard = &mut self.heard;
         self.recvs.retain_mut(|(r, op)| match op.test() {
             Ok(None) => true,
@@ -170,6 +242,31 @@ impl Running {
         )
     }
 
+    /// Starts the full rounds: this member's record to every other, and a
+    /// receive from each.
+    fn exchange(&mut self) {
+        let (n, me) = (self.heard.len(), self.me);
+        let bytes: Vec<u8> = self.mine.iter().flat_map(|w| w.to_le_bytes()).collect();
+        for r in (0..n).filter(|&r| r != me) {
+            // A send or receive that cannot start counts as not heard.
+            if let Ok(op) = Op::send(
+                SendData::Owned(bytes.clone().into_boxed_slice()),
+                r as i32,
+                self.tag,
+                self.comm,
+            ) {
+                self.sends.push(op);
+            }
+            let buf = RecvData::Owned(vec![0u8; REC_WORDS * 4].into_boxed_slice());
+            if let Ok(op) = Op::recv(buf, r as i32, self.tag, self.comm) {
+                self.recvs.push((r, op));
+            }
+        }
+        if let Some(h) = self.heard.get_mut(me) {
+            *h = Some(self.mine);
+        }
+    }
+
     /// Records the current round's members from the agreed mask.
     fn decide_round(&mut self, agreed: u32) {
         let base = self.round * 32;
@@ -186,5 +283,98 @@ impl Running {
             });
         }
         self.round += 1;
+    }
+}
+
+/// Bits of the fast word: the first word, the kind, its complement, and
+/// "the record fits".
+const W0_BITS: u32 = 23;
+const W0_MASK: u32 = (1 << W0_BITS) - 1;
+const KIND_MASK: u32 = 0b111;
+const KIND_AT: u32 = W0_BITS;
+const NOT_KIND_AT: u32 = W0_BITS + 3;
+const FITS: u32 = 1 << 31;
+
+/// This member's word for the fast round: its record when it fits (kind
+/// below 8, the other words 0, no failure known, and the first word below
+/// 2²³ for an `agree`, whose flags are read as their AND, 0 for any other
+/// call, whose first words are read one by one), else 0 (the AND then
+/// sends everyone to the full rounds).
+fn fast_word(mine: &[u32; REC_WORDS], knows_failure: bool) -> u32 {
+    let [kind, w0, rest @ ..] = *mine;
+    let w0_max = if kind == u32::from(RecoveryCall::Agree.code()) {
+        W0_MASK
+    } else {
+        0
+    };
+    if knows_failure || kind > KIND_MASK || w0 > w0_max || rest.iter().any(|&w| w != 0) {
+        return 0;
+    }
+    FITS | (kind << KIND_AT) | ((!kind & KIND_MASK) << NOT_KIND_AT) | w0
+}
+
+/// The decided record of a fast round, when it decides: every member's
+/// record fitted and all kinds were the same (each bit of the kind is set
+/// in exactly one of the two ANDs).
+fn fast_decided(d: u32) -> Option<(u8, u32)> {
+    let kind = (d >> KIND_AT) & KIND_MASK;
+    let not_kind = (d >> NOT_KIND_AT) & KIND_MASK;
+    (d & FITS != 0 && kind | not_kind == KIND_MASK && kind & not_kind == 0)
+        .then_some((kind as u8, d & W0_MASK))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The AND of the members' words, as `MPIX_Comm_iagree` decides it.
+    fn and(words: &[u32]) -> u32 {
+        words.iter().fold(u32::MAX, |a, w| a & w)
+    }
+
+    fn rec(kind: u32, w0: u32) -> [u32; REC_WORDS] {
+        [kind, w0, 0, 0, 0]
+    }
+
+    #[test]
+    fn a_healthy_agree_decides_the_and_of_the_flags() {
+        let words: Vec<u32> = [0b1011, 0b0011, 0b1111]
+            .iter()
+            .map(|&f| fast_word(&rec(1, f), false))
+            .collect();
+        assert_eq!(fast_decided(and(&words)), Some((1, 0b0011)));
+    }
+
+    #[test]
+    fn every_mismatch_of_kinds_is_seen() {
+        for a in 1..=6u32 {
+            for b in 1..=6u32 {
+                let d = and(&[fast_word(&rec(a, 5), false), fast_word(&rec(b, 5), false)]);
+                assert_eq!(fast_decided(d).is_some(), a == b, "kinds {a} and {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_record_that_does_not_fit_sends_everyone_to_the_full_rounds() {
+        let ok = fast_word(&rec(1, 1), false);
+        for other in [
+            fast_word(&rec(1, 1 << 23), false),
+            fast_word(&[2, 0, 7, 0, 0], false),
+            fast_word(&rec(2, 1), false),
+            fast_word(&rec(1, 1), true),
+            fast_word(&rec(9, 0), false),
+        ] {
+            assert_eq!(other, 0);
+            assert_eq!(fast_decided(and(&[ok, other])), None);
+        }
+    }
+
+    #[test]
+    fn a_word_of_all_zeros_decides_for_every_kind() {
+        for kind in 1..=6u32 {
+            let w = fast_word(&rec(kind, 0), false);
+            assert_eq!(fast_decided(and(&[w, w, w])), Some((kind as u8, 0)));
+        }
     }
 }

@@ -261,6 +261,9 @@ pub(crate) struct Mpi {
     /// Agreements started and not yet read: (context, sequence) → the
     /// agreement (`agree.rs`).
     agreed: RefCell<HashMap<(u32, u32), agree::Agreement>>,
+    /// The record exchanges of decided agreements, left to end
+    /// ([`agree::Agreement::take_leftover`]).
+    drain: RefCell<Vec<agree::Leftover>>,
     slab: RefCell<Vec<(u32, Slot)>>,
     free: RefCell<Vec<u32>>,
     next_ctx: Cell<u32>,
@@ -398,6 +401,7 @@ pub(super) fn start() -> Result<Started> {
         backend: super::Active::Mpi(Mpi {
             comms: RefCell::new(HashMap::new()),
             agreed: RefCell::new(HashMap::new()),
+            drain: RefCell::new(Vec::new()),
             posted: RefCell::new(std::collections::VecDeque::new()),
             held: RefCell::new(Vec::new()),
             arrivals: Cell::new(0),
@@ -1016,6 +1020,9 @@ impl Backend for Mpi {
                 moved |= a.poll().is_some();
             }
         }
+        if let Ok(mut drain) = self.drain.try_borrow_mut() {
+            drain.retain_mut(|l| !l.settled());
+        }
         let n = self.slab.borrow().len();
         for i in 0..n as u32 {
             let posted = matches!(
@@ -1047,6 +1054,9 @@ impl Backend for Mpi {
     }
 
     fn finalize(&self) -> Result<()> {
+        // Records every member sent before it contributed: arrived by now,
+        // or cancelled here (never after MPI_Finalize).
+        self.drain.borrow_mut().clear();
         let n = self.slab.borrow().len();
         for i in 0..n {
             let mut slab = self.slab.borrow_mut();
@@ -1612,7 +1622,7 @@ impl Backend for Mpi {
                 ];
                 agree::Agreement::start(t, seq, mine)
             }
-            Err(_) => agree::Agreement::Done(Vec::new()),
+            Err(_) => agree::Agreement::Done(Vec::new(), None),
         };
         self.agreed.borrow_mut().insert((ctx, seq), a);
     }
@@ -1636,7 +1646,12 @@ impl Backend for Mpi {
                 *g = Some(recs.get(i).copied().unwrap_or(Record::Failed));
             }
         }
-        agreed.remove(&(ctx, seq));
+        if let Some(left) = agreed
+            .remove(&(ctx, seq))
+            .and_then(|mut a| a.take_leftover())
+        {
+            self.drain.borrow_mut().push(left);
+        }
         true
     }
 
