@@ -170,15 +170,31 @@ fn agree_under_kills_with(b: &Backend, scenario: &str, mask: u32) {
             let kill = format!("{victim}@{point}#1");
             let j = job(b, n, scenario, &["--kill", &kill]);
             expect(b, &j, 0, n - 1);
-            let (flags, failed) = if contributed {
-                (mask & !(others | 1 << victim), "[]".to_string())
+            let counted = (
+                format!("{:x}", mask & !(others | 1 << victim)),
+                "[]".to_string(),
+            );
+            let not_counted = (format!("{:x}", mask & !others), format!("[{victim}]"));
+            let lines = oks(&j);
+            let seen = (
+                field(&lines[0], "flags").to_string(),
+                field(&lines[0], "failed").to_string(),
+            );
+            // The victim's contribution counts exactly when it was made,
+            // but on MPI for flags the fast round carries: as in ULFM's
+            // MPIX_Comm_agree, a member that fails during the agreement
+            // may count or not (the same at every survivor; see
+            // backend/mpi/agree.rs).
+            let may_not_count = b.on == TestBackend::Mpi && mask >> 23 == 0;
+            let expected = if contributed && !(may_not_count && seen == not_counted) {
+                counted
             } else {
-                (mask & !others, format!("[{victim}]"))
+                not_counted
             };
-            for l in oks(&j) {
-                assert_eq!(field(&l, "flags"), format!("{flags:x}"), "{point}: {l}");
-                assert_eq!(field(&l, "failed"), failed, "{point}: {l}");
-                assert_eq!(field(&l, "finalized"), "0", "{point}: {l}");
+            for l in &lines {
+                assert_eq!(field(l, "flags"), expected.0, "{point}: {l}");
+                assert_eq!(field(l, "failed"), expected.1, "{point}: {l}");
+                assert_eq!(field(l, "finalized"), "0", "{point}: {l}");
             }
         }
     }

@@ -7,36 +7,40 @@
 //! paths stay off (`Mpi::quiet`). The running agreements of a
 //! communicator that is freed are let go, never advanced again.
 //!
-//! Every member first sends its record (the kind of call and four words)
-//! to every other on the agreement's communicator and posts a receive from
-//! each, so a member that dies once it has contributed is still heard.
-//!
-//! **Fast round.** Then it runs one `MPIX_Comm_iagree` of a word that
-//! holds the whole record when it is small: the kind `k` twice (as `k` and
-//! as `!k`, so the AND shows whether every member made the same call: each
-//! bit of the two is 1 in exactly one of them only if all kinds agree on
-//! it), the first word (an `agree`'s flags, below 2²³; 0 for the other
-//! calls) and a bit saying the record fits (the other words are 0, and for
-//! an intercommunicator this member knows of no failed member). When the
-//! decided AND says every record fit and every kind matched, and the
-//! agreement returned `MPI_SUCCESS`, the agreement is decided: every
-//! member contributed (Open MPI's ERA agrees on its return code with the
-//! value, and returns `MPIX_ERR_PROC_FAILED` at every member when any
-//! member of the communicator failed unacknowledged, which the agreement's
-//! communicator of an intracommunicator never is; an intercommunicator's
-//! is, hence the no-failure-known bit), each reads `Contributed` with the
-//! decided word (for `agree`, the AND of the flags: what it computes
-//! anyway). The records still in flight are left to arrive
-//! ([`Agreement::take_leftover`]), off the critical path. So a healthy
-//! `agree` waits for one `MPIX_Comm_iagree`, as in C.
+//! **Fast round.** Every agreement starts with one `MPIX_Comm_iagree` of
+//! a word that holds the whole record when it is small: the kind `k` twice
+//! (as `k` and as `!k`, so the AND shows whether every member made the
+//! same call: each bit of the two is 1 in exactly one of them only if all
+//! kinds agree on it), the first word (an `agree`'s flags, below 2²³; 0
+//! for the other calls) and a bit saying the record fits (the other words
+//! are 0, and for an intercommunicator this member knows of no failed
+//! member). When the decided AND says every record fit and every kind
+//! matched, and the agreement returned `MPI_SUCCESS`, the agreement is
+//! decided: every member contributed (Open MPI's ERA agrees on its return
+//! code with the value, and returns `MPIX_ERR_PROC_FAILED` at every member
+//! when any member of the communicator failed unacknowledged, which the
+//! agreement's communicator of an intracommunicator never is; an
+//! intercommunicator's is, hence the no-failure-known bit), each reads
+//! `Contributed` with the decided word (for `agree`, the AND of the flags:
+//! what it computes anyway). So a healthy `agree` is one
+//! `MPIX_Comm_iagree`, as in C.
 //!
 //! **Full rounds**, when the fast round did not decide (the same at every
-//! member, since its value and code are agreed): once every receive of
-//! the exchange has ended (a record, or the sender's failure), the members
-//! agree (`MPIX_Comm_iagree`, a fault-tolerant AND, 32 members per round)
-//! on the set every survivor heard from. Members in that set read
-//! `Contributed` (every survivor has their records), the others `Failed`:
-//! the same at every member.
+//! member, since its value and code are agreed): every member sends its
+//! record (the kind of call and four words) to every other on the
+//! agreement's communicator; once every receive has ended (a record, or
+//! the sender's failure), the members agree (`MPIX_Comm_iagree`, a
+//! fault-tolerant AND, 32 members per round) on the set every survivor
+//! heard from. Members in that set read `Contributed` (every survivor has
+//! their records), the others `Failed`: the same at every member. A member
+//! whose record does not fit the fast word sends it before it contributes
+//! (so it is heard even if it dies right after, as on the native
+//! backend); one whose record fits sends it only when the fast round did
+//! not decide, so if it dies after its fast contribution and before the
+//! decision, it reads `Failed` (where the native backend, whose
+//! contributions are written in shared memory, reads `Contributed`): as
+//! in ULFM's `MPIX_Comm_agree`, the contribution of a member that fails
+//! during the agreement may count or not, the same at every survivor.
 
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
 
@@ -50,9 +54,8 @@ pub(super) const REC_WORDS: usize = 5;
 /// One agreement of this process.
 #[derive(Debug)]
 pub(super) enum Agreement {
-    /// Decided: one record per member (by member: group, then remote
-    /// group), and what is left of the record exchange.
-    Done(Vec<Record>, Option<Leftover>),
+    /// Decided: one record per member (by member: group, then remote group).
+    Done(Vec<Record>),
     /// Under way.
     Running(Box<Running>),
 }
@@ -68,6 +71,8 @@ pub(super) struct Running {
     mine: [u32; REC_WORDS],
     /// This member's index in the agreement's communicator.
     me: usize,
+    /// Whether its record went out (and the receives are posted).
+    exchanged: bool,
     /// Member (group, then remote group) → index in the agreement's
     /// communicator.
     order: Vec<u32>,
@@ -79,24 +84,6 @@ pub(super) struct Running {
     agreeing: Option<sys::IAgree>,
     /// Decided records so far, by index in the agreement's communicator.
     out: Vec<Record>,
-}
-
-/// What is left of a decided agreement's record exchange (see
-/// [`Agreement::take_leftover`]).
-#[derive(Debug)]
-pub(super) struct Leftover {
-    sends: Vec<Op<SendData>>,
-    recvs: Vec<(usize, Op<RecvData>)>,
-}
-
-impl Leftover {
-    /// Tests what is left; true once everything ended.
-    pub(super) fn settled(&mut self) -> bool {
-        self.sends.retain_mut(|op| matches!(op.test(), Ok(None)));
-        self.recvs
-            .retain_mut(|(_, op)| matches!(op.test(), Ok(None)));
-        self.sends.is_empty() && self.recvs.is_empty()
-    }
 }
 
 impl Agreement {
@@ -116,6 +103,7 @@ impl Agreement {
             tag: (seq & 0x3fff_ffff) as i32,
             mine,
             me: t.me_all as usize,
+            exchanged: false,
             order: t.order.clone(),
             sends: Vec::new(),
             recvs: Vec::new(),
@@ -124,24 +112,27 @@ impl Agreement {
             agreeing: None,
             out: Vec::with_capacity(n),
         };
-        // The record goes out first, so a member that dies once it has
-        // contributed is heard by the full rounds if they run.
-        r.exchange();
+        // A record that does not fit: the full rounds will run, and it goes
+        // out before the contribution, so this member is heard even if it
+        // dies right after it (as on the native backend).
+        if word == 0 {
+            r.exchange();
+        }
         // Not started: the full rounds decide.
         r.fast = comm.iagree(word as i32).ok();
+        if r.fast.is_none() {
+            r.exchange();
+        }
         Agreement::Running(Box::new(r))
     }
 
-    /// The record exchange's sends and receives still under way once the
-    /// fast round decided: every member sent its record before it
-    /// contributed, so each receive ends (with the record, or with its
-    /// sender's failure); they are left to end, never cancelled (a record
-    /// that arrived after its receive was cancelled would stay queued in
-    /// MPI for ever).
-    pub(super) fn take_leftover(&mut self) -> Option<Leftover> {
-        match self {
-            Agreement::Done(_, left) => left.take(),
-            Agreement::Running(_) => None,
+    /// Blocks inside MPI until the fast round ends, if it runs (see
+    /// `Backend::block_on_agreement`).
+    pub(super) fn block_on_fast_round(&mut self) {
+        if let Agreement::Running(r) = self {
+            if let Some(f) = &mut r.fast {
+                f.wait();
+            }
         }
     }
 
@@ -154,14 +145,10 @@ impl Agreement {
     pub(super) fn poll(&mut self) -> Option<&[Record]> {
         if let Agreement::Running(r) = self {
             let recs = r.advance()?;
-            let left = (!r.sends.is_empty() || !r.recvs.is_empty()).then(|| Leftover {
-                sends: std::mem::take(&mut r.sends),
-                recvs: std::mem::take(&mut r.recvs),
-            });
-            *self = Agreement::Done(recs, left);
+            *self = Agreement::Done(recs);
         }
         match self {
-            Agreement::Done(recs, _) => Some(recs),
+            Agreement::Done(recs) => Some(recs),
             Agreement::Running(_) => None,
         }
     }
@@ -182,6 +169,8 @@ impl Running {
                     return Some(vec![rec; self.order.len()]);
                 }
             }
+            self.exchange();
+            return None;
         }
         let heard = &mut self.heard;
         self.recvs.retain_mut(|(r, op)| match op.test() {
@@ -245,6 +234,9 @@ impl Running {
     /// Starts the full rounds: this member's record to every other, and a
     /// receive from each.
     fn exchange(&mut self) {
+        if std::mem::replace(&mut self.exchanged, true) {
+            return;
+        }
         let (n, me) = (self.heard.len(), self.me);
         let bytes: Vec<u8> = self.mine.iter().flat_map(|w| w.to_le_bytes()).collect();
         for r in (0..n).filter(|&r| r != me) {

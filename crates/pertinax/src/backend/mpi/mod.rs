@@ -65,14 +65,19 @@
 //!   `MPIX_Comm_ack_failed` on the point-to-point communicator (on an
 //!   intercommunicator: on the communicator of both groups).
 //! - Agreement (four words and a kind per member, uniform records; see
-//!   [`agree`]): `contribute` starts it (every member sends its record to
-//!   every other on the agreement's communicator, `ctx + 3`) and returns;
-//!   `poll_agreement` and every progress round (see [`agree`]) advance
-//!   it: once every receive ended, the members
-//!   run `MPIX_Comm_iagree` (a fault-tolerant AND, 32 members per round)
-//!   on the set of members every survivor heard from; those read
-//!   `Contributed`, the others `Failed`, the same everywhere. So `iagree`
-//!   returns at once. `Finalized` is never read. On an intercommunicator
+//!   [`agree`]): `contribute` starts it on the agreement's communicator
+//!   (`ctx + 3`) and returns; `poll_agreement` and every progress round
+//!   advance it. A *fast round*, one `MPIX_Comm_iagree` of a word holding
+//!   the record when it is small (an `agree` with flags below 2²³, or a
+//!   call whose words are 0), decides a healthy agreement by itself; else
+//!   every member sends its record to every other, and once every receive
+//!   ended, the members run `MPIX_Comm_iagree` (a fault-tolerant AND, 32
+//!   members per round) on the set of members every survivor heard from;
+//!   those read `Contributed`, the others `Failed`, the same everywhere.
+//!   So `iagree` returns at once; a blocking agreement with nothing else
+//!   of the backend's pending waits in `MPI_Wait` on the fast round
+//!   (`Backend::block_on_agreement`), as C's `MPIX_Comm_agree` does.
+//!   `Finalized` is never read. On an intercommunicator
 //!   the agreement's communicator is a duplicate of the communicator of
 //!   both groups (see [`spawn`]: Open MPI 5's ERA names an agreement by
 //!   the low bits of the communicator's context id, the same for every
@@ -261,9 +266,6 @@ pub(crate) struct Mpi {
     /// Agreements started and not yet read: (context, sequence) → the
     /// agreement (`agree.rs`).
     agreed: RefCell<HashMap<(u32, u32), agree::Agreement>>,
-    /// The record exchanges of decided agreements, left to end
-    /// ([`agree::Agreement::take_leftover`]).
-    drain: RefCell<Vec<agree::Leftover>>,
     slab: RefCell<Vec<(u32, Slot)>>,
     free: RefCell<Vec<u32>>,
     next_ctx: Cell<u32>,
@@ -401,7 +403,6 @@ pub(super) fn start() -> Result<Started> {
         backend: super::Active::Mpi(Mpi {
             comms: RefCell::new(HashMap::new()),
             agreed: RefCell::new(HashMap::new()),
-            drain: RefCell::new(Vec::new()),
             posted: RefCell::new(std::collections::VecDeque::new()),
             held: RefCell::new(Vec::new()),
             arrivals: Cell::new(0),
@@ -1020,9 +1021,6 @@ impl Backend for Mpi {
                 moved |= a.poll().is_some();
             }
         }
-        if let Ok(mut drain) = self.drain.try_borrow_mut() {
-            drain.retain_mut(|l| !l.settled());
-        }
         let n = self.slab.borrow().len();
         for i in 0..n as u32 {
             let posted = matches!(
@@ -1054,9 +1052,6 @@ impl Backend for Mpi {
     }
 
     fn finalize(&self) -> Result<()> {
-        // Records every member sent before it contributed: arrived by now,
-        // or cancelled here (never after MPI_Finalize).
-        self.drain.borrow_mut().clear();
         let n = self.slab.borrow().len();
         for i in 0..n {
             let mut slab = self.slab.borrow_mut();
@@ -1622,9 +1617,26 @@ impl Backend for Mpi {
                 ];
                 agree::Agreement::start(t, seq, mine)
             }
-            Err(_) => agree::Agreement::Done(Vec::new(), None),
+            Err(_) => agree::Agreement::Done(Vec::new()),
         };
         self.agreed.borrow_mut().insert((ctx, seq), a);
+    }
+
+    fn block_on_agreement(&self, ctx: u32, seq: u32) {
+        // Only when nothing else of this backend's waits for progress: no
+        // task, no receive to match, no other agreement under way.
+        if self.tasks.get() != 0 || !self.posted.borrow().is_empty() {
+            return;
+        }
+        let Ok(mut agreed) = self.agreed.try_borrow_mut() else {
+            return;
+        };
+        if agreed.iter().any(|(k, a)| *k != (ctx, seq) && a.running()) {
+            return;
+        }
+        if let Some(a) = agreed.get_mut(&(ctx, seq)) {
+            a.block_on_fast_round();
+        }
     }
 
     fn poll_agreement(
@@ -1646,12 +1658,7 @@ impl Backend for Mpi {
                 *g = Some(recs.get(i).copied().unwrap_or(Record::Failed));
             }
         }
-        if let Some(left) = agreed
-            .remove(&(ctx, seq))
-            .and_then(|mut a| a.take_leftover())
-        {
-            self.drain.borrow_mut().push(left);
-        }
+        agreed.remove(&(ctx, seq));
         true
     }
 
