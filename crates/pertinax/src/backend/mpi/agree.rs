@@ -11,19 +11,21 @@
 //! a word that holds the whole record when it is small: the kind `k` twice
 //! (as `k` and as `!k`, so the AND shows whether every member made the
 //! same call: each bit of the two is 1 in exactly one of them only if all
-//! kinds agree on it), the first word (an `agree`'s flags, below 2²³; 0
-//! for the other calls) and a bit saying the record fits (the other words
-//! are 0, and for an intercommunicator this member knows of no failed
-//! member). When the decided AND says every record fit and every kind
+//! kinds agree on it), a 23-bit field (an `agree`'s flags; for the other
+//! calls, the complement of the context proposal, so the AND yields the
+//! OR of the proposals, a context free at every member) and a bit saying
+//! the record fits (every other word is 0, and for an intercommunicator
+//! this member knows of no failed member; see [`fast_word`]). When the decided AND says every record fit and every kind
 //! matched, and the agreement returned `MPI_SUCCESS`, the agreement is
 //! decided: every member contributed (Open MPI's ERA agrees on its return
 //! code with the value, and returns `MPIX_ERR_PROC_FAILED` at every member
 //! when any member of the communicator failed unacknowledged, which the
 //! agreement's communicator of an intracommunicator never is; an
 //! intercommunicator's is, hence the no-failure-known bit), each reads
-//! `Contributed` with the decided word (for `agree`, the AND of the flags:
-//! what it computes anyway). So a healthy `agree` is one
-//! `MPIX_Comm_iagree`, as in C.
+//! `Contributed` with the decided words (for `agree`, the AND of the
+//! flags: what it computes anyway). So a healthy `agree` is one
+//! `MPIX_Comm_iagree`, as in C, and a healthy `shrink` (no value gathered)
+//! or `spawn` needs no record exchange either.
 //!
 //! **Full rounds**, when the fast round did not decide (the same at every
 //! member, since its value and code are agreed): every member sends its
@@ -161,11 +163,8 @@ impl Running {
             let decided = fast.test()?;
             self.fast = None;
             if let Ok(d) = decided {
-                if let Some((kind, w0)) = fast_decided(d as u32) {
-                    let rec = Record::Contributed {
-                        kind,
-                        words: [w0, 0, 0, 0],
-                    };
+                if let Some((kind, words)) = fast_decided(d as u32) {
+                    let rec = Record::Contributed { kind, words };
                     return Some(vec![rec; self.order.len()]);
                 }
             }
@@ -278,41 +277,62 @@ impl Running {
     }
 }
 
-/// Bits of the fast word: the first word, the kind, its complement, and
-/// "the record fits".
-const W0_BITS: u32 = 23;
-const W0_MASK: u32 = (1 << W0_BITS) - 1;
+/// Bits of the fast word: the field, the kind, its complement, and "the
+/// record fits".
+const FIELD_BITS: u32 = 23;
+const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
 const KIND_MASK: u32 = 0b111;
-const KIND_AT: u32 = W0_BITS;
-const NOT_KIND_AT: u32 = W0_BITS + 3;
+const KIND_AT: u32 = FIELD_BITS;
+const NOT_KIND_AT: u32 = FIELD_BITS + 3;
 const FITS: u32 = 1 << 31;
 
-/// This member's word for the fast round: its record when it fits (kind
-/// below 8, the other words 0, no failure known, and the first word below
-/// 2²³ for an `agree`, whose flags are read as their AND, 0 for any other
-/// call, whose first words are read one by one), else 0 (the AND then
-/// sends everyone to the full rounds).
-fn fast_word(mine: &[u32; REC_WORDS], knows_failure: bool) -> u32 {
-    let [kind, w0, rest @ ..] = *mine;
-    let w0_max = if kind == u32::from(RecoveryCall::Agree.code()) {
-        W0_MASK
-    } else {
-        0
-    };
-    if knows_failure || kind > KIND_MASK || w0 > w0_max || rest.iter().any(|&w| w != 0) {
-        return 0;
-    }
-    FITS | (kind << KIND_AT) | ((!kind & KIND_MASK) << NOT_KIND_AT) | w0
+/// Whether `kind` is `agree`'s, whose first word (the flags) is read as
+/// the AND over the members.
+fn is_agree(kind: u32) -> bool {
+    kind == u32::from(RecoveryCall::Agree.code())
 }
 
-/// The decided record of a fast round, when it decides: every member's
-/// record fitted and all kinds were the same (each bit of the kind is set
-/// in exactly one of the two ANDs).
-fn fast_decided(d: u32) -> Option<(u8, u32)> {
+/// This member's word for the fast round: its record when it fits, else 0
+/// (the AND then sends everyone to the full rounds). It fits when no
+/// failure is known, the kind is below 8, and: for an `agree`, the flags
+/// are below 2²³ and the other words 0 (the field holds the flags: the
+/// AND is what `agree` reads); for any other call, every word is 0 but the
+/// second, the context proposal, below 2²³ (the field holds its
+/// complement, so the AND gives the complement of the OR of the
+/// proposals: a context at least every member's proposal, and a multiple
+/// of 4 as they are, which is all a proposal is for, where the full
+/// rounds take the largest).
+fn fast_word(mine: &[u32; REC_WORDS], knows_failure: bool) -> u32 {
+    let [kind, w0, w1, w2, w3] = *mine;
+    let field = if is_agree(kind) {
+        (w1 == 0 && w2 == 0 && w3 == 0 && w0 <= FIELD_MASK).then_some(w0)
+    } else {
+        (w0 == 0 && w2 == 0 && w3 == 0 && w1 <= FIELD_MASK).then_some(!w1 & FIELD_MASK)
+    };
+    match field {
+        Some(f) if !knows_failure && kind <= KIND_MASK => {
+            FITS | (kind << KIND_AT) | ((!kind & KIND_MASK) << NOT_KIND_AT) | f
+        }
+        _ => 0,
+    }
+}
+
+/// The decided record (kind and words) of a fast round, when it decides:
+/// every member's record fitted and all kinds were the same (each bit of
+/// the kind is set in exactly one of the two ANDs).
+fn fast_decided(d: u32) -> Option<(u8, [u32; 4])> {
     let kind = (d >> KIND_AT) & KIND_MASK;
     let not_kind = (d >> NOT_KIND_AT) & KIND_MASK;
-    (d & FITS != 0 && kind | not_kind == KIND_MASK && kind & not_kind == 0)
-        .then_some((kind as u8, d & W0_MASK))
+    if d & FITS == 0 || kind | not_kind != KIND_MASK || kind & not_kind != 0 {
+        return None;
+    }
+    let field = d & FIELD_MASK;
+    let words = if is_agree(kind) {
+        [field, 0, 0, 0]
+    } else {
+        [0, !field & FIELD_MASK, 0, 0]
+    };
+    Some((kind as u8, words))
 }
 
 #[cfg(test)]
@@ -334,14 +354,30 @@ mod tests {
             .iter()
             .map(|&f| fast_word(&rec(1, f), false))
             .collect();
-        assert_eq!(fast_decided(and(&words)), Some((1, 0b0011)));
+        assert_eq!(fast_decided(and(&words)), Some((1, [0b0011, 0, 0, 0])));
+    }
+
+    #[test]
+    fn other_calls_decide_a_context_at_least_every_proposal() {
+        for props in [[8u32, 8, 8], [4, 8, 12], [16, 4, 40], [0, 0, 0]] {
+            let words: Vec<u32> = props
+                .iter()
+                .map(|&c| fast_word(&[2, 0, c, 0, 0], false))
+                .collect();
+            let (kind, w) = fast_decided(and(&words)).expect("decides");
+            assert_eq!(kind, 2);
+            assert_eq!(w[0], 0);
+            assert!(props.iter().all(|&c| w[1] >= c), "{props:?} -> {w:?}");
+            assert_eq!(w[1] % 4, 0);
+            assert_eq!(w[1], props.iter().fold(0, |a, c| a | c));
+        }
     }
 
     #[test]
     fn every_mismatch_of_kinds_is_seen() {
         for a in 1..=6u32 {
             for b in 1..=6u32 {
-                let d = and(&[fast_word(&rec(a, 5), false), fast_word(&rec(b, 5), false)]);
+                let d = and(&[fast_word(&rec(a, 0), false), fast_word(&rec(b, 0), false)]);
                 assert_eq!(fast_decided(d).is_some(), a == b, "kinds {a} and {b}");
             }
         }
@@ -352,21 +388,15 @@ mod tests {
         let ok = fast_word(&rec(1, 1), false);
         for other in [
             fast_word(&rec(1, 1 << 23), false),
-            fast_word(&[2, 0, 7, 0, 0], false),
-            fast_word(&rec(2, 1), false),
+            fast_word(&[1, 0, 7, 0, 0], false),
+            fast_word(&[2, 1, 8, 0, 0], false),
+            fast_word(&[2, 0, 8, 3, 0], false),
+            fast_word(&[2, 0, 1 << 23, 0, 0], false),
             fast_word(&rec(1, 1), true),
             fast_word(&rec(9, 0), false),
         ] {
             assert_eq!(other, 0);
             assert_eq!(fast_decided(and(&[ok, other])), None);
-        }
-    }
-
-    #[test]
-    fn a_word_of_all_zeros_decides_for_every_kind() {
-        for kind in 1..=6u32 {
-            let w = fast_word(&rec(kind, 0), false);
-            assert_eq!(fast_decided(and(&[w, w, w])), Some((kind as u8, 0)));
         }
     }
 }

@@ -68,8 +68,10 @@
 //!   [`agree`]): `contribute` starts it on the agreement's communicator
 //!   (`ctx + 3`) and returns; `poll_agreement` and every progress round
 //!   advance it. A *fast round*, one `MPIX_Comm_iagree` of a word holding
-//!   the record when it is small (an `agree` with flags below 2²³, or a
-//!   call whose words are 0), decides a healthy agreement by itself; else
+//!   the record when it is small (an `agree` with flags below 2²³, or
+//!   another call whose only word is its context proposal, such as a
+//!   `shrink` that gathers no value), decides a healthy agreement by
+//!   itself; else
 //!   every member sends its record to every other, and once every receive
 //!   ended, the members run `MPIX_Comm_iagree` (a fault-tolerant AND, 32
 //!   members per round) on the set of members every survivor heard from;
