@@ -1,0 +1,695 @@
+//! The master side: the opaque [`Boosters`] handle, offload, waits,
+//! failure consensus and recovery.
+//!
+//! # Task states
+//!
+//! A task is *running* from its offload until its booster's completion
+//! message arrives; then *waiting for clearance* (its output is held by
+//! the master, not handed out); then *cleared* at the end of a wait that
+//! covers it (its whole recover domain finished and no booster of the
+//! group failed: for a collective allocation, the masters agree on that
+//! with a fault-tolerant agreement), or *failed* with a typed error.
+//!
+//! # Detection
+//!
+//! Whenever a master is inside the library it has one receive posted for
+//! the completion header of *every* booster of the group (the paper's
+//! pre-posted requests, section 5.3), and waits for any of them: a
+//! completion or a booster's failure ends the wait, so a master notices
+//! the failure of any booster, whether or not it offloaded anything to it.
+//! The core's scoped requests live only within one call, so the receives
+//! are posted at the start of each progress round and cancelled at its
+//! end rather than kept between calls.
+//!
+//! # Recovery
+//!
+//! On a failure the masters (all of them for a collective allocation,
+//! after they agreed) revoke and free the group's intercommunicator (the
+//! surviving boosters see the revocation and leave, taking their own
+//! boosters with them), take a spare group or spawn a new one, and
+//! re-offload, in their original order, every task that was running or
+//! waiting for clearance: recoverable ones with their original input;
+//! the others fail with [`Error::BoosterFailed`] and their input.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::marker::PhantomData;
+
+use pertinax::{Comm, Rank};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{Error, TaskError};
+use crate::wire::{self, DoneHeader, TaskBody};
+
+/// Allocation options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    program: Option<(String, Vec<String>)>,
+    spares: usize,
+    max_attempts: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            program: None,
+            spares: 0,
+            max_attempts: 8,
+        }
+    }
+}
+
+impl Options {
+    /// The defaults: the master's own program as booster, no spares, at
+    /// most 8 executions of a recoverable task.
+    pub fn new() -> Options {
+        Options::default()
+    }
+    /// Run `program` with `args` as boosters instead of the master's own
+    /// program and arguments (the marker [`crate::BOOSTER_MARKER`] is
+    /// added after `args`).
+    pub fn program(mut self, program: &str, args: &[&str]) -> Options {
+        self.program = Some((
+            program.to_string(),
+            args.iter().map(|a| a.to_string()).collect(),
+        ));
+        self
+    }
+    /// Spawn `groups` spare groups at allocation, each as large as the
+    /// allocation: a recovery takes one instead of spawning (beyond the
+    /// paper).
+    pub fn spares(mut self, groups: usize) -> Options {
+        self.spares = groups;
+        self
+    }
+    /// The retry limit: a recoverable task is started at most `n` times
+    /// (`n` >= 1), then fails with [`Error::RetriesExceeded`].
+    pub fn max_attempts(mut self, n: u32) -> Options {
+        self.max_attempts = n.max(1);
+        self
+    }
+}
+
+/// A recover domain: tasks offloaded in one domain are cleared together
+/// and restarted together. Tasks offloaded without a domain belong to the
+/// *implicit* domain, which ends at every [`Boosters::taskwait`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Domain(u64);
+
+/// How to offload one task: its name, the booster, recovery, domain.
+#[derive(Debug, Clone)]
+pub struct Offload {
+    name: String,
+    onto: usize,
+    recover: bool,
+    domain: Option<Domain>,
+}
+
+impl Offload {
+    /// Task `name` onto booster `onto`, without recovery.
+    pub fn new(name: &str, onto: usize) -> Offload {
+        Offload {
+            name: name.to_string(),
+            onto,
+            recover: false,
+            domain: None,
+        }
+    }
+    /// The `recover` clause: re-execute the task automatically if its
+    /// booster group fails before it is cleared.
+    pub fn recover(mut self) -> Offload {
+        self.recover = true;
+        self
+    }
+    /// Offload in an explicit recover domain (instead of the implicit one).
+    pub fn domain(mut self, d: Domain) -> Offload {
+        self.domain = Some(d);
+        self
+    }
+}
+
+/// Where a task stands (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskState {
+    /// Offloaded, not finished.
+    Running,
+    /// Finished; its output is held until its domain is cleared.
+    WaitingForClearance,
+    /// Cleared: [`Boosters::take`] returns its output.
+    Cleared,
+    /// Failed: [`Boosters::take`] returns the error and the input.
+    Failed,
+}
+
+/// A handle to an offloaded task with input `I` and output `O`.
+#[derive(Debug)]
+#[must_use = "a task's output or error is only returned by take or wait"]
+pub struct Task<I, O> {
+    id: u64,
+    domain: Option<Domain>,
+    _types: PhantomData<fn(I) -> O>,
+}
+
+impl<I, O> Task<I, O> {
+    /// The task's id (unique for this master and allocation).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    Running,
+    Finished(Vec<u8>),
+    Cleared(Vec<u8>),
+    Failed(Error),
+}
+
+#[derive(Debug)]
+struct Rec {
+    name: String,
+    input: Vec<u8>,
+    onto: usize,
+    recover: bool,
+    domain: Option<Domain>,
+    attempts: u32,
+    state: State,
+}
+
+/// Counters of what recovery did, for tests and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Booster groups replaced.
+    pub recoveries: u32,
+    /// Of those, replaced by a spare group.
+    pub spares_used: u32,
+    /// Task executions started again.
+    pub reexecutions: u64,
+}
+
+/// An allocation of boosters: the opaque handle of the paper's
+/// `deep_booster_alloc` (never the raw intercommunicator, which is
+/// replaced on recovery).
+#[derive(Debug)]
+pub struct Boosters {
+    masters: Comm,
+    shared: bool,
+    count: usize,
+    program: String,
+    args: Vec<String>,
+    max_attempts: u32,
+    group: Option<Comm>,
+    spares: VecDeque<Comm>,
+    tasks: BTreeMap<u64, Rec>,
+    next_id: u64,
+    domains: HashMap<String, Domain>,
+    failed: bool,
+    stats: Stats,
+}
+
+impl Boosters {
+    /// Allocates `count` boosters (the master's own program, default
+    /// options), collectively over `comm`: the world for boosters shared
+    /// by every master (with failure consensus), or the self communicator
+    /// for a private set.
+    ///
+    /// # Errors
+    /// As [`Boosters::alloc_with`].
+    pub fn alloc(comm: &Comm, count: usize) -> Result<Boosters, Error> {
+        Boosters::alloc_with(comm, count, Options::default())
+    }
+
+    /// Allocates `count` boosters with `opts`, collectively over `comm`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for `count == 0`; [`Error::Masters`] if
+    /// the masters' duplicate of `comm` cannot be made;
+    /// [`Error::Spawn`] if the boosters cannot be started.
+    pub fn alloc_with(comm: &Comm, count: usize, opts: Options) -> Result<Boosters, Error> {
+        if count == 0 {
+            return Err(Error::InvalidArgument("zero boosters".into()));
+        }
+        let (program, args) = match opts.program {
+            Some(p) => p,
+            None => {
+                let exe = std::env::current_exe()
+                    .map_err(|e| Error::Spawn(pertinax::Error::SpawnFailed(e.to_string())))?;
+                (exe.to_string_lossy().into_owned(), crate::user_args())
+            }
+        };
+        let masters = comm.dup().map_err(Error::Masters)?;
+        let mut b = Boosters {
+            shared: masters.size() > 1,
+            masters,
+            count,
+            program,
+            args,
+            max_attempts: opts.max_attempts,
+            group: None,
+            spares: VecDeque::new(),
+            tasks: BTreeMap::new(),
+            next_id: 0,
+            domains: HashMap::new(),
+            failed: false,
+            stats: Stats::default(),
+        };
+        b.group = Some(b.spawn_group()?);
+        for _ in 0..opts.spares {
+            let g = b.spawn_group()?;
+            b.spares.push_back(g);
+        }
+        Ok(b)
+    }
+
+    fn spawn_group(&self) -> Result<Comm, Error> {
+        let mut args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        args.push(wire::BOOSTER_MARKER);
+        self.masters
+            .spawn(&self.program, &args, self.count, Rank(0))
+            .map_err(Error::Spawn)
+    }
+
+    /// The number of boosters.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Always false: an allocation has at least one booster.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Whether the allocation is shared by several masters (then waits and
+    /// [`Boosters::free`] are collective over them, with failure
+    /// consensus).
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
+
+    /// What recovery did so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The explicit recover domain called `name` (the same name gives the
+    /// same domain).
+    pub fn domain(&mut self, name: &str) -> Domain {
+        let next = Domain(self.domains.len() as u64 + 1);
+        *self.domains.entry(name.to_string()).or_insert(next)
+    }
+
+    /// Offloads a task with `input`; returns at once with its handle.
+    ///
+    /// # Errors
+    /// [`Error::InvalidBooster`], [`Error::Serialization`],
+    /// [`Error::Freed`]. A booster failure is not an error here: the task
+    /// is recovered (or fails) at the next wait.
+    pub fn offload<I: Serialize, O>(
+        &mut self,
+        spec: Offload,
+        input: &I,
+    ) -> Result<Task<I, O>, Error> {
+        if spec.onto >= self.count {
+            return Err(Error::InvalidBooster {
+                index: spec.onto,
+                count: self.count,
+            });
+        }
+        let input = wire::encode(input)?;
+        let id = self.next_id;
+        self.next_id += 1;
+        let rec = Rec {
+            name: spec.name,
+            input,
+            onto: spec.onto,
+            recover: spec.recover,
+            domain: spec.domain,
+            attempts: 1,
+            state: State::Running,
+        };
+        if !self.failed && self.send(id, &rec).is_err() {
+            self.failed = true;
+        }
+        self.tasks.insert(id, rec);
+        Ok(Task {
+            id,
+            domain: spec.domain,
+            _types: PhantomData,
+        })
+    }
+
+    fn send(&self, id: u64, rec: &Rec) -> Result<(), pertinax::Error> {
+        let g = self.group.as_ref().ok_or(pertinax::Error::CommFreed)?;
+        let hdr = [wire::KIND_TASK, id, u64::from(rec.attempts - 1), 0];
+        g.send(&hdr, rec.onto, wire::TAG_TASK)?;
+        let body = TaskBody {
+            name: rec.name.clone(),
+            input: rec.input.clone(),
+            onto: rec.onto as u32,
+        };
+        g.send_value(&body, rec.onto, wire::TAG_TASK_BODY)
+    }
+
+    /// One progress round: a receive posted for every booster's completion
+    /// header; waits for one (or only tests, `block == false`). A failure
+    /// of any booster sets `failed`.
+    fn progress(&mut self, block: bool) {
+        if self.failed {
+            return;
+        }
+        let Some(g) = self.group.clone() else {
+            self.failed = true;
+            return;
+        };
+        let n = g.remote_size();
+        let mut hdrs: Vec<DoneHeader> = vec![[0; 4]; n];
+        let got = pertinax::scope(|s| {
+            let mut reqs = Vec::with_capacity(n);
+            for (j, h) in hdrs.iter_mut().enumerate() {
+                reqs.push(g.irecv(s, h, j, wire::TAG_DONE)?);
+            }
+            let r = if block {
+                pertinax::wait_any(&mut reqs)
+            } else {
+                pertinax::test_any(&mut reqs)
+            };
+            let Some((first, _)) = r.map_err(|w| w.error)? else {
+                return Ok(Vec::new());
+            };
+            // Other receives may have matched in the same round: a
+            // dropped receive that matched would lose its header, so each
+            // is cancelled, and one that cannot be is completed.
+            let mut done = vec![first];
+            for (j, req) in reqs.iter_mut().enumerate() {
+                if j == first || !req.is_active() {
+                    continue;
+                }
+                if !req.cancel()? {
+                    req_wait(req)?;
+                    done.push(j);
+                }
+            }
+            Ok::<_, pertinax::Error>(done)
+        });
+        let done = match got {
+            Ok(d) => d,
+            Err(_) => {
+                self.failed = true;
+                return;
+            }
+        };
+        for j in done {
+            if self.failed {
+                return;
+            }
+            self.complete(&g, j, hdrs[j]);
+        }
+    }
+
+    /// Reads the body that follows booster `j`'s completion header.
+    fn complete(&mut self, g: &Comm, j: usize, hdr: DoneHeader) {
+        let [id, attempt, status, _] = hdr;
+        let body = match g.recv_vec::<u8>(j, wire::TAG_DONE_BODY) {
+            Ok((b, _)) => b,
+            Err(_) => {
+                self.failed = true;
+                return;
+            }
+        };
+        let Some(rec) = self.tasks.get_mut(&id) else {
+            return;
+        };
+        if !matches!(rec.state, State::Running) || u64::from(rec.attempts - 1) != attempt {
+            return;
+        }
+        rec.state = match status {
+            wire::DONE_OK => State::Finished(body),
+            wire::DONE_UNKNOWN => State::Failed(Error::UnknownTask(rec.name.clone())),
+            _ => State::Failed(Error::Task {
+                name: rec.name.clone(),
+                message: String::from_utf8_lossy(&body).into_owned(),
+            }),
+        };
+    }
+
+    /// Waits until every task for which `covered` holds is cleared or
+    /// failed: local completion, then (shared) the masters' agreement that
+    /// no booster failed, else recovery and again.
+    fn wait_set(&mut self, covered: impl Fn(&Rec) -> bool) -> Result<(), Error> {
+        if self.group.is_none() {
+            return Err(Error::Freed);
+        }
+        loop {
+            loop {
+                if self.failed {
+                    break;
+                }
+                let pending = self
+                    .tasks
+                    .values()
+                    .any(|t| covered(t) && matches!(t.state, State::Running));
+                if !pending {
+                    // Pick up a failure already known (of an idle booster
+                    // too), so the consensus below hears of it.
+                    self.progress(false);
+                    break;
+                }
+                self.progress(true);
+            }
+            let ok = !self.failed;
+            let all_ok = if self.shared {
+                self.masters.agree(u32::from(ok)).map_err(Error::Masters)? == 1
+            } else {
+                ok
+            };
+            if all_ok {
+                for t in self.tasks.values_mut().filter(|t| covered(t)) {
+                    if let State::Finished(out) = &mut t.state {
+                        t.state = State::Cleared(std::mem::take(out));
+                    }
+                }
+                return Ok(());
+            }
+            self.recover()?;
+        }
+    }
+
+    /// Replaces the group (a spare or a new spawn) and re-offloads every
+    /// task that was running or waiting for clearance.
+    fn recover(&mut self) -> Result<(), Error> {
+        if let Some(old) = self.group.take() {
+            let _ = old.revoke();
+            let _ = old.free();
+        }
+        self.failed = false;
+        self.stats.recoveries += 1;
+        let g = match self.spares.pop_front() {
+            Some(g) => {
+                self.stats.spares_used += 1;
+                g
+            }
+            None => self.spawn_group()?,
+        };
+        self.group = Some(g);
+        let ids: Vec<u64> = self
+            .tasks
+            .iter()
+            .filter(|(_, t)| matches!(t.state, State::Running | State::Finished(_)))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            let max = self.max_attempts;
+            let Some(t) = self.tasks.get_mut(&id) else {
+                continue;
+            };
+            if !t.recover {
+                t.state = State::Failed(Error::BoosterFailed { booster: t.onto });
+                continue;
+            }
+            if t.attempts >= max {
+                t.state = State::Failed(Error::RetriesExceeded {
+                    attempts: t.attempts,
+                });
+                continue;
+            }
+            t.attempts += 1;
+            t.state = State::Running;
+            self.stats.reexecutions += 1;
+            if !self.failed {
+                if let Some(t) = self.tasks.get(&id) {
+                    if self.send(id, t).is_err() {
+                        self.failed = true;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for every outstanding task (the end of the implicit recover
+    /// domain, and of every explicit one): afterwards each is cleared or
+    /// failed. Collective over the masters for a shared allocation.
+    ///
+    /// # Errors
+    /// [`Error::Spawn`] if a replacement group cannot be started,
+    /// [`Error::Masters`] if the masters' agreement fails, [`Error::Freed`].
+    pub fn taskwait(&mut self) -> Result<(), Error> {
+        self.wait_set(|_| true)
+    }
+
+    /// Waits for the tasks of domain `d` only (collective over the masters
+    /// for a shared allocation). Tasks of other domains go on running or
+    /// waiting for clearance.
+    ///
+    /// # Errors
+    /// As [`Boosters::taskwait`].
+    pub fn wait_domain(&mut self, d: Domain) -> Result<(), Error> {
+        self.wait_set(|t| t.domain == Some(d))
+    }
+
+    /// Advances the tasks without blocking and says where `task` stands.
+    pub fn poll<I, O>(&mut self, task: &Task<I, O>) -> TaskState {
+        self.progress(false);
+        match self.tasks.get(&task.id).map(|t| &t.state) {
+            Some(State::Running) | None => TaskState::Running,
+            Some(State::Finished(_)) => TaskState::WaitingForClearance,
+            Some(State::Cleared(_)) => TaskState::Cleared,
+            Some(State::Failed(_)) => TaskState::Failed,
+        }
+    }
+
+    /// Waits for `task`'s domain (for a task of the implicit domain, a
+    /// [`Boosters::taskwait`]), then takes its result. Collective over the
+    /// masters for a shared allocation.
+    ///
+    /// # Errors
+    /// As [`Boosters::take`], or the wait's error with the input.
+    pub fn wait<I: DeserializeOwned, O: DeserializeOwned>(
+        &mut self,
+        task: Task<I, O>,
+    ) -> Result<O, TaskError<I>> {
+        let r = match task.domain {
+            Some(d) => self.wait_domain(d),
+            None => self.taskwait(),
+        };
+        match r {
+            Ok(()) => self.take(task),
+            Err(error) => {
+                let input = self.tasks.remove(&task.id).map(|t| t.input);
+                Err(TaskError {
+                    error,
+                    input: input.and_then(|b| wire::decode(&b).ok()),
+                })
+            }
+        }
+    }
+
+    /// The output of a cleared task, or its error and input.
+    ///
+    /// # Errors
+    /// The task's [`Error`] (with the input handed back), or
+    /// [`Error::NotCleared`] (the handle is consumed; the task stays
+    /// recorded until its wait, and its output is dropped then).
+    pub fn take<I: DeserializeOwned, O: DeserializeOwned>(
+        &mut self,
+        task: Task<I, O>,
+    ) -> Result<O, TaskError<I>> {
+        let cleared = matches!(
+            self.tasks.get(&task.id).map(|t| &t.state),
+            Some(State::Cleared(_) | State::Failed(_))
+        );
+        let rec = match (cleared, self.tasks.get(&task.id)) {
+            (true, _) => self.tasks.remove(&task.id),
+            (false, Some(t)) => {
+                return Err(TaskError {
+                    error: Error::NotCleared,
+                    input: wire::decode(&t.input).ok(),
+                })
+            }
+            (false, None) => None,
+        };
+        let Some(rec) = rec else {
+            return Err(TaskError {
+                error: Error::NotCleared,
+                input: None,
+            });
+        };
+        match rec.state {
+            State::Cleared(out) => wire::decode(&out).map_err(|error| TaskError {
+                error,
+                input: wire::decode(&rec.input).ok(),
+            }),
+            State::Failed(error) => Err(TaskError {
+                error,
+                input: wire::decode(&rec.input).ok(),
+            }),
+            State::Running | State::Finished(_) => Err(TaskError {
+                error: Error::NotCleared,
+                input: wire::decode(&rec.input).ok(),
+            }),
+        }
+    }
+
+    /// Waits for every task ([`Boosters::taskwait`], recovering if
+    /// needed), then shuts the boosters (and the spares) down. Collective
+    /// over the masters for a shared allocation. A booster that fails
+    /// during the shutdown harms nothing: every task is cleared by then.
+    ///
+    /// # Errors
+    /// As [`Boosters::taskwait`].
+    pub fn free(mut self) -> Result<(), Error> {
+        self.taskwait()?;
+        if self.shared {
+            // Every master is done with the group before it goes.
+            self.masters.barrier().map_err(Error::Masters)?;
+        }
+        self.shutdown();
+        Ok(())
+    }
+
+    fn shutdown(&mut self) {
+        let root = self.masters.rank().index() == 0;
+        let groups: Vec<Comm> = self
+            .group
+            .take()
+            .into_iter()
+            .chain(self.spares.drain(..))
+            .collect();
+        for g in groups {
+            if root {
+                for j in 0..g.remote_size() {
+                    let _ = g.send(&[wire::KIND_SHUTDOWN, 0, 0, 0], j, wire::TAG_TASK);
+                }
+            }
+            let _ = g.free();
+        }
+        let _ = self.masters.free();
+    }
+}
+
+/// Waits for a request that could not be cancelled (it matched).
+fn req_wait(req: &mut pertinax::Request<'_>) -> Result<(), pertinax::Error> {
+    loop {
+        if req.test()?.is_some() {
+            return Ok(());
+        }
+    }
+}
+
+impl Drop for Boosters {
+    /// Without [`Boosters::free`]: revokes the groups, so that the boosters
+    /// leave instead of waiting for ever (they exit as lost).
+    fn drop(&mut self) {
+        let groups: Vec<Comm> = self
+            .group
+            .take()
+            .into_iter()
+            .chain(self.spares.drain(..))
+            .collect();
+        for g in groups {
+            let _ = g.revoke();
+            let _ = g.free();
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! The master/booster protocol, in one place: tags, the fixed-size
+//! headers (so that a receive for them can be posted before anything
+//! arrives) and the bodies that follow them.
+//!
+//! Master to booster, on the allocation's intercommunicator: a
+//! [`TaskHeader`] on [`TAG_TASK`] (kind task or shutdown), then for a task
+//! a [`TaskBody`] on [`TAG_TASK_BODY`]. Booster to master: a [`DoneHeader`]
+//! on [`TAG_DONE`], then the output (or the error message) on
+//! [`TAG_DONE_BODY`]. Messages from one sender never overtake each other,
+//! so a body always follows its header.
+
+use serde::{Deserialize, Serialize};
+
+/// Master → booster: a task or shutdown header.
+pub(crate) const TAG_TASK: i32 = 4101;
+/// Master → booster: the task's name and input.
+pub(crate) const TAG_TASK_BODY: i32 = 4102;
+/// Booster → master: a completion header (the message every master has a
+/// receive posted for, from every booster).
+pub(crate) const TAG_DONE: i32 = 4103;
+/// Booster → master: the task's output or error message.
+pub(crate) const TAG_DONE_BODY: i32 = 4104;
+/// Never sent: the boosters' watch over their siblings (an any-source
+/// receive on a private duplicate of the boosters' world, which fails as
+/// soon as a sibling fails).
+pub(crate) const TAG_WATCH: i32 = 4105;
+
+/// Header kinds.
+pub(crate) const KIND_TASK: u64 = 1;
+pub(crate) const KIND_SHUTDOWN: u64 = 2;
+
+/// Completion statuses.
+pub(crate) const DONE_OK: u64 = 0;
+pub(crate) const DONE_TASK_ERROR: u64 = 1;
+pub(crate) const DONE_UNKNOWN: u64 = 2;
+
+/// `[kind, task id, attempt, reserved]`.
+pub(crate) type TaskHeader = [u64; 4];
+/// `[task id, attempt, status, reserved]`.
+pub(crate) type DoneHeader = [u64; 4];
+
+/// The body of a task message.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TaskBody {
+    pub name: String,
+    pub input: Vec<u8>,
+    /// The booster index the master offloaded onto.
+    pub onto: u32,
+}
+
+/// The command-line marker a booster is started with (after the
+/// program's own arguments), so that a spawned process knows it is a
+/// booster and not some other spawned program.
+pub const BOOSTER_MARKER: &str = "--pertinax-offload-booster";
+
+pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>, crate::Error> {
+    bincode::serialize(v).map_err(|e| crate::Error::Serialization(e.to_string()))
+}
+
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(b: &[u8]) -> Result<T, crate::Error> {
+    bincode::deserialize(b).map_err(|e| crate::Error::Serialization(e.to_string()))
+}
