@@ -23,6 +23,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::{Error, TaskFailure};
+use crate::round::cancel_rest;
 use crate::wire::{self, TaskBody, TaskHeader};
 
 /// What a task body sees besides its input.
@@ -195,11 +196,27 @@ fn serve_loop(
         let mut hdr: TaskHeader = [0; 4];
         let mut never = [0u8; 1];
         let got = pertinax::scope(|s| {
-            let mut reqs = [
-                parent.irecv(s, &mut hdr, ANY_SOURCE, wire::TAG_TASK)?,
-                watch.irecv(s, &mut never, ANY_SOURCE, wire::TAG_WATCH)?,
-            ];
-            pertinax::wait_any(&mut reqs).map_err(|w| w.error)
+            let mut reqs = vec![parent.irecv(s, &mut hdr, ANY_SOURCE, wire::TAG_TASK)?];
+            match watch.irecv(s, &mut never, ANY_SOURCE, wire::TAG_WATCH) {
+                Ok(q) => reqs.push(q),
+                Err(e) => {
+                    let _ = cancel_rest(&mut reqs, None);
+                    return Err(e);
+                }
+            }
+            let r = pertinax::wait_any(&mut reqs).map_err(|w| w.error);
+            // The other receive is cancelled before the scope ends (see
+            // `round`). A task header that matched while the watch failed
+            // is dropped with the group.
+            let first = match &r {
+                Ok(Some((j, _))) => Some(*j),
+                _ => None,
+            };
+            let rest = cancel_rest(&mut reqs, first);
+            if r.is_ok() {
+                rest?;
+            }
+            r
         });
         let st = match got {
             Ok(Some((0, st))) => st,
@@ -215,6 +232,7 @@ fn serve_loop(
             return Ended::Shutdown;
         }
         let (task, attempt) = (hdr[1], hdr[2]);
+        let tag = wire::done_tag(hdr[3]);
         let body: TaskBody = match parent.recv_value(master, wire::TAG_TASK_BODY) {
             Ok((b, _)) => b,
             Err(e) => return lost(e),
@@ -244,10 +262,10 @@ fn serve_loop(
             }
         };
         let done = [task, attempt, status, 0u64];
-        if let Err(e) = parent.send(&done, master, wire::TAG_DONE) {
+        if let Err(e) = parent.send(&done, master, tag) {
             return lost(e);
         }
-        if let Err(e) = parent.send(&out, master, wire::TAG_DONE_BODY) {
+        if let Err(e) = parent.send(&out, master, tag + 1) {
             return lost(e);
         }
     }

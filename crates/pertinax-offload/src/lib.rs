@@ -74,6 +74,7 @@
 mod booster;
 mod error;
 mod master;
+mod round;
 mod wire;
 
 pub use booster::{booster_main, is_booster, serve, user_args, Ended, Registry, TaskContext};

@@ -5,8 +5,8 @@
 //! Master to booster, on the allocation's intercommunicator: a
 //! [`TaskHeader`] on [`TAG_TASK`] (kind task or shutdown), then for a task
 //! a [`TaskBody`] on [`TAG_TASK_BODY`]. Booster to master: a [`DoneHeader`]
-//! on [`TAG_DONE`], then the output (or the error message) on
-//! [`TAG_DONE_BODY`]. Messages from one sender never overtake each other,
+//! on [`done_tag`], then the output (or the error message) on the next
+//! tag. Messages from one sender never overtake each other,
 //! so a body always follows its header.
 
 use serde::{Deserialize, Serialize};
@@ -16,10 +16,18 @@ pub(crate) const TAG_TASK: i32 = 4101;
 /// Master → booster: the task's name and input.
 pub(crate) const TAG_TASK_BODY: i32 = 4102;
 /// Booster → master: a completion header (the message every master has a
-/// receive posted for, from every booster).
-pub(crate) const TAG_DONE: i32 = 4103;
-/// Booster → master: the task's output or error message.
-pub(crate) const TAG_DONE_BODY: i32 = 4104;
+/// receive posted for, from every booster) is sent with tag
+/// `done_tag(generation)` and its body with the next tag. The generation
+/// (a count of the groups this allocation used) travels in the task
+/// header, so that a completion sent by a group that was already given up
+/// can never match a receive meant for its replacement, whatever a
+/// backend does with messages in flight on a freed communicator (on the
+/// MPI backend, such a stale completion was seen to take the place of a
+/// fresh one).
+pub(crate) fn done_tag(generation: u64) -> i32 {
+    TAG_DONE_BASE + 2 * (generation % 8000) as i32
+}
+const TAG_DONE_BASE: i32 = 8000;
 /// Never sent: the boosters' watch over their siblings (an any-source
 /// receive on a private duplicate of the boosters' world, which fails as
 /// soon as a sibling fails).
@@ -34,7 +42,7 @@ pub(crate) const DONE_OK: u64 = 0;
 pub(crate) const DONE_TASK_ERROR: u64 = 1;
 pub(crate) const DONE_UNKNOWN: u64 = 2;
 
-/// `[kind, task id, attempt, reserved]`.
+/// `[kind, task id, attempt, generation]`.
 pub(crate) type TaskHeader = [u64; 4];
 /// `[task id, attempt, status, reserved]`.
 pub(crate) type DoneHeader = [u64; 4];
