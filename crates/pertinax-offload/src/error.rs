@@ -125,3 +125,30 @@ impl From<Error> for TaskFailure {
         TaskFailure::Message(e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_take_the_group_down_other_errors_reach_the_master() {
+        let fault = TaskFailure::from(pertinax::Error::ProcFailed { ranks: vec![] });
+        assert!(matches!(fault, TaskFailure::Fault(_)));
+        assert!(matches!(
+            TaskFailure::from(pertinax::Error::Revoked),
+            TaskFailure::Fault(_)
+        ));
+        let other = TaskFailure::from(pertinax::Error::InvalidArgument("x".into()));
+        assert!(matches!(other, TaskFailure::Message(m) if m.contains('x')));
+    }
+
+    #[test]
+    fn a_task_error_hands_the_input_back() {
+        let e = TaskError {
+            error: Error::BoosterFailed { booster: 2 },
+            input: Some(vec![1u8, 2, 3]),
+        };
+        assert_eq!(e.input.as_deref(), Some(&[1u8, 2, 3][..]));
+        assert!(e.to_string().contains("booster 2"));
+    }
+}

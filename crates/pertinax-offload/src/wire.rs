@@ -68,3 +68,37 @@ pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>, crate::Err
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(b: &[u8]) -> Result<T, crate::Error> {
     bincode::deserialize(b).map_err(|e| crate::Error::Serialization(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_tags_are_distinct_valid_and_clear_of_the_fixed_tags() {
+        let mut seen = std::collections::HashSet::new();
+        for g in 0..8000u64 {
+            let t = done_tag(g);
+            assert!(t > TAG_WATCH && t < 32767, "tag {t} of generation {g}");
+            assert!(seen.insert(t) && seen.insert(t + 1), "generation {g}");
+        }
+        // Wraps around after 8000 generations (the previous user of a tag
+        // is thousands of recoveries old).
+        assert_eq!(done_tag(8000), done_tag(0));
+    }
+
+    #[test]
+    fn bodies_round_trip_and_bad_bytes_are_a_typed_error() {
+        let b = TaskBody {
+            name: "square".into(),
+            input: encode(&7u64).expect("encode"),
+            onto: 3,
+        };
+        let back: TaskBody = decode(&encode(&b).expect("encode")).expect("decode");
+        assert_eq!((back.name.as_str(), back.onto), ("square", 3));
+        assert_eq!(decode::<u64>(&back.input).expect("input"), 7);
+        assert!(matches!(
+            decode::<TaskBody>(&[1, 2]),
+            Err(crate::Error::Serialization(_))
+        ));
+    }
+}
