@@ -84,6 +84,22 @@ fn a_booster_killed_during_a_task_is_recovered_shared() {
     }
 }
 
+/// Master 0's task finishes at once and waits for clearance while master
+/// 1's task, on the other booster, runs 300 ms and its booster dies: the
+/// masters agree on the failure and master 0's finished task is run again
+/// too (its output was held, never handed out).
+#[test]
+fn a_finished_task_waiting_for_clearance_is_re_executed() {
+    let (_, oks) = check(2, "boosters=2 tasks=1 ms=300 faults=1.0:kill:during");
+    for l in &oks {
+        assert_eq!(
+            (field(l, "recoveries"), field(l, "reexec"), field(l, "right")),
+            (1, 1, 1),
+            "{l}"
+        );
+    }
+}
+
 #[test]
 fn a_private_booster_killed_is_recovered_by_its_master_only() {
     let (_, oks) = check(2, "alloc=self boosters=2 tasks=3 faults=0.1:kill:during");

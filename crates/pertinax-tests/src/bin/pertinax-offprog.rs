@@ -21,9 +21,9 @@
 //!   fails at its ATTEMPT-th execution [0] (for a worker: of the slave's
 //!   0th execution); HOW: `kill`, `stop` (SIGSTOP: needs heartbeats),
 //!   `panic`, `exit` (exits 1); WHEN: `before` (at task start), `during`
-//!   (half-way), `after` (a thread kills the booster `ms=MS` [30] ms after
-//!   the task returned: while waiting for clearance, or later, during
-//!   free).
+//!   (half-way, after a sleep of `ms=MS` [30] ms), `after` (a thread
+//!   kills the booster MS ms after the task returned: while waiting for
+//!   clearance, or later, during free).
 //! - `expect=ok|lost|retries` [ok]: every result right; or tasks may fail
 //!   with `BoosterFailed` (recover=0) or `RetriesExceeded`, their input
 //!   handed back intact, and at least one does.
@@ -124,6 +124,9 @@ fn faults_at(ctx: &TaskContext<'_>, faults: &[Fault], when: When) {
                 strike(how);
             });
         } else {
+            if when == When::During {
+                std::thread::sleep(Duration::from_millis(fl.ms));
+            }
             strike(fl.how);
         }
     }
