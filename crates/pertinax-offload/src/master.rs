@@ -37,7 +37,7 @@
 //! waiting for clearance: recoverable ones with their original input;
 //! the others fail with [`Error::BoosterFailed`] and their input.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::marker::PhantomData;
 
 use pertinax::{Comm, Rank, ANY_SOURCE};
@@ -109,6 +109,7 @@ pub struct Offload {
     onto: usize,
     recover: bool,
     domain: Option<Domain>,
+    replica: Option<usize>,
 }
 
 impl Offload {
@@ -119,12 +120,22 @@ impl Offload {
             onto,
             recover: false,
             domain: None,
+            replica: None,
         }
     }
     /// The `recover` clause: re-execute the task automatically if its
     /// booster group fails before it is cleared.
     pub fn recover(mut self) -> Offload {
         self.recover = true;
+        self
+    }
+    /// Also run the task on booster `other` (beyond the paper, as HPX's
+    /// `async_replicate`): the first successful result wins, and the task
+    /// fails only if both replicas report an error. For independent tasks
+    /// (a replica does not take part in its domain's communication). A
+    /// booster failure still replaces the whole group and re-runs both.
+    pub fn replicate(mut self, other: usize) -> Offload {
+        self.replica = Some(other);
         self
     }
     /// Offload in an explicit recover domain (instead of the implicit one).
@@ -179,8 +190,13 @@ struct Rec {
     onto: usize,
     recover: bool,
     domain: Option<Domain>,
+    replica: Option<usize>,
     attempts: u32,
     state: State,
+    /// Replicas of the current attempt not heard from yet.
+    out: u8,
+    /// The first replica's error, while the other may still succeed.
+    first_error: Option<Error>,
 }
 
 /// Counters of what recovery did, for tests and benchmarks.
@@ -212,6 +228,10 @@ pub struct Boosters {
     domains: HashMap<String, Domain>,
     failed: bool,
     stats: Stats,
+    /// `(task, attempt)` of replicas still running after their task was
+    /// decided by the other one: their completions are consumed before
+    /// the group is freed.
+    straggling: HashSet<(u64, u64)>,
 }
 
 impl Boosters {
@@ -259,6 +279,7 @@ impl Boosters {
             domains: HashMap::new(),
             failed: false,
             stats: Stats::default(),
+            straggling: HashSet::new(),
         };
         b.group = Some(b.spawn_group()?);
         for _ in 0..opts.spares {
@@ -316,11 +337,18 @@ impl Boosters {
         spec: Offload,
         input: &I,
     ) -> Result<Task<I, O>, Error> {
-        if spec.onto >= self.count {
-            return Err(Error::InvalidBooster {
-                index: spec.onto,
-                count: self.count,
-            });
+        for b in std::iter::once(spec.onto).chain(spec.replica) {
+            if b >= self.count {
+                return Err(Error::InvalidBooster {
+                    index: b,
+                    count: self.count,
+                });
+            }
+        }
+        if spec.replica == Some(spec.onto) {
+            return Err(Error::InvalidArgument(
+                "a replica on the task's own booster".into(),
+            ));
         }
         let input = wire::encode(input)?;
         let id = self.next_id;
@@ -331,8 +359,11 @@ impl Boosters {
             onto: spec.onto,
             recover: spec.recover,
             domain: spec.domain,
+            replica: spec.replica,
             attempts: 1,
             state: State::Running,
+            out: 1 + u8::from(spec.replica.is_some()),
+            first_error: None,
         };
         if !self.failed && self.send(id, &rec).is_err() {
             self.failed = true;
@@ -353,13 +384,16 @@ impl Boosters {
             u64::from(rec.attempts - 1),
             self.stats.recoveries.into(),
         ];
-        g.send(&hdr, rec.onto, wire::TAG_TASK)?;
-        let body = TaskBody {
-            name: rec.name.clone(),
-            input: rec.input.clone(),
-            onto: rec.onto as u32,
-        };
-        g.send_value(&body, rec.onto, wire::TAG_TASK_BODY)
+        for b in std::iter::once(rec.onto).chain(rec.replica) {
+            g.send(&hdr, b, wire::TAG_TASK)?;
+            let body = TaskBody {
+                name: rec.name.clone(),
+                input: rec.input.clone(),
+                onto: b as u32,
+            };
+            g.send_value(&body, b, wire::TAG_TASK_BODY)?;
+        }
+        Ok(())
     }
 
     /// One progress round: a receive for the completion header of any
@@ -404,20 +438,37 @@ impl Boosters {
                 return;
             }
         };
+        // The other replica of a task already decided.
+        if self.straggling.remove(&(id, attempt)) {
+            return;
+        }
         let Some(rec) = self.tasks.get_mut(&id) else {
             return;
         };
         if !matches!(rec.state, State::Running) || u64::from(rec.attempts - 1) != attempt {
             return;
         }
-        rec.state = match status {
-            wire::DONE_OK => State::Finished(body),
-            wire::DONE_UNKNOWN => State::Failed(Error::UnknownTask(rec.name.clone())),
-            _ => State::Failed(Error::Task {
+        rec.out = rec.out.saturating_sub(1);
+        let error = match status {
+            wire::DONE_OK => None,
+            wire::DONE_UNKNOWN => Some(Error::UnknownTask(rec.name.clone())),
+            _ => Some(Error::Task {
                 name: rec.name.clone(),
                 message: String::from_utf8_lossy(&body).into_owned(),
             }),
         };
+        rec.state = match error {
+            None => State::Finished(body),
+            // The other replica may still succeed.
+            Some(e) if rec.out > 0 => {
+                rec.first_error.get_or_insert(e);
+                return;
+            }
+            Some(e) => State::Failed(rec.first_error.take().unwrap_or(e)),
+        };
+        if rec.out > 0 {
+            self.straggling.insert((id, attempt));
+        }
     }
 
     /// Waits until every task for which `covered` holds is cleared or
@@ -470,6 +521,7 @@ impl Boosters {
             retire(old);
         }
         self.failed = false;
+        self.straggling.clear();
         self.stats.recoveries += 1;
         let g = match self.spares.pop_front() {
             Some(g) => {
@@ -502,6 +554,8 @@ impl Boosters {
             }
             t.attempts += 1;
             t.state = State::Running;
+            t.out = 1 + u8::from(t.replica.is_some());
+            t.first_error = None;
             self.stats.reexecutions += 1;
             if !self.failed {
                 if let Some(t) = self.tasks.get(&id) {
@@ -628,6 +682,12 @@ impl Boosters {
     /// As [`Boosters::taskwait`].
     pub fn free(mut self) -> Result<(), Error> {
         self.taskwait()?;
+        // Replicas still running: their completions are taken before the
+        // group goes (a message in flight on a freed communicator can land
+        // on a later one, see `RETIRED`).
+        while !self.straggling.is_empty() && !self.failed {
+            self.progress(true);
+        }
         if self.shared {
             // Every master is done with the group before it goes.
             self.masters.barrier().map_err(Error::Masters)?;
@@ -650,7 +710,13 @@ impl Boosters {
                     let _ = g.send(&[wire::KIND_SHUTDOWN, 0, 0, 0], j, wire::TAG_TASK);
                 }
             }
-            let _ = g.free();
+            if self.failed {
+                // Survivors may still be sending: keep it (see `RETIRED`).
+                let _ = g.revoke();
+                retire(g);
+            } else {
+                let _ = g.free();
+            }
         }
         let _ = self.masters.free();
     }

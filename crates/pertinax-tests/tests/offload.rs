@@ -183,6 +183,28 @@ fn spares_replace_a_failed_group_without_a_spawn() {
     }
 }
 
+/// A task replicated on two boosters: the replica's result wins when the
+/// task fails on its own booster; without the replica the same task fails
+/// with its error and its input; replicas are re-run after a booster
+/// failure like any task.
+#[test]
+fn a_replica_wins_when_the_task_fails_on_its_booster() {
+    let (_, oks) = check(2, "boosters=2 tasks=3 replicate=1 faults=0.1:error:before");
+    assert!(oks.iter().all(|l| field(l, "right") == 3), "{oks:?}");
+    let (_, oks) = check(2, "boosters=2 tasks=3 expect=task faults=0.1:error:before");
+    let failed: u64 = oks.iter().map(|l| field(l, "failed")).sum();
+    assert_eq!(failed, 1, "{oks:?}");
+    let (_, oks) = check(
+        2,
+        "boosters=3 tasks=3 replicate=1 faults=1.1:kill:during,0.0:error:before",
+    );
+    assert!(
+        oks.iter()
+            .all(|l| field(l, "right") == 3 && field(l, "recoveries") == 1),
+        "{oks:?}"
+    );
+}
+
 #[test]
 fn a_recover_domain_of_communicating_tasks_restarts_together() {
     // Ring exchanges among the boosters (explicit domain); booster 1 of
@@ -245,6 +267,7 @@ fn random_args(seed: u64, heartbeats: bool) -> (usize, String) {
     let alloc = if r.below(2) == 0 { "self" } else { "world" };
     let spares = r.below(2);
     let workers = 1 + r.below(2) as usize;
+    let replicate = r.below(3) == 0;
     let nfaults = r.below(4);
     let mut faults = Vec::new();
     for _ in 0..nfaults {
@@ -272,7 +295,8 @@ fn random_args(seed: u64, heartbeats: bool) -> (usize, String) {
         faults.push(format!("{who}:{how}:{when}:{attempt}"));
     }
     let args = format!(
-        "alloc={alloc} boosters={boosters} tasks={tasks} rounds={rounds} kind={kind} spares={spares} workers={workers} ms={} faults={}",
+        "alloc={alloc} boosters={boosters} tasks={tasks} rounds={rounds} kind={kind} spares={spares} workers={workers} replicate={} ms={} faults={}",
+        u8::from(replicate),
         1 + r.below(20),
         faults.join(",")
     );

@@ -20,12 +20,16 @@
 //!   order, over all rounds) of master M, or its worker W for `nested`,
 //!   fails at its ATTEMPT-th execution [0] (for a worker: of the slave's
 //!   0th execution); HOW: `kill`, `stop` (SIGSTOP: needs heartbeats),
-//!   `panic`, `exit` (exits 1); WHEN: `before` (at task start), `during`
+//!   `panic`, `exit` (exits 1), `error` (the task returns an error, on
+//!   the booster it was offloaded onto only, not on its replica); WHEN: `before` (at task start), `during`
 //!   (half-way, after a sleep of `ms=MS` [30] ms), `after` (a thread
 //!   kills the booster MS ms after the task returned: while waiting for
 //!   clearance, or later, during free).
-//! - `expect=ok|lost|retries` [ok]: every result right; or tasks may fail
-//!   with `BoosterFailed` (recover=0) or `RetriesExceeded`, their input
+//! - `replicate=0|1` [0]: `work` tasks also run on the next booster
+//!   (first successful result wins);
+//! - `expect=ok|lost|retries|task` [ok]: every result right; or tasks may
+//!   fail with `BoosterFailed` (recover=0), `RetriesExceeded` or a task
+//!   error (`Error::Task`), their input
 //!   handed back intact, and at least one does.
 //!
 //! The library marks the start of every task with
@@ -45,6 +49,9 @@ enum How {
     Stop,
     Panic,
     Exit,
+    /// The task returns an error (not a process failure), on its primary
+    /// booster only (so a replica succeeds).
+    Error,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +78,8 @@ struct Work {
     workers: Vec<Vec<Fault>>,
     /// For `ring`: the round (the tag of the exchange).
     round: u32,
+    /// The booster the task was offloaded onto (its replica runs elsewhere).
+    primary: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,6 +118,7 @@ fn strike(how: How) {
         }
         How::Panic => panic!("offprog: planned panic in a task"),
         How::Exit => std::process::exit(1),
+        How::Error => {}
     }
 }
 
@@ -133,6 +143,13 @@ fn faults_at(ctx: &TaskContext<'_>, faults: &[Fault], when: When) {
 }
 
 fn work(ctx: &TaskContext<'_>, w: Work) -> Result<Out, TaskFailure> {
+    if ctx.booster() == w.primary
+        && w.faults
+            .iter()
+            .any(|fl| fl.how == How::Error && fl.attempt == ctx.attempt())
+    {
+        return Err(TaskFailure::Message("planned task error".into()));
+    }
     faults_at(ctx, &w.faults, When::Before);
     let a = f(w.x);
     std::thread::sleep(Duration::from_millis(2));
@@ -183,6 +200,7 @@ fn nested(ctx: &TaskContext<'_>, w: Work) -> Result<Out, TaskFailure> {
             faults,
             workers: Vec::new(),
             round: 0,
+            primary: k,
         };
         hs.push(b.offload::<Work, Out>(Offload::new("work", k).recover(), &job)?);
     }
@@ -221,6 +239,7 @@ struct Conf {
     workers: usize,
     faults: Vec<(usize, usize, Option<usize>, Fault)>,
     expect: String,
+    replicate: bool,
 }
 
 fn parse_fault(s: &str, ms: u64) -> Result<(usize, usize, Option<usize>, Fault), String> {
@@ -236,6 +255,7 @@ fn parse_fault(s: &str, ms: u64) -> Result<(usize, usize, Option<usize>, Fault),
         "stop" => How::Stop,
         "panic" => How::Panic,
         "exit" => How::Exit,
+        "error" => How::Error,
         o => return Err(format!("fault {s:?}: how {o:?}")),
     };
     let when = match parts[2] {
@@ -287,6 +307,7 @@ fn conf(a: &[String]) -> Result<Conf, String> {
         workers: num("workers", 2),
         faults,
         expect: get("expect").unwrap_or_else(|| "ok".into()),
+        replicate: num("replicate", 0) == 1,
     })
 }
 
@@ -308,6 +329,7 @@ fn input(c: &Conf, m: usize, k: usize, round: usize) -> Work {
             Vec::new()
         },
         round: round as u32,
+        primary: 0,
     }
 }
 
@@ -329,14 +351,18 @@ fn run(u: &Universe, w: &Comm, a: &[String]) -> Result<String, String> {
             (false, _) => c.tasks,
         };
         for i in 0..n {
-            let job = input(&c, me, k, round);
-            k += 1;
             let onto = if ring {
                 i
             } else {
                 (me * c.tasks + i) % c.boosters
             };
+            let mut job = input(&c, me, k, round);
+            job.primary = onto;
+            k += 1;
             let mut spec = Offload::new(&c.kind, onto);
+            if c.replicate && !ring && c.boosters > 1 {
+                spec = spec.replicate((onto + 1) % c.boosters);
+            }
             if c.recover {
                 spec = spec.recover();
             }
@@ -379,6 +405,7 @@ fn run(u: &Universe, w: &Comm, a: &[String]) -> Result<String, String> {
                         (&e.error, c.expect.as_str()),
                         (Error::BoosterFailed { .. }, "lost")
                             | (Error::RetriesExceeded { .. }, "retries")
+                            | (Error::Task { .. }, "task")
                     );
                     check!(allowed, "task {i}: unexpected error {}", e.error);
                     check!(
