@@ -39,8 +39,9 @@
 //!   that task, never above it.
 //!
 //! Beyond the paper: spare groups ([`Options::spares`]) so that a recovery
-//! does not pay a spawn, and a retry limit ([`Options::max_attempts`],
-//! [`Error::RetriesExceeded`]). A stopped (hung) booster is a failure
+//! does not pay a spawn, a retry limit ([`Options::max_attempts`],
+//! [`Error::RetriesExceeded`]), and replication of a task on a second
+//! booster ([`Offload::replicate`]: the first successful result wins). A stopped (hung) booster is a failure
 //! like any other once the runtime's heartbeats notice it (`pertinax run
 //! --heartbeat MS`).
 //!
