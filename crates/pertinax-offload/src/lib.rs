@@ -1,0 +1,84 @@
+//! Master/booster task offload with automatic re-execution: the OmpSs
+//! offload `recover` clause (seed `offload-recovery-ompss-mpi3`, sections
+//! 4 to 6) as a library over pertinax's public API.
+//!
+//! *Masters* allocate *boosters* ([`Boosters::alloc`], the paper's
+//! `deep_booster_alloc`): processes spawned for them, by default the
+//! master's own program started again in a booster role. Masters offload
+//! tasks, registered by name on the booster side with typed inputs and
+//! outputs, onto booster *i* ([`Boosters::offload`]), and wait for them
+//! ([`Boosters::taskwait`], [`Boosters::wait`]). A task offloaded with
+//! [`Offload::recover`] survives the failure of its booster: the library
+//! notices the failure, replaces the whole booster group (by a spare
+//! group, or a new spawn), and runs the task again from its original
+//! input; the application never sees the failure. A task without it
+//! fails with a [`TaskError`] that hands its input back.
+//!
+//! The semantics are the paper's:
+//!
+//! - **Clearance.** A finished task's output is held until its recover
+//!   domain is cleared, so a re-execution always starts from the original
+//!   input and nothing the master sees is ever half-updated.
+//! - **Recover domains.** Tasks between two waits form the implicit
+//!   domain; [`Boosters::domain`] names explicit ones, cleared by
+//!   [`Boosters::wait_domain`]. Tasks of a domain may talk to each other
+//!   over the boosters' communicator ([`TaskContext::comm`]); when a
+//!   booster fails, every task not yet cleared is restarted, on a fresh
+//!   group, in its original order.
+//! - **Failure consensus.** Boosters allocated over a communicator of
+//!   several masters are shared: every wait (and [`Boosters::free`]) is
+//!   collective over the masters, who agree (with the core's
+//!   fault-tolerant agreement) that no booster failed before anything is
+//!   cleared, and recover together otherwise. A private allocation (over
+//!   the self communicator) has no consensus.
+//! - **Failure isolation.** A booster's failure never harms the masters
+//!   (the launcher isolates spawned groups); it takes down its siblings
+//!   and its own boosters (they watch for it and leave).
+//! - **Nesting.** A task may allocate boosters of its own (over
+//!   `ctx.universe().self_comm()`); a failure among them is recovered by
+//!   that task, never above it.
+//!
+//! Beyond the paper: spare groups ([`Options::spares`]) so that a recovery
+//! does not pay a spawn, a retry limit ([`Options::max_attempts`],
+//! [`Error::RetriesExceeded`]), and replication of a task on a second
+//! booster ([`Offload::replicate`]: the first successful result wins). A stopped (hung) booster is a failure
+//! like any other once the runtime's heartbeats notice it (`pertinax run
+//! --heartbeat MS`).
+//!
+//! # Example
+//!
+//! One program, both roles: a booster serves, a master offloads.
+//!
+//! ```no_run
+//! use pertinax_offload::{Boosters, Offload, Registry};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let universe = pertinax::init()?;
+//!     let mut tasks = Registry::new();
+//!     tasks.register("square", |_ctx, x: u64| Ok(x * x));
+//!     if pertinax_offload::is_booster(&universe) {
+//!         pertinax_offload::booster_main(universe, &tasks);
+//!     }
+//!     let world = universe.world();
+//!     // One booster per master, shared by all masters (failure consensus).
+//!     let mut boosters = Boosters::alloc(&world, world.size())?;
+//!     let me = world.rank().index();
+//!     let t = boosters.offload::<u64, u64>(Offload::new("square", me).recover(), &7)?;
+//!     boosters.taskwait()?;
+//!     assert_eq!(boosters.take(t)?, 49);
+//!     boosters.free()?;
+//!     universe.finalize()?;
+//!     Ok(())
+//! }
+//! ```
+
+mod booster;
+mod error;
+mod master;
+mod round;
+mod wire;
+
+pub use booster::{booster_main, is_booster, serve, user_args, Ended, Registry, TaskContext};
+pub use error::{Error, TaskError, TaskFailure};
+pub use master::{Boosters, Domain, Offload, Options, Stats, Task, TaskState};
+pub use wire::BOOSTER_MARKER;
