@@ -11,8 +11,14 @@
 //!   molecule records in a database file; the result is an
 //!   [`screen::TopK`] of the best-scoring molecules that merges across
 //!   ranks.
+//! - [`nbody`]: the N-body kernel of the offload paper (section 6.3): force
+//!   accumulation over blocks of bodies that travel around a ring, and the
+//!   update; [`nbody::simulate`] is the one-process reference.
+//! - [`fwi`]: an FWI-like inversion with the offload paper's structure
+//!   (section 6.4): per-shot kernels split over workers;
+//!   [`fwi::invert`] is the one-process reference.
 //!
-//! Both modules have a `portion(.., rank, n)` that splits the work among `n`
+//! EP and screening have a `portion(.., rank, n)` that splits the work among `n`
 //! ranks in contiguous blocks, the first ranks taking one item more when `n`
 //! does not divide the total (the split of NPB's EP). The communication
 //! (who computes which portion, how results are combined, what happens when
@@ -36,5 +42,7 @@
 #![warn(missing_docs)]
 
 pub mod ep;
+pub mod fwi;
+pub mod nbody;
 pub mod screen;
 mod split;

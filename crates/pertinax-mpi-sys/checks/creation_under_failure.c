@@ -1,7 +1,9 @@
 /* How Open MPI 5.0.11 creates a communicator when a process of the group
    is dead. usage: mpirun --with-ft ulfm -n 4 ./a.out CALL MODE
    CALL: from_group (MPI_Comm_create_from_group), group
-   (MPI_Comm_create_group over the world), dup, split (over the world).
+   (MPI_Comm_create_group over the world), dup, split (over the world),
+   intercomm (MPI_Intercomm_create between the two halves of the world,
+   split before the death, leaders 0 and n/2, peer MPI_COMM_WORLD).
    MODE 0: the last rank dies at once, the others create at once;
    1: the others wait 1 s (the death is known), then create;
    2: as 1, over the group without the dead rank (from_group, group);
@@ -16,7 +18,7 @@
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     if (argc < 3) {
-        fprintf(stderr, "usage: %s from_group|group|dup|split MODE\n", argv[0]);
+        fprintf(stderr, "usage: %s from_group|group|dup|split|intercomm MODE\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *call = argv[1];
@@ -25,6 +27,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, r >= n / 2, r, &half);
+    MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN);
     MPI_Barrier(MPI_COMM_WORLD);
     int victim = n - 1;
     if (r == victim) {
@@ -44,6 +49,8 @@ int main(int argc, char **argv) {
         rc = MPI_Comm_create_group(MPI_COMM_WORLD, g, 5, &c);
     else if (!strcmp(call, "dup"))
         rc = MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    else if (!strcmp(call, "intercomm"))
+        rc = MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, r >= n / 2 ? 0 : n / 2, 9, &c);
     else
         rc = MPI_Comm_split(MPI_COMM_WORLD, r % 2, 0, &c);
     char s[MPI_MAX_ERROR_STRING];

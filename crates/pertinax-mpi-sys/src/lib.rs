@@ -423,7 +423,11 @@ impl Comm {
         // whose drop waits for the request before freeing it; writes
         // `req`.
         check(unsafe { ffi::pxm_comm_iagree(self.0, &mut *flag, &mut req.0) })?;
-        Ok(IAgree { req, flag })
+        Ok(IAgree {
+            req,
+            flag,
+            done: None,
+        })
     }
 
     /// `MPIX_Comm_ack_failed`: acknowledges the first `n` failures known;
@@ -524,13 +528,31 @@ impl Request {
 pub struct IAgree {
     req: Request,
     flag: Box<c_int>,
+    /// The error code once [`IAgree::wait`] completed it.
+    done: Option<c_int>,
 }
 
 impl IAgree {
+    /// Blocks until the agreement ended (`MPI_Wait`); [`IAgree::test`]
+    /// then gives its outcome.
+    pub fn wait(&mut self) {
+        if self.req.is_null() || self.done.is_some() {
+            return;
+        }
+        let st = self.req.wait();
+        self.done = Some(st.error);
+    }
+
     /// `None` while the agreement runs; once it ended, the agreed flag, or
     /// the MPI's code with the flag (`MPIX_ERR_PROC_FAILED`: a member
     /// failed, the flag is still agreed; see [`Comm::agree`]).
     pub fn test(&mut self) -> Option<std::result::Result<i32, (Code, i32)>> {
+        if let Some(e) = self.done {
+            return Some(match e {
+                0 => Ok(*self.flag),
+                e => Err((Code(e), *self.flag)),
+            });
+        }
         if self.req.is_null() {
             return Some(Err((Code(-1), *self.flag)));
         }

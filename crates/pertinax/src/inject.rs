@@ -39,6 +39,17 @@ struct Shot {
 
 static PLAN: OnceLock<Vec<Shot>> = OnceLock::new();
 
+/// The `PERTINAX_FAULTS` plan of the parents of a process that the MPI
+/// backend spawned (Open MPI hands `mpirun -x` variables to the job's
+/// first processes only); read by [`load`] when the variable is not set.
+static INHERITED: OnceLock<String> = OnceLock::new();
+
+/// Records the parents' plan (see [`INHERITED`]); before [`load`].
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn inherit(spec: String) {
+    let _ = INHERITED.set(spec);
+}
+
 /// Parses `NAME@K:SIGNAL,...` (see [`pertinax_wire::fault::Plan`]) and
 /// keeps the shots of this process: those without a victim, and for the
 /// world's rank `rank` (`None` for a process started later) its own.
@@ -81,9 +92,14 @@ fn shots(plan: Plan) -> Vec<Shot> {
 /// # Errors
 /// A malformed plan or seed (the message names the variable).
 pub(crate) fn load(rank: Option<(u32, usize)>) -> Result<(), String> {
-    let mut shots = match std::env::var(env::FAULTS) {
-        Ok(spec) => parse(&spec, rank.map(|r| r.0)).map_err(|m| format!("{}: {m}", env::FAULTS))?,
-        Err(_) => Vec::new(),
+    let spec = std::env::var(env::FAULTS)
+        .ok()
+        .or_else(|| INHERITED.get().cloned());
+    let mut shots = match spec {
+        Some(spec) => {
+            parse(&spec, rank.map(|r| r.0)).map_err(|m| format!("{}: {m}", env::FAULTS))?
+        }
+        None => Vec::new(),
     };
     if let (Ok(spec), Some((rank, size))) = (std::env::var(env::FAULT_SEED), rank) {
         shots.extend(seeded(&spec, rank, size).map_err(|m| format!("{}: {m}", env::FAULT_SEED))?);

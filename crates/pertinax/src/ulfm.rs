@@ -283,6 +283,7 @@ impl Comm {
     /// of call; `InvalidArgument` while an `iagree` is pending.
     pub(crate) fn agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Vec<Record>> {
         let mut p = self.start_agreement(call, words)?;
+        self.inner.rt.b.block_on_agreement(p.ctx, p.seq);
         self.inner.rt.b.wait_until(|b| p.poll(b, self));
         p.finish(self)
     }

@@ -252,6 +252,9 @@ impl Backend for Active {
     ) -> bool {
         with!(self, st, b, s => b.poll_agreement(ctx, seq, s, got))
     }
+    fn block_on_agreement(&self, ctx: u32, seq: u32) {
+        on!(self, b => b.block_on_agreement(ctx, seq))
+    }
     fn member_id(&self, st: &AnyState, i: usize) -> u32 {
         with!(self, st, b, s => b.member_id(s, i))
     }

@@ -646,6 +646,13 @@ pub(crate) trait Backend: Debug + Sized {
         words: [u32; 4],
         st: &Self::CommState,
     );
+    /// Called once before a blocking agreement is waited for: a backend
+    /// whose agreement runs inside its transport may block there until
+    /// agreement `seq` of `ctx` can move on, when nothing else of its own
+    /// would need progress meanwhile (MPI: `MPI_Wait` on the fast round's
+    /// `MPIX_Comm_iagree`, as a C program's `MPIX_Comm_agree` does, instead
+    /// of polling with a backoff). The wait that follows polls as usual.
+    fn block_on_agreement(&self, _ctx: u32, _seq: u32) {}
     /// Reads the members' records still missing in `got` (one per member:
     /// group, then remote group); true once every member is settled.
     fn poll_agreement(

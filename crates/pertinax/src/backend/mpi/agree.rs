@@ -7,18 +7,48 @@
 //! paths stay off (`Mpi::quiet`). The running agreements of a
 //! communicator that is freed are let go, never advanced again.
 //!
-//! Every member sends its record (the kind of call and four words) to
-//! every other on the agreement's communicator; once every receive has
-//! ended (a record, or the sender's failure), the members agree
-//! (`MPIX_Comm_iagree`, a fault-tolerant AND, 32 members per round) on the
-//! set every survivor heard from. Members in that set read `Contributed`
-//! (every survivor has their records), the others `Failed`: the same at
-//! every member.
+//! **Fast round.** Every agreement starts with one `MPIX_Comm_iagree` of
+//! a word that holds the whole record when it is small: the kind `k` twice
+//! (as `k` and as `!k`, so the AND shows whether every member made the
+//! same call: each bit of the two is 1 in exactly one of them only if all
+//! kinds agree on it), a 23-bit field (an `agree`'s flags; for the other
+//! calls, the complement of the context proposal, so the AND yields the
+//! OR of the proposals, a context free at every member) and a bit saying
+//! the record fits (every other word is 0, and for an intercommunicator
+//! this member knows of no failed member; see [`fast_word`]). When the decided AND says every record fit and every kind
+//! matched, and the agreement returned `MPI_SUCCESS`, the agreement is
+//! decided: every member contributed (Open MPI's ERA agrees on its return
+//! code with the value, and returns `MPIX_ERR_PROC_FAILED` at every member
+//! when any member of the communicator failed unacknowledged, which the
+//! agreement's communicator of an intracommunicator never is; an
+//! intercommunicator's is, hence the no-failure-known bit), each reads
+//! `Contributed` with the decided words (for `agree`, the AND of the
+//! flags: what it computes anyway). So a healthy `agree` is one
+//! `MPIX_Comm_iagree`, as in C, and a healthy `shrink` (no value gathered)
+//! or `spawn` needs no record exchange either.
+//!
+//! **Full rounds**, when the fast round did not decide (the same at every
+//! member, since its value and code are agreed): every member sends its
+//! record (the kind of call and four words) to every other on the
+//! agreement's communicator; once every receive has ended (a record, or
+//! the sender's failure), the members agree (`MPIX_Comm_iagree`, a
+//! fault-tolerant AND, 32 members per round) on the set every survivor
+//! heard from. Members in that set read `Contributed` (every survivor has
+//! their records), the others `Failed`: the same at every member. A member
+//! whose record does not fit the fast word sends it before it contributes
+//! (so it is heard even if it dies right after, as on the native
+//! backend); one whose record fits sends it only when the fast round did
+//! not decide, so if it dies after its fast contribution and before the
+//! decision, it reads `Failed` (where the native backend, whose
+//! contributions are written in shared memory, reads `Contributed`): as
+//! in ULFM's `MPIX_Comm_agree`, the contribution of a member that fails
+//! during the agreement may count or not, the same at every survivor.
 
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
 
 use super::super::Record;
 use super::Trio;
+use crate::error::RecoveryCall;
 
 /// Records exchanged by an agreement: kind, then the four words.
 pub(super) const REC_WORDS: usize = 5;
@@ -36,6 +66,15 @@ pub(super) enum Agreement {
 #[derive(Debug)]
 pub(super) struct Running {
     comm: sys::Comm,
+    /// The fast round, while it runs (see the module documentation).
+    fast: Option<sys::IAgree>,
+    /// The exchange's tag and this member's record, for the full rounds.
+    tag: i32,
+    mine: [u32; REC_WORDS],
+    /// This member's index in the agreement's communicator.
+    me: usize,
+    /// Whether its record went out (and the receives are posted).
+    exchanged: bool,
     /// Member (group, then remote group) → index in the agreement's
     /// communicator.
     order: Vec<u32>,
@@ -50,44 +89,53 @@ pub(super) struct Running {
 }
 
 impl Agreement {
-    /// Starts agreement `seq` on `t` with this member's record `mine`.
+    /// Starts agreement `seq` on `t` with this member's record `mine`
+    /// (its fast round).
     pub(super) fn start(t: &Trio, seq: u32, mine: [u32; REC_WORDS]) -> Agreement {
         let n = t.all.len();
         let comm = t.comms[3];
-        let tag = (seq & 0x3fff_ffff) as i32;
-        let me = t.me_all as usize;
-        let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let mut sends = Vec::new();
-        let mut recvs = Vec::new();
-        for r in (0..n).filter(|&r| r != me) {
-            // A send or receive that cannot start counts as not heard.
-            if let Ok(op) = Op::send(
-                SendData::Owned(bytes.clone().into_boxed_slice()),
-                r as i32,
-                tag,
-                comm,
-            ) {
-                sends.push(op);
-            }
-            let buf = RecvData::Owned(vec![0u8; REC_WORDS * 4].into_boxed_slice());
-            if let Ok(op) = Op::recv(buf, r as i32, tag, comm) {
-                recvs.push((r, op));
-            }
-        }
-        let mut heard = vec![None; n];
-        if let Some(h) = heard.get_mut(me) {
-            *h = Some(mine);
-        }
-        Agreement::Running(Box::new(Running {
+        // An intercommunicator's agreement communicator is acknowledged
+        // (its failure knowledge): a member that failed and that every
+        // survivor acknowledged would not make the fast round fail.
+        let knows_failure = t.remote.is_some() && comm.get_failed().map_or(true, |f| !f.is_empty());
+        let word = fast_word(&mine, knows_failure);
+        let mut r = Running {
             comm,
+            fast: None,
+            tag: (seq & 0x3fff_ffff) as i32,
+            mine,
+            me: t.me_all as usize,
+            exchanged: false,
             order: t.order.clone(),
-            sends,
-            recvs,
-            heard,
+            sends: Vec::new(),
+            recvs: Vec::new(),
+            heard: vec![None; n],
             round: 0,
             agreeing: None,
             out: Vec::with_capacity(n),
-        }))
+        };
+        // A record that does not fit: the full rounds will run, and it goes
+        // out before the contribution, so this member is heard even if it
+        // dies right after it (as on the native backend).
+        if word == 0 {
+            r.exchange();
+        }
+        // Not started: the full rounds decide.
+        r.fast = comm.iagree(word as i32).ok();
+        if r.fast.is_none() {
+            r.exchange();
+        }
+        Agreement::Running(Box::new(r))
+    }
+
+    /// Blocks inside MPI until the fast round ends, if it runs (see
+    /// `Backend::block_on_agreement`).
+    pub(super) fn block_on_fast_round(&mut self) {
+        if let Agreement::Running(r) = self {
+            if let Some(f) = &mut r.fast {
+                f.wait();
+            }
+        }
     }
 
     /// Whether it is still under way.
@@ -111,6 +159,18 @@ impl Agreement {
 impl Running {
     /// One step: `Some` with the records by member once decided.
     fn advance(&mut self) -> Option<Vec<Record>> {
+        if let Some(fast) = &mut self.fast {
+            let decided = fast.test()?;
+            self.fast = None;
+            if let Ok(d) = decided {
+                if let Some((kind, words)) = fast_decided(d as u32) {
+                    let rec = Record::Contributed { kind, words };
+                    return Some(vec![rec; self.order.len()]);
+                }
+            }
+            self.exchange();
+            return None;
+        }
         let heard = &mut self.heard;
         self.recvs.retain_mut(|(r, op)| match op.test() {
             Ok(None) => true,
@@ -170,6 +230,34 @@ impl Running {
         )
     }
 
+    /// Starts the full rounds: this member's record to every other, and a
+    /// receive from each.
+    fn exchange(&mut self) {
+        if std::mem::replace(&mut self.exchanged, true) {
+            return;
+        }
+        let (n, me) = (self.heard.len(), self.me);
+        let bytes: Vec<u8> = self.mine.iter().flat_map(|w| w.to_le_bytes()).collect();
+        for r in (0..n).filter(|&r| r != me) {
+            // A send or receive that cannot start counts as not heard.
+            if let Ok(op) = Op::send(
+                SendData::Owned(bytes.clone().into_boxed_slice()),
+                r as i32,
+                self.tag,
+                self.comm,
+            ) {
+                self.sends.push(op);
+            }
+            let buf = RecvData::Owned(vec![0u8; REC_WORDS * 4].into_boxed_slice());
+            if let Ok(op) = Op::recv(buf, r as i32, self.tag, self.comm) {
+                self.recvs.push((r, op));
+            }
+        }
+        if let Some(h) = self.heard.get_mut(me) {
+            *h = Some(self.mine);
+        }
+    }
+
     /// Records the current round's members from the agreed mask.
     fn decide_round(&mut self, agreed: u32) {
         let base = self.round * 32;
@@ -186,5 +274,129 @@ impl Running {
             });
         }
         self.round += 1;
+    }
+}
+
+/// Bits of the fast word: the field, the kind, its complement, and "the
+/// record fits".
+const FIELD_BITS: u32 = 23;
+const FIELD_MASK: u32 = (1 << FIELD_BITS) - 1;
+const KIND_MASK: u32 = 0b111;
+const KIND_AT: u32 = FIELD_BITS;
+const NOT_KIND_AT: u32 = FIELD_BITS + 3;
+const FITS: u32 = 1 << 31;
+
+/// Whether `kind` is `agree`'s, whose first word (the flags) is read as
+/// the AND over the members.
+fn is_agree(kind: u32) -> bool {
+    kind == u32::from(RecoveryCall::Agree.code())
+}
+
+/// This member's word for the fast round: its record when it fits, else 0
+/// (the AND then sends everyone to the full rounds). It fits when no
+/// failure is known, the kind is below 8, and: for an `agree`, the flags
+/// are below 2²³ and the other words 0 (the field holds the flags: the
+/// AND is what `agree` reads); for any other call, every word is 0 but the
+/// second, the context proposal, below 2²³ (the field holds its
+/// complement, so the AND gives the complement of the OR of the
+/// proposals: a context at least every member's proposal, and a multiple
+/// of 4 as they are, which is all a proposal is for, where the full
+/// rounds take the largest).
+fn fast_word(mine: &[u32; REC_WORDS], knows_failure: bool) -> u32 {
+    let [kind, w0, w1, w2, w3] = *mine;
+    let field = if is_agree(kind) {
+        (w1 == 0 && w2 == 0 && w3 == 0 && w0 <= FIELD_MASK).then_some(w0)
+    } else {
+        (w0 == 0 && w2 == 0 && w3 == 0 && w1 <= FIELD_MASK).then_some(!w1 & FIELD_MASK)
+    };
+    match field {
+        Some(f) if !knows_failure && kind <= KIND_MASK => {
+            FITS | (kind << KIND_AT) | ((!kind & KIND_MASK) << NOT_KIND_AT) | f
+        }
+        _ => 0,
+    }
+}
+
+/// The decided record (kind and words) of a fast round, when it decides:
+/// every member's record fitted and all kinds were the same (each bit of
+/// the kind is set in exactly one of the two ANDs).
+fn fast_decided(d: u32) -> Option<(u8, [u32; 4])> {
+    let kind = (d >> KIND_AT) & KIND_MASK;
+    let not_kind = (d >> NOT_KIND_AT) & KIND_MASK;
+    if d & FITS == 0 || kind | not_kind != KIND_MASK || kind & not_kind != 0 {
+        return None;
+    }
+    let field = d & FIELD_MASK;
+    let words = if is_agree(kind) {
+        [field, 0, 0, 0]
+    } else {
+        [0, !field & FIELD_MASK, 0, 0]
+    };
+    Some((kind as u8, words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The AND of the members' words, as `MPIX_Comm_iagree` decides it.
+    fn and(words: &[u32]) -> u32 {
+        words.iter().fold(u32::MAX, |a, w| a & w)
+    }
+
+    fn rec(kind: u32, w0: u32) -> [u32; REC_WORDS] {
+        [kind, w0, 0, 0, 0]
+    }
+
+    #[test]
+    fn a_healthy_agree_decides_the_and_of_the_flags() {
+        let words: Vec<u32> = [0b1011, 0b0011, 0b1111]
+            .iter()
+            .map(|&f| fast_word(&rec(1, f), false))
+            .collect();
+        assert_eq!(fast_decided(and(&words)), Some((1, [0b0011, 0, 0, 0])));
+    }
+
+    #[test]
+    fn other_calls_decide_a_context_at_least_every_proposal() {
+        for props in [[8u32, 8, 8], [4, 8, 12], [16, 4, 40], [0, 0, 0]] {
+            let words: Vec<u32> = props
+                .iter()
+                .map(|&c| fast_word(&[2, 0, c, 0, 0], false))
+                .collect();
+            let (kind, w) = fast_decided(and(&words)).expect("decides");
+            assert_eq!(kind, 2);
+            assert_eq!(w[0], 0);
+            assert!(props.iter().all(|&c| w[1] >= c), "{props:?} -> {w:?}");
+            assert_eq!(w[1] % 4, 0);
+            assert_eq!(w[1], props.iter().fold(0, |a, c| a | c));
+        }
+    }
+
+    #[test]
+    fn every_mismatch_of_kinds_is_seen() {
+        for a in 1..=6u32 {
+            for b in 1..=6u32 {
+                let d = and(&[fast_word(&rec(a, 0), false), fast_word(&rec(b, 0), false)]);
+                assert_eq!(fast_decided(d).is_some(), a == b, "kinds {a} and {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_record_that_does_not_fit_sends_everyone_to_the_full_rounds() {
+        let ok = fast_word(&rec(1, 1), false);
+        for other in [
+            fast_word(&rec(1, 1 << 23), false),
+            fast_word(&[1, 0, 7, 0, 0], false),
+            fast_word(&[2, 1, 8, 0, 0], false),
+            fast_word(&[2, 0, 8, 3, 0], false),
+            fast_word(&[2, 0, 1 << 23, 0, 0], false),
+            fast_word(&rec(1, 1), true),
+            fast_word(&rec(9, 0), false),
+        ] {
+            assert_eq!(other, 0);
+            assert_eq!(fast_decided(and(&[ok, other])), None);
+        }
     }
 }

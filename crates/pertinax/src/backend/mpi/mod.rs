@@ -65,14 +65,21 @@
 //!   `MPIX_Comm_ack_failed` on the point-to-point communicator (on an
 //!   intercommunicator: on the communicator of both groups).
 //! - Agreement (four words and a kind per member, uniform records; see
-//!   [`agree`]): `contribute` starts it (every member sends its record to
-//!   every other on the agreement's communicator, `ctx + 3`) and returns;
-//!   `poll_agreement` and every progress round (see [`agree`]) advance
-//!   it: once every receive ended, the members
-//!   run `MPIX_Comm_iagree` (a fault-tolerant AND, 32 members per round)
-//!   on the set of members every survivor heard from; those read
-//!   `Contributed`, the others `Failed`, the same everywhere. So `iagree`
-//!   returns at once. `Finalized` is never read. On an intercommunicator
+//!   [`agree`]): `contribute` starts it on the agreement's communicator
+//!   (`ctx + 3`) and returns; `poll_agreement` and every progress round
+//!   advance it. A *fast round*, one `MPIX_Comm_iagree` of a word holding
+//!   the record when it is small (an `agree` with flags below 2²³, or
+//!   another call whose only word is its context proposal, such as a
+//!   `shrink` that gathers no value), decides a healthy agreement by
+//!   itself; else
+//!   every member sends its record to every other, and once every receive
+//!   ended, the members run `MPIX_Comm_iagree` (a fault-tolerant AND, 32
+//!   members per round) on the set of members every survivor heard from;
+//!   those read `Contributed`, the others `Failed`, the same everywhere.
+//!   So `iagree` returns at once; a blocking agreement with nothing else
+//!   of the backend's pending waits in `MPI_Wait` on the fast round
+//!   (`Backend::block_on_agreement`), as C's `MPIX_Comm_agree` does.
+//!   `Finalized` is never read. On an intercommunicator
 //!   the agreement's communicator is a duplicate of the communicator of
 //!   both groups (see [`spawn`]: Open MPI 5's ERA names an agreement by
 //!   the low bits of the communicator's context id, the same for every
@@ -1615,6 +1622,23 @@ impl Backend for Mpi {
             Err(_) => agree::Agreement::Done(Vec::new()),
         };
         self.agreed.borrow_mut().insert((ctx, seq), a);
+    }
+
+    fn block_on_agreement(&self, ctx: u32, seq: u32) {
+        // Only when nothing else of this backend's waits for progress: no
+        // task, no receive to match, no other agreement under way.
+        if self.tasks.get() != 0 || !self.posted.borrow().is_empty() {
+            return;
+        }
+        let Ok(mut agreed) = self.agreed.try_borrow_mut() else {
+            return;
+        };
+        if agreed.iter().any(|(k, a)| *k != (ctx, seq) && a.running()) {
+            return;
+        }
+        if let Some(a) = agreed.get_mut(&(ctx, seq)) {
+            a.block_on_fast_round();
+        }
     }
 
     fn poll_agreement(

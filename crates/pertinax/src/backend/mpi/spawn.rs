@@ -356,6 +356,12 @@ impl Mpi {
         } else {
             sys::proc_null()
         };
+        // The asker's fault plan goes first: Open MPI does not hand
+        // `mpirun -x` variables to spawned processes, and a plan given to
+        // the job must reach them as it does under `pertinax run`.
+        if me == asker {
+            payload = frame_faults(std::env::var(pertinax_wire::env::FAULTS).ok(), payload);
+        }
         let mut len = (payload.len() as u64).to_le_bytes();
         // (The other members' buffers are not read, but Open MPI refuses
         // an empty one.)
@@ -389,6 +395,36 @@ impl Mpi {
         let _ = inter.disconnect();
         Some(Ok(kids))
     }
+}
+
+/// The start-up payload with the parents' fault plan (`PERTINAX_FAULTS`)
+/// in front: its length (4 bytes, little-endian; `u32::MAX` for none),
+/// then its bytes.
+fn frame_faults(faults: Option<String>, payload: Vec<u8>) -> Vec<u8> {
+    let f = faults.unwrap_or_default();
+    let len = if f.is_empty() {
+        u32::MAX
+    } else {
+        u32::try_from(f.len()).unwrap_or(u32::MAX)
+    };
+    let f = if len == u32::MAX { "" } else { f.as_str() };
+    let mut out = Vec::with_capacity(4 + f.len() + payload.len());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(f.as_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// [`frame_faults`] undone: the plan, if any, and the payload; `None` if
+/// malformed.
+fn unframe_faults(mut framed: Vec<u8>) -> Option<(Option<String>, Vec<u8>)> {
+    let len = u32::from_le_bytes(framed.get(..4)?.try_into().ok()?);
+    if len == u32::MAX {
+        return Some((None, framed.split_off(4)));
+    }
+    let end = 4 + usize::try_from(len).ok()?;
+    let plan = String::from_utf8(framed.get(4..end)?.to_vec()).ok()?;
+    Some((Some(plan), framed.split_off(end)))
 }
 
 /// The program this process runs and its arguments (for replacements).
@@ -448,6 +484,11 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
     parent
         .bcast(&mut payload, 0)
         .map_err(|c| boot("assignment", c))?;
+    let (faults, payload) = unframe_faults(payload)
+        .ok_or_else(|| Error::Bootstrap("MPI spawned process: malformed assignment".into()))?;
+    if let Some(f) = faults {
+        crate::inject::inherit(f);
+    }
     let n = parent.remote_size().map_err(|c| boot("parents", c))?;
     let mut parents = vec![0u32; usize::try_from(n).unwrap_or(0)];
     parent
@@ -468,4 +509,26 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
         joined,
     };
     Ok((procs, Some(child)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{frame_faults, unframe_faults};
+
+    #[test]
+    fn the_fault_plan_travels_in_front_of_the_assignment() {
+        let p = vec![1u8, 2, 3];
+        let f = frame_faults(Some("task@2".into()), p.clone());
+        assert_eq!(unframe_faults(f), Some((Some("task@2".into()), p.clone())));
+        assert_eq!(
+            unframe_faults(frame_faults(None, p.clone())),
+            Some((None, p.clone()))
+        );
+        assert_eq!(
+            unframe_faults(frame_faults(Some(String::new()), p.clone())),
+            Some((None, p))
+        );
+        assert_eq!(unframe_faults(vec![9, 0, 0, 0, b'x']), None);
+        assert_eq!(unframe_faults(vec![1, 2]), None);
+    }
 }
