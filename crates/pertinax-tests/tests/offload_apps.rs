@@ -20,7 +20,10 @@ fn app(name: &'static str) -> std::path::PathBuf {
 /// Runs `program args` on `masters` ranks with the fault plan `faults`.
 fn job(program: &'static str, masters: usize, args: &str, faults: &str) -> Job {
     let args: Vec<&str> = args.split_whitespace().collect();
-    let mut s = Spec::new(masters, &args).program(app(program)).bound(60);
+    // MPI jobs take up to 10 s here; a bound of 30 s limits what a hang
+    // in MPI_Finalize (see `verified`) costs.
+    let bound = if pertinax_harness::on_mpi() { 30 } else { 60 };
+    let mut s = Spec::new(masters, &args).program(app(program)).bound(bound);
     if !pertinax_harness::on_mpi() {
         s = s.launcher_arg("--max-spawn").launcher_arg("256");
     }
@@ -34,10 +37,16 @@ fn job(program: &'static str, masters: usize, args: &str, faults: &str) -> Job {
 /// `KEY=VALUE` fields. A job with kills may end with status 3 under
 /// `pertinax run` (the siblings of a killed booster leave with it, the
 /// library's `GroupLost` exit, and the launcher reports the first such
-/// status) and 137 under `mpirun` (it reports the SIGKILLed process).
+/// status) and 137 under `mpirun` (it reports the SIGKILLed process). On
+/// MPI, after a kill, the masters may also hang in `MPI_Finalize` once the
+/// result is printed (Open MPI after a spawned process's failure; seen in 1
+/// of 2 runs of the FWI slave test): the harness kills the job at its
+/// bound and the verified line is what counts, as in `tests/offload.rs`.
 fn verified(j: &Job, tag: &str, faults: bool) -> Vec<(String, String)> {
     let lines: Vec<&str> = j.stdout.lines().filter(|l| l.starts_with(tag)).collect();
-    let code_ok = j.code == Some(0) || (faults && matches!(j.code, Some(3) | Some(137)));
+    let hung_in_finalize = pertinax_harness::on_mpi() && j.code.is_none();
+    let code_ok = j.code == Some(0)
+        || (faults && (matches!(j.code, Some(3) | Some(137)) || hung_in_finalize));
     assert!(
         code_ok && lines.len() == 1 && lines[0].contains("verified=true"),
         "code {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
