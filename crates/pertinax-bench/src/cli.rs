@@ -43,6 +43,11 @@ pub enum Command {
     /// rank 0, every rank has the error, clean up) against ULFM revoke +
     /// agree (`c/propagate.c`), at several rank counts.
     Propagate(PropagateArgs),
+    /// Offload (issue 18): the hello microbenchmark, N-body (global and
+    /// partial) and FWI in the configurations original, error-free, error
+    /// and error-spare, interleaved launch by launch (`pertinax-offhello`,
+    /// `pertinax-nbody`, `pertinax-fwi` of pertinax-apps).
+    Offload(OffloadArgs),
     /// Resilient communicators: per-operation cost of `Resilient` (agree,
     /// log) and `Hierarchical` against the plain communicator, repair time
     /// after a kill (flat; hierarchical master, deputy and member), and EP
@@ -528,6 +533,46 @@ pub struct PropagateArgs {
     pub common: Common,
     #[command(flatten)]
     pub propagate: PropagateOpts,
+}
+
+/// Options of `offload`.
+#[derive(Clone, Debug, Args)]
+pub struct OffloadArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub offload: OffloadOpts,
+}
+
+/// What the `offload` benchmark runs (launches: `--launches`, default 3).
+#[derive(Clone, Debug, PartialEq, Eq, Args)]
+pub struct OffloadOpts {
+    /// Cases to run (default all): hello, nbody-global, nbody-partial, fwi.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub cases: Vec<String>,
+    /// Master counts of `hello` (one booster each).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "1,2,4,8,16"
+    )]
+    pub masters: Vec<usize>,
+    /// Rounds of `hello` per launch (40 with --quick).
+    #[arg(long, default_value_t = 200)]
+    pub reps: usize,
+    /// Masters (= boosters) of the N-body cases.
+    #[arg(long, default_value_t = 4)]
+    pub nbody_boosters: usize,
+    /// Bodies of the N-body cases.
+    #[arg(long, default_value_t = 2048)]
+    pub bodies: u64,
+    /// Shots (slaves) of the FWI case.
+    #[arg(long, default_value_t = 2)]
+    pub shots: usize,
+    /// Directory of the programs (default: next to this executable).
+    #[arg(long, value_name = "DIR")]
+    pub apps: Option<PathBuf>,
 }
 
 /// What the `propagate` benchmark runs (launches: `--launches`, default 3).

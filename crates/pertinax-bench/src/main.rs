@@ -108,6 +108,7 @@ fn main() -> Result<()> {
             ctx.native_only("propagate")?;
             bench::propagate::run(&mut ctx, &a.common, &a.propagate)
         }
+        Command::Offload(a) => bench::offload::run(&a.common, &a.offload),
         Command::Resilient(a) => {
             let mut ctx = Context::new(&a.common)?;
             ctx.native_only("resilient")?;

@@ -50,6 +50,16 @@ pub(crate) fn inherit(spec: String) {
     let _ = INHERITED.set(spec);
 }
 
+/// This process's job-wide plan: `PERTINAX_FAULTS`, else the one inherited
+/// from its parents, so that a spawned process hands it on to the
+/// processes it spawns in turn.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn job_plan() -> Option<String> {
+    std::env::var(env::FAULTS)
+        .ok()
+        .or_else(|| INHERITED.get().cloned())
+}
+
 /// Parses `NAME@K:SIGNAL,...` (see [`pertinax_wire::fault::Plan`]) and
 /// keeps the shots of this process: those without a victim, and for the
 /// world's rank `rank` (`None` for a process started later) its own.

@@ -358,9 +358,10 @@ impl Mpi {
         };
         // The asker's fault plan goes first: Open MPI does not hand
         // `mpirun -x` variables to spawned processes, and a plan given to
-        // the job must reach them as it does under `pertinax run`.
+        // the job must reach them as it does under `pertinax run` (and
+        // their own spawns too: a spawned asker hands on what it inherited).
         if me == asker {
-            payload = frame_faults(std::env::var(pertinax_wire::env::FAULTS).ok(), payload);
+            payload = frame_faults(crate::inject::job_plan(), payload);
         }
         let mut len = (payload.len() as u64).to_le_bytes();
         // (The other members' buffers are not read, but Open MPI refuses
