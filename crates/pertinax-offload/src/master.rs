@@ -696,15 +696,18 @@ impl Boosters {
         Ok(())
     }
 
-    fn shutdown(&mut self) {
-        let root = self.masters.rank().index() == 0;
-        let groups: Vec<Comm> = self
-            .group
+    /// The current group and the spare groups, taken out.
+    fn take_groups(&mut self) -> Vec<Comm> {
+        self.group
             .take()
             .into_iter()
             .chain(self.spares.drain(..))
-            .collect();
-        for g in groups {
+            .collect()
+    }
+
+    fn shutdown(&mut self) {
+        let root = self.masters.rank().index() == 0;
+        for g in self.take_groups() {
             if root {
                 for j in 0..g.remote_size() {
                     let _ = g.send(&[wire::KIND_SHUTDOWN, 0, 0, 0], j, wire::TAG_TASK);
@@ -743,13 +746,7 @@ impl Drop for Boosters {
     /// Without [`Boosters::free`]: revokes the groups, so that the boosters
     /// leave instead of waiting for ever (they exit as lost).
     fn drop(&mut self) {
-        let groups: Vec<Comm> = self
-            .group
-            .take()
-            .into_iter()
-            .chain(self.spares.drain(..))
-            .collect();
-        for g in groups {
+        for g in self.take_groups() {
             let _ = g.revoke();
             retire(g);
         }

@@ -27,6 +27,8 @@
 //! Master 0 ends with `FWI ... verified=true|false` (the model's digest
 //! against the one-process inversion); `false` exits 1.
 
+mod offload_common;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -293,26 +295,5 @@ fn run(universe: &pertinax::Universe, a: &Args) -> anyhow::Result<bool> {
 }
 
 fn main() -> ExitCode {
-    let universe = match pertinax::init() {
-        Ok(u) => u,
-        Err(e) => {
-            eprintln!("pertinax-fwi: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let reg = registry();
-    if pertinax_offload::is_booster(&universe) {
-        pertinax_offload::booster_main(universe, &reg);
-    }
-    let args = Args::parse();
-    let code = match run(&universe, &args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("pertinax-fwi: {e:#}");
-            ExitCode::FAILURE
-        }
-    };
-    let _ = universe.finalize();
-    code
+    offload_common::offload_main("pertinax-fwi", registry, run)
 }

@@ -36,6 +36,8 @@
 //! its block's digest with the one-process reference, and the verdicts
 //! are reduced over the masters; `false` exits 1.
 
+mod offload_common;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -318,27 +320,5 @@ fn run(universe: &pertinax::Universe, a: &Args) -> anyhow::Result<bool> {
 }
 
 fn main() -> ExitCode {
-    let universe = match pertinax::init() {
-        Ok(u) => u,
-        Err(e) => {
-            eprintln!("pertinax-nbody: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let reg = registry();
-    if pertinax_offload::is_booster(&universe) {
-        pertinax_offload::booster_main(universe, &reg);
-    }
-    let args = Args::parse();
-    let r = run(&universe, &args);
-    let code = match r {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("pertinax-nbody: {e:#}");
-            ExitCode::FAILURE
-        }
-    };
-    let _ = universe.finalize();
-    code
+    offload_common::offload_main("pertinax-nbody", registry, run)
 }

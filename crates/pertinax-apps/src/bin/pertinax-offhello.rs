@@ -15,6 +15,8 @@
 //! just before the kill, to the re-executed task's result at every
 //! master).
 
+mod offload_common;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -105,27 +107,13 @@ fn run(universe: &pertinax::Universe, a: &Args) -> anyhow::Result<bool> {
 }
 
 fn main() -> ExitCode {
-    let universe = match pertinax::init() {
-        Ok(u) => u,
-        Err(e) => {
-            eprintln!("pertinax-offhello: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let mut reg = Registry::new();
-    reg.register("hello", hello);
-    if pertinax_offload::is_booster(&universe) {
-        pertinax_offload::booster_main(universe, &reg);
-    }
-    let args = Args::parse();
-    let code = match run(&universe, &args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("pertinax-offhello: {e:#}");
-            ExitCode::FAILURE
-        }
-    };
-    let _ = universe.finalize();
-    code
+    offload_common::offload_main(
+        "pertinax-offhello",
+        || {
+            let mut reg = Registry::new();
+            reg.register("hello", hello);
+            reg
+        },
+        run,
+    )
 }
