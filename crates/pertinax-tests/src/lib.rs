@@ -53,6 +53,13 @@ impl Rng {
     }
 }
 
+/// The `key=value` fields of a rank program's summary line, in order.
+pub fn fields(line: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    line.split_whitespace()
+        .filter_map(|f| f.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+}
+
 /// Deterministic content of message `seq` from `src`: byte `i`.
 #[inline]
 pub fn content_byte(src: usize, seq: u64, i: usize) -> u8 {

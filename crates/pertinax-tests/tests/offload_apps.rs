@@ -55,11 +55,7 @@ fn verified(j: &Job, tag: &str, faults: bool) -> Vec<(String, String)> {
         j.stdout,
         j.stderr
     );
-    lines[0]
-        .split_whitespace()
-        .filter_map(|f| f.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    pertinax_tests::fields(lines[0]).collect()
 }
 
 fn num(fields: &[(String, String)], key: &str) -> u64 {

@@ -85,11 +85,7 @@ fn summary(j: &Job, tag: &str, what: &str) -> HashMap<String, String> {
         j.stdout,
         j.stderr
     );
-    lines[0]
-        .split_whitespace()
-        .filter_map(|f| f.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    pertinax_tests::fields(lines[0]).collect()
 }
 
 /// Checks one job's summary: `want` are exact fields; `either` fields may
