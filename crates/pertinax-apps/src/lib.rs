@@ -17,6 +17,9 @@
 //! - [`fwi`]: an FWI-like inversion with the offload paper's structure
 //!   (section 6.4): per-shot kernels split over workers;
 //!   [`fwi::invert`] is the one-process reference.
+//! - [`stencil`]: a 3-D seven-point stencil with LULESH's halo exchange of
+//!   six faces on a 3-D process grid; [`stencil::sequential`] is the
+//!   one-process reference.
 //!
 //! EP and screening have a `portion(.., rank, n)` that splits the work among `n`
 //! ranks in contiguous blocks, the first ranks taking one item more when `n`
@@ -45,4 +48,5 @@ pub mod ep;
 pub mod fwi;
 pub mod nbody;
 pub mod screen;
+pub mod stencil;
 mod split;
