@@ -1,0 +1,165 @@
+//! `pertinax-stencil [--nx N --ny N --nz N --iters N]`: a 3-D
+//! seven-point stencil with LULESH's communication pattern, checked
+//! bitwise against the one-process computation.
+//!
+//! ```sh
+//! pertinax run -n 8 -- target/release/pertinax-stencil --nx 48 --ny 48 --nz 48 --iters 40
+//! ```
+//!
+//! The grid is split into blocks on a 3-D process grid
+//! ([`pertinax_apps::stencil::Decomposition`]); every iteration each rank
+//! exchanges the faces of its block with its up to six neighbours
+//! (non-blocking receives and sends, no collective) and updates its
+//! block (`stencil::iterate`, written over any
+//! [`pertinax::Communicator`]).
+//!
+//! After the iterations every rank recomputes the whole grid in one
+//! process ([`pertinax_apps::stencil::sequential`]) and compares its
+//! block bit for bit; rank 0 gathers the verdicts and the blocks'
+//! checksums and prints the one line of stdout:
+//!
+//! ```text
+//! stencil grid=48x48x48 ranks=8 iters=40 checksum=<16 hex digits> verified=true rollback=none recoveries=0 time_s=0.123
+//! ```
+//!
+//! `checksum` is the whole field's ([`pertinax_apps::stencil::checksum`]),
+//! the same for every number of ranks; `time_s` is rank 0's time in the
+//! iterations. The exit status is 0 if and only if every block was
+//! bitwise equal to the reference. Diagnostics go to stderr.
+
+mod stencil;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Parser;
+use pertinax::{Comm, Universe};
+use pertinax_apps::stencil::{checksum, sequential, Grid};
+
+use stencil::{Problem, State};
+
+#[derive(Debug, Parser)]
+#[command(name = "pertinax-stencil", disable_version_flag = true)]
+struct Args {
+    /// Cells along x.
+    #[arg(long, default_value_t = 48)]
+    nx: usize,
+    /// Cells along y.
+    #[arg(long, default_value_t = 48)]
+    ny: usize,
+    /// Cells along z.
+    #[arg(long, default_value_t = 48)]
+    nz: usize,
+    /// Iterations.
+    #[arg(long, default_value_t = 40)]
+    iters: u64,
+}
+
+/// What the iterations end with: the fields of `pertinax_msglog::Report`
+/// that this program reads.
+struct Report<S> {
+    state: S,
+    comm: Comm,
+    rollback: &'static str,
+    recoveries: u32,
+}
+
+/// Runs `iterations` iterations of `body` on the world, without message
+/// logging (the shape of `pertinax_msglog::run`, which will replace it).
+fn run_plain<S, I, F>(
+    universe: &Universe,
+    iterations: u64,
+    init: I,
+    mut body: F,
+) -> Result<Report<S>, pertinax::Error>
+where
+    I: FnOnce() -> S,
+    F: FnMut(u64, &mut S, &Comm) -> Result<(), pertinax::Error>,
+{
+    let comm = universe.world();
+    let mut state = init();
+    for it in 0..iterations {
+        body(it, &mut state, &comm)?;
+    }
+    Ok(Report {
+        state,
+        comm,
+        rollback: "none",
+        recoveries: 0,
+    })
+}
+
+/// The job at this rank; rank 0 prints the summary line. True if every
+/// block was verified.
+fn job(universe: &Universe, a: &Args) -> anyhow::Result<bool> {
+    let world = universe.world();
+    let (me, n) = (world.rank().index(), world.size());
+    let grid = Grid::new(a.nx, a.ny, a.nz);
+    let p = Problem::new(grid, n, me)?;
+    let t0 = Instant::now();
+    let report = run_plain(
+        universe,
+        a.iters,
+        || State::initial(&p),
+        |it, st, c| stencil::iterate(c, &p, st, it),
+    )
+    .with_context(|| format!("rank {me}: iterations"))?;
+    let time_s = t0.elapsed().as_secs_f64();
+
+    let want = p.block.extract(&sequential(p.decomp.grid(), a.iters));
+    let u = &report.state.u;
+    let same = want.len() == u.len() && want.iter().zip(u).all(|(x, y)| x.to_bits() == y.to_bits());
+    if !same {
+        eprintln!(
+            "pertinax-stencil: rank {me}: block {:?} differs from the reference",
+            p.block
+        );
+    }
+    let row = [u64::from(same), checksum(&p.block, u)];
+    let mut rows = if me == 0 {
+        vec![0u64; 2 * n]
+    } else {
+        Vec::new()
+    };
+    report
+        .comm
+        .gather(&row, &mut rows, 0)
+        .with_context(|| format!("rank {me}: gather"))?;
+    if me != 0 {
+        return Ok(true);
+    }
+    let verified = rows.chunks_exact(2).all(|r| r[0] == 1);
+    let sum = rows.chunks_exact(2).fold(0, |s, r| s ^ r[1]);
+    println!(
+        "stencil grid={}x{}x{} ranks={n} iters={} checksum={sum:016x} verified={verified} \
+         rollback={} recoveries={} time_s={time_s:.3}",
+        a.nx, a.ny, a.nz, a.iters, report.rollback, report.recoveries,
+    );
+    Ok(verified)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let universe = match pertinax::init() {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("pertinax-stencil: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let verdict = job(&universe, &args);
+    let finalized = universe.finalize();
+    match (verdict, finalized) {
+        (Ok(true), Ok(())) => ExitCode::SUCCESS,
+        (Ok(false), _) => ExitCode::FAILURE,
+        (Err(e), _) => {
+            eprintln!("pertinax-stencil: {e:#}");
+            ExitCode::FAILURE
+        }
+        (Ok(true), Err(e)) => {
+            eprintln!("pertinax-stencil: finalize: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
