@@ -1,0 +1,622 @@
+//! The driver: iterations as transactions, coordinated checkpoints,
+//! recovery (replace, agree on the front line, restore, replay) and the
+//! final agreement.
+//!
+//! # Protocol
+//!
+//! A run is a sequence of *epochs* on one communicator, each ended by
+//! exactly one agreement (the core's uniform `agree`) that is not
+//! all-successful, or by the final one that is:
+//!
+//! - an epoch posts the replay of the last recovery, then runs
+//!   iterations; at the start of every iteration that is a multiple of the
+//!   checkpoint interval (and not yet committed) it takes a coordinated
+//!   checkpoint, whose commit is an agreement; after the last iteration it
+//!   agrees on the end;
+//! - a rank that sees a failure rolls its state back to the iteration's
+//!   start, revokes the communicator (so that every rank's next
+//!   operation fails), and votes "failed" in one agreement, unless the
+//!   failure came out of an agreement (a checkpoint's commit, the end),
+//!   which already was its vote;
+//! - after a failed agreement every rank calls `replace_failed` (same
+//!   size and ranks; new processes in the dead ranks' places start the
+//!   program and join here as replacements) and a *recovery round* on the
+//!   new communicator: every rank tells its iteration and the iterations
+//!   its log covers, the checkpoints are restored where memory was lost,
+//!   and the rollback is decided ([`decide`]); the round ends with an
+//!   agreement, and a failure during it starts another round.
+//!
+//! Because every decision follows from an agreement or from data every
+//! rank received before one, all survivors make the same calls in the
+//! same order, which the core's recovery calls require.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use pertinax::{Comm, Communicator, CommunicatorExt, Error as CoreError, PendingOp, Role, Universe};
+use pertinax_checkpoint::{Checkpointer, Config as CkptConfig};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::logged::SERVE_TAG;
+use crate::{Config, Error, Logged, Mode, Report, Rollback, RollbackPolicy};
+
+/// Why an epoch or a round ended early.
+enum Stop {
+    /// The rank took part in a failed agreement: recover.
+    Failed,
+    /// The run cannot go on.
+    Fatal(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Fatal(e)
+    }
+}
+
+/// One rank's word in a recovery round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Info {
+    /// The iteration it restarts at (its state is that iteration's start).
+    pub it: u64,
+    /// Whether it has a state (false: a replacement, or memory lost).
+    pub has_state: bool,
+    /// Its log covers `lo..hi`.
+    pub lo: u64,
+    pub hi: u64,
+}
+
+/// A recovery's rollback and every rank's restart iteration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Decision {
+    pub rollback: Rollback,
+    pub start: Vec<u64>,
+}
+
+/// Decides the rollback of a recovery from every rank's [`Info`] and the
+/// checkpoint `ckpt` every rank can restore: local when every rank that
+/// is ahead of another can replay to it from its log (and the mode and
+/// policy allow), global otherwise.
+pub(crate) fn decide(info: &[Info], ckpt: u64, mode: Mode, policy: RollbackPolicy) -> Decision {
+    let global = Decision {
+        rollback: Rollback::Global,
+        start: vec![ckpt; info.len()],
+    };
+    if mode != Mode::Logged || policy == RollbackPolicy::Global {
+        return global;
+    }
+    let start: Vec<u64> = info
+        .iter()
+        .map(|i| if i.has_state { i.it } else { ckpt })
+        .collect();
+    if start.iter().any(|&s| s < ckpt) {
+        return global;
+    }
+    let covered = info.iter().enumerate().all(|(q, iq)| {
+        !iq.has_state
+            || start.iter().enumerate().all(|(p, &sp)| {
+                p == q || sp >= iq.it || (iq.lo <= sp && iq.hi >= iq.it)
+            })
+    });
+    if !covered {
+        return global;
+    }
+    Decision {
+        rollback: Rollback::Local,
+        start,
+    }
+}
+
+/// A message to replay: destination, tag, payload.
+type Replay = (usize, i32, Rc<[u8]>);
+
+struct Driver<'c, S> {
+    cfg: &'c Config,
+    iterations: u64,
+    lg: Logged,
+    ckpt: Checkpointer,
+    state: S,
+    snapshot: S,
+    it: u64,
+    has_state: bool,
+    /// This process lost its memory (a replacement) and has not restored
+    /// a checkpoint yet.
+    fresh: bool,
+    /// Iterations below this were finished by some rank before the last
+    /// recovery: running them again is recomputation.
+    redo_until: u64,
+    rollback: Rollback,
+    recoveries: u32,
+}
+
+/// Runs `iterations` iterations of `body` over the state made by `init`,
+/// with transactional iterations, coordinated checkpoints and message
+/// logging as `cfg` says, and recovers from process failures on the way
+/// (see the [crate documentation](crate)).
+///
+/// `body(it, state, comm)` runs iteration `it`: it must be deterministic
+/// (the same state and messages give the same sends and the same next
+/// state), do all its communication through `comm`, and change nothing
+/// outside `state` that a rerun of the iteration would change again. An
+/// error that is a process failure is recovered; any other error ends the
+/// run. A replacement process (started by a recovery in a dead rank's
+/// place) calls `run` like the original did and joins the recovery.
+///
+/// # Errors
+/// [`Error::InvalidConfig`]; [`Error::Body`] for a body's error that is
+/// not a failure; [`Error::Unprotected`] for a failure in
+/// [`Mode::Plain`]; [`Error::Checkpoint`] when the checkpoints cannot give
+/// a lost state back; [`Error::State`] when the state does not encode;
+/// [`Error::Core`] when a recovery call of the core fails.
+pub fn run<S, I, F>(
+    universe: &Universe,
+    cfg: &Config,
+    iterations: u64,
+    init: I,
+    mut body: F,
+) -> Result<Report<S>, Error>
+where
+    S: Clone + Serialize + DeserializeOwned,
+    I: FnOnce() -> S,
+    F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
+{
+    cfg.validate()?;
+    let world = universe.world();
+    let state = init();
+    if cfg.mode == Mode::Plain {
+        return plain(world, iterations, state, &mut body);
+    }
+    let fresh = matches!(universe.role(), Role::Replacement { .. });
+    let ckpt = Checkpointer::new(
+        &world,
+        CkptConfig {
+            dir: cfg.ckpt_dir.clone(),
+            ..CkptConfig::default()
+        },
+    )
+    .map_err(Error::Checkpoint)?;
+    let mut d = Driver {
+        cfg,
+        iterations,
+        lg: Logged::new(world, cfg.mode, cfg.log_cap, 0),
+        ckpt,
+        snapshot: state.clone(),
+        state,
+        it: 0,
+        has_state: !fresh,
+        fresh,
+        redo_until: 0,
+        rollback: Rollback::None,
+        recoveries: 0,
+    };
+    let mut plan = Vec::new();
+    let mut recovering = fresh;
+    loop {
+        if recovering {
+            match d.round() {
+                Ok(p) => {
+                    plan = p;
+                    recovering = false;
+                }
+                Err(Stop::Failed) => {
+                    d.repair()?;
+                    continue;
+                }
+                Err(Stop::Fatal(e)) => return Err(e),
+            }
+        }
+        match d.epoch(std::mem::take(&mut plan), &mut body) {
+            Ok(()) => break,
+            Err(Stop::Failed) => {
+                d.repair()?;
+                recovering = true;
+            }
+            Err(Stop::Fatal(e)) => return Err(e),
+        }
+    }
+    let stats = d.lg.with_stats(|s| {
+        let mut s = s.clone();
+        s.logged_bytes = d.lg.with_log(|l| l.total());
+        s.log_peak_bytes = d.lg.with_log(|l| l.peak());
+        s
+    });
+    Ok(Report {
+        state: d.state,
+        comm: d.lg.comm().clone(),
+        rollback: d.rollback,
+        recoveries: d.recoveries,
+        stats,
+    })
+}
+
+/// [`Mode::Plain`]: the iterations, nothing else.
+fn plain<S, F>(world: Comm, iterations: u64, mut state: S, body: &mut F) -> Result<Report<S>, Error>
+where
+    F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
+{
+    let lg = Logged::new(world, Mode::Plain, crate::LogCap::Unlimited, 0);
+    for it in 0..iterations {
+        pertinax::fault_point("iter");
+        lg.begin(it);
+        body(it, &mut state, &lg).map_err(|e| {
+            if e.is_fault() {
+                Error::Unprotected {
+                    iteration: it,
+                    source: e,
+                }
+            } else {
+                Error::Body {
+                    iteration: it,
+                    source: e,
+                }
+            }
+        })?;
+        lg.with_stats(|s| s.iterations_run += 1);
+    }
+    let stats = lg.with_stats(|s| s.clone());
+    Ok(Report {
+        state,
+        comm: lg.comm().clone(),
+        rollback: Rollback::None,
+        recoveries: 0,
+        stats,
+    })
+}
+
+fn core(what: &'static str) -> impl FnOnce(CoreError) -> Error {
+    move |source| Error::Core { what, source }
+}
+
+impl<'c, S> Driver<'c, S>
+where
+    S: Clone + Serialize + DeserializeOwned,
+{
+    fn comm(&self) -> &Comm {
+        self.lg.comm()
+    }
+
+    /// An agreement: whether every member voted `ok` and none failed.
+    fn vote(&self, ok: bool) -> Result<bool, Stop> {
+        let a = self
+            .comm()
+            .agree_detailed(ok as u32)
+            .map_err(core("agreeing"))?;
+        Ok(a.flags == 1 && a.failed.is_empty())
+    }
+
+    /// A failure seen outside an agreement: revoke, vote "failed".
+    fn failed(&self) -> Stop {
+        // A revocation that fails leaves the others to notice the
+        // failure themselves; the vote below is what matters.
+        let _ = self.comm().revoke();
+        match self.vote(false) {
+            Ok(_) => Stop::Failed,
+            Err(s) => s,
+        }
+    }
+
+    /// A core error from an operation of an epoch or a round.
+    fn on_error(&self, e: CoreError, what: &'static str) -> Stop {
+        if e.is_fault() {
+            self.failed()
+        } else {
+            Stop::Fatal(Error::Core { what, source: e })
+        }
+    }
+
+    /// `replace_failed` after a failed agreement.
+    fn repair(&mut self) -> Result<(), Error> {
+        let r = self
+            .comm()
+            .replace_failed()
+            .map_err(core("replacing the failed ranks"))?;
+        self.lg.set_comm(r.comm);
+        self.recoveries += 1;
+        Ok(())
+    }
+
+    fn encode(&self) -> Result<Vec<u8>, Error> {
+        postcard::to_allocvec(&self.state).map_err(|e| Error::State {
+            what: "encoded",
+            why: e.to_string(),
+        })
+    }
+
+    /// A checkpoint of the state at the start of iteration `it`.
+    fn checkpoint(&mut self) -> Result<(), Stop> {
+        let t = Instant::now();
+        let bytes = self.encode()?;
+        let r = self.ckpt.checkpoint(self.lg.comm(), self.it, &bytes);
+        let dt = t.elapsed().as_secs_f64();
+        self.lg.with_stats(|s| {
+            s.ckpt_s += dt;
+            s.state_bytes = bytes.len() as u64;
+        });
+        match r {
+            Ok(()) => {
+                let at = self.it;
+                self.lg.with_log(|l| l.restart_at(at));
+                Ok(())
+            }
+            // The commit's agreement was this rank's vote.
+            Err(e) if e.is_fault() => {
+                let _ = self.comm().revoke();
+                Err(Stop::Failed)
+            }
+            Err(e) => Err(Stop::Fatal(Error::Checkpoint(e))),
+        }
+    }
+
+    /// A recovery round (see the module documentation); returns what to
+    /// replay.
+    fn round(&mut self) -> Result<Vec<Replay>, Stop> {
+        let t = Instant::now();
+        let r = self.round_inner();
+        let plan = match r {
+            Ok(plan) => plan,
+            Err(RoundError::Fault) => return Err(self.failed()),
+            Err(RoundError::Fatal(e)) => return Err(Stop::Fatal(e)),
+        };
+        if !self.vote(true)? {
+            let _ = self.comm().revoke();
+            return Err(Stop::Failed);
+        }
+        let dt = t.elapsed().as_secs_f64();
+        self.lg.with_stats(|s| {
+            s.recovery_s += dt;
+            s.replayed += plan.len() as u64;
+        });
+        Ok(plan)
+    }
+
+    fn round_inner(&mut self) -> Result<Vec<Replay>, RoundError> {
+        let c = self.lg.comm().clone();
+        let (me, n) = (c.rank().index(), c.size());
+        let (lo, hi) = self.lg.with_log(|l| (l.lo(), l.hi()));
+        let mine = [self.it, self.has_state as u64, lo, hi];
+        let mut all = vec![0u64; 4 * n];
+        c.allgather(&mine, &mut all).map_err(RoundError::from_core)?;
+        let info: Vec<Info> = all
+            .chunks_exact(4)
+            .map(|w| Info {
+                it: w[0],
+                has_state: w[1] != 0,
+                lo: w[2],
+                hi: w[3],
+            })
+            .collect();
+        let (ckpt, bytes) = match self.ckpt.restore(&c, self.fresh) {
+            Ok(x) => x,
+            Err(e) if e.is_fault() => return Err(RoundError::Fault),
+            Err(e) => return Err(RoundError::Fatal(Error::Checkpoint(e))),
+        };
+        self.fresh = false;
+        let d = decide(&info, ckpt, self.cfg.mode, self.cfg.rollback);
+        let furthest = info.iter().filter(|i| i.has_state).map(|i| i.it).max();
+        self.redo_until = self.redo_until.max(furthest.unwrap_or(0));
+        if d.rollback == Rollback::Global || !self.has_state {
+            let t = Instant::now();
+            self.state = postcard::from_bytes(&bytes).map_err(|e| {
+                RoundError::Fatal(Error::State {
+                    what: "decoded",
+                    why: e.to_string(),
+                })
+            })?;
+            self.snapshot.clone_from(&self.state);
+            let dt = t.elapsed().as_secs_f64();
+            self.lg.with_stats(|s| s.txn_copy_s += dt);
+            self.it = ckpt;
+            self.lg.with_log(|l| l.reset(ckpt));
+            self.has_state = true;
+        }
+        self.rollback = self.rollback.max(d.rollback);
+        // What this rank replays: to every rank that restarts before it,
+        // its logged sends of those iterations, and the collective results
+        // of the iterations it serves (the lowest rank past them).
+        let my = d.start[me];
+        let mut plan = Vec::new();
+        if d.rollback == Rollback::Local {
+            self.lg.with_log(|l| {
+                for (p, &sp) in d.start.iter().enumerate() {
+                    if p == me || sp >= my {
+                        continue;
+                    }
+                    for s in l.sends_to(p, sp, my) {
+                        plan.push((p, s.tag, s.data));
+                    }
+                    for k in sp..my {
+                        if d.start.iter().position(|&s| s > k) == Some(me) {
+                            for g in l.got_in(k) {
+                                plan.push((p, SERVE_TAG, g.data));
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        self.lg.set_start(d.start);
+        Ok(plan)
+    }
+
+    /// Runs iterations until the end (`Ok`) or a failed agreement.
+    fn epoch<F>(&mut self, plan: Vec<Replay>, body: &mut F) -> Result<(), Stop>
+    where
+        F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
+    {
+        pertinax::fault_point("replay");
+        pertinax::scope(|s| {
+            let mut pending: Vec<PendingOp<'_, CoreError>> = Vec::with_capacity(plan.len());
+            for (dest, tag, data) in &plan {
+                match self.lg.comm().isend_bytes(
+                    s,
+                    data,
+                    pertinax::Rank(*dest as i32),
+                    pertinax::Tag(*tag),
+                ) {
+                    Ok(op) => pending.push(op),
+                    Err(e) => return Err(self.on_error(e, "replaying")),
+                }
+            }
+            loop {
+                if let Err(e) = progress(&mut pending) {
+                    return Err(self.on_error(e, "replaying"));
+                }
+                if self.comm().is_revoked() {
+                    return Err(self.failed());
+                }
+                if self.it < self.iterations
+                    && self.it % self.cfg.cp_int == 0
+                    && self.ckpt.latest() != Some(self.it)
+                {
+                    self.checkpoint()?;
+                }
+                if self.it == self.iterations {
+                    for op in pending.drain(..) {
+                        if let Err(e) = op.wait() {
+                            return Err(self.on_error(e, "replaying"));
+                        }
+                    }
+                    return if self.vote(true)? {
+                        Ok(())
+                    } else {
+                        let _ = self.comm().revoke();
+                        Err(Stop::Failed)
+                    };
+                }
+                self.iteration(body)?;
+            }
+        })
+    }
+
+    /// One transactional iteration.
+    fn iteration<F>(&mut self, body: &mut F) -> Result<(), Stop>
+    where
+        F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
+    {
+        let it = self.it;
+        pertinax::fault_point("iter");
+        let t = Instant::now();
+        self.snapshot.clone_from(&self.state);
+        let dt = t.elapsed().as_secs_f64();
+        self.lg.with_stats(|s| s.txn_copy_s += dt);
+        self.lg.begin(it);
+        match body(it, &mut self.state, &self.lg) {
+            Ok(()) => {
+                self.lg.commit(it);
+                let redo = it < self.redo_until;
+                self.lg.with_stats(|s| {
+                    s.iterations_run += 1;
+                    s.recomputed += redo as u64;
+                });
+                self.it += 1;
+                Ok(())
+            }
+            Err(e) if e.is_fault() => {
+                let t = Instant::now();
+                self.state.clone_from(&self.snapshot);
+                let dt = t.elapsed().as_secs_f64();
+                self.lg.with_stats(|s| s.txn_copy_s += dt);
+                self.lg.with_log(|l| l.truncate(it));
+                Err(self.failed())
+            }
+            Err(e) => Err(Stop::Fatal(Error::Body {
+                iteration: it,
+                source: e,
+            })),
+        }
+    }
+}
+
+/// Why a round's work (before its agreement) stopped.
+enum RoundError {
+    Fault,
+    Fatal(Error),
+}
+
+impl RoundError {
+    fn from_core(e: CoreError) -> RoundError {
+        if e.is_fault() {
+            RoundError::Fault
+        } else {
+            RoundError::Fatal(Error::Core {
+                what: "exchanging the front line",
+                source: e,
+            })
+        }
+    }
+}
+
+/// Completes the replay sends that are done; the first error.
+fn progress(pending: &mut Vec<PendingOp<'_, CoreError>>) -> Result<(), CoreError> {
+    let mut i = 0;
+    while i < pending.len() {
+        match pending[i].test()? {
+            Some(_) => {
+                pending.swap_remove(i);
+            }
+            None => i += 1,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(it: u64, has_state: bool, lo: u64, hi: u64) -> Info {
+        Info {
+            it,
+            has_state,
+            lo,
+            hi,
+        }
+    }
+
+    #[test]
+    fn a_replacement_with_logs_that_reach_back_is_a_local_rollback() {
+        // Rank 1 was replaced; ranks 0, 2 at 13, rank 3 at 14; checkpoint 10.
+        let i = [
+            info(13, true, 10, 13),
+            info(0, false, 0, 0),
+            info(13, true, 10, 13),
+            info(14, true, 10, 14),
+        ];
+        let d = decide(&i, 10, Mode::Logged, RollbackPolicy::Auto);
+        assert_eq!(d.rollback, Rollback::Local);
+        assert_eq!(d.start, [13, 10, 13, 14]);
+    }
+
+    #[test]
+    fn a_log_that_stops_short_forces_a_global_rollback() {
+        // Rank 3's log covers only 10..12: it cannot replay 12..14.
+        let i = [
+            info(13, true, 10, 13),
+            info(0, false, 0, 0),
+            info(13, true, 10, 13),
+            info(14, true, 10, 12),
+        ];
+        let d = decide(&i, 10, Mode::Logged, RollbackPolicy::Auto);
+        assert_eq!(d.rollback, Rollback::Global);
+        assert_eq!(d.start, [10; 4]);
+    }
+
+    #[test]
+    fn without_logs_or_by_policy_it_is_global() {
+        let i = [info(13, true, 10, 13), info(0, false, 0, 0)];
+        for (m, p) in [
+            (Mode::Transactional, RollbackPolicy::Auto),
+            (Mode::Logged, RollbackPolicy::Global),
+        ] {
+            assert_eq!(decide(&i, 10, m, p).rollback, Rollback::Global);
+        }
+    }
+
+    #[test]
+    fn ranks_at_the_same_iteration_need_no_log() {
+        let i = [info(7, true, 5, 5), info(7, true, 5, 5)];
+        let d = decide(&i, 5, Mode::Logged, RollbackPolicy::Auto);
+        assert_eq!((d.rollback, d.start), (Rollback::Local, vec![7, 7]));
+    }
+}
