@@ -13,7 +13,15 @@
 //! parent, a task body that panics or returns [`TaskFailure::Fault`]: the
 //! booster leaves ([`Ended::GroupLost`]), so a failure takes the whole
 //! group down, and with it the boosters this one allocated (they see their
-//! parent fail). Each task starts with `pertinax::fault_point("task")`.
+//! parent fail).
+//!
+//! Fault points (`pertinax::fault_point`, for a plan without a victim,
+//! which reaches spawned processes: `PERTINAX_FAULTS=NAME@K`): `task` at
+//! the start of every task execution; `shutdown` and `shutdown.B` (`B`:
+//! the booster's index) when the booster receives the masters' shutdown
+//! in [`crate::Boosters::free`], where every task of its group is already
+//! cleared, so a kill there loses nothing and `free` does not wait for
+//! the boosters to leave.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -229,6 +237,9 @@ fn serve_loop(
         };
         let master = st.source;
         if hdr[0] == wire::KIND_SHUTDOWN {
+            // A kill during `free` (see the module documentation).
+            pertinax::fault_point("shutdown");
+            pertinax::fault_point(&format!("shutdown.{}", world.rank().index()));
             return Ended::Shutdown;
         }
         let (task, attempt) = (hdr[1], hdr[2]);

@@ -7,7 +7,8 @@
 //! master's own program started again in a booster role. Masters offload
 //! tasks, registered by name on the booster side with typed inputs and
 //! outputs, onto booster *i* ([`Boosters::offload`]), and wait for them
-//! ([`Boosters::taskwait`], [`Boosters::wait`]). A task offloaded with
+//! ([`Boosters::taskwait`], [`Boosters::wait`], or without blocking
+//! [`Boosters::poll`]). A task offloaded with
 //! [`Offload::recover`] survives the failure of its booster: the library
 //! notices the failure, replaces the whole booster group (by a spare
 //! group, or a new spawn), and runs the task again from its original
@@ -44,6 +45,16 @@
 //! booster ([`Offload::replicate`]: the first successful result wins). A stopped (hung) booster is a failure
 //! like any other once the runtime's heartbeats notice it (`pertinax run
 //! --heartbeat MS`).
+//!
+//! # Fault points
+//!
+//! On the booster side, for plans without a victim (the only ones that
+//! reach spawned processes, `PERTINAX_FAULTS=NAME@K`, which strike every
+//! process reaching the point): `task` at the start of every task
+//! execution, and `shutdown` and `shutdown.B` (`B`: the booster's index)
+//! when a booster receives the masters' shutdown in [`Boosters::free`].
+//! By then every task of its group is cleared: a kill there loses no
+//! result, and `free` neither waits for the boosters nor fails.
 //!
 //! # Example
 //!

@@ -30,9 +30,10 @@
 //! # Recovery
 //!
 //! On a failure the masters (all of them for a collective allocation,
-//! after they agreed) revoke and free the group's intercommunicator (the
-//! surviving boosters see the revocation and leave, taking their own
-//! boosters with them), take a spare group or spawn a new one, and
+//! after they agreed) revoke the group's intercommunicator and retire it,
+//! kept and never freed (see `RETIRED`; the surviving boosters see the
+//! revocation and leave, taking their own boosters with them), take a
+//! spare group or spawn a new one, and
 //! re-offload, in their original order, every task that was running or
 //! waiting for clearance: recoverable ones with their original input;
 //! the others fail with [`Error::BoosterFailed`] and their input.
@@ -157,6 +158,13 @@ pub enum TaskState {
     Cleared,
     /// Failed: [`Boosters::take`] returns the error and the input.
     Failed,
+    /// Running or finished, but this master saw a booster of the group
+    /// fail: the next wait (which recovers) offloads the task again from
+    /// its input, or fails it (without `recover`, or at the retry limit).
+    /// [`Boosters::poll`] cannot recover (for a shared allocation that
+    /// takes the masters' agreement, at a wait): a polling loop stops on
+    /// any state but [`TaskState::Running`], then waits.
+    AwaitingRecovery,
 }
 
 /// A handle to an offloaded task with input `I` and output `O`.
@@ -590,10 +598,26 @@ impl Boosters {
         self.wait_set(|t| t.domain == Some(d))
     }
 
-    /// Advances the tasks without blocking and says where `task` stands.
+    /// Advances the tasks without blocking and says where `task` stands:
+    /// a loop polls while it is [`TaskState::Running`], then waits for it
+    /// ([`Boosters::wait`], or its domain's wait), which clears it or
+    /// recovers. Never collective, never blocks.
+    ///
+    /// ```no_run
+    /// # use pertinax_offload::{Boosters, Offload, TaskState};
+    /// # fn f(b: &mut Boosters) -> Result<(), pertinax_offload::Error> {
+    /// let t = b.offload::<u64, u64>(Offload::new("square", 0).recover(), &7)?;
+    /// while b.poll(&t) == TaskState::Running {
+    ///     // ... other work ...
+    /// }
+    /// // WaitingForClearance, or AwaitingRecovery after a booster failure
+    /// assert_eq!(b.wait(t).map_err(|e| e.error)?, 49);
+    /// # Ok(()) }
+    /// ```
     pub fn poll<I, O>(&mut self, task: &Task<I, O>) -> TaskState {
         self.progress(false);
         match self.tasks.get(&task.id).map(|t| &t.state) {
+            Some(State::Running | State::Finished(_)) if self.failed => TaskState::AwaitingRecovery,
             Some(State::Running) | None => TaskState::Running,
             Some(State::Finished(_)) => TaskState::WaitingForClearance,
             Some(State::Cleared(_)) => TaskState::Cleared,

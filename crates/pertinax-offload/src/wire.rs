@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 pub(crate) const TAG_TASK: i32 = 4101;
 /// Master → booster: the task's name and input.
 pub(crate) const TAG_TASK_BODY: i32 = 4102;
-/// Booster → master: a completion header (the message every master has a
-/// receive posted for, from every booster) is sent with tag
+/// Booster → master: a completion header (the message a waiting master
+/// has one any-source receive posted for, from any booster of the group)
+/// is sent with tag
 /// `done_tag(generation)` and its body with the next tag. The generation
 /// (a count of the groups this allocation used) travels in the task
 /// header, so that a completion sent by a group that was already given up

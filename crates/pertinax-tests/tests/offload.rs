@@ -1,8 +1,10 @@
 //! `pertinax-offload` through the real launcher: masters offload tasks to
 //! boosters (`pertinax-offprog`, both roles), boosters are killed
 //! (SIGKILL, SIGSTOP, panics, exits) before, during and after tasks,
-//! while their tasks wait for clearance, during `free`, deep in nested
-//! allocations; every result is checked bitwise against the value the
+//! while their tasks wait for clearance, during `free` (also at the
+//! library's `shutdown` fault point), deep in nested allocations, in one
+//! of two recover domains; results are collected by `taskwait`, `wait`
+//! and `poll`; every result is checked bitwise against the value the
 //! master computes itself (what a fault-free run returns). Every job has a
 //! wall-clock bound, and the harness checks that none of its processes
 //! (boosters included) survives it.
@@ -254,6 +256,142 @@ fn the_launchers_fault_plan_reaches_booster_tasks() {
     let s = spec(1, "alloc=self boosters=1 tasks=1 rounds=3").env("PERTINAX_FAULTS", "task@2");
     let (j, oks) = check_spec(1, s);
     assert!(field(&oks[0], "recoveries") >= 1, "{oks:?}\n{}", j.stderr);
+}
+
+/// `Boosters::wait` on each task in turn (the first waits for the
+/// implicit domain, collectively) and a `Boosters::poll` loop on each task
+/// until it is no longer running, then a `taskwait` (every task then polls
+/// as cleared); fault free, shared and private, and with a booster killed
+/// during a task: the poll loop ends (`AwaitingRecovery`) instead of
+/// spinning, and the wait recovers.
+#[test]
+fn wait_on_single_tasks_and_poll_until_done() {
+    for collect in ["wait", "poll"] {
+        for alloc in ["world", "self"] {
+            let args = format!("alloc={alloc} boosters=2 tasks=3 collect={collect}");
+            let (_, oks) = check(2, &args);
+            for l in &oks {
+                assert_eq!(
+                    (field(l, "right"), field(l, "recoveries")),
+                    (3, 0),
+                    "{args}: {l}"
+                );
+                if collect == "poll" {
+                    // Finished, held until the taskwait.
+                    assert_eq!(field(l, "waiting"), 3, "{args}: {l}");
+                }
+            }
+        }
+        let args = format!("boosters=2 tasks=3 collect={collect} faults=1.1:kill:during");
+        let (_, oks) = check(2, &args);
+        for l in &oks {
+            assert_eq!(
+                (field(l, "right"), field(l, "recoveries")),
+                (3, 1),
+                "{args}: {l}"
+            );
+        }
+        if collect == "poll" {
+            // Master 1 polls its killed task: its loop ends on the failure.
+            let awaiting: u64 = oks.iter().map(|l| field(l, "awaiting")).sum();
+            assert!(awaiting >= 1, "{args}: {oks:?}");
+        }
+    }
+}
+
+/// Boosters killed when they receive the masters' shutdown in `free` (the
+/// library's `shutdown.B` and `shutdown` fault points): one booster; every
+/// booster and every spare; every slave and every nested worker (in the
+/// slaves' own `free`). Every task was cleared before, so every result is
+/// right and nothing is re-executed; `free` returns at every master
+/// (neither hangs nor fails) and the job ends before its bound.
+#[test]
+fn boosters_killed_at_shutdown_lose_nothing() {
+    for (args, plan) in [
+        ("boosters=2 tasks=3 rounds=2", "shutdown.1@1"),
+        ("boosters=2 tasks=3 spares=1", "shutdown@1"),
+        ("kind=nested boosters=2 tasks=2 workers=2", "shutdown@1"),
+    ] {
+        let s = spec(2, args).env("PERTINAX_FAULTS", plan);
+        let (j, oks) = check_spec(2, s);
+        for l in &oks {
+            assert_eq!(
+                (
+                    field(l, "recoveries"),
+                    field(l, "reexec"),
+                    field(l, "inner")
+                ),
+                (0, 0, 0),
+                "{args} with {plan}: {l}"
+            );
+        }
+        assert!(
+            j.stderr.contains("shutdown"),
+            "{args} with {plan}: no kill reported\n{}",
+            j.stderr
+        );
+        assert!(
+            j.code.is_some() && j.elapsed.as_secs() < 30,
+            "{args} with {plan}: code {:?} after {:?}\n{}",
+            j.code,
+            j.elapsed,
+            j.stderr
+        );
+    }
+}
+
+/// The `EXEC` lines of a `kind=domains` job: executions per (master, task).
+fn executions(stdout: &str) -> std::collections::BTreeMap<(u64, u64), u64> {
+    let mut n = std::collections::BTreeMap::new();
+    for l in stdout.lines().filter(|l| l.starts_with("EXEC ")) {
+        *n.entry((field(l, "master"), field(l, "task"))).or_insert(0) += 1;
+    }
+    n
+}
+
+/// Two named recover domains per master: `a` (tasks 0-1, booster 0) and
+/// `b` (tasks 2-3, booster 1). The masters wait for `b` first: `b` is
+/// cleared and `a` is not (the program checks both with `poll`). Then a
+/// kill in `a` (master 0's task 0, 500 ms into it, after `b` was cleared)
+/// restarts the tasks of `a` only: each task of `b` ran once, and each
+/// master re-executed exactly its two tasks of `a`. The kill job waits
+/// with `Boosters::wait` on each domain's first task.
+#[test]
+fn two_recover_domains_a_kill_in_one_restarts_only_its_tasks() {
+    let (j, oks) = check(2, "kind=domains boosters=2 tasks=2");
+    for l in &oks {
+        assert_eq!((field(l, "right"), field(l, "recoveries")), (4, 0), "{l}");
+    }
+    let n = executions(&j.stdout);
+    assert!(n.len() == 8 && n.values().all(|&c| c == 1), "{n:?}");
+
+    let (j, oks) = check(
+        2,
+        "kind=domains collect=wait boosters=2 tasks=2 ms=500 faults=0.0:kill:during",
+    );
+    for l in &oks {
+        assert_eq!(
+            (
+                field(l, "right"),
+                field(l, "recoveries"),
+                field(l, "reexec")
+            ),
+            (4, 1, 2),
+            "{l}"
+        );
+    }
+    let n = executions(&j.stdout);
+    assert_eq!(n.len(), 8, "{n:?}\n{}", j.stdout);
+    for ((m, k), c) in &n {
+        match k {
+            // Domain b: cleared before the kill, never run again.
+            2 | 3 => assert_eq!(*c, 1, "master {m} task {k}: {n:?}"),
+            // The killed task ran twice; the others of a, queued behind
+            // it on booster 0, once or twice.
+            _ if (*m, *k) == (0, 0) => assert_eq!(*c, 2, "{n:?}"),
+            _ => assert!((1..=2).contains(c), "master {m} task {k}: {n:?}"),
+        }
+    }
 }
 
 /// A seeded random configuration for the campaign.

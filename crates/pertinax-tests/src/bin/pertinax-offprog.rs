@@ -12,10 +12,22 @@
 //! - `boosters=B` [2], `tasks=T` [4] tasks per master (per round for
 //!   `ring`), `rounds=R` [1] waits, `spares=S` [0] spare groups,
 //!   `attempts=A` [8] the retry limit, `recover=0|1` [1];
-//! - `kind=work|ring|nested` [work]: independent tasks; a ring exchange
-//!   among all boosters in an explicit domain (master 0 offloads,
-//!   every round); slave tasks that each allocate `workers=W` [2] workers
-//!   of their own and offload to them;
+//! - `kind=work|ring|nested|domains` [work]: independent tasks; a ring
+//!   exchange among all boosters in an explicit domain (master 0
+//!   offloads, every round); slave tasks that each allocate `workers=W`
+//!   [2] workers of their own and offload to them; two named domains per
+//!   round, `a` (the master's first `tasks` tasks, onto booster 0) and
+//!   `b` (the next `tasks`, onto booster 1): the master waits for `b`
+//!   first and checks (with `poll`) that every task of `b` is cleared and
+//!   none of `a`, then waits for `a`; each execution of a `domains` task
+//!   prints `EXEC master=M task=K attempt=A` on the booster's stdout;
+//! - `collect=taskwait|wait|poll` [taskwait] (`work` and `nested`; for
+//!   `domains`, how a domain is waited for): a `taskwait` then `take`;
+//!   [`Boosters::wait`] on each task in turn (for `domains`: on the
+//!   domain's first task); or [`Boosters::poll`] on each task in turn
+//!   until it is no longer running (counted in `waiting=` when it waits
+//!   for clearance, `awaiting=` when a booster failure was seen), then a
+//!   `taskwait` after which every task must poll as cleared or failed;
 //! - `faults=F,F,...`: `M.K[.W]:HOW:WHEN[:ATTEMPT]`: task K (in offload
 //!   order, over all rounds) of master M, or its worker W for `nested`,
 //!   fails at its ATTEMPT-th execution [0] (for a worker: of the slave's
@@ -39,7 +51,10 @@ use std::time::Duration;
 
 use pertinax::{Comm, Universe};
 use pertinax_harness::{report, scenarios, setup, Scenario};
-use pertinax_offload::{Boosters, Error, Offload, Options, Registry, TaskContext, TaskFailure};
+use pertinax_offload::{
+    Boosters, Domain, Error, Offload, Options, Registry, Task, TaskContext, TaskError, TaskFailure,
+    TaskState,
+};
 use pertinax_tests::{check, kill_self, Rng};
 use serde::{Deserialize, Serialize};
 
@@ -159,6 +174,18 @@ fn work(ctx: &TaskContext<'_>, w: Work) -> Result<Out, TaskFailure> {
     Ok(out(b))
 }
 
+/// A task of the `domains` kind: `work`, with each execution printed (the
+/// tests count them).
+fn domains(ctx: &TaskContext<'_>, w: Work) -> Result<Out, TaskFailure> {
+    println!(
+        "EXEC master={} task={} attempt={}",
+        w.x >> 32,
+        w.x & 0xffff_ffff,
+        ctx.attempt()
+    );
+    work(ctx, w)
+}
+
 fn ring_value(x: u64, left: u64) -> u64 {
     f(x ^ left.rotate_left(17))
 }
@@ -223,7 +250,8 @@ fn registry() -> Registry {
     let mut r = Registry::new();
     r.register("work", work)
         .register("ring", ring)
-        .register("nested", nested);
+        .register("nested", nested)
+        .register("domains", domains);
     r
 }
 
@@ -240,6 +268,7 @@ struct Conf {
     faults: Vec<(usize, usize, Option<usize>, Fault)>,
     expect: String,
     replicate: bool,
+    collect: String,
 }
 
 fn parse_fault(s: &str, ms: u64) -> Result<(usize, usize, Option<usize>, Fault), String> {
@@ -308,6 +337,7 @@ fn conf(a: &[String]) -> Result<Conf, String> {
         faults,
         expect: get("expect").unwrap_or_else(|| "ok".into()),
         replicate: num("replicate", 0) == 1,
+        collect: get("collect").unwrap_or_else(|| "taskwait".into()),
     })
 }
 
@@ -333,6 +363,105 @@ fn input(c: &Conf, m: usize, k: usize, round: usize) -> Work {
     }
 }
 
+type Handle = Task<Work, Out>;
+type Outcome = Result<Out, TaskError<Work>>;
+
+/// What `collect=poll` saw.
+#[derive(Default)]
+struct Polled {
+    waiting: usize,
+    awaiting: usize,
+}
+
+/// `Boosters::poll` on each task in turn while it runs (never blocking,
+/// never collective).
+fn poll_until_done(b: &mut Boosters, hs: &[(Work, Handle)], p: &mut Polled) -> Result<(), String> {
+    for (_, h) in hs {
+        loop {
+            match b.poll(h) {
+                TaskState::Running => std::thread::sleep(Duration::from_micros(200)),
+                TaskState::WaitingForClearance => {
+                    p.waiting += 1;
+                    break;
+                }
+                TaskState::AwaitingRecovery => {
+                    p.awaiting += 1;
+                    break;
+                }
+                TaskState::Failed => break,
+                s => return Err(format!("task {}: {s:?} before its wait", h.id())),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every task of `hs` polls as cleared (or failed): its wait is over.
+fn all_cleared(b: &mut Boosters, hs: &[(Work, Handle)], after: &str) -> Result<(), String> {
+    for (_, h) in hs {
+        let s = b.poll(h);
+        check!(
+            matches!(s, TaskState::Cleared | TaskState::Failed),
+            "task {}: {s:?} after {after}",
+            h.id()
+        );
+    }
+    Ok(())
+}
+
+fn take_all(b: &mut Boosters, hs: Vec<(Work, Handle)>) -> Vec<(Work, Outcome)> {
+    hs.into_iter()
+        .map(|(j, h)| {
+            let r = b.take(h);
+            (j, r)
+        })
+        .collect()
+}
+
+/// Waits for explicit domain `d`: `wait` on its first task of `part`
+/// (taken out, with its outcome) for `collect=wait`, else `wait_domain`.
+fn wait_for(
+    b: &mut Boosters,
+    c: &Conf,
+    d: Domain,
+    part: &mut Vec<(Work, Handle)>,
+) -> Result<Option<(Work, Outcome)>, String> {
+    if c.collect == "wait" && !part.is_empty() {
+        let (job, h) = part.remove(0);
+        let r = b.wait(h);
+        return Ok(Some((job, r)));
+    }
+    b.wait_domain(d).map_err(|e| format!("wait_domain: {e}"))?;
+    Ok(None)
+}
+
+/// `kind=domains`: domain `b` (the second half of `hs`) is waited for
+/// first; then every task of `b` polls as cleared and none of `a`; then
+/// domain `a`.
+fn collect_domains(
+    b: &mut Boosters,
+    c: &Conf,
+    mut part_a: Vec<(Work, Handle)>,
+) -> Result<Vec<(Work, Outcome)>, String> {
+    let (da, db) = (b.domain("a"), b.domain("b"));
+    let mut part_b = part_a.split_off(c.tasks.min(part_a.len()));
+    let mut out: Vec<(Work, Outcome)> = wait_for(b, c, db, &mut part_b)?.into_iter().collect();
+    all_cleared(b, &part_b, "the wait for domain b")?;
+    for (_, h) in &part_a {
+        let s = b.poll(h);
+        check!(
+            s != TaskState::Cleared,
+            "task {} of domain a cleared by the wait for domain b",
+            h.id()
+        );
+    }
+    out.extend(take_all(b, part_b));
+    out.extend(wait_for(b, c, da, &mut part_a)?);
+    all_cleared(b, &part_a, "the wait for domain a")?;
+    out.extend(take_all(b, part_a));
+    Ok(out)
+}
+
 fn run(u: &Universe, w: &Comm, a: &[String]) -> Result<String, String> {
     let c = conf(a)?;
     let me = w.rank().index();
@@ -340,21 +469,29 @@ fn run(u: &Universe, w: &Comm, a: &[String]) -> Result<String, String> {
     let opts = Options::new().spares(c.spares).max_attempts(c.attempts);
     let mut b = Boosters::alloc_with(&comm, c.boosters, opts).map_err(|e| format!("alloc: {e}"))?;
     let (mut right, mut failed, mut inner) = (0usize, 0usize, 0u32);
+    let mut polled = Polled::default();
     let mut k = 0usize;
     for round in 0..c.rounds {
         let mut hs = Vec::new();
         let ring = c.kind == "ring";
-        let domain = b.domain("ring");
+        let two = c.kind == "domains";
+        let ring_domain = b.domain("ring");
+        let (da, db) = (b.domain("a"), b.domain("b"));
         let n = match (ring, me) {
             (true, 0) => c.boosters,
             (true, _) => 0,
+            (false, _) if two => 2 * c.tasks,
             (false, _) => c.tasks,
         };
         for i in 0..n {
-            let onto = if ring {
-                i
+            let (onto, domain) = if ring {
+                (i, Some(ring_domain))
+            } else if two && i < c.tasks {
+                (0, Some(da))
+            } else if two {
+                (1 % c.boosters, Some(db))
             } else {
-                (me * c.tasks + i) % c.boosters
+                ((me * c.tasks + i) % c.boosters, None)
             };
             let mut job = input(&c, me, k, round);
             job.primary = onto;
@@ -366,8 +503,8 @@ fn run(u: &Universe, w: &Comm, a: &[String]) -> Result<String, String> {
             if c.recover {
                 spec = spec.recover();
             }
-            if ring {
-                spec = spec.domain(domain);
+            if let Some(d) = domain {
+                spec = spec.domain(d);
             }
             hs.push((
                 job.clone(),
@@ -375,20 +512,40 @@ fn run(u: &Universe, w: &Comm, a: &[String]) -> Result<String, String> {
                     .map_err(|e| format!("offload: {e}"))?,
             ));
         }
-        if ring {
-            b.wait_domain(domain)
-                .map_err(|e| format!("wait_domain: {e}"))?;
-        } else {
-            b.taskwait().map_err(|e| format!("taskwait: {e}"))?;
-        }
-        let xs: Vec<u64> = hs.iter().map(|(j, _)| j.x).collect();
-        for (i, (job, h)) in hs.into_iter().enumerate() {
+        let results = match (c.kind.as_str(), c.collect.as_str()) {
+            ("ring", _) => {
+                b.wait_domain(ring_domain)
+                    .map_err(|e| format!("wait_domain: {e}"))?;
+                take_all(&mut b, hs)
+            }
+            ("domains", _) => collect_domains(&mut b, &c, hs)?,
+            (_, "wait") => hs
+                .into_iter()
+                .map(|(j, h)| {
+                    let r = b.wait(h);
+                    (j, r)
+                })
+                .collect(),
+            (_, "poll") => {
+                poll_until_done(&mut b, &hs, &mut polled)?;
+                b.taskwait().map_err(|e| format!("taskwait: {e}"))?;
+                all_cleared(&mut b, &hs, "the taskwait")?;
+                take_all(&mut b, hs)
+            }
+            (_, "taskwait") => {
+                b.taskwait().map_err(|e| format!("taskwait: {e}"))?;
+                take_all(&mut b, hs)
+            }
+            (_, other) => return Err(format!("collect={other}: taskwait, wait or poll")),
+        };
+        let xs: Vec<u64> = results.iter().map(|(j, _)| j.x).collect();
+        for (i, (job, r)) in results.into_iter().enumerate() {
             let want = match c.kind.as_str() {
                 "ring" => ring_value(job.x, xs[(i + xs.len() - 1) % xs.len()]),
                 "nested" => nested_value(job.x, c.workers),
                 _ => f(f(job.x)),
             };
-            match b.take(h) {
+            match r {
                 Ok(got) => {
                     check!(
                         got.value == want,
@@ -426,8 +583,9 @@ fn run(u: &Universe, w: &Comm, a: &[String]) -> Result<String, String> {
         check!(!planned_here || failed > 0, "no task failed");
     }
     Ok(format!(
-        "right={right} failed={failed} recoveries={} spares_used={} reexec={} inner={inner}",
-        st.recoveries, st.spares_used, st.reexecutions
+        "right={right} failed={failed} recoveries={} spares_used={} reexec={} inner={inner} \
+         waiting={} awaiting={}",
+        st.recoveries, st.spares_used, st.reexecutions, polled.waiting, polled.awaiting
     ))
 }
 
