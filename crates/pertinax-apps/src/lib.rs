@@ -17,6 +17,10 @@
 //! - [`fwi`]: an FWI-like inversion with the offload paper's structure
 //!   (section 6.4): per-shot kernels split over workers;
 //!   [`fwi::invert`] is the one-process reference.
+//! - [`cg`]: the NAS Parallel Benchmarks CG kernel with the MPI version's
+//!   data distribution: a rank's place in the process grid, its block of
+//!   the matrix and the local loops; [`cg::sequential`] is the
+//!   one-process reference.
 //! - [`stencil`]: a 3-D seven-point stencil with LULESH's halo exchange of
 //!   six faces on a 3-D process grid; [`stencil::sequential`] is the
 //!   one-process reference.
@@ -44,6 +48,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod cg;
 pub mod ep;
 pub mod fwi;
 pub mod nbody;

@@ -1,0 +1,86 @@
+//! `pertinax-cg` (NPB CG of `pertinax-apps`, the MPI version's grid and
+//! point-to-point exchanges) through the real launcher, without failures:
+//! class S on 1, 2, 4 and 8 ranks (square and 1 x 2 / 2 x 4 grids) and
+//! class W on 4 must end with rank 0's one line `cg ... verified=true`
+//! (zeta within NPB's 1e-10 of the official value) and exit 0; a second
+//! run gives bitwise the same zeta. Every job is bounded, and the harness
+//! checks that none of its processes survives it. The program is built on
+//! first use (see `pertinax-harness`). Class A is for manual runs.
+
+use pertinax_harness::{run, Program, Spec};
+
+/// Runs `pertinax-cg CLASS` on `ranks` ranks; checks the exit status and
+/// the summary line (the only line of stdout), and returns its
+/// `KEY=VALUE` fields.
+fn check(ranks: usize, class: &str) -> Vec<(String, String)> {
+    let program = Program::bin("pertinax-apps", "pertinax-cg").path();
+    let j = run(Spec::new(ranks, &[class]).program(program).bound(60));
+    let lines: Vec<&str> = j.stdout.lines().collect();
+    assert!(
+        j.code == Some(0)
+            && lines.len() == 1
+            && lines[0].starts_with("cg ")
+            && lines[0].contains(" verified=true "),
+        "class {class} on {ranks} ranks: code {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
+        j.code,
+        j.elapsed,
+        j.stdout,
+        j.stderr
+    );
+    let f: Vec<(String, String)> = pertinax_tests::fields(lines[0]).collect();
+    assert_eq!(field(&f, "class"), class, "{f:?}");
+    assert_eq!(field(&f, "ranks"), ranks.to_string(), "{f:?}");
+    assert_eq!(field(&f, "rollback"), "none", "{f:?}");
+    assert_eq!(field(&f, "recoveries"), "0", "{f:?}");
+    f
+}
+
+fn field<'f>(fields: &'f [(String, String)], key: &str) -> &'f str {
+    fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in {fields:?}"))
+}
+
+#[test]
+fn class_s_verifies_on_1_2_4_8_ranks() {
+    for ranks in [1, 2, 4, 8] {
+        check(ranks, "S");
+    }
+}
+
+#[test]
+fn class_w_verifies_on_4_ranks_and_reruns_bitwise() {
+    let first = check(4, "W");
+    let again = check(4, "W");
+    assert_eq!(
+        field(&first, "zeta_bits"),
+        field(&again, "zeta_bits"),
+        "{first:?}\n{again:?}"
+    );
+}
+
+#[test]
+fn a_class_or_rank_count_cg_cannot_run_fails() {
+    let program = Program::bin("pertinax-apps", "pertinax-cg").path();
+    // Not a power of two: every rank says why on stderr and exits 1.
+    let j = run(Spec::new(3, &["S"]).program(program.clone()).bound(30));
+    assert!(
+        j.code != Some(0) && j.stdout.is_empty() && j.stderr.contains("power-of-two"),
+        "code {:?}\nstdout:\n{}\nstderr:\n{}",
+        j.code,
+        j.stdout,
+        j.stderr
+    );
+    // An unknown class: clap's usage error (2) on the singleton.
+    let out = std::process::Command::new(&program)
+        .arg("B")
+        .output()
+        .expect("start pertinax-cg");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("expected S, W or A"),
+        "{out:?}"
+    );
+}
