@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod offload;
 mod resilient;
 
+pub use offload::{FwiFault, NbodyMode, OffloadArgs, OffloadOpts};
 pub use resilient::{
     reps_for, ResCheck, ResComm, ResPart, ResilientArgs, ResilientOpts, REPAIR_AFTER,
     REPAIR_WARMUP, RES_OPS,
@@ -533,46 +535,6 @@ pub struct PropagateArgs {
     pub common: Common,
     #[command(flatten)]
     pub propagate: PropagateOpts,
-}
-
-/// Options of `offload`.
-#[derive(Clone, Debug, Args)]
-pub struct OffloadArgs {
-    #[command(flatten)]
-    pub common: Common,
-    #[command(flatten)]
-    pub offload: OffloadOpts,
-}
-
-/// What the `offload` benchmark runs (launches: `--launches`, default 3).
-#[derive(Clone, Debug, PartialEq, Eq, Args)]
-pub struct OffloadOpts {
-    /// Cases to run (default all): hello, nbody-global, nbody-partial, fwi.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub cases: Vec<String>,
-    /// Master counts of `hello` (one booster each).
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "1,2,4,8,16"
-    )]
-    pub masters: Vec<usize>,
-    /// Rounds of `hello` per launch (40 with --quick).
-    #[arg(long, default_value_t = 200)]
-    pub reps: usize,
-    /// Masters (= boosters) of the N-body cases.
-    #[arg(long, default_value_t = 4)]
-    pub nbody_boosters: usize,
-    /// Bodies of the N-body cases.
-    #[arg(long, default_value_t = 2048)]
-    pub bodies: u64,
-    /// Shots (slaves) of the FWI case.
-    #[arg(long, default_value_t = 2)]
-    pub shots: usize,
-    /// Directory of the programs (default: next to this executable).
-    #[arg(long, value_name = "DIR")]
-    pub apps: Option<PathBuf>,
 }
 
 /// What the `propagate` benchmark runs (launches: `--launches`, default 3).

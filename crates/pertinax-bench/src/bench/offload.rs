@@ -6,20 +6,35 @@
 //! - `error`: with `recover`, one booster killed at the start of a task
 //!   half-way through the run (a victimless fault plan on an exact
 //!   first-execution point, `PERTINAX_FAULTS=hello.B.T@1`,
-//!   `booster.B.T@1`, `slave.S.N@1`: the only kind of plan that reaches
-//!   spawned processes), recovered by a respawn;
+//!   `booster.B.T@1`, `slave.S.N@1`, `worker.S.N.W@1`: the only kind of
+//!   plan that reaches spawned processes), recovered by a respawn;
 //! - `error-spare`: the same with one spare group (`--spares 1`).
 //!
 //! Cases: `hello` (figure 7, table 2: M masters, one booster each, one
 //! task per master per round), `nbody-global` and `nbody-partial`
-//! (figures 8-12), `fwi` (figures 13-16: a slave killed). The four
-//! configurations of a case run interleaved, launch by launch, so that
-//! the machine's load drifts alike over all four; each row gives the
-//! median over launches of the program's own timing (`elapsed_ms`: from
-//! after the allocation to the last result) and, for `hello`, of the
-//! per-round median (the per-task cost) and of the faulted round
-//! (kill -> re-executed task finished at every master). Rows say how many
-//! processes shared the machine's cores.
+//! (figures 8-12), `fwi` (figures 13-16). Options for the figures:
+//!
+//! - `--nbody-mode error-each` (figure 10): the N-body cases on one
+//!   master and one booster, in `original`, `error-free` and one error
+//!   configuration per task: `error` for the global task (killed at the
+//!   middle step), `error-1`, `error-2`, ... for the partial version, the
+//!   tasks of the middle time step in offload order (with one booster the
+//!   ring has one block, so a step is a `forces` then an `update` task:
+//!   there is no `exchange`);
+//! - `--fwi-faults worker|slave` (figure 15): the process killed in
+//!   `error` and `error-spare`: a worker of the last slave (recovered by
+//!   its slave) or the last slave (recovered by the masters);
+//! - `--fwi-errors K` (figure 16): K kills in one run, each at the first
+//!   kernel of a different wait, spread evenly over the run's waits.
+//!
+//! The configurations of a case run interleaved, launch by launch, so
+//! that the machine's load drifts alike over all of them; each row gives
+//! the median over launches of the program's own timing (`elapsed_ms`: for
+//! N-body and FWI from before the booster allocation, its spawn included,
+//! to the last result; for `hello` from after the allocation to the last
+//! round's result) and, for `hello`, of the per-round median (the per-task
+//! cost) and of the faulted round (kill -> re-executed task finished at
+//! every master). Rows say how many processes shared the machine's cores.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,15 +44,13 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context as _, Result};
 use serde_json::json;
 
-use crate::cli::{Common, OffloadOpts};
+use crate::cli::{Common, FwiFault, NbodyMode, OffloadOpts};
 use crate::setup;
 use crate::stats;
 
 fn median(xs: &[f64]) -> f64 {
     stats::median(xs).unwrap_or(f64::NAN)
 }
-
-const CONFIGS: [&str; 4] = ["original", "error-free", "error", "error-spare"];
 
 /// One program run: its summary line's fields.
 type Fields = HashMap<String, String>;
@@ -109,8 +122,58 @@ fn f(fields: &Fields, key: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// One case: its program, arguments per configuration, fault plan, the
-/// processes it runs (without spares) and the boosters.
+/// One configuration of a case: the rows' `config`, the arguments it
+/// adds, its fault plan, the spare processes it adds.
+struct Config {
+    name: String,
+    extra: Vec<String>,
+    faults: Option<String>,
+    spare_processes: usize,
+    /// The task an `error-each` configuration kills (its rows'
+    /// `error_task`).
+    error_task: Option<&'static str>,
+}
+
+impl Config {
+    fn new(name: &str) -> Config {
+        Config {
+            name: name.to_string(),
+            extra: Vec::new(),
+            faults: None,
+            spare_processes: 0,
+            error_task: None,
+        }
+    }
+    fn arg(mut self, a: &str) -> Config {
+        self.extra.push(a.to_string());
+        self
+    }
+    fn faults(mut self, plan: String) -> Config {
+        self.faults = Some(plan);
+        self
+    }
+}
+
+/// The paper's four configurations: `original`, `error-free`, `error`
+/// (the plan `faults`) and `error-spare` (the same with a spare group of
+/// `spare_processes`).
+fn paper_configs(faults: &str, spare_processes: usize) -> Vec<Config> {
+    let mut spare = Config::new("error-spare")
+        .arg("--spares")
+        .arg("1")
+        .faults(faults.to_string());
+    spare.spare_processes = spare_processes;
+    vec![
+        Config::new("original").arg("--no-recover"),
+        Config::new("error-free"),
+        Config::new("error").faults(faults.to_string()),
+        spare,
+    ]
+}
+
+/// One case: its program, arguments, configurations (the first is
+/// `original`, the reference of the ratios), the processes it runs
+/// (without spares) and the boosters.
 struct Case {
     name: &'static str,
     prog: PathBuf,
@@ -118,25 +181,18 @@ struct Case {
     masters: usize,
     boosters: usize,
     processes: usize,
-    /// Spare processes added by `error-spare`.
-    spare_processes: usize,
     args: Vec<String>,
-    faults: String,
+    configs: Vec<Config>,
     tasks_per_master: usize,
+    /// Fields added to every row (the options that shaped the case).
+    notes: Vec<(&'static str, serde_json::Value)>,
 }
 
 impl Case {
-    fn args(&self, config: &str) -> Vec<String> {
+    fn args(&self, config: &Config) -> Vec<String> {
         let mut a = self.args.clone();
-        match config {
-            "original" => a.push("--no-recover".into()),
-            "error-spare" => a.extend(["--spares".to_string(), "1".to_string()]),
-            _ => {}
-        }
+        a.extend(config.extra.iter().cloned());
         a
-    }
-    fn faults(&self, config: &str) -> Option<&str> {
-        matches!(config, "error" | "error-spare").then_some(self.faults.as_str())
     }
 }
 
@@ -151,45 +207,42 @@ fn emit(json: bool, row: serde_json::Value) {
 fn run_case(launcher: &Path, c: &Case, launches: usize, json: bool, limit: Duration) -> Result<()> {
     let mut got: HashMap<&str, Vec<Fields>> = HashMap::new();
     for _ in 0..launches {
-        for config in CONFIGS {
+        for config in &c.configs {
             let fl = launch(
                 launcher,
                 c.masters,
                 &c.prog,
                 &c.args(config),
-                c.faults(config),
+                config.faults.as_deref(),
                 c.tag,
                 limit,
             )?;
-            got.entry(config).or_default().push(fl);
+            got.entry(config.name.as_str()).or_default().push(fl);
         }
     }
     let med = |config: &str, key: &str| -> f64 {
         let xs: Vec<f64> = got[config].iter().map(|fl| f(fl, key)).collect();
         median(&xs)
     };
+    let original = c.configs.first().map_or("original", |k| k.name.as_str());
     // Per-launch ratios against `original` (launch i of each
     // configuration ran next to launch i of the others).
     let ratio = |config: &str| -> f64 {
         let xs: Vec<f64> = got[config]
             .iter()
-            .zip(&got["original"])
+            .zip(&got[original])
             .map(|(a, o)| f(a, "elapsed_ms") / f(o, "elapsed_ms"))
             .collect();
         median(&xs)
     };
-    for config in CONFIGS {
-        let spares = if config == "error-spare" {
-            c.spare_processes
-        } else {
-            0
-        };
-        let processes = c.processes + spares;
-        let elapsed = med(config, "elapsed_ms");
+    for config in &c.configs {
+        let name = config.name.as_str();
+        let processes = c.processes + config.spare_processes;
+        let elapsed = med(name, "elapsed_ms");
         let mut row = json!({
             "bench": "offload",
             "case": c.name,
-            "config": config,
+            "config": name,
             "masters": c.masters,
             "boosters": c.boosters,
             "processes": processes,
@@ -197,37 +250,117 @@ fn run_case(launcher: &Path, c: &Case, launches: usize, json: bool, limit: Durat
             "processes_per_core": processes as f64 / cores() as f64,
             "launches": launches,
             "median_ms": elapsed,
-            "ratio_to_original": ratio(config),
+            "ratio_to_original": ratio(name),
             "tasks_per_master": c.tasks_per_master,
-            "recoveries": med(config, "recoveries"),
+            "recoveries": med(name, "recoveries"),
             "args": c.args(config).join(" "),
-            "faults": c.faults(config),
+            "faults": config.faults,
         });
+        for (k, v) in &c.notes {
+            row[*k] = v.clone();
+        }
+        if let Some(t) = config.error_task {
+            row["error_task"] = json!(t);
+        }
         if c.name == "hello" {
-            let round = med(config, "round_med_us") / 1e3;
+            let round = med(name, "round_med_us") / 1e3;
             row["task_round_median_ms"] = json!(round);
-            if config != "original" {
-                let per_launch: Vec<f64> = got[config]
+            if name != original {
+                let per_launch: Vec<f64> = got[name]
                     .iter()
-                    .zip(&got["original"])
+                    .zip(&got[original])
                     .map(|(a, o)| (f(a, "round_med_us") - f(o, "round_med_us")) / 1e3)
                     .collect();
                 row["overhead_per_task_ms"] = json!(median(&per_launch));
             }
-            if matches!(config, "error" | "error-spare") {
-                let rec: Vec<f64> = got[config]
+            if config.faults.is_some() {
+                let rec: Vec<f64> = got[name]
                     .iter()
                     .map(|a| (f(a, "fault_round_us") - f(a, "round_med_us")) / 1e3)
                     .collect();
-                row["kill_to_reexecuted_ms"] = json!(med(config, "fault_round_us") / 1e3);
+                row["kill_to_reexecuted_ms"] = json!(med(name, "fault_round_us") / 1e3);
                 row["recovery_extra_ms"] = json!(median(&rec));
             }
-        } else if config != "original" {
-            row["overhead_pct"] = json!((ratio(config) - 1.0) * 100.0);
+        } else if name != original {
+            row["overhead_pct"] = json!((ratio(name) - 1.0) * 100.0);
         }
         emit(json, row);
     }
     Ok(())
+}
+
+/// The kernel numbers (per slave, from 0) that start a wait in an FWI
+/// run: per frequency and gradient iteration, the gradient's kernel, then
+/// (with line-search tests) the first of the trials' kernels.
+fn fwi_wait_starts(freqs: usize, grads: usize, tests: usize) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut seq = 0;
+    for _ in 0..freqs * grads {
+        starts.push(seq);
+        seq += 1;
+        if tests > 0 {
+            starts.push(seq);
+            seq += tests;
+        }
+    }
+    starts
+}
+
+/// The FWI fault plan: `errors` first-execution kills of the last slave
+/// (or of its last worker), each at the first kernel of a different wait,
+/// evenly spread over the waits. One kill per wait: the kernels of a
+/// wait after a killed one are re-executions, which mark no fault point.
+/// One error is `slave.{S}.4@1` in the bench's FWI run (the middle).
+fn fwi_plan(
+    fault: FwiFault,
+    errors: usize,
+    shots: usize,
+    workers: usize,
+    waits: &[usize],
+) -> Result<String> {
+    if errors == 0 || errors > waits.len() {
+        bail!(
+            "--fwi-errors {errors}: between 1 and {} (the run's waits)",
+            waits.len()
+        );
+    }
+    let (s, w) = (shots.saturating_sub(1), workers.saturating_sub(1));
+    let gap = waits.len() / errors;
+    let plan: Vec<String> = (0..errors)
+        .map(|j| waits[j * waits.len() / errors + (gap - 1) / 2])
+        .map(|n| match fault {
+            FwiFault::Slave => format!("slave.{s}.{n}@1"),
+            FwiFault::Worker => format!("worker.{s}.{n}.{w}@1"),
+        })
+        .collect();
+    Ok(plan.join(","))
+}
+
+/// The N-body configurations of `--nbody-mode error-each` (one booster):
+/// `original`, `error-free`, then an error in each task, at the middle
+/// step: `error` for the global task, `error-K` for the K-th task of the
+/// step (partial: `forces`, `update`).
+fn nbody_error_each(global: bool, steps: usize) -> Vec<Config> {
+    let mid = steps / 2;
+    let mut v = vec![
+        Config::new("original").arg("--no-recover"),
+        Config::new("error-free"),
+    ];
+    if global {
+        let mut c = Config::new("error").faults(format!("booster.0.{mid}@1"));
+        c.error_task = Some("global");
+        v.push(c);
+    } else {
+        // One booster: per step one `forces` (the ring has one block, no
+        // `exchange`) and one `update`; task numbers from 0 at the master.
+        for (k, task) in ["forces", "update"].into_iter().enumerate() {
+            let mut c = Config::new(&format!("error-{}", k + 1))
+                .faults(format!("booster.0.{}@1", mid * 2 + k));
+            c.error_task = Some(task);
+            v.push(c);
+        }
+    }
+    v
 }
 
 /// `pertinax-bench offload`.
@@ -267,13 +400,14 @@ pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
             masters: m,
             boosters: m,
             processes: 2 * m,
-            spare_processes: m,
             args: vec!["--reps".into(), reps.to_string()],
-            faults: format!("hello.{}.{}@1", m - 1, reps / 2),
+            configs: paper_configs(&format!("hello.{}.{}@1", m - 1, reps / 2), m),
             tasks_per_master: reps,
+            notes: Vec::new(),
         });
     }
-    let n = o.nbody_boosters;
+    let each = o.nbody_mode == NbodyMode::ErrorEach;
+    let n = if each { 1 } else { o.nbody_boosters.max(1) };
     let steps = 10;
     let nb = |version: &str| {
         vec![
@@ -285,6 +419,7 @@ pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
             steps.to_string(),
         ]
     };
+    let mode = vec![("nbody_mode", json!(o.nbody_mode.name()))];
     cases.push(Case {
         name: "nbody-global",
         prog: prog("pertinax-nbody")?,
@@ -292,10 +427,14 @@ pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
         masters: n,
         boosters: n,
         processes: 2 * n,
-        spare_processes: n,
         args: nb("global"),
-        faults: format!("booster.{}.{}@1", n - 1, steps / 2),
+        configs: if each {
+            nbody_error_each(true, steps)
+        } else {
+            paper_configs(&format!("booster.{}.{}@1", n - 1, steps / 2), n)
+        },
         tasks_per_master: 1,
+        notes: mode.clone(),
     });
     let partial_tasks = steps * 2 * n;
     cases.push(Case {
@@ -305,12 +444,23 @@ pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
         masters: n,
         boosters: n,
         processes: 2 * n,
-        spare_processes: n,
         args: nb("partial"),
-        faults: format!("booster.{}.{}@1", n - 1, partial_tasks / 2),
+        configs: if each {
+            nbody_error_each(false, steps)
+        } else {
+            paper_configs(&format!("booster.{}.{}@1", n - 1, partial_tasks / 2), n)
+        },
         tasks_per_master: partial_tasks,
+        notes: mode,
     });
-    let (shots, workers) = (o.shots, 2);
+    let (shots, workers, freqs, grads, tests) = (o.shots.max(1), 2, 2, 2, 2);
+    let fwi_faults = fwi_plan(
+        o.fwi_faults,
+        o.fwi_errors as usize,
+        shots,
+        workers,
+        &fwi_wait_starts(freqs, grads, tests),
+    )?;
     cases.push(Case {
         name: "fwi",
         prog: prog("pertinax-fwi")?,
@@ -318,28 +468,29 @@ pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
         masters: 1,
         boosters: shots,
         processes: 1 + shots * (1 + workers),
-        spare_processes: shots,
         args: [
-            "--shots",
-            &shots.to_string(),
-            "--workers",
-            "2",
-            "--grid",
-            "256",
-            "--freqs",
-            "2",
-            "--grads",
-            "2",
-            "--tests",
-            "2",
-            "--work",
-            "64",
+            "--shots".to_string(),
+            shots.to_string(),
+            "--workers".to_string(),
+            workers.to_string(),
+            "--grid".to_string(),
+            "256".to_string(),
+            "--freqs".to_string(),
+            freqs.to_string(),
+            "--grads".to_string(),
+            grads.to_string(),
+            "--tests".to_string(),
+            tests.to_string(),
+            "--work".to_string(),
+            "64".to_string(),
         ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-        faults: format!("slave.{}.4@1", shots - 1),
-        tasks_per_master: 2 * 2 * 3 * shots,
+        .to_vec(),
+        configs: paper_configs(&fwi_faults, shots),
+        tasks_per_master: freqs * grads * (1 + tests) * shots,
+        notes: vec![
+            ("fwi_faults", json!(o.fwi_faults.name())),
+            ("fwi_errors", json!(o.fwi_errors)),
+        ],
     });
     for c in cases
         .iter()
@@ -348,4 +499,53 @@ pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
         run_case(&launcher, c, launches, common.json, limit)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fwi_plans_spread_one_kill_per_wait() {
+        let waits = fwi_wait_starts(2, 2, 2);
+        assert_eq!(waits, [0, 1, 3, 4, 6, 7, 9, 10]);
+        // One error: the plan the bench always used.
+        assert_eq!(
+            fwi_plan(FwiFault::Slave, 1, 2, 2, &waits).unwrap(),
+            "slave.1.4@1"
+        );
+        assert_eq!(
+            fwi_plan(FwiFault::Worker, 2, 2, 2, &waits).unwrap(),
+            "worker.1.1.1@1,worker.1.7.1@1"
+        );
+        for k in 1..=waits.len() {
+            let plan = fwi_plan(FwiFault::Slave, k, 2, 2, &waits).unwrap();
+            let shots: std::collections::HashSet<&str> = plan.split(',').collect();
+            assert_eq!(shots.len(), k, "{plan}");
+        }
+        assert!(fwi_plan(FwiFault::Slave, 0, 2, 2, &waits).is_err());
+        assert!(fwi_plan(FwiFault::Slave, 9, 2, 2, &waits).is_err());
+    }
+
+    #[test]
+    fn nbody_error_each_kills_each_task_of_the_middle_step() {
+        let names = |v: &[Config]| -> Vec<(String, Option<String>)> {
+            v.iter()
+                .map(|c| (c.name.clone(), c.faults.clone()))
+                .collect()
+        };
+        let partial = nbody_error_each(false, 10);
+        assert_eq!(
+            names(&partial),
+            [
+                ("original".to_string(), None),
+                ("error-free".to_string(), None),
+                ("error-1".to_string(), Some("booster.0.10@1".to_string())),
+                ("error-2".to_string(), Some("booster.0.11@1".to_string())),
+            ]
+        );
+        let global = nbody_error_each(true, 10);
+        assert_eq!(global[2].faults.as_deref(), Some("booster.0.5@1"));
+        assert_eq!(global[0].extra, ["--no-recover"]);
+    }
 }
