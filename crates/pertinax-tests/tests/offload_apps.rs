@@ -1,13 +1,15 @@
-//! The offload applications of `pertinax-apps` (`pertinax-nbody`, global
-//! and partial; `pertinax-fwi`, nested) through the real launcher, fault
-//! free and with boosters killed (SIGKILL) during their tasks: a booster
-//! in N-body, a worker and a slave in FWI, several failures in a row. The
+//! The offload applications of `pertinax-apps` (`pertinax-offhello`, the
+//! microbenchmark; `pertinax-nbody`, global and partial; `pertinax-fwi`,
+//! nested) through the real launcher, fault free and with boosters killed
+//! (SIGKILL) during their tasks: a booster in hello and N-body, a worker
+//! and a slave in FWI, several failures in a row. The
 //! programs compare their result bitwise with the one-process kernels and
 //! end (at rank 0) with `verified=true`; these tests read that line and
 //! check what recovery did. A kill reaches a spawned process only through
 //! a plan without a victim (`PERTINAX_FAULTS`, on both backends), so the
-//! programs mark exact first-execution fault points (`booster.B.T`,
-//! `slave.S.N`, `worker.S.N.W`) that strike one process once. Every job
+//! programs mark exact first-execution fault points (`hello.B.T`,
+//! `booster.B.T`, `slave.S.N`, `worker.S.N.W`) that strike one process
+//! once. Every job
 //! is bounded, and the harness checks that none of its processes survives
 //! it. The programs are built on first use (see `pertinax-harness`).
 
@@ -64,6 +66,55 @@ fn num(fields: &[(String, String)], key: &str) -> u64 {
         .find(|(k, _)| k == key)
         .and_then(|(_, v)| v.parse().ok())
         .unwrap_or_else(|| panic!("no {key} in {fields:?}"))
+}
+
+/// A float field (`fault_round_us=...`).
+fn float(fields: &[(String, String)], key: &str) -> f64 {
+    fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in {fields:?}"))
+}
+
+#[test]
+fn offhello_fault_free() {
+    let j = job("pertinax-offhello", 2, "--reps 20", "");
+    let f = verified(&j, "OFFHELLO ", false);
+    assert_eq!(
+        (num(&f, "masters"), num(&f, "reps"), num(&f, "recoveries")),
+        (2, 20, 0),
+        "{f:?}"
+    );
+    assert_eq!(float(&f, "fault_round_us"), 0.0, "{f:?}");
+}
+
+#[test]
+fn offhello_a_booster_killed_is_recovered() {
+    // Booster 1 dies at the start of round 10's task: one recovery, every
+    // round's result right at both masters, the faulted round timed. Then
+    // the same with a spare group, which the recovery takes.
+    let j = job("pertinax-offhello", 2, "--reps 20", "hello.1.10@1");
+    let f = verified(&j, "OFFHELLO ", true);
+    assert_eq!(
+        (num(&f, "recoveries"), num(&f, "spares_used")),
+        (1, 0),
+        "{f:?}"
+    );
+    assert!(float(&f, "fault_round_us") > 0.0, "{f:?}");
+    assert!(j.stderr.contains("hello.1.10"), "{}", j.stderr);
+    let j = job(
+        "pertinax-offhello",
+        2,
+        "--reps 20 --spares 1",
+        "hello.0.5@1",
+    );
+    let f = verified(&j, "OFFHELLO ", true);
+    assert_eq!(
+        (num(&f, "recoveries"), num(&f, "spares_used")),
+        (1, 1),
+        "{f:?}"
+    );
 }
 
 #[test]
