@@ -361,6 +361,38 @@ impl Checkpointer {
         }
     }
 
+    /// Takes part in the checkpoint of `iteration` without a state, in the
+    /// place of [`Checkpointer::checkpoint`], for a rank that met a fault
+    /// before it (in its computation): passes the fault point `ckpt`,
+    /// revokes `comm` (so the members that are exchanging copies stop
+    /// waiting for this one) and joins the checkpoint's agreement, so that
+    /// every member makes the same recovery calls. Nothing is committed
+    /// anywhere; returns the error every member gets, a fault.
+    ///
+    /// ```text
+    /// let r = compute(&comm, &mut state, to);        // iterations up to the sync point
+    /// let c = match r {
+    ///     Ok(()) => ck.checkpoint(&comm, to, &state),
+    ///     Err(e) if e.is_fault() => Err(ck.abandon(&comm, to)),
+    ///     Err(e) => return Err(e),
+    /// };
+    /// ```
+    pub fn abandon(&mut self, comm: &Comm, iteration: u64) -> Error {
+        if let Err(e) = self.check_comm(comm, "abandon") {
+            return e;
+        }
+        pertinax::fault_point("ckpt");
+        let mut step = Step::new();
+        step.fail(comm, Error::Comm(pertinax::Error::Revoked));
+        match step.verdict(comm, iteration) {
+            Err(e) => e,
+            Ok(()) => Error::Incomplete {
+                iteration,
+                why: "abandoned, yet agreed complete".into(),
+            },
+        }
+    }
+
     /// Makes the folder hold exactly the files of the own versions in
     /// memory (after a commit or a restore). Best effort: a file that
     /// cannot be deleted now is deleted by a later call; a restore never

@@ -62,8 +62,18 @@
 //!
 //! | point | where |
 //! |---|---|
-//! | `ckpt` | in [`Checkpointer::checkpoint`], after the pending image is written aside (and to its file), before the buddy transfer |
+//! | `ckpt` | in [`Checkpointer::checkpoint`], after the pending image is written aside (and to its file), before the buddy transfer; at the start of [`Checkpointer::abandon`] (so every rank passes it once per checkpoint) |
 //! | `ckpt.restore` | in [`Checkpointer::restore`], after the plan is made, before the transfers |
+//!
+//! # Composing with the program's own recovery
+//!
+//! Recovery calls (agreements, `replace_failed`) must be made by every
+//! member in the same order. A checkpoint and a restore each end with one
+//! agreement, so every rank must reach every checkpoint: a rank whose
+//! computation met a fault before the checkpoint calls
+//! [`Checkpointer::abandon`] in its place (it revokes the communicator,
+//! which ends everyone's computation, and joins the agreement), and
+//! every rank then recovers: revoke, `replace_failed`, `restore`.
 //!
 //! Messages use the reserved tags from [`FIRST_RESERVED_TAG`] on the
 //! communicator passed in.

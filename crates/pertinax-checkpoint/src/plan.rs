@@ -15,7 +15,8 @@ use crate::Error;
 /// new process (it lost its memory).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Avail {
-    /// A new process (a replacement): lost its memory.
+    /// Lost its memory: a new process (a replacement), or one that holds
+    /// nothing in memory.
     pub(crate) fresh: bool,
     /// Its own versions in memory.
     pub(crate) own: Vec<u64>,

@@ -54,10 +54,14 @@ impl Checkpointer {
             self.own.clear();
             self.buddy.clear();
         }
+        let own = self.own.verified(self.rank, self.size);
+        let buddy = self.buddy.verified(self.prev(), self.size);
         let mine = Avail {
-            fresh,
-            own: self.own.verified(self.rank, self.size),
-            buddy: self.buddy.verified(self.prev(), self.size),
+            // A process that holds nothing in memory lost it for the
+            // messages' purpose (a replacement whose first restore failed).
+            fresh: fresh || (own.is_empty() && buddy.is_empty()),
+            own,
+            buddy,
             disk: self.verified_files(),
         };
         let mut step = Step::new();
