@@ -69,6 +69,7 @@ impl Log {
     }
 
     /// Bytes of payload held now.
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
@@ -203,6 +204,7 @@ impl Log {
     }
 
     /// Whether the log holds every iteration of `from..to`.
+    #[cfg(test)]
     pub fn covers(&self, from: u64, to: u64) -> bool {
         from >= to || (self.lo <= from && self.hi >= to)
     }

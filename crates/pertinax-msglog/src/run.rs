@@ -33,7 +33,7 @@
 use std::rc::Rc;
 use std::time::Instant;
 
-use pertinax::{Comm, Communicator, CommunicatorExt, Error as CoreError, PendingOp, Role, Universe};
+use pertinax::{Comm, Communicator, Error as CoreError, PendingOp, Role, Universe};
 use pertinax_checkpoint::{Checkpointer, Config as CkptConfig};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -65,6 +65,8 @@ pub(crate) struct Info {
     /// Its log covers `lo..hi`.
     pub lo: u64,
     pub hi: u64,
+    /// Whether it holds a committed checkpoint.
+    pub has_ckpt: bool,
 }
 
 /// A recovery's rollback and every rank's restart iteration.
@@ -128,6 +130,9 @@ struct Driver<'c, S> {
     redo_until: u64,
     rollback: Rollback,
     recoveries: u32,
+    /// The state of iteration 0, until the first checkpoint is committed
+    /// (a failure before it restarts everyone from there).
+    initial: Option<S>,
 }
 
 /// Runs `iterations` iterations of `body` over the state made by `init`,
@@ -189,16 +194,15 @@ where
         redo_until: 0,
         rollback: Rollback::None,
         recoveries: 0,
+        initial: None,
     };
+    d.initial = Some(d.state.clone());
     let mut plan = Vec::new();
     let mut recovering = fresh;
     loop {
         if recovering {
             match d.round() {
-                Ok(p) => {
-                    plan = p;
-                    recovering = false;
-                }
+                Ok(p) => plan = p,
                 Err(Stop::Failed) => {
                     d.repair()?;
                     continue;
@@ -215,12 +219,10 @@ where
             Err(Stop::Fatal(e)) => return Err(e),
         }
     }
-    let stats = d.lg.with_stats(|s| {
-        let mut s = s.clone();
-        s.logged_bytes = d.lg.with_log(|l| l.total());
-        s.log_peak_bytes = d.lg.with_log(|l| l.peak());
-        s
-    });
+    let (total, peak) = d.lg.with_log(|l| (l.total(), l.peak()));
+    let mut stats = d.lg.with_stats(|s| s.clone());
+    stats.logged_bytes = total;
+    stats.log_peak_bytes = peak;
     Ok(Report {
         state: d.state,
         comm: d.lg.comm().clone(),
@@ -337,6 +339,7 @@ where
             Ok(()) => {
                 let at = self.it;
                 self.lg.with_log(|l| l.restart_at(at));
+                self.initial = None;
                 Ok(())
             }
             // The commit's agreement was this rank's vote.
@@ -355,7 +358,10 @@ where
         let r = self.round_inner();
         let plan = match r {
             Ok(plan) => plan,
+            // Before the restore: this rank has not voted yet.
             Err(RoundError::Fault) => return Err(self.failed()),
+            // The restore ended with its agreement: that was the vote.
+            Err(RoundError::Voted) => return Err(Stop::Failed),
             Err(RoundError::Fatal(e)) => return Err(Stop::Fatal(e)),
         };
         if !self.vote(true)? {
@@ -374,22 +380,30 @@ where
         let c = self.lg.comm().clone();
         let (me, n) = (c.rank().index(), c.size());
         let (lo, hi) = self.lg.with_log(|l| (l.lo(), l.hi()));
-        let mine = [self.it, self.has_state as u64, lo, hi];
-        let mut all = vec![0u64; 4 * n];
+        let has_ckpt = self.ckpt.latest().is_some();
+        let mine = [self.it, self.has_state as u64, lo, hi, has_ckpt as u64];
+        let mut all = vec![0u64; 5 * n];
         c.allgather(&mine, &mut all).map_err(RoundError::from_core)?;
         let info: Vec<Info> = all
-            .chunks_exact(4)
+            .chunks_exact(5)
             .map(|w| Info {
                 it: w[0],
                 has_state: w[1] != 0,
                 lo: w[2],
                 hi: w[3],
+                has_ckpt: w[4] != 0,
             })
             .collect();
-        let (ckpt, bytes) = match self.ckpt.restore(&c, self.fresh) {
-            Ok(x) => x,
-            Err(e) if e.is_fault() => return Err(RoundError::Fault),
-            Err(e) => return Err(RoundError::Fatal(Error::Checkpoint(e))),
+        // No checkpoint committed yet (a failure during the first one):
+        // everyone starts again from iteration 0.
+        let (ckpt, bytes) = if info.iter().all(|i| !i.has_ckpt) {
+            (0, None)
+        } else {
+            match self.ckpt.restore(&c, self.fresh) {
+                Ok((v, b)) => (v, Some(b)),
+                Err(e) if e.is_fault() => return Err(RoundError::Voted),
+                Err(e) => return Err(RoundError::Fatal(Error::Checkpoint(e))),
+            }
         };
         self.fresh = false;
         let d = decide(&info, ckpt, self.cfg.mode, self.cfg.rollback);
@@ -397,12 +411,21 @@ where
         self.redo_until = self.redo_until.max(furthest.unwrap_or(0));
         if d.rollback == Rollback::Global || !self.has_state {
             let t = Instant::now();
-            self.state = postcard::from_bytes(&bytes).map_err(|e| {
-                RoundError::Fatal(Error::State {
-                    what: "decoded",
-                    why: e.to_string(),
-                })
-            })?;
+            self.state = match (&bytes, &self.initial) {
+                (Some(b), _) => postcard::from_bytes(b).map_err(|e| {
+                    RoundError::Fatal(Error::State {
+                        what: "decoded",
+                        why: e.to_string(),
+                    })
+                })?,
+                (None, Some(init)) => init.clone(),
+                (None, None) => {
+                    return Err(RoundError::Fatal(Error::State {
+                        what: "restored",
+                        why: "no checkpoint and no initial state (a bug)".into(),
+                    }))
+                }
+            };
             self.snapshot.clone_from(&self.state);
             let dt = t.elapsed().as_secs_f64();
             self.lg.with_stats(|s| s.txn_copy_s += dt);
@@ -444,7 +467,6 @@ where
     where
         F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
     {
-        pertinax::fault_point("replay");
         pertinax::scope(|s| {
             let mut pending: Vec<PendingOp<'_, CoreError>> = Vec::with_capacity(plan.len());
             for (dest, tag, data) in &plan {
@@ -458,6 +480,9 @@ where
                     Err(e) => return Err(self.on_error(e, "replaying")),
                 }
             }
+            // After the replay is posted (a rank that dies here may have
+            // sent part of it).
+            pertinax::fault_point("replay");
             loop {
                 if let Err(e) = progress(&mut pending) {
                     return Err(self.on_error(e, "replaying"));
@@ -530,7 +555,10 @@ where
 
 /// Why a round's work (before its agreement) stopped.
 enum RoundError {
+    /// A failure before the restore (this rank has not voted).
     Fault,
+    /// A failure the restore's agreement reported (the rank voted in it).
+    Voted,
     Fatal(Error),
 }
 
@@ -571,6 +599,7 @@ mod tests {
             has_state,
             lo,
             hi,
+            has_ckpt: has_state,
         }
     }
 

@@ -1,0 +1,342 @@
+//! Message logging with local and hybrid rollback (`pertinax-msglog`),
+//! through its two applications, NAS CG (`pertinax-cg`) and the 3-D
+//! stencil (`pertinax-stencil`), under real kills (SIGKILL) by the job's
+//! fault plan (`PERTINAX_FAULTS`, on both backends).
+//!
+//! The paper's validation (section 8.1): for a fixed rank, one run per
+//! crash iteration over a window of two checkpoint intervals; every run's
+//! result must equal the fault-free run's bit for bit, and the rollback
+//! must be local. Then the hard places: a crash during the replay, during
+//! a checkpoint, of the buddy holding a restarted rank's checkpoint, two
+//! crashes in one run, two neighbours at once (lost without a disk copy,
+//! recovered with one), a capped log forcing a global rollback, and the
+//! rollback policies. A randomized campaign varies all of it. Every job is
+//! bounded, and the harness checks that none of its processes survives.
+
+use pertinax_harness::{run, Job, Program, Spec};
+
+fn app(name: &'static str) -> std::path::PathBuf {
+    Program::bin("pertinax-apps", name).path()
+}
+
+/// One job of `program args` on `ranks` ranks with the fault plan
+/// `faults` (the `--kill` grammar, comma-separated; empty: none).
+fn job(program: &'static str, ranks: usize, args: &str, faults: &str) -> Job {
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let mut s = Spec::new(ranks, &args).program(app(program)).bound(60);
+    if !faults.is_empty() {
+        s = s.env("PERTINAX_FAULTS", faults);
+    }
+    run(s)
+}
+
+/// Whether the job ended as a job with `kills` kills may: 0 under
+/// `pertinax run` (the only failures were the injected ones); under
+/// `mpirun`, 137 (it reports the SIGKILLed process) or a hang in
+/// `MPI_Finalize` after the result was printed (Open MPI, see README).
+fn ended_well(j: &Job, kills: bool) -> bool {
+    j.code == Some(0)
+        || (kills && pertinax_harness::on_mpi() && (j.code == Some(137) || j.code.is_none()))
+}
+
+/// The fields of the summary line starting with `tag` of a job that
+/// verified its result.
+fn verified(j: &Job, tag: &str, kills: bool) -> Vec<(String, String)> {
+    let lines: Vec<&str> = j.stdout.lines().filter(|l| l.starts_with(tag)).collect();
+    assert!(
+        ended_well(j, kills) && lines.len() == 1 && lines[0].contains("verified=true"),
+        "code {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
+        j.code,
+        j.elapsed,
+        j.stdout,
+        j.stderr
+    );
+    pertinax_tests::fields(lines[0]).collect()
+}
+
+fn field<'f>(f: &'f [(String, String)], key: &str) -> &'f str {
+    f.iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in {f:?}"))
+}
+
+fn num(f: &[(String, String)], key: &str) -> u64 {
+    field(f, key)
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} is not a number in {f:?}"))
+}
+
+/// An application with its arguments, its summary tag and the field that
+/// holds its result's bits.
+#[derive(Clone, Copy, Debug)]
+struct App {
+    program: &'static str,
+    args: &'static str,
+    tag: &'static str,
+    result: &'static str,
+}
+
+const CG: App = App {
+    program: "pertinax-cg",
+    args: "S",
+    tag: "cg ",
+    result: "zeta_bits",
+};
+
+const STENCIL: App = App {
+    program: "pertinax-stencil",
+    args: "--nx 20 --ny 16 --nz 12 --iters 14",
+    tag: "stencil ",
+    result: "checksum",
+};
+
+impl App {
+    fn run(&self, ranks: usize, opts: &str, faults: &str) -> Vec<(String, String)> {
+        let j = job(
+            self.program,
+            ranks,
+            &format!("{} {opts}", self.args),
+            faults,
+        );
+        verified(&j, self.tag, !faults.is_empty())
+    }
+
+    /// The fault-free result.
+    fn reference(&self, ranks: usize, opts: &str) -> String {
+        let f = self.run(ranks, opts, "");
+        assert_eq!(field(&f, "rollback"), "none", "{f:?}");
+        assert_eq!(num(&f, "recoveries"), 0, "{f:?}");
+        field(&f, self.result).to_string()
+    }
+
+    /// A run with `faults` that must give `want` bitwise, after
+    /// `recoveries` recoveries and a `rollback` rollback.
+    fn check(&self, ranks: usize, opts: &str, faults: &str, want: &str, rollback: &str) -> Vec<(String, String)> {
+        let f = self.run(ranks, opts, faults);
+        let what = format!("{} {opts} with {faults}: {f:?}", self.program);
+        assert_eq!(field(&f, self.result), want, "{what}");
+        assert_eq!(field(&f, "rollback"), rollback, "{what}");
+        assert!(num(&f, "recoveries") >= 1, "{what}");
+        f
+    }
+}
+
+/// The paper's validation: rank 1 crashes in each iteration of a window
+/// of two checkpoint intervals (iterations 0 to 8 with a checkpoint every
+/// 4), one run each; every result is the fault-free one, bitwise, by a
+/// local rollback.
+fn validation_window(a: App, ranks: usize) {
+    let opts = "--cp-int 4";
+    let want = a.reference(ranks, opts);
+    for hit in 1..=9 {
+        a.check(ranks, opts, &format!("1@iter#{hit}"), &want, "local");
+    }
+}
+
+#[test]
+fn cg_crash_in_every_iteration_of_two_intervals_is_a_bitwise_local_rollback() {
+    validation_window(CG, 4);
+}
+
+#[test]
+fn stencil_crash_in_every_iteration_of_two_intervals_is_a_bitwise_local_rollback() {
+    validation_window(STENCIL, 4);
+}
+
+/// A local rollback recomputes only the restarted rank's iterations
+/// (since its checkpoint) and the survivors' current one; a global one
+/// every rank's since the checkpoint (the shape of the paper's figure 6).
+#[test]
+fn local_rollback_recomputes_less_than_global() {
+    let opts = "--cp-int 5";
+    let want = STENCIL.reference(4, opts);
+    // Iteration 8: three iterations past the checkpoint of 5.
+    let kill = "2@iter#9";
+    let local = STENCIL.check(4, opts, kill, &want, "local");
+    let global = STENCIL.check(4, &format!("{opts} --rollback global"), kill, &want, "global");
+    let (l, g) = (num(&local, "recomputed"), num(&global, "recomputed"));
+    // Local: the restarted rank redoes 5..8 (3), the others at most 8
+    // itself, which is not past the front line. Global: 4 ranks x 3.
+    assert!(l <= 3 + 3, "local recomputed {l}: {local:?}");
+    assert!(g >= 4 * 3, "global recomputed {g}: {global:?}");
+    assert!(l < g);
+}
+
+#[test]
+fn a_crash_during_the_replay_is_recovered() {
+    // Rank 1 dies in iteration 6; rank 3, which replays to its
+    // replacement, dies right after posting the replay.
+    let opts = "--cp-int 4";
+    for a in [CG, STENCIL] {
+        let want = a.reference(4, opts);
+        let f = a.check(4, opts, "1@iter#7,3@replay#2", &want, "local");
+        assert!(num(&f, "recoveries") >= 2, "{f:?}");
+    }
+}
+
+#[test]
+fn a_crash_during_a_checkpoint_is_recovered() {
+    let opts = "--cp-int 4";
+    for a in [CG, STENCIL] {
+        let want = a.reference(4, opts);
+        // The second checkpoint is the one of iteration 4.
+        a.check(4, opts, "2@ckpt#2", &want, "local");
+    }
+}
+
+#[test]
+fn the_buddy_holding_a_restarted_ranks_checkpoint_dies_later() {
+    // Rank 1 dies; its replacement restores from rank 2, which dies in a
+    // later interval: rank 2's replacement restores from rank 3, and rank
+    // 1's copy of it was handed back to the replacement.
+    let opts = "--cp-int 4";
+    for a in [CG, STENCIL] {
+        let want = a.reference(4, opts);
+        let f = a.check(4, opts, "1@iter#3,2@iter#10", &want, "local");
+        assert!(num(&f, "recoveries") >= 2, "{f:?}");
+    }
+}
+
+#[test]
+fn two_crashes_in_one_iteration_are_recovered_together() {
+    let opts = "--cp-int 4";
+    let want = STENCIL.reference(4, opts);
+    STENCIL.check(4, opts, "0@iter#6,2@iter#6", &want, "local");
+}
+
+#[test]
+fn two_neighbours_dying_at_once_lose_a_checkpoint_unless_it_is_on_disk() {
+    // Ranks 1 and 2 hold each other's... rank 1's copy is at rank 2: both
+    // gone, only a disk copy can bring rank 1 back.
+    let opts = "--cp-int 4";
+    let want = STENCIL.reference(4, opts);
+    let j = job(
+        STENCIL.program,
+        4,
+        &format!("{} {opts}", STENCIL.args),
+        "1@iter#6,2@iter#6",
+    );
+    assert!(
+        j.code != Some(0) && j.stderr.contains("lost") && !j.stdout.contains("verified=true"),
+        "code {:?}\nstdout:\n{}\nstderr:\n{}",
+        j.code,
+        j.stdout,
+        j.stderr
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let opts = format!("{opts} --ckpt-dir {}", dir.path().display());
+    STENCIL.check(4, &opts, "1@iter#6,2@iter#6", &want, "local");
+}
+
+#[test]
+fn a_capped_log_forces_a_global_rollback_past_its_end() {
+    // Logs of 2 iterations after each checkpoint of 5: a crash in
+    // iteration 6 (1 past the checkpoint) is local, in iteration 8 (3
+    // past) global.
+    let opts = "--cp-int 5 --log-cap 2";
+    for a in [CG, STENCIL] {
+        let want = a.reference(4, opts);
+        a.check(4, opts, "1@iter#7", &want, "local");
+        a.check(4, opts, "1@iter#9", &want, "global");
+    }
+}
+
+#[test]
+fn transactional_mode_and_the_global_policy_roll_back_globally() {
+    let want = CG.reference(4, "--cp-int 4");
+    CG.check(4, "--cp-int 4 --mode transactional", "3@iter#6", &want, "global");
+    CG.check(4, "--cp-int 4 --rollback global", "3@iter#6", &want, "global");
+}
+
+#[test]
+fn plain_mode_does_not_recover_and_says_so() {
+    let j = job(CG.program, 4, "S --mode plain", "1@iter#3");
+    assert!(
+        j.code != Some(0) && j.stderr.contains("plain") && !j.stdout.contains("verified=true"),
+        "code {:?}\nstdout:\n{}\nstderr:\n{}",
+        j.code,
+        j.stdout,
+        j.stderr
+    );
+}
+
+/// A small deterministic generator for the campaign.
+fn draw(seed: &mut u64, n: u64) -> u64 {
+    let mut r = pertinax_tests::Rng(*seed);
+    let v = r.below(n);
+    *seed = r.0;
+    v
+}
+
+/// Randomized campaign: application, rank count, checkpoint interval, log
+/// cap, policy, one to three kills at iterations, checkpoints and replays
+/// (several in one group, failures during recovery). Every job must end
+/// verified, bitwise equal to its fault-free reference, with a rollback
+/// that fits its options. `PERTINAX_MSGLOG_CAMPAIGN_RUNS` jobs (default 12)
+/// from seed `PERTINAX_MSGLOG_CAMPAIGN_SEED` (default 1).
+#[test]
+fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
+    let runs: u64 = std::env::var("PERTINAX_MSGLOG_CAMPAIGN_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
+    let first: u64 = std::env::var("PERTINAX_MSGLOG_CAMPAIGN_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let mut refs = std::collections::HashMap::new();
+    let mut tally = std::collections::BTreeMap::new();
+    let t0 = std::time::Instant::now();
+    for run in first..first + runs {
+        let mut s = run.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let a = if draw(&mut s, 2) == 0 { CG } else { STENCIL };
+        let ranks = [2, 4][draw(&mut s, 2) as usize];
+        let cp = 2 + draw(&mut s, 4);
+        let mut opts = format!("--cp-int {cp}");
+        match draw(&mut s, 4) {
+            0 => opts.push_str(&format!(" --log-cap {}", 1 + draw(&mut s, cp))),
+            1 => opts.push_str(" --rollback global"),
+            _ => {}
+        }
+        let mut kills = Vec::new();
+        let mut victims = Vec::new();
+        for _ in 0..1 + draw(&mut s, 3) {
+            let v = draw(&mut s, ranks as u64);
+            if victims.contains(&v) {
+                continue;
+            }
+            // Neighbours dying together lose a checkpoint (no disk here).
+            let n = ranks as u64;
+            if victims.iter().any(|&w| (w + 1) % n == v || (v + 1) % n == w) {
+                continue;
+            }
+            victims.push(v);
+            let point = match draw(&mut s, 5) {
+                0 => format!("ckpt#{}", 1 + draw(&mut s, 3)),
+                1 => "replay#2".to_string(),
+                _ => format!("iter#{}", 1 + draw(&mut s, 12)),
+            };
+            kills.push(format!("{v}@{point}"));
+        }
+        let faults = kills.join(",");
+        let key = (a.program, ranks, opts.clone());
+        let want = refs
+            .entry(key)
+            .or_insert_with(|| a.reference(ranks, &opts))
+            .clone();
+        let f = a.run(ranks, &opts, &faults);
+        let what = format!("run {run}: {} on {ranks} {opts} with {faults}: {f:?}", a.program);
+        assert_eq!(field(&f, a.result), want, "{what}");
+        let rb = field(&f, "rollback").to_string();
+        if opts.contains("global") {
+            assert!(rb != "local", "{what}");
+        }
+        *tally.entry(rb).or_insert(0u64) += 1;
+    }
+    println!(
+        "msglog campaign: {runs} jobs from seed {first} in {:.1} s: 0 hangs, 0 wrong answers; \
+         rollbacks {tally:?}",
+        t0.elapsed().as_secs_f64()
+    );
+}
