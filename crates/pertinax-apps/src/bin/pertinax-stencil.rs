@@ -1,9 +1,11 @@
-//! `pertinax-stencil [--nx N --ny N --nz N --iters N]`: a 3-D
-//! seven-point stencil with LULESH's communication pattern, checked
-//! bitwise against the one-process computation.
+//! `pertinax-stencil [--nx N --ny N --nz N --iters N] [message-logging
+//! options]`: a 3-D seven-point stencil with LULESH's communication
+//! pattern, under `pertinax-msglog`, checked bitwise against the
+//! one-process computation.
 //!
 //! ```sh
 //! pertinax run -n 8 -- target/release/pertinax-stencil --nx 48 --ny 48 --nz 48 --iters 40
+//! pertinax run -n 8 --kill 3@iter#25 -- target/release/pertinax-stencil --cp-int 10
 //! ```
 //!
 //! The grid is split into blocks on a 3-D process grid
@@ -11,7 +13,10 @@
 //! exchanges the faces of its block with its up to six neighbours
 //! (non-blocking receives and sends, no collective) and updates its
 //! block (`stencil::iterate`, written over any
-//! [`pertinax::Communicator`]).
+//! [`pertinax::Communicator`]). The iterations run in
+//! [`pertinax_msglog::run`] (options: `msglog_common::MsgLogArgs`), which
+//! checkpoints, logs the faces sent, and recovers from a rank's death by
+//! local or global rollback.
 //!
 //! After the iterations every rank recomputes the whole grid in one
 //! process ([`pertinax_apps::stencil::sequential`]) and compares its
@@ -19,14 +24,16 @@
 //! checksums and prints the one line of stdout:
 //!
 //! ```text
-//! stencil grid=48x48x48 ranks=8 iters=40 checksum=<16 hex digits> verified=true rollback=none recoveries=0 time_s=0.123
+//! stencil grid=48x48x48 ranks=8 iters=40 checksum=<16 hex digits> verified=true rollback=none recoveries=0 ... time_s=0.123
 //! ```
 //!
 //! `checksum` is the whole field's ([`pertinax_apps::stencil::checksum`]),
-//! the same for every number of ranks; `time_s` is rank 0's time in the
-//! iterations. The exit status is 0 if and only if every block was
-//! bitwise equal to the reference. Diagnostics go to stderr.
+//! the same for every number of ranks and every recovery; the fields from
+//! `rollback` on are `msglog_common::summary`'s (`time_s`: the slowest
+//! rank's time in the run). The exit status is 0 if and only if every
+//! block was bitwise equal to the reference. Diagnostics go to stderr.
 
+mod msglog_common;
 mod stencil;
 
 use std::process::ExitCode;
@@ -34,7 +41,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
-use pertinax::{Comm, Universe};
+use msglog_common::MsgLogArgs;
+use pertinax::Universe;
 use pertinax_apps::stencil::{checksum, sequential, Grid};
 
 use stencil::{Problem, State};
@@ -54,40 +62,8 @@ struct Args {
     /// Iterations.
     #[arg(long, default_value_t = 40)]
     iters: u64,
-}
-
-/// What the iterations end with: the fields of `pertinax_msglog::Report`
-/// that this program reads.
-struct Report<S> {
-    state: S,
-    comm: Comm,
-    rollback: &'static str,
-    recoveries: u32,
-}
-
-/// Runs `iterations` iterations of `body` on the world, without message
-/// logging (the shape of `pertinax_msglog::run`, which will replace it).
-fn run_plain<S, I, F>(
-    universe: &Universe,
-    iterations: u64,
-    init: I,
-    mut body: F,
-) -> Result<Report<S>, pertinax::Error>
-where
-    I: FnOnce() -> S,
-    F: FnMut(u64, &mut S, &Comm) -> Result<(), pertinax::Error>,
-{
-    let comm = universe.world();
-    let mut state = init();
-    for it in 0..iterations {
-        body(it, &mut state, &comm)?;
-    }
-    Ok(Report {
-        state,
-        comm,
-        rollback: "none",
-        recoveries: 0,
-    })
+    #[command(flatten)]
+    msglog: MsgLogArgs,
 }
 
 /// The job at this rank; rank 0 prints the summary line. True if every
@@ -97,9 +73,11 @@ fn job(universe: &Universe, a: &Args) -> anyhow::Result<bool> {
     let (me, n) = (world.rank().index(), world.size());
     let grid = Grid::new(a.nx, a.ny, a.nz);
     let p = Problem::new(grid, n, me)?;
+    let cfg = a.msglog.config()?;
     let t0 = Instant::now();
-    let report = run_plain(
+    let report = pertinax_msglog::run(
         universe,
+        &cfg,
         a.iters,
         || State::initial(&p),
         |it, st, c| stencil::iterate(c, &p, st, it),
@@ -126,15 +104,17 @@ fn job(universe: &Universe, a: &Args) -> anyhow::Result<bool> {
         .comm
         .gather(&row, &mut rows, 0)
         .with_context(|| format!("rank {me}: gather"))?;
+    // Collective: every rank takes part.
+    let common = msglog_common::summary(&report, a.iters, time_s)
+        .with_context(|| format!("rank {me}: summary"))?;
     if me != 0 {
         return Ok(true);
     }
     let verified = rows.chunks_exact(2).all(|r| r[0] == 1);
     let sum = rows.chunks_exact(2).fold(0, |s, r| s ^ r[1]);
     println!(
-        "stencil grid={}x{}x{} ranks={n} iters={} checksum={sum:016x} verified={verified} \
-         rollback={} recoveries={} time_s={time_s:.3}",
-        a.nx, a.ny, a.nz, a.iters, report.rollback, report.recoveries,
+        "stencil grid={}x{}x{} ranks={n} iters={} checksum={sum:016x} verified={verified} {common}",
+        a.nx, a.ny, a.nz, a.iters,
     );
     Ok(verified)
 }
