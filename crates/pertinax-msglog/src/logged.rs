@@ -22,7 +22,8 @@
 //!   runs as logged point-to-point messages.
 //! - Creating communicators inside an iteration is refused.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::time::Instant;
 
 use pertinax::{
@@ -46,6 +47,9 @@ pub struct Logged {
     comm: Comm,
     mode: Mode,
     inner: RefCell<Inner>,
+    /// Seconds in communication, shared with the pending operations
+    /// handed out (their waits count too).
+    comm_s: Rc<Cell<f64>>,
 }
 
 #[derive(Debug)]
@@ -60,6 +64,41 @@ struct Inner {
     front: u64,
     log: Log,
     stats: Stats,
+}
+
+/// A pending operation of the plain communicator whose waits and tests
+/// count as communication time.
+struct Timed<'s> {
+    op: PendingOp<'s, Error>,
+    comm_s: Rc<Cell<f64>>,
+}
+
+impl Timed<'_> {
+    fn time<R>(&self, t: Instant, r: R) -> R {
+        self.comm_s.set(self.comm_s.get() + t.elapsed().as_secs_f64());
+        r
+    }
+}
+
+impl Pending<Error> for Timed<'_> {
+    fn wait(self: Box<Self>) -> Result<Completion, Error> {
+        let t = Instant::now();
+        let Timed { op, comm_s } = *self;
+        let r = op.wait();
+        comm_s.set(comm_s.get() + t.elapsed().as_secs_f64());
+        r
+    }
+    fn test(&mut self) -> Result<Option<Completion>, Error> {
+        let t = Instant::now();
+        let r = self.op.test();
+        self.time(t, r)
+    }
+    fn cancel(&mut self) -> Result<bool, Error> {
+        self.op.cancel()
+    }
+    fn is_active(&self) -> bool {
+        self.op.is_active()
+    }
 }
 
 /// A send that was not needed: complete at once.
@@ -112,7 +151,23 @@ impl Logged {
                 log: Log::new(cap, at),
                 stats: Stats::default(),
             }),
+            comm_s: Rc::new(Cell::new(0.0)),
         }
+    }
+
+    /// Seconds spent in communication through this communicator.
+    pub(crate) fn comm_s(&self) -> f64 {
+        self.comm_s.get()
+    }
+
+    fn timed_op<'s>(
+        &self,
+        op: Result<PendingOp<'s, Error>, Error>,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(Timed {
+            op: op?,
+            comm_s: self.comm_s.clone(),
+        }))
     }
 
     /// The plain communicator underneath (changes at every recovery).
@@ -175,7 +230,7 @@ impl Logged {
     fn timed<R>(&self, f: impl FnOnce() -> R) -> R {
         let t = Instant::now();
         let r = f();
-        self.inner.borrow_mut().stats.comm_s += t.elapsed().as_secs_f64();
+        self.comm_s.set(self.comm_s.get() + t.elapsed().as_secs_f64());
         r
     }
 
@@ -322,7 +377,7 @@ impl Communicator for Logged {
         if !self.log_send(buf, d, tag) {
             return Ok(Box::new(Done(true)));
         }
-        self.timed(|| self.comm.isend_bytes(scope, buf, dest, tag))
+        self.timed_op(self.timed(|| self.comm.isend_bytes(scope, buf, dest, tag)))
     }
 
     fn irecv_bytes<'s>(
@@ -336,7 +391,7 @@ impl Communicator for Logged {
         if src == Source::Any {
             return Err(any_source());
         }
-        self.timed(|| self.comm.irecv_bytes(scope, buf, elem, src, tag))
+        self.timed_op(self.timed(|| self.comm.irecv_bytes(scope, buf, elem, src, tag)))
     }
 
     fn barrier(&self) -> Result<Outcome, Error> {
@@ -492,7 +547,7 @@ impl Logged {
         if !self.log_send(buf, dest, tag) {
             return Ok(Box::new(Done(true)));
         }
-        self.timed(|| self.comm.isend_bytes(scope, buf, Rank(dest as i32), tag))
+        self.timed_op(self.timed(|| self.comm.isend_bytes(scope, buf, Rank(dest as i32), tag)))
     }
 }
 

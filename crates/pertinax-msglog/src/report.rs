@@ -72,8 +72,9 @@ pub struct Report<S> {
     pub comm: pertinax::Comm,
     /// The most far-reaching rollback of the run (the same at every rank).
     pub rollback: Rollback,
-    /// How many recoveries the run went through (the same at every rank
-    /// that took part in all of them).
+    /// How many recoveries this process went through (a replacement
+    /// counts the one it joined; the ranks that took part in all of them
+    /// have the job's count).
     pub recoveries: u32,
     /// Where this rank's time went.
     pub stats: Stats,

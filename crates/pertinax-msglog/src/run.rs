@@ -193,7 +193,8 @@ where
         fresh,
         redo_until: 0,
         rollback: Rollback::None,
-        recoveries: 0,
+        // A replacement was born in a recovery.
+        recoveries: fresh as u32,
         initial: None,
     };
     d.initial = Some(d.state.clone());
@@ -223,6 +224,7 @@ where
     let mut stats = d.lg.with_stats(|s| s.clone());
     stats.logged_bytes = total;
     stats.log_peak_bytes = peak;
+    stats.comm_s = d.lg.comm_s();
     Ok(Report {
         state: d.state,
         comm: d.lg.comm().clone(),
@@ -256,7 +258,8 @@ where
         })?;
         lg.with_stats(|s| s.iterations_run += 1);
     }
-    let stats = lg.with_stats(|s| s.clone());
+    let mut stats = lg.with_stats(|s| s.clone());
+    stats.comm_s = lg.comm_s();
     Ok(Report {
         state,
         comm: lg.comm().clone(),

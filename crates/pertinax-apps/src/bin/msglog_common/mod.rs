@@ -56,13 +56,18 @@ impl MsgLogArgs {
     }
 }
 
-/// The summary's common fields: the rollback, the recoveries, and the
+/// The summary's common fields: the rollback, the recoveries (the most
+/// any rank went through), and the
 /// job's totals and maxima over the ranks (collective over the report's
 /// communicator). `iters` is the number of iterations of the run.
 pub fn summary<S>(r: &Report<S>, iters: u64, time_s: f64) -> anyhow::Result<String> {
     let s = &r.stats;
     let sums = [s.iterations_run, s.recomputed, s.logged_bytes, s.replayed];
     let mut tot = [0u64; 4];
+    let mut recoveries = [0u32];
+    r.comm
+        .allreduce(&[r.recoveries], &mut recoveries, &Op::max())
+        .context("the most recoveries")?;
     r.comm
         .allreduce(&sums, &mut tot, &Op::sum())
         .context("summing the ranks' counts")?;
