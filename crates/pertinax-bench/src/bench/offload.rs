@@ -262,6 +262,10 @@ fn run_case(launcher: &Path, c: &Case, launches: usize, json: bool, limit: Durat
         if let Some(t) = config.error_task {
             row["error_task"] = json!(t);
         }
+        if c.name == "fwi" {
+            // Workers' failures are recovered by their slaves.
+            row["inner_recoveries"] = json!(med(name, "inner_recoveries"));
+        }
         if c.name == "hello" {
             let round = med(name, "round_med_us") / 1e3;
             row["task_round_median_ms"] = json!(round);
