@@ -33,10 +33,12 @@ pub enum Error {
         /// Why, naming the ranks.
         why: String,
     },
-    /// No rank holds any committed version, in memory or on disk (a
-    /// failure before the first checkpoint): the caller restarts from its
-    /// initial state. The same at every rank.
-    #[error("checkpoint: no rank holds any committed version (none was committed yet), nothing to restore")]
+    /// No rank holds any version in memory and the files hold no version
+    /// common to all ranks: nothing was committed yet (a failure before
+    /// the first checkpoint; files then are leftovers of checkpoints that
+    /// were not committed). The caller starts over from its initial
+    /// state. The same at every rank.
+    #[error("checkpoint: no rank holds a committed version (none was committed yet): nothing to restore")]
     NoCheckpoint,
     /// A collective step (a checkpoint's commit, a restore) did not
     /// complete at every member although none failed: some member could

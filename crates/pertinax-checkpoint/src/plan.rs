@@ -126,7 +126,12 @@ pub(crate) fn plan(all: &[Avail]) -> Result<Plan, Error> {
         .find(|v| obt.iter().all(|o| o.binary_search(v).is_ok()))
         .copied();
     let Some(v) = common else {
-        if obt.iter().all(Vec::is_empty) {
+        // Every process that took part in a commit holds the version in
+        // memory until a newer one is committed, and a recovery keeps at
+        // least one of them alive: with nothing in memory anywhere, nothing
+        // was committed (files are then leftovers of checkpoints that were
+        // not committed, or of another job, and hold no common version).
+        if all.iter().all(|a| a.own.is_empty() && a.buddy.is_empty()) {
             return Err(Error::NoCheckpoint);
         }
         return Err(lost(all, &obt));
@@ -312,6 +317,13 @@ mod tests {
         let mut all = vec![Avail::default(); 3];
         all[1] = fresh(&[]);
         assert!(matches!(check(&all), Err(Error::NoCheckpoint)));
+        // Rank 1 died in the first checkpoint, after writing its file:
+        // that file is no committed version.
+        all[1] = fresh(&[0]);
+        assert!(matches!(check(&all), Err(Error::NoCheckpoint)));
+        // A whole job restarting from complete files.
+        let all = vec![fresh(&[10, 20]), fresh(&[10, 20]), fresh(&[10])];
+        assert_eq!(check(&all).map(|p| p.v).ok(), Some(10));
     }
 
     #[test]
