@@ -270,11 +270,13 @@ fn draw(seed: &mut u64, n: u64) -> u64 {
 }
 
 /// Randomized campaign: application, rank count, checkpoint interval, log
-/// cap, policy, one to three kills at iterations, checkpoints and replays
-/// (several in one group, failures during recovery). Every job must end
-/// verified, bitwise equal to its fault-free reference, with a rollback
-/// that fits its options. `PERTINAX_MSGLOG_CAMPAIGN_RUNS` jobs (default 12)
-/// from seed `PERTINAX_MSGLOG_CAMPAIGN_SEED` (default 1).
+/// cap, mode and policy, disk copies, one to three kills at iterations,
+/// checkpoints, replays and restores (several in one group, failures
+/// during recovery itself, neighbours together when the checkpoints are
+/// on disk). Every job must end verified, bitwise equal to its fault-free
+/// reference, with a rollback that fits its options.
+/// `PERTINAX_MSGLOG_CAMPAIGN_RUNS` jobs (default 12) from seed
+/// `PERTINAX_MSGLOG_CAMPAIGN_SEED` (default 1).
 #[test]
 fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
     let runs: u64 = std::env::var("PERTINAX_MSGLOG_CAMPAIGN_RUNS")
@@ -285,19 +287,31 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let mut refs = std::collections::HashMap::new();
     let mut tally = std::collections::BTreeMap::new();
+    let mut recoveries = 0;
     let t0 = std::time::Instant::now();
     for run in first..first + runs {
         let mut s = run.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let a = if draw(&mut s, 2) == 0 { CG } else { STENCIL };
-        let ranks = [2, 4][draw(&mut s, 2) as usize];
+        let ranks = if a.program == CG.program {
+            [2, 4][draw(&mut s, 2) as usize]
+        } else {
+            [2, 3, 4][draw(&mut s, 3) as usize]
+        };
         let cp = 2 + draw(&mut s, 4);
         let mut opts = format!("--cp-int {cp}");
-        match draw(&mut s, 4) {
+        match draw(&mut s, 5) {
             0 => opts.push_str(&format!(" --log-cap {}", 1 + draw(&mut s, cp))),
             1 => opts.push_str(" --rollback global"),
+            2 => opts.push_str(" --mode transactional"),
             _ => {}
+        }
+        let disk = draw(&mut s, 4) == 0;
+        if disk {
+            let d = dir.path().join(format!("run-{run}"));
+            opts.push_str(&format!(" --ckpt-dir {}", d.display()));
         }
         let mut kills = Vec::new();
         let mut victims = Vec::new();
@@ -306,37 +320,42 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
             if victims.contains(&v) {
                 continue;
             }
-            // Neighbours dying together lose a checkpoint (no disk here).
+            // Neighbours dying together lose a checkpoint without a disk
+            // copy: only with one.
             let n = ranks as u64;
-            if victims.iter().any(|&w| (w + 1) % n == v || (v + 1) % n == w) {
+            if !disk && victims.iter().any(|&w| (w + 1) % n == v || (v + 1) % n == w) {
                 continue;
             }
             victims.push(v);
-            let point = match draw(&mut s, 5) {
+            let point = match draw(&mut s, 6) {
                 0 => format!("ckpt#{}", 1 + draw(&mut s, 3)),
                 1 => "replay#2".to_string(),
+                2 => "ckpt.restore#1".to_string(),
                 _ => format!("iter#{}", 1 + draw(&mut s, 12)),
             };
             kills.push(format!("{v}@{point}"));
         }
         let faults = kills.join(",");
-        let key = (a.program, ranks, opts.clone());
+        // The reference needs no disk copy.
+        let plain_opts = opts.split(" --ckpt-dir").next().unwrap_or(&opts).to_string();
+        let key = (a.program, ranks, plain_opts.clone());
         let want = refs
             .entry(key)
-            .or_insert_with(|| a.reference(ranks, &opts))
+            .or_insert_with(|| a.reference(ranks, &plain_opts))
             .clone();
         let f = a.run(ranks, &opts, &faults);
         let what = format!("run {run}: {} on {ranks} {opts} with {faults}: {f:?}", a.program);
         assert_eq!(field(&f, a.result), want, "{what}");
         let rb = field(&f, "rollback").to_string();
-        if opts.contains("global") {
+        if opts.contains("global") || opts.contains("transactional") {
             assert!(rb != "local", "{what}");
         }
+        recoveries += num(&f, "recoveries");
         *tally.entry(rb).or_insert(0u64) += 1;
     }
     println!(
-        "msglog campaign: {runs} jobs from seed {first} in {:.1} s: 0 hangs, 0 wrong answers; \
-         rollbacks {tally:?}",
+        "msglog campaign: {runs} jobs from seed {first} in {:.1} s: 0 hangs, 0 wrong answers, \
+         {recoveries} recoveries; rollbacks {tally:?}",
         t0.elapsed().as_secs_f64()
     );
 }
