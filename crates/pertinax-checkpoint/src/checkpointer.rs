@@ -210,6 +210,9 @@ impl Checkpointer {
     /// # Errors
     /// `InvalidArgument` for `keep < 2` or an intercommunicator; `Io` if
     /// `dir/rank-R` cannot be created.
+    ///
+    /// # Panics
+    /// Never.
     pub fn new(comm: &Comm, config: Config) -> Result<Checkpointer, Error> {
         if config.keep < 2 {
             return Err(Error::InvalidArgument(format!(
@@ -377,6 +380,14 @@ impl Checkpointer {
     ///     Err(e) => return Err(e),
     /// };
     /// ```
+    ///
+    /// # Errors
+    /// Returns the error rather than a `Result`: the fault every member
+    /// gets (`Comm(ProcFailed)` or `Comm(Revoked)`), or `InvalidArgument`
+    /// at once for another communicator than the checkpointer's.
+    ///
+    /// # Panics
+    /// Never.
     pub fn abandon(&mut self, comm: &Comm, iteration: u64) -> Error {
         if let Err(e) = self.check_comm(comm, "abandon") {
             return e;
