@@ -34,8 +34,9 @@ use pertinax::{
 use crate::log::Log;
 use crate::{LogCap, Mode, Stats};
 
-/// The first tag the library keeps for itself: user tags must be below.
-pub const FIRST_RESERVED_TAG: i32 = TAG_UB - 15;
+/// The first tag the library keeps for itself (its own from `TAG_UB - 15`
+/// up, and the checkpoints' below them): user tags must be below.
+pub const FIRST_RESERVED_TAG: i32 = pertinax_checkpoint::FIRST_RESERVED_TAG;
 /// Served collective results.
 pub(crate) const SERVE_TAG: i32 = TAG_UB;
 /// `alltoall`'s point-to-point messages.

@@ -402,13 +402,15 @@ where
         let (ckpt, bytes) = if info.iter().all(|i| !i.has_ckpt) {
             (0, None)
         } else {
-            match self.ckpt.restore(&c, self.fresh) {
+            // Only the first restore of a new process is `fresh`: a retry
+            // keeps what the failed one received.
+            let fresh = std::mem::take(&mut self.fresh);
+            match self.ckpt.restore(&c, fresh) {
                 Ok((v, b)) => (v, Some(b)),
                 Err(e) if e.is_fault() => return Err(RoundError::Voted),
                 Err(e) => return Err(RoundError::Fatal(Error::Checkpoint(e))),
             }
         };
-        self.fresh = false;
         let d = decide(&info, ckpt, self.cfg.mode, self.cfg.rollback);
         let furthest = info.iter().filter(|i| i.has_state).map(|i| i.it).max();
         self.redo_until = self.redo_until.max(furthest.unwrap_or(0));
