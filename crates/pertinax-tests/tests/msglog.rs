@@ -327,10 +327,14 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
                 continue;
             }
             victims.push(v);
-            let point = match draw(&mut s, 6) {
-                0 => format!("ckpt#{}", 1 + draw(&mut s, 3)),
-                1 => "replay#2".to_string(),
-                2 => "ckpt.restore#1".to_string(),
+            // The first kill strikes an iteration or a checkpoint; later
+            // ones may strike the recovery it starts (a replay, a
+            // restore), which exists only after a first failure.
+            let during_recovery = if kills.is_empty() { 2 } else { 0 };
+            let point = match during_recovery + draw(&mut s, 6 - during_recovery) {
+                0 => "replay#2".to_string(),
+                1 => "ckpt.restore#1".to_string(),
+                2 => format!("ckpt#{}", 1 + draw(&mut s, 3)),
                 _ => format!("iter#{}", 1 + draw(&mut s, 12)),
             };
             kills.push(format!("{v}@{point}"));
