@@ -13,18 +13,29 @@
 //! point-to-point exchanges, no collective). NPB's untimed warm-up
 //! iteration is not run.
 //!
+//! The iterations run under [`pertinax_msglog::run`] (options:
+//! `msglog_common::MsgLogArgs`): transactional iterations, coordinated
+//! checkpoints every `--cp-int` iterations and, in the default `logged`
+//! mode, the payload log that lets a failure be recovered by a local
+//! rollback. `--mode plain` runs them without protection. `--plain`
+//! bypasses the library: the iterations run on the world communicator
+//! directly (the baseline; a failure ends the job, the communicator
+//! revoked so that no rank waits for the dead one).
+//!
 //! # Output
 //!
 //! Rank 0 prints one line on stdout (diagnostics go to stderr):
 //!
 //! ```text
-//! cg class=S ranks=4 zeta=8.5971775078648e+00 zeta_bits=4021319b4b2d6b6d verified=true rollback=none recoveries=0 time_s=0.041
+//! cg class=S ranks=4 zeta=8.5971775078648e+00 zeta_bits=402131c140145f4c verified=true rollback=none recoveries=0 ... time_s=0.041
 //! ```
 //!
 //! `verified` is NPB's check (relative error of zeta at most 1e-10),
-//! `zeta_bits` zeta's IEEE bits in hex (to compare runs bitwise),
-//! `time_s` rank 0's time for the iterations (after the matrix
-//! generation). The exit status is 0 when zeta verifies, 1 otherwise or
+//! `zeta_bits` zeta's IEEE bits in hex (to compare runs bitwise); the
+//! fields from `rollback` on are `msglog_common::summary`'s (`time_s`:
+//! the slowest rank's time for the iterations, after the matrix
+//! generation). With `--plain` they are `rollback=none recoveries=0
+//! time_s=...` (rank 0's time). The exit status is 0 when zeta verifies, 1 otherwise or
 //! on an error.
 //!
 //! # Fault points
@@ -37,9 +48,12 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use msglog_common::MsgLogArgs;
+use pertinax::Universe;
 use pertinax_apps::cg::Class;
 
 mod cg;
+mod msglog_common;
 
 /// NPB CG on every rank of the job.
 #[derive(Debug, Parser)]
@@ -48,6 +62,12 @@ struct Args {
     /// The problem class: S, W or A.
     #[arg(value_parser = parse_class)]
     class: Class,
+    /// Run without pertinax-msglog, on the world communicator (the
+    /// baseline); the message-logging options are then ignored.
+    #[arg(long)]
+    plain: bool,
+    #[command(flatten)]
+    msglog: MsgLogArgs,
 }
 
 fn parse_class(s: &str) -> Result<Class, String> {
@@ -55,69 +75,93 @@ fn parse_class(s: &str) -> Result<Class, String> {
         .map_err(|e: pertinax_apps::cg::CgError| e.to_string())
 }
 
-/// How a run ended, for the summary line.
-struct Summary {
-    state: cg::State,
-    rollback: String,
-    recoveries: u32,
-    time_s: f64,
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
-    match job(&args) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
+    let universe = match pertinax::init() {
+        Ok(u) => u,
         Err(e) => {
+            eprintln!("pertinax-cg: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let verdict = job(&universe, &args);
+    let finalized = universe.finalize();
+    match (verdict, finalized) {
+        (Ok(true), Ok(())) => ExitCode::SUCCESS,
+        (Ok(false), _) => ExitCode::FAILURE,
+        (Err(e), _) => {
             eprintln!("pertinax-cg: {e:#}");
+            ExitCode::FAILURE
+        }
+        (Ok(true), Err(e)) => {
+            eprintln!("pertinax-cg: finalize: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-/// The whole job at this rank; whether zeta verified.
-fn job(args: &Args) -> Result<bool> {
-    let universe = pertinax::init().context("cannot start")?;
+/// The job at this rank; rank 0 prints the summary line. Whether zeta
+/// verified (every rank has the same zeta).
+fn job(universe: &Universe, args: &Args) -> Result<bool> {
     let world = universe.world();
     let (rank, n) = (world.rank().index(), world.size());
     let class = args.class;
     let problem = cg::Problem::new(class, rank, n).with_context(|| format!("class {class}"))?;
-    let summary = run_plain(&world, &problem).with_context(|| format!("rank {rank}"))?;
-    let zeta = summary.state.zeta;
+    let (state, common) = if args.plain {
+        run_plain(&world, &problem).with_context(|| format!("rank {rank}"))?
+    } else {
+        run_logged(universe, &args.msglog, &problem).with_context(|| format!("rank {rank}"))?
+    };
+    let zeta = state.zeta;
     let verified = class.verify(zeta);
     if rank == 0 {
         println!(
-            "cg class={class} ranks={n} zeta={} zeta_bits={:016x} verified={verified} \
-             rollback={} recoveries={} time_s={:.3}",
+            "cg class={class} ranks={n} zeta={} zeta_bits={:016x} verified={verified} {common}",
             c_exp(zeta),
             zeta.to_bits(),
-            summary.rollback,
-            summary.recoveries,
-            summary.time_s
         );
     }
-    universe.finalize().context("finalize")?;
     Ok(verified)
 }
 
-/// The class's iterations on the plain world communicator (a failure is
-/// an error: the communicator is revoked so that no other rank waits
-/// for this one).
-fn run_plain(world: &pertinax::Comm, problem: &cg::Problem) -> Result<Summary> {
+/// The iterations under pertinax-msglog: the final state and the summary
+/// fields from `rollback` on (collective: every rank takes part).
+fn run_logged(
+    universe: &Universe,
+    msglog: &MsgLogArgs,
+    problem: &cg::Problem,
+) -> Result<(cg::State, String)> {
+    let cfg = msglog.config()?;
+    let niter = problem.class.niter();
+    let t0 = Instant::now();
+    let report = pertinax_msglog::run(
+        universe,
+        &cfg,
+        niter,
+        || cg::State::initial(problem),
+        |it, st, c| cg::iterate(c, problem, st, it),
+    )
+    .context("iterations")?;
+    let time_s = t0.elapsed().as_secs_f64();
+    let common = msglog_common::summary(&report, niter, time_s).context("summary")?;
+    Ok((report.state, common))
+}
+
+/// The iterations on the world communicator, without protection.
+fn run_plain(world: &pertinax::Comm, problem: &cg::Problem) -> Result<(cg::State, String)> {
     let t0 = Instant::now();
     let mut state = cg::State::initial(problem);
-    for it in 1..=problem.class.niter() {
+    for it in 0..problem.class.niter() {
         if let Err(e) = cg::iterate(world, problem, &mut state, it) {
             let _ = world.revoke();
             return Err(anyhow::Error::new(e).context(format!("iteration {it}")));
         }
     }
-    Ok(Summary {
+    let time_s = t0.elapsed().as_secs_f64();
+    Ok((
         state,
-        rollback: "none".to_string(),
-        recoveries: 0,
-        time_s: t0.elapsed().as_secs_f64(),
-    })
+        format!("rollback=none recoveries=0 time_s={time_s:.6}"),
+    ))
 }
 
 /// `x` as C's `%.13e` prints it (`8.5971775078648e+00`).
