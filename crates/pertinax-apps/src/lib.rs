@@ -53,5 +53,5 @@ pub mod ep;
 pub mod fwi;
 pub mod nbody;
 pub mod screen;
-pub mod stencil;
 mod split;
+pub mod stencil;

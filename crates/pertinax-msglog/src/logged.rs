@@ -27,8 +27,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use pertinax::{
-    Comm, Communicator, Completion, DynOp, Error, Outcome, Pending, PendingOp, Rank, Scope,
-    Source, Status, Tag, TagMatch, TAG_UB,
+    Comm, Communicator, Completion, DynOp, Error, Outcome, Pending, PendingOp, Rank, Scope, Source,
+    Status, Tag, TagMatch, TAG_UB,
 };
 
 use crate::log::Log;
@@ -76,7 +76,8 @@ struct Timed<'s> {
 
 impl Timed<'_> {
     fn time<R>(&self, t: Instant, r: R) -> R {
-        self.comm_s.set(self.comm_s.get() + t.elapsed().as_secs_f64());
+        self.comm_s
+            .set(self.comm_s.get() + t.elapsed().as_secs_f64());
         r
     }
 }
@@ -231,7 +232,8 @@ impl Logged {
     fn timed<R>(&self, f: impl FnOnce() -> R) -> R {
         let t = Instant::now();
         let r = f();
-        self.comm_s.set(self.comm_s.get() + t.elapsed().as_secs_f64());
+        self.comm_s
+            .set(self.comm_s.get() + t.elapsed().as_secs_f64());
         r
     }
 
@@ -423,9 +425,7 @@ impl Communicator for Logged {
             same_len("reduce at the root", recv.len(), send.len())?;
         }
         let mut all = vec![0u8; send.len()];
-        self.collective(&mut all, |b| {
-            self.comm.allreduce_dyn(send, b, op).map(drop)
-        })?;
+        self.collective(&mut all, |b| self.comm.allreduce_dyn(send, b, op).map(drop))?;
         if me_root {
             recv.copy_from_slice(&all);
         }

@@ -97,9 +97,10 @@ pub(crate) fn decide(info: &[Info], ckpt: u64, mode: Mode, policy: RollbackPolic
     }
     let covered = info.iter().enumerate().all(|(q, iq)| {
         !iq.has_state
-            || start.iter().enumerate().all(|(p, &sp)| {
-                p == q || sp >= iq.it || (iq.lo <= sp && iq.hi >= iq.it)
-            })
+            || start
+                .iter()
+                .enumerate()
+                .all(|(p, &sp)| p == q || sp >= iq.it || (iq.lo <= sp && iq.hi >= iq.it))
     });
     if !covered {
         return global;
@@ -386,7 +387,8 @@ where
         let has_ckpt = self.ckpt.latest().is_some();
         let mine = [self.it, self.has_state as u64, lo, hi, has_ckpt as u64];
         let mut all = vec![0u64; 5 * n];
-        c.allgather(&mine, &mut all).map_err(RoundError::from_core)?;
+        c.allgather(&mine, &mut all)
+            .map_err(RoundError::from_core)?;
         let info: Vec<Info> = all
             .chunks_exact(5)
             .map(|w| Info {

@@ -16,7 +16,11 @@ fn step(it: u64, s: &mut State, c: &pertinax_msglog::Logged) -> Result<(), perti
         *v = v.wrapping_mul(6364136223846793005).wrapping_add(it);
     }
     let mut sum = [0u64];
-    c.allreduce(&[s.x.iter().fold(0u64, |a, b| a ^ b)], &mut sum, &Op::bxor())?;
+    c.allreduce(
+        &[s.x.iter().fold(0u64, |a, b| a ^ b)],
+        &mut sum,
+        &Op::bxor(),
+    )?;
     s.sum = s.sum.wrapping_add(sum[0]);
     // A message to itself, through the logged path.
     let mut back = [0u64];
@@ -64,7 +68,8 @@ fn modes_agree_and_unreplayable_calls_are_refused() {
     );
     // The library's tags are refused.
     let e = run(&u, &cfg, 2, init, |_, _, c| {
-        c.send_bytes(&[1], c.rank(), Tag(FIRST_RESERVED_TAG)).map(drop)
+        c.send_bytes(&[1], c.rank(), Tag(FIRST_RESERVED_TAG))
+            .map(drop)
     })
     .expect_err("a reserved tag");
     assert!(e.to_string().contains("reserved"), "{e}");
