@@ -5,9 +5,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod msglog;
 mod offload;
 mod resilient;
 
+pub use msglog::{Grid3, MsglogApp, MsglogArgs, MsglogOpts, MsglogPart, Policy};
 pub use offload::{FwiFault, NbodyMode, OffloadArgs, OffloadOpts};
 pub use resilient::{
     reps_for, ResCheck, ResComm, ResPart, ResilientArgs, ResilientOpts, REPAIR_AFTER,
@@ -50,13 +52,18 @@ pub enum Command {
     /// and error-spare, interleaved launch by launch (`pertinax-offhello`,
     /// `pertinax-nbody`, `pertinax-fwi` of pertinax-apps).
     Offload(OffloadArgs),
+    /// Message logging (issue 19): `pertinax-cg` and `pertinax-stencil`
+    /// plain, transactional and logged without failure (overheads, log
+    /// sizes), and killed at each iteration of a window with local, global
+    /// and hybrid rollback (recomputed iterations, time).
+    Msglog(MsglogArgs),
     /// Resilient communicators: per-operation cost of `Resilient` (agree,
     /// log) and `Hierarchical` against the plain communicator, repair time
     /// after a kill (flat; hierarchical master, deputy and member), and EP
     /// and screening end to end.
     Resilient(ResilientArgs),
-    /// pingpong, pingping, launch, coll, ft, propagate and resilient, one
-    /// after another.
+    /// pingpong, pingping, launch, coll, ft, propagate, resilient and
+    /// msglog, one after another.
     All(AllArgs),
     /// No-regression check against an older build: 0 and 8 B ping-pong,
     /// 8 B allreduce at 2 and 8 ranks and detection at 16 ranks, launches

@@ -9,6 +9,7 @@
 //! pertinax-bench ft [--ranks 4,8,16] [--modes recv,allreduce,agreeblk,agree] [--parts compare,cost,replace,spawn]
 //! pertinax-bench propagate [--ranks 2,4,8,16] [--reps 1000] [--launches 3]
 //! pertinax-bench resilient [--parts overhead,repair,apps] [--ranks 2,4,8,16] [--repair-ranks 4,8,16]
+//! pertinax-bench msglog [--parts overhead,rollback] [--classes A] [--ranks 8] [--launches 3] [--json]
 //! pertinax-bench all --launches 5
 //! pertinax-bench regress --against DIR [--launches K]   # old build in DIR vs this one
 //! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
@@ -61,7 +62,10 @@ use clap::Parser;
 
 use bench::p2p::Pattern;
 use bench::Context;
-use cli::{Cli, CollOpts, Command, FtOpts, PropagateOpts, ResilientOpts, WorkerArgs, WorkerKind};
+use cli::{
+    Cli, CollOpts, Command, FtOpts, MsglogOpts, PropagateOpts, ResilientOpts, WorkerArgs,
+    WorkerKind,
+};
 
 fn main() -> Result<()> {
     let started = Instant::now();
@@ -91,13 +95,16 @@ fn main() -> Result<()> {
             ctx.native_only("all")?;
             // The last part needs pertinax-propprog: fail now, not after an hour.
             setup::propprog(None)?;
+            let msglog = MsglogOpts::default();
+            bench::msglog::Programs::find(&ctx.launcher, None, &msglog.cases)?;
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPong)?;
             bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPing)?;
             bench::launch::run(&mut ctx, &a.ranks)?;
             bench::coll::run(&mut ctx, &a.common, &a.coll_ranks, &CollOpts::default())?;
             bench::ft::run(&mut ctx, &a.common, &FtOpts::default())?;
             bench::propagate::run(&mut ctx, &a.common, &PropagateOpts::default())?;
-            bench::resilient::run(&mut ctx, &a.common, &ResilientOpts::default())
+            bench::resilient::run(&mut ctx, &a.common, &ResilientOpts::default())?;
+            bench::msglog::run(&mut ctx, &a.common, &msglog)
         }
         Command::Ft(a) => {
             let mut ctx = Context::new(&a.common)?;
@@ -109,6 +116,11 @@ fn main() -> Result<()> {
             bench::propagate::run(&mut ctx, &a.common, &a.propagate)
         }
         Command::Offload(a) => bench::offload::run(&a.common, &a.offload),
+        Command::Msglog(a) => {
+            let mut ctx = Context::new(&a.common)?;
+            ctx.native_only("msglog")?;
+            bench::msglog::run(&mut ctx, &a.common, &a.msglog)
+        }
         Command::Resilient(a) => {
             let mut ctx = Context::new(&a.common)?;
             ctx.native_only("resilient")?;

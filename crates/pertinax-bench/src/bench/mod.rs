@@ -9,6 +9,7 @@
 pub mod coll;
 pub mod ft;
 pub mod launch;
+pub mod msglog;
 pub mod offload;
 pub mod p2p;
 pub mod propagate;
