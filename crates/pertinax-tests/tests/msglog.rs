@@ -67,28 +67,36 @@ fn num(f: &[(String, String)], key: &str) -> u64 {
         .unwrap_or_else(|_| panic!("{key} is not a number in {f:?}"))
 }
 
-/// An application with its arguments, its summary tag and the field that
-/// holds its result's bits.
+/// An application with its arguments, its summary tag and the fields
+/// that hold its result's bits.
 #[derive(Clone, Copy, Debug)]
 struct App {
     program: &'static str,
     args: &'static str,
     tag: &'static str,
-    result: &'static str,
+    results: &'static [&'static str],
 }
 
 const CG: App = App {
     program: "pertinax-cg",
     args: "S",
     tag: "cg ",
-    result: "zeta_bits",
+    results: &["zeta_bits"],
 };
 
+/// The stencil; `acc` digests its `allreduce` results.
 const STENCIL: App = App {
     program: "pertinax-stencil",
     args: "--nx 20 --ny 16 --nz 12 --iters 14",
     tag: "stencil ",
-    result: "checksum",
+    results: &["checksum", "acc"],
+};
+
+/// The stencil calling every collective in each iteration: what the
+/// library serves to the ranks behind the front line.
+const STENCIL_COLL: App = App {
+    args: "--nx 20 --ny 16 --nz 12 --iters 14 --collectives",
+    ..STENCIL
 };
 
 impl App {
@@ -102,12 +110,18 @@ impl App {
         verified(&j, self.tag, !faults.is_empty())
     }
 
+    /// The result's fields of a run.
+    fn result(&self, f: &[(String, String)]) -> String {
+        let v: Vec<&str> = self.results.iter().map(|k| field(f, k)).collect();
+        v.join(" ")
+    }
+
     /// The fault-free result.
     fn reference(&self, ranks: usize, opts: &str) -> String {
         let f = self.run(ranks, opts, "");
         assert_eq!(field(&f, "rollback"), "none", "{f:?}");
         assert_eq!(num(&f, "recoveries"), 0, "{f:?}");
-        field(&f, self.result).to_string()
+        self.result(&f)
     }
 
     /// A run with `faults` that must give `want` bitwise, after
@@ -122,7 +136,7 @@ impl App {
     ) -> Vec<(String, String)> {
         let f = self.run(ranks, opts, faults);
         let what = format!("{} {opts} with {faults}: {f:?}", self.program);
-        assert_eq!(field(&f, self.result), want, "{what}");
+        assert_eq!(self.result(&f), want, "{what}");
         assert_eq!(field(&f, "rollback"), rollback, "{what}");
         assert!(num(&f, "recoveries") >= 1, "{what}");
         f
@@ -149,6 +163,36 @@ fn cg_crash_in_every_iteration_of_two_intervals_is_a_bitwise_local_rollback() {
 #[test]
 fn stencil_crash_in_every_iteration_of_two_intervals_is_a_bitwise_local_rollback() {
     validation_window(STENCIL, 4);
+}
+
+/// The same with every collective in every iteration: the ranks behind
+/// the front line are served the logged results (3 ranks, so that the
+/// rooted collectives' roots move around).
+#[test]
+fn collectives_behind_the_front_line_are_served_their_logged_results() {
+    let opts = "--cp-int 4";
+    let want = STENCIL_COLL.reference(3, opts);
+    for hit in [2, 6, 9] {
+        for victim in 0..3 {
+            let kill = format!("{victim}@iter#{hit}");
+            STENCIL_COLL.check(3, opts, &kill, &want, "local");
+        }
+    }
+    // Two ranks behind at once, and a capped log (global).
+    STENCIL_COLL.check(
+        4,
+        opts,
+        "0@iter#6,2@iter#6",
+        &STENCIL_COLL.reference(4, opts),
+        "local",
+    );
+    STENCIL_COLL.check(
+        3,
+        "--cp-int 4 --log-cap 1",
+        "1@iter#8",
+        &STENCIL_COLL.reference(3, "--cp-int 4 --log-cap 1"),
+        "global",
+    );
 }
 
 /// A local rollback recomputes only the restarted rank's iterations
@@ -319,7 +363,7 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
     let t0 = std::time::Instant::now();
     for run in first..first + runs {
         let mut s = run.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let a = if draw(&mut s, 2) == 0 { CG } else { STENCIL };
+        let a = [CG, STENCIL, STENCIL_COLL][draw(&mut s, 3) as usize];
         let ranks = if a.program == CG.program {
             [2, 4][draw(&mut s, 2) as usize]
         } else {
@@ -376,7 +420,7 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
             .next()
             .unwrap_or(&opts)
             .to_string();
-        let key = (a.program, ranks, plain_opts.clone());
+        let key = (a.program, a.args, ranks, plain_opts.clone());
         let want = refs
             .entry(key)
             .or_insert_with(|| a.reference(ranks, &plain_opts))
@@ -386,7 +430,7 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
             "run {run}: {} on {ranks} {opts} with {faults}: {f:?}",
             a.program
         );
-        assert_eq!(field(&f, a.result), want, "{what}");
+        assert_eq!(a.result(&f), want, "{what}");
         let rb = field(&f, "rollback").to_string();
         if opts.contains("global") || opts.contains("transactional") {
             assert!(rb != "local", "{what}");

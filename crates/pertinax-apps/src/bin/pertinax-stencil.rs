@@ -24,11 +24,14 @@
 //! checksums and prints the one line of stdout:
 //!
 //! ```text
-//! stencil grid=48x48x48 ranks=8 iters=40 checksum=<16 hex digits> verified=true rollback=none recoveries=0 ... time_s=0.123
+//! stencil grid=48x48x48 ranks=8 iters=40 checksum=<16 hex digits> acc=<16 hex digits> dmax_bits=<16 hex digits> verified=true rollback=none recoveries=0 ... time_s=0.123
 //! ```
 //!
 //! `checksum` is the whole field's ([`pertinax_apps::stencil::checksum`]),
-//! the same for every number of ranks and every recovery; the fields from
+//! the same for every number of ranks and every recovery; `acc` digests
+//! every collective result of the run (`--collectives` adds every
+//! collective kind to the `allreduce` of each iteration), the same for
+//! every recovery; `dmax_bits` is the last iteration's largest change; the fields from
 //! `rollback` on are `msglog_common::summary`'s (`time_s`: the slowest
 //! rank's time in the run). The exit status is 0 if and only if every
 //! block was bitwise equal to the reference. Diagnostics go to stderr.
@@ -62,6 +65,12 @@ struct Args {
     /// Iterations.
     #[arg(long, default_value_t = 40)]
     iters: u64,
+    /// Also call every other collective (barrier, bcast, reduce, gather,
+    /// scatter, allgather, alltoall) in each iteration, their results
+    /// digested into `acc=` (a test of the library's serving of
+    /// collective results).
+    #[arg(long)]
+    collectives: bool,
     #[command(flatten)]
     msglog: MsgLogArgs,
 }
@@ -80,7 +89,7 @@ fn job(universe: &Universe, a: &Args) -> anyhow::Result<bool> {
         &cfg,
         a.iters,
         || State::initial(&p),
-        |it, st, c| stencil::iterate(c, &p, st, it),
+        |it, st, c| stencil::iterate(c, &p, st, it, a.collectives),
     )
     .with_context(|| format!("rank {me}: iterations"))?;
     let time_s = t0.elapsed().as_secs_f64();
@@ -113,8 +122,14 @@ fn job(universe: &Universe, a: &Args) -> anyhow::Result<bool> {
     let verified = rows.chunks_exact(2).all(|r| r[0] == 1);
     let sum = rows.chunks_exact(2).fold(0, |s, r| s ^ r[1]);
     println!(
-        "stencil grid={}x{}x{} ranks={n} iters={} checksum={sum:016x} verified={verified} {common}",
-        a.nx, a.ny, a.nz, a.iters,
+        "stencil grid={}x{}x{} ranks={n} iters={} checksum={sum:016x} acc={:016x} dmax_bits={:016x} \
+         verified={verified} {common}",
+        a.nx,
+        a.ny,
+        a.nz,
+        a.iters,
+        report.state.acc,
+        report.state.dmax.to_bits(),
     );
     Ok(verified)
 }

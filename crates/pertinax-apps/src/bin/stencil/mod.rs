@@ -1,6 +1,11 @@
 //! The distributed iteration of `pertinax-stencil`, over any
 //! communicator: LULESH's pattern of six non-blocking face exchanges per
-//! iteration, no collective inside it.
+//! iteration, then, as LULESH's time-step constraint, one `allreduce`
+//! (the largest change of a cell). With `collectives`, every other
+//! collective of the `Communicator` trait too (barrier, bcast, reduce,
+//! gather, scatter, allgather, alltoall, on small per-rank values), their
+//! results folded into [`State::acc`]: what `pertinax-msglog` must serve
+//! to a rank behind the front line.
 //!
 //! A message carries one face of the sender's block, and its tag is the
 //! direction it travels ([`tag`]): the face `f` a rank sends goes to its
@@ -12,7 +17,7 @@
 //! overtake each other, so iteration `i`'s faces meet iteration `i`'s
 //! receives.
 
-use pertinax::{Communicator, CommunicatorExt, Rank, Scope, Tag};
+use pertinax::{Communicator, CommunicatorExt, Op, Rank, Scope, Tag};
 use pertinax_apps::stencil::{Block, Decomposition, Face, Grid};
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +68,12 @@ impl Problem {
 pub struct State {
     /// The block's cells, x fastest (the halo is rebuilt each iteration).
     pub u: Vec<f64>,
+    /// The largest change of a cell in the last iteration, over the
+    /// whole grid (the `allreduce`).
+    pub dmax: f64,
+    /// A digest of every collective's result so far (with
+    /// `collectives`; the `allreduce` always).
+    pub acc: u64,
 }
 
 impl State {
@@ -70,6 +81,8 @@ impl State {
     pub fn initial(p: &Problem) -> State {
         State {
             u: p.block.initial(),
+            dmax: 0.0,
+            acc: 0,
         }
     }
 }
@@ -89,7 +102,8 @@ pub fn iterate<C: Communicator<Error = pertinax::Error> + ?Sized>(
     c: &C,
     p: &Problem,
     st: &mut State,
-    _it: u64,
+    it: u64,
+    collectives: bool,
 ) -> Result<(), pertinax::Error> {
     let b = &p.block;
     let send: Vec<Vec<f64>> = Face::ALL
@@ -127,8 +141,80 @@ pub fn iterate<C: Communicator<Error = pertinax::Error> + ?Sized>(
             b.unpack(&mut padded, f, data);
         }
     }
+    let old = st.u.clone();
     b.update(&padded, &mut st.u);
+    let local = old
+        .iter()
+        .zip(&st.u)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let mut dmax = [0.0f64];
+    c.allreduce(&[local], &mut dmax, &Op::max())?;
+    st.dmax = dmax[0];
+    st.acc = fold(st.acc, &[dmax[0].to_bits()]);
+    if collectives {
+        st.acc = every_collective(c, st.acc, it)?;
+    }
     Ok(())
+}
+
+/// Folds `words` into the digest `acc`.
+fn fold(acc: u64, words: &[u64]) -> u64 {
+    words.iter().fold(acc, |h, &w| {
+        (h.rotate_left(17) ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    })
+}
+
+/// One call of every other collective, on small values that depend on the
+/// rank, the iteration and the digest so far; returns the new digest
+/// (the same at every rank: each result is folded in as every rank sees
+/// it, the rooted ones after a bcast from their root).
+fn every_collective<C: Communicator<Error = pertinax::Error> + ?Sized>(
+    c: &C,
+    acc: u64,
+    it: u64,
+) -> Result<u64, pertinax::Error> {
+    let (me, n) = (c.rank().index(), c.size());
+    let root = (it as usize) % n;
+    let mine = fold(acc, &[me as u64, it]);
+    c.barrier()?;
+    let mut b = [if me == root { mine } else { 0 }];
+    c.bcast(&mut b, root)?;
+    let mut acc = fold(acc, &b);
+    let mut red = [0u64];
+    c.reduce(&[mine % 1000], &mut red, &Op::sum(), root)?;
+    let mut all = if me == root {
+        vec![0u64; n]
+    } else {
+        Vec::new()
+    };
+    c.gather(&[mine], &mut all, root)?;
+    let parts: Vec<u64> = if me == root {
+        (0..n as u64).map(|r| fold(red[0], &[r])).collect()
+    } else {
+        Vec::new()
+    };
+    let mut part = [0u64];
+    c.scatter(&parts, &mut part, root)?;
+    // Every rank folds what every rank got: the scattered parts by an
+    // allgather, the root's reduce and gather by a bcast.
+    let mut parts_all = vec![0u64; n];
+    c.allgather(&part, &mut parts_all)?;
+    let mut rooted = vec![0u64; n + 1];
+    if me == root {
+        rooted[0] = red[0];
+        rooted[1..].copy_from_slice(&all);
+    }
+    c.bcast(&mut rooted, root)?;
+    let out: Vec<u64> = (0..n as u64).map(|j| fold(mine, &[j])).collect();
+    let mut back = vec![0u64; n];
+    c.alltoall(&out, &mut back)?;
+    let mut x = [fold(0, &back)];
+    let mut xs = [0u64];
+    c.allreduce(&x, &mut xs, &Op::bxor())?;
+    x[0] = xs[0];
+    acc = fold(acc, &parts_all);
+    acc = fold(acc, &rooted);
+    Ok(fold(acc, &x))
 }
 
 /// Posts the receives into `recv` and the sends of `send` (by face, for
