@@ -320,29 +320,30 @@ fn goals(ctx: &Context, over: &[overhead::Row], roll: &[rollback::Row]) {
         a8.map(|r| pct(r.txn_copy_frac)),
         &|v| v <= 1.0,
     );
+    // A survivor that noticed the failure inside an iteration aborts it
+    // and runs it again (at most one each: the library's local rollback);
+    // beyond that, only the failed rank may recompute.
     let local: Vec<&rollback::Row> = roll.iter().filter(|r| r.policy == "local").collect();
-    let exact = local
+    let extra = |r: &rollback::Row| r.recomputed as i64 - r.failed_rank_redo as i64;
+    let exact = local.iter().filter(|r| extra(r) == 0).count();
+    let bad = local
         .iter()
-        .filter(|r| r.recomputed == r.failed_rank_redo)
+        .filter(|r| r.rollback != "local" || extra(r) < 0 || extra(r) > r.ranks as i64 - 1)
         .count();
-    let worst = local
-        .iter()
-        .map(|r| r.recomputed as i64 - r.failed_rank_redo as i64)
-        .max();
-    let not_local = local.iter().filter(|r| r.rollback != "local").count();
     emit(
         "local rollback recomputes only the failed rank's iterations since its checkpoint",
         if local.is_empty() {
             "not run".into()
         } else {
             format!(
-                "{exact} of {} local runs recomputed exactly crash_iter - checkpoint; most extra \
-                 iterations {}; {not_local} runs reported another rollback than local",
+                "{} local runs: {exact} recomputed exactly crash_iter - checkpoint, the others \
+                 at most {} more (survivors' aborted in-flight iterations, at most one per \
+                 survivor); {bad} runs beyond that or not reported local",
                 local.len(),
-                worst.unwrap_or(0)
+                local.iter().map(|r| extra(r)).max().unwrap_or(0)
             )
         },
-        (!local.is_empty()).then(|| (local.len() - exact + not_local) as f64),
+        (!local.is_empty()).then_some(bad as f64),
         &|v| v == 0.0,
     );
     let ratio = rollback::time_ratio(roll, "local", "global");

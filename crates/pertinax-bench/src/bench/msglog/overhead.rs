@@ -331,7 +331,7 @@ pub fn run(
             &runs,
             matrix,
             others,
-            args("MODE").join(" "),
+            progs.cmd(p.app, ranks, &[], &args("MODE")).display(),
         );
         ctx.out.json(&row.json());
         rows.push(row);
