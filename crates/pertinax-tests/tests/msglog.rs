@@ -444,3 +444,24 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
         t0.elapsed().as_secs_f64()
     );
 }
+
+/// Replacements taken from idle spares (`pertinax run --spares`, the
+/// native launcher's) instead of new processes: the same recovery.
+#[test]
+fn spares_take_the_dead_ranks_places() {
+    let opts = "--cp-int 4";
+    let want = STENCIL_COLL.reference(4, opts);
+    let line = format!("{} {opts}", STENCIL_COLL.args);
+    let args: Vec<&str> = line.split_whitespace().collect();
+    let spec = Spec::new(4, &args)
+        .program(app(STENCIL_COLL.program))
+        .bound(60)
+        .launcher_arg("--spares")
+        .launcher_arg("2")
+        .env("PERTINAX_FAULTS", "1@iter#6,3@iter#11");
+    let j = run(spec);
+    let f = verified(&j, STENCIL_COLL.tag, true);
+    assert_eq!(STENCIL_COLL.result(&f), want, "{f:?}");
+    assert_eq!(field(&f, "rollback"), "local", "{f:?}");
+    assert!(num(&f, "recoveries") >= 2, "{f:?}");
+}
