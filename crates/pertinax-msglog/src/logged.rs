@@ -279,6 +279,24 @@ impl Logged {
         out: &mut [u8],
         run: impl FnOnce(&mut [u8]) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        self.collective_inner(out, run)?;
+        // Logged whether it ran or was served: after a later failure this
+        // rank may be the one that serves it.
+        if self.logging() {
+            let t = Instant::now();
+            let mut i = self.inner.borrow_mut();
+            let it = i.it;
+            i.log.got(it, out);
+            i.stats.log_copy_s += t.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    fn collective_inner(
+        &self,
+        out: &mut [u8],
+        run: impl FnOnce(&mut [u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         if let Some(q) = self.server() {
             let st = self.timed(|| self.comm.recv(&mut *out, q, SERVE_TAG))?;
             if st.len != out.len() {
@@ -292,15 +310,7 @@ impl Logged {
             }
             return Ok(());
         }
-        self.timed(|| run(&mut *out))?;
-        if self.logging() {
-            let t = Instant::now();
-            let mut i = self.inner.borrow_mut();
-            let it = i.it;
-            i.log.got(it, out);
-            i.stats.log_copy_s += t.elapsed().as_secs_f64();
-        }
-        Ok(())
+        self.timed(|| run(&mut *out))
     }
 }
 

@@ -178,6 +178,20 @@ fn collectives_behind_the_front_line_are_served_their_logged_results() {
             STENCIL_COLL.check(3, opts, &kill, &want, "local");
         }
     }
+    // A replacement served in one recovery serves in the next: rank 0's
+    // replacement is behind after the first recovery, then rank 1 dies
+    // and rank 0's replacement is the lowest rank past some iterations
+    // (found by the campaign: served results were not logged, the rank
+    // behind waited for ever).
+    let want4 = STENCIL_COLL.reference(4, opts);
+    for kills in [
+        "0@iter#4,1@iter#5",
+        "0@iter#3,1@iter#6",
+        "0@iter#5,2@iter#7",
+    ] {
+        let f = STENCIL_COLL.check(4, opts, kills, &want4, "local");
+        assert!(num(&f, "recoveries") >= 2, "{kills}: {f:?}");
+    }
     // Two ranks behind at once, and a capped log (global).
     STENCIL_COLL.check(
         4,
@@ -414,6 +428,10 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
             kills.push(format!("{v}@{point}"));
         }
         let faults = kills.join(",");
+        eprintln!(
+            "msglog campaign run {run}: {} {} on {ranks} {opts} with {faults:?}",
+            a.program, a.args
+        );
         // The reference needs no disk copy.
         let plain_opts = opts
             .split(" --ckpt-dir")
