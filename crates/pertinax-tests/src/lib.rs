@@ -90,6 +90,43 @@ pub fn mixed_size(rng: &mut Rng) -> usize {
     }
 }
 
+/// The value of `key` among `fields` (a test's failure names the key and
+/// the fields when it is missing).
+pub fn field<'f>(fields: &'f [(String, String)], key: &str) -> &'f str {
+    fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in {fields:?}"))
+}
+
+/// The value of `key` among `fields`, as a number.
+pub fn num(fields: &[(String, String)], key: &str) -> u64 {
+    field(fields, key)
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} is not a number in {fields:?}"))
+}
+
+/// The fields of an application's one summary line (starting with `tag`)
+/// that says `verified=true`, of a job that ended as `code_ok` says;
+/// otherwise the test fails with the job's output.
+pub fn verified_summary(
+    j: &pertinax_harness::Job,
+    tag: &str,
+    code_ok: bool,
+) -> Vec<(String, String)> {
+    let lines: Vec<&str> = j.stdout.lines().filter(|l| l.starts_with(tag)).collect();
+    assert!(
+        code_ok && lines.len() == 1 && lines[0].contains(" verified=true "),
+        "code {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
+        j.code,
+        j.elapsed,
+        j.stdout,
+        j.stderr
+    );
+    fields(lines[0]).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@
 //! first use (see `pertinax-harness`). Class A is for manual runs.
 
 use pertinax_harness::{run, Program, Spec};
+use pertinax_tests::field;
 
 /// Runs `pertinax-cg CLASS [--plain]` on `ranks` ranks; checks the exit status and
 /// the summary line (the only line of stdout), and returns its
@@ -36,19 +37,7 @@ fn check_with(
         spec = spec.launcher_arg("--kill").launcher_arg(k);
     }
     let j = run(spec);
-    let lines: Vec<&str> = j.stdout.lines().collect();
-    assert!(
-        j.code == Some(0)
-            && lines.len() == 1
-            && lines[0].starts_with("cg ")
-            && lines[0].contains(" verified=true "),
-        "class {class} on {ranks} ranks: code {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
-        j.code,
-        j.elapsed,
-        j.stdout,
-        j.stderr
-    );
-    let f: Vec<(String, String)> = pertinax_tests::fields(lines[0]).collect();
+    let f = pertinax_tests::verified_summary(&j, "cg ", j.code == Some(0));
     assert_eq!(field(&f, "class"), class, "{f:?}");
     assert_eq!(field(&f, "ranks"), ranks.to_string(), "{f:?}");
     if kill.is_none() {
@@ -56,14 +45,6 @@ fn check_with(
         assert_eq!(field(&f, "recoveries"), "0", "{f:?}");
     }
     f
-}
-
-fn field<'f>(fields: &'f [(String, String)], key: &str) -> &'f str {
-    fields
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_else(|| panic!("no {key} in {fields:?}"))
 }
 
 #[test]

@@ -14,6 +14,7 @@
 //! bounded, and the harness checks that none of its processes survives.
 
 use pertinax_harness::{run, Job, Program, Spec};
+use pertinax_tests::{field, num};
 
 fn app(name: &'static str) -> std::path::PathBuf {
     Program::bin("pertinax-apps", name).path()
@@ -42,29 +43,7 @@ fn ended_well(j: &Job, kills: bool) -> bool {
 /// The fields of the summary line starting with `tag` of a job that
 /// verified its result.
 fn verified(j: &Job, tag: &str, kills: bool) -> Vec<(String, String)> {
-    let lines: Vec<&str> = j.stdout.lines().filter(|l| l.starts_with(tag)).collect();
-    assert!(
-        ended_well(j, kills) && lines.len() == 1 && lines[0].contains("verified=true"),
-        "code {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
-        j.code,
-        j.elapsed,
-        j.stdout,
-        j.stderr
-    );
-    pertinax_tests::fields(lines[0]).collect()
-}
-
-fn field<'f>(f: &'f [(String, String)], key: &str) -> &'f str {
-    f.iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_else(|| panic!("no {key} in {f:?}"))
-}
-
-fn num(f: &[(String, String)], key: &str) -> u64 {
-    field(f, key)
-        .parse()
-        .unwrap_or_else(|_| panic!("{key} is not a number in {f:?}"))
+    pertinax_tests::verified_summary(j, tag, ended_well(j, kills))
 }
 
 /// An application with its arguments, its summary tag and the fields

@@ -10,6 +10,7 @@
 //! are in `tests/msglog.rs`.
 
 use pertinax_harness::{run, Program, Spec};
+use pertinax_tests::field;
 
 /// Runs `pertinax-stencil args` on `ranks` ranks; checks the exit status
 /// and the summary line (the only line of stdout), and returns its
@@ -18,31 +19,11 @@ fn check(ranks: usize, args: &str) -> Vec<(String, String)> {
     let program = Program::bin("pertinax-apps", "pertinax-stencil").path();
     let args: Vec<&str> = args.split_whitespace().collect();
     let j = run(Spec::new(ranks, &args).program(program).bound(60));
-    let lines: Vec<&str> = j.stdout.lines().collect();
-    assert!(
-        j.code == Some(0)
-            && lines.len() == 1
-            && lines[0].starts_with("stencil ")
-            && lines[0].contains(" verified=true "),
-        "{ranks} ranks, {args:?}: code {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
-        j.code,
-        j.elapsed,
-        j.stdout,
-        j.stderr
-    );
-    let f: Vec<(String, String)> = pertinax_tests::fields(lines[0]).collect();
+    let f = pertinax_tests::verified_summary(&j, "stencil ", j.code == Some(0));
     assert_eq!(field(&f, "ranks"), ranks.to_string(), "{f:?}");
     assert_eq!(field(&f, "rollback"), "none", "{f:?}");
     assert_eq!(field(&f, "recoveries"), "0", "{f:?}");
     f
-}
-
-fn field<'f>(fields: &'f [(String, String)], key: &str) -> &'f str {
-    fields
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_else(|| panic!("no {key} in {fields:?}"))
 }
 
 /// The same checksum on every rank count in `ranks`.

@@ -77,27 +77,7 @@ fn parse_class(s: &str) -> Result<Class, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let universe = match pertinax::init() {
-        Ok(u) => u,
-        Err(e) => {
-            eprintln!("pertinax-cg: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let verdict = job(&universe, &args);
-    let finalized = universe.finalize();
-    match (verdict, finalized) {
-        (Ok(true), Ok(())) => ExitCode::SUCCESS,
-        (Ok(false), _) => ExitCode::FAILURE,
-        (Err(e), _) => {
-            eprintln!("pertinax-cg: {e:#}");
-            ExitCode::FAILURE
-        }
-        (Ok(true), Err(e)) => {
-            eprintln!("pertinax-cg: finalize: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    msglog_common::main_with("pertinax-cg", |universe| job(universe, &args))
 }
 
 /// The job at this rank; rank 0 prints the summary line. Whether zeta

@@ -136,25 +136,5 @@ fn job(universe: &Universe, a: &Args) -> anyhow::Result<bool> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let universe = match pertinax::init() {
-        Ok(u) => u,
-        Err(e) => {
-            eprintln!("pertinax-stencil: cannot start: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let verdict = job(&universe, &args);
-    let finalized = universe.finalize();
-    match (verdict, finalized) {
-        (Ok(true), Ok(())) => ExitCode::SUCCESS,
-        (Ok(false), _) => ExitCode::FAILURE,
-        (Err(e), _) => {
-            eprintln!("pertinax-stencil: {e:#}");
-            ExitCode::FAILURE
-        }
-        (Ok(true), Err(e)) => {
-            eprintln!("pertinax-stencil: finalize: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    msglog_common::main_with("pertinax-stencil", |universe| job(universe, &args))
 }

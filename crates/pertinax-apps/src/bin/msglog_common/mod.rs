@@ -3,9 +3,10 @@
 //! fields.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Context;
-use pertinax::Op;
+use pertinax::{Op, Universe};
 use pertinax_msglog::{Config, LogCap, Mode, Report, RollbackPolicy};
 
 /// The message-logging options (`--help` lists them under this heading).
@@ -110,4 +111,31 @@ pub fn summary<S>(r: &Report<S>, iters: u64, time_s: f64) -> anyhow::Result<Stri
         mx[5],
         mx[0],
     ))
+}
+
+/// Starts pertinax, runs `job` (true: the result verified) and finalizes;
+/// the exit status is 0 iff the job verified and everything went well
+/// (errors on stderr, after `name`).
+pub fn main_with(name: &str, job: impl FnOnce(&Universe) -> anyhow::Result<bool>) -> ExitCode {
+    let universe = match pertinax::init() {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("{name}: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let verdict = job(&universe);
+    let finalized = universe.finalize();
+    match (verdict, finalized) {
+        (Ok(true), Ok(())) => ExitCode::SUCCESS,
+        (Ok(false), _) => ExitCode::FAILURE,
+        (Err(e), _) => {
+            eprintln!("{name}: {e:#}");
+            ExitCode::FAILURE
+        }
+        (Ok(true), Err(e)) => {
+            eprintln!("{name}: finalize: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
