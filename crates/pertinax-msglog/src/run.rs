@@ -188,6 +188,7 @@ where
         lg: Logged::new(world, cfg.mode, cfg.log_cap, 0),
         ckpt,
         snapshot: state.clone(),
+        initial: Some(state.clone()),
         state,
         it: 0,
         has_state: !fresh,
@@ -196,9 +197,7 @@ where
         rollback: Rollback::None,
         // A replacement was born in a recovery.
         recoveries: fresh as u32,
-        initial: None,
     };
-    d.initial = Some(d.state.clone());
     let mut plan = Vec::new();
     let mut recovering = fresh;
     loop {
