@@ -264,11 +264,36 @@ pub(crate) fn alive_at_bound(mark: &str) -> String {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         let rank = environ_value(pid, "OMPI_COMM_WORLD_RANK");
         parts.push(match rank {
-            Some(r) => format!("rank {r} (pid {pid})"),
+            Some(r) => {
+                if std::env::var_os(tenv::STACKS).is_some() {
+                    eprintln!(
+                        "pertinax-harness: rank {r} (pid {pid}) at the bound:\n{}",
+                        stacks(pid)
+                    );
+                }
+                format!("rank {r} (pid {pid})")
+            }
             None => format!("{} (pid {pid})", comm.trim()),
         });
     }
     parts.join(", ")
+}
+
+/// Every thread's backtrace of process `pid` by `gdb -batch`, or why not.
+fn stacks(pid: u32) -> String {
+    let out = Command::new("gdb")
+        .args(["-p", &pid.to_string(), "-batch", "-nx"])
+        .args(["-ex", "set pagination off", "-ex", "thread apply all bt 30"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(o) => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with('#') || l.starts_with("Thread"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Err(e) => format!("(no backtrace: gdb: {e})"),
+    }
 }
 
 /// The value of `key` in the environment of process `pid`.

@@ -21,7 +21,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ExitStatus};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use pertinax_sys::process::{kill, kill_group, ExitKind};
+use pertinax_os::process::{kill, kill_group, ExitKind};
 
 /// The children started so far and not yet reaped. Dropping it SIGKILLs the
 /// process group of every child still alive and reaps them all before it
@@ -147,6 +147,6 @@ mod tests {
         let pid = c.add(start("exec sleep 100"));
         assert!(c.reap().is_empty());
         drop(c);
-        assert!(!pertinax_sys::process::is_alive(pid));
+        assert!(!pertinax_os::process::is_alive(pid));
     }
 }

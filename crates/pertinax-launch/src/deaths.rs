@@ -1,5 +1,5 @@
 //! The early death notice: threads that wait on the robust futex words of
-//! every slot (see [`pertinax_sys::robust`]) and publish a death the moment
+//! every slot (see [`pertinax_os::robust`]) and publish a death the moment
 //! the kernel marks one, about a millisecond before `SIGCHLD` (the dying
 //! process's memory is still being unmapped then).
 //!
@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pertinax_sys::robust::{self, OWNER_DIED, WAIT_MAX};
-use pertinax_sys::segment::Segment;
+use pertinax_os::robust::{self, OWNER_DIED, WAIT_MAX};
+use pertinax_os::segment::Segment;
 
 use crate::event::Event;
 use crate::notify::notify_failure;
@@ -70,7 +70,7 @@ fn watch(
 ) {
     // Run the moment a death wakes us, ahead of busy ranks (best effort:
     // without the privilege the thread keeps normal scheduling).
-    let _ = pertinax_sys::process::prefer_realtime();
+    let _ = pertinax_os::process::prefer_realtime();
     let mut told = vec![false; slots.len()];
     while !stop.load(Ordering::SeqCst) {
         let words: Vec<_> = slots

@@ -22,7 +22,7 @@ pub(crate) enum Event {
         /// Its process id.
         pid: u32,
         /// How it ended.
-        end: pertinax_sys::process::ExitKind,
+        end: pertinax_os::process::ExitKind,
     },
     /// Something arrived on (or happened to) a process's control socket.
     Ctrl {

@@ -14,8 +14,8 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::Instant;
 
-use pertinax_sys::process::configure_child;
-use pertinax_sys::segment::{Layout, Segment};
+use pertinax_os::process::configure_child;
+use pertinax_os::segment::{Layout, Segment};
 use pertinax_wire::{env, slot};
 
 use crate::children::Children;
@@ -194,8 +194,8 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
     }
     let mut job_id = [0u8; 16];
     let mut secret = [0u8; 32];
-    pertinax_sys::random_bytes(&mut job_id).map_err(os("draw random bytes"))?;
-    pertinax_sys::random_bytes(&mut secret).map_err(os("draw random bytes"))?;
+    pertinax_os::random_bytes(&mut job_id).map_err(os("draw random bytes"))?;
+    pertinax_os::random_bytes(&mut secret).map_err(os("draw random bytes"))?;
     let ring_bytes = plan.ring_bytes;
     let (seg, shm_fd) = Segment::create(Layout::new(plan.capacity, ring_bytes))
         .map_err(|source| LaunchError::Segment { ring_bytes, source })?;

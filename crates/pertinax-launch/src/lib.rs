@@ -79,5 +79,5 @@ pub use spec::{
 };
 pub use supervise::{SPAWN_NO_ROOM, SPAWN_OK, SPAWN_REFUSED};
 
-/// How a process ended (re-exported from `pertinax-sys`).
-pub use pertinax_sys::process::ExitKind;
+/// How a process ended (re-exported from `pertinax-os`).
+pub use pertinax_os::process::ExitKind;

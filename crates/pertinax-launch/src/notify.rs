@@ -9,8 +9,8 @@
 
 use std::sync::atomic::Ordering::SeqCst;
 
-use pertinax_sys::futex;
-use pertinax_sys::segment::Segment;
+use pertinax_os::futex;
+use pertinax_os::segment::Segment;
 use pertinax_wire::slot;
 
 /// Marks `slot` as [`FAILED`](pertinax_wire::slot::FAILED) and wakes every
@@ -53,7 +53,7 @@ fn announce(seg: &Segment) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pertinax_sys::segment::Layout;
+    use pertinax_os::segment::Layout;
     use std::time::Duration;
 
     #[test]

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use pertinax_sys::process::{signal_name, ExitKind};
+use pertinax_os::process::{signal_name, ExitKind};
 
 use crate::fault::Kill;
 use crate::panic::Panic;

@@ -1,7 +1,7 @@
 //! [`Op`]: a non-blocking send or receive that owns its buffer until MPI
 //! is done with it: the safe form of `MPI_Isend` / `MPI_Irecv`.
 //!
-//! The buffer is either lent by a lending scope (`pertinax_sys::lend`:
+//! The buffer is either lent by a lending scope (`pertinax_os::lend`:
 //! [`Lent`] / [`LentMut`], whose scope cannot end while the handle lives)
 //! or owned (a boxed slice, whose heap address does not move with the box).
 //! The op gives the buffer back only once MPI has completed the request
@@ -10,7 +10,7 @@
 //! returned. A caller that does not want to wait keeps the op and tests it
 //! later (the backend's `forget`).
 
-use pertinax_sys::lend::{Lent, LentMut};
+use pertinax_os::lend::{Lent, LentMut};
 
 use crate::{Code, Comm, Request, Result, Status};
 

@@ -172,6 +172,10 @@ pub mod test {
     /// Extra `mpirun` options for the harness's MPI jobs, split at blanks
     /// (e.g. `--mca btl tcp,self`, the network path on one machine).
     pub const MPIRUN_ARGS: &str = "PERTINAX_MPIRUN_ARGS";
+    /// Set (to anything): when an MPI job exceeds its bound, the harness
+    /// prints every live rank's threads' backtraces (`gdb -batch`, if
+    /// installed) before killing it, to chase a rare hang.
+    pub const STACKS: &str = "PERTINAX_TEST_STACKS";
 }
 
 /// Formats bytes as lowercase hex.

@@ -163,11 +163,11 @@ fn fire(name: &str, hit: u64, how: How) {
     match how {
         How::Panic => panic!("pertinax: injected panic at fault point {name:?} (hit {hit})"),
         How::Signal(sig) => {
-            let _ = pertinax_sys::process::raise_default(sig);
+            let _ = pertinax_os::process::raise_default(sig);
             if sig != libc::SIGSTOP {
                 // Signals are delivered before kill() returns to a
                 // single-threaded target; be sure anyway.
-                pertinax_sys::process::exit_now(128 + sig);
+                pertinax_os::process::exit_now(128 + sig);
             }
         }
     }

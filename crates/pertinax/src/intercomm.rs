@@ -68,7 +68,7 @@
 //! the description, before committing) and `comm.intercomm.committed`
 //! (every member, after committing, before reading the other records).
 
-use pertinax_sys::lend;
+use pertinax_os::lend;
 
 use crate::backend::{Backend, MatchSpec, Record, SendBuf};
 use crate::comm::Comm;

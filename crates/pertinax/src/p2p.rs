@@ -17,7 +17,7 @@
 //! ```
 
 use bytemuck::Pod;
-use pertinax_sys::lend;
+use pertinax_os::lend;
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::backend::{Backend, MatchSpec, RecvBuf, SendBuf};

@@ -70,7 +70,7 @@ use crate::runtime::{with_current, Runtime};
 use crate::types::Status;
 use crate::wait::Backoff;
 
-pub use pertinax_sys::lend::Scope;
+pub use pertinax_os::lend::Scope;
 
 /// Runs `f` with a scope for non-blocking operations; returns once the
 /// backend is done with every buffer lent in it (also when `f` panics).
@@ -142,10 +142,10 @@ where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
 {
     let mut b = Backoff::default();
-    pertinax_sys::lend::scope(f, || {
+    pertinax_os::lend::scope(f, || {
         if with_current(|rt| rt.drain_step(&mut b)).is_none() {
             // No runtime: nothing can hold a lent buffer; avoid a hot loop.
-            pertinax_sys::yield_cpu();
+            pertinax_os::yield_cpu();
         }
     })
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use pertinax_sys::process;
+use pertinax_os::process;
 
 use crate::backend::{self, Active, Backend, TOKEN_SELF, TOKEN_WORLD};
 use crate::comm::Comm;

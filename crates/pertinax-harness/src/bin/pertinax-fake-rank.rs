@@ -43,7 +43,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use pertinax_sys::segment::Segment;
+use pertinax_os::segment::Segment;
 use pertinax_wire::ctrl::{read_frame, write_frame, ToLauncher, ToRank};
 use pertinax_wire::{env, slot};
 
@@ -154,7 +154,7 @@ fn play(script: &Script) -> Result<u8> {
     let ctrl_fd: i32 = var(env::CTRL_FD)?.parse()?;
     let seg = Segment::attach(shm_fd).context("attach the segment")?;
     let mut ctrl = UnixStream::from(
-        pertinax_sys::process::adopt_inherited_fd(ctrl_fd).context("control socket")?,
+        pertinax_os::process::adopt_inherited_fd(ctrl_fd).context("control socket")?,
     );
     let name = name();
     if script.bad_secret {
@@ -463,7 +463,7 @@ fn watch_failure(seg: &Segment, me: usize, victim: usize) -> Result<()> {
         if Instant::now() > deadline {
             bail!("slot {victim} never failed");
         }
-        pertinax_sys::futex::wait(wake, seen, Some(Duration::from_secs(1)));
+        pertinax_os::futex::wait(wake, seen, Some(Duration::from_secs(1)));
     }
 }
 

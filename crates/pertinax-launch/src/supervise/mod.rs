@@ -28,8 +28,8 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use pertinax_sys::process::{kill_group, ExitKind};
-use pertinax_sys::segment::Segment;
+use pertinax_os::process::{kill_group, ExitKind};
+use pertinax_os::segment::Segment;
 use pertinax_wire::ctrl::{write_frame, ToLauncher, ToRank};
 
 use crate::bootstrap::{Bootstrap, Release};

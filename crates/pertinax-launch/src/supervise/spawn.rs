@@ -15,8 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
-use pertinax_sys::process::ExitKind;
-use pertinax_sys::segment::{Segment, PUBLISH_MAX};
+use pertinax_os::process::ExitKind;
+use pertinax_os::segment::{Segment, PUBLISH_MAX};
 use pertinax_wire::ctrl::ToRank;
 
 use super::{Proc, Started, Supervisor};

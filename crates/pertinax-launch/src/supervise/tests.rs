@@ -5,7 +5,7 @@
 use super::spawn::{choose_slots, SPAWN_NO_ROOM, SPAWN_OK, SPAWN_REFUSED};
 use super::*;
 use crate::spec::HeartbeatMode;
-use pertinax_sys::segment::Layout;
+use pertinax_os::segment::Layout;
 use pertinax_wire::ctrl::read_frame;
 use pertinax_wire::slot;
 use std::sync::atomic::Ordering::Acquire;
@@ -392,7 +392,7 @@ fn slots_go_to_idle_spares_first_then_fresh_slots_in_order() {
     assert_eq!(choose_slots(4, &[], 5, 8), Err(SPAWN_NO_ROOM));
     assert_eq!(choose_slots(4, &[2], 5, 8), Ok(vec![2, 5, 6, 7]));
     assert_eq!(choose_slots(0, &[2], 5, 8), Err(SPAWN_REFUSED));
-    let max = pertinax_sys::segment::PUBLISH_MAX as u32;
+    let max = pertinax_os::segment::PUBLISH_MAX as u32;
     assert_eq!(choose_slots(max + 1, &[], 0, 4096), Err(SPAWN_REFUSED));
     assert_eq!(
         choose_slots(max, &[], 0, 4096).map(|v| v.len()),

@@ -19,7 +19,7 @@
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::Instant;
 
-use pertinax_sys::process::kill_group;
+use pertinax_os::process::kill_group;
 
 use super::Supervisor;
 use crate::fault::{Kill, KillWhen};

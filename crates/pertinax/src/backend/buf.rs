@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
 
-use pertinax_sys::lend::{Lent, LentMut};
+use pertinax_os::lend::{Lent, LentMut};
 
 /// What a schedule buffer holds.
 #[derive(Debug)]

@@ -117,7 +117,7 @@
 use std::fmt::Debug;
 use std::rc::Rc;
 
-use pertinax_sys::lend::{Lent, LentMut};
+use pertinax_os::lend::{Lent, LentMut};
 
 use crate::error::{Error, RecoveryCall, Result};
 use crate::op::ErasedOp;

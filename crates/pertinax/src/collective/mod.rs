@@ -66,7 +66,7 @@ mod run;
 pub(crate) mod schedule;
 
 use bytemuck::Pod;
-use pertinax_sys::lend;
+use pertinax_os::lend;
 
 use crate::backend::{Backend, Coll, CollKind, CollOut, MatchSpec, ReqKey, Store};
 use crate::comm::Comm;

@@ -62,7 +62,7 @@ pub(super) fn finalize() -> Result<()> {
                          processes known here: {failed:?}); ending without it (exit code 0)",
                         bound.as_secs_f64()
                     );
-                    pertinax_sys::process::exit_now(0);
+                    pertinax_os::process::exit_now(0);
                 }
             });
     }

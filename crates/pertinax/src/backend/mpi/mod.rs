@@ -400,7 +400,7 @@ pub(super) fn start() -> Result<Started> {
             Some((c.pids, rank, a))
         }
     };
-    let cpus = pertinax_sys::online_cpus();
+    let cpus = pertinax_os::online_cpus();
     Ok(Started {
         backend: super::Active::Mpi(Mpi {
             comms: RefCell::new(HashMap::new()),
@@ -1039,7 +1039,7 @@ impl Backend for Mpi {
     fn idle(&self, b: &mut Backoff) {
         match b.next(&self.policy) {
             Step::Spin => std::hint::spin_loop(),
-            Step::Yield => pertinax_sys::yield_cpu(),
+            Step::Yield => pertinax_os::yield_cpu(),
             Step::Sleep => std::thread::sleep(std::time::Duration::from_micros(20)),
         }
     }

@@ -7,8 +7,8 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use pertinax_sys::segment::{Layout, Segment};
-use pertinax_sys::{cma, process};
+use pertinax_os::segment::{Layout, Segment};
+use pertinax_os::{cma, process};
 use pertinax_wire::ctrl::{self, ToLauncher, ToRank};
 use pertinax_wire::env;
 
@@ -96,7 +96,7 @@ pub(super) fn bootstrap() -> Result<Boot> {
             .pid
             .store(std::process::id(), Ordering::Release);
         let mut id = [0u8; 16];
-        pertinax_sys::random_bytes(&mut id).map_err(|e| Error::Bootstrap(e.to_string()))?;
+        pertinax_os::random_bytes(&mut id).map_err(|e| Error::Bootstrap(e.to_string()))?;
         return Ok(Boot {
             seg,
             slot: 0,
@@ -171,8 +171,8 @@ pub(super) fn bootstrap() -> Result<Boot> {
         }
     }
     // From now on the kernel tells the launcher at once if this process
-    // dies (see pertinax_sys::robust); finalize gives the word back.
-    pertinax_sys::robust::hold(&seg.proc_block(slot).alive)
+    // dies (see pertinax_os::robust); finalize gives the word back.
+    pertinax_os::robust::hold(&seg.proc_block(slot).alive)
         .map_err(|e| Error::Bootstrap(format!("cannot register the death notice: {e}")))?;
     let beat_in_progress = start_heartbeat(&seg, slot)?;
     let my_cma = cma_env && cma::probe();

@@ -56,7 +56,7 @@ pub(crate) struct CommState {
 /// Bootstraps this process and builds its engine.
 pub(super) fn start() -> Result<Started> {
     let boot = boot::bootstrap()?;
-    let cpus = pertinax_sys::online_cpus();
+    let cpus = pertinax_os::online_cpus();
     let policy = WaitPolicy::for_job(boot.job.size, cpus);
     let eager = std::env::var(env::tune::EAGER_LIMIT)
         .ok()
@@ -191,7 +191,7 @@ impl Backend for Native {
     }
 
     fn token_from(&self, w: u32) -> Option<Token> {
-        (w < pertinax_sys::segment::FT_ENTRIES as u32).then_some(w as u16)
+        (w < pertinax_os::segment::FT_ENTRIES as u32).then_some(w as u16)
     }
 
     fn attach(
@@ -378,7 +378,7 @@ impl Backend for Native {
     // ---- spawn ------------------------------------------------------------
 
     fn spawn_max(&self) -> usize {
-        pertinax_sys::segment::PUBLISH_MAX
+        pertinax_os::segment::PUBLISH_MAX
     }
 
     fn request_stamp(&self, ctx: u32, attempt: u32) -> u64 {
@@ -421,7 +421,7 @@ impl Backend for Native {
                 // Read again: the launcher answers before it marks a death.
                 return e.publication(asker, stamp);
             }
-            pertinax_sys::yield_cpu();
+            pertinax_os::yield_cpu();
         }
     }
 }

@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
-use pertinax_sys::cma;
-use pertinax_sys::segment::Segment;
+use pertinax_os::cma;
+use pertinax_os::segment::Segment;
 use pertinax_wire::msg::{Kind, Meta, Rts};
 
 use super::outbox::Outbox;

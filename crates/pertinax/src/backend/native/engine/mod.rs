@@ -32,9 +32,9 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{fence, Ordering};
 
-use pertinax_sys::futex;
-use pertinax_sys::ring::{Consumer, Producer};
-use pertinax_sys::segment::Segment;
+use pertinax_os::futex;
+use pertinax_os::ring::{Consumer, Producer};
+use pertinax_os::segment::Segment;
 use pertinax_wire::msg::{Kind, Meta, Rts};
 use pertinax_wire::slot;
 
@@ -740,11 +740,11 @@ impl Engine {
     pub fn idle(&mut self, b: &mut Backoff) {
         match b.next(&self.policy) {
             Step::Spin => std::hint::spin_loop(),
-            Step::Yield => pertinax_sys::yield_cpu(),
+            Step::Yield => pertinax_os::yield_cpu(),
             Step::Sleep => {
                 if self.outbox.backlog_recs > 0 || !self.m.streams.is_empty() {
                     // Waiting for ring space: receivers do not wake us.
-                    pertinax_sys::yield_cpu();
+                    pertinax_os::yield_cpu();
                     return;
                 }
                 let pb = self.seg.proc_block(self.me);

@@ -3,9 +3,9 @@
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
-use pertinax_sys::futex;
-use pertinax_sys::ring::Producer;
-use pertinax_sys::segment::Segment;
+use pertinax_os::futex;
+use pertinax_os::ring::Producer;
+use pertinax_os::segment::Segment;
 use pertinax_wire::msg::Meta;
 
 pub(super) struct OutRec {

@@ -7,7 +7,7 @@
 //! - The *doom rules*: which pending request can no longer complete, and
 //!   with which error (see [`Engine::doom_recv`]).
 //! - *Revocation* through the shared segment: every process has one
-//!   [`FtEntry`](pertinax_sys::segment::FtEntry) per communicator, whose key
+//!   [`FtEntry`](pertinax_os::segment::FtEntry) per communicator, whose key
 //!   word holds the communicator's context id and a `REVOKED` bit. A revoker
 //!   sets that bit in the entry of every member and bumps the member's
 //!   `news` word; a member that finds the bit set forwards it to every other
@@ -20,8 +20,8 @@
 use std::rc::Rc;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
-use pertinax_sys::futex;
-use pertinax_sys::segment::{Segment, FT_ENTRIES, PUBLISH_MAX};
+use pertinax_os::futex;
+use pertinax_os::segment::{Segment, FT_ENTRIES, PUBLISH_MAX};
 use pertinax_wire::slot;
 
 use pertinax_wire::msg::{Kind, Meta, Rts};
@@ -609,7 +609,7 @@ impl Engine {
 
     /// Gives back the robust futex word that reports this process's death.
     pub fn release_death_notice(&self) {
-        pertinax_sys::robust::release(&self.seg.proc_block(self.me).alive);
+        pertinax_os::robust::release(&self.seg.proc_block(self.me).alive);
     }
 
     /// Bumps this process's heartbeat counter.

@@ -212,7 +212,7 @@ mod tests {
 /// dropped, so that the owner's next access to the buffer happens after the
 /// peer's (the buffer is a loom cell, which fails the model on an access
 /// that is not ordered after the peer's). Run with
-/// `RUSTFLAGS="--cfg loom" cargo test --release -p pertinax-sys --lib loom`.
+/// `RUSTFLAGS="--cfg loom" cargo test --release -p pertinax-os --lib loom`.
 #[cfg(all(test, loom))]
 // The buffer is a loom cell shared with the peer thread on purpose: loom
 // checks every access to it.

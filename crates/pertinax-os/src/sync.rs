@@ -1,7 +1,7 @@
 //! The synchronization types of the lock-free code ([`crate::ring`],
 //! [`crate::lend`]): the standard library's normally, [loom]'s in the
 //! model-checking build (`RUSTFLAGS="--cfg loom" cargo test --release -p
-//! pertinax-sys --lib loom`), where every load, store and cell access is
+//! pertinax-os --lib loom`), where every load, store and cell access is
 //! recorded and every interleaving of the model's threads is tried.
 //!
 //! Only the code that the models drive goes through here; the segment, the

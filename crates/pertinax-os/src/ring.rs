@@ -790,7 +790,7 @@ mod loom_model {
 /// Loom models of the ring's protocol: one producer thread and one
 /// consumer thread on a ring of a few lines, every interleaving (up to the
 /// preemption bound) tried. Run with
-/// `RUSTFLAGS="--cfg loom" cargo test --release -p pertinax-sys --lib loom`.
+/// `RUSTFLAGS="--cfg loom" cargo test --release -p pertinax-os --lib loom`.
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
