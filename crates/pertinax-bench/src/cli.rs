@@ -69,6 +69,9 @@ pub enum Command {
     /// 8 B allreduce at 2 and 8 ranks and detection at 16 ranks, launches
     /// alternating between DIR's binaries and these, ratio of medians.
     Regress(RegressArgs),
+    /// Draws the figures (SVG) of saved JSON rows: `plot --in ROWS.json
+    /// --out DIR` (what `--plot DIR` draws at the end of a run).
+    Plot(PlotArgs),
     /// The measuring side, run inside a job (`pertinax run -n 2 -- pertinax-bench worker pingpong`).
     Worker(WorkerArgs),
 }
@@ -83,6 +86,16 @@ pub struct Common {
     /// Print one JSON object per measurement row on stdout (tables go to stderr).
     #[arg(long)]
     pub json: bool,
+
+    /// Also write the rows as CSV to FILE (the same rows as --json, one
+    /// column per key; rewritten after every row).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Draw the figures of this run's rows as SVG into DIR when it ends
+    /// (`plot --in` draws them from saved rows).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 
     /// Do not run Open MPI even if it is installed.
     #[arg(long)]
@@ -210,6 +223,23 @@ pub struct LaunchArgs {
         default_value = "1,2,4,8,16"
     )]
     pub ranks: Vec<usize>,
+}
+
+/// Options of `plot`.
+#[derive(Clone, Debug, Args)]
+pub struct PlotArgs {
+    /// Saved `--json` output (one row per line; other lines are skipped);
+    /// repeat or separate with commas for several files.
+    #[arg(
+        long = "in",
+        value_name = "ROWS.json",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub input: Vec<PathBuf>,
+    /// Where the SVG files go (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// Options of `regress`.

@@ -12,6 +12,8 @@
 //! pertinax-bench msglog [--parts overhead,rollback] [--classes A] [--ranks 8] [--launches 3] [--json]
 //! pertinax-bench all --launches 5
 //! pertinax-bench regress --against DIR [--launches K]   # old build in DIR vs this one
+//! pertinax-bench coll --json --csv rows.csv --plot figures/ > rows.json
+//! pertinax-bench plot --in rows.json --out figures/      # figures from saved rows
 //! pertinax run -n 2 -- pertinax-bench worker pingpong   # the measuring side
 //! pertinax-bench pingpong|pingping|coll|ft --backend mpi [--mpi-exe PATH] ...
 //! ```
@@ -35,7 +37,10 @@
 //! - [`host`]: the host-noise sentinel; [`contention`]: other jobs' CPU use;
 //! - [`parse`]: the `KEY k=v` lines every measuring program prints;
 //! - [`stats`]: medians, minima, ratios, per-row series over launches;
-//! - [`report`]: Markdown tables and JSON rows;
+//! - [`report`]: Markdown tables and JSON rows (`--json` on stdout,
+//!   `--csv FILE`, `--plot DIR`); [`rows`]: the provenance every row
+//!   carries (commit, version, date, host cores, command line), CSV, saved
+//!   rows read back; [`plot`]: the SVG figures drawn from rows;
 //! - [`bench`]: one module per benchmark (`regress`: this build against an
 //!   older one); [`worker`]: the in-job side.
 //!
@@ -49,7 +54,9 @@ mod cli;
 mod contention;
 mod host;
 mod parse;
+mod plot;
 mod report;
+mod rows;
 mod run;
 mod setup;
 mod stats;
@@ -73,65 +80,76 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Worker(w) => worker_main(&w, started, started_real),
-        Command::Pingpong(a) => {
-            let mut ctx = Context::new(&a.common)?;
-            bench::p2p::run(&mut ctx, &a.reps, a.ring_bytes, Pattern::PingPong)
+        Command::Plot(a) => {
+            let rows = rows::read(&a.input)?;
+            let written = plot::all(&rows, &a.out)?;
+            for p in &written {
+                println!("{}", p.display());
+            }
+            if written.is_empty() {
+                eprintln!("note: no rows to plot in {} rows read", rows.len());
+            }
+            Ok(())
         }
-        Command::Pingping(a) => {
-            let mut ctx = Context::new(&a.common)?;
-            bench::p2p::run(&mut ctx, &a.reps, a.ring_bytes, Pattern::PingPing)
-        }
-        Command::Launch(a) => {
-            let mut ctx = Context::new(&a.common)?;
+        Command::Pingpong(a) => measure(&a.common, |ctx| {
+            bench::p2p::run(ctx, &a.reps, a.ring_bytes, Pattern::PingPong)
+        }),
+        Command::Pingping(a) => measure(&a.common, |ctx| {
+            bench::p2p::run(ctx, &a.reps, a.ring_bytes, Pattern::PingPing)
+        }),
+        Command::Launch(a) => measure(&a.common, |ctx| {
             ctx.native_only("launch")?;
-            bench::launch::run(&mut ctx, &a.ranks)
-        }
-        Command::Coll(a) => {
-            let mut ctx = Context::new(&a.common)?;
-            bench::coll::run(&mut ctx, &a.common, &a.ranks, &a.coll)
-        }
-        Command::All(a) => {
-            let mut ctx = Context::new(&a.common)?;
-            ctx.native_only("all")?;
-            // The last part needs pertinax-propprog: fail now, not after an hour.
-            setup::propprog(None)?;
-            let msglog = MsglogOpts::default();
-            bench::msglog::Programs::find(&ctx.launcher, None, &msglog.cases)?;
-            bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPong)?;
-            bench::p2p::run(&mut ctx, &a.reps, None, Pattern::PingPing)?;
-            bench::launch::run(&mut ctx, &a.ranks)?;
-            bench::coll::run(&mut ctx, &a.common, &a.coll_ranks, &CollOpts::default())?;
-            bench::ft::run(&mut ctx, &a.common, &FtOpts::default())?;
-            bench::propagate::run(&mut ctx, &a.common, &PropagateOpts::default())?;
-            bench::resilient::run(&mut ctx, &a.common, &ResilientOpts::default())?;
-            bench::msglog::run(&mut ctx, &a.common, &msglog)
-        }
-        Command::Ft(a) => {
-            let mut ctx = Context::new(&a.common)?;
-            bench::ft::run(&mut ctx, &a.common, &a.ft)
-        }
-        Command::Propagate(a) => {
-            let mut ctx = Context::new(&a.common)?;
+            bench::launch::run(ctx, &a.ranks)
+        }),
+        Command::Coll(a) => measure(&a.common, |ctx| {
+            bench::coll::run(ctx, &a.common, &a.ranks, &a.coll)
+        }),
+        Command::All(a) => measure(&a.common, |ctx| all(ctx, &a)),
+        Command::Ft(a) => measure(&a.common, |ctx| bench::ft::run(ctx, &a.common, &a.ft)),
+        Command::Propagate(a) => measure(&a.common, |ctx| {
             ctx.native_only("propagate")?;
-            bench::propagate::run(&mut ctx, &a.common, &a.propagate)
-        }
+            bench::propagate::run(ctx, &a.common, &a.propagate)
+        }),
         Command::Offload(a) => bench::offload::run(&a.common, &a.offload),
-        Command::Msglog(a) => {
-            let mut ctx = Context::new(&a.common)?;
+        Command::Msglog(a) => measure(&a.common, |ctx| {
             ctx.native_only("msglog")?;
-            bench::msglog::run(&mut ctx, &a.common, &a.msglog)
-        }
-        Command::Resilient(a) => {
-            let mut ctx = Context::new(&a.common)?;
+            bench::msglog::run(ctx, &a.common, &a.msglog)
+        }),
+        Command::Resilient(a) => measure(&a.common, |ctx| {
             ctx.native_only("resilient")?;
-            bench::resilient::run(&mut ctx, &a.common, &a.resilient)
-        }
-        Command::Regress(a) => {
-            let mut ctx = Context::new(&a.common)?;
+            bench::resilient::run(ctx, &a.common, &a.resilient)
+        }),
+        Command::Regress(a) => measure(&a.common, |ctx| {
             ctx.native_only("regress")?;
-            bench::regress::run(&mut ctx, &a.against, a.tolerance)
-        }
+            bench::regress::run(ctx, &a.against, a.tolerance)
+        }),
     }
+}
+
+/// Runs one benchmark in a fresh [`Context`], then draws the `--plot`
+/// figures of whatever rows it made (also when it failed part way).
+fn measure(common: &cli::Common, f: impl FnOnce(&mut Context) -> Result<()>) -> Result<()> {
+    let mut ctx = Context::new(common)?;
+    let r = f(&mut ctx);
+    let drawn = ctx.out.finish();
+    r.and(drawn)
+}
+
+/// `all`: every benchmark but offload and regress, one after another.
+fn all(ctx: &mut Context, a: &cli::AllArgs) -> Result<()> {
+    ctx.native_only("all")?;
+    // The last part needs pertinax-propprog: fail now, not after an hour.
+    setup::propprog(None)?;
+    let msglog = MsglogOpts::default();
+    bench::msglog::Programs::find(&ctx.launcher, None, &msglog.cases)?;
+    bench::p2p::run(ctx, &a.reps, None, Pattern::PingPong)?;
+    bench::p2p::run(ctx, &a.reps, None, Pattern::PingPing)?;
+    bench::launch::run(ctx, &a.ranks)?;
+    bench::coll::run(ctx, &a.common, &a.coll_ranks, &CollOpts::default())?;
+    bench::ft::run(ctx, &a.common, &FtOpts::default())?;
+    bench::propagate::run(ctx, &a.common, &PropagateOpts::default())?;
+    bench::resilient::run(ctx, &a.common, &ResilientOpts::default())?;
+    bench::msglog::run(ctx, &a.common, &msglog)
 }
 
 /// The in-job side: joins the job, measures, prints `KEY k=v` lines.

@@ -1,13 +1,21 @@
 //! Output: Markdown tables for people, one JSON object per line for tools.
 //!
 //! With `--json` the JSON rows go to stdout and the tables to stderr;
-//! otherwise the tables go to stdout. [`Out`] hides that choice from the
-//! benchmarks.
+//! otherwise the tables go to stdout. `--csv FILE` writes the same rows as
+//! CSV and `--plot DIR` draws them ([`crate::plot`]) when the benchmark
+//! ends. [`Out`] hides those choices from the benchmarks; every row gets
+//! the provenance of [`crate::rows`].
 
+use std::cell::RefCell;
 use std::io::Write;
+use std::path::PathBuf;
+use std::time::SystemTime;
 
+use anyhow::{Context as _, Result};
 use serde_json::Value;
 
+use crate::cli::Common;
+use crate::rows::{self, Provenance};
 use crate::stats::Summary;
 
 /// A Markdown table with padded columns (readable in a terminal as well).
@@ -96,9 +104,9 @@ pub fn bandwidth(bytes: u64, us: Option<f64>) -> Option<f64> {
 
 /// A byte count for table rows: `0`, `8`, `1 KiB`, `64 KiB`, `4 MiB`.
 pub fn bytes(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{} KiB", n >> 10)
     } else {
         n.to_string()
@@ -114,16 +122,41 @@ pub fn verdict(value: Option<f64>, goal_ok: impl Fn(f64) -> bool) -> &'static st
     }
 }
 
-/// Where results go.
+/// Where results go: tables and notes as text, rows as JSON on stdout
+/// (`--json`), as CSV in a file (`--csv`), and as figures at the end
+/// (`--plot`). Every row is stamped with [`Provenance`] first.
 #[derive(Debug)]
 pub struct Out {
     json: bool,
+    csv: Option<PathBuf>,
+    plot: Option<PathBuf>,
+    provenance: Provenance,
+    /// Every row so far, kept when `--csv` or `--plot` wants them.
+    rows: RefCell<Vec<Value>>,
 }
 
 impl Out {
-    /// Tables to stdout, or with `json` JSON rows to stdout and tables to stderr.
-    pub fn new(json: bool) -> Out {
-        Out { json }
+    /// Tables to stdout, or with `--json` JSON rows to stdout and tables
+    /// to stderr; `--csv FILE` and `--plot DIR` as given.
+    ///
+    /// # Errors
+    /// When the CSV file cannot be created.
+    pub fn new(c: &Common) -> Result<Out> {
+        if let Some(p) = &c.csv {
+            std::fs::write(p, "").with_context(|| format!("creating {}", p.display()))?;
+        }
+        Ok(Out {
+            json: c.json,
+            csv: c.csv.clone(),
+            plot: c.plot.clone(),
+            provenance: Provenance::of_this_process(),
+            rows: RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Whether rows go to stdout.
+    pub fn json_mode(&self) -> bool {
+        self.json
     }
 
     /// Writes human-readable text (tables, notes).
@@ -137,13 +170,42 @@ impl Out {
         }
     }
 
-    /// Writes one JSON row (only in JSON mode).
+    /// Writes one row: on stdout in JSON mode; to the CSV file (rewritten
+    /// whole, so an interrupted run keeps its rows), and kept for the
+    /// figures.
     pub fn json(&self, v: &Value) {
+        let row = self.provenance.stamp(v, SystemTime::now());
         if self.json {
             let mut o = std::io::stdout().lock();
-            let _ = writeln!(o, "{v}");
+            let _ = writeln!(o, "{row}");
             let _ = o.flush();
         }
+        if self.csv.is_none() && self.plot.is_none() {
+            return;
+        }
+        let mut rows = self.rows.borrow_mut();
+        rows.push(row);
+        if let Some(p) = &self.csv {
+            if let Err(e) = std::fs::write(p, rows::csv(&rows)) {
+                eprintln!("warning: cannot write {}: {e}", p.display());
+            }
+        }
+    }
+
+    /// Draws the figures of the rows so far into the `--plot` directory
+    /// (nothing without `--plot`).
+    ///
+    /// # Errors
+    /// When the directory or a figure cannot be written.
+    pub fn finish(&self) -> Result<()> {
+        let Some(dir) = &self.plot else {
+            return Ok(());
+        };
+        let written = crate::plot::all(&self.rows.borrow(), dir)?;
+        for p in written {
+            eprintln!("figure: {}", p.display());
+        }
+        Ok(())
     }
 }
 

@@ -115,7 +115,7 @@ impl Context {
             launches: c.launches(),
             limit: Duration::from_secs(c.timeout.unwrap_or(120)),
             timeout: c.timeout.map(Duration::from_secs),
-            out: Out::new(c.json),
+            out: Out::new(c)?,
             log,
             quick: c.quick,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -45,6 +45,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use serde_json::json;
 
 use crate::cli::{Common, FwiFault, NbodyMode, OffloadOpts};
+use crate::report::Out;
 use crate::setup;
 use crate::stats;
 
@@ -196,15 +197,16 @@ impl Case {
     }
 }
 
-fn emit(json: bool, row: serde_json::Value) {
-    if json {
-        println!("{row}");
-    } else {
+/// A row: on stdout with `--json` (and to `--csv`, `--plot`), else on
+/// stderr as it is (offload prints no tables).
+fn emit(out: &Out, row: serde_json::Value) {
+    if !out.json_mode() {
         eprintln!("{row}");
     }
+    out.json(&row);
 }
 
-fn run_case(launcher: &Path, c: &Case, launches: usize, json: bool, limit: Duration) -> Result<()> {
+fn run_case(launcher: &Path, c: &Case, launches: usize, out: &Out, limit: Duration) -> Result<()> {
     let mut got: HashMap<&str, Vec<Fields>> = HashMap::new();
     for _ in 0..launches {
         for config in &c.configs {
@@ -288,7 +290,7 @@ fn run_case(launcher: &Path, c: &Case, launches: usize, json: bool, limit: Durat
         } else if name != original {
             row["overhead_pct"] = json!((ratio(name) - 1.0) * 100.0);
         }
-        emit(json, row);
+        emit(out, row);
     }
     Ok(())
 }
@@ -373,6 +375,7 @@ fn nbody_error_each(global: bool, steps: usize) -> Vec<Config> {
 /// A missing program, a launch that fails, over-runs or is not verified.
 pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
     let launcher = setup::launcher(common.launcher.as_deref())?;
+    let out = Out::new(common)?;
     let dir = match &o.apps {
         Some(d) => d.clone(),
         None => setup::this_exe()?
@@ -500,9 +503,9 @@ pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
         .iter()
         .filter(|c| o.cases.is_empty() || o.cases.iter().any(|x| x == c.name))
     {
-        run_case(&launcher, c, launches, common.json, limit)?;
+        run_case(&launcher, c, launches, &out, limit)?;
     }
-    Ok(())
+    out.finish()
 }
 
 #[cfg(test)]

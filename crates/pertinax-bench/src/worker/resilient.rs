@@ -122,7 +122,7 @@ impl Case {
                 send: vec![1; bytes],
                 recv: Vec::new(),
             },
-            CollOp::Reduce | CollOp::Allreduce if bytes % 8 == 0 => Data::Doubles {
+            CollOp::Reduce | CollOp::Allreduce if bytes.is_multiple_of(8) => Data::Doubles {
                 send: vec![1.0; bytes / 8],
                 recv: vec![0.0; bytes / 8],
             },
