@@ -214,12 +214,12 @@ pub fn dims_create(n: usize) -> [usize; 3] {
     }
     let mut best = [n, 1, 1];
     for c in (1..=n).take_while(|c| c * c * c <= n) {
-        if n % c != 0 {
+        if !n.is_multiple_of(c) {
             continue;
         }
         let m = n / c;
         for b in (c..=m).take_while(|b| b * b <= m) {
-            if m % b != 0 {
+            if !m.is_multiple_of(b) {
                 continue;
             }
             let a = m / b;

@@ -494,7 +494,7 @@ impl Communicator for Logged {
         let n = self.comm.size();
         let me = self.comm.rank().index();
         same_len("alltoall", recv.len(), send.len())?;
-        if send.len() % n != 0 {
+        if !send.len().is_multiple_of(n) {
             return Err(refused(&format!(
                 "alltoall: {} bytes do not split into {n} blocks",
                 send.len()

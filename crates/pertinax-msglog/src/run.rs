@@ -497,7 +497,7 @@ where
                     return Err(self.failed());
                 }
                 if self.it < self.iterations
-                    && self.it % self.cfg.cp_int == 0
+                    && self.it.is_multiple_of(self.cfg.cp_int)
                     && self.ckpt.latest() != Some(self.it)
                 {
                     self.checkpoint()?;

@@ -93,7 +93,7 @@ impl Registry {
     }
 
     /// Registers `body` as task `name`, with a typed input and output
-    /// (encoded with bincode). A second registration of a name replaces
+    /// (encoded with postcard, as [`pertinax::Comm::send_value`] does). A second registration of a name replaces
     /// the first.
     pub fn register<I, O, F>(&mut self, name: &str, body: F) -> &mut Registry
     where

@@ -63,11 +63,11 @@ pub(crate) struct TaskBody {
 pub const BOOSTER_MARKER: &str = "--pertinax-offload-booster";
 
 pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>, crate::Error> {
-    bincode::serialize(v).map_err(|e| crate::Error::Serialization(e.to_string()))
+    postcard::to_allocvec(v).map_err(|e| crate::Error::Serialization(e.to_string()))
 }
 
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(b: &[u8]) -> Result<T, crate::Error> {
-    bincode::deserialize(b).map_err(|e| crate::Error::Serialization(e.to_string()))
+    postcard::from_bytes(b).map_err(|e| crate::Error::Serialization(e.to_string()))
 }
 
 #[cfg(test)]

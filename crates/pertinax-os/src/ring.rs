@@ -130,7 +130,7 @@ impl Raw {
     /// The stamp word of the line at ring offset `off`.
     #[inline]
     fn stamp(&self, off: u64) -> &AtomicU64 {
-        debug_assert!(off % LINE as u64 == 0 && off < self.size);
+        debug_assert!(off.is_multiple_of(LINE as u64) && off < self.size);
         // SAFETY: `off` is a line offset inside the data area (callers mask
         // positions with `size - 1`); lines are 64-byte aligned, so the word
         // is aligned for AtomicU64; the mapping outlives `self`.
@@ -240,7 +240,7 @@ unsafe impl Send for Raw {}
 #[cfg(not(all(test, loom)))]
 fn new_raw(map: Arc<Mapping>, ctrl_off: usize, data_off: usize, size: usize) -> Raw {
     assert!(size.is_power_of_two() && size >= MIN_RING_BYTES);
-    assert!(ctrl_off % 64 == 0 && data_off % LINE == 0);
+    assert!(ctrl_off.is_multiple_of(64) && data_off.is_multiple_of(LINE));
     assert!(ctrl_off + std::mem::size_of::<RingCtrl>() <= map.len());
     assert!(data_off + size <= map.len());
     let base = map.as_ptr();
@@ -548,7 +548,7 @@ mod tests {
             let pos_like: Vec<u8> = (0..len)
                 .map(|i| ((sent as usize * 64 + i) >> 3) as u8)
                 .collect();
-            if (x >> 7) % 3 != 0 && p.try_push(&[sent, len as u64, 0], &pos_like) {
+            if !(x >> 7).is_multiple_of(3) && p.try_push(&[sent, len as u64, 0], &pos_like) {
                 lens.push_back(pos_like);
                 sent += 1;
             } else if let Some((m, pl)) = c.peek::<[u64; 3]>() {

@@ -1,7 +1,9 @@
 //! The control protocol between a process and the launcher.
 //!
-//! Frames are a little-endian `u32` length followed by a bincode-encoded
-//! message. The process speaks first with [`ToLauncher::Hello`], presenting
+//! Frames are a little-endian `u32` length followed by a postcard-encoded
+//! message. Both ends are built from the same pertinax (the launcher and
+//! the ranks of one job): the encoding is not a stable format across
+//! versions and nothing stores it. The process speaks first with [`ToLauncher::Hello`], presenting
 //! the job secret; the launcher drops any connection whose secret is wrong.
 
 use std::io::{self, Read, Write};
@@ -115,7 +117,7 @@ pub enum FrameError {
     Io(#[from] io::Error),
     /// The frame could not be decoded or encoded.
     #[error("control message: {0}")]
-    Codec(#[from] bincode::Error),
+    Codec(#[from] postcard::Error),
     /// A frame announced more than [`MAX_FRAME`] bytes.
     #[error("control frame of {0} bytes exceeds the limit")]
     TooLarge(usize),
@@ -126,7 +128,7 @@ pub enum FrameError {
 /// # Errors
 /// Encoding and I/O errors.
 pub fn write_frame<W: Write, T: Serialize>(w: &mut W, msg: &T) -> Result<(), FrameError> {
-    let body = bincode::serialize(msg)?;
+    let body = postcard::to_allocvec(msg)?;
     if body.len() > MAX_FRAME {
         return Err(FrameError::TooLarge(body.len()));
     }
@@ -161,7 +163,7 @@ pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> Result<Option<T>, 
     }
     let mut body = vec![0u8; len];
     r.read_exact(&mut body)?;
-    Ok(Some(bincode::deserialize(&body)?))
+    Ok(Some(postcard::from_bytes(&body)?))
 }
 
 #[cfg(test)]
@@ -202,5 +204,118 @@ mod tests {
         ));
         let garbage = [1u8, 0, 0, 0, 0xff];
         assert!(read_frame::<_, ToRank>(&mut &garbage[..]).is_err());
+    }
+
+    mod round_trip {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn bytes() -> impl Strategy<Value = Vec<u8>> {
+            proptest::collection::vec(any::<u8>(), 0..64)
+        }
+
+        fn to_launcher() -> impl Strategy<Value = ToLauncher> {
+            prop_oneof![
+                (any::<u32>(), any::<u32>(), any::<u32>(), bytes()).prop_map(
+                    |(slot, rank, pid, secret)| ToLauncher::Hello {
+                        slot,
+                        rank,
+                        pid,
+                        secret
+                    }
+                ),
+                (".*", bytes()).prop_map(|(key, value)| ToLauncher::Put { key, value }),
+                Just(ToLauncher::Fence),
+                Just(ToLauncher::Finalize),
+                (
+                    any::<u64>(),
+                    proptest::option::of(".*"),
+                    proptest::collection::vec(".*", 0..4),
+                    any::<u32>(),
+                    any::<bool>(),
+                    bytes(),
+                    proptest::collection::vec(any::<u32>(), 0..8),
+                )
+                    .prop_map(
+                        |(stamp, program, args, count, use_spares, payload, replaces)| {
+                            ToLauncher::Spawn {
+                                stamp,
+                                program,
+                                args,
+                                count,
+                                use_spares,
+                                payload,
+                                replaces,
+                            }
+                        }
+                    ),
+                (".*", any::<u64>(), any::<i32>()).prop_map(|(point, hit, signal)| {
+                    ToLauncher::Injected { point, hit, signal }
+                }),
+                (any::<i32>(), ".*")
+                    .prop_map(|(code, message)| ToLauncher::Abort { code, message }),
+            ]
+        }
+
+        fn to_rank() -> impl Strategy<Value = ToRank> {
+            prop_oneof![
+                Just(ToRank::Welcome),
+                proptest::collection::vec((".*", bytes()), 0..6)
+                    .prop_map(|entries| ToRank::FenceDone { entries }),
+                Just(ToRank::Shutdown),
+                (
+                    proptest::collection::vec(any::<u32>(), 0..8),
+                    any::<u32>(),
+                    bytes()
+                )
+                    .prop_map(|(slots, index, payload)| ToRank::Assign {
+                        slots,
+                        index,
+                        payload
+                    }),
+            ]
+        }
+
+        proptest! {
+                   /// Every message, in any order, reads back as written, and the
+                   /// stream ends cleanly after the last frame.
+                   #[test]
+                   fn every_message_survives_a_frame(
+                       up in proptest::collection::vec(to_launcher(), 0..8),
+                       down in proptest::collection::vec(to_rank(), 0..8),
+                   ) {
+                       let mut buf = Vec::new();
+                       for m in &up {
+                           write_frame(&mut buf, m).unwrap();
+                       }
+                       let mut r = &buf[..];
+                       for m in &up {
+                           let got = read_frame::<_, ToLauncher>(&mut r).unwrap();
+        prop_assert_eq!(got.as_ref(), Some(m));
+                       }
+                       prop_assert!(read_frame::<_, ToLauncher>(&mut r).unwrap().is_none());
+
+                       let mut buf = Vec::new();
+                       for m in &down {
+                           write_frame(&mut buf, m).unwrap();
+                       }
+                       let mut r = &buf[..];
+                       for m in &down {
+                           let got = read_frame::<_, ToRank>(&mut r).unwrap();
+        prop_assert_eq!(got.as_ref(), Some(m));
+                       }
+                       prop_assert!(read_frame::<_, ToRank>(&mut r).unwrap().is_none());
+                   }
+
+                   /// A frame cut anywhere is an error, never a wrong message.
+                   #[test]
+                   fn a_cut_frame_is_an_error(m in to_launcher(), cut in any::<prop::sample::Index>()) {
+                       let mut buf = Vec::new();
+                       write_frame(&mut buf, &m).unwrap();
+                       let at = 1 + cut.index(buf.len() - 1);
+                       let r = read_frame::<_, ToLauncher>(&mut &buf[..at]);
+                       prop_assert!(r.is_err(), "cut at {} of {}: {:?}", at, buf.len(), r);
+                   }
+               }
     }
 }

@@ -185,7 +185,7 @@ pub fn to_hex(bytes: &[u8]) -> String {
 
 /// Parses lowercase or uppercase hex; `None` on odd length or a bad digit.
 pub fn from_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())

@@ -151,7 +151,12 @@ impl Comm {
         Ok((v, st))
     }
 
-    /// Sends any serializable value (encoded with bincode).
+    /// Sends any serializable value, encoded with postcard (compact, not
+    /// self-describing: a type whose `Deserialize` needs
+    /// `deserialize_any`, such as `#[serde(untagged)]`, `#[serde(flatten)]`
+    /// or an internally tagged enum, fails to decode at the receiver).
+    /// Sender and receiver are ranks of one job, built from the same
+    /// pertinax: the encoding is not a stable format across versions.
     ///
     /// # Errors
     /// `Serialization` if encoding fails; otherwise as [`Comm::send`].
@@ -161,7 +166,8 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<()> {
-        let bytes = bincode::serialize(value).map_err(|e| Error::Serialization(e.to_string()))?;
+        let bytes =
+            postcard::to_allocvec(value).map_err(|e| Error::Serialization(e.to_string()))?;
         self.send(&bytes, dest, tag)
     }
 
@@ -176,7 +182,7 @@ impl Comm {
         tag: impl Into<TagMatch>,
     ) -> Result<(V, Status)> {
         let (bytes, st) = self.recv_vec::<u8>(src, tag)?;
-        let v = bincode::deserialize(&bytes).map_err(|e| Error::Serialization(e.to_string()))?;
+        let v = postcard::from_bytes(&bytes).map_err(|e| Error::Serialization(e.to_string()))?;
         Ok((v, st))
     }
 

@@ -117,7 +117,8 @@ fn request(
         Assignment::Replace { holes, .. } => holes.clone(),
         Assignment::Spawned { .. } => Vec::new(),
     };
-    let payload = bincode::serialize(payload).map_err(|e| Error::Serialization(e.to_string()))?;
+    let payload =
+        postcard::to_allocvec(payload).map_err(|e| Error::Serialization(e.to_string()))?;
     rt.b.request_processes(ProcRequest {
         stamp,
         program,

@@ -116,7 +116,7 @@ impl Status {
         if s == 0 {
             return Some(0);
         }
-        (self.len % s == 0).then_some(self.len / s)
+        self.len.is_multiple_of(s).then_some(self.len / s)
     }
 }
 

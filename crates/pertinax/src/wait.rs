@@ -79,7 +79,7 @@ impl Backoff {
             self.start = Some(Instant::now());
             return Step::Spin;
         };
-        if self.n % 16 != 0 && p.spin > Duration::from_micros(10) {
+        if !self.n.is_multiple_of(16) && p.spin > Duration::from_micros(10) {
             return Step::Spin;
         }
         let t = start.elapsed();

@@ -98,7 +98,7 @@ impl Layout {
 
         // 1-based, inclusive, as in cg.f.
         let (firstrow, lastrow, firstcol, lastcol);
-        if na % npcols == 0 {
+        if na.is_multiple_of(npcols) {
             let col_size = na / npcols;
             firstcol = proc_col * col_size + 1;
             lastcol = firstcol - 1 + col_size;
@@ -113,7 +113,7 @@ impl Layout {
                 // The block of the column pair, split in two halves.
                 let (first, last) = block(na, npcols / 2, proc_col / 2);
                 let col_size = last + 1 - first;
-                if me % 2 == 0 {
+                if me.is_multiple_of(2) {
                     firstcol = first;
                     lastcol = first - 1 + (col_size - 1) / 2 + 1;
                 } else {
@@ -126,7 +126,7 @@ impl Layout {
 
         let (send_start, send_len) = if square {
             (1, nrows)
-        } else if me % 2 == 0 {
+        } else if me.is_multiple_of(2) {
             (1, nrows.div_ceil(2))
         } else {
             (nrows.div_ceil(2) + 1, nrows / 2)
@@ -148,7 +148,7 @@ impl Layout {
             let (s_start, s_len, r_len) = if square {
                 (send_start, send_len, nrows)
             } else if i == l2npcols {
-                let start = if me % 2 == 0 {
+                let start = if me.is_multiple_of(2) {
                     send_start + send_len
                 } else {
                     1

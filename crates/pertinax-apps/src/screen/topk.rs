@@ -135,7 +135,7 @@ impl TopK {
     ///
     /// [`ScreenError::BadTopK`] if `bytes` is not a whole number of entries.
     pub fn decode(k: usize, bytes: &[u8]) -> Result<TopK, ScreenError> {
-        if bytes.len() % Self::ENTRY_SIZE != 0 {
+        if !bytes.len().is_multiple_of(Self::ENTRY_SIZE) {
             return Err(ScreenError::BadTopK { len: bytes.len() });
         }
         let mut out = TopK::new(k);

@@ -309,7 +309,7 @@ fn agree_kill(w: &Comm, a: &[String]) -> R {
     let rounds = arg(a, 0, 20);
     let mut last = None;
     for i in 0..rounds {
-        let flag = if (w.rank().index() as u64 + i) % 5 == 0 {
+        let flag = if (w.rank().index() as u64 + i).is_multiple_of(5) {
             0xff
         } else {
             0xfff

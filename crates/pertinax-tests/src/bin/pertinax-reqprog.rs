@@ -427,7 +427,7 @@ fn round(c: &Comm, world: &[usize], r: u64) -> Result<(), Error> {
 
 /// Completes the requests of a round by `wait_all` or `wait_any`.
 fn wait_ring(reqs: &mut [pertinax::Request<'_>], r: u64, right: usize) -> Result<(), Error> {
-    if r % 2 == 0 {
+    if r.is_multiple_of(2) {
         let st = pertinax::wait_all(reqs)?;
         if st[1].source != Rank(right as i32) {
             return Err(Error::InvalidArgument(format!(

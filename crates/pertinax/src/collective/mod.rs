@@ -903,7 +903,7 @@ impl Comm {
     /// `InvalidArgument` if `buf` is not a multiple of the size.
     pub fn allgather_in_place<T: Pod>(&self, buf: &mut [T]) -> Result<()> {
         let n = self.size();
-        if buf.len() % n != 0 {
+        if !buf.len().is_multiple_of(n) {
             return Err(bad(
                 "allgather",
                 format!("{} elements are not {n} equal blocks", buf.len()),
@@ -998,7 +998,7 @@ impl Comm {
 
     fn alltoall_layout<T>(&self, s: usize, r: usize) -> Result<(Vec<usize>, Vec<usize>)> {
         let n = self.size();
-        if s != r || s % n != 0 {
+        if s != r || !s.is_multiple_of(n) {
             return Err(bad(
                 "alltoall",
                 format!("send has {s} elements, receive {r}; both must be {n} equal blocks"),

@@ -56,7 +56,7 @@ fn whole<T>(len: usize) -> Result<(), Error> {
             "reduction of a zero-sized element type".into(),
         ));
     }
-    if len % s != 0 {
+    if !len.is_multiple_of(s) {
         return Err(Error::InvalidArgument(format!(
             "{len} bytes are not a whole number of {s}-byte elements"
         )));

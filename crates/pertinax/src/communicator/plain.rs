@@ -116,7 +116,7 @@ impl Communicator for Comm {
             // bytes (the length is not checked against `elem`).
             return Ok(Box::new(Comm::irecv(self, scope, buf, src, tag)?));
         }
-        if len % elem != 0 {
+        if !len.is_multiple_of(elem) {
             return Err(Error::InvalidArgument(format!(
                 "a receive buffer of {len} bytes is not a whole number of {elem}-byte elements"
             )));

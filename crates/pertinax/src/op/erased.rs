@@ -157,7 +157,7 @@ impl ErasedOp {
                 ))),
             };
         }
-        if acc.len() % self.elem_size != 0 {
+        if !acc.len().is_multiple_of(self.elem_size) {
             return Err(Error::InvalidArgument(format!(
                 "reduction operands of {} bytes are not a whole number of {}-byte elements",
                 acc.len(),

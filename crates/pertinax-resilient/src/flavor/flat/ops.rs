@@ -338,7 +338,7 @@ impl Communicator for Resilient {
                     .into(),
             ));
         }
-        if send.len() % size.max(1) != 0 || recv.len() != send.len() {
+        if !send.len().is_multiple_of(size.max(1)) || recv.len() != send.len() {
             return Err(pertinax::Error::InvalidArgument(format!(
                 "alltoall: {} bytes to send and {} to receive, both {size} equal blocks needed",
                 send.len(),

@@ -198,7 +198,7 @@ pub(super) fn bootstrap() -> Result<Boot> {
                     )))
                 }
             };
-        let a: Assignment = bincode::deserialize(&payload)
+        let a: Assignment = postcard::from_bytes(&payload)
             .map_err(|e| Error::Bootstrap(format!("bad assignment: {e}")))?;
         let (rank, size) = match &a {
             Assignment::Spawned { .. } => (index, slots.len()),

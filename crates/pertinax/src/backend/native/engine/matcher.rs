@@ -67,7 +67,7 @@ impl Matcher {
                 capacity: cap,
             });
         }
-        if elem > 1 && len % elem != 0 {
+        if elem > 1 && !len.is_multiple_of(elem) {
             return Err(Error::LengthNotMultiple { len, elem });
         }
         Ok(())
