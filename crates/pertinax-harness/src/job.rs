@@ -234,7 +234,7 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
 const PMIX_LISTENER_FAILED: &str = "The PMIx server's listener thread failed to start";
 
 /// Runs a job to completion. On MPI, a job whose `mpirun` could not start
-/// its runtime (no rank ran: [`PMIX_LISTENER_FAILED`]) is started again,
+/// its runtime (no rank ran: `PMIX_LISTENER_FAILED`) is started again,
 /// at most twice, saying so on stderr: that is not an outcome of the
 /// program under test.
 pub fn run(spec: Spec<'_>) -> Job {

@@ -1,26 +1,28 @@
 //! FFI to MPI and its ULFM extension, for pertinax's MPI backend.
 //!
 //! Built only with the `mpi` feature (without it this crate is empty, so
-//! the default build needs no MPI). `build.rs` compiles a C shim
+//! the default build needs no MPI, and docs.rs, which has no MPI, shows
+//! this page alone). `build.rs` compiles a C shim
 //! (`shim/pxm.c`, and `shim/pxm_spawn.c` for groups, intercommunicators and
-//! spawn: [`Group`], [`parent`], `Comm::spawn`) with the include directories of the MPI's compiler
+//! spawn: `Group`, `parent`, `Comm::spawn`) with the include directories of the MPI's compiler
 //! wrapper (`$PERTINAX_MPICC`, `$MPICC`, or `mpicc` on `PATH`) and links the
 //! MPI. The shim exposes only C scalars and pointers: MPI handles cross as
 //! `intptr_t` (addresses of globals in Open MPI, integers in MPICH), a
-//! status as [`Status`]. Hence no bindgen and no libclang: the one thing
+//! status as `Status`. Hence no bindgen and no libclang: the one thing
 //! that must match the MPI is compiled by its own headers.
 //!
-//! The safe layer ([`Comm`], [`Request`], [`Status`], [`Code`]) is what the
+//! The safe layer (`Comm`, `Request`, `Status`, `Code`) is what the
 //! backend uses. Functions that hand MPI a buffer it keeps after they return
 //! (`isend`, `irecv`) are `unsafe`: the caller keeps the buffer alive
-//! and unmoved until the request completes; they are crate-private, and [`Op`]
+//! and unmoved until the request completes; they are crate-private, and `Op`
 //! is their safe form (it owns the buffer until MPI is done).
 //!
-//! Errors are MPI error codes ([`Code`]); [`Code::kind`] classifies them
+//! Errors are MPI error codes (`Code`); `Code::kind` classifies them
 //! (ULFM's `MPIX_ERR_PROC_FAILED`, `MPIX_ERR_PROC_FAILED_PENDING`,
 //! `MPIX_ERR_REVOKED`, truncation). Every communicator the backend uses
-//! must have `MPI_ERRORS_RETURN` ([`Comm::errors_return`]), or an error
+//! must have `MPI_ERRORS_RETURN` (`Comm::errors_return`), or an error
 //! aborts the job instead of returning here.
+#![warn(missing_docs)]
 #![cfg(feature = "mpi")]
 
 use std::ffi::c_int;

@@ -42,7 +42,7 @@ pub(crate) const SERVE_TAG: i32 = TAG_UB;
 /// `alltoall`'s point-to-point messages.
 const ALLTOALL_TAG: i32 = TAG_UB - 1;
 
-/// The communicator of an iteration (see the [module documentation](self)).
+/// The communicator of an iteration (see the [crate documentation](crate)).
 #[derive(Debug)]
 pub struct Logged {
     comm: Comm,

@@ -82,6 +82,7 @@
 //!     Ok(())
 //! }
 //! ```
+#![warn(missing_docs)]
 
 mod booster;
 mod error;

@@ -21,7 +21,20 @@
 //!   early in a dying process's exit.
 //!
 //! Every `unsafe` block carries a `// SAFETY:` comment.
+//!
+//! Linux only: memfd, futexes, robust futex lists, `process_vm_readv`,
+//! `PR_SET_PDEATHSIG` and `/proc` have no common equivalent elsewhere.
+//! Every pertinax crate depends on this one, so the build stops here, with
+//! the message below, on any other OS.
+#![warn(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
+
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "pertinax supports Linux only (the native backend on one machine; clusters through \
+     the MPI backend on Linux nodes): it needs memfd, futexes, robust futex lists, \
+     process_vm_readv and PR_SET_PDEATHSIG"
+);
 
 pub mod cma;
 pub mod futex;

@@ -31,7 +31,7 @@
 //!
 //! # Model checking
 //!
-//! The protocol's atomics go through [`crate::sync`], and the memory through
+//! The protocol's atomics go through `crate::sync`, and the memory through
 //! `Raw`. Under `--cfg loom` (tests only), `Raw` is a heap model of the ring
 //! instead of the shared mapping: each line's stamp word is a loom atomic
 //! (payload bytes that fall on it are written and read through it, as they

@@ -173,6 +173,7 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod pending;

@@ -105,6 +105,7 @@
 //!   wait for one another outside this communicator's collectives (a
 //!   survivor blocked in a receive from a laggard cannot come back to
 //!   replay for it), like NAS EP.
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod comm;

@@ -9,7 +9,7 @@
 //!   [`crate::fault::Plan`]), the resilient settings [`RESILIENT`] and the
 //!   `RESILIENT_*` variables (a [`crate::resilient::Settings`]), and the
 //!   tunables of [`tune`].
-//! - Diagnostics and tools: [`RESILIENT_TRACE`], [`bench`], [`test`].
+//! - Diagnostics and tools: [`RESILIENT_TRACE`], [`mod@bench`], [`mod@test`].
 
 /// Rank in the world communicator (decimal).
 pub const RANK: &str = "PERTINAX_RANK";

@@ -2,7 +2,7 @@
 //! process writes and another reads, each as a typed value with its format
 //! and its parser side by side (round-trip tested).
 //!
-//! - [`env`]: the name of every `PERTINAX_*` environment variable: what
+//! - [`mod@env`]: the name of every `PERTINAX_*` environment variable: what
 //!   the launcher hands each process (rank, size, job id, secret,
 //!   inherited descriptors), and what the runtime reads whoever started
 //!   it.
@@ -47,6 +47,7 @@
 //! segment and of the control socket, job id, secret) come from a
 //! launcher that speaks [`ctrl`]. With [`env::RANK`] unset, a process is
 //! a job of size 1.
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod ctrl;

@@ -1,5 +1,5 @@
 //! The [`Communicator`] trait: the operations every communicator offers,
-//! the plain [`Comm`] and the decorators of the recovery libraries
+//! the plain [`Comm`](crate::Comm) and the decorators of the recovery libraries
 //! (`pertinax-resilient`'s communicators, `pertinax-propagate`'s guard),
 //! so that decorators stack (a guarded resilient communicator) and
 //! application code is written once.
@@ -16,7 +16,7 @@
 //!   and trait objects call them alike.
 //! - **Reductions** go through [`DynOp`], the type-erased form of an
 //!   [`Op<T>`]: it combines bytes, and runs the reduction on a plain
-//!   [`Comm`] (the element type is recovered inside the op), which is what
+//!   [`Comm`](crate::Comm) (the element type is recovered inside the op), which is what
 //!   a decorator over `Comm` needs.
 //! - **dup and split** come in two forms: [`Communicator::dup`] and
 //!   [`Communicator::split`] return `Self` (`where Self: Sized`),
@@ -26,7 +26,7 @@
 //! # Errors: an associated type
 //!
 //! Each communicator keeps its own error type
-//! ([`Communicator::Error`]): the core's [`Error`] for [`Comm`],
+//! ([`Communicator::Error`]): the core's [`Error`] for [`Comm`](crate::Comm),
 //! `pertinax_resilient::Error` (with its policy's `Failed`), the guard's
 //! `GuardError<E>` (with the propagated error) around the error `E` of the
 //! communicator it guards. One core error would have to carry every
@@ -40,7 +40,7 @@
 //! # Outcomes
 //!
 //! Operations return an [`Outcome`]: what they did besides succeeding. A
-//! plain [`Comm`] always completes with every rank (its outcome is
+//! plain [`Comm`](crate::Comm) always completes with every rank (its outcome is
 //! [`Outcome::default`], complete), and reports a failure as an error; a
 //! resilient communicator completes without the failed ranks and says so
 //! in the outcome (`skipped`, `missing`). A receive returns
@@ -112,7 +112,7 @@ impl CommError for Error {
 
 /// What an operation did besides succeeding.
 ///
-/// Always complete on a plain [`Comm`] (which reports failures as
+/// Always complete on a plain [`Comm`](crate::Comm) (which reports failures as
 /// errors); a resilient communicator fills it in.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -249,11 +249,12 @@ pub fn wait_each<E>(ops: Vec<PendingOp<'_, E>>) -> Vec<Result<Completion, E>> {
 /// and [`Communicator::split_boxed`] return).
 pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
 
-/// A communicator: the plain [`Comm`], or a decorator over one (see the
-/// [module documentation](self)). Object safe; the typed methods are in
-/// [`CommunicatorExt`].
+/// A communicator: the plain [`Comm`](crate::Comm), or a decorator over one
+/// (`pertinax-resilient`'s communicators, `pertinax-propagate`'s guard), so
+/// that decorators stack and application code is written once. Object
+/// safe; the typed methods are in [`CommunicatorExt`].
 ///
-/// The methods' contracts are [`Comm`]'s (same arguments, same
+/// The methods' contracts are [`Comm`](crate::Comm)'s (same arguments, same
 /// matching, same collective rules), except for what a decorator does
 /// about failures, which it documents: a plain `Comm` returns
 /// `ProcFailed`, a resilient communicator repairs and reports an
@@ -278,21 +279,23 @@ pub trait Communicator {
     }
     /// Whether the communicator was revoked (as known here).
     fn is_revoked(&self) -> bool;
-    /// Revokes the communicator at every member (see the [module
-    /// documentation](self#failures)).
+    /// Revokes the communicator at every member: after a revocation by any
+    /// member, the pending and later operations of every member return a
+    /// fault error. This is what lets a guard interrupt the communicator it
+    /// guards.
     ///
     /// # Errors
     /// `Unsupported` (or the decorator's equivalent) when the decorator
     /// cannot be revoked; the core's revoke errors.
     fn revoke(&self) -> Result<(), Self::Error>;
 
-    /// Sends `buf` to `dest` (see [`Comm::send`]).
+    /// Sends `buf` to `dest` (see [`Comm::send`](crate::Comm::send)).
     ///
     /// # Errors
     /// See the implementations.
     fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error>;
     /// Receives into `buf`, a whole number of `elem`-byte elements (see
-    /// [`Comm::recv`]); `None` when the receive was skipped.
+    /// [`Comm::recv`](crate::Comm::recv)); `None` when the receive was skipped.
     ///
     /// # Errors
     /// See the implementations.
@@ -304,17 +307,17 @@ pub trait Communicator {
         tag: TagMatch,
     ) -> Result<Option<Status>, Self::Error>;
     /// Waits for a matching message and describes it (see
-    /// [`Comm::probe`]); `None` when the probe was skipped.
+    /// [`Comm::probe`](crate::Comm::probe)); `None` when the probe was skipped.
     ///
     /// # Errors
     /// See the implementations.
     fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error>;
-    /// Describes a matching message if one is here (see [`Comm::iprobe`]).
+    /// Describes a matching message if one is here (see [`Comm::iprobe`](crate::Comm::iprobe)).
     ///
     /// # Errors
     /// See the implementations.
     fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error>;
-    /// Starts sending `buf` inside `scope` (see [`Comm::isend`]).
+    /// Starts sending `buf` inside `scope` (see [`Comm::isend`](crate::Comm::isend)).
     ///
     /// # Errors
     /// See the implementations.
@@ -325,7 +328,7 @@ pub trait Communicator {
         dest: Rank,
         tag: Tag,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error>;
-    /// Starts receiving into `buf` inside `scope` (see [`Comm::irecv`]).
+    /// Starts receiving into `buf` inside `scope` (see [`Comm::irecv`](crate::Comm::irecv)).
     ///
     /// # Errors
     /// See the implementations.

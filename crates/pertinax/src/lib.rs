@@ -150,6 +150,7 @@
 //! assert_eq!(token[0], 42);
 //! # Ok::<(), pertinax::Error>(())
 //! ```
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod backend;

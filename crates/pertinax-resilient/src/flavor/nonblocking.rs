@@ -781,7 +781,7 @@ impl<'x, 'b> NbScope<'x, 'b> {
         Ok(self.request(id))
     }
 
-    /// Non-blocking [`Communicator::bcast`]: `buf` holds the result when
+    /// Non-blocking [`CommunicatorExt::bcast`](pertinax::CommunicatorExt::bcast): `buf` holds the result when
     /// the scope has ended (unless the root failed).
     ///
     /// # Errors
@@ -798,7 +798,7 @@ impl<'x, 'b> NbScope<'x, 'b> {
         Ok(self.request(id))
     }
 
-    /// Non-blocking [`Communicator::reduce`]: at the root, `recv` holds the
+    /// Non-blocking [`CommunicatorExt::reduce`](pertinax::CommunicatorExt::reduce): at the root, `recv` holds the
     /// result when the scope has ended; elsewhere it is not used (it may
     /// be empty).
     ///
@@ -833,7 +833,7 @@ impl<'x, 'b> NbScope<'x, 'b> {
         Ok(self.request(id))
     }
 
-    /// Non-blocking [`Communicator::allreduce`]: `recv` holds the result
+    /// Non-blocking [`CommunicatorExt::allreduce`](pertinax::CommunicatorExt::allreduce): `recv` holds the result
     /// when the scope has ended.
     ///
     /// # Errors
@@ -866,7 +866,7 @@ impl<'x, 'b> NbScope<'x, 'b> {
         Ok(self.request(id))
     }
 
-    /// Non-blocking [`Communicator::allgather`]: `recv` holds every
+    /// Non-blocking [`CommunicatorExt::allgather`](pertinax::CommunicatorExt::allgather): `recv` holds every
     /// contributor's `send` at its original position when the scope has
     /// ended (the missing ranks' blocks are not written).
     ///

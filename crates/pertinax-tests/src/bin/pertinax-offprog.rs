@@ -7,39 +7,39 @@
 //! recovery did, or `FAIL run rank=R: ...`.
 //!
 //! Keys (defaults in brackets):
-//! - `alloc=self|world` [world]: a private set per master, or one shared
+//! - `alloc=self|world` \[world\]: a private set per master, or one shared
 //!   set (failure consensus among the masters);
-//! - `boosters=B` [2], `tasks=T` [4] tasks per master (per round for
-//!   `ring`), `rounds=R` [1] waits, `spares=S` [0] spare groups,
-//!   `attempts=A` [8] the retry limit, `recover=0|1` [1];
-//! - `kind=work|ring|nested|domains` [work]: independent tasks; a ring
+//! - `boosters=B` \[2\], `tasks=T` \[4\] tasks per master (per round for
+//!   `ring`), `rounds=R` \[1\] waits, `spares=S` \[0\] spare groups,
+//!   `attempts=A` \[8\] the retry limit, `recover=0|1` \[1\];
+//! - `kind=work|ring|nested|domains` \[work\]: independent tasks; a ring
 //!   exchange among all boosters in an explicit domain (master 0
 //!   offloads, every round); slave tasks that each allocate `workers=W`
-//!   [2] workers of their own and offload to them; two named domains per
+//!   \[2\] workers of their own and offload to them; two named domains per
 //!   round, `a` (the master's first `tasks` tasks, onto booster 0) and
 //!   `b` (the next `tasks`, onto booster 1): the master waits for `b`
 //!   first and checks (with `poll`) that every task of `b` is cleared and
 //!   none of `a`, then waits for `a`; each execution of a `domains` task
 //!   prints `EXEC master=M task=K attempt=A` on the booster's stdout;
-//! - `collect=taskwait|wait|poll` [taskwait] (`work` and `nested`; for
+//! - `collect=taskwait|wait|poll` \[taskwait\] (`work` and `nested`; for
 //!   `domains`, how a domain is waited for): a `taskwait` then `take`;
 //!   [`Boosters::wait`] on each task in turn (for `domains`: on the
 //!   domain's first task); or [`Boosters::poll`] on each task in turn
 //!   until it is no longer running (counted in `waiting=` when it waits
 //!   for clearance, `awaiting=` when a booster failure was seen), then a
 //!   `taskwait` after which every task must poll as cleared or failed;
-//! - `faults=F,F,...`: `M.K[.W]:HOW:WHEN[:ATTEMPT]`: task K (in offload
+//! - `faults=F,F,...`: `M.K\[.W\]:HOW:WHEN\[:ATTEMPT\]`: task K (in offload
 //!   order, over all rounds) of master M, or its worker W for `nested`,
-//!   fails at its ATTEMPT-th execution [0] (for a worker: of the slave's
+//!   fails at its ATTEMPT-th execution \[0\] (for a worker: of the slave's
 //!   0th execution); HOW: `kill`, `stop` (SIGSTOP: needs heartbeats),
 //!   `panic`, `exit` (exits 1), `error` (the task returns an error, on
 //!   the booster it was offloaded onto only, not on its replica); WHEN: `before` (at task start), `during`
-//!   (half-way, after a sleep of `ms=MS` [30] ms), `after` (a thread
+//!   (half-way, after a sleep of `ms=MS` \[30\] ms), `after` (a thread
 //!   kills the booster MS ms after the task returned: while waiting for
 //!   clearance, or later, during free).
-//! - `replicate=0|1` [0]: `work` tasks also run on the next booster
+//! - `replicate=0|1` \[0\]: `work` tasks also run on the next booster
 //!   (first successful result wins);
-//! - `expect=ok|lost|retries|task` [ok]: every result right; or tasks may
+//! - `expect=ok|lost|retries|task` \[ok\]: every result right; or tasks may
 //!   fail with `BoosterFailed` (recover=0), `RetriesExceeded` or a task
 //!   error (`Error::Task`), their input
 //!   handed back intact, and at least one does.

@@ -159,7 +159,7 @@ impl<T: Pod> OpObj for Op<T> {
 }
 
 /// A reduction operation with its element type erased: what the object-safe
-/// reductions of [`Communicator`] take. Made from an [`Op<T>`] by
+/// reductions of [`Communicator`](crate::Communicator) take. Made from an [`Op<T>`] by
 /// [`DynOp::new`] (the typed methods of
 /// [`CommunicatorExt`](super::CommunicatorExt) do it).
 #[derive(Clone, Copy)]
