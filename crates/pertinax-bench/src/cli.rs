@@ -101,7 +101,8 @@ pub struct Common {
     #[arg(long)]
     pub no_ompi: bool,
 
-    /// Open MPI installation (default: $PERTINAX_OMPI_PREFIX, else /tmp/ompi).
+    /// Open MPI installation (default: $PERTINAX_OMPI_PREFIX, else the Open
+    /// MPI with ULFM whose mpirun and mpicc are on PATH, else /tmp/ompi).
     #[arg(long, value_name = "DIR")]
     pub ompi_prefix: Option<PathBuf>,
 

@@ -31,7 +31,7 @@
 //! so every benchmark interleaves its configurations launch by launch, runs
 //! the host sentinel (`c2c.c`) before each launch, and reports the median
 //! and the minimum over launches. Code map:
-//! - [`cli`]: the command line;
+//! - [`cli`]: the command line; [`progress`]: `all`'s progress bar;
 //! - [`setup`]: finding the launcher, Open MPI and the anchors, compiling C;
 //! - [`run`]: one launch under a time limit, interleaving;
 //! - [`host`]: the host-noise sentinel; [`contention`]: other jobs' CPU use;
@@ -55,6 +55,7 @@ mod contention;
 mod host;
 mod parse;
 mod plot;
+mod progress;
 mod report;
 mod rows;
 mod run;
@@ -135,21 +136,43 @@ fn measure(common: &cli::Common, f: impl FnOnce(&mut Context) -> Result<()>) -> 
     r.and(drawn)
 }
 
-/// `all`: every benchmark but offload and regress, one after another.
+/// `all`: every benchmark but offload and regress, one after another,
+/// with a progress bar on a terminal ([`progress`]).
 fn all(ctx: &mut Context, a: &cli::AllArgs) -> Result<()> {
     ctx.native_only("all")?;
     // The last part needs pertinax-propprog: fail now, not after an hour.
     setup::propprog(None)?;
     let msglog = MsglogOpts::default();
     bench::msglog::Programs::find(&ctx.launcher, None, &msglog.cases)?;
+    let scale = ctx.launches as f64 / 5.0;
+    progress::start(
+        progress::ALL_PARTS
+            .iter()
+            .map(|&(name, s)| (name, s * scale))
+            .collect(),
+    );
+    let r = all_parts(ctx, a, &msglog);
+    progress::finish();
+    r
+}
+
+/// The parts of `all`, in [`progress::ALL_PARTS`]'s order.
+fn all_parts(ctx: &mut Context, a: &cli::AllArgs, msglog: &MsglogOpts) -> Result<()> {
     bench::p2p::run(ctx, &a.reps, None, Pattern::PingPong)?;
+    progress::next_part();
     bench::p2p::run(ctx, &a.reps, None, Pattern::PingPing)?;
+    progress::next_part();
     bench::launch::run(ctx, &a.ranks)?;
+    progress::next_part();
     bench::coll::run(ctx, &a.common, &a.coll_ranks, &CollOpts::default())?;
+    progress::next_part();
     bench::ft::run(ctx, &a.common, &FtOpts::default())?;
+    progress::next_part();
     bench::propagate::run(ctx, &a.common, &PropagateOpts::default())?;
+    progress::next_part();
     bench::resilient::run(ctx, &a.common, &ResilientOpts::default())?;
-    bench::msglog::run(ctx, &a.common, &msglog)
+    progress::next_part();
+    bench::msglog::run(ctx, &a.common, msglog)
 }
 
 /// The in-job side: joins the job, measures, prints `KEY k=v` lines.

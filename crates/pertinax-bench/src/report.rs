@@ -162,11 +162,14 @@ impl Out {
     /// Writes human-readable text (tables, notes).
     pub fn text(&self, s: &str) {
         if self.json {
-            let _ = std::io::stderr().write_all(s.as_bytes());
+            // Above `all`'s progress bar when it is drawn.
+            crate::progress::println(s.strip_suffix('\n').unwrap_or(s));
         } else {
-            let mut o = std::io::stdout().lock();
-            let _ = o.write_all(s.as_bytes());
-            let _ = o.flush();
+            crate::progress::suspend(|| {
+                let mut o = std::io::stdout().lock();
+                let _ = o.write_all(s.as_bytes());
+                let _ = o.flush();
+            });
         }
     }
 
@@ -176,9 +179,11 @@ impl Out {
     pub fn json(&self, v: &Value) {
         let row = self.provenance.stamp(v, SystemTime::now());
         if self.json {
-            let mut o = std::io::stdout().lock();
-            let _ = writeln!(o, "{row}");
-            let _ = o.flush();
+            crate::progress::suspend(|| {
+                let mut o = std::io::stdout().lock();
+                let _ = writeln!(o, "{row}");
+                let _ = o.flush();
+            });
         }
         if self.csv.is_none() && self.plot.is_none() {
             return;

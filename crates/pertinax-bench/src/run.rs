@@ -301,7 +301,7 @@ pub fn interleave(plan: &Plan<'_>, mut log: Option<&mut File>) -> Result<Vec<Lau
                 outcome,
                 records,
             };
-            eprintln!(
+            crate::progress::println(&format!(
                 "[{} {}/{}] {:<22} {:>6} {:>8.3} s  {}, after {}  others' CPU {}",
                 plan.title,
                 round + 1,
@@ -313,13 +313,14 @@ pub fn interleave(plan: &Plan<'_>, mut log: Option<&mut File>) -> Result<Vec<Lau
                 l.sentinel_after
                     .map_or("n/a".into(), |s| format!("{:.1} ns", s.oneway_ns)),
                 crate::host::percent(l.others_cpu),
-            );
+            ));
             if !l.outcome.ok() {
                 let tail: Vec<&str> = l.outcome.stderr.lines().rev().take(5).collect();
                 for line in tail.iter().rev() {
-                    eprintln!("    stderr: {line}");
+                    crate::progress::println(&format!("    stderr: {line}"));
                 }
             }
+            crate::progress::tick();
             if let Some(f) = log.as_deref_mut() {
                 write_log(f, plan.title, v, &l)?;
             }

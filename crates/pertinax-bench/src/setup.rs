@@ -6,6 +6,7 @@
 //! it is absent, benchmarks report pertinax alone.
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -156,6 +157,33 @@ pub fn propagate_source() -> PathBuf {
     Path::new(CRATE_DIR).join("c").join("propagate.c")
 }
 
+/// Where Open MPI is looked for last.
+pub const DEFAULT_OMPI_PREFIX: &str = "/tmp/ompi";
+
+/// The prefix of the first directory on `path` (a `PATH` value) that
+/// holds both `mpirun` and `mpicc`, when that installation is Open MPI
+/// with ULFM: its `ompi_info --parsable` says `ft_mpi_support:yes`.
+/// `None` when there is none or it is another MPI (MPICH, an Open MPI
+/// without ULFM).
+pub fn ompi_on_path(path: &std::ffi::OsStr) -> Option<PathBuf> {
+    let bin = std::env::split_paths(path)
+        .find(|d| d.join("mpirun").is_file() && d.join("mpicc").is_file())?;
+    let info = Command::new(bin.join("ompi_info"))
+        .arg("--parsable")
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&info.stdout);
+    let ulfm = text
+        .lines()
+        .any(|l| l.trim() == "options:ft_mpi_support:yes");
+    if !ulfm {
+        return None;
+    }
+    let bin = bin.canonicalize().unwrap_or(bin);
+    bin.parent().map(Path::to_path_buf)
+}
+
 /// An Open MPI installation.
 #[derive(Clone, Debug)]
 pub struct Ompi {
@@ -165,14 +193,17 @@ pub struct Ompi {
 }
 
 impl Ompi {
-    /// The installation under `prefix` (given, else `$PERTINAX_OMPI_PREFIX`,
-    /// else `/tmp/ompi`) if it has `bin/mpicc` and `bin/mpirun` and the
-    /// anchors are found; `None` otherwise.
+    /// The installation under `prefix` if it has `bin/mpicc` and
+    /// `bin/mpirun` and the anchors are found; `None` otherwise. The prefix
+    /// is `prefix` if given, else `$PERTINAX_OMPI_PREFIX`, else the
+    /// installation whose `mpirun` and `mpicc` come first on `PATH` when it
+    /// is Open MPI with ULFM ([`ompi_on_path`]), else `/tmp/ompi`.
     pub fn find(prefix: Option<&Path>, anchors: Option<PathBuf>, build: &Path) -> Option<Ompi> {
         let prefix = prefix.map(Path::to_path_buf).unwrap_or_else(|| {
             std::env::var_os(pertinax_wire::env::bench::OMPI_PREFIX)
                 .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("/tmp/ompi"))
+                .or_else(|| ompi_on_path(&std::env::var_os("PATH").unwrap_or_default()))
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_OMPI_PREFIX))
         });
         let ok = ["mpicc", "mpirun"]
             .iter()
@@ -185,6 +216,11 @@ impl Ompi {
             }),
             _ => None,
         }
+    }
+
+    /// The installation's prefix.
+    pub fn prefix(&self) -> &Path {
+        &self.prefix
     }
 
     /// Compiles `<anchors>/<name>.c` (or `source` if given) with mpicc,
@@ -281,5 +317,43 @@ mod tests {
         assert!(err.contains("--features pertinax/mpi"), "{err}");
         let here = this_exe().unwrap();
         assert_eq!(mpi_exe(Some(&here)).unwrap(), here.canonicalize().unwrap());
+    }
+
+    /// A fake MPI installation in `dir`: `mpirun`, `mpicc` and an
+    /// `ompi_info` that prints `info`.
+    fn fake_mpi(dir: &Path, info: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for (name, body) in [
+            ("mpirun", String::new()),
+            ("mpicc", String::new()),
+            ("ompi_info", format!("printf '{info}'\n")),
+        ] {
+            let p = bin.join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        bin
+    }
+
+    #[test]
+    fn open_mpi_with_ulfm_is_found_on_the_path() {
+        let dir = std::env::temp_dir().join(format!("pertinax-bench-path-{}", std::process::id()));
+        let empty = dir.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        let ulfm = fake_mpi(
+            &dir.join("ulfm"),
+            "options:ft_support:yes\\noptions:ft_mpi_support:yes\\n",
+        );
+        let plain = fake_mpi(&dir.join("plain"), "options:ft_mpi_support:no\\n");
+        let path = |dirs: &[&Path]| std::env::join_paths(dirs).unwrap();
+        let found = ompi_on_path(&path(&[&empty, &ulfm])).unwrap();
+        assert_eq!(found, dir.join("ulfm").canonicalize().unwrap());
+        // The first MPI on the PATH decides: one without ULFM is not used.
+        assert_eq!(ompi_on_path(&path(&[&plain, &ulfm])), None);
+        assert_eq!(ompi_on_path(&path(&[&empty])), None);
+        assert_eq!(ompi_on_path(std::ffi::OsStr::new("")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

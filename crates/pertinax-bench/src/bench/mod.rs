@@ -93,7 +93,8 @@ impl Context {
                     None,
                     Some(format!(
                         "Open MPI not found (need <prefix>/bin/mpicc and mpirun, prefix from \
-                         --ompi-prefix, $PERTINAX_OMPI_PREFIX or /tmp/ompi) or no anchors ({})",
+                         --ompi-prefix, $PERTINAX_OMPI_PREFIX, an Open MPI with ULFM on PATH \
+                         or /tmp/ompi) or no anchors ({})",
                         anchors.map_or("none".into(), |a| a.display().to_string())
                     )),
                 ),
@@ -104,6 +105,9 @@ impl Context {
                 bail!("--backend mpi needs Open MPI (with ULFM): {why}");
             }
             eprintln!("note: pertinax only: {why}");
+        }
+        if let Some(o) = &ompi {
+            eprintln!("note: Open MPI from {}", o.prefix().display());
         }
         let log = c.log.as_deref().map(open_log).transpose()?;
         Ok(Context {
