@@ -22,20 +22,35 @@ use crate::{check, ffi, Code, Comm, RecvData, Request, Result, SendData, Status}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i32)]
 pub enum CollKind {
+    /// `MPI_Barrier` (`MPI_Ibarrier` non-blocking).
     Barrier = 0,
+    /// `MPI_Bcast` (`MPI_Ibcast` non-blocking).
     Bcast = 1,
+    /// `MPI_Reduce` (`MPI_Ireduce` non-blocking).
     Reduce = 2,
+    /// `MPI_Allreduce` (`MPI_Iallreduce` non-blocking).
     Allreduce = 3,
+    /// `MPI_Scan` (`MPI_Iscan` non-blocking).
     Scan = 4,
+    /// `MPI_Exscan` (`MPI_Iexscan` non-blocking).
     Exscan = 5,
+    /// `MPI_Reduce_scatter` (`MPI_Ireduce_scatter` non-blocking).
     ReduceScatter = 6,
+    /// `MPI_Gather` (`MPI_Igather` non-blocking).
     Gather = 7,
+    /// `MPI_Gatherv` (`MPI_Igatherv` non-blocking).
     Gatherv = 8,
+    /// `MPI_Scatter` (`MPI_Iscatter` non-blocking).
     Scatter = 9,
+    /// `MPI_Scatterv` (`MPI_Iscatterv` non-blocking).
     Scatterv = 10,
+    /// `MPI_Allgather` (`MPI_Iallgather` non-blocking).
     Allgather = 11,
+    /// `MPI_Allgatherv` (`MPI_Iallgatherv` non-blocking).
     Allgatherv = 12,
+    /// `MPI_Alltoall` (`MPI_Ialltoall` non-blocking).
     Alltoall = 13,
+    /// `MPI_Alltoallv` (`MPI_Ialltoallv` non-blocking).
     Alltoallv = 14,
 }
 
@@ -43,16 +58,27 @@ pub enum CollKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i32)]
 pub enum Prim {
+    /// `MPI_BYTE` (raw bytes).
     Byte = 0,
+    /// `MPI_INT8_T`.
     I8 = 1,
+    /// `MPI_UINT8_T`.
     U8 = 2,
+    /// `MPI_INT16_T`.
     I16 = 3,
+    /// `MPI_UINT16_T`.
     U16 = 4,
+    /// `MPI_INT32_T`.
     I32 = 5,
+    /// `MPI_UINT32_T`.
     U32 = 6,
+    /// `MPI_INT64_T`.
     I64 = 7,
+    /// `MPI_UINT64_T`.
     U64 = 8,
+    /// `MPI_FLOAT`.
     F32 = 9,
+    /// `MPI_DOUBLE`.
     F64 = 10,
 }
 
@@ -72,15 +98,25 @@ impl Prim {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(i32)]
 pub enum Builtin {
+    /// `MPI_SUM`.
     Sum = 0,
+    /// `MPI_PROD`.
     Prod = 1,
+    /// `MPI_MIN`.
     Min = 2,
+    /// `MPI_MAX`.
     Max = 3,
+    /// `MPI_BAND` (bitwise and).
     Band = 4,
+    /// `MPI_BOR` (bitwise or).
     Bor = 5,
+    /// `MPI_BXOR` (bitwise exclusive or).
     Bxor = 6,
+    /// `MPI_LAND` (logical and).
     Land = 7,
+    /// `MPI_LOR` (logical or).
     Lor = 8,
+    /// `MPI_LXOR` (logical exclusive or).
     Lxor = 9,
 }
 
@@ -98,8 +134,12 @@ pub enum Reduction {
     Builtin(Prim, Builtin),
     /// A Rust function on `elem`-byte elements.
     User {
+        /// Bytes per element.
         elem: usize,
+        /// Whether MPI may combine in any order (`MPI_Op_create`'s
+        /// `commute`).
         commutative: bool,
+        /// The combining function.
         f: UserFn,
     },
 }
@@ -132,9 +172,13 @@ impl Reduction {
 /// is done (a non-blocking v-collective reads them until it completes).
 #[derive(Clone, Debug, Default)]
 pub struct Layout {
+    /// Elements sent to each rank (`sendcounts`).
     pub scounts: Vec<i32>,
+    /// Where each rank's elements start in the send buffer (`sdispls`).
     pub sdispls: Vec<i32>,
+    /// Elements received from each rank (`recvcounts`).
     pub rcounts: Vec<i32>,
+    /// Where each rank's elements go in the receive buffer (`rdispls`).
     pub rdispls: Vec<i32>,
 }
 
@@ -277,16 +321,23 @@ pub enum Input {
 /// The arguments of [`Coll::start`].
 #[derive(Debug)]
 pub struct Args {
+    /// Which collective.
     pub kind: CollKind,
     /// The MPI call (`MPI_Allreduce`) rather than its non-blocking form.
     pub blocking: bool,
+    /// The send side: a buffer, in place, or the receive buffer as input.
     pub send: Input,
+    /// The receive buffer (owned until MPI is done).
     pub recv: RecvData,
     /// The element count of the call's scalar count argument.
     pub count: usize,
+    /// The v-collectives' counts and displacements.
     pub layout: Layout,
+    /// How a reducing collective combines ([`Reduction::None`] otherwise).
     pub reduction: Reduction,
+    /// The root's rank, for rooted collectives (ignored otherwise).
     pub root: i32,
+    /// The communicator the collective runs on.
     pub comm: Comm,
 }
 

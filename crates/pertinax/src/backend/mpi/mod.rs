@@ -788,7 +788,7 @@ impl Mpi {
             c.set(n);
             n
         });
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             return None;
         }
         let t = self.trio(ctx).ok()?;
