@@ -1,12 +1,17 @@
 //! `pertinax`: the command-line tool of the pertinax runtime.
 //!
-//! Today it has one subcommand, `run`, which starts N ranks of a program
-//! on this machine, serves their bootstrap, forwards their output and
+//! Its main subcommand, `run`, starts N ranks of a program on this
+//! machine, serves their bootstrap, forwards their input, output and
 //! signals, and exits with the status of the first failure:
 //!
 //! ```text
-//! pertinax run -n 4 --tag-output --timeout 60 -- ./my_solver input.dat
+//! pertinax run -np 4 --tag-output --timeout 5m -- ./my_solver input.dat
+//! pertinax run -n 1 ./server : -n 3 ./worker      # MIMD, ranks 0 | 1..3
 //! ```
+//!
+//! `pertinax completions bash|zsh|fish|elvish|powershell` prints a shell
+//! completion script and `pertinax man [run]` a manual page, both
+//! generated from the same clap definitions as `--help`.
 //!
 //! The options live in [`args`], the work in [`run`] and in the
 //! `pertinax-launch` library. Bad command lines exit with status 2 and one
@@ -20,7 +25,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use args::{Cli, Command};
 use run::Failure;
@@ -29,12 +34,21 @@ use run::Failure;
 const USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(args::normalize(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
     };
     let status = match &cli.command {
-        Command::Run(args) => run::execute(args),
+        Command::Run(args) => match args.to_spec() {
+            Ok(spec) => run::execute(&spec),
+            Err(e) => return usage_error(&e),
+        },
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(*shell, &mut cmd, "pertinax", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Man { subcommand } => return man(subcommand.as_deref()),
     };
     let _ = std::io::stdout().flush();
     match status {
@@ -47,6 +61,35 @@ fn main() -> ExitCode {
             eprintln!("pertinax: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Prints the manual page of `pertinax` or of one of its subcommands.
+fn man(subcommand: Option<&str>) -> ExitCode {
+    let cli = Cli::command();
+    let page = match subcommand {
+        None => cli,
+        Some(name) => match cli.find_subcommand(name) {
+            // Named as its page is (pertinax-run), with the version; clap
+            // takes a 'static name (the process ends right after).
+            Some(sub) => sub
+                .clone()
+                .name(&*String::leak(format!("pertinax-{name}")))
+                .version(env!("CARGO_PKG_VERSION")),
+            None => {
+                eprintln!("pertinax: no subcommand '{name}' (see 'pertinax --help')");
+                return ExitCode::from(USAGE);
+            }
+        },
+    };
+    let mut out = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(page).render(&mut out) {
+        eprintln!("pertinax: cannot render the manual page: {e}");
+        return ExitCode::FAILURE;
+    }
+    match std::io::stdout().write_all(&out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
     }
 }
 

@@ -2,9 +2,7 @@
 
 use std::io::Write;
 
-use pertinax_launch::{run, LaunchError};
-
-use crate::args::RunArgs;
+use pertinax_launch::{run, JobSpec, LaunchError};
 
 /// What ended a `pertinax run` that could not launch its job.
 #[derive(Debug)]
@@ -20,9 +18,8 @@ pub enum Failure {
 ///
 /// # Errors
 /// When the job could not be launched.
-pub fn execute(args: &RunArgs) -> Result<i32, Failure> {
-    let spec = args.to_spec();
-    let report = run(&spec).map_err(|e| {
+pub fn execute(spec: &JobSpec) -> Result<i32, Failure> {
+    let report = run(spec).map_err(|e| {
         if e.is_usage() {
             Failure::Usage(e)
         } else {

@@ -34,24 +34,34 @@ fn all_ranks_exit_0_gives_0_and_no_summary() {
 
 #[test]
 fn one_rank_exiting_3_gives_3_and_is_named() {
-    let o = run_sh(
-        3,
-        &[],
-        "if [ $PERTINAX_RANK = 2 ]; then exit 3; fi; sleep 0.2",
-    );
-    assert_eq!(o.code, Some(3), "{o:?}");
-    assert!(o.stderr.contains("pertinax: rank 2 (pid "), "{}", o.stderr);
-    assert!(
-        o.stderr.contains(") exited with code 3 at "),
-        "{}",
-        o.stderr
-    );
-    assert_eq!(
-        o.stderr.lines().count(),
-        1,
-        "only the failed rank: {}",
-        o.stderr
-    );
+    let script = "if [ $PERTINAX_RANK = 2 ]; then exit 3; fi; sleep 0.2";
+    for keep_going in [false, true] {
+        let opts: &[&str] = if keep_going { &["--keep-going"] } else { &[] };
+        let o = run_sh(3, opts, script);
+        assert_eq!(o.code, Some(3), "{o:?}");
+        let lines: Vec<&str> = o.stderr.lines().collect();
+        assert!(
+            lines[0].starts_with("pertinax: rank 2 (pid "),
+            "{}",
+            o.stderr
+        );
+        assert!(
+            lines[0].contains(") exited with code 3 at "),
+            "{}",
+            o.stderr
+        );
+        // Failing fast, the others' SIGTERM is the launcher's doing: only
+        // the failed rank is listed, then the stop.
+        let stop = "which ends the job (--keep-going lets the others run); \
+                    ranks still running were terminated";
+        match keep_going {
+            true => assert_eq!(lines.len(), 1, "only the failed rank: {}", o.stderr),
+            false => {
+                assert_eq!(lines.len(), 2, "{}", o.stderr);
+                assert!(lines[1].ends_with(stop), "{}", o.stderr);
+            }
+        }
+    }
 }
 
 #[test]
@@ -68,9 +78,10 @@ fn rank_killed_by_sigkill_gives_137() {
 
 #[test]
 fn first_failure_in_time_gives_the_status() {
+    // Both failures are told when the others keep going.
     let o = run_sh(
         2,
-        &[],
+        &["--keep-going"],
         "if [ $PERTINAX_RANK = 0 ]; then sleep 0.3; exit 5; else exit 7; fi",
     );
     assert_eq!(o.code, Some(7), "{o:?}");

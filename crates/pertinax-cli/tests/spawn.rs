@@ -150,9 +150,10 @@ fn idle_spares_are_shut_down_and_not_reported() {
 
 #[test]
 fn spawned_processes_outlive_a_failed_parent_by_default() {
+    // --keep-going: the parent's exit 3 must not end the job.
     let o = run_fake_job(
         2,
-        &[],
+        &["--keep-going"],
         &[
             ("spawned:*", "--watch 1"),
             ("rank:1", "--spawn 1 --sleep-ms 100 --exit 3"),
@@ -173,7 +174,7 @@ fn spawned_processes_outlive_a_failed_parent_by_default() {
 fn on_parent_failure_end_kills_what_the_parent_spawned() {
     let o = run_fake_job(
         2,
-        &["--on-parent-failure", "end"],
+        &["--on-parent-failure", "end", "--keep-going"],
         &[
             ("spawned:*", "--hang"),
             ("rank:1", "--spawn 2 --sleep-ms 100 --exit 3"),

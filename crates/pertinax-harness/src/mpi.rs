@@ -182,6 +182,9 @@ pub fn translate(launcher_args: &[String]) -> Result<Vec<(String, String)>, Stri
             "--resilient-check" => {
                 env.push((pertinax_wire::env::RESILIENT_CHECK.to_string(), value()?))
             }
+            // mpirun --with-ft ulfm keeps the others running when a rank
+            // fails; pertinax's fail-fast rule has no counterpart to turn off.
+            "--keep-going" => {}
             "--fault-seed" => seed = Some(num(opt, &value()?)?),
             "--fault-count" => count = num(opt, &value()?)? as usize,
             "--fault-max-hit" => max_hit = num(opt, &value()?)?,
@@ -398,6 +401,11 @@ mod tests {
             t(&["--resilient"]),
             Ok(vec![("PERTINAX_RESILIENT".into(), "flat".into())])
         );
+    }
+
+    #[test]
+    fn keep_going_translates_to_nothing() {
+        assert_eq!(t(&["--keep-going"]), Ok(vec![]));
     }
 
     #[test]

@@ -150,6 +150,32 @@ pub enum LaunchError {
         /// The OS error.
         source: io::Error,
     },
+    /// The application contexts of a MIMD job ([`JobSpec::apps`](crate::JobSpec::apps))
+    /// leave no rank to the first one, or one of them has none.
+    #[error(
+        "the application contexts need {asked} ranks but the job has {ranks} \
+         (each context needs at least 1)"
+    )]
+    Apps {
+        /// Ranks of the job.
+        ranks: usize,
+        /// Ranks the further contexts ask for, plus 1 for the first.
+        asked: usize,
+    },
+    /// The working directory (`--wdir`) is not a directory.
+    #[error("--wdir {}: not a directory", dir.display())]
+    Wdir {
+        /// The directory given.
+        dir: std::path::PathBuf,
+    },
+    /// A directory or file of `--output-filename` cannot be created.
+    #[error("--output-filename: cannot create {}: {source}", path.display())]
+    OutputFile {
+        /// The path.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
 }
 
 impl LaunchError {
@@ -172,6 +198,9 @@ impl LaunchError {
                 | LaunchError::ResilientFlat { .. }
                 | LaunchError::RingTooLarge { .. }
                 | LaunchError::Program { .. }
+                | LaunchError::Apps { .. }
+                | LaunchError::Wdir { .. }
+                | LaunchError::OutputFile { .. }
         )
     }
 }

@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStderr, ChildStdout, Command, Stdio};
+use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
@@ -18,16 +18,19 @@ use pertinax_os::process::configure_child;
 use pertinax_os::segment::{Layout, Segment};
 use pertinax_wire::{env, slot};
 
+use crate::bind;
 use crate::children::Children;
 use crate::ctrl::{self, Expected};
 use crate::deaths::DeathWatch;
 use crate::event::Event;
 use crate::fault::{faults_env, FaultSignal, Kill, KillWhen};
-use crate::output::{self, Sink};
+use crate::output::{self, Out, Sink};
 use crate::report::JobReport;
 use crate::resilient::{self, Resilient};
 use crate::signal::SignalWatch;
-use crate::spec::{default_ring_bytes, resolve_program, Heartbeat, JobSpec, ParentFailure};
+use crate::spec::{
+    default_ring_bytes, resolve_program, App, Binding, Heartbeat, JobSpec, ParentFailure, StdinTo,
+};
 use crate::supervise::{Config, NewProc, Started, Starter, Supervisor};
 use crate::LaunchError;
 
@@ -58,6 +61,10 @@ struct Plan {
     kills: Vec<Kill>,
     /// The seeded kills alone.
     schedule: Vec<Kill>,
+    /// Ranks of the first application context (all of them unless MIMD).
+    first: usize,
+    /// The further contexts' programs, resolved.
+    apps: Vec<PathBuf>,
 }
 
 /// Checks `spec` and works out the segment's shape and the faults.
@@ -120,13 +127,42 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
         })?,
         None => Vec::new(),
     };
-    let program =
-        resolve_program(&spec.program, std::env::var_os("PATH").as_deref()).map_err(|problem| {
-            LaunchError::Program {
-                program: spec.program.clone(),
+    let asked = spec.apps.iter().try_fold(1usize, |sum, a| {
+        (a.ranks > 0).then(|| sum.checked_add(a.ranks)).flatten()
+    });
+    let first = match asked {
+        Some(asked) if asked <= n => n - (asked - 1),
+        _ => {
+            return Err(LaunchError::Apps {
+                ranks: n,
+                asked: asked.unwrap_or(usize::MAX),
+            })
+        }
+    };
+    if let Some(dir) = &spec.wdir {
+        if !dir.is_dir() {
+            return Err(LaunchError::Wdir { dir: dir.clone() });
+        }
+    }
+    let resolve = |program: &Path| {
+        let path = std::env::var_os("PATH");
+        resolve_program(program, path.as_deref())
+            .map_err(|problem| LaunchError::Program {
+                program: program.to_path_buf(),
                 problem,
-            }
-        })?;
+            })
+            // Absolute, so that --wdir does not change which file runs.
+            .map(|p| match std::env::current_dir() {
+                Ok(cwd) if p.is_relative() => cwd.join(p),
+                _ => p,
+            })
+    };
+    let program = resolve(&spec.program)?;
+    let apps = spec
+        .apps
+        .iter()
+        .map(|a| resolve(&a.program))
+        .collect::<Result<Vec<_>, _>>()?;
     // Sized by the ranks, not the capacity: the slots for spares and
     // spawned processes are mostly never used, and their rings cost nothing
     // until touched (pages appear on first use), while smaller rings slow
@@ -148,6 +184,8 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
         program,
         kills,
         schedule,
+        first,
+        apps,
     })
 }
 
@@ -225,6 +263,10 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
             .map(Resilient::to_env)
             .unwrap_or_default(),
     };
+    let cpus = match spec.bind {
+        Binding::Core => bind::allowed_cpus().map_err(os("read the launcher's CPU mask"))?,
+        Binding::None => Vec::new(),
+    };
     let start = Instant::now();
     // All processes first, then their helper threads: the processes start
     // up (exec, dynamic loading) while the launcher creates the threads.
@@ -236,15 +278,49 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
         } else {
             Kind::Spare
         };
-        spawned.push(launcher.spawn(&Launch {
+        let (program, arg0, args, env) = match context_of(s as usize, &plan, spec) {
+            Some((app, program)) => (program, app.program.as_os_str(), &app.args, &app.env[..]),
+            None => (
+                plan.program.as_path(),
+                spec.program.as_os_str(),
+                &spec.args,
+                &[][..],
+            ),
+        };
+        let cpu = match kind {
+            Kind::Rank(r) => bind::cpu_of(r, &cpus),
+            Kind::Spare | Kind::Spawned { .. } => None,
+        };
+        let launch = Launch {
             slot: s,
             kind,
-            program: &plan.program,
-            arg0: spec.program.as_os_str(),
-            args: &spec.args,
+            program,
+            arg0,
+            args,
+            env,
             // Nobody has fenced yet.
             cma_all: false,
-        })?);
+        };
+        let one = match cpu {
+            Some(cpu) => bind::on_cpu(cpu, || launcher.spawn(&launch))
+                .map_err(os("bind a rank to its CPU"))??,
+            None => launcher.spawn(&launch)?,
+        };
+        if spec.report_bindings {
+            if let Kind::Rank(r) = kind {
+                match cpu {
+                    Some(cpu) => output::say(format_args!(
+                        "pertinax: rank {r} (pid {}) bound to CPU {cpu}",
+                        one.pid
+                    )),
+                    None => output::say(format_args!(
+                        "pertinax: rank {r} (pid {}) not bound",
+                        one.pid
+                    )),
+                }
+            }
+        }
+        spawned.push(one);
     }
     let started = spawned
         .into_iter()
@@ -263,6 +339,12 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
         on_parent_failure: spec.on_parent_failure,
         schedule: plan.schedule.clone(),
         resilient: spec.resilient.is_some(),
+        // Survivors are meant to outlive failures in resilient jobs and
+        // in jobs with injected faults.
+        fail_fast: !spec.keep_going
+            && spec.resilient.is_none()
+            && spec.kills.is_empty()
+            && spec.random_faults.is_none(),
     };
     let report = Supervisor::new(&seg, &children, &launcher, cfg, started, start).run(&rx);
     drop(deaths);
@@ -270,6 +352,22 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
     drop(children);
     drop(signals);
     Ok(report)
+}
+
+/// The application context of rank `rank` after the first (its spec and
+/// resolved program), or `None` for the first context.
+fn context_of<'s>(rank: usize, plan: &'s Plan, spec: &'s JobSpec) -> Option<(&'s App, &'s Path)> {
+    let mut end = plan.first;
+    for (app, program) in spec.apps.iter().zip(&plan.apps) {
+        if rank < end {
+            return None;
+        }
+        end += app.ranks;
+        if rank < end {
+            return Some((app, program));
+        }
+    }
+    None
 }
 
 /// What a process is when it starts.
@@ -312,6 +410,8 @@ struct Launch<'p> {
     /// Its name as the user (or the requester) gave it.
     arg0: &'p OsStr,
     args: &'p [OsString],
+    /// Variables of its application context (MIMD), after the job's.
+    env: &'p [(OsString, OsString)],
     cma_all: bool,
 }
 
@@ -323,6 +423,7 @@ struct Spawned {
     ctrl: UnixStream,
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
+    stdin: Option<ChildStdin>,
 }
 
 /// What every process's start needs.
@@ -355,13 +456,25 @@ impl Launcher<'_> {
         for var in resilient::VARS {
             cmd.env_remove(var);
         }
+        // Rank 0's input is the launcher's (copied by a thread: rank 0 runs
+        // in a process group of its own, so reading a terminal itself would
+        // stop it with SIGTTIN); the others read /dev/null.
+        let stdin = if self.spec.stdin == StdinTo::Rank0 && l.kind == Kind::Rank(0) {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
         cmd.arg0(l.arg0)
             .args(l.args)
             .envs(self.spec.env.iter().map(|(k, v)| (k, v)))
+            .envs(l.env.iter().map(|(k, v)| (k, v)))
             .envs(self.env(l, theirs.as_raw_fd()))
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(dir) = &self.spec.wdir {
+            cmd.current_dir(dir);
+        }
         configure_child(&mut cmd, vec![self.shm_fd, theirs.as_raw_fd()]);
 
         let block = self.seg.proc_block(l.slot as usize);
@@ -376,6 +489,7 @@ impl Launcher<'_> {
         })?;
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
+        let stdin = child.stdin.take();
         let pid = self.children.add(child);
         // Before the control reader starts, hence before `Welcome`: a
         // process that was welcomed finds its pid in its slot.
@@ -388,6 +502,7 @@ impl Launcher<'_> {
             ctrl: ours,
             stdout,
             stderr,
+            stdin,
         })
     }
 
@@ -401,6 +516,7 @@ impl Launcher<'_> {
             ctrl: ours,
             stdout,
             stderr,
+            stdin,
         } = spawned;
         let slot = who.slot;
         let tag = self
@@ -412,18 +528,27 @@ impl Launcher<'_> {
         if let (Some(tag), Some(rank)) = (&tag, replaces) {
             tag.replacement(rank, slot);
         }
+        if let Some(mut to) = stdin {
+            // Ends at end of file (dropping `to` closes rank 0's input), or
+            // when rank 0 is gone (a broken pipe).
+            thread("pertinax-stdin".into(), move || {
+                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut to);
+            })?;
+        }
         let mut outputs = 0;
         if let Some(out) = stdout {
             let (events, tag) = (self.events.clone(), tag.clone());
+            let to = self.out(Sink::Stdout, slot, "stdout")?;
             thread(format!("pertinax-out-{slot}"), move || {
-                output::forward(out, Sink::Stdout, tag, None, &events);
+                output::forward(out, to, tag, None, &events);
             })?;
             outputs += 1;
         }
         if let Some(err) = stderr {
             let (events, tag) = (self.events.clone(), tag.clone());
+            let to = self.out(Sink::Stderr, slot, "stderr")?;
             thread(format!("pertinax-err-{slot}"), move || {
-                output::forward(err, Sink::Stderr, tag, Some(slot), &events);
+                output::forward(err, to, tag, Some(slot), &events);
             })?;
             outputs += 1;
         }
@@ -439,6 +564,29 @@ impl Launcher<'_> {
             outputs,
             tag,
         })
+    }
+
+    /// Where the stream `name` (stdout, stderr) of the process in `slot`
+    /// goes: `sink`, and its file under `--output-filename`.
+    fn out(&self, sink: Sink, slot: u32, name: &str) -> Result<Out, LaunchError> {
+        let mut out = Out {
+            sink: Some(sink),
+            file: None,
+            timestamp: self.spec.timestamp_output,
+        };
+        if let Some(files) = &self.spec.output_files {
+            let path = output_path(&files.dir, slot, self.spec.ranks).join(name);
+            let file = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::File::create(&path))
+                .map_err(|source| LaunchError::OutputFile { path, source })?;
+            out.file = Some(file);
+            if !files.copy {
+                out.sink = None;
+            }
+        }
+        Ok(out)
     }
 
     /// The `PERTINAX_*` variables of a process.
@@ -498,10 +646,23 @@ impl Starter for Launcher<'_> {
             program,
             arg0,
             args,
+            env: &[],
             cma_all: new.cma_all,
         })?;
         self.attend(spawned, new.replaces)
     }
+}
+
+/// The directory of the output files of the process in `slot`, in Open
+/// MPI's layout (`DIR/1/rank.N`; `DIR/1/slot.S` for a spare or spawned
+/// process).
+fn output_path(dir: &Path, slot: u32, ranks: usize) -> PathBuf {
+    let leaf = if (slot as usize) < ranks {
+        format!("rank.{slot}")
+    } else {
+        format!("slot.{slot}")
+    };
+    dir.join("1").join(leaf)
 }
 
 /// Starts a named helper thread; its handle is dropped: the helpers end on

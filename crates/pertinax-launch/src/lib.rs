@@ -48,12 +48,15 @@
 //! assert_eq!(report.ranks.len(), 2);
 //! assert!(report.summary().is_none());
 //! ```
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod bind;
 mod bootstrap;
 mod children;
 mod ctrl;
 mod deaths;
+mod duration;
 mod error;
 mod event;
 mod fault;
@@ -67,6 +70,7 @@ mod signal;
 mod spec;
 mod supervise;
 
+pub use duration::{parse_duration, DurationParseError};
 pub use error::{LaunchError, ProgramProblem};
 pub use fault::{parse_time, FaultSignal, Kill, KillParseError, KillWhen, RandomFaults};
 pub use job::{run, MAX_RANKS, MAX_RING_BYTES, MAX_SLOTS};
@@ -75,7 +79,8 @@ pub use panic::Panic;
 pub use report::{Cause, JobReport, ProcOutcome, Role, Stop, StopCause};
 pub use resilient::{PolicyParseError, Resilient, ResilientCheck, ResilientMode, ResilientPolicy};
 pub use spec::{
-    default_ring_bytes, resolve_program, Heartbeat, HeartbeatMode, JobSpec, ParentFailure,
+    default_ring_bytes, resolve_program, App, Binding, Heartbeat, HeartbeatMode, JobSpec,
+    OutputFiles, ParentFailure, StdinTo,
 };
 pub use supervise::{SPAWN_NO_ROOM, SPAWN_OK, SPAWN_REFUSED};
 

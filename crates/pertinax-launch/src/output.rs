@@ -10,10 +10,17 @@
 //! a line of its own. The stderr forwarder also looks for the process's
 //! first panic ([`PanicScan`]) and sends it to the event loop for the
 //! summary.
+//!
+//! With `--output-filename` a forwarder also appends its lines to a file
+//! ([`Out::file`], without the `--tag-output` prefix: the file names the
+//! process), and with `--timestamp-output` every line starts with the UTC
+//! time at which the launcher read it (`[2026-11-27 02:15:02.153] `).
 
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::event::Event;
 use crate::panic::PanicScan;
@@ -55,6 +62,51 @@ impl Sink {
             }
         }
     }
+}
+
+/// Where one stream's lines go.
+#[derive(Debug)]
+pub(crate) struct Out {
+    /// The launcher's stream (`None`: `--output-filename DIR:nocopy`).
+    pub sink: Option<Sink>,
+    /// A file that gets every line too.
+    pub file: Option<File>,
+    /// Start every line with the time.
+    pub timestamp: bool,
+}
+
+impl From<Sink> for Out {
+    fn from(sink: Sink) -> Out {
+        Out {
+            sink: Some(sink),
+            file: None,
+            timestamp: false,
+        }
+    }
+}
+
+/// `[YYYY-MM-DD HH:MM:SS.mmm] ` for `t`, in UTC.
+pub(crate) fn timestamp(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil_from_days, for days since 1970-01-01 >= 0.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!(
+        "[{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03}] ",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        d.subsec_millis()
+    )
 }
 
 /// Writes one message of the launcher (`pertinax: ...`) on its stderr as
@@ -136,21 +188,38 @@ pub(crate) fn format_lines(data: &[u8], prefix: Option<&str>, out: &mut Vec<u8>)
 /// the copy: the rank must never block on a full pipe.
 pub(crate) fn forward(
     src: impl Read,
-    sink: Sink,
+    out: impl Into<Out>,
     prefix: Option<Tag>,
     panics: Option<u32>,
     events: &Sender<Event>,
 ) {
+    let Out {
+        sink,
+        mut file,
+        timestamp: stamp,
+    } = out.into();
     let mut src = BufReader::with_capacity(16 * 1024, src);
     let mut pending: Vec<u8> = Vec::new();
     let mut formatted: Vec<u8> = Vec::new();
     let mut scan = panics.map(|slot| (slot, PanicScan::new()));
     let mut emit = |data: &[u8]| {
-        {
-            let prefix = prefix.as_ref().map(Tag::get);
-            format_lines(data, prefix.as_ref().map(|p| p.as_str()), &mut formatted);
+        let time = stamp.then(|| timestamp(SystemTime::now()));
+        if let Some(f) = &mut file {
+            format_lines(data, time.as_deref(), &mut formatted);
+            let _ = f.write_all(&formatted);
         }
-        let _ = sink.write(&formatted);
+        if let Some(sink) = &sink {
+            let prefix = prefix.as_ref().map(Tag::get);
+            let full = match (&time, &prefix) {
+                (Some(t), Some(p)) => Some(format!("{t}{}", p.as_str())),
+                (Some(t), None) => Some(t.clone()),
+                (None, Some(p)) => Some(p.to_string()),
+                (None, None) => None,
+            };
+            drop(prefix);
+            format_lines(data, full.as_deref(), &mut formatted);
+            let _ = sink.write(&formatted);
+        }
         if let Some((slot, scan)) = &mut scan {
             if let Some(panic) = scan.feed(data) {
                 let _ = events.send(Event::Panicked { slot: *slot, panic });

@@ -168,6 +168,15 @@ pub enum StopCause {
     },
     /// The launcher received this signal (SIGINT, SIGTERM, SIGHUP).
     Signal(i32),
+    /// A rank exited with a non-zero code, and the job failed fast
+    /// (neither `--keep-going`, nor resilient communicators, nor injected
+    /// faults): the others were terminated.
+    RankExited {
+        /// The rank.
+        rank: u32,
+        /// Its exit code.
+        code: i32,
+    },
     /// A process asked to end the job.
     Abort {
         /// The slot of the process that aborted (for a rank, its rank).
@@ -236,12 +245,24 @@ impl JobReport {
         self.ranks.iter().chain(&self.others)
     }
 
-    /// Members that failed on their own, before any stop, in time order.
+    /// Members that failed on their own, before any stop (or by making the
+    /// launcher stop the job: a rank that exited non-zero), in time order.
     fn own_failures(&self) -> Vec<&ProcOutcome> {
         let stop_at = self.stop.as_ref().map(|s| s.at);
+        let stopper = match self.stop {
+            Some(Stop {
+                cause: StopCause::RankExited { rank, .. },
+                ..
+            }) => Some(rank),
+            _ => None,
+        };
         let mut v: Vec<&ProcOutcome> = self
             .processes()
-            .filter(|r| r.is_failure() && stop_at.is_none_or(|t| r.at < t))
+            .filter(|r| {
+                r.is_failure()
+                    && (stop_at.is_none_or(|t| r.at < t)
+                        || (r.role == Role::Rank && stopper == Some(r.slot)))
+            })
             .collect();
         v.sort_by_key(|r| (r.at, r.slot));
         v
@@ -278,7 +299,7 @@ impl JobReport {
             (None, Some(stop)) => match &stop.cause {
                 StopCause::Timeout { .. } => 124,
                 StopCause::Signal(s) => 128 + s,
-                StopCause::Abort { code, .. } => *code,
+                StopCause::RankExited { code, .. } | StopCause::Abort { code, .. } => *code,
             },
             (None, None) => 0,
         }
@@ -408,6 +429,13 @@ impl JobReport {
                     format!(
                         "interrupted by {} at {} s",
                         signal_name(*s),
+                        seconds(stop.at)
+                    )
+                }
+                StopCause::RankExited { rank, code } => {
+                    format!(
+                        "rank {rank} exited with code {code} at {} s, which ends the job \
+                         (--keep-going lets the others run)",
                         seconds(stop.at)
                     )
                 }

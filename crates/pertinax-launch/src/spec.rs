@@ -55,6 +55,83 @@ pub struct JobSpec {
     /// `None` (the `PERTINAX_RESILIENT*` variables are then not set, not
     /// even inherited from the launcher's environment).
     pub resilient: Option<Resilient>,
+    /// Let the other processes run when a rank exits with a non-zero code
+    /// (`--keep-going`). Off (the default), such an exit ends the job as
+    /// `mpirun` does ([`StopCause::RankExited`](crate::StopCause::RankExited)),
+    /// except with `resilient` or a fault plan (`kills`, `random_faults`),
+    /// where survivors are expected to outlive failures. Deaths by a signal
+    /// never end the job: the survivors recover from them.
+    pub keep_going: bool,
+    /// Where the launcher's standard input goes; the other processes get
+    /// `/dev/null`.
+    pub stdin: StdinTo,
+    /// Copy every process's output into files under this directory too
+    /// (`--output-filename`).
+    pub output_files: Option<OutputFiles>,
+    /// Prefix every line of output with the wall-clock time (UTC).
+    pub timestamp_output: bool,
+    /// Working directory of every process (default: the launcher's).
+    pub wdir: Option<PathBuf>,
+    /// CPU binding of the ranks.
+    pub bind: Binding,
+    /// Print each rank's binding on stderr when it starts.
+    pub report_bindings: bool,
+    /// Further application contexts (`pertinax run -n 2 a : -n 2 b`,
+    /// MIMD): the first `ranks - sum of their ranks` ranks run `program`,
+    /// the next ones each context's program, in order. Spares, and spawn
+    /// requests that name no program, run `program`.
+    pub apps: Vec<App>,
+}
+
+/// One more application context of a MIMD job ([`JobSpec::apps`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct App {
+    /// Number of its ranks (at least 1).
+    pub ranks: usize,
+    /// Its program; searched in `PATH` when it has no `/`.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Variables set in its ranks only, after the job's `env`.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// Where the launcher's standard input goes (`--stdin`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StdinTo {
+    /// Nobody: every process reads `/dev/null` (the default of the
+    /// library: a program calling [`run`](crate::run) twice must not have
+    /// two threads reading its input).
+    #[default]
+    Nobody,
+    /// Rank 0 (the process started as rank 0, not one that replaces it),
+    /// through a pipe that a thread of the launcher fills; end of file on
+    /// the launcher's input closes it. `pertinax run`'s default.
+    Rank0,
+}
+
+/// `--output-filename DIR[:nocopy]`: Open MPI's layout, `DIR/1/rank.N/stdout`
+/// and `DIR/1/rank.N/stderr` for rank N (`DIR/1/slot.S/...` for a spare or
+/// spawned process in slot S).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputFiles {
+    /// The directory (created if needed).
+    pub dir: PathBuf,
+    /// Also forward the output to the launcher's stdout and stderr (Open
+    /// MPI's default; `:nocopy` turns it off).
+    pub copy: bool,
+}
+
+/// How ranks are pinned to CPUs (`--bind-to`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Binding {
+    /// Not at all: the kernel places them (the default; see
+    /// ARCHITECTURE.md, "Binding").
+    #[default]
+    None,
+    /// Rank R on the R-th CPU the launcher may use (wrapping around when
+    /// ranks outnumber them). Spares and spawned processes are not bound.
+    Core,
 }
 
 impl JobSpec {
@@ -76,6 +153,14 @@ impl JobSpec {
             kills: Vec::new(),
             random_faults: None,
             resilient: None,
+            keep_going: false,
+            stdin: StdinTo::Nobody,
+            output_files: None,
+            timestamp_output: false,
+            wdir: None,
+            bind: Binding::None,
+            report_bindings: false,
+            apps: Vec::new(),
         }
     }
 }

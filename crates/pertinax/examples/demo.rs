@@ -19,7 +19,7 @@
 
 use std::time::Instant;
 
-use pertinax::{Comm, Error, Op, Role};
+use pertinax::{Comm, Error, Op, RankList, Role};
 
 /// Chunks of the integral; each is `STEPS / CHUNKS` midpoints.
 const CHUNKS: u64 = 64;
@@ -95,7 +95,8 @@ fn main() -> Result<(), Error> {
         if replace {
             let r = comm.replace_failed()?;
             say(&r.comm, format!(
-                "round at chunk {next}: rank(s) {failed:?} failed; replaced in {:.0} us, redoing the round on {} ranks",
+                "round at chunk {next}: rank(s) {} failed; replaced in {:.0} us, redoing the round on {} ranks",
+                RankList(failed),
                 t.elapsed().as_secs_f64() * 1e6,
                 r.comm.size()
             ));
@@ -106,7 +107,8 @@ fn main() -> Result<(), Error> {
         } else {
             comm = comm.shrink()?;
             say(&comm, format!(
-                "round at chunk {next}: rank(s) {failed:?} failed; revoked and shrunk in {:.0} us, redoing the round on {} ranks",
+                "round at chunk {next}: rank(s) {} failed; revoked and shrunk in {:.0} us, redoing the round on {} ranks",
+                RankList(failed),
                 t.elapsed().as_secs_f64() * 1e6,
                 comm.size()
             ));

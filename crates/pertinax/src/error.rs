@@ -11,14 +11,20 @@ use crate::types::{Rank, Tag};
 #[non_exhaustive]
 pub enum Error {
     /// A peer this operation needs has failed.
-    #[error("process failure: rank(s) {ranks:?} of the communicator failed")]
+    #[error(
+        "process failure: rank(s) {} of the communicator failed",
+        RankList(ranks)
+    )]
     ProcFailed {
         /// Ranks (in the communicator used) known to have failed.
         ranks: Vec<Rank>,
     },
     /// An any-source receive could match a failed peer whose failure was
     /// not acknowledged yet.
-    #[error("any-source receive while failures of rank(s) {ranks:?} are unacknowledged")]
+    #[error(
+        "any-source receive while failures of rank(s) {} are unacknowledged",
+        RankList(ranks)
+    )]
     ProcFailedPending {
         /// The unacknowledged failed ranks.
         ranks: Vec<Rank>,
@@ -193,5 +199,30 @@ impl Error {
             self,
             Error::ProcFailed { .. } | Error::ProcFailedPending { .. } | Error::Revoked
         )
+    }
+}
+
+/// A list of ranks as messages print it: `[3]`, `[1, 4]` (not the
+/// `[Rank(3)]` of `{:?}`).
+///
+/// ```
+/// use pertinax::{Rank, RankList};
+///
+/// assert_eq!(RankList(&[Rank(1), Rank(4)]).to_string(), "[1, 4]");
+/// assert_eq!(RankList(&[]).to_string(), "[]");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct RankList<'a>(pub &'a [Rank]);
+
+impl std::fmt::Display for RankList<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[")?;
+        for (i, r) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{r}")?;
+        }
+        f.write_str("]")
     }
 }

@@ -175,7 +175,7 @@ pub use communicator::{
     pending_into, wait_each, BoxedComm, CommError, Communicator, CommunicatorExt, Completion,
     DynOp, Outcome, OwnedOp, Pending, PendingOp,
 };
-pub use error::{Error, RecoveryCall, Result};
+pub use error::{Error, RankList, RecoveryCall, Result};
 pub use group::{Group, GroupRelation};
 pub use inject::fault_point;
 pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};

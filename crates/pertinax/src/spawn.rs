@@ -159,7 +159,8 @@ fn non_contributors(got: &[Record], what: &str) -> Option<Error> {
     let done = which(Record::Finalized);
     (!done.is_empty()).then(|| {
         Error::InvalidArgument(format!(
-            "{what} needs every member, and rank(s) {done:?} already finalized"
+            "{what} needs every member, and rank(s) {} already finalized",
+            crate::RankList(&done)
         ))
     })
 }

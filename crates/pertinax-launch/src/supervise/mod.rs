@@ -94,6 +94,9 @@ pub(crate) struct Config {
     pub schedule: Vec<Kill>,
     /// The job runs resilient communicators, for the report.
     pub resilient: bool,
+    /// A rank that exits with a non-zero code (not a death by a signal,
+    /// not an injected fault) ends the job.
+    pub fail_fast: bool,
 }
 
 /// What the loop knows about one process.
@@ -533,6 +536,26 @@ impl<'a> Supervisor<'a> {
             (ExitKind::Code(0), false) => self.fail(s),
             // Published when the exit was seen.
             _ => {}
+        }
+        let p = &mut self.procs[s];
+        let injected = matches!(
+            p.cause,
+            Some(Cause::Injected { .. } | Cause::Launcher { .. } | Cause::Heartbeat { .. })
+        );
+        // The fail-fast rule: a rank that ended on its own with a non-zero
+        // code (an error return, or a panic outside fault injection) ends
+        // the job, as mpirun does. Deaths by a signal do not: survivors
+        // recover from those.
+        if let (true, ExitKind::Code(code), Role::Rank, None, false) =
+            (self.cfg.fail_fast, end, &p.role, &self.stop, injected)
+        {
+            if code != 0 {
+                let cause = StopCause::RankExited {
+                    rank: s as u32,
+                    code,
+                };
+                self.begin_stop(cause, libc::SIGTERM, STOP_GRACE, Some(at));
+            }
         }
         let p = &mut self.procs[s];
         p.outcome = Some(ProcOutcome {

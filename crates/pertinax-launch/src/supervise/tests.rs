@@ -112,6 +112,7 @@ fn fixture_with(ranks: usize, spares: usize, capacity: usize) -> Fixture {
             on_parent_failure: ParentFailure::Continue,
             schedule: Vec::new(),
             resilient: false,
+            fail_fast: false,
         },
     }
 }
@@ -142,6 +143,7 @@ fn supervise_spawning(
             on_parent_failure: ParentFailure::Continue,
             schedule: Vec::new(),
             resilient: false,
+            fail_fast: false,
         },
     );
     let (seg, children) = (&f.seg, &f.children);
@@ -849,4 +851,76 @@ fn replacements_are_named_by_the_rank_they_take_over() {
                 .contains("pertinax: rank 0 (replacement, slot 3) aborted the job (code 4) at "),
         "{summary}"
     );
+}
+
+/// The fail-fast rule: a rank's non-zero exit code ends the job, the
+/// others are told to shut down, and the status is that code.
+#[test]
+fn a_rank_that_exits_non_zero_ends_the_job_when_failing_fast() {
+    let mut f = fixture(3);
+    f.cfg.fail_fast = true;
+    let writer = f.writer(0);
+    let mut rank0 = f.ends[0].try_clone().unwrap();
+    let report = supervise(&mut f, |tx| {
+        tx.send(ctrl(0, CtrlEvent::Joined(writer))).unwrap();
+        tx.send(ctrl(1, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(1, ExitKind::Code(3))).unwrap();
+        assert_eq!(
+            read_frame::<_, ToRank>(&mut rank0).unwrap(),
+            Some(ToRank::Shutdown)
+        );
+        tx.send(exited(0, ExitKind::Signal(libc::SIGTERM))).unwrap();
+        tx.send(exited(2, ExitKind::Signal(libc::SIGTERM))).unwrap();
+    });
+    assert_eq!(report.exit_code(), 3);
+    assert_eq!(
+        report.stop.as_ref().map(|s| &s.cause),
+        Some(&StopCause::RankExited { rank: 1, code: 3 })
+    );
+    let summary = report.summary().unwrap();
+    let lines: Vec<&str> = summary.lines().collect();
+    assert_eq!(lines.len(), 2, "{summary}");
+    assert!(lines[0].starts_with("pertinax: rank 1 (pid "), "{summary}");
+    assert!(lines[0].contains(") exited with code 3 at "), "{summary}");
+    assert!(
+        lines[1].starts_with("pertinax: rank 1 exited with code 3 at ")
+            && lines[1].ends_with(
+                "which ends the job (--keep-going lets the others run); \
+                 ranks still running were terminated"
+            ),
+        "{summary}"
+    );
+}
+
+/// Deaths by a signal, injected panics, and any exit when failing fast is
+/// off leave the others running.
+#[test]
+fn kills_and_injected_panics_do_not_end_the_job() {
+    for fail_fast in [true, false] {
+        let mut f = fixture(3);
+        f.cfg.fail_fast = fail_fast;
+        let report = supervise(&mut f, |tx| {
+            tx.send(exited(1, ExitKind::Signal(libc::SIGKILL))).unwrap();
+            let injected = ToLauncher::Injected {
+                point: "step".into(),
+                hit: 2,
+                signal: 0,
+            };
+            tx.send(msg(2, injected)).unwrap();
+            tx.send(ctrl(2, CtrlEvent::Closed)).unwrap();
+            tx.send(exited(2, ExitKind::Code(101))).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            finish_cleanly(tx, 0);
+        });
+        assert_eq!(report.stop, None, "fail_fast {fail_fast}");
+        assert_eq!(report.exit_code(), 128 + libc::SIGKILL);
+    }
+    let mut f = fixture(2);
+    let report = supervise(&mut f, |tx| {
+        tx.send(ctrl(1, CtrlEvent::Closed)).unwrap();
+        tx.send(exited(1, ExitKind::Code(4))).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        finish_cleanly(tx, 0);
+    });
+    assert_eq!((&report.stop, report.exit_code()), (&None, 4), "keep going");
 }
