@@ -12,7 +12,7 @@
 //! | `pingpong-latency.svg`, `pingping-latency.svg` | `pingpong`, `pingping` | bytes (log; 0 B left out) | median µs (log) | impl |
 //! | `pingpong-bandwidth.svg`, `pingping-bandwidth.svg` | same | bytes (log) | GB/s | impl |
 //! | `launch.svg` | `launch` | ranks | median ms | impl |
-//! | `coll-<op>.svg` | `coll` | ranks (log) | median µs (log) | impl, bytes |
+//! | `coll-<op>.svg` | `coll` | ranks | median µs (log) | impl, bytes |
 //! | `ft-detection.svg`, `ft-recovery.svg` | `ft` | ranks | median detection, kill → first collective ms | impl, mode |
 //! | `ft-replace.svg` | `ft-replace` | ranks | kill → replacement's allreduce ms | variant |
 //! | `propagate.svg` | `propagate` | ranks | median propagation µs | impl |
@@ -218,7 +218,7 @@ pub fn figures(rows: &[Value]) -> Vec<Figure> {
             },
             &format!("coll-{op}"),
             &format!("{op}: latency versus ranks"),
-            ("ranks", true),
+            ("ranks", false),
             ("median time per call, µs", true),
         ));
     }

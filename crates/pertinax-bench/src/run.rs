@@ -233,6 +233,27 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// For tests: round 0 of `variant`, no sentinel readings, ended with
+    /// `exit` after printing `out` (parsed into records) and `last words`
+    /// on stderr. Tests adjust the fields they care about.
+    #[cfg(test)]
+    pub fn fake(variant: usize, exit: Exit, out: &str) -> Launch {
+        Launch {
+            variant,
+            round: 0,
+            sentinel: None,
+            sentinel_after: None,
+            others_cpu: None,
+            outcome: Outcome {
+                exit,
+                elapsed: Duration::ZERO,
+                stdout: out.into(),
+                stderr: "last words\n".into(),
+            },
+            records: parse_output(out),
+        }
+    }
+
     /// Whether the host was in its fast state for this launch: the
     /// sentinel saw it fast right before and (if sampled) right after.
     pub fn fast(&self) -> Option<bool> {

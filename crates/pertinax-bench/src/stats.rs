@@ -177,25 +177,14 @@ mod tests {
     /// A successful (or failed) launch of `variant` that printed `out`.
     fn launch(variant: usize, oneway_ns: f64, ok: bool, out: &str) -> Launch {
         use crate::host::Sample;
-        use crate::run::{Exit, Outcome};
-        Launch {
-            variant,
-            round: 0,
-            sentinel: Some(Sample {
-                oneway_ns,
-                memcpy_gbps: 40.0,
-                load1: None,
-            }),
-            sentinel_after: None,
-            others_cpu: None,
-            outcome: Outcome {
-                exit: Exit::Code(if ok { 0 } else { 1 }),
-                elapsed: std::time::Duration::ZERO,
-                stdout: out.into(),
-                stderr: String::new(),
-            },
-            records: crate::parse::parse_output(out),
-        }
+        use crate::run::Exit;
+        let mut l = Launch::fake(variant, Exit::Code(if ok { 0 } else { 1 }), out);
+        l.sentinel = Some(Sample {
+            oneway_ns,
+            memcpy_gbps: 40.0,
+            load1: None,
+        });
+        l
     }
 
     #[test]

@@ -475,7 +475,6 @@ fn json_rows(ctx: &Context, r: &PerRanks) {
 mod tests {
     use super::*;
     use crate::parse::parse_line;
-    use crate::run::Outcome;
 
     const PERTINAX: &str = "PROPAGATE N=4 reps=1000 total_med_us=45.8 p10=44.1 p90=47.6 \
         propagate_med_us=17.7 p10=17.1 p90=18.4 pingpong_plain_us=0.839 pingpong_guarded_us=0.850";
@@ -543,20 +542,7 @@ mod tests {
     }
 
     fn launch(variant: usize, exit: Exit, out: &str) -> Launch {
-        Launch {
-            variant,
-            round: 0,
-            sentinel: None,
-            sentinel_after: None,
-            others_cpu: None,
-            outcome: Outcome {
-                exit,
-                elapsed: Duration::ZERO,
-                stdout: out.into(),
-                stderr: "last words\n".into(),
-            },
-            records: crate::parse::parse_output(out),
-        }
+        Launch::fake(variant, exit, out)
     }
 
     #[test]

@@ -341,25 +341,11 @@ fn scratch_name(s: &Scratch, name: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::parse_output;
-    use crate::run::Outcome;
+
     use std::path::Path;
 
     pub(super) fn launch(variant: usize, exit: Exit, out: &str) -> Launch {
-        Launch {
-            variant,
-            round: 0,
-            sentinel: None,
-            sentinel_after: None,
-            others_cpu: None,
-            outcome: Outcome {
-                exit,
-                elapsed: Duration::ZERO,
-                stdout: out.into(),
-                stderr: "last words\n".into(),
-            },
-            records: parse_output(out),
-        }
+        Launch::fake(variant, exit, out)
     }
 
     pub(super) const FT_OK: &str =

@@ -405,7 +405,7 @@ fn table(rows: &[Row], class: &str, cores: usize) -> String {
 mod tests {
     use super::*;
     use crate::parse::{parse_line, parse_output};
-    use crate::run::{Exit, Outcome};
+    use crate::run::Exit;
 
     const EP: &str = "EP class=A n=4 mode=resilient failed=[] missing=[] fraction=1.0000 \
         sx=-4.295875165629892e3 sy=-1.580732573678431e4 gaussian=210832767 verified=true \
@@ -464,20 +464,10 @@ mod tests {
             WALL,
             &[("variant", "x".into()), ("elapsed_ms", ms.into())],
         ));
-        Launch {
-            variant,
-            round: 0,
-            sentinel: None,
-            sentinel_after: None,
-            others_cpu: None,
-            outcome: Outcome {
-                exit: Exit::Code(code),
-                elapsed: Duration::ZERO,
-                stdout: out.into(),
-                stderr: "ep: rank 3: gone\n".into(),
-            },
-            records,
-        }
+        let mut l = Launch::fake(variant, Exit::Code(code), out);
+        l.outcome.stderr = "ep: rank 3: gone\n".into();
+        l.records = records;
+        l
     }
 
     #[test]

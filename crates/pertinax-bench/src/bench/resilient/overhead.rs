@@ -447,24 +447,11 @@ fn json_rows(ctx: &Context, rows: &[Row]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{parse_line, parse_output};
-    use crate::run::{Exit, Outcome};
+    use crate::parse::parse_line;
+    use crate::run::Exit;
 
     fn launch(ok: bool, out: &str) -> Launch {
-        Launch {
-            variant: 0,
-            round: 0,
-            sentinel: None,
-            sentinel_after: None,
-            others_cpu: None,
-            outcome: Outcome {
-                exit: Exit::Code(if ok { 0 } else { 1 }),
-                elapsed: Duration::ZERO,
-                stdout: out.into(),
-                stderr: String::new(),
-            },
-            records: parse_output(out),
-        }
+        Launch::fake(0, Exit::Code(if ok { 0 } else { 1 }), out)
     }
 
     fn check(text: &str, expected: Option<Line>) {

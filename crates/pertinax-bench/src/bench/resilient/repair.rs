@@ -851,7 +851,7 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
 mod tests {
     use super::*;
     use crate::parse::{parse_line, parse_output};
-    use crate::run::{Exit, Outcome};
+    use crate::run::Exit;
 
     const LINE: &str = "REPAIR check=log ranks=8 survivors=7 spanned=7 failed=7 repairs=1 \
         iters=450 span_iter=349..349 repair_max_us=812.5 repair_min_us=640.2 span_max_us=830.1 \
@@ -967,20 +967,7 @@ mod tests {
     }
 
     fn launch(variant: usize, exit: Exit, out: &str) -> Launch {
-        Launch {
-            variant,
-            round: 0,
-            sentinel: None,
-            sentinel_after: None,
-            others_cpu: None,
-            outcome: Outcome {
-                exit,
-                elapsed: Duration::ZERO,
-                stdout: out.into(),
-                stderr: "last words\n".into(),
-            },
-            records: parse_output(out),
-        }
+        Launch::fake(variant, exit, out)
     }
 
     #[test]
