@@ -61,11 +61,8 @@ pub fn probe() -> bool {
 /// calling process even under Yama's restricted ptrace scope
 /// (`PR_SET_PTRACER_ANY`). A no-op where Yama is absent.
 pub fn allow_peers() {
-    // SAFETY: prctl with PR_SET_PTRACER only changes a per-process
-    // attribute; failure (EINVAL without Yama) is harmless and ignored.
-    unsafe {
-        libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0);
-    }
+    // Failure (EINVAL without Yama) is harmless and ignored.
+    let _ = rustix::process::set_ptracer(rustix::process::PTracer::Any);
 }
 
 #[cfg(test)]

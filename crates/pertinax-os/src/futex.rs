@@ -3,6 +3,9 @@
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
+use rustix::thread::futex;
+use rustix::time::Timespec;
+
 /// Sleeps while `*word == expected`, for at most `timeout`.
 ///
 /// Returns on a wake-up, on a timeout, on a signal, or at once if the word
@@ -10,44 +13,18 @@ use std::time::Duration;
 /// case. The word must live in memory shared with the waker (the futex is
 /// not process-private).
 pub fn wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
-    let ts = timeout.map(|d| libc::timespec {
-        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
+    let ts = timeout.map(|d| Timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
+        tv_nsec: d.subsec_nanos().into(),
     });
-    let ts_ptr = ts
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `word` is a valid, aligned 32-bit atomic for the duration of
-    // the call; `ts_ptr` is null or points to a live timespec. FUTEX_WAIT
-    // only reads the word.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            ts_ptr,
-            std::ptr::null::<u32>(),
-            0u32,
-        );
-    }
+    // Every outcome (woken, timed out, interrupted, the word changed) is
+    // the caller's to tell apart by re-checking its condition.
+    let _ = futex::wait(word, futex::Flags::empty(), expected, ts.as_ref());
 }
 
 /// Wakes up to `n` waiters sleeping on `word` (in any process).
 pub fn wake(word: &AtomicU32, n: i32) {
-    // SAFETY: `word` is a valid, aligned 32-bit atomic; FUTEX_WAKE does not
-    // access memory beyond the futex word's address.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE,
-            n,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        );
-    }
+    let _ = futex::wake(word, futex::Flags::empty(), n.max(0) as u32);
 }
 
 #[cfg(test)]

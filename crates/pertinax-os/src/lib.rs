@@ -52,27 +52,18 @@ mod sync;
 pub fn random_bytes(buf: &mut [u8]) -> std::io::Result<()> {
     let mut filled = 0;
     while filled < buf.len() {
-        let rest = &mut buf[filled..];
-        // SAFETY: `rest` is a valid, writable buffer of `rest.len()` bytes.
-        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+        match rustix::rand::getrandom(&mut buf[filled..], rustix::rand::GetRandomFlags::empty()) {
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
-        filled += n as usize;
     }
     Ok(())
 }
 
 /// Gives up the CPU to another runnable thread (`sched_yield`).
 pub fn yield_cpu() {
-    // SAFETY: sched_yield has no preconditions.
-    unsafe {
-        libc::sched_yield();
-    }
+    rustix::thread::sched_yield();
 }
 
 /// The id of the calling process.

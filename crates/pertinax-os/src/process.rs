@@ -5,6 +5,9 @@ use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitOptions};
+
 /// How a child ended, as `waitpid` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitKind {
@@ -45,20 +48,22 @@ pub fn configure_child(cmd: &mut Command, keep: Vec<RawFd>) {
     }
 }
 
-/// Sends `sig` to process `pid`. A process that is already gone is not an error.
+/// Sends `sig` to process `pid` (0: checks that it exists). A process that
+/// is already gone is not an error.
 ///
 /// # Errors
-/// Other OS errors (e.g. `EPERM`).
+/// Other OS errors (e.g. `EPERM`); `EINVAL` for a signal number that is
+/// not a named signal.
 pub fn kill(pid: u32, sig: i32) -> io::Result<()> {
-    // SAFETY: kill has no memory-safety preconditions.
-    if unsafe { libc::kill(pid as libc::pid_t, sig) } != 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::ESRCH) {
-            return Ok(());
-        }
-        return Err(e);
+    let pid = as_pid(pid)?;
+    let sent = match sig {
+        0 => rustix::process::test_kill_process(pid),
+        _ => rustix::process::kill_process(pid, as_signal(sig)?),
+    };
+    match sent {
+        Ok(()) | Err(Errno::SRCH) => Ok(()),
+        Err(e) => Err(e.into()),
     }
-    Ok(())
 }
 
 /// Makes this process receive `sig` with its default action (terminate,
@@ -100,36 +105,48 @@ pub fn prefer_realtime() -> io::Result<()> {
 /// # Errors
 /// As [`kill`].
 pub fn kill_group(pgid: u32, sig: i32) -> io::Result<()> {
-    // SAFETY: kill with a negative pid signals a process group; no memory
-    // is touched.
-    if unsafe { libc::kill(-(pgid as libc::pid_t), sig) } != 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::ESRCH) {
-            return Ok(());
-        }
-        return Err(e);
+    let pgid = as_pid(pgid)?;
+    let sent = match sig {
+        0 => rustix::process::test_kill_process_group(pgid),
+        _ => rustix::process::kill_process_group(pgid, as_signal(sig)?),
+    };
+    match sent {
+        Ok(()) | Err(Errno::SRCH) => Ok(()),
+        Err(e) => Err(e.into()),
     }
-    Ok(())
+}
+
+/// `pid` as a process id: positive (0 and values past `i32::MAX` would
+/// name a group or every process).
+fn as_pid(pid: u32) -> io::Result<Pid> {
+    i32::try_from(pid)
+        .ok()
+        .and_then(Pid::from_raw)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))
+}
+
+/// `sig` as one of the named signals (the real-time ones are the C
+/// library's to use, and pertinax sends none; 0, the existence check, is
+/// not a signal).
+fn as_signal(sig: i32) -> io::Result<Signal> {
+    Signal::from_named_raw(sig).ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
 /// Waits for any child of this process to end and reaps it.
 /// Returns `None` when there are no children left.
 pub fn wait_any() -> Option<(u32, ExitKind)> {
     loop {
-        let mut status: libc::c_int = 0;
-        // SAFETY: waitpid writes the status into a valid c_int.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if pid < 0 {
-            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return None;
+        let (pid, status) = match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some(got)) => got,
+            Err(Errno::INTR) => continue,
+            Ok(None) | Err(_) => return None,
+        };
+        let pid = pid.as_raw_nonzero().get() as u32;
+        if let Some(code) = status.exit_status() {
+            return Some((pid, ExitKind::Code(code)));
         }
-        if libc::WIFEXITED(status) {
-            return Some((pid as u32, ExitKind::Code(libc::WEXITSTATUS(status))));
-        }
-        if libc::WIFSIGNALED(status) {
-            return Some((pid as u32, ExitKind::Signal(libc::WTERMSIG(status))));
+        if let Some(sig) = status.terminating_signal() {
+            return Some((pid, ExitKind::Signal(sig)));
         }
     }
 }
@@ -161,15 +178,14 @@ pub fn signal_name(sig: i32) -> String {
 
 /// Whether `pid` names a live process (zombies count as live).
 pub fn is_alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks for existence and permission.
-    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+    as_pid(pid).is_ok_and(|pid| rustix::process::test_kill_process(pid).is_ok())
 }
 
-/// Asks the kernel to send `sig` to this process when its parent dies.
+/// Asks the kernel to send `sig` (a named signal; others are ignored) to
+/// this process when its parent dies.
 pub fn die_with_parent(sig: i32) {
-    // SAFETY: prctl(PR_SET_PDEATHSIG) only changes a process attribute.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, sig, 0, 0, 0);
+    if let Some(sig) = Signal::from_named_raw(sig) {
+        let _ = rustix::process::set_parent_process_death_signal(Some(sig));
     }
 }
 

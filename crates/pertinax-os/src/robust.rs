@@ -17,6 +17,10 @@ use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use rustix::io::Errno;
+use rustix::thread::futex;
+use rustix::time::{clock_gettime, ClockId, Timespec};
+
 /// Bit the kernel sets in the word of a holder that died.
 pub const OWNER_DIED: u32 = 0x4000_0000;
 /// Bit a waiter sets so that the kernel wakes it.
@@ -46,8 +50,7 @@ struct RobustListHead {
 /// # Errors
 /// The OS error of `set_robust_list`.
 pub fn hold(word: &AtomicU32) -> io::Result<()> {
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32 & TID_MASK;
+    let tid = rustix::thread::gettid().as_raw_nonzero().get() as u32 & TID_MASK;
     word.store(tid, Ordering::SeqCst);
     // The list lives as long as the process: leak it.
     let head = Box::leak(Box::new(RobustListHead {
@@ -88,18 +91,6 @@ pub fn release(word: &AtomicU32) {
     crate::futex::wake(word, i32::MAX);
 }
 
-/// `struct futex_waitv` of the kernel ABI.
-#[repr(C)]
-struct FutexWaitv {
-    val: u64,
-    uaddr: u64,
-    flags: u32,
-    reserved: u32,
-}
-
-/// A 32-bit futex shared between processes.
-const FUTEX2_SIZE_U32: u32 = 2;
-
 /// Most words one wait can watch (the kernel's limit).
 pub const WAIT_MAX: usize = 128;
 
@@ -127,49 +118,31 @@ pub fn wait_for_death(words: &[&AtomicU32], timeout: Duration) -> io::Result<()>
                 Err(_) => return Ok(()),
             }
         }
-        v.push(FutexWaitv {
-            val: cur as u64,
-            uaddr: *w as *const AtomicU32 as u64,
-            flags: FUTEX2_SIZE_U32,
-            reserved: 0,
-        });
+        let mut wait = futex::Wait::new();
+        wait.val = cur.into();
+        wait.uaddr = futex::WaitPtr::new(w.as_ptr().cast());
+        wait.flags = futex::WaitFlags::SIZE_U32;
+        v.push(wait);
     }
     if v.is_empty() {
         std::thread::sleep(timeout);
         return Ok(());
     }
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
+    let now = clock_gettime(ClockId::Monotonic);
+    let end = Duration::new(now.tv_sec as u64, now.tv_nsec as u32) + timeout;
+    let end = Timespec {
+        tv_sec: end.as_secs() as i64,
+        tv_nsec: end.subsec_nanos().into(),
     };
-    // SAFETY: clock_gettime writes into a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    let end = Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32) + timeout;
-    let ts = libc::timespec {
-        tv_sec: end.as_secs() as libc::time_t,
-        tv_nsec: end.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: `v` is a valid array of `v.len()` (≤ 128) futex_waitv
-    // entries whose addresses are live AtomicU32s; `ts` is a valid absolute
-    // CLOCK_MONOTONIC time.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_futex_waitv,
-            v.as_ptr(),
-            v.len() as libc::c_uint,
-            0 as libc::c_uint,
-            &ts as *const libc::timespec,
-            libc::CLOCK_MONOTONIC,
-        )
-    };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::ETIMEDOUT) | Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
-            _ => Err(e),
-        };
+    match futex::waitv(
+        &v,
+        futex::WaitvFlags::empty(),
+        Some(&end),
+        ClockId::Monotonic,
+    ) {
+        Ok(_) | Err(Errno::TIMEDOUT | Errno::AGAIN | Errno::INTR) => Ok(()),
+        Err(e) => Err(e.into()),
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 //! Ring `(from, to)` carries records from slot `from` to slot `to`.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
@@ -244,19 +244,8 @@ pub struct Segment {
 }
 
 fn memfd(name: &str) -> io::Result<OwnedFd> {
-    let cname = std::ffi::CString::new(name)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul in name"))?;
-    // SAFETY: `cname` is a valid C string; the result is checked.
-    let fd = unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a fresh descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: plain fchmod on a descriptor we own.
-    if unsafe { libc::fchmod(fd.as_raw_fd(), 0o600) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd = rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC)?;
+    rustix::fs::fchmod(&fd, rustix::fs::Mode::from_raw_mode(0o600))?;
     Ok(fd)
 }
 
@@ -270,10 +259,7 @@ impl Segment {
     pub fn create(layout: Layout) -> io::Result<(Segment, OwnedFd)> {
         let fd = memfd("pertinax-job")?;
         let len = layout.total_bytes();
-        // SAFETY: ftruncate on a descriptor we own.
-        if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        rustix::fs::ftruncate(&fd, len as u64)?;
         let map = Mapping::map(fd.as_raw_fd(), len)?;
         let seg = Segment {
             map: Arc::new(map),
@@ -307,12 +293,11 @@ impl Segment {
     /// `InvalidData` when the descriptor does not hold a pertinax segment of
     /// this version; OS errors of `fstat` and `mmap`.
     pub fn attach(fd: RawFd) -> io::Result<Segment> {
-        // SAFETY: `st` is a plain C struct written by fstat.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: fstat writes into `st`, a valid struct.
-        if unsafe { libc::fstat(fd, &mut st) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        // SAFETY: the caller hands over a descriptor that stays open for
+        // this call (a closed or reused number would make fstat fail or
+        // describe the wrong file, which the checks below reject; it can
+        // never touch memory).
+        let st = rustix::fs::fstat(unsafe { BorrowedFd::borrow_raw(fd) })?;
         let len = st.st_size as usize;
         let bad = |why: &str| {
             io::Error::new(
