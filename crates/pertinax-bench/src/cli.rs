@@ -110,7 +110,7 @@ pub struct Common {
     #[arg(long, value_name = "PATH")]
     pub launcher: Option<PathBuf>,
 
-    /// The Open MPI anchor programs (default: <repo>/../shared/anchors/ompi).
+    /// The Open MPI anchor programs (default: `<repo>/../shared/anchors/ompi`).
     #[arg(long, value_name = "DIR")]
     pub anchors: Option<PathBuf>,
 

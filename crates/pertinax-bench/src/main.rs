@@ -41,7 +41,7 @@
 //!   `--csv FILE`, `--plot DIR`); [`rows`]: the provenance every row
 //!   carries (commit, version, date, host cores, command line), CSV, saved
 //!   rows read back; [`plot`]: the SVG figures drawn from rows;
-//! - [`bench`]: one module per benchmark (`regress`: this build against an
+//! - [`mod@bench`]: one module per benchmark (`regress`: this build against an
 //!   older one); [`worker`]: the in-job side.
 //!
 //! The Open MPI side runs the anchors of `../shared/anchors/ompi` and, where

@@ -5,7 +5,7 @@
 //! at 5 launches, scaled by `--launches`) and is corrected by how long the
 //! finished parts took against their estimates ([`estimate`]). The bar
 //! moves at each launch ([`tick`], called by [`crate::run::interleave`]).
-//! Lines printed while the bar is drawn go through [`println`], so they
+//! Lines printed while the bar is drawn go through [`println()`], so they
 //! do not tear it.
 
 use std::io::IsTerminal;
