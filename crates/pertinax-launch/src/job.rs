@@ -203,7 +203,9 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
 /// every process it started is killed and reaped before it returns.
 ///
 /// A failed process does not end the job: the others learn of it through
-/// the segment and go on. The launcher ends the job itself on a timeout, on
+/// the segment and go on; except that, failing fast (the default, see
+/// [`JobSpec::keep_going`]), a rank that exits with a non-zero code ends
+/// it. The launcher ends the job itself on a timeout, on
 /// SIGINT/SIGTERM/SIGHUP (forwarded to the processes; SIGKILL follows on a
 /// second signal or 2 s later) and when a process sends `Abort`. A seeded
 /// fault schedule is printed on stderr before the start.
@@ -216,7 +218,11 @@ fn plan(spec: &JobSpec) -> Result<Plan, LaunchError> {
 /// [`LaunchError::FaultVictims`] and [`LaunchError::Heartbeat`] for
 /// impossible fault or heartbeat options, [`LaunchError::ResilientK`],
 /// [`LaunchError::ResilientThreshold`] and [`LaunchError::ResilientFlat`]
-/// for impossible settings of resilient communicators, [`LaunchError::RingTooLarge`]
+/// for impossible settings of resilient communicators, [`LaunchError::Apps`]
+/// for application contexts that leave the first one no rank,
+/// [`LaunchError::Wdir`] for a working directory that is not one,
+/// [`LaunchError::OutputFile`] when an output file cannot be created,
+/// [`LaunchError::RingTooLarge`]
 /// beyond [`MAX_RING_BYTES`], [`LaunchError::Program`] when the program
 /// cannot be run, [`LaunchError::Spawn`] when a process cannot be started
 /// at launch, and [`LaunchError::Segment`] or [`LaunchError::Os`] when the
@@ -788,6 +794,55 @@ mod tests {
         assert!(plan(&s).is_ok());
         assert_eq!(s.heartbeat.unwrap().env(), "progress:100");
         assert_eq!(s.heartbeat.unwrap().timeout, ms(1000));
+    }
+
+    #[test]
+    fn application_contexts_number_their_ranks_in_order() {
+        let app = |ranks| App {
+            ranks,
+            program: "true".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+        };
+        let mut s = spec(6);
+        s.apps = vec![app(3), app(1)];
+        let p = plan(&s).unwrap();
+        assert_eq!(p.first, 2);
+        let ctx: Vec<Option<usize>> = (0..6)
+            .map(|r| context_of(r, &p, &s).map(|(a, _)| a.ranks))
+            .collect();
+        assert_eq!(ctx, [None, None, Some(3), Some(3), Some(3), Some(1)]);
+        assert!(p.apps.iter().all(|a| a.is_absolute()));
+        // The first context needs a rank, and every other one too.
+        s.apps = vec![app(6)];
+        assert!(matches!(
+            plan(&s),
+            Err(LaunchError::Apps { ranks: 6, asked: 7 })
+        ));
+        s.apps = vec![app(0)];
+        let e = plan(&s).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("at least 1"), "{e}");
+    }
+
+    #[test]
+    fn a_working_directory_must_be_one() {
+        let mut s = spec(1);
+        s.wdir = Some("/no/such/dir/pertinax".into());
+        let e = plan(&s).unwrap_err();
+        assert!(e.is_usage(), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "--wdir /no/such/dir/pertinax: not a directory"
+        );
+        s.wdir = Some("/".into());
+        assert!(plan(&s).is_ok());
+    }
+
+    #[test]
+    fn output_files_follow_open_mpis_layout() {
+        let d = Path::new("out");
+        assert_eq!(output_path(d, 3, 4), Path::new("out/1/rank.3"));
+        assert_eq!(output_path(d, 4, 4), Path::new("out/1/slot.4"));
     }
 
     #[test]

@@ -26,6 +26,15 @@
 //!   also kills processes whose heartbeat stops. The job goes on; it ends
 //!   when every member (every process but the idle spares) has ended, and
 //!   its [`JobReport`] says how.
+//! - **Fail fast** ([`JobSpec::keep_going`]): a rank that exits with a
+//!   non-zero code (not a death by a signal, not an injected fault) ends
+//!   the job as `mpirun` does ([`StopCause::RankExited`]), unless the job
+//!   keeps going, runs resilient communicators or injects faults.
+//! - **Input and output**: the launcher's stdin can go to rank 0
+//!   ([`StdinTo`]), every line of output is forwarded whole, optionally
+//!   tagged, timestamped and copied to files ([`OutputFiles`]).
+//! - **Placement**: ranks can be pinned to CPUs ([`Binding`]), and a job can
+//!   run several programs, one per application context ([`App`], MIMD).
 //! - **Fault injection** ([`Kill`], [`RandomFaults`]): the launcher signals
 //!   ranks at given times, or passes fault points for them to die at; such
 //!   deaths are reported as injected and do not make the job fail.

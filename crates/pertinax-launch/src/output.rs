@@ -269,6 +269,23 @@ pub(crate) fn forward(
 mod tests {
     use super::*;
 
+    #[test]
+    fn timestamps_are_utc_dates_with_milliseconds() {
+        let at =
+            |secs: u64, ms: u64| UNIX_EPOCH + std::time::Duration::from_millis(secs * 1000 + ms);
+        assert_eq!(timestamp(at(0, 0)), "[1970-01-01 00:00:00.000] ");
+        assert_eq!(
+            timestamp(at(1_000_000_000, 7)),
+            "[2001-09-09 01:46:40.007] "
+        );
+        // A leap day, and the last millisecond of a year.
+        assert_eq!(timestamp(at(951_782_400, 0)), "[2000-02-29 00:00:00.000] ");
+        assert_eq!(
+            timestamp(at(1_798_761_599, 999)),
+            "[2026-12-31 23:59:59.999] "
+        );
+    }
+
     fn fmt(data: &str, slot: Option<u32>) -> String {
         let mut out = Vec::new();
         let prefix = slot.map(|s| tag(s, 4));
