@@ -211,6 +211,18 @@ pub struct Variant {
     pub cmd: Cmd,
 }
 
+/// The last non-blank line of `s` (a launch's stderr), at most 160
+/// characters, for a report's list of failures.
+pub fn last_line(s: &str) -> String {
+    s.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(160)
+        .collect()
+}
+
 /// One launch of one variant.
 #[derive(Clone, Debug)]
 pub struct Launch {

@@ -25,9 +25,64 @@ use anyhow::{bail, Result};
 use crate::cli::{BenchBackend, Common};
 use crate::host::{percent, Sample, Sentinel};
 use crate::report::{Out, Table};
-use crate::run::{open_log, Cmd, Launch, Variant};
+use crate::run::{open_log, Cmd, Exit, Launch, Variant};
 use crate::setup::{self, Ompi};
 use crate::stats::median;
+
+/// Which implementation a variant runs, in benchmarks that set pertinax
+/// against one Open MPI program (`ft`, `propagate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Impl {
+    /// pertinax (`ctx.pertinax_name()` names its rows on the MPI backend).
+    Pertinax,
+    /// The Open MPI program.
+    Ompi,
+}
+
+impl Impl {
+    /// `pertinax` or `ompi`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Impl::Pertinax => "pertinax",
+            Impl::Ompi => "ompi",
+        }
+    }
+}
+
+/// How the launches of one variant ended: what every tally of a variant's
+/// results starts with.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ended {
+    /// Launches run.
+    pub runs: usize,
+    /// Launches that printed their results and then ran into the time
+    /// limit (Open MPI's finalize hang).
+    pub hung_after: usize,
+    /// Launches that ran into the time limit without results.
+    pub hung_before: usize,
+    /// Launches without usable results that did not hang: why.
+    pub failed: Vec<String>,
+}
+
+impl Ended {
+    /// Counts launch `l`, which printed its result line or not
+    /// (`printed`); returns whether it ran into the time limit.
+    pub fn count(&mut self, l: &Launch, printed: bool) -> bool {
+        self.runs += 1;
+        let timed_out = l.outcome.exit == Exit::TimedOut;
+        match (timed_out, printed) {
+            (true, true) => self.hung_after += 1,
+            (true, false) => self.hung_before += 1,
+            _ => {}
+        }
+        timed_out
+    }
+
+    /// Launches that ran into the time limit.
+    pub fn hangs(&self) -> usize {
+        self.hung_after + self.hung_before
+    }
+}
 
 /// Everything a benchmark needs, resolved from the common options.
 #[derive(Debug)]

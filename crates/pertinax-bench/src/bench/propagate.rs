@@ -24,11 +24,11 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{sentinel_summary, Context};
+use super::{sentinel_summary, Context, Ended, Impl};
 use crate::cli::{Common, PropagateOpts};
 use crate::parse::Record;
 use crate::report::{jnum, ratio, Table};
-use crate::run::{interleave, Cmd, Exit, Launch, Plan, Variant};
+use crate::run::{interleave, last_line, Cmd, Launch, Plan, Variant};
 use crate::setup;
 use crate::stats::{self, median};
 
@@ -113,34 +113,13 @@ impl Line {
     }
 }
 
-/// Which program a variant runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Impl {
-    Pertinax,
-    Ompi,
-}
-
-impl Impl {
-    fn name(self) -> &'static str {
-        match self {
-            Impl::Pertinax => "pertinax",
-            Impl::Ompi => "ompi",
-        }
-    }
-}
-
 /// What the launches of one variant produced.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Tally {
-    runs: usize,
+    /// How the launches ended.
+    ended: Ended,
     /// One line per launch that printed a complete, checked line.
     lines: Vec<Line>,
-    /// Launches that printed their line and then ran into the time limit.
-    hung_after: usize,
-    /// Launches that ran into the time limit without a line.
-    hung_before: usize,
-    /// Launches without a usable line that did not hang: why.
-    failed: Vec<String>,
 }
 
 impl Tally {
@@ -151,33 +130,35 @@ impl Tally {
     fn of(launches: &[Launch], variant: usize, ranks: usize) -> Tally {
         let mut t = Tally::default();
         for l in launches.iter().filter(|l| l.variant == variant) {
-            t.runs += 1;
             let rec = l.records.iter().find(|r| r.key == KEY);
             let line = rec.and_then(Line::parse);
-            let timed_out = l.outcome.exit == Exit::TimedOut;
-            match (timed_out, rec.is_some()) {
-                (true, true) => t.hung_after += 1,
-                (true, false) => t.hung_before += 1,
-                _ => {}
-            }
+            let timed_out = t.ended.count(l, rec.is_some());
             let why = match &line {
                 _ if timed_out && rec.is_none() => continue,
                 None if rec.is_some() => "incomplete PROPAGATE line".to_string(),
-                None => format!("no PROPAGATE line; stderr: {}", last_line(&l.outcome)),
+                None => format!(
+                    "no PROPAGATE line; stderr: {}",
+                    last_line(&l.outcome.stderr)
+                ),
                 Some(x) if x.ranks != ranks => format!("line for N={}", x.ranks),
                 Some(x) if x.unexpected.is_some_and(|u| u > 0) => format!(
                     "{} calls returned an unexpected code",
                     x.unexpected.unwrap_or(0)
                 ),
                 Some(_) if !timed_out && !l.outcome.ok() => {
-                    format!("exit after the line; stderr: {}", last_line(&l.outcome))
+                    format!(
+                        "exit after the line; stderr: {}",
+                        last_line(&l.outcome.stderr)
+                    )
                 }
                 Some(x) => {
                     t.lines.push(x.clone());
                     continue;
                 }
             };
-            t.failed.push(format!("{}: {why}", l.outcome.status()));
+            t.ended
+                .failed
+                .push(format!("{}: {why}", l.outcome.status()));
         }
         t
     }
@@ -205,17 +186,6 @@ impl Tally {
             v.join(" ")
         }
     }
-}
-
-fn last_line(o: &crate::run::Outcome) -> String {
-    o.stderr
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .chars()
-        .take(160)
-        .collect()
 }
 
 /// `med (p10–p90)`, or `-`.
@@ -360,12 +330,12 @@ fn tables(results: &[PerRanks], cores: usize) -> String {
             format!(
                 "{}/{}, {}",
                 r.p.lines.len(),
-                r.p.runs,
+                r.p.ended.runs,
                 o.map_or("-".into(), |t| format!(
                     "{}/{} [{}]",
                     t.lines.len(),
-                    t.runs,
-                    t.hung_after
+                    t.ended.runs,
+                    t.ended.hung_after
                 ))
             ),
         ]);
@@ -397,13 +367,13 @@ fn tables(results: &[PerRanks], cores: usize) -> String {
         }
         for (name, t) in [("pertinax", Some(&r.p)), ("ompi", o)] {
             let Some(t) = t else { continue };
-            for f in &t.failed {
+            for f in &t.ended.failed {
                 problems.push_str(&format!("- {name} n={}: {f}\n", r.ranks));
             }
-            if t.hung_before > 0 {
+            if t.ended.hung_before > 0 {
                 problems.push_str(&format!(
                     "- {name} n={}: {} launches hit the time limit before printing results\n",
-                    r.ranks, t.hung_before
+                    r.ranks, t.ended.hung_before
                 ));
             }
         }
@@ -452,8 +422,8 @@ fn json_rows(ctx: &Context, r: &PerRanks) {
         let Some(t) = t else { continue };
         ctx.out.json(&json!({
             "bench": "propagate", "impl": imp.name(), "ranks": r.ranks,
-            "launches": t.lines.len(), "runs": t.runs,
-            "hangs_after_results": t.hung_after, "hangs_before_results": t.hung_before,
+            "launches": t.lines.len(), "runs": t.ended.runs,
+            "hangs_after_results": t.ended.hung_after, "hangs_before_results": t.ended.hung_before,
             "reps": t.lines.first().map(|l| l.reps),
             "propagation_us": spread(t.spread(|l| l.prop)),
             "whole_cycle_us": spread(t.spread(|l| l.total)),
@@ -475,6 +445,7 @@ fn json_rows(ctx: &Context, r: &PerRanks) {
 mod tests {
     use super::*;
     use crate::parse::parse_line;
+    use crate::run::Exit;
 
     const PERTINAX: &str = "PROPAGATE N=4 reps=1000 total_med_us=45.8 p10=44.1 p90=47.6 \
         propagate_med_us=17.7 p10=17.1 p90=18.4 pingpong_plain_us=0.839 pingpong_guarded_us=0.850";
@@ -558,11 +529,19 @@ mod tests {
             launch(0, Exit::Code(0), PERTINAX),
         ];
         let t = Tally::of(&launches, 1, 4);
-        assert_eq!((t.runs, t.lines.len()), (6, 2));
-        assert_eq!((t.hung_after, t.hung_before), (1, 1));
-        assert_eq!(t.failed.len(), 3, "{:?}", t.failed);
-        assert!(t.failed[0].contains("3 calls"), "{:?}", t.failed);
-        assert!(t.failed[1].contains("last words"), "{:?}", t.failed);
+        assert_eq!((t.ended.runs, t.lines.len()), (6, 2));
+        assert_eq!((t.ended.hung_after, t.ended.hung_before), (1, 1));
+        assert_eq!(t.ended.failed.len(), 3, "{:?}", t.ended.failed);
+        assert!(
+            t.ended.failed[0].contains("3 calls"),
+            "{:?}",
+            t.ended.failed
+        );
+        assert!(
+            t.ended.failed[1].contains("last words"),
+            "{:?}",
+            t.ended.failed
+        );
         assert_eq!(t.med(|l| Some(l.prop.med)), Some(15.1));
         // A line for another rank count is not counted.
         assert_eq!(Tally::of(&launches, 0, 8).lines.len(), 0);

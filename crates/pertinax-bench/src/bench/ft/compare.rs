@@ -137,7 +137,7 @@ fn full_table(n: usize, tallies: &Tallies) -> String {
             format!("{} {} n={n}", imp.name(), m.name()),
             format!(
                 "{}/{} [{}, {}]",
-                tl.valid, tl.runs, tl.hung_after, tl.hung_before
+                tl.valid, tl.ended.runs, tl.ended.hung_after, tl.ended.hung_before
             ),
         ];
         row.extend(FT_FIELDS.iter().map(|(f, _, d)| med_cell(tl.get(f), *d)));
@@ -150,7 +150,7 @@ fn full_table(n: usize, tallies: &Tallies) -> String {
                 .join(" "),
         );
         t.row(row);
-        for f in &tl.failed {
+        for f in &tl.ended.failed {
             problems.push_str(&format!("- {} {} n={n}: {f}\n", imp.name(), m.name()));
         }
     }
@@ -398,10 +398,10 @@ fn json_rows(ctx: &Context, n: usize, tallies: &Tallies) {
         row.insert("mode".into(), json!(m.name()));
         row.insert("ranks".into(), json!(n));
         row.insert("cores".into(), json!(ctx.cores));
-        row.insert("launches".into(), json!(t.runs));
+        row.insert("launches".into(), json!(t.ended.runs));
         row.insert("valid".into(), json!(t.valid));
-        row.insert("hangs_after_results".into(), json!(t.hung_after));
-        row.insert("hangs_before_results".into(), json!(t.hung_before));
+        row.insert("hangs_after_results".into(), json!(t.ended.hung_after));
+        row.insert("hangs_before_results".into(), json!(t.ended.hung_before));
         for (f, _, _) in FT_FIELDS {
             row.insert(f.into(), jnum(t.get(f).map(|s| s.median)));
         }
@@ -528,8 +528,12 @@ fn compare_goals(per_n: &[(usize, Tallies)], modes: &[FtMode]) -> Vec<Goal> {
         for (_, t) in per_n {
             for ((i, _), tl) in t {
                 if *i == imp {
-                    h += if after { tl.hung_after } else { tl.hangs() };
-                    runs += tl.runs;
+                    h += if after {
+                        tl.ended.hung_after
+                    } else {
+                        tl.hangs()
+                    };
+                    runs += tl.ended.runs;
                 }
             }
         }

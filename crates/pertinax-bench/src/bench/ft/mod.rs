@@ -29,11 +29,12 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use serde_json::json;
 
-use super::Context;
+use super::{Context, Ended, Impl};
 use crate::cli::{Common, FtOpts, FtPart};
 use crate::parse::Record;
 use crate::report::{jnum, verdict, Table};
-use crate::run::{Exit, Launch};
+use crate::run::last_line;
+use crate::run::Launch;
 use crate::stats::Summary;
 use compare::compare;
 use cost::cost;
@@ -61,37 +62,14 @@ const COST_PCT: f64 = 2.0;
 /// The rank count at which the absolute goals are judged.
 const GOAL_RANKS: usize = 16;
 
-/// Which implementation a variant runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Impl {
-    Pertinax,
-    Ompi,
-}
-
-impl Impl {
-    fn name(self) -> &'static str {
-        match self {
-            Impl::Pertinax => "pertinax",
-            Impl::Ompi => "ompi",
-        }
-    }
-}
-
 /// What the launches of one variant produced.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Tally {
-    /// Launches run.
-    runs: usize,
+    /// How the launches ended.
+    ended: Ended,
     /// Launches whose summary line was complete and checked (`ok=1`,
     /// kill time read).
     valid: usize,
-    /// Launches that printed their results and then ran into the time
-    /// limit (Open MPI's finalize hang).
-    hung_after: usize,
-    /// Launches that ran into the time limit without results.
-    hung_before: usize,
-    /// Launches without valid results that did not hang: why.
-    failed: Vec<String>,
     /// How the launches ended, e.g. `rc=0` -> 4.
     exits: BTreeMap<String, usize>,
     /// Per field, the value of every valid launch.
@@ -110,16 +88,10 @@ impl Tally {
     fn of(launches: &[Launch], variant: usize, key: &str, fields: &[&str]) -> Tally {
         let mut t = Tally::default();
         for l in launches.iter().filter(|l| l.variant == variant) {
-            t.runs += 1;
             *t.exits.entry(l.outcome.status()).or_default() += 1;
             let rec = l.records.iter().find(|r| r.key == key);
             let valid = rec.is_some_and(valid_summary);
-            let timed_out = l.outcome.exit == Exit::TimedOut;
-            match (timed_out, rec.is_some()) {
-                (true, true) => t.hung_after += 1,
-                (true, false) => t.hung_before += 1,
-                _ => {}
-            }
+            let timed_out = t.ended.count(l, rec.is_some());
             if let (true, Some(r)) = (valid, rec) {
                 t.valid += 1;
                 let quiet = l.others_cpu.is_some_and(|c| c <= QUIET_OTHERS);
@@ -149,7 +121,7 @@ impl Tally {
                         last_line(&l.outcome.stderr)
                     ),
                 };
-                t.failed.push(why);
+                t.ended.failed.push(why);
             }
         }
         t
@@ -169,23 +141,13 @@ impl Tally {
     }
 
     fn hangs(&self) -> usize {
-        self.hung_after + self.hung_before
+        self.ended.hangs()
     }
 }
 
 /// A summary line is usable when it says `ok=1` and the kill time was read.
 fn valid_summary(r: &Record) -> bool {
     r.get("ok") == Some("1") && r.get("kill_file") != Some("MISSING")
-}
-
-fn last_line(s: &str) -> String {
-    s.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .chars()
-        .take(160)
-        .collect()
 }
 
 /// `median (min..max)` with `d` decimals, or `-`.
@@ -341,6 +303,7 @@ fn scratch_name(s: &Scratch, name: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::Exit;
 
     use std::path::Path;
 
@@ -374,10 +337,22 @@ mod tests {
             "FT",
             &["det_max_ms", "agree_after_fail_med_ms"],
         );
-        assert_eq!((t.runs, t.valid, t.hung_after, t.hung_before), (5, 2, 1, 1));
-        assert_eq!(t.failed.len(), 2, "{:?}", t.failed);
-        assert!(t.failed[0].contains("last words"), "{:?}", t.failed);
-        assert!(t.failed[1].contains("ok=0"), "{:?}", t.failed);
+        assert_eq!(
+            (
+                t.ended.runs,
+                t.valid,
+                t.ended.hung_after,
+                t.ended.hung_before
+            ),
+            (5, 2, 1, 1)
+        );
+        assert_eq!(t.ended.failed.len(), 2, "{:?}", t.ended.failed);
+        assert!(
+            t.ended.failed[0].contains("last words"),
+            "{:?}",
+            t.ended.failed
+        );
+        assert!(t.ended.failed[1].contains("ok=0"), "{:?}", t.ended.failed);
         assert_eq!(t.get("det_max_ms").unwrap().n, 2);
         assert_eq!(t.quiet.get("det_max_ms").map(Vec::len), Some(1));
         assert_eq!(t.get("agree_after_fail_med_ms"), None); // -1 = not measured

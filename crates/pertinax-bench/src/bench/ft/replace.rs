@@ -89,11 +89,11 @@ pub(super) fn replace(
         for (i, v) in variants.iter().enumerate() {
             let tl = Tally::of(&done, i, "REPL", &fields);
             hangs += tl.hangs();
-            runs += tl.runs;
+            runs += tl.ended.runs;
             let mut row = vec![
                 n.to_string(),
                 v.name.split(" n=").next().unwrap_or("").into(),
-                format!("{}/{} [{}]", tl.valid, tl.runs, tl.hangs()),
+                format!("{}/{} [{}]", tl.valid, tl.ended.runs, tl.hangs()),
             ];
             row.extend(REPL_FIELDS.iter().map(|(f, _, d)| cell(tl.get(f), *d)));
             row.push(format!(
@@ -102,14 +102,14 @@ pub(super) fn replace(
                 tl.spare.len()
             ));
             t.row(row);
-            for f in &tl.failed {
+            for f in &tl.ended.failed {
                 problems.push_str(&format!("- {}: {f}\n", v.name));
             }
             let mut j = serde_json::Map::new();
             j.insert("bench".into(), json!("ft-replace"));
             j.insert("variant".into(), json!(v.name.split(" n=").next()));
             j.insert("ranks".into(), json!(n));
-            j.insert("launches".into(), json!(tl.runs));
+            j.insert("launches".into(), json!(tl.ended.runs));
             j.insert("valid".into(), json!(tl.valid));
             for (f, _, _) in REPL_FIELDS {
                 j.insert(f.into(), jnum(tl.get(f).map(|s| s.median)));
