@@ -465,7 +465,10 @@ impl Launcher<'_> {
         // Rank 0's input is the launcher's (copied by a thread: rank 0 runs
         // in a process group of its own, so reading a terminal itself would
         // stop it with SIGTTIN); the others read /dev/null.
-        let stdin = if self.spec.stdin == StdinTo::Rank0 && l.kind == Kind::Rank(0) {
+        let stdin = if self.spec.stdin == StdinTo::Rank0
+            && l.kind == Kind::Rank(0)
+            && stdin_is_ours()
+        {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -657,6 +660,18 @@ impl Starter for Launcher<'_> {
         })?;
         self.attend(spawned, new.replaces)
     }
+}
+
+/// Whether the launcher may read its standard input without being stopped:
+/// it is not a terminal, or the launcher's process group is the terminal's
+/// foreground group. A launcher started in the background (`pertinax run
+/// ... &`) would be stopped by SIGTTIN at its first read, with the whole
+/// job; its rank 0 reads `/dev/null` instead.
+fn stdin_is_ours() -> bool {
+    use std::io::IsTerminal;
+    let stdin = std::io::stdin();
+    !stdin.is_terminal()
+        || rustix::termios::tcgetpgrp(&stdin).is_ok_and(|fg| fg == rustix::process::getpgrp())
 }
 
 /// The directory of the output files of the process in `slot`, in Open
