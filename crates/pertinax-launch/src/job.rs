@@ -465,14 +465,12 @@ impl Launcher<'_> {
         // Rank 0's input is the launcher's (copied by a thread: rank 0 runs
         // in a process group of its own, so reading a terminal itself would
         // stop it with SIGTTIN); the others read /dev/null.
-        let stdin = if self.spec.stdin == StdinTo::Rank0
-            && l.kind == Kind::Rank(0)
-            && stdin_is_ours()
-        {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        };
+        let stdin =
+            if self.spec.stdin == StdinTo::Rank0 && l.kind == Kind::Rank(0) && stdin_is_ours() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            };
         cmd.arg0(l.arg0)
             .args(l.args)
             .envs(self.spec.env.iter().map(|(k, v)| (k, v)))
