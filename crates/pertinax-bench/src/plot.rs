@@ -17,7 +17,7 @@
 //! | `ft-replace.svg` | `ft-replace` | ranks | kill → replacement's allreduce ms | variant |
 //! | `propagate.svg` | `propagate` | ranks | median propagation µs | impl |
 //! | `offload-<case>.svg` | `offload` | masters | median ms | config |
-//! | `msglog-overhead.svg` | `msglog` overhead | ranks | s | app class, mode |
+//! | `msglog-overhead.svg` | `msglog` overhead | mode (plain, transactional, logged) | time / plain | app, class, ranks |
 //! | `msglog-rollback.svg` | `msglog` rollback | crash iteration | recomputed iterations | app, policy |
 //!
 //! When saved rows from several runs give one point twice, the last row
@@ -62,6 +62,8 @@ pub struct Figure {
     pub log_x: bool,
     /// Logarithmic axes.
     pub log_y: bool,
+    /// Names of the x values 1, 2, ... (a categorical axis), or empty.
+    pub x_names: Vec<String>,
     /// The lines.
     pub series: Vec<Series>,
 }
@@ -126,6 +128,13 @@ fn f(row: &Value, key: &str) -> Option<f64> {
     row.get(key).and_then(Value::as_f64)
 }
 
+/// A number field as text (`8`), or empty.
+fn s_num(row: &Value, key: &str) -> String {
+    row.get(key)
+        .filter(|v| v.is_number())
+        .map_or(String::new(), Value::to_string)
+}
+
 fn s<'a>(row: &'a Value, key: &str) -> &'a str {
     row.get(key).and_then(Value::as_str).unwrap_or("")
 }
@@ -156,6 +165,7 @@ fn figure(
         y_desc: y_desc.into(),
         log_x,
         log_y,
+        x_names: Vec::new(),
         series,
     })
 }
@@ -280,27 +290,36 @@ pub fn figures(rows: &[Value]) -> Vec<Figure> {
             ("median run time, ms", false),
         ));
     }
+    // Message logging without failure: one line per app, class and rank
+    // count across the three modes, as a multiple of the plain run.
     let overhead = |r: &Value| s(r, "bench") == "msglog" && s(r, "case") == "overhead";
     let mut g = Gather::default();
     for r in rows.iter().filter(|r| overhead(r)) {
-        for (mode, key) in [
-            ("plain", "plain_s"),
-            ("transactional", "transactional_s"),
-            ("logged", "logged_s"),
-        ] {
-            let name = format!("{} {} {mode}", s(r, "app"), s(r, "class"));
-            g.add(name, f(r, "ranks"), f(r, key));
+        let name = format!(
+            "{} {}, {} ranks",
+            s(r, "app"),
+            s(r, "class"),
+            s_num(r, "ranks")
+        );
+        let plain = f(r, "plain_s").filter(|p| *p > 0.0);
+        for (i, key) in ["plain_s", "transactional_s", "logged_s"]
+            .iter()
+            .enumerate()
+        {
+            let y = plain.and_then(|p| f(r, key).map(|t| t / p));
+            g.add(name.clone(), Some(i as f64 + 1.0), y);
         }
     }
     let series = g.series();
     if !series.is_empty() {
         out.push(Figure {
             file: "msglog-overhead".into(),
-            title: "message logging: run time without failure (pertinax)".into(),
-            x_desc: "ranks".into(),
-            y_desc: "median run time, s".into(),
+            title: "message logging without failure: run time against plain (pertinax)".into(),
+            x_desc: "mode".into(),
+            y_desc: "median run time / plain run time".into(),
             log_x: false,
             log_y: false,
+            x_names: vec!["plain".into(), "transactional".into(), "logged".into()],
             series,
         });
     }
@@ -354,6 +373,19 @@ fn tick(v: f64) -> String {
     }
 }
 
+/// An x tick label: the name of a categorical value, else [`tick`].
+fn x_tick(names: &[String], v: f64) -> String {
+    if names.is_empty() {
+        return tick(v);
+    }
+    let i = v.round();
+    if (v - i).abs() < 1e-6 && i >= 1.0 {
+        names.get(i as usize - 1).cloned().unwrap_or_default()
+    } else {
+        String::new()
+    }
+}
+
 /// The figure as SVG text.
 ///
 /// # Errors
@@ -361,7 +393,11 @@ fn tick(v: f64) -> String {
 pub fn draw(fig: &Figure) -> Result<String> {
     let xs = fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let ys = fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-    let (x0, x1) = bounds(xs, fig.log_x);
+    let (x0, x1) = if fig.x_names.is_empty() {
+        bounds(xs, fig.log_x)
+    } else {
+        (0.7, fig.x_names.len() as f64 + 0.3)
+    };
     let (y0, y1) = bounds(ys, fig.log_y);
     let mut svg = String::new();
     match (fig.log_x, fig.log_y) {
@@ -406,7 +442,7 @@ where
         c.configure_mesh()
             .x_desc(fig.x_desc.as_str())
             .y_desc(fig.y_desc.as_str())
-            .x_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&|v| x_tick(&fig.x_names, *v))
             .y_label_formatter(&|v| tick(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()
@@ -478,6 +514,10 @@ mod tests {
                 );
             }
         }
+        rows.push(
+            json!({"bench": "msglog", "case": "overhead", "app": "cg", "class": "A",
+            "ranks": 8, "plain_s": 2.0, "transactional_s": 2.2, "logged_s": 3.0}),
+        );
         // A ratio row (no impl) must not become a series.
         rows.push(json!({"bench": "pingpong", "bytes": 8, "ratio": 0.8}));
         rows
@@ -494,9 +534,13 @@ mod tests {
                 "pingpong-bandwidth",
                 "coll-bcast",
                 "ft-detection",
-                "ft-recovery"
+                "ft-recovery",
+                "msglog-overhead"
             ]
         );
+        let m = &figs[5];
+        assert_eq!(m.series[0].name, "cg A, 8 ranks");
+        assert_eq!(m.series[0].points, [(1.0, 1.0), (2.0, 1.1), (3.0, 1.5)]);
         let lat = &figs[0];
         assert_eq!(lat.series.len(), 2);
         assert_eq!(lat.series[0].name, "pertinax");
@@ -512,7 +556,7 @@ mod tests {
     fn figures_are_svg_with_every_series() {
         let dir = std::env::temp_dir().join(format!("pertinax-bench-plot-{}", std::process::id()));
         let written = all(&rows(), &dir).unwrap();
-        assert_eq!(written.len(), 5);
+        assert_eq!(written.len(), 6);
         let svg = std::fs::read_to_string(dir.join("pingpong-latency.svg")).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
         // plotters writes each text on a line of its own.
@@ -536,6 +580,11 @@ mod tests {
         assert_eq!(tick(16.0), "16");
         assert_eq!(tick(2.5), "2.5");
         assert_eq!(tick(0.25), "0.25");
+        let names = ["plain".to_string(), "logged".to_string()];
+        assert_eq!(x_tick(&names, 2.0), "logged");
+        assert_eq!(x_tick(&names, 1.5), "");
+        assert_eq!(x_tick(&names, 3.0), "");
+        assert_eq!(x_tick(&[], 3.0), "3");
         assert_eq!(bounds([2.0, 16.0].into_iter(), false).0, 0.0);
         let (lo, hi) = bounds([2.0, 16.0].into_iter(), true);
         assert!(lo < 2.0 && lo > 0.0 && hi > 16.0);
