@@ -10,7 +10,12 @@ fn propprog() -> std::path::PathBuf {
 /// Runs `args` on `n` ranks and returns what each surviving rank saw; all
 /// must have seen the same.
 fn seen(n: usize, args: &[&str], code: i32, survivors: usize) -> (Job, String) {
-    let j = run(Spec::new(n, args).program(propprog()).bound(60));
+    // Ranks leave on purpose here (an early `?` exits 1, a panic 101) and
+    // the others must hear of it and go on: not the launcher's fail-fast.
+    let j = run(Spec::new(n, args)
+        .program(propprog())
+        .bound(60)
+        .launcher_arg("--keep-going"));
     assert!(
         j.code == Some(job_code(code)) && j.oks() == survivors && !j.stdout.contains("FAIL"),
         "code {:?}, {} OK\n{}\n{}",
@@ -288,9 +293,11 @@ fn randomized_campaign() {
         };
         let n = 3 + below(4) as usize;
         let s = seed.to_string();
+        // Signallers return early with `?` or panic, and the others go on.
         let mut spec = Spec::new(n, &["campaign", &s, "12"])
             .program(propprog())
-            .bound(60);
+            .bound(60)
+            .launcher_arg("--keep-going");
         let mut how = String::from("no kill");
         match seed % 3 {
             1 => {

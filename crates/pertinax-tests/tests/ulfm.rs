@@ -138,10 +138,13 @@ fn spawn_and_merge() {
         .launcher_arg("--max-spawn")
         .launcher_arg("3"));
     expect(&j, 0, 5);
-    // Without room for them, spawn fails the same way at every parent.
+    // Without room for them, spawn fails the same way at every parent
+    // (each exits 1 after saying so: --keep-going lets the slower one
+    // finish its line).
     let j = run(ft(2, &["spawn_merge", "3"])
         .launcher_arg("--max-spawn")
-        .launcher_arg("2"));
+        .launcher_arg("2")
+        .launcher_arg("--keep-going"));
     assert_eq!(j.code, Some(1), "{}", j.stdout);
     assert_eq!(
         j.stdout
