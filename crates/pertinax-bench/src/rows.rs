@@ -3,8 +3,9 @@
 //!
 //! Every row a benchmark emits through [`crate::report::Out`] gets the
 //! fields of [`Provenance`] appended (a benchmark's own field of the same
-//! name wins): `commit` (the source tree's `HEAD`, with `-dirty` when its
-//! tracked files differ from it), `version` (this crate's), `date` (UTC,
+//! name wins): `commit` (the commit this binary was built from, with
+//! `-dirty` when the tree's tracked files differed from it; see
+//! `build.rs`), `version` (this crate's), `date` (UTC,
 //! when the row was made), `host_cores` (the cores this process may use)
 //! and `cmdline` (this program's arguments, shell-quoted). The CSV form has
 //! one column per key seen in any row, `bench` and `impl` first, the
@@ -16,8 +17,7 @@
 //! ```
 
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
@@ -29,8 +29,9 @@ pub const PROVENANCE: [&str; 5] = ["commit", "version", "date", "host_cores", "c
 /// What every row says about where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Provenance {
-    /// `HEAD` of the source tree (12 hex digits), `-dirty` appended when
-    /// tracked files differ from it; `unknown` without git.
+    /// The commit this binary was built from (12 hex digits), `-dirty`
+    /// appended when tracked files differed from it at build time;
+    /// `unknown` without git.
     pub commit: String,
     /// This crate's version.
     pub version: String,
@@ -41,12 +42,12 @@ pub struct Provenance {
 }
 
 impl Provenance {
-    /// The provenance of this process: git is asked about the source tree
-    /// this binary was built from (`CARGO_MANIFEST_DIR`).
+    /// The provenance of this process; the commit is the one this binary
+    /// was built from (recorded by `build.rs`).
     pub fn of_this_process() -> Provenance {
         let args: Vec<String> = std::env::args().collect();
         Provenance {
-            commit: commit(Path::new(env!("CARGO_MANIFEST_DIR"))),
+            commit: env!("PERTINAX_BENCH_COMMIT").to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             cmdline: shell_line(&args),
@@ -71,31 +72,6 @@ impl Provenance {
             out.entry(k).or_insert(v);
         }
         Value::Object(out)
-    }
-}
-
-/// `git rev-parse` of the tree at `dir`, `-dirty` when `git diff HEAD`
-/// finds changes in tracked files; `unknown` when git cannot tell.
-fn commit(dir: &Path) -> String {
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-    };
-    let Some(out) = git(&["rev-parse", "--short=12", "HEAD"]).filter(|o| o.status.success()) else {
-        return "unknown".into();
-    };
-    let head = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    // `diff --quiet` exits 1 when something differs.
-    let dirty = git(&["diff", "--quiet", "HEAD", "--"]).is_some_and(|o| o.status.code() == Some(1));
-    if dirty {
-        format!("{head}-dirty")
-    } else {
-        head
     }
 }
 
