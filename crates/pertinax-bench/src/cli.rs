@@ -76,6 +76,21 @@ pub enum Command {
     Worker(WorkerArgs),
 }
 
+/// The options of `T` as the command line gives them when none is typed.
+/// The defaults are written once, in the `#[arg]` attributes; the
+/// `Default` of each benchmark's options (what `all` runs) comes from
+/// here, so the two cannot drift apart.
+///
+/// # Panics
+/// When the defaults do not parse: a programming error, which the tests
+/// of each `Default` catch.
+pub fn defaults<T: Args>() -> T {
+    T::augment_args(clap::Command::new("defaults"))
+        .try_get_matches_from(["defaults"])
+        .and_then(|m| T::from_arg_matches(&m))
+        .unwrap_or_else(|e| panic!("the command line's defaults do not parse: {e}"))
+}
+
 /// Options shared by every benchmark.
 #[derive(Clone, Debug, Args)]
 pub struct Common {
@@ -546,16 +561,9 @@ pub struct FtOpts {
 }
 
 impl Default for FtOpts {
+    /// The command line's defaults ([`defaults`]).
     fn default() -> FtOpts {
-        FtOpts {
-            ranks: vec![4, 8, 16],
-            modes: FtMode::COMPARED.to_vec(),
-            parts: FtPart::ALL.to_vec(),
-            delay_ms: 300,
-            agree_reps: 50,
-            spawn_reps: 2,
-            cost_launches: None,
-        }
+        defaults()
     }
 }
 
@@ -598,12 +606,9 @@ pub struct PropagateOpts {
 }
 
 impl Default for PropagateOpts {
+    /// The command line's defaults ([`defaults`]).
     fn default() -> PropagateOpts {
-        PropagateOpts {
-            ranks: vec![2, 4, 8, 16],
-            reps: None,
-            propprog: None,
-        }
+        defaults()
     }
 }
 
@@ -665,16 +670,6 @@ pub enum FtPart {
     Replace,
     /// spawn + merge + barrier.
     Spawn,
-}
-
-impl FtPart {
-    /// Every part, in run order.
-    pub const ALL: [FtPart; 4] = [
-        FtPart::Compare,
-        FtPart::Cost,
-        FtPart::Replace,
-        FtPart::Spawn,
-    ];
 }
 
 /// A rank count for fault scenarios: at least 3.
@@ -1024,6 +1019,21 @@ mod tests {
             panic!("not ft")
         };
         assert_eq!(d.ft, FtOpts::default());
+        // What `all` runs: the defaults as the command line states them.
+        let all = FtOpts::default();
+        assert_eq!(all.ranks, [4, 8, 16]);
+        assert_eq!(all.modes, FtMode::COMPARED);
+        assert_eq!(
+            all.parts,
+            [
+                FtPart::Compare,
+                FtPart::Cost,
+                FtPart::Replace,
+                FtPart::Spawn
+            ]
+        );
+        assert_eq!((all.delay_ms, all.agree_reps, all.spawn_reps), (300, 50, 2));
+        assert_eq!(PropagateOpts::default().ranks, [2, 4, 8, 16]);
         assert!(d.ft.wants(FtPart::Cost));
         let cli = Cli::try_parse_from([
             "b",

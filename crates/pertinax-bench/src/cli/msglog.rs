@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, ValueEnum};
 use pertinax_apps::cg::Class;
 
 use super::Common;
@@ -100,17 +100,10 @@ pub struct MsglogOpts {
     pub apps: Option<PathBuf>,
 }
 
-/// The options alone, to get their command-line defaults (for `all`).
-#[derive(Debug, Parser)]
-struct DefaultsOnly {
-    #[command(flatten)]
-    opts: MsglogOpts,
-}
-
 impl Default for MsglogOpts {
-    /// The command line's defaults (parsed, so they cannot drift apart).
+    /// The command line's defaults ([`super::defaults`]).
     fn default() -> MsglogOpts {
-        DefaultsOnly::parse_from(["msglog"]).opts
+        super::defaults()
     }
 }
 

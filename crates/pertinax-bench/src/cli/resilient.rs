@@ -112,21 +112,9 @@ pub struct ResilientOpts {
 }
 
 impl Default for ResilientOpts {
+    /// The command line's defaults ([`super::defaults`]).
     fn default() -> ResilientOpts {
-        ResilientOpts {
-            parts: ResPart::ALL.to_vec(),
-            ranks: vec![2, 4, 8, 16],
-            sweep_ranks: 8,
-            sizes: None,
-            reps: None,
-            warmup: None,
-            repair_ranks: vec![4, 8, 16],
-            repair_iters: None,
-            hier_k: None,
-            app_ranks: vec![2, 4, 8],
-            ep_class: None,
-            screen_work: None,
-        }
+        super::defaults()
     }
 }
 
@@ -223,11 +211,6 @@ pub enum ResPart {
     Repair,
     /// EP and screening end to end, plain vs resilient.
     Apps,
-}
-
-impl ResPart {
-    /// Every part, in run order.
-    pub const ALL: [ResPart; 3] = [ResPart::Overhead, ResPart::Repair, ResPart::Apps];
 }
 
 /// A communicator the overhead worker measures.
@@ -377,7 +360,9 @@ mod tests {
         let d = check(&[]);
         assert_eq!(d.resilient, ResilientOpts::default());
         let o = &d.resilient;
-        assert!(ResPart::ALL.iter().all(|&p| o.wants(p)));
+        assert!([ResPart::Overhead, ResPart::Repair, ResPart::Apps]
+            .iter()
+            .all(|&p| o.wants(p)));
         assert_eq!(o.sizes().0, RES_SIZES.to_vec());
         assert_eq!((o.counts(false), o.counts(true)), ((2000, 200), (200, 20)));
         assert_eq!((o.repair_iters(false), o.repair_iters(true)), (300, 100));
