@@ -553,3 +553,48 @@ pub(crate) fn join(rt: &Rc<Runtime>, slots: &[u32], index: usize, a: Assignment)
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Assignment;
+    use proptest::prelude::*;
+
+    fn assignment() -> impl Strategy<Value = Assignment> {
+        let v32 = || proptest::collection::vec(any::<u32>(), 0..16);
+        let v16 = || proptest::collection::vec(any::<u16>(), 0..16);
+        prop_oneof![
+            (any::<u32>(), v32(), v16()).prop_map(|(ctx, parents, entries)| {
+                Assignment::Spawned {
+                    ctx,
+                    parents,
+                    entries,
+                }
+            }),
+            (
+                any::<u32>(),
+                v32(),
+                v16(),
+                v32(),
+                proptest::collection::vec(proptest::option::of(any::<u64>()), 0..16),
+            )
+                .prop_map(|(ctx, peers, entries, holes, values)| Assignment::Replace {
+                    ctx,
+                    peers,
+                    entries,
+                    holes,
+                    values,
+                }),
+        ]
+    }
+
+    proptest! {
+        /// The payload a new process decodes is the one its requester
+        /// encoded (postcard, as in `request` and the backends' `join`).
+        #[test]
+        fn an_assignment_survives_its_encoding(a in assignment()) {
+            let bytes = postcard::to_allocvec(&a).unwrap();
+            let back: Assignment = postcard::from_bytes(&bytes).unwrap();
+            prop_assert_eq!(format!("{back:?}"), format!("{a:?}"));
+        }
+    }
+}
