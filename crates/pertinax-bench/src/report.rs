@@ -264,6 +264,42 @@ mod tests {
     }
 
     #[test]
+    fn csv_and_figures_get_every_row_with_its_provenance() {
+        use crate::cli::{Cli, Command};
+        use clap::Parser;
+        let dir = std::env::temp_dir().join(format!("pertinax-bench-out-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("rows.csv");
+        let figs = dir.join("figs");
+        let args = ["b", "pingpong", "--csv", csv.to_str().unwrap(), "--plot"];
+        let cli =
+            Cli::try_parse_from(args.iter().copied().chain([figs.to_str().unwrap()])).unwrap();
+        let Command::Pingpong(a) = cli.command else {
+            panic!("not pingpong")
+        };
+        let out = Out::new(&a.common).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&csv).unwrap(),
+            "",
+            "created at once"
+        );
+        for (imp, us) in [("pertinax", 0.2), ("ompi", 0.3)] {
+            out.json(
+                &serde_json::json!({"bench": "pingpong", "impl": imp, "bytes": 8, "median_us": us}),
+            );
+        }
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0]
+            .starts_with("bench,impl,bytes,median_us,commit,version,date,host_cores,cmdline"));
+        assert!(lines[2].starts_with("pingpong,ompi,8,0.3,"), "{}", lines[2]);
+        out.finish().unwrap();
+        assert!(figs.join("pingpong-latency.svg").is_file());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn bandwidth_and_verdicts() {
         let bw = bandwidth(1 << 20, Some(120.0)).unwrap();
         assert!((bw - 8.738).abs() < 1e-3, "{bw}");
