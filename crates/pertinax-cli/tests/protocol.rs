@@ -10,6 +10,16 @@ const BOUND: Duration = Duration::from_secs(30);
 /// Runs `n` fake ranks with `flags`; rank `special`, if given, gets
 /// `special_flags` instead.
 fn run_fake(n: usize, flags: &[&str], special: Option<(usize, &[&str])>) -> Outcome {
+    run_fake_with(&[], n, flags, special)
+}
+
+/// [`run_fake`] with launcher options `opts`.
+fn run_fake_with(
+    opts: &[&str],
+    n: usize,
+    flags: &[&str],
+    special: Option<(usize, &[&str])>,
+) -> Outcome {
     let sb = Sandbox::new();
     let n = n.to_string();
     let quote = |f: &[&str]| f.join(" ");
@@ -22,7 +32,10 @@ fn run_fake(n: usize, flags: &[&str], special: Option<(usize, &[&str])>) -> Outc
             quote(flags)
         ),
     };
-    sb.run(&["run", "-n", &n, "--", "sh", "-c", &script], BOUND)
+    let mut args = vec!["run", "-n", &n];
+    args.extend_from_slice(opts);
+    args.extend(["--", "sh", "-c", &script]);
+    sb.run(&args, BOUND)
 }
 
 #[test]
@@ -82,7 +95,14 @@ fn a_wrong_secret_does_not_hold_back_the_others() {
 
 #[test]
 fn a_failure_is_published_to_the_survivors() {
-    let o = run_fake(2, &["--watch", "1"], Some((1, &["--exit", "3"])));
+    // --keep-going: failing fast, the launcher may stop rank 0 before it
+    // prints what it saw.
+    let o = run_fake_with(
+        &["--keep-going"],
+        2,
+        &["--watch", "1"],
+        Some((1, &["--exit", "3"])),
+    );
     assert_eq!(o.code, Some(3), "{o:?}");
     assert!(
         o.stdout.contains("fake-rank 0: saw slot 1 fail"),
