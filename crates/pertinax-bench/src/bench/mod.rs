@@ -4,7 +4,11 @@
 //! [`crate::stats::series`], and print tables and JSON rows through
 //! [`crate::report`]. A new benchmark (fault timings against `ft.c`, say)
 //! is one more module here that names its record key, grouping fields and
-//! value field.
+//! value field. Benchmarks that set pertinax against one Open MPI program
+//! and tally each variant's launches (`ft`, `propagate`) share [`Impl`] and
+//! [`Ended`] (runs, hangs, failures); every row goes through
+//! [`crate::report::Out`], which adds the provenance and feeds `--csv` and
+//! `--plot`.
 
 pub mod coll;
 pub mod ft;
