@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// `all`'s parts and their rough cost in seconds at 5 launches on 2
-/// cores, default options (from the runs in BENCHMARKS.md; only the
-/// starting point of the estimate).
+/// `all`'s parts and a rough guess of their cost in seconds at 5
+/// launches on 2 cores, default options: only the starting point of the
+/// estimate, which the finished parts correct.
 pub const ALL_PARTS: [(&str, f64); 8] = [
     ("pingpong", 90.0),
     ("pingping", 90.0),
