@@ -261,18 +261,34 @@ fn two_neighbours_dying_at_once_lose_a_checkpoint_unless_it_is_on_disk() {
     // gone, only a disk copy can bring rank 1 back.
     let opts = "--cp-int 4";
     let want = STENCIL.reference(4, opts);
-    let j = job(
-        STENCIL.program,
-        4,
-        &format!("{} {opts}", STENCIL.args),
-        "1@iter#6,2@iter#6",
-    );
+    // "At once" is one recovery: on a loaded host rank 2 may notice rank
+    // 1's death first and recover it (from rank 2's copy) before its own
+    // kill, two recoveries that must then give the right answer. Up to
+    // six tries for the two deaths to land in one recovery.
+    let mut tries = Vec::new();
+    let lost = (0..6).any(|_| {
+        let j = job(
+            STENCIL.program,
+            4,
+            &format!("{} {opts}", STENCIL.args),
+            "1@iter#6,2@iter#6",
+        );
+        if j.code != Some(0) && j.stderr.contains("lost") && !j.stdout.contains("verified=true") {
+            return true;
+        }
+        let f = verified(&j, STENCIL.tag, true);
+        assert_eq!(STENCIL.result(&f), want, "{f:?}");
+        assert_eq!(
+            num(&f, "recoveries"),
+            2,
+            "one recovery must lose rank 1: {f:?}"
+        );
+        tries.push(j.stderr);
+        false
+    });
     assert!(
-        j.code != Some(0) && j.stderr.contains("lost") && !j.stdout.contains("verified=true"),
-        "code {:?}\nstdout:\n{}\nstderr:\n{}",
-        j.code,
-        j.stdout,
-        j.stderr
+        lost,
+        "the deaths never landed in one recovery in 6 tries: {tries:#?}"
     );
     let dir = tempfile::tempdir().expect("a temporary directory");
     let opts = format!("{opts} --ckpt-dir {}", dir.path().display());
