@@ -399,14 +399,52 @@ pub fn draw(fig: &Figure) -> Result<String> {
         (0.7, fig.x_names.len() as f64 + 0.3)
     };
     let (y0, y1) = bounds(ys, fig.log_y);
+    let corner = emptiest_corner(fig, (x0, x1), (y0, y1));
     let mut svg = String::new();
     match (fig.log_x, fig.log_y) {
-        (false, false) => chart(fig, &mut svg, x0..x1, y0..y1)?,
-        (true, false) => chart(fig, &mut svg, (x0..x1).log_scale(), y0..y1)?,
-        (false, true) => chart(fig, &mut svg, x0..x1, (y0..y1).log_scale())?,
-        (true, true) => chart(fig, &mut svg, (x0..x1).log_scale(), (y0..y1).log_scale())?,
+        (false, false) => chart(fig, corner, &mut svg, x0..x1, y0..y1)?,
+        (true, false) => chart(fig, corner, &mut svg, (x0..x1).log_scale(), y0..y1)?,
+        (false, true) => chart(fig, corner, &mut svg, x0..x1, (y0..y1).log_scale())?,
+        (true, true) => {
+            let (x, y) = ((x0..x1).log_scale(), (y0..y1).log_scale());
+            chart(fig, corner, &mut svg, x, y)?
+        }
     }
     Ok(svg)
+}
+
+/// Where the legend goes: the corner whose quarter of the plot holds the
+/// fewest points (upper left when tied), so it hides as little as it can.
+fn emptiest_corner(fig: &Figure, (x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> Corner {
+    let unit = |v: f64, lo: f64, hi: f64, log: bool| {
+        if log {
+            (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
+        } else {
+            (v - lo) / (hi - lo)
+        }
+    };
+    let mut count = [0usize; 4]; // upper left, upper right, lower left, lower right
+    for (x, y) in fig.series.iter().flat_map(|s| s.points.iter().copied()) {
+        let right = unit(x, x0, x1, fig.log_x) > 0.5;
+        let lower = unit(y, y0, y1, fig.log_y) < 0.5;
+        count[usize::from(lower) * 2 + usize::from(right)] += 1;
+    }
+    let best = (0..4).min_by_key(|&i| count[i]).unwrap_or(0);
+    [
+        Corner::UpperLeft,
+        Corner::UpperRight,
+        Corner::LowerLeft,
+        Corner::LowerRight,
+    ][best]
+}
+
+/// A corner of the plot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Corner {
+    UpperLeft,
+    UpperRight,
+    LowerLeft,
+    LowerRight,
 }
 
 /// Colours: pertinax's series and Open MPI's counterpart by order.
@@ -421,7 +459,7 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(0x17, 0xbe, 0xcf),
 ];
 
-fn chart<X, Y>(fig: &Figure, svg: &mut String, x: X, y: Y) -> Result<()>
+fn chart<X, Y>(fig: &Figure, corner: Corner, svg: &mut String, x: X, y: Y) -> Result<()>
 where
     X: AsRangedCoord<Value = f64>,
     Y: AsRangedCoord<Value = f64>,
@@ -480,7 +518,12 @@ where
         c.configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(match corner {
+                Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+                Corner::UpperRight => SeriesLabelPosition::UpperRight,
+                Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
+                Corner::LowerRight => SeriesLabelPosition::LowerRight,
+            })
             .draw()
             .map_err(|x| e(&x))?;
         root.present().map_err(|x| e(&x))?;
@@ -589,5 +632,28 @@ mod tests {
         let (lo, hi) = bounds([2.0, 16.0].into_iter(), true);
         assert!(lo < 2.0 && lo > 0.0 && hi > 16.0);
         assert_eq!(bounds(std::iter::empty(), true), (0.1, 1.0));
+        let fig = |points: Vec<(f64, f64)>| Figure {
+            file: "f".into(),
+            title: "t".into(),
+            x_desc: "x".into(),
+            y_desc: "y".into(),
+            log_x: false,
+            log_y: false,
+            x_names: Vec::new(),
+            series: vec![Series {
+                name: "s".into(),
+                points,
+            }],
+        };
+        let rising = fig(vec![(1.0, 1.0), (2.0, 2.0), (9.0, 9.0)]);
+        assert_eq!(
+            emptiest_corner(&rising, (0.0, 10.0), (0.0, 10.0)),
+            Corner::UpperLeft
+        );
+        let high = fig(vec![(1.0, 9.0), (9.0, 9.0), (8.0, 9.0), (2.0, 1.0)]);
+        assert_eq!(
+            emptiest_corner(&high, (0.0, 10.0), (0.0, 10.0)),
+            Corner::LowerRight
+        );
     }
 }
