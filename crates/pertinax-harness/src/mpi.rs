@@ -48,6 +48,7 @@ use pertinax_wire::kill::{Kill, KillWhen, RandomFaults};
 use crate::sandbox::{marked, MARK_VAR};
 
 const FINALIZE_BOUND: &str = pertinax_wire::env::tune::MPI_FINALIZE_BOUND;
+const SPAWN_BOUND: &str = pertinax_wire::env::tune::MPI_SPAWN_BOUND;
 
 /// What a job runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,6 +252,14 @@ pub(crate) fn command(
     // backend) ends after 3 s, not the default 10 s, unless a test says.
     if !env.iter().any(|(k, _)| k == FINALIZE_BOUND) {
         cmd.arg("-x").arg(format!("{FINALIZE_BOUND}=3000"));
+    }
+    // Open MPI's intermittent spawn hang after a failure (see the MPI
+    // backend) ends after 15 s, not the default 60 s, within the jobs'
+    // bounds. Spawned processes do not get `-x` variables but inherit
+    // mpirun's environment: set there too, for their `MPI_Init`.
+    if !env.iter().any(|(k, _)| k == SPAWN_BOUND) {
+        cmd.arg("-x").arg(format!("{SPAWN_BOUND}=15000"));
+        cmd.env(SPAWN_BOUND, "15000");
     }
     for (k, v) in env {
         cmd.arg("-x").arg(format!("{k}={v}"));

@@ -116,6 +116,11 @@ pub mod tune {
     /// it ends without it, exit code 0 (Open MPI hangs there at times after
     /// a process failure); `0`: no bound. Default 10000.
     pub const MPI_FINALIZE_BOUND: &str = "PERTINAX_MPI_FINALIZE_BOUND";
+    /// MPI backend: milliseconds a process waits in `MPI_Comm_spawn`, and a
+    /// spawned process in `MPI_Init`, before it ends with exit code 75
+    /// (Open MPI at times never completes a spawn after a process failure);
+    /// `0`: no bound. Default 60000.
+    pub const MPI_SPAWN_BOUND: &str = "PERTINAX_MPI_SPAWN_BOUND";
 }
 
 /// Read by `pertinax-bench`.

@@ -103,6 +103,7 @@ mod finalize;
 mod report;
 
 mod spawn;
+mod watchdog;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -378,6 +379,7 @@ fn job_id() -> String {
 pub(super) fn start() -> Result<Started> {
     let boot = |what: &str, c: sys::Code| Error::Bootstrap(format!("MPI {what}: {c}"));
     if !sys::initialized() {
+        let _bound = watchdog::init_guard();
         sys::init_thread(sys::Threads::Funneled).map_err(|c| boot("init", c))?;
     }
     let w = sys::Comm::world();

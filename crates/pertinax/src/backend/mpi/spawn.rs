@@ -340,7 +340,10 @@ impl Mpi {
             }
         };
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let spawned = comm.spawn(&cmd, &args, count, 0);
+        let spawned = {
+            let _bound = super::watchdog::spawn_guard();
+            comm.spawn(&cmd, &args, count, 0)
+        };
         if made {
             let mut c = comm;
             let _ = c.free();
