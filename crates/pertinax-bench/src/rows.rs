@@ -18,7 +18,7 @@
 
 use std::io::BufRead;
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use anyhow::{Context as _, Result};
 use serde_json::{Map, Value};
@@ -95,24 +95,7 @@ pub fn shell_line(args: &[String]) -> String {
 
 /// `t` as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01 >= 0.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    pertinax_wire::utc::Utc::of(t).rfc3339()
 }
 
 /// The rows as CSV (RFC 4180): a header of every key, `bench` and `impl`
@@ -192,7 +175,7 @@ pub fn read(paths: &[PathBuf]) -> Result<Vec<Value>> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     fn prov() -> Provenance {
         Provenance {

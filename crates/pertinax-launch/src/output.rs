@@ -20,7 +20,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use crate::event::Event;
 use crate::panic::PanicScan;
@@ -87,25 +87,10 @@ impl From<Sink> for Out {
 
 /// `[YYYY-MM-DD HH:MM:SS.mmm] ` for `t`, in UTC.
 pub(crate) fn timestamp(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01 >= 0.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
+    let u = pertinax_wire::utc::Utc::of(t);
     format!(
-        "[{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03}] ",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        d.subsec_millis()
+        "[{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03}] ",
+        u.year, u.month, u.day, u.hour, u.minute, u.second, u.millis
     )
 }
 
@@ -271,8 +256,9 @@ mod tests {
 
     #[test]
     fn timestamps_are_utc_dates_with_milliseconds() {
-        let at =
-            |secs: u64, ms: u64| UNIX_EPOCH + std::time::Duration::from_millis(secs * 1000 + ms);
+        let at = |secs: u64, ms: u64| {
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(secs * 1000 + ms)
+        };
         assert_eq!(timestamp(at(0, 0)), "[1970-01-01 00:00:00.000] ");
         assert_eq!(
             timestamp(at(1_000_000_000, 7)),

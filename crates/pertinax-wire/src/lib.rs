@@ -57,6 +57,7 @@ pub mod kill;
 pub mod msg;
 pub mod resilient;
 pub mod spawn;
+pub mod utc;
 
 /// States of a process slot in the shared segment (`ProcBlock::state`),
 /// written by the launcher, read by every process.
