@@ -238,7 +238,17 @@ mod tests {
 
     #[test]
     fn this_test_finds_its_own_target_directory() {
+        // Its executable is in `TARGET[/TRIPLE]/PROFILE/deps`. Cargo's
+        // CACHEDIR.TAG is not always at TARGET: a target directory first
+        // made by `cargo package` or `cargo install --target-dir` (as in
+        // CI) has none.
         let o = OutputDir::of_this_test();
-        assert!(o.target_dir.join("CACHEDIR.TAG").exists(), "{o:?}");
+        let exe = std::env::current_exe().expect("the test executable's path");
+        assert!(exe.starts_with(o.dir.join("deps")), "{o:?}");
+        let above = match &o.triple {
+            Some(t) => o.target_dir.join(t),
+            None => o.target_dir.clone(),
+        };
+        assert_eq!(o.dir.parent(), Some(above.as_path()), "{o:?}");
     }
 }
