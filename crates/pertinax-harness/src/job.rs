@@ -168,7 +168,8 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
     let sb = Sandbox::with_grace(JOB_GRACE);
     let mpi = spec.backend == TestBackend::Mpi;
     // Built (if need be) before the bound starts.
-    let cmd = if mpi {
+    let mut leftovers = mpi.then(|| crate::mpi::Leftovers::new(sb.mark()));
+    let cmd = if let Some(leftovers) = &leftovers {
         let mut env = crate::mpi::translate(&spec.launcher_args).unwrap_or_else(|e| {
             panic!(
                 "this job cannot run on MPI: {e}; a test that needs it is native-only \
@@ -176,7 +177,7 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
             )
         });
         env.extend(spec.env.iter().map(|(k, v)| (k.to_string(), v.clone())));
-        crate::mpi::command(spec.ranks, &env, &program, &spec.args)
+        crate::mpi::command(spec.ranks, &env, &program, &spec.args, leftovers.shm())
     } else {
         let mut cmd = Command::new(launcher());
         cmd.arg("run").arg("-n").arg(spec.ranks.to_string());
@@ -188,6 +189,9 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
         cmd
     };
     let running = sb.spawn_command(cmd);
+    if let Some(leftovers) = &mut leftovers {
+        leftovers.launched(running.pid());
+    }
     during(sb.dir(), running.pid());
     let ended = running.wait_within_then(spec.bound, |mark| {
         if mpi {
@@ -197,6 +201,7 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
         }
     });
     sb.assert_no_leftovers();
+    drop(leftovers);
     // A job past its bound was killed: it has no exit code, and its output
     // says why, so callers that check the outcome fail with the reason.
     let stdout = if ended.status.is_none() {

@@ -48,8 +48,8 @@ mod sandbox;
 pub use fake::{fake_script, run_fake_job, sh, summary_time};
 pub use job::{check, run, run_with, wait_file, Job, Spec};
 pub use mpi::{
-    backend, job_code, kill_rank, mpi_available, mpi_ready, mpirun, native_only, on_mpi, translate,
-    TestBackend, NATIVE_ONLY_LIST,
+    backend, environ_value, job_code, kill_rank, mpi_available, mpi_ready, mpirun, native_only,
+    on_mpi, translate, TestBackend, NATIVE_ONLY_LIST,
 };
 pub use program::{fake_rank, launcher, Program, FAKE_RANK, LAUNCHER};
 pub use rank::{report, setup, Reported, Scenario, LEFT};

@@ -227,12 +227,14 @@ fn num(opt: &str, v: &str) -> Result<u64, String> {
 }
 
 /// The `mpirun` command of a job: `ranks` ranks of `program args`, the
-/// ranks' variables `env` (the mark is added).
+/// ranks' variables `env` (the mark is added), Open MPI's shared-memory
+/// files in `shm` (see [`Leftovers`]).
 pub(crate) fn command(
     ranks: usize,
     env: &[(String, String)],
     program: &std::path::Path,
     args: &[String],
+    shm: &std::path::Path,
 ) -> Command {
     let mut cmd = Command::new(mpirun());
     // Root in CI containers; more ranks than cores; ULFM's failure
@@ -247,6 +249,7 @@ pub(crate) fn command(
         cmd.args(extra.split_whitespace());
     }
     cmd.arg("-n").arg(ranks.to_string());
+    cmd.arg("--mca").arg("btl_sm_backing_directory").arg(shm);
     cmd.arg("-x").arg(MARK_VAR);
     // Open MPI's hang in MPI_Finalize after a failure (see the MPI
     // backend) ends after 3 s, not the default 10 s, unless a test says.
@@ -266,6 +269,55 @@ pub(crate) fn command(
     }
     cmd.arg(program).args(args);
     cmd
+}
+
+/// What Open MPI leaves behind when a whole job is killed at its bound
+/// (SIGKILL, so neither `mpirun` nor a rank cleans up): its session
+/// directory `$TMPDIR/ompi.<mpirun's pid>` (PMIx sockets and job data) and
+/// the ranks' 16 MiB shared-memory segments, which a job puts in a
+/// directory of its own under `/dev/shm` (`btl_sm_backing_directory`).
+/// Dropping it removes both; a job that ended by itself has removed
+/// them already.
+#[derive(Debug)]
+pub(crate) struct Leftovers {
+    shm: std::path::PathBuf,
+    session: Option<std::path::PathBuf>,
+}
+
+impl Leftovers {
+    /// The shared-memory directory of the job marked `mark`, made now.
+    pub(crate) fn new(mark: &str) -> Leftovers {
+        let base = std::path::Path::new("/dev/shm");
+        let base = if base.is_dir() {
+            base.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let shm = base.join(format!("ompi-sm-{mark}"));
+        if let Err(e) = std::fs::create_dir_all(&shm) {
+            panic!("cannot make {}: {e}", shm.display());
+        }
+        Leftovers { shm, session: None }
+    }
+
+    /// Where the job's shared-memory files go.
+    pub(crate) fn shm(&self) -> &std::path::Path {
+        &self.shm
+    }
+
+    /// The job's `mpirun` has pid `pid`.
+    pub(crate) fn launched(&mut self, pid: u32) {
+        self.session = Some(std::env::temp_dir().join(format!("ompi.{pid}")));
+    }
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.shm);
+        if let Some(session) = &self.session {
+            let _ = std::fs::remove_dir_all(session);
+        }
+    }
 }
 
 /// What was alive of an MPI job when it was killed at its bound: its
@@ -309,7 +361,7 @@ fn stacks(pid: u32) -> String {
 }
 
 /// The value of `key` in the environment of process `pid`.
-pub(crate) fn environ_value(pid: u32, key: &str) -> Option<String> {
+pub fn environ_value(pid: u32, key: &str) -> Option<String> {
     let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
     env.split(|&b| b == 0).find_map(|kv| {
         let kv = std::str::from_utf8(kv).ok()?;

@@ -114,6 +114,11 @@ impl Sandbox {
         self.dir.as_ref().expect("the sandbox's directory").path()
     }
 
+    /// The mark of the processes this sandbox starts.
+    pub fn mark(&self) -> &str {
+        &self.mark
+    }
+
     /// A file in the test's directory.
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir().join(name)

@@ -247,3 +247,48 @@ fn sigkill_from_outside_fails_the_receives_from_the_dead() {
         );
     }
 }
+
+/// A job killed at its bound (SIGKILL to `mpirun` and every rank, so no
+/// one cleans up) leaves no file behind: on MPI, Open MPI's session
+/// directory (`$TMPDIR/ompi.<mpirun's pid>`) and its ranks' shared-memory
+/// segments (in the job's own directory under `/dev/shm`) are removed by
+/// the harness. The native backend's segment is an anonymous memfd, which
+/// the kernel frees with its last process (checked by `failure.rs`).
+#[test]
+fn a_job_killed_at_its_bound_leaves_no_file_behind() {
+    if !mpi_ready() {
+        eprintln!("skipped: the MPI backend is not built or Open MPI is not there");
+        return;
+    }
+    let prog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"));
+    let spec = Spec::new(2, &["hang"])
+        .program(prog)
+        .on(TestBackend::Mpi)
+        .bound(6);
+    let mut seen = None;
+    let j = run_with(spec, |_, mpirun| {
+        let session = std::env::temp_dir().join(format!("ompi.{mpirun}"));
+        let mark = pertinax_harness::environ_value(mpirun, pertinax_harness::MARK_VAR)
+            .expect("mpirun's environment has the test mark");
+        let shm = std::path::Path::new("/dev/shm").join(format!("ompi-sm-{mark}"));
+        // Both exist once the ranks are up (the segments by MPI_Init).
+        let up = pertinax_harness::wait_for(Duration::from_secs(5), || {
+            session.is_dir() && std::fs::read_dir(&shm).is_ok_and(|mut d| d.next().is_some())
+        });
+        assert!(
+            up,
+            "{} or the segments in {} never appeared",
+            session.display(),
+            shm.display()
+        );
+        seen = Some((session, shm));
+    });
+    assert_eq!(
+        j.code, None,
+        "the job was not killed at its bound:\n{}",
+        j.stderr
+    );
+    let (session, shm) = seen.expect("the job started");
+    assert!(!session.exists(), "{} left behind", session.display());
+    assert!(!shm.exists(), "{} left behind", shm.display());
+}
