@@ -183,7 +183,7 @@ pub use request::{scope, test_any, wait_all, wait_any, Request, Scope, WaitError
 pub use runtime::{init, Universe};
 pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};
-pub use ulfm::{Agreement, PendingAgreement};
+pub use ulfm::{Agreement, Gathered, PendingAgreement};
 
 /// The README's examples, compiled and run as doc tests.
 #[doc = include_str!("../../../README.md")]

@@ -55,6 +55,18 @@ pub struct Agreement {
     pub finalized: Vec<Rank>,
 }
 
+/// The outcome of [`Comm::agree_gather`]: the agreement and what every
+/// member contributed, the same at every member that returns (but for
+/// [`Agreement::unacked`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gathered {
+    /// The agreement: flags, failed and finalized members.
+    pub agreement: Agreement,
+    /// Each member's 12 bytes (by rank), `None` for a member that ended
+    /// (failed or finalized) without contributing.
+    pub data: Vec<Option<[u32; 3]>>,
+}
+
 impl Comm {
     /// Revokes the communicator at every member: their pending and later
     /// operations on it, other than the recovery calls, return
@@ -165,6 +177,53 @@ impl Comm {
         self.live_ft()?;
         let got = self.agreement(RecoveryCall::Agree, [flags, 0, 0, 0])?;
         Ok(self.outcome(&got))
+    }
+
+    /// [`Comm::agree_detailed`] in which every member also contributes 12
+    /// bytes of `data` and gets every contributor's, in the same agreement:
+    /// the members decide the same flags, the same failed set and the same
+    /// data, whatever dies meanwhile. A small collective built on it is
+    /// uniform by construction (every survivor reads the same records),
+    /// with no separate agreement to decide whether it succeeded
+    /// everywhere; `pertinax-resilient` folds its small collectives into
+    /// it. It is an agreement of the same kind as [`Comm::agree`] and
+    /// [`Comm::iagree`] (a member may take part with either; its data then
+    /// reads as zeros). The contribution of a member that dies during the
+    /// call may count or not, the same at every member.
+    ///
+    /// Cost: one agreement where [`Comm::words_agree_cheaply`] (native:
+    /// one write and a read per member in shared memory); on the MPI
+    /// backend, a record exchange after the agreement's fast round, since
+    /// `MPIX_Comm_agree` carries one word.
+    ///
+    /// # Errors
+    /// As [`Comm::agree_detailed`].
+    ///
+    /// # Example
+    /// ```
+    /// let u = pertinax::init()?;
+    /// let g = u.world().agree_gather(1, [7, 8, 9])?;
+    /// assert_eq!((g.agreement.flags, g.data), (1, vec![Some([7, 8, 9])]));
+    /// # Ok::<(), pertinax::Error>(())
+    /// ```
+    pub fn agree_gather(&self, flags: u32, data: [u32; 3]) -> Result<Gathered> {
+        self.live_ft()?;
+        let [a, b, c] = data;
+        let got = self.agreement(RecoveryCall::Agree, [flags, a, b, c])?;
+        let data = words(&got)
+            .into_iter()
+            .map(|w| w.map(|[_, a, b, c]| [a, b, c]))
+            .collect();
+        Ok(Gathered {
+            agreement: self.outcome(&got),
+            data,
+        })
+    }
+
+    /// Whether [`Comm::agree_gather`] costs what [`Comm::agree`] costs on
+    /// this communicator's backend (native: yes; MPI: no, see there).
+    pub fn words_agree_cheaply(&self) -> bool {
+        self.inner.rt.b.words_agree_cheaply()
     }
 
     /// A new communicator of the members that are alive, in the same rank

@@ -21,6 +21,9 @@ const REPAIR: u64 = 1;
 const CREATE: u64 = 2;
 /// The sequence-number bits of an agreement value.
 const SEQ_MASK: u64 = (1 << 62) - 1;
+/// The most bytes per member a collective folds into its agreement (the
+/// three data words of [`pertinax::Comm::agree_gather`]).
+const FOLD_BYTES: usize = 12;
 
 /// How a resilient communicator makes sure that no rank is left behind when
 /// a failure reaches the ranks in different operations.
@@ -348,6 +351,94 @@ impl Resilient {
                 }
                 r => return r,
             }
+        }
+    }
+
+    /// Whether a collective of `bytes` bytes per member is folded into one
+    /// agreement ([`Resilient::folded`]): under [`Check::Agree`], when the
+    /// backend's agreement carries words at no extra cost (native), the
+    /// bytes fit an agreement record, and no non-blocking scope is open.
+    /// The same at every member (the configuration, the backend, the size
+    /// of the operation and the scope are).
+    fn folds(&self, bytes: usize) -> bool {
+        self.cfg.check == Check::Agree
+            && bytes <= FOLD_BYTES
+            && self.st.borrow().nb.is_none()
+            && self.st.borrow().cur.words_agree_cheaply()
+    }
+
+    /// A small collective as one agreement, the fault-free path without a
+    /// separate agreement on its success: every member contributes its
+    /// `mine` (at most [`FOLD_BYTES`]) to [`pertinax::Comm::agree_gather`]
+    /// on the collective communicator and reads every contributor's, the
+    /// same at every member whatever dies meanwhile (uniform by
+    /// construction), so the broadcast, reduction or barrier computed
+    /// from them is too. Members that ended without contributing are
+    /// repaired away before it returns (the same at every member, since
+    /// they read the same failed set), so the operation's outcome lists
+    /// them missing as after the usual repeat: a member that contributed
+    /// and died counts unless that repair left it out. Returns each
+    /// original rank's bytes, `None` for a failed rank.
+    fn folded(&self, mine: &[u8]) -> Result<Vec<Option<[u8; FOLD_BYTES]>>, Error> {
+        if self.st.borrow().revoked.is_some() {
+            return Err(pertinax::Error::Revoked.into());
+        }
+        let mut bytes = [0u8; FOLD_BYTES];
+        bytes[..mine.len()].copy_from_slice(mine);
+        let word = |i: usize| {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&bytes[4 * i..4 * i + 4]);
+            u32::from_le_bytes(w)
+        };
+        let data = [word(0), word(1), word(2)];
+        loop {
+            let (g, new_failure) = {
+                let st = self.st.borrow();
+                let g = st.cur.agree_gather(1, data)?;
+                let a = &g.agreement;
+                let new_failure = a
+                    .failed
+                    .iter()
+                    .chain(&a.finalized)
+                    .any(|r| st.failed.binary_search(&st.cur_to_orig[r.index()]).is_err());
+                (g, new_failure)
+            };
+            if g.agreement.flags != 1 {
+                // A member's part is a failure: a revoker's (see
+                // `revoke`), seen here as a revoked communicator.
+                if self.is_revoked() {
+                    return Err(pertinax::Error::Revoked.into());
+                }
+                self.repair()?;
+                continue;
+            }
+            let mut out = vec![None; self.size];
+            {
+                let st = self.st.borrow();
+                for (c, d) in g.data.iter().enumerate() {
+                    if let Some(w) = d {
+                        let mut b = [0u8; FOLD_BYTES];
+                        for (i, x) in w.iter().enumerate() {
+                            b[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+                        }
+                        out[st.cur_to_orig[c]] = Some(b);
+                    }
+                }
+            }
+            if new_failure {
+                if trace() {
+                    eprintln!("resilient[{}]: a folded collective lost members", self.me);
+                }
+                self.repair()?;
+                // Only the repaired communicator's members count (a
+                // contributor that died since is left out, the same at
+                // every survivor), so a result is over the ranks not
+                // missing, as a repeat after the repair gives it.
+                for &o in &self.st.borrow().failed {
+                    out[o] = None;
+                }
+            }
+            return Ok(out);
         }
     }
 

@@ -255,6 +255,9 @@ impl Backend for Active {
     fn block_on_agreement(&self, ctx: u32, seq: u32) {
         on!(self, b => b.block_on_agreement(ctx, seq))
     }
+    fn words_agree_cheaply(&self) -> bool {
+        on!(self, b => b.words_agree_cheaply())
+    }
     fn member_id(&self, st: &AnyState, i: usize) -> u32 {
         with!(self, st, b, s => b.member_id(s, i))
     }

@@ -653,6 +653,14 @@ pub(crate) trait Backend: Debug + Sized {
     /// `MPIX_Comm_iagree`, as a C program's `MPIX_Comm_agree` does, instead
     /// of polling with a backoff). The wait that follows polls as usual.
     fn block_on_agreement(&self, _ctx: u32, _seq: u32) {}
+    /// Whether an agreement whose members contribute several words costs
+    /// what a one-flag agreement costs (native: every record is one write
+    /// to shared memory). False where several words take an exchange of
+    /// records (MPI, past the fast round's one word): callers that could
+    /// fold data into an agreement then send it their usual way.
+    fn words_agree_cheaply(&self) -> bool {
+        false
+    }
     /// Reads the members' records still missing in `got` (one per member:
     /// group, then remote group); true once every member is settled.
     fn poll_agreement(

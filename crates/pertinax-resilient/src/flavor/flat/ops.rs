@@ -112,6 +112,55 @@ fn alltoall_on(st: &State, size: usize, send: &[u8], recv: &mut [u8]) -> Result<
     })
 }
 
+/// The arguments of a folded reduction, checked before it starts (as the
+/// usual path's reduction checks them): whole elements, and a receive
+/// buffer (where one is used) as long as the send buffer.
+fn check_reduce(send: &[u8], recv: Option<&[u8]>, op: DynOp<'_>) -> Result<(), Error> {
+    let e = op.elem_size().max(1);
+    if !send.len().is_multiple_of(e) || recv.is_some_and(|r| r.len() != send.len()) {
+        return Err(pertinax::Error::InvalidArgument(format!(
+            "reduce: {} bytes to send and {} to receive, the same number of whole {e}-byte \
+             elements needed",
+            send.len(),
+            recv.map_or(0, <[u8]>::len)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+impl Resilient {
+    /// The reduction by `op`, in original rank order, of the first `n`
+    /// bytes of every contribution of a folded collective, into `recv`
+    /// (checked by [`check_reduce`]).
+    fn fold_reduce(
+        &self,
+        all: &[Option<[u8; super::FOLD_BYTES]>],
+        n: usize,
+        recv: &mut [u8],
+        op: DynOp<'_>,
+    ) -> Result<(), Error> {
+        let mut first = true;
+        for b in all.iter().flatten() {
+            if first {
+                recv.copy_from_slice(&b[..n]);
+                first = false;
+            } else {
+                op.combine(recv, &b[..n], true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The outcome of a reduction over the survivors now.
+    fn outcome_now(&self) -> Outcome {
+        Outcome {
+            skipped: None,
+            missing: self.st.borrow().missing(),
+        }
+    }
+}
+
 /// The operations of a resilient communicator (see the [crate
 /// documentation](crate) for what each does about failures).
 ///
@@ -174,6 +223,11 @@ impl Communicator for Resilient {
     crate::p2p::forward_p2p!();
 
     fn barrier(&self) -> Result<Outcome, Error> {
+        if self.folds(0) {
+            self.folded(&[])?;
+            self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
+            return Ok(Outcome::default());
+        }
         let out = self.drive(What::Barrier, |st, plan| match plan {
             None => {
                 st.cur.barrier()?;
@@ -187,6 +241,21 @@ impl Communicator for Resilient {
 
     fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Error> {
         let root = self.check_rank(root)?;
+        if self.folds(buf.len()) && self.st.borrow().orig_to_cur[root].is_some() {
+            let mine: &[u8] = if self.me == root { buf } else { &[] };
+            let out = match self.folded(mine)?[root] {
+                Some(b) => {
+                    buf.copy_from_slice(&b[..buf.len()]);
+                    Outcome::default()
+                }
+                // The root failed without contributing: as when the
+                // repeat after a repair finds it gone.
+                None => self.gone(Kind::Bcast, root)?,
+            };
+            // Folded only under the agree check, which keeps no log.
+            self.record(What::Spread, false, buf.len(), |_| Serve::Nothing)?;
+            return Ok(out);
+        }
         let out = self.drive(What::Spread, |st, plan| match plan {
             None => match st.orig_to_cur[root] {
                 None => self.gone(Kind::Bcast, root),
@@ -211,6 +280,20 @@ impl Communicator for Resilient {
         root: Rank,
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root)?;
+        if self.folds(send.len()) && self.st.borrow().orig_to_cur[root].is_some() {
+            check_reduce(send, if self.me == root { Some(recv) } else { None }, op)?;
+            let all = self.folded(send)?;
+            let out = if all[root].is_none() {
+                self.gone(Kind::Reduce, root)?
+            } else {
+                if self.me == root {
+                    self.fold_reduce(&all, send.len(), recv, op)?;
+                }
+                self.outcome_now()
+            };
+            self.record(What::Rooted(root), false, send.len(), |_| Serve::Nothing)?;
+            return Ok(out);
+        }
         let out = self.rooted(What::Rooted(root), Kind::Reduce, root, |st| {
             let rc = st.orig_to_cur[root]
                 .ok_or_else(|| Error::Internal("reduce with a failed root".into()))?;
@@ -240,6 +323,14 @@ impl Communicator for Resilient {
     }
 
     fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
+        if self.folds(send.len()) {
+            check_reduce(send, Some(recv), op)?;
+            let all = self.folded(send)?;
+            self.fold_reduce(&all, send.len(), recv, op)?;
+            let out = self.outcome_now();
+            self.record(What::Spread, true, 0, |_| Serve::Nothing)?;
+            return Ok(out);
+        }
         let out = self.drive(What::Spread, |st, plan| match plan {
             None => {
                 op.allreduce_on(&st.cur, send, recv)?;

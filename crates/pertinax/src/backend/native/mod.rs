@@ -346,6 +346,9 @@ impl Backend for Native {
     fn next_agree_seq(&self, seq: u32) -> u32 {
         engine::next_seq(seq)
     }
+    fn words_agree_cheaply(&self) -> bool {
+        true
+    }
 
     fn contribute(&self, ctx: u32, seq: u32, call: RecoveryCall, words: [u32; 4], st: &CommState) {
         self.engine
