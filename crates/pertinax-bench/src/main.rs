@@ -42,7 +42,9 @@
 //!   carries (commit, version, date, host cores, command line), CSV, saved
 //!   rows read back; [`plot`]: the SVG figures drawn from rows;
 //! - [`mod@bench`]: one module per benchmark (`regress`: this build against an
-//!   older one); [`worker`]: the in-job side.
+//!   older one), each made of [`bench::campaign`]s (variants run
+//!   interleaved, read as series or tallies of judged launches);
+//!   [`worker`]: the in-job side.
 //!
 //! The Open MPI side runs the anchors of `../shared/anchors/ompi` and, where
 //! they lack a program, this crate's `c/` (ping-ping, the collective sweep,
@@ -102,23 +104,24 @@ fn main() -> Result<()> {
             ctx.native_only("launch")?;
             bench::launch::run(ctx, &a.ranks)
         }),
-        Command::Coll(a) => measure(&a.common, |ctx| {
-            bench::coll::run(ctx, &a.common, &a.ranks, &a.coll)
-        }),
+        Command::Coll(a) => measure(&a.common, |ctx| bench::coll::run(ctx, &a.ranks, &a.coll)),
         Command::All(a) => measure(&a.common, |ctx| all(ctx, &a)),
-        Command::Ft(a) => measure(&a.common, |ctx| bench::ft::run(ctx, &a.common, &a.ft)),
+        Command::Ft(a) => measure(&a.common, |ctx| bench::ft::run(ctx, &a.ft)),
         Command::Propagate(a) => measure(&a.common, |ctx| {
             ctx.native_only("propagate")?;
-            bench::propagate::run(ctx, &a.common, &a.propagate)
+            bench::propagate::run(ctx, &a.propagate)
         }),
-        Command::Offload(a) => bench::offload::run(&a.common, &a.offload),
+        Command::Offload(a) => measure(&a.common, |ctx| {
+            ctx.native_only("offload")?;
+            bench::offload::run(ctx, &a.offload)
+        }),
         Command::Msglog(a) => measure(&a.common, |ctx| {
             ctx.native_only("msglog")?;
-            bench::msglog::run(ctx, &a.common, &a.msglog)
+            bench::msglog::run(ctx, &a.msglog)
         }),
         Command::Resilient(a) => measure(&a.common, |ctx| {
             ctx.native_only("resilient")?;
-            bench::resilient::run(ctx, &a.common, &a.resilient)
+            bench::resilient::run(ctx, &a.resilient)
         }),
         Command::Regress(a) => measure(&a.common, |ctx| {
             ctx.native_only("regress")?;
@@ -164,15 +167,15 @@ fn all_parts(ctx: &mut Context, a: &cli::AllArgs, msglog: &MsglogOpts) -> Result
     progress::next_part();
     bench::launch::run(ctx, &a.ranks)?;
     progress::next_part();
-    bench::coll::run(ctx, &a.common, &a.coll_ranks, &CollOpts::default())?;
+    bench::coll::run(ctx, &a.coll_ranks, &CollOpts::default())?;
     progress::next_part();
-    bench::ft::run(ctx, &a.common, &FtOpts::default())?;
+    bench::ft::run(ctx, &FtOpts::default())?;
     progress::next_part();
-    bench::propagate::run(ctx, &a.common, &PropagateOpts::default())?;
+    bench::propagate::run(ctx, &PropagateOpts::default())?;
     progress::next_part();
-    bench::resilient::run(ctx, &a.common, &ResilientOpts::default())?;
+    bench::resilient::run(ctx, &ResilientOpts::default())?;
     progress::next_part();
-    bench::msglog::run(ctx, &a.common, msglog)
+    bench::msglog::run(ctx, msglog)
 }
 
 /// The in-job side: joins the job, measures, prints `KEY k=v` lines.

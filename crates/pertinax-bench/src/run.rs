@@ -32,11 +32,13 @@ pub const WALL: &str = "WALL";
 /// Grace period between SIGTERM and SIGKILL when a launch times out.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// A program and its arguments.
+/// A program, its arguments and the environment variables it gets on top
+/// of this process's.
 #[derive(Clone, Debug)]
 pub struct Cmd {
     program: PathBuf,
     args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
 }
 
 impl Cmd {
@@ -45,7 +47,15 @@ impl Cmd {
         Cmd {
             program: program.into(),
             args: Vec::new(),
+            env: Vec::new(),
         }
+    }
+
+    /// Sets environment variable `key` to `value`.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Cmd {
+        let kv = (key.as_ref().to_owned(), value.as_ref().to_owned());
+        self.env.push(kv);
+        self
     }
 
     /// Appends one argument.
@@ -61,10 +71,17 @@ impl Cmd {
         self
     }
 
-    /// The command line as a shell would show it (for logs and reports).
+    /// The command line as a shell would show it (for logs and reports),
+    /// the environment variables first (`KEY=VALUE program args`).
     pub fn display(&self) -> String {
-        std::iter::once(self.program.as_os_str())
-            .chain(self.args.iter().map(|a| a.as_os_str()))
+        let env = self.env.iter().map(|(k, v)| {
+            let mut kv = k.clone();
+            kv.push("=");
+            kv.push(v);
+            kv
+        });
+        env.chain(std::iter::once(self.program.clone().into_os_string()))
+            .chain(self.args.iter().cloned())
             .map(|a| a.to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join(" ")
@@ -120,6 +137,7 @@ pub fn run(cmd: &Cmd, limit: Duration) -> Result<Outcome> {
     let mut command = Command::new(&cmd.program);
     command
         .args(&cmd.args)
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -209,6 +227,27 @@ pub struct Variant {
     pub name: String,
     /// What one launch runs.
     pub cmd: Cmd,
+    /// A file a launch writes (e.g. the kill-time file of a fault
+    /// scenario), removed before each of its launches so that none reads
+    /// an older one.
+    pub scratch: Option<PathBuf>,
+}
+
+impl Variant {
+    /// Variant `name` that runs `cmd`.
+    pub fn new(name: impl Into<String>, cmd: Cmd) -> Variant {
+        Variant {
+            name: name.into(),
+            cmd,
+            scratch: None,
+        }
+    }
+
+    /// The same, with `file` removed before each launch.
+    pub fn scratch(mut self, file: PathBuf) -> Variant {
+        self.scratch = Some(file);
+        self
+    }
 }
 
 /// The last non-blank line of `s` (a launch's stderr), at most 160
@@ -266,6 +305,11 @@ impl Launch {
         }
     }
 
+    /// Whether it ran into its time limit.
+    pub fn timed_out(&self) -> bool {
+        self.outcome.exit == Exit::TimedOut
+    }
+
     /// Whether the host was in its fast state for this launch: the
     /// sentinel saw it fast right before and (if sampled) right after.
     pub fn fast(&self) -> Option<bool> {
@@ -287,9 +331,6 @@ pub struct Plan<'a> {
     pub limit: Duration,
     /// Sampled before every launch.
     pub sentinel: &'a Sentinel,
-    /// Files removed before every launch (e.g. the kill-time file a fault
-    /// scenario writes, so that a launch never reads an older one).
-    pub scratch: &'a [PathBuf],
 }
 
 /// Runs `plan.rounds` rounds; in each, every variant once (sentinel first).
@@ -306,7 +347,7 @@ pub fn interleave(plan: &Plan<'_>, mut log: Option<&mut File>) -> Result<Vec<Lau
         for k in 0..n {
             let variant = (round + k) % n;
             let v = &plan.variants[variant];
-            for f in plan.scratch {
+            if let Some(f) = &v.scratch {
                 let _ = std::fs::remove_file(f);
             }
             let sentinel = plan.sentinel.sample();

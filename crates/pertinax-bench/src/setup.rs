@@ -103,6 +103,34 @@ pub fn propprog(given: Option<&Path>) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// The directory of pertinax-apps' programs: `given`, or the one of this
+/// executable.
+///
+/// # Errors
+/// When the OS cannot tell where this executable is.
+pub fn apps_dir(given: Option<&Path>) -> Result<PathBuf> {
+    match given {
+        Some(d) => Ok(d.to_path_buf()),
+        None => exe_dir(),
+    }
+}
+
+/// The program `name` of pertinax-apps in `dir`.
+///
+/// # Errors
+/// When it is not there (the error names the command that builds it).
+pub fn app(dir: &Path, name: &str) -> Result<PathBuf> {
+    let p = dir.join(name);
+    if !p.is_file() {
+        bail!(
+            "{} not found; build it with `cargo build --release -p pertinax-apps` or pass \
+             --apps DIR",
+            p.display()
+        );
+    }
+    Ok(p)
+}
+
 /// The repository root as known at compile time (`crates/pertinax-bench/../..`).
 fn repo_root() -> PathBuf {
     Path::new(CRATE_DIR).join("..").join("..")

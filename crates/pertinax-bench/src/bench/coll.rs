@@ -14,10 +14,10 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{sentinel_summary, Context};
-use crate::cli::{ops_arg, CollCounts, CollOp, CollOpts, Common, MIN_COLL_REPS};
+use super::{head, Campaign, Context};
+use crate::cli::{ops_arg, CollCounts, CollOp, CollOpts, MIN_COLL_REPS};
 use crate::report::{bytes, jnum, med_min, ratio, verdict, Table};
-use crate::run::{interleave, Launch, Plan, Variant};
+use crate::run::Variant;
 use crate::setup;
 use crate::stats::{self, find, Selector, Series, Summary};
 
@@ -157,79 +157,55 @@ fn rows(
 ///
 /// # Errors
 /// When a program cannot be started.
-pub fn run(ctx: &mut Context, common: &Common, ranks: &[usize], opts: &CollOpts) -> Result<()> {
-    let launches = common.launches_or(DEFAULT_LAUNCHES);
-    let limit = ctx.timeout.unwrap_or(DEFAULT_LIMIT);
+pub fn run(ctx: &mut Context, ranks: &[usize], opts: &CollOpts) -> Result<()> {
+    let pace = ctx.pace_or(DEFAULT_LAUNCHES, DEFAULT_LIMIT);
     let counts = opts.counts(ctx.quick);
     let (ops, sizes) = (ops_arg(&opts.ops()), opts.sizes().to_arg());
     let prog = ctx.ompi_program("coll_sweep", Some(&setup::coll_sweep_source()));
+    let [max_reps, warmup, batches] =
+        [counts.max_reps, counts.warmup, counts.batches].map(|x| x.to_string());
+    let target_ms = counts.target_ms.to_string();
     let worker_args = [
-        "worker".to_string(),
-        "coll".into(),
-        "--ops".into(),
-        ops.clone(),
-        "--sizes".into(),
-        sizes.clone(),
-        "--max-reps".into(),
-        counts.max_reps.to_string(),
-        "--warmup".into(),
-        counts.warmup.to_string(),
-        "--batches".into(),
-        counts.batches.to_string(),
-        "--target-ms".into(),
-        counts.target_ms.to_string(),
+        "worker",
+        "coll",
+        "--ops",
+        &ops,
+        "--sizes",
+        &sizes,
+        "--max-reps",
+        &max_reps,
+        "--warmup",
+        &warmup,
+        "--batches",
+        &batches,
+        "--target-ms",
+        &target_ms,
     ];
+    let target_s = format!("{:.3}", f64::from(counts.target_ms) / 1e3);
     let c_args = [
-        "-o".to_string(),
-        ops,
-        "-s".into(),
-        sizes,
-        "-r".into(),
-        counts.max_reps.to_string(),
-        "-w".into(),
-        counts.warmup.to_string(),
-        "-b".into(),
-        counts.batches.to_string(),
-        "-t".into(),
-        format!("{:.3}", f64::from(counts.target_ms) / 1e3),
+        "-o", &ops, "-s", &sizes, "-r", &max_reps, "-w", &warmup, "-b", &batches, "-t", &target_s,
     ];
     let mut all_rows = Vec::new();
     for &n in ranks {
-        let mut variants = vec![Variant {
-            name: format!("{} n={n}", ctx.pertinax_name()),
-            cmd: ctx.pertinax_cmd(n, &[]).args(&worker_args),
-        }];
+        let mut variants = vec![Variant::new(
+            format!("{} n={n}", ctx.pertinax_name()),
+            ctx.pertinax_cmd(n, &[]).args(worker_args),
+        )];
         if let (Some(ompi), Some(prog)) = (&ctx.ompi, &prog) {
-            variants.push(Variant {
-                name: format!("ompi n={n}"),
-                cmd: ompi.mpirun(n, ctx.ompi_extra(), prog).args(&c_args),
-            });
+            let cmd = ompi.mpirun(n, ctx.ompi_extra(), prog).args(c_args);
+            variants.push(Variant::new(format!("ompi n={n}"), cmd));
         }
-        let mut head = format!(
-            "\n## coll: {}; {launches} launches per implementation, interleaved launch by launch\n\n",
-            ctx.placement(n)
+        let title = format!(
+            "## coll: {}; {} launches per implementation, interleaved launch by launch",
+            ctx.placement(n),
+            pace.rounds
         );
-        for v in &variants {
-            head.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-        }
-        if variants.len() == 1 {
-            head.push_str(&format!(
-                "- Open MPI: not run ({})\n",
-                ctx.ompi_absent.as_deref().unwrap_or("unavailable")
-            ));
-        }
-        ctx.out.text(&head);
-        let plan = Plan {
-            title: &format!("coll n={n}"),
-            variants: &variants,
-            rounds: launches,
-            limit,
-            sentinel: &ctx.sentinel,
-            scratch: &[],
-        };
-        let done = interleave(&plan, ctx.log.as_mut())?;
-        let rows = collect(n, &variants, &done);
-        report(ctx, n, counts, &variants, &done, &rows);
+        let ran = variants.len() > 1;
+        ctx.out
+            .text(&(head(&title, &variants) + &ctx.ompi_line(ran)));
+        let c = ctx.campaign(&format!("coll n={n}"), variants, pace)?;
+        let rows = collect(n, &c);
+        report(ctx, n, counts, &c, &rows);
         all_rows.extend(rows);
     }
     ctx.out.text(&goals(&all_rows, ranks));
@@ -238,29 +214,22 @@ pub fn run(ctx: &mut Context, common: &Common, ranks: &[usize], opts: &CollOpts)
 
 /// The rows of one rank count from its launches (variant 0 is pertinax,
 /// variant 1, if any, Open MPI).
-fn collect(ranks: usize, variants: &[Variant], launches: &[Launch]) -> Vec<Row> {
+fn collect(ranks: usize, c: &Campaign) -> Vec<Row> {
     let sel = |value| Selector {
         key: KEY,
         group: GROUP,
         value,
     };
-    let p = stats::series(launches, 0, sel("t_max_us_med"));
-    let p_reps = stats::series(launches, 0, sel("reps"));
-    let with_ompi = variants.len() > 1;
-    let o = with_ompi.then(|| stats::series(launches, 1, sel("t_max_us_med")));
-    let o_reps = with_ompi.then(|| stats::series(launches, 1, sel("reps")));
+    let p = c.series(0, sel("t_max_us_med"));
+    let p_reps = c.series(0, sel("reps"));
+    let with_ompi = c.variants.len() > 1;
+    let o = with_ompi.then(|| c.series(1, sel("t_max_us_med")));
+    let o_reps = with_ompi.then(|| c.series(1, sel("reps")));
     rows(ranks, &p, o.as_deref(), (&p_reps, o_reps.as_deref()))
 }
 
 /// The table of one rank count, its JSON rows, and the host state.
-fn report(
-    ctx: &Context,
-    n: usize,
-    counts: CollCounts,
-    variants: &[Variant],
-    launches: &[Launch],
-    rows: &[Row],
-) {
+fn report(ctx: &Context, n: usize, counts: CollCounts, c: &Campaign, rows: &[Row]) {
     let mut text = format!(
         "\ncoll, {}, µs per call: per launch the median over {} batches of the slowest rank's \
          mean time per call (t_max), each batch {MIN_COLL_REPS}..{} calls sized to about {} ms \
@@ -276,10 +245,10 @@ fn report(
         counts.warmup,
     );
     text.push_str(&table(rows).render());
-    if variants.len() == 1 {
+    if c.variants.len() == 1 {
         text.push_str("\n(no Open MPI column: Open MPI was not run)\n");
     }
-    text.push_str(&sentinel_summary(variants, launches));
+    text.push_str(&c.hosts());
     ctx.out.text(&text);
     for r in rows {
         let mine = ctx.pertinax_name();

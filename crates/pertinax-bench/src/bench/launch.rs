@@ -6,9 +6,9 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::{sentinel_summary, Context};
+use super::{head, Campaign, Context};
 use crate::report::{jnum, med_min, ratio, verdict, Table};
-use crate::run::{interleave, Cmd, Launch, Plan, Variant, WALL};
+use crate::run::{Cmd, Variant, WALL};
 use crate::stats::{self, Selector, Summary};
 
 /// The issue's goal for `pertinax run -n 16` of an init/finalize program.
@@ -41,88 +41,49 @@ pub fn run(ctx: &mut Context, ranks: &[usize]) -> Result<()> {
     let mut variants = Vec::new();
     let mut index = Vec::new(); // (ranks, impl) per variant
     for &n in ranks {
-        variants.push(Variant {
-            name: format!("pertinax n={n}"),
-            cmd: Cmd::new(&ctx.launcher)
-                .args(["run", "-n", &n.to_string(), "--"])
-                .arg(&ctx.exe)
-                .args(["worker", "hello"]),
-        });
+        let cmd = Cmd::new(&ctx.launcher)
+            .args(["run", "-n", &n.to_string(), "--"])
+            .arg(&ctx.exe)
+            .args(["worker", "hello"]);
+        variants.push(Variant::new(format!("pertinax n={n}"), cmd));
         index.push((n, Impl::Pertinax));
         if let (Some(ompi), Some(prog)) = (&ctx.ompi, &hello) {
-            variants.push(Variant {
-                name: format!("ompi n={n}"),
-                cmd: ompi.mpirun(n, &[], prog),
-            });
-            index.push((n, Impl::Ompi));
-            variants.push(Variant {
-                name: format!("ompi-btl^ofi n={n}"),
-                cmd: ompi.mpirun(n, &["--mca", "btl", "^ofi"], prog),
-            });
-            index.push((n, Impl::OmpiNoOfi));
+            for (i, mca) in [
+                (Impl::Ompi, &[][..]),
+                (Impl::OmpiNoOfi, &["--mca", "btl", "^ofi"]),
+            ] {
+                let name = format!("{} n={n}", i.name());
+                variants.push(Variant::new(name, ompi.mpirun(n, mca, prog)));
+                index.push((n, i));
+            }
         }
     }
-    let mut head = format!(
-        "\n## launch: N ranks on {} cores (N > {} oversubscribed); {} launches per configuration, \
-         interleaved launch by launch\n\n",
+    let title = format!(
+        "## launch: N ranks on {} cores (N > {} oversubscribed); {} launches per configuration, \
+         interleaved launch by launch",
         ctx.cores, ctx.cores, ctx.launches
     );
-    for v in variants.iter().take(3.min(variants.len())) {
-        head.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-    }
-    if ctx.ompi.is_none() || hello.is_none() {
-        head.push_str(&format!(
-            "- Open MPI: not run ({})\n",
-            ctx.ompi_absent.as_deref().unwrap_or("unavailable")
-        ));
-    }
-    ctx.out.text(&head);
-    let plan = Plan {
-        title: "launch",
-        variants: &variants,
-        rounds: ctx.launches,
-        limit: ctx.limit,
-        sentinel: &ctx.sentinel,
-        scratch: &[],
-    };
-    let launches = interleave(&plan, ctx.log.as_mut())?;
-    report(ctx, ranks, &index, &variants, &launches);
+    let shown = &variants[..3.min(variants.len())];
+    let ran = ctx.ompi.is_some() && hello.is_some();
+    ctx.out.text(&(head(&title, shown) + &ctx.ompi_line(ran)));
+    let c = ctx.campaign("launch", variants, ctx.pace())?;
+    report(ctx, ranks, &index, &c);
     Ok(())
 }
 
 /// Wall time (ms) and slowest-rank init time (ms) of one variant.
-fn summaries(launches: &[Launch], variant: usize) -> (Option<Summary>, Option<Summary>) {
-    let wall = stats::series(
-        launches,
-        variant,
-        Selector {
-            key: WALL,
-            group: &["variant"],
-            value: "elapsed_ms",
-        },
-    );
-    let init = stats::series(
-        launches,
-        variant,
-        Selector {
-            key: "HELLO",
-            group: &["ranks"],
-            value: "init_max_ms",
-        },
-    );
+fn summaries(c: &Campaign, variant: usize) -> (Option<Summary>, Option<Summary>) {
+    let one = |key, group, value| {
+        let s = c.series(variant, Selector { key, group, value });
+        s.first().and_then(|s| s.all())
+    };
     (
-        wall.first().and_then(|s| s.all()),
-        init.first().and_then(|s| s.all()),
+        one(WALL, &["variant"], "elapsed_ms"),
+        one("HELLO", &["ranks"], "init_max_ms"),
     )
 }
 
-fn report(
-    ctx: &Context,
-    ranks: &[usize],
-    index: &[(usize, Impl)],
-    variants: &[Variant],
-    launches: &[Launch],
-) {
+fn report(ctx: &Context, ranks: &[usize], index: &[(usize, Impl)], c: &Campaign) {
     let with_ompi = index.iter().any(|(_, i)| *i != Impl::Pertinax);
     let mut t = Table::new([
         "N",
@@ -141,7 +102,7 @@ fn report(
             index
                 .iter()
                 .position(|&(m, i)| m == n && i == which)
-                .map(|v| summaries(launches, v))
+                .map(|v| summaries(c, v))
                 .unwrap_or((None, None))
         };
         let (pw, pi) = get(Impl::Pertinax);
@@ -201,6 +162,6 @@ fn report(
         goal16.map_or("-".into(), |s| format!("{:.1}", s.min)),
         verdict(goal16.map(|s| s.min), |x| x < GOAL_MS),
     ));
-    text.push_str(&sentinel_summary(variants, launches));
+    text.push_str(&c.hosts());
     ctx.out.text(&text);
 }

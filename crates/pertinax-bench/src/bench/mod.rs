@@ -1,15 +1,16 @@
-//! The benchmarks. Each one follows the same pipeline: build the variants
-//! (pertinax and, where installed, Open MPI), run them interleaved with
-//! [`crate::run::interleave`], group the parsed records with
-//! [`crate::stats::series`], and print tables and JSON rows through
-//! [`crate::report`]. A new benchmark (fault timings against `ft.c`, say)
-//! is one more module here that names its record key, grouping fields and
-//! value field. Benchmarks that set pertinax against one Open MPI program
-//! and tally each variant's launches (`ft`, `propagate`) share [`Impl`] and
-//! [`Ended`] (runs, hangs, failures); every row goes through
-//! [`crate::report::Out`], which adds the provenance and feeds `--csv` and
-//! `--plot`.
+//! The benchmarks. Each one follows the same pipeline ([`campaign`]):
+//! build the variants (pertinax and, where installed, Open MPI), run them
+//! interleaved as a [`Campaign`] at a [`Pace`] ([`Context::campaign`]),
+//! read each variant's launches as [`crate::stats::series`] of one record
+//! field or as a [`Tally`] of judged launches, and print tables and JSON
+//! rows through [`crate::report`]. A new benchmark (fault timings against
+//! `ft.c`, say) is one more module here that names its variants, its
+//! record key and how a launch counts. Benchmarks that set pertinax
+//! against one Open MPI program (`ft`, `propagate`) name the side with
+//! [`Impl`]; every row goes through [`crate::report::Out`], which adds the
+//! provenance and feeds `--csv` and `--plot`.
 
+pub mod campaign;
 pub mod coll;
 pub mod ft;
 pub mod launch;
@@ -21,17 +22,18 @@ pub mod regress;
 pub mod resilient;
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
+
+pub use campaign::{head, listed, Campaign, Judged, Pace, Tally};
 
 use crate::cli::{BenchBackend, Common};
-use crate::host::{percent, Sample, Sentinel};
-use crate::report::{Out, Table};
-use crate::run::{open_log, Cmd, Exit, Launch, Variant};
+use crate::host::Sentinel;
+use crate::report::Out;
+use crate::run::{open_log, Cmd};
 use crate::setup::{self, Ompi};
-use crate::stats::median;
 
 /// Which implementation a variant runs, in benchmarks that set pertinax
 /// against one Open MPI program (`ft`, `propagate`).
@@ -53,41 +55,6 @@ impl Impl {
     }
 }
 
-/// How the launches of one variant ended: what every tally of a variant's
-/// results starts with.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Ended {
-    /// Launches run.
-    pub runs: usize,
-    /// Launches that printed their results and then ran into the time
-    /// limit (Open MPI's finalize hang).
-    pub hung_after: usize,
-    /// Launches that ran into the time limit without results.
-    pub hung_before: usize,
-    /// Launches without usable results that did not hang: why.
-    pub failed: Vec<String>,
-}
-
-impl Ended {
-    /// Counts launch `l`, which printed its result line or not
-    /// (`printed`); returns whether it ran into the time limit.
-    pub fn count(&mut self, l: &Launch, printed: bool) -> bool {
-        self.runs += 1;
-        let timed_out = l.outcome.exit == Exit::TimedOut;
-        match (timed_out, printed) {
-            (true, true) => self.hung_after += 1,
-            (true, false) => self.hung_before += 1,
-            _ => {}
-        }
-        timed_out
-    }
-
-    /// Launches that ran into the time limit.
-    pub fn hangs(&self) -> usize {
-        self.hung_after + self.hung_before
-    }
-}
-
 /// Everything a benchmark needs, resolved from the common options.
 #[derive(Debug)]
 pub struct Context {
@@ -101,13 +68,13 @@ pub struct Context {
     pub ompi_absent: Option<String>,
     /// Sampled before every launch.
     pub sentinel: Sentinel,
-    /// Launches per variant.
+    /// Launches per variant: `--launches`, else 5 (2 with `--quick`).
     pub launches: usize,
     /// Time limit per launch: `--timeout`, else 120 s.
     pub limit: Duration,
-    /// `--timeout`, if given (benchmarks with long launches pick their own
-    /// default).
-    pub timeout: Option<Duration>,
+    /// `--launches` and `--timeout`, if given (benchmarks pick their own
+    /// defaults: [`Context::pace_or`]).
+    given: (Option<usize>, Option<Duration>),
     /// Where tables and JSON rows go.
     pub out: Out,
     /// Raw log of every launch.
@@ -177,7 +144,10 @@ impl Context {
             sentinel,
             launches: c.launches(),
             limit: Duration::from_secs(c.timeout.unwrap_or(120)),
-            timeout: c.timeout.map(Duration::from_secs),
+            given: (
+                c.launches.map(|k| k as usize),
+                c.timeout.map(Duration::from_secs),
+            ),
             out: Out::new(c)?,
             log,
             quick: c.quick,
@@ -185,6 +155,42 @@ impl Context {
             backend: c.backend,
             mpi_exe,
         })
+    }
+
+    /// `--launches` launches per variant and `--timeout` per launch, else
+    /// 5 launches (2 with `--quick`) and 120 s.
+    pub fn pace(&self) -> Pace {
+        Pace {
+            rounds: self.launches,
+            limit: self.limit,
+        }
+    }
+
+    /// The same with a benchmark's own defaults: `launches` (at most 2
+    /// with `--quick`) and `limit`.
+    pub fn pace_or(&self, launches: usize, limit: Duration) -> Pace {
+        let (k, t) = self.given;
+        let quick = if self.quick {
+            launches.min(2)
+        } else {
+            launches
+        };
+        Pace {
+            rounds: k.unwrap_or(quick),
+            limit: t.unwrap_or(limit),
+        }
+    }
+
+    /// `- Open MPI: not run (why)` for a head whose Open MPI variant did
+    /// not run (`ran` false); nothing otherwise.
+    pub fn ompi_line(&self, ran: bool) -> String {
+        if ran {
+            return String::new();
+        }
+        format!(
+            "- Open MPI: not run ({})\n",
+            self.ompi_absent.as_deref().unwrap_or("unavailable")
+        )
     }
 
     /// The name of the pertinax rows: `pertinax`, or `pertinax-mpi` on the
@@ -259,77 +265,65 @@ impl Context {
     }
 }
 
-/// Per-variant sentinel summary: how many launches were in the fast state,
-/// the median one-way latency, and every launch's reading.
-pub fn sentinel_summary(variants: &[Variant], launches: &[Launch]) -> String {
-    let mut t = Table::new([
-        "variant",
-        "launches ok/run",
-        "fast before",
-        "fast before+after",
-        "c2c one-way ns median",
-        "memcpy GB/s median",
-        "load1 median",
-        "others' CPU median",
-    ]);
-    let mut detail = String::new();
-    for (i, v) in variants.iter().enumerate() {
-        let mine: Vec<&Launch> = launches.iter().filter(|l| l.variant == i).collect();
-        let samples: Vec<_> = mine.iter().filter_map(|l| l.sentinel).collect();
-        let ok = mine.iter().filter(|l| l.outcome.ok()).count();
-        let fast = samples.iter().filter(|s| s.fast()).count();
-        let med = |f: &dyn Fn(&Sample) -> Option<f64>| {
-            median(&samples.iter().filter_map(f).collect::<Vec<_>>())
-                .map_or("-".into(), |m| format!("{m:.1}"))
+/// A directory of per-run temporary files (kill times, a screening
+/// database), removed with everything in it when dropped.
+pub struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    /// `pertinax-bench-<tag>-<pid>` in memory (`/dev/shm`) when the machine
+    /// has it and `memory` is asked for, else in the temporary directory.
+    ///
+    /// In memory, a file write takes a few microseconds: the fault
+    /// scenarios' victim writes its kill time between taking it and
+    /// killing itself, so the write is inside every kill -> X figure, of
+    /// both implementations alike; on the disk-backed `/tmp` of the test
+    /// machine that write (open with truncation, write, close) takes 0.2
+    /// to 1.2 ms, which is most of pertinax's detection time.
+    ///
+    /// # Errors
+    /// When the directory cannot be made.
+    pub fn new(tag: &str, memory: bool) -> Result<Scratch> {
+        let shm = Path::new("/dev/shm");
+        let base = if memory && shm.is_dir() {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
         };
-        t.row(vec![
-            v.name.clone(),
-            format!("{ok}/{}", mine.len()),
-            if samples.is_empty() {
-                "n/a".into()
-            } else {
-                format!("{fast}/{}", samples.len())
-            },
-            if samples.is_empty() {
-                "n/a".into()
-            } else {
-                let both = mine.iter().filter(|l| l.fast() == Some(true)).count();
-                format!("{both}/{}", samples.len())
-            },
-            med(&|s| Some(s.oneway_ns)),
-            med(&|s| Some(s.memcpy_gbps)),
-            med(&|s| s.load1),
-            percent(median(
-                &mine.iter().filter_map(|l| l.others_cpu).collect::<Vec<_>>(),
-            )),
-        ]);
-        let per: Vec<String> = mine
-            .iter()
-            .map(|l| {
-                let ns =
-                    |s: Option<Sample>| s.map_or("n/a".into(), |s| format!("{:.0}", s.oneway_ns));
-                let c2c = format!("{}>{}", ns(l.sentinel), ns(l.sentinel_after));
-                let cell = format!("{c2c}/{}", percent(l.others_cpu));
-                if l.outcome.ok() {
-                    cell
-                } else {
-                    format!("{cell}[{}]", l.outcome.status())
-                }
-            })
-            .collect();
-        detail.push_str(&format!("{:<24} {}\n", v.name, per.join(" ")));
+        let dir = base.join(format!("pertinax-bench-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Scratch { dir })
     }
-    let mut s = String::from(
-        "\nHost state per launch: the c2c.c sentinel right before and right after it \
-         (fast = one-way <= 60 ns; a launch counts as fast-state when both readings are fast), \
-         the 1-minute load average, and others' CPU = the share of both cores' time that processes \
-         outside this session (other people's builds and tests, kernel threads) used while the \
-         launch ran (a lower bound; 10 ms ticks, so rough for launches under a second). Per launch \
-         below: one-way ns before>after / others' CPU.\n\n",
-    );
-    s.push_str(&t.render());
-    s.push_str("\n```\n");
-    s.push_str(&detail);
-    s.push_str("```\n");
-    s
+
+    /// The file `name` in it (spaces, `=` and `/` made `_`).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name.replace([' ', '=', '/'], "_"))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_files_are_flat_and_removed() {
+        let dir;
+        {
+            let s = Scratch::new("test", true).unwrap();
+            let f = s.file("ompi recv n=4");
+            assert_eq!(f.parent(), Some(s.dir.as_path()));
+            assert!(!f.file_name().unwrap().to_string_lossy().contains(' '));
+            std::fs::write(&f, "1").unwrap();
+            dir = s.dir.clone();
+        }
+        assert!(!dir.exists());
+    }
 }

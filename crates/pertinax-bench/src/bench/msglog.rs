@@ -33,12 +33,12 @@ mod rollback;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use pertinax_apps::cg::{self, Class, Layout};
 use serde_json::json;
 
 use super::Context;
-use crate::cli::{Common, MsglogApp, MsglogOpts, MsglogPart};
+use crate::cli::{MsglogApp, MsglogOpts, MsglogPart};
 use crate::report::{verdict, Table};
 use crate::run::{Cmd, Launch};
 
@@ -129,22 +129,9 @@ impl Programs {
     /// # Errors
     /// A missing program.
     pub fn find(launcher: &Path, apps: Option<&Path>, wanted: &[MsglogApp]) -> Result<Programs> {
-        let dir = match apps {
-            Some(d) => d.to_path_buf(),
-            None => crate::setup::this_exe()?
-                .parent()
-                .map(Path::to_path_buf)
-                .ok_or_else(|| anyhow!("this executable has no directory"))?,
-        };
+        let dir = crate::setup::apps_dir(apps)?;
         for a in wanted {
-            let p = dir.join(a.binary());
-            if !p.is_file() {
-                bail!(
-                    "{} not found; build it with `cargo build --release -p pertinax-apps` or \
-                     pass --apps DIR",
-                    p.display()
-                );
-            }
+            crate::setup::app(&dir, a.binary())?;
         }
         Ok(Programs {
             launcher: launcher.to_path_buf(),
@@ -259,9 +246,9 @@ pub fn jf(x: f64) -> serde_json::Value {
 ///
 /// # Errors
 /// A missing program, a launch that fails or is not verified.
-pub fn run(ctx: &mut Context, common: &Common, o: &MsglogOpts) -> Result<()> {
+pub fn run(ctx: &mut Context, o: &MsglogOpts) -> Result<()> {
     let progs = Programs::find(&ctx.launcher, o.apps.as_deref(), &o.cases)?;
-    let launches = common.launches_or(DEFAULT_LAUNCHES);
+    let pace = ctx.pace_or(DEFAULT_LAUNCHES, ctx.limit);
     ctx.out.text(&format!(
         "\n## msglog: message logging (pertinax-msglog) in pertinax-cg and pertinax-stencil\n\n\
          This machine has {c} cores: N ranks share them (N/{c} per core), so times include \
@@ -271,7 +258,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &MsglogOpts) -> Result<()> {
     ));
     let mut over = Vec::new();
     if o.parts.contains(&MsglogPart::Overhead) {
-        over = overhead::run(ctx, &progs, o, launches)?;
+        over = overhead::run(ctx, &progs, o, pace)?;
     }
     let mut roll = Vec::new();
     if o.parts.contains(&MsglogPart::Rollback) {

@@ -37,17 +37,23 @@
 //! every master). Rows say how many processes shared the machine's cores.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context as _, Result};
+use anyhow::{anyhow, bail, Result};
 use serde_json::json;
 
-use crate::cli::{Common, FwiFault, NbodyMode, OffloadOpts};
-use crate::report::Out;
-use crate::setup;
-use crate::stats;
+use super::Context;
+use crate::cli::{FwiFault, NbodyMode, OffloadOpts};
+use crate::run::{Cmd, Launch, Variant};
+use crate::{setup, stats};
+
+/// Launches per configuration unless `--launches` is given (1 with
+/// `--quick`).
+const DEFAULT_LAUNCHES: usize = 3;
+
+/// Time limit per launch unless `--timeout` is given.
+const DEFAULT_LIMIT: Duration = Duration::from_secs(120);
 
 fn median(xs: &[f64]) -> f64 {
     stats::median(xs).unwrap_or(f64::NAN)
@@ -56,58 +62,23 @@ fn median(xs: &[f64]) -> f64 {
 /// One program run: its summary line's fields.
 type Fields = HashMap<String, String>;
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// Runs `launcher run -n masters prog args` with `faults`; the fields of
-/// the line starting with `tag`, which must say `verified=true`.
-fn launch(
-    launcher: &Path,
-    masters: usize,
-    prog: &Path,
-    args: &[String],
-    faults: Option<&str>,
-    tag: &str,
-    limit: Duration,
-) -> Result<Fields> {
-    let mut cmd = Command::new(launcher);
-    cmd.arg("run")
-        .arg("--max-spawn")
-        .arg("1024")
-        .arg("-n")
-        .arg(masters.to_string())
-        .arg(prog)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(f) = faults {
-        cmd.env("PERTINAX_FAULTS", f);
+/// The fields of the line of `l` (which ran `cmd`) starting with `tag`,
+/// which must say `verified=true`; a launch that ran into the time limit
+/// or printed no such line stops the benchmark.
+fn fields(l: &Launch, cmd: &Cmd, tag: &str) -> Result<Fields> {
+    if l.timed_out() {
+        bail!("`{}`: over the time limit", cmd.display());
     }
-    let mut child = cmd.spawn().context("start the launcher")?;
-    let start = Instant::now();
-    loop {
-        if child.try_wait()?.is_some() {
-            break;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("{} {args:?}: over the time limit", prog.display());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output()?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = &l.outcome.stdout;
     let line = stdout.lines().find(|l| l.starts_with(tag)).ok_or_else(|| {
         anyhow!(
-            "{} {args:?} (faults {faults:?}): no {tag} line; stderr:\n{}",
-            prog.display(),
-            String::from_utf8_lossy(&out.stderr)
+            "`{}`: no {tag} line; stderr:\n{}",
+            cmd.display(),
+            l.outcome.stderr
         )
     })?;
     if !line.contains("verified=true") {
-        bail!("{} {args:?}: not verified: {line}", prog.display());
+        bail!("`{}`: not verified: {line}", cmd.display());
     }
     Ok(line
         .split_whitespace()
@@ -197,30 +168,33 @@ impl Case {
     }
 }
 
-/// A row: on stdout with `--json` (and to `--csv`, `--plot`), else on
-/// stderr as it is (offload prints no tables).
-fn emit(out: &Out, row: serde_json::Value) {
-    if !out.json_mode() {
-        eprintln!("{row}");
-    }
-    out.json(&row);
-}
-
-fn run_case(launcher: &Path, c: &Case, launches: usize, out: &Out, limit: Duration) -> Result<()> {
-    let mut got: HashMap<&str, Vec<Fields>> = HashMap::new();
-    for _ in 0..launches {
-        for config in &c.configs {
-            let fl = launch(
-                launcher,
-                c.masters,
-                &c.prog,
-                &c.args(config),
-                config.faults.as_deref(),
-                c.tag,
-                limit,
-            )?;
-            got.entry(config.name.as_str()).or_default().push(fl);
+/// Runs the configurations of case `c` interleaved (`pertinax run
+/// --max-spawn 1024 -n MASTERS PROG ARGS`, the fault plan in
+/// `PERTINAX_FAULTS`) and emits one row per configuration: on stdout with
+/// `--json` (and to `--csv`, `--plot`), else on stderr as it is (offload
+/// prints no tables).
+fn run_case(ctx: &mut Context, c: &Case) -> Result<()> {
+    let launches = if ctx.quick { 1 } else { DEFAULT_LAUNCHES };
+    let pace = ctx.pace_or(launches, DEFAULT_LIMIT);
+    let variants = c.configs.iter().map(|config| {
+        let masters = c.masters.to_string();
+        let mut cmd = Cmd::new(&ctx.launcher)
+            .args(["run", "--max-spawn", "1024", "-n", &masters])
+            .arg(&c.prog)
+            .args(c.args(config));
+        if let Some(plan) = &config.faults {
+            cmd = cmd.env("PERTINAX_FAULTS", plan);
         }
+        Variant::new(&config.name, cmd)
+    });
+    let title = format!("offload {}", c.name);
+    let run = ctx.campaign(&title, variants.collect(), pace)?;
+    let mut got: HashMap<&str, Vec<Fields>> = HashMap::new();
+    for l in &run.launches {
+        let v = &run.variants[l.variant];
+        got.entry(v.name.as_str())
+            .or_default()
+            .push(fields(l, &v.cmd, c.tag)?);
     }
     let med = |config: &str, key: &str| -> f64 {
         let xs: Vec<f64> = got[config].iter().map(|fl| f(fl, key)).collect();
@@ -248,9 +222,9 @@ fn run_case(launcher: &Path, c: &Case, launches: usize, out: &Out, limit: Durati
             "masters": c.masters,
             "boosters": c.boosters,
             "processes": processes,
-            "cores": cores(),
-            "processes_per_core": processes as f64 / cores() as f64,
-            "launches": launches,
+            "cores": ctx.cores,
+            "processes_per_core": processes as f64 / ctx.cores as f64,
+            "launches": pace.rounds,
             "median_ms": elapsed,
             "ratio_to_original": ratio(name),
             "tasks_per_master": c.tasks_per_master,
@@ -290,7 +264,10 @@ fn run_case(launcher: &Path, c: &Case, launches: usize, out: &Out, limit: Durati
         } else if name != original {
             row["overhead_pct"] = json!((ratio(name) - 1.0) * 100.0);
         }
-        emit(out, row);
+        if !ctx.out.json_mode() {
+            eprintln!("{row}");
+        }
+        ctx.out.json(&row);
     }
     Ok(())
 }
@@ -373,31 +350,10 @@ fn nbody_error_each(global: bool, steps: usize) -> Vec<Config> {
 ///
 /// # Errors
 /// A missing program, a launch that fails, over-runs or is not verified.
-pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
-    let launcher = setup::launcher(common.launcher.as_deref())?;
-    let out = Out::new(common)?;
-    let dir = match &o.apps {
-        Some(d) => d.clone(),
-        None => setup::this_exe()?
-            .parent()
-            .map(Path::to_path_buf)
-            .ok_or_else(|| anyhow!("no directory"))?,
-    };
-    let prog = |name: &str| -> Result<PathBuf> {
-        let p = dir.join(name);
-        if !p.is_file() {
-            bail!(
-                "{} not found; build it with `cargo build --release -p pertinax-apps` or pass --apps DIR",
-                p.display()
-            );
-        }
-        Ok(p)
-    };
-    let launches = common
-        .launches
-        .map_or(if common.quick { 1 } else { 3 }, |k| k as usize);
-    let limit = Duration::from_secs(common.timeout.unwrap_or(120));
-    let reps = if common.quick { 40 } else { o.reps };
+pub fn run(ctx: &mut Context, o: &OffloadOpts) -> Result<()> {
+    let dir = setup::apps_dir(o.apps.as_deref())?;
+    let prog = |name: &str| setup::app(&dir, name);
+    let reps = if ctx.quick { 40 } else { o.reps };
     let mut cases = Vec::new();
     for &m in &o.masters {
         cases.push(Case {
@@ -503,9 +459,9 @@ pub fn run(common: &Common, o: &OffloadOpts) -> Result<()> {
         .iter()
         .filter(|c| o.cases.is_empty() || o.cases.iter().any(|x| x == c.name))
     {
-        run_case(&launcher, c, launches, &out, limit)?;
+        run_case(ctx, c)?;
     }
-    out.finish()
+    Ok(())
 }
 
 #[cfg(test)]

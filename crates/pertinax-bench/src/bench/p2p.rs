@@ -8,10 +8,10 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::{sentinel_summary, Context};
+use super::{head, Campaign, Context};
 use crate::cli::{BenchBackend, Reps};
 use crate::report::{bandwidth, bytes, jnum, med_min, num, ratio, verdict, Table};
-use crate::run::{interleave, Launch, Plan, Variant};
+use crate::run::Variant;
 use crate::setup;
 use crate::stats::{self, find, Selector, Series};
 
@@ -56,38 +56,24 @@ pub fn run(
     let sizes = reps.sizes();
     let (r, w, b) = reps.counts(ctx.quick);
     let name = pattern.name();
-    let counts = [
-        "--reps".to_string(),
-        r.to_string(),
-        "--warmup".into(),
-        w.to_string(),
-        "--batches".into(),
-        b.to_string(),
-    ];
+    let n = [r, w, b].map(|x| x.to_string());
+    let counts = ["--reps", &n[0], "--warmup", &n[1], "--batches", &n[2]];
     let native: Vec<String> = ring_bytes
         .map(|rb| vec!["--ring-bytes".to_string(), rb.to_string()])
         .unwrap_or_default();
-    let mut variants = vec![Variant {
-        name: ctx.pertinax_name().into(),
-        cmd: ctx
-            .pertinax_cmd(2, &native)
+    let mut variants = vec![Variant::new(
+        ctx.pertinax_name(),
+        ctx.pertinax_cmd(2, &native)
             .args(["worker", name, "--sizes", &sizes.to_arg()])
-            .args(&counts),
-    }];
-    let c_counts = [
-        "-r".to_string(),
-        r.to_string(),
-        "-w".into(),
-        w.to_string(),
-        "-b".into(),
-        b.to_string(),
-    ];
+            .args(counts),
+    )];
+    let c_counts = ["-r", &n[0], "-w", &n[1], "-b", &n[2]];
     let ompi_prog = match pattern {
         Pattern::PingPong => ctx.ompi_program("pingpong", None),
         Pattern::PingPing => ctx.ompi_program("pingping", Some(&setup::pingping_source())),
     };
     if let (Some(ompi), Some(prog)) = (&ctx.ompi, ompi_prog) {
-        let mut cmd = ompi.mpirun(2, ctx.ompi_extra(), &prog).args(&c_counts);
+        let mut cmd = ompi.mpirun(2, ctx.ompi_extra(), &prog).args(c_counts);
         if ctx.backend == BenchBackend::Mpi && pattern == Pattern::PingPong {
             // The pertinax ranks return errors (MPI_ERRORS_RETURN): so does C.
             cmd = cmd.args(["-e", "return"]);
@@ -95,66 +81,30 @@ pub fn run(
         if pattern == Pattern::PingPing {
             cmd = cmd.arg("-s").arg(sizes.to_arg());
         }
-        variants.push(Variant {
-            name: "ompi".into(),
-            cmd,
-        });
+        variants.push(Variant::new("ompi", cmd));
     }
-
-    let mut head = format!(
-        "\n## {name}: {}; {} launches per implementation, interleaved launch by launch\n\n",
+    let title = format!(
+        "## {name}: {}; {} launches per implementation, interleaved launch by launch",
         ctx.placement(2),
         ctx.launches
     );
-    for v in &variants {
-        head.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-    }
-    if variants.len() == 1 {
-        head.push_str(&format!(
-            "- Open MPI: not run ({})\n",
-            ctx.ompi_absent.as_deref().unwrap_or("unavailable")
-        ));
-    }
-    ctx.out.text(&head);
-
-    let plan = Plan {
-        title: name,
-        variants: &variants,
-        rounds: ctx.launches,
-        limit: ctx.limit,
-        sentinel: &ctx.sentinel,
-        scratch: &[],
-    };
-    let launches = interleave(&plan, ctx.log.as_mut())?;
-    report(ctx, pattern, &variants, &launches, (r, w, b));
+    let ran = variants.len() > 1;
+    ctx.out
+        .text(&(head(&title, &variants) + &ctx.ompi_line(ran)));
+    let c = ctx.campaign(name, variants, ctx.pace())?;
+    report(ctx, pattern, &c, (r, w, b));
     Ok(())
 }
 
-/// The pertinax series and the Open MPI series (if any), by size.
-fn all_series(
-    pattern: Pattern,
-    variants: &[Variant],
-    launches: &[Launch],
-) -> (Vec<Series>, Option<Vec<Series>>) {
+fn report(ctx: &Context, pattern: Pattern, c: &Campaign, (r, w, b): (usize, usize, usize)) {
+    let name = pattern.name();
     let sel = Selector {
         key: pattern.key(),
         group: &["size"],
         value: "t_half_us_med",
     };
-    let p = stats::series(launches, 0, sel);
-    let o = (variants.len() > 1).then(|| stats::series(launches, 1, sel));
-    (p, o)
-}
-
-fn report(
-    ctx: &Context,
-    pattern: Pattern,
-    variants: &[Variant],
-    launches: &[Launch],
-    (r, w, b): (usize, usize, usize),
-) {
-    let name = pattern.name();
-    let (p, o) = all_series(pattern, variants, launches);
+    let p = c.series(0, sel);
+    let o = (c.variants.len() > 1).then(|| c.series(1, sel));
     let mut labels: Vec<u64> = p.iter().filter_map(|s| s.label.parse().ok()).collect();
     for s in o.iter().flatten() {
         if let Ok(n) = s.label.parse::<u64>() {
@@ -245,12 +195,12 @@ fn report(
              only, so the other rows have no ratio)\n",
         );
     }
-    text.push_str(&spread(variants, &[Some(&p), o.as_ref()]));
+    text.push_str(&spread(&c.variants, &[Some(&p), o.as_ref()]));
     text.push_str(&fast_table(&labels, &p, o.as_ref()));
     if pattern == Pattern::PingPong {
         text.push_str(&goals(&p, o.as_ref()));
     }
-    text.push_str(&sentinel_summary(variants, launches));
+    text.push_str(&c.hosts());
     ctx.out.text(&text);
 }
 

@@ -24,11 +24,11 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{sentinel_summary, Context, Ended, Impl};
-use crate::cli::{Common, PropagateOpts};
+use super::{head, listed, Campaign, Context, Impl, Judged, Tally};
+use crate::cli::PropagateOpts;
 use crate::parse::Record;
 use crate::report::{jnum, ratio, Table};
-use crate::run::{interleave, last_line, Cmd, Launch, Plan, Variant};
+use crate::run::{last_line, Cmd, Variant};
 use crate::setup;
 use crate::stats::{self, median};
 
@@ -113,59 +113,38 @@ impl Line {
     }
 }
 
-/// What the launches of one variant produced.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Tally {
-    /// How the launches ended.
-    ended: Ended,
-    /// One line per launch that printed a complete, checked line.
-    lines: Vec<Line>,
+/// Tallies the launches of `variant`, which ran `ranks` ranks. A line
+/// counts when it names the right rank count and reports no unexpected
+/// result, and the launch exited with 0 or ran into the time limit after
+/// printing it.
+fn tally(c: &Campaign, variant: usize, ranks: usize) -> Tally<Line> {
+    c.tally(variant, KEY, |l, rec| {
+        let why = match rec.map(Line::parse) {
+            None if l.timed_out() => return Judged::Hung,
+            None => format!(
+                "no PROPAGATE line; stderr: {}",
+                last_line(&l.outcome.stderr)
+            ),
+            Some(None) => "incomplete PROPAGATE line".to_string(),
+            Some(Some(x)) if x.ranks != ranks => format!("line for N={}", x.ranks),
+            Some(Some(x)) if x.unexpected.is_some_and(|u| u > 0) => format!(
+                "{} calls returned an unexpected code",
+                x.unexpected.unwrap_or(0)
+            ),
+            Some(Some(_)) if !l.timed_out() && !l.outcome.ok() => format!(
+                "exit after the line; stderr: {}",
+                last_line(&l.outcome.stderr)
+            ),
+            Some(Some(x)) => return Judged::Counts(x),
+        };
+        Judged::Fails(format!("{}: {why}", l.outcome.status()))
+    })
 }
 
-impl Tally {
-    /// Tallies the launches of `variant`, which ran `ranks` ranks. A line
-    /// counts when it names the right rank count and reports no unexpected
-    /// result, and the launch exited with 0 or ran into the time limit after
-    /// printing it.
-    fn of(launches: &[Launch], variant: usize, ranks: usize) -> Tally {
-        let mut t = Tally::default();
-        for l in launches.iter().filter(|l| l.variant == variant) {
-            let rec = l.records.iter().find(|r| r.key == KEY);
-            let line = rec.and_then(Line::parse);
-            let timed_out = t.ended.count(l, rec.is_some());
-            let why = match &line {
-                _ if timed_out && rec.is_none() => continue,
-                None if rec.is_some() => "incomplete PROPAGATE line".to_string(),
-                None => format!(
-                    "no PROPAGATE line; stderr: {}",
-                    last_line(&l.outcome.stderr)
-                ),
-                Some(x) if x.ranks != ranks => format!("line for N={}", x.ranks),
-                Some(x) if x.unexpected.is_some_and(|u| u > 0) => format!(
-                    "{} calls returned an unexpected code",
-                    x.unexpected.unwrap_or(0)
-                ),
-                Some(_) if !timed_out && !l.outcome.ok() => {
-                    format!(
-                        "exit after the line; stderr: {}",
-                        last_line(&l.outcome.stderr)
-                    )
-                }
-                Some(x) => {
-                    t.lines.push(x.clone());
-                    continue;
-                }
-            };
-            t.ended
-                .failed
-                .push(format!("{}: {why}", l.outcome.status()));
-        }
-        t
-    }
-
+impl Tally<Line> {
     /// The median over launches of one per-launch figure.
     fn med(&self, f: impl Fn(&Line) -> Option<f64>) -> Option<f64> {
-        median(&self.lines.iter().filter_map(f).collect::<Vec<_>>())
+        median(&self.counted.iter().filter_map(f).collect::<Vec<_>>())
     }
 
     /// Median over launches of the median, p10 and p90.
@@ -179,7 +158,11 @@ impl Tally {
 
     /// Every launch's median of one figure, in launch order.
     fn per_launch(&self, f: impl Fn(&Line) -> f64) -> String {
-        let v: Vec<String> = self.lines.iter().map(|l| format!("{:.1}", f(l))).collect();
+        let v: Vec<String> = self
+            .counted
+            .iter()
+            .map(|l| format!("{:.1}", f(l)))
+            .collect();
         if v.is_empty() {
             "-".into()
         } else {
@@ -203,90 +186,59 @@ fn opt_cell(x: Option<f64>, d: usize) -> String {
 #[derive(Clone, Debug, PartialEq)]
 struct PerRanks {
     ranks: usize,
-    p: Tally,
-    o: Option<Tally>,
+    p: Tally<Line>,
+    o: Option<Tally<Line>>,
 }
 
 /// Runs the benchmark for every rank count and prints its tables.
 ///
 /// # Errors
 /// When the rank program is missing or a program cannot be started.
-pub fn run(ctx: &mut Context, common: &Common, o: &PropagateOpts) -> Result<()> {
+pub fn run(ctx: &mut Context, o: &PropagateOpts) -> Result<()> {
     let propprog = setup::propprog(o.propprog.as_deref())?;
     let prog = ctx.ompi_program("propagate", Some(&setup::propagate_source()));
-    let launches = common.launches_or(DEFAULT_LAUNCHES);
     let reps = o.reps(ctx.quick);
-    let mut all_variants = Vec::new();
-    let mut all_launches = Vec::new();
+    let mut all = Campaign::default();
     let mut results = Vec::new();
-    for (k, &n) in o.ranks.iter().enumerate() {
-        let limit = ctx.timeout.unwrap_or_else(|| default_limit(n, reps));
-        let mut variants = vec![Variant {
-            name: format!("pertinax n={n}"),
-            cmd: Cmd::new(&ctx.launcher)
-                .args(["run", "-n", &n.to_string(), "--"])
-                .arg(&propprog)
-                .args(["bench", &reps.to_string()]),
-        }];
+    for &n in &o.ranks {
+        let pace = ctx.pace_or(DEFAULT_LAUNCHES, default_limit(n, reps));
+        let cmd = Cmd::new(&ctx.launcher)
+            .args(["run", "-n", &n.to_string(), "--"])
+            .arg(&propprog)
+            .args(["bench", &reps.to_string()]);
+        let mut variants = vec![Variant::new(format!("pertinax n={n}"), cmd)];
         if let (Some(ompi), Some(prog)) = (&ctx.ompi, &prog) {
-            variants.push(Variant {
-                name: format!("ompi n={n}"),
-                cmd: ompi
-                    .mpirun(n, &["--with-ft", "ulfm"], prog)
-                    .args(["-r", &reps.to_string()]),
-            });
+            let cmd = ompi.mpirun(n, &["--with-ft", "ulfm"], prog);
+            let cmd = cmd.args(["-r", &reps.to_string()]);
+            variants.push(Variant::new(format!("ompi n={n}"), cmd));
         }
-        if k == 0 {
+        if all.variants.is_empty() {
+            let title = format!(
+                "## propagate: error propagation, N ranks on {c} cores (N > {c} oversubscribed); \
+                 {} launches per implementation and rank count, interleaved launch by launch; \
+                 {reps} repetitions per launch",
+                pace.rounds,
+                c = ctx.cores
+            );
+            let ran = ctx.ompi.is_some() && prog.is_some();
             ctx.out
-                .text(&head(ctx, &variants, launches, reps, prog.is_some()));
+                .text(&(head(&title, &variants) + &ctx.ompi_line(ran)));
         }
-        let plan = Plan {
-            title: &format!("propagate n={n}"),
-            variants: &variants,
-            rounds: launches,
-            limit,
-            sentinel: &ctx.sentinel,
-            scratch: &[],
-        };
-        let done = interleave(&plan, ctx.log.as_mut())?;
+        let c = ctx.campaign(&format!("propagate n={n}"), variants, pace)?;
         results.push(PerRanks {
             ranks: n,
-            p: Tally::of(&done, 0, n),
-            o: (variants.len() > 1).then(|| Tally::of(&done, 1, n)),
+            p: tally(&c, 0, n),
+            o: (c.variants.len() > 1).then(|| tally(&c, 1, n)),
         });
-        let offset = all_variants.len();
-        all_launches.extend(done.into_iter().map(|mut l| {
-            l.variant += offset;
-            l
-        }));
-        all_variants.extend(variants);
+        all.append(c);
     }
     let mut text = tables(&results, ctx.cores);
-    text.push_str(&sentinel_summary(&all_variants, &all_launches));
+    text.push_str(&all.hosts());
     ctx.out.text(&text);
     for r in &results {
         json_rows(ctx, r);
     }
     Ok(())
-}
-
-fn head(ctx: &Context, variants: &[Variant], launches: usize, reps: usize, built: bool) -> String {
-    let mut s = format!(
-        "\n## propagate: error propagation, N ranks on {c} cores (N > {c} oversubscribed); {launches} \
-         launches per implementation and rank count, interleaved launch by launch; {reps} \
-         repetitions per launch\n\n",
-        c = ctx.cores
-    );
-    for v in variants {
-        s.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-    }
-    if ctx.ompi.is_none() || !built {
-        s.push_str(&format!(
-            "- Open MPI: not run ({})\n",
-            ctx.ompi_absent.as_deref().unwrap_or("unavailable")
-        ));
-    }
-    s
 }
 
 /// The side-by-side tables, the ping-pong reference and the per-launch detail.
@@ -328,13 +280,11 @@ fn tables(results: &[PerRanks], cores: usize) -> String {
             spread_cell(o_total),
             ratio(stats::ratio(med(pp_total), med(o_total))),
             format!(
-                "{}/{}, {}",
-                r.p.lines.len(),
-                r.p.ended.runs,
+                "{}, {}",
+                r.p.ok_of_runs(),
                 o.map_or("-".into(), |t| format!(
-                    "{}/{} [{}]",
-                    t.lines.len(),
-                    t.ended.runs,
+                    "{} [{}]",
+                    t.ok_of_runs(),
                     t.ended.hung_after
                 ))
             ),
@@ -367,9 +317,7 @@ fn tables(results: &[PerRanks], cores: usize) -> String {
         }
         for (name, t) in [("pertinax", Some(&r.p)), ("ompi", o)] {
             let Some(t) = t else { continue };
-            for f in &t.ended.failed {
-                problems.push_str(&format!("- {name} n={}: {f}\n", r.ranks));
-            }
+            problems.push_str(&t.ended.failures(&format!("{name} n={}", r.ranks)));
             if t.ended.hung_before > 0 {
                 problems.push_str(&format!(
                     "- {name} n={}: {} launches hit the time limit before printing results\n",
@@ -403,10 +351,7 @@ fn tables(results: &[PerRanks], cores: usize) -> String {
     );
     s.push_str(&detail);
     s.push_str("```\n");
-    if !problems.is_empty() {
-        s.push_str("\nlaunches without usable results:\n\n");
-        s.push_str(&problems);
-    }
+    s.push_str(&listed("launches without usable results", &problems));
     s
 }
 
@@ -422,9 +367,9 @@ fn json_rows(ctx: &Context, r: &PerRanks) {
         let Some(t) = t else { continue };
         ctx.out.json(&json!({
             "bench": "propagate", "impl": imp.name(), "ranks": r.ranks,
-            "launches": t.lines.len(), "runs": t.ended.runs,
+            "launches": t.counted.len(), "runs": t.ended.runs,
             "hangs_after_results": t.ended.hung_after, "hangs_before_results": t.ended.hung_before,
-            "reps": t.lines.first().map(|l| l.reps),
+            "reps": t.counted.first().map(|l| l.reps),
             "propagation_us": spread(t.spread(|l| l.prop)),
             "whole_cycle_us": spread(t.spread(|l| l.total)),
             "pingpong_plain_us": jnum(t.med(|l| l.pp_plain)),
@@ -432,7 +377,7 @@ fn json_rows(ctx: &Context, r: &PerRanks) {
         }));
     }
     if let Some(o) = &r.o {
-        let m = |t: &Tally, f: fn(&Line) -> f64| t.med(|l| Some(f(l)));
+        let m = |t: &Tally<Line>, f: fn(&Line) -> f64| t.med(|l| Some(f(l)));
         ctx.out.json(&json!({
             "bench": "propagate", "ranks": r.ranks,
             "propagation_ratio": jnum(stats::ratio(m(&r.p, |l| l.prop.med), m(o, |l| l.prop.med))),
@@ -445,7 +390,7 @@ fn json_rows(ctx: &Context, r: &PerRanks) {
 mod tests {
     use super::*;
     use crate::parse::parse_line;
-    use crate::run::Exit;
+    use crate::run::{Exit, Launch};
 
     const PERTINAX: &str = "PROPAGATE N=4 reps=1000 total_med_us=45.8 p10=44.1 p90=47.6 \
         propagate_med_us=17.7 p10=17.1 p90=18.4 pingpong_plain_us=0.839 pingpong_guarded_us=0.850";
@@ -516,6 +461,10 @@ mod tests {
         Launch::fake(variant, exit, out)
     }
 
+    fn check_tally(launches: &[Launch], variant: usize, ranks: usize) -> Tally<Line> {
+        tally(&Campaign::fake(launches), variant, ranks)
+    }
+
     #[test]
     fn finalize_hangs_count_and_failures_do_not() {
         let bad = OMPI.replace("unexpected=0", "unexpected=3");
@@ -528,8 +477,8 @@ mod tests {
             launch(1, Exit::Code(1), OMPI),
             launch(0, Exit::Code(0), PERTINAX),
         ];
-        let t = Tally::of(&launches, 1, 4);
-        assert_eq!((t.ended.runs, t.lines.len()), (6, 2));
+        let t = check_tally(&launches, 1, 4);
+        assert_eq!((t.ended.runs, t.counted.len()), (6, 2));
         assert_eq!((t.ended.hung_after, t.ended.hung_before), (1, 1));
         assert_eq!(t.ended.failed.len(), 3, "{:?}", t.ended.failed);
         assert!(
@@ -544,8 +493,8 @@ mod tests {
         );
         assert_eq!(t.med(|l| Some(l.prop.med)), Some(15.1));
         // A line for another rank count is not counted.
-        assert_eq!(Tally::of(&launches, 0, 8).lines.len(), 0);
-        let p = Tally::of(&launches, 0, 4);
+        assert_eq!(check_tally(&launches, 0, 8).counted.len(), 0);
+        let p = check_tally(&launches, 0, 4);
         assert_eq!(p.spread(|l| l.total).map(|s| s.p90), Some(47.6));
     }
 
@@ -557,8 +506,8 @@ mod tests {
         ];
         let r = PerRanks {
             ranks: 4,
-            p: Tally::of(&launches, 0, 4),
-            o: Some(Tally::of(&launches, 1, 4)),
+            p: check_tally(&launches, 0, 4),
+            o: Some(check_tally(&launches, 1, 4)),
         };
         let text = tables(&[r], 2);
         assert!(text.contains("| 4     | 17.7 (17.1–18.4)"), "{text}");

@@ -25,10 +25,9 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use serde_json::json;
 
-use super::ft::Scratch;
-use super::{sentinel_summary, Context};
+use super::{head, Campaign, Context, Scratch};
 use crate::report::{jnum, Table};
-use crate::run::{interleave, Cmd, Launch, Plan, Variant};
+use crate::run::{Cmd, Variant};
 use crate::stats::median;
 
 /// One figure: which launch, which record and field.
@@ -44,10 +43,9 @@ struct Figure {
 
 /// The values of `fig` over the launches of variant `v` (a detection
 /// launch ends with the victim's SIGKILL: its record is what counts).
-fn values(launches: &[Launch], v: usize, fig: &Figure, fast_only: bool) -> Vec<f64> {
-    launches
-        .iter()
-        .filter(|l| l.variant == v && (!fast_only || l.fast() == Some(true)))
+fn values(c: &Campaign, v: usize, fig: &Figure, fast_only: bool) -> Vec<f64> {
+    c.of(v)
+        .filter(|l| !fast_only || l.fast() == Some(true))
         .filter_map(|l| {
             l.records
                 .iter()
@@ -78,7 +76,7 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
             );
         }
     }
-    let scratch = Scratch::new()?;
+    let scratch = Scratch::new("ft", true)?;
     let builds = [
         ("old", old_launcher.as_path(), old_exe.as_path()),
         ("new", ctx.launcher.as_path(), ctx.exe.as_path()),
@@ -148,20 +146,19 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
         .to_vec(),
     ));
     let mut variants = Vec::new();
-    let mut files = Vec::new();
     for (label, n, args) in &cases {
         for (b, launcher, exe) in &builds {
             let name = format!("{b} {label}");
-            let mut cmd = Cmd::new(launcher)
+            let cmd = Cmd::new(launcher)
                 .args(["run", "-n", &n.to_string(), "--"])
                 .arg(exe)
                 .args(args);
-            if label.starts_with("detection") {
+            variants.push(if label.starts_with("detection") {
                 let kf = scratch.file(&name);
-                cmd = cmd.arg("--kill-file").arg(&kf);
-                files.push(kf);
-            }
-            variants.push(Variant { name, cmd });
+                Variant::new(name, cmd.arg("--kill-file").arg(&kf)).scratch(kf)
+            } else {
+                Variant::new(name, cmd)
+            });
         }
     }
     let figures = vec![
@@ -201,26 +198,15 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
             field: "det_med_ms",
         },
     ];
-    let mut head = format!(
-        "\n## regress: the build in {} (old) against this one (new); {} launches each, \
-         interleaved launch by launch (old and new alternate, the order rotating); {} cores\n\n",
+    let title = format!(
+        "## regress: the build in {} (old) against this one (new); {} launches each, \
+         interleaved launch by launch (old and new alternate, the order rotating); {} cores",
         dir.display(),
         ctx.launches,
         ctx.cores
     );
-    for v in &variants {
-        head.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-    }
-    ctx.out.text(&head);
-    let plan = Plan {
-        title: "regress",
-        variants: &variants,
-        rounds: ctx.launches,
-        limit: ctx.limit,
-        sentinel: &ctx.sentinel,
-        scratch: &files,
-    };
-    let launches = interleave(&plan, ctx.log.as_mut())?;
+    ctx.out.text(&head(&title, &variants));
+    let c = ctx.campaign("regress", variants, ctx.pace())?;
     let mut t = Table::new([
         "figure",
         "old median",
@@ -235,11 +221,11 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
     ]);
     let mut failed = 0;
     for f in &figures {
-        let old = values(&launches, 2 * f.pair, f, false);
-        let new = values(&launches, 2 * f.pair + 1, f, false);
+        let old = values(&c, 2 * f.pair, f, false);
+        let new = values(&c, 2 * f.pair + 1, f, false);
         let (fo, fnew) = (
-            values(&launches, 2 * f.pair, f, true),
-            values(&launches, 2 * f.pair + 1, f, true),
+            values(&c, 2 * f.pair, f, true),
+            values(&c, 2 * f.pair + 1, f, true),
         );
         let (mfo, mfn) = (median(&fo), median(&fnew));
         let fast_ratio = match (mfo, mfn) {
@@ -299,6 +285,6 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
         figures.len(),
         t.render()
     ));
-    ctx.out.text(&sentinel_summary(&variants, &launches));
+    ctx.out.text(&c.hosts());
     Ok(())
 }

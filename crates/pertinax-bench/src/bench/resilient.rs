@@ -33,16 +33,15 @@ mod repair;
 use anyhow::Result;
 
 use super::Context;
-use crate::cli::{Common, ResPart, ResilientOpts};
+use crate::cli::{ResPart, ResilientOpts};
 use crate::report::num;
-use crate::run::Outcome;
 use crate::stats::Summary;
 
 /// Runs the parts `o` asks for and prints their tables.
 ///
 /// # Errors
 /// When a program cannot be started.
-pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> {
+pub fn run(ctx: &mut Context, o: &ResilientOpts) -> Result<()> {
     ctx.out.text(&format!(
         "\n## resilient: resilient communicators (pertinax-resilient) against the plain one\n\n\
          This machine has {c} cores: every configuration with more than {c} ranks is \
@@ -50,13 +49,13 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
         c = ctx.cores
     ));
     if o.wants(ResPart::Overhead) {
-        overhead::run(ctx, common, o)?;
+        overhead::run(ctx, o)?;
     }
     if o.wants(ResPart::Repair) {
-        repair::run(ctx, common, o)?;
+        repair::run(ctx, o)?;
     }
     if o.wants(ResPart::Apps) {
-        apps::run(ctx, common, o)?;
+        apps::run(ctx, o)?;
     }
     Ok(())
 }
@@ -68,18 +67,6 @@ fn spread(s: Option<Summary>, d: Option<usize>) -> String {
     s.map_or("-".into(), |s| {
         format!("{} ({}–{})", f(s.median), f(s.min), f(s.max))
     })
-}
-
-/// The last non-empty line of a launch's stderr, shortened.
-fn last_line(o: &Outcome) -> String {
-    o.stderr
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .chars()
-        .take(160)
-        .collect()
 }
 
 /// The launcher's options that make `worker resilient` and `worker repair`
@@ -111,16 +98,6 @@ fn per_core(ranks: usize, cores: usize) -> String {
 fn num_short(x: f64) -> String {
     let s = format!("{x:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// The head of a part: its title, every variant's command line, the
-/// placement.
-fn head(title: &str, variants: &[crate::run::Variant]) -> String {
-    let mut s = format!("\n### {title}\n\n");
-    for v in variants {
-        s.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-    }
-    s
 }
 
 #[cfg(test)]

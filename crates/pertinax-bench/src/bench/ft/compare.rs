@@ -3,17 +3,16 @@
 //! the issue's goals.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use anyhow::Result;
 use serde_json::json;
 
-use super::{cell, med_cell, Goal, Impl, Scratch, Tally};
+use super::{cell, med_cell, tally, Goal, Impl, Kept};
 use super::{DETECT_MAX_MS, DETECT_SPEEDUP, E2E_MAX_MS, GOAL_RANKS};
-use crate::bench::{sentinel_summary, Context};
+use crate::bench::{head, listed, Context, Pace, Scratch, Tally};
 use crate::cli::{FtMode, FtOpts};
 use crate::report::{jnum, ratio, Table};
-use crate::run::{interleave, Plan, Variant};
+use crate::run::Variant;
 use crate::stats::{self, Summary};
 
 /// The fields of an `FT` line, in table order: (field, column title, decimals).
@@ -34,84 +33,56 @@ const FT_FIELDS: [(&str, &str, usize); 14] = [
     ("agree_after_ack_med_ms", "agree after ack", 3),
 ];
 
-type Tallies = BTreeMap<(Impl, FtMode), Tally>;
+type Tallies = BTreeMap<(Impl, FtMode), Tally<Kept>>;
 
-pub(super) fn compare(
-    ctx: &mut Context,
-    o: &FtOpts,
-    limit: Duration,
-    s: &Scratch,
-) -> Result<Vec<Goal>> {
+pub(super) fn compare(ctx: &mut Context, o: &FtOpts, pace: Pace, s: &Scratch) -> Result<Vec<Goal>> {
     let prog = ctx.ompi_program("ft", None);
-    let fields: Vec<&str> = FT_FIELDS.iter().map(|f| f.0).collect();
     let mut per_n: Vec<(usize, Tallies)> = Vec::new();
     for &n in &o.ranks {
         let mut variants = Vec::new();
         let mut index = Vec::new();
-        let mut files = Vec::new();
         for &m in &o.modes {
             let name = format!("{} {} n={n}", ctx.pertinax_name(), m.name());
             let kf = s.file(&name);
-            variants.push(Variant {
-                cmd: ctx
-                    .pertinax_cmd(n, &[])
-                    .args(["worker", "ft", "--mode", m.name(), "--kill-file"])
-                    .arg(&kf)
-                    .args(["--delay-ms", &o.delay_ms.to_string()])
-                    .args(["--agree-reps", &o.agree_reps.to_string()]),
-                name,
-            });
+            let cmd = ctx
+                .pertinax_cmd(n, &[])
+                .args(["worker", "ft", "--mode", m.name(), "--kill-file"])
+                .arg(&kf)
+                .args(["--delay-ms", &o.delay_ms.to_string()])
+                .args(["--agree-reps", &o.agree_reps.to_string()]);
+            variants.push(Variant::new(name, cmd).scratch(kf));
             index.push((Impl::Pertinax, m));
-            files.push(kf);
             if let (Some(ompi), Some(prog)) = (&ctx.ompi, &prog) {
                 let name = format!("ompi {} n={n}", m.name());
                 let kf = s.file(&name);
-                variants.push(Variant {
-                    cmd: ompi
-                        .mpirun(n, &["--with-ft", "ulfm"], prog)
-                        .args(["-m", m.name(), "-k"])
-                        .arg(&kf)
-                        .args(["-d", &o.delay_ms.to_string()])
-                        .args(["-a", &o.agree_reps.to_string()]),
-                    name,
-                });
+                let cmd = ompi
+                    .mpirun(n, &["--with-ft", "ulfm"], prog)
+                    .args(["-m", m.name(), "-k"])
+                    .arg(&kf)
+                    .args(["-d", &o.delay_ms.to_string()])
+                    .args(["-a", &o.agree_reps.to_string()]);
+                variants.push(Variant::new(name, cmd).scratch(kf));
                 index.push((Impl::Ompi, m));
-                files.push(kf);
             }
         }
-        let mut head = format!(
-            "\n## ft compare: {}; {} launches per implementation and mode, interleaved launch by \
-             launch; time limit {} s per launch\n\n",
+        let title = format!(
+            "## ft compare: {}; {} launches per implementation and mode, interleaved launch by \
+             launch; time limit {} s per launch",
             ctx.placement(n),
-            ctx.launches,
-            limit.as_secs()
+            pace.rounds,
+            pace.limit.as_secs()
         );
-        for v in variants.iter().take(2) {
-            head.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-        }
-        if prog.is_none() || ctx.ompi.is_none() {
-            head.push_str(&format!(
-                "- Open MPI: not run ({})\n",
-                ctx.ompi_absent.as_deref().unwrap_or("unavailable")
-            ));
-        }
-        ctx.out.text(&head);
-        let plan = Plan {
-            title: &format!("ft n={n}"),
-            variants: &variants,
-            rounds: ctx.launches,
-            limit,
-            sentinel: &ctx.sentinel,
-            scratch: &files,
-        };
-        let done = interleave(&plan, ctx.log.as_mut())?;
+        let shown = &variants[..2.min(variants.len())];
+        let ran = prog.is_some() && ctx.ompi.is_some();
+        ctx.out.text(&(head(&title, shown) + &ctx.ompi_line(ran)));
+        let c = ctx.campaign(&format!("ft n={n}"), variants, pace)?;
         let mut tallies = Tallies::new();
         for (i, key) in index.iter().enumerate() {
-            tallies.insert(*key, Tally::of(&done, i, "FT", &fields));
+            tallies.insert(*key, tally(&c, i, "FT"));
         }
         let mut text = full_table(n, &tallies);
         text.push_str(&compare_table(n, &tallies).render());
-        text.push_str(&sentinel_summary(&variants, &done));
+        text.push_str(&c.hosts());
         ctx.out.text(&text);
         json_rows(ctx, n, &tallies);
         per_n.push((n, tallies));
@@ -130,29 +101,26 @@ fn full_table(n: usize, tallies: &Tallies) -> String {
     header.push("exits".into());
     let mut t = Table::new(header);
     let mut problems = String::new();
-    let mut order: Vec<(&(Impl, FtMode), &Tally)> = tallies.iter().collect();
+    let mut order: Vec<(&(Impl, FtMode), &Tally<Kept>)> = tallies.iter().collect();
     order.sort_by_key(|((imp, m), _)| (*m, *imp));
     for ((imp, m), tl) in order {
+        let config = format!("{} {} n={n}", imp.name(), m.name());
+        let e = &tl.ended;
         let mut row = vec![
-            format!("{} {} n={n}", imp.name(), m.name()),
-            format!(
-                "{}/{} [{}, {}]",
-                tl.valid, tl.ended.runs, tl.ended.hung_after, tl.ended.hung_before
-            ),
+            config.clone(),
+            format!("{} [{}, {}]", tl.ok_of_runs(), e.hung_after, e.hung_before),
         ];
         row.extend(FT_FIELDS.iter().map(|(f, _, d)| med_cell(tl.get(f), *d)));
-        row.push(tl.classes.clone().unwrap_or("-".into()));
+        row.push(tl.classes().unwrap_or("-").into());
         row.push(
-            tl.exits
+            e.exits
                 .iter()
                 .map(|(k, v)| format!("{k}×{v}"))
                 .collect::<Vec<_>>()
                 .join(" "),
         );
         t.row(row);
-        for f in &tl.ended.failed {
-            problems.push_str(&format!("- {} {} n={n}: {f}\n", imp.name(), m.name()));
-        }
+        problems.push_str(&e.failures(&config));
     }
     let mut s = format!(
         "\nft, {n} ranks, every field, median over the valid launches (ms unless marked µs). \
@@ -165,10 +133,7 @@ fn full_table(n: usize, tallies: &Tallies) -> String {
          first failure of the job); mpirun --with-ft ulfm ends with 0.\n\n"
     );
     s.push_str(&t.render());
-    if !problems.is_empty() {
-        s.push_str("\nlaunches without valid results:\n\n");
-        s.push_str(&problems);
-    }
+    s.push_str(&listed("launches without valid results", &problems));
     s
 }
 
@@ -279,10 +244,7 @@ fn values(
     let v: Vec<f64> = modes
         .iter()
         .filter_map(|m| tallies.get(&(imp, *m)))
-        .filter_map(|t| if quiet { &t.quiet } else { &t.values }.get(field))
-        .flatten()
-        .copied()
-        .filter(|x| *x >= 0.0)
+        .flat_map(|t| t.values(field, quiet))
         .collect();
     Summary::of(&v)
 }
@@ -399,7 +361,7 @@ fn json_rows(ctx: &Context, n: usize, tallies: &Tallies) {
         row.insert("ranks".into(), json!(n));
         row.insert("cores".into(), json!(ctx.cores));
         row.insert("launches".into(), json!(t.ended.runs));
-        row.insert("valid".into(), json!(t.valid));
+        row.insert("valid".into(), json!(t.counted.len()));
         row.insert("hangs_after_results".into(), json!(t.ended.hung_after));
         row.insert("hangs_before_results".into(), json!(t.ended.hung_before));
         for (f, _, _) in FT_FIELDS {
@@ -531,7 +493,7 @@ fn compare_goals(per_n: &[(usize, Tallies)], modes: &[FtMode]) -> Vec<Goal> {
                     h += if after {
                         tl.ended.hung_after
                     } else {
-                        tl.hangs()
+                        tl.ended.hangs()
                     };
                     runs += tl.ended.runs;
                 }
@@ -576,7 +538,7 @@ fn compare_goals(per_n: &[(usize, Tallies)], modes: &[FtMode]) -> Vec<Goal> {
 mod tests {
     use super::*;
     use crate::bench::ft::goal_text;
-    use crate::bench::ft::tests::{launch, FT_OK};
+    use crate::bench::ft::tests::{check_tally, launch, FT_OK};
     use crate::run::Exit;
 
     fn tallies(p_det: f64, o_det: f64) -> Tallies {
@@ -587,8 +549,7 @@ mod tests {
                     .replace("det_max_ms=0.3", &format!("det_max_ms={det}"))
                     .replace("mode=recv", &format!("mode={}", mode.name()));
                 let l = [launch(0, Exit::Code(0), &out)];
-                let fields: Vec<&str> = FT_FIELDS.iter().map(|f| f.0).collect();
-                m.insert((imp, mode), Tally::of(&l, 0, "FT", &fields));
+                m.insert((imp, mode), check_tally(&l, "FT"));
             }
         }
         m

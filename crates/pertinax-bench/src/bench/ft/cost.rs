@@ -6,9 +6,9 @@ use serde_json::json;
 
 use super::Goal;
 use super::COST_PCT;
-use crate::bench::{sentinel_summary, Context};
+use crate::bench::{head, Context, Pace};
 use crate::report::{jnum, Table};
-use crate::run::{interleave, Cmd, Plan, Variant};
+use crate::run::{Cmd, Variant};
 use crate::stats::{self, Selector, Summary};
 
 pub(super) fn cost(ctx: &mut Context, launches: usize) -> Result<Vec<Goal>> {
@@ -21,40 +21,26 @@ pub(super) fn cost(ctx: &mut Context, launches: usize) -> Result<Vec<Goal>> {
     let base = Cmd::new(&ctx.launcher).args(["run", "-n", "2"]);
     let detect_off = format!("{}=0", pertinax_wire::env::tune::DETECT);
     let variants = vec![
-        Variant {
-            name: "detect on".into(),
-            cmd: worker(base.clone()),
-        },
-        Variant {
-            name: detect_off.clone(),
-            cmd: worker(base.args(["-x", detect_off.as_str()])),
-        },
+        Variant::new("detect on", worker(base.clone())),
+        Variant::new(&detect_off, worker(base.args(["-x", detect_off.as_str()]))),
     ];
-    let mut head = format!(
-        "\n## ft cost: ping-pong with failure detection on and off; {}; {launches} launches per \
-         variant, interleaved launch by launch\n\n",
+    let title = format!(
+        "## ft cost: ping-pong with failure detection on and off; {}; {launches} launches per \
+         variant, interleaved launch by launch",
         ctx.placement(2)
     );
-    for v in &variants {
-        head.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-    }
-    ctx.out.text(&head);
-    let plan = Plan {
-        title: "ft cost",
-        variants: &variants,
+    ctx.out.text(&head(&title, &variants));
+    let pace = Pace {
         rounds: launches,
         limit: ctx.limit,
-        sentinel: &ctx.sentinel,
-        scratch: &[],
     };
-    let done = interleave(&plan, ctx.log.as_mut())?;
+    let c = ctx.campaign("ft cost", variants, pace)?;
     let sel = Selector {
         key: "PP",
         group: &["size"],
         value: "t_half_us_med",
     };
-    let on = stats::series(&done, 0, sel);
-    let off = stats::series(&done, 1, sel);
+    let (on, off) = (c.series(0, sel), c.series(1, sel));
     let mut t = Table::new([
         "bytes",
         "detect on µs",
@@ -112,7 +98,7 @@ pub(super) fn cost(ctx: &mut Context, launches: usize) -> Result<Vec<Goal>> {
          detection costs time).\n\n",
     );
     text.push_str(&t.render());
-    text.push_str(&sentinel_summary(&variants, &done));
+    text.push_str(&c.hosts());
     ctx.out.text(&text);
     Ok(goals)
 }

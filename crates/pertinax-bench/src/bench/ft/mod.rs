@@ -19,22 +19,19 @@
 //! - **spawn**: `spawn` of 1 and of N processes + `merge` + barrier.
 //!
 //! One file per part; this one holds what they share: the tally of a
-//! variant's launches ([`Tally`]), the judged goals ([`Goal`]) and the
-//! scratch directory of the kill-time files ([`Scratch`]).
+//! variant's launches (a [`Tally`] of the [`Kept`] summary lines) and the
+//! judged goals ([`Goal`]).
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use serde_json::json;
 
-use super::{Context, Ended, Impl};
-use crate::cli::{Common, FtOpts, FtPart};
+use super::{Campaign, Context, Impl, Judged, Scratch, Tally};
+use crate::cli::{FtOpts, FtPart};
 use crate::parse::Record;
 use crate::report::{jnum, verdict, Table};
 use crate::run::last_line;
-use crate::run::Launch;
 use crate::stats::Summary;
 use compare::compare;
 use cost::cost;
@@ -62,86 +59,63 @@ const COST_PCT: f64 = 2.0;
 /// The rank count at which the absolute goals are judged.
 const GOAL_RANKS: usize = 16;
 
-/// What the launches of one variant produced.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Tally {
-    /// How the launches ended.
-    ended: Ended,
-    /// Launches whose summary line was complete and checked (`ok=1`,
-    /// kill time read).
-    valid: usize,
-    /// How the launches ended, e.g. `rc=0` -> 4.
-    exits: BTreeMap<String, usize>,
-    /// Per field, the value of every valid launch.
-    values: BTreeMap<String, Vec<f64>>,
-    /// The same, only from the quiet launches (others' CPU known and at
-    /// most [`QUIET_OTHERS`]).
-    quiet: BTreeMap<String, Vec<f64>>,
-    /// The error classes of the last valid launch.
-    classes: Option<String>,
-    /// Whether the replacement was a spare, per valid launch (replace).
-    spare: Vec<bool>,
+/// A launch that counts: its summary line, and whether it was quiet
+/// (others' CPU known and at most [`QUIET_OTHERS`]).
+#[derive(Clone, Debug, PartialEq)]
+struct Kept {
+    rec: Record,
+    quiet: bool,
 }
 
-impl Tally {
-    /// Tallies the launches of `variant`: the first `key` record of each.
-    fn of(launches: &[Launch], variant: usize, key: &str, fields: &[&str]) -> Tally {
-        let mut t = Tally::default();
-        for l in launches.iter().filter(|l| l.variant == variant) {
-            *t.exits.entry(l.outcome.status()).or_default() += 1;
-            let rec = l.records.iter().find(|r| r.key == key);
-            let valid = rec.is_some_and(valid_summary);
-            let timed_out = t.ended.count(l, rec.is_some());
-            if let (true, Some(r)) = (valid, rec) {
-                t.valid += 1;
-                let quiet = l.others_cpu.is_some_and(|c| c <= QUIET_OTHERS);
-                for f in fields {
-                    if let Some(v) = r.f64(f) {
-                        t.values.entry((*f).to_string()).or_default().push(v);
-                        if quiet {
-                            t.quiet.entry((*f).to_string()).or_default().push(v);
-                        }
-                    }
-                }
-                t.classes = r.get("classes").map(str::to_string);
-                if let Some(s) = r.get("spare") {
-                    t.spare.push(s == "1");
-                }
-            } else if !timed_out {
-                let why = match rec {
-                    Some(r) => format!(
-                        "{}: results not ok (ok={}, kill_file={})",
-                        l.outcome.status(),
-                        r.get("ok").unwrap_or("?"),
-                        r.get("kill_file").unwrap_or("?")
-                    ),
-                    None => format!(
-                        "{}: no {key} line; stderr: {}",
-                        l.outcome.status(),
-                        last_line(&l.outcome.stderr)
-                    ),
-                };
-                t.ended.failed.push(why);
-            }
-        }
-        t
-    }
+/// Tallies the launches of `variant`: the first `key` record of each
+/// counts when it is complete and checked (`ok=1`, kill time read).
+fn tally(c: &Campaign, variant: usize, key: &str) -> Tally<Kept> {
+    c.tally(variant, key, |l, rec| match rec {
+        Some(r) if valid_summary(r) => Judged::Counts(Kept {
+            rec: r.clone(),
+            quiet: l.others_cpu.is_some_and(|c| c <= QUIET_OTHERS),
+        }),
+        _ if l.timed_out() => Judged::Hung,
+        Some(r) => Judged::Fails(format!(
+            "{}: results not ok (ok={}, kill_file={})",
+            l.outcome.status(),
+            r.get("ok").unwrap_or("?"),
+            r.get("kill_file").unwrap_or("?")
+        )),
+        None => Judged::Fails(format!(
+            "{}: no {key} line; stderr: {}",
+            l.outcome.status(),
+            last_line(&l.outcome.stderr)
+        )),
+    })
+}
 
-    /// Median, min and max over the valid launches of `field`; negative
-    /// values mean "not measured" (ft.c prints -1).
-    fn get(&self, field: &str) -> Option<Summary> {
-        let v: Vec<f64> = self
-            .values
-            .get(field)?
+impl Tally<Kept> {
+    /// The values of `field` over the launches that count (`quiet`: over
+    /// the quiet ones only); negative values mean "not measured" (ft.c
+    /// prints -1).
+    fn values<'a>(&'a self, field: &'a str, quiet: bool) -> impl Iterator<Item = f64> + 'a {
+        self.counted
             .iter()
-            .copied()
+            .filter(move |k| k.quiet || !quiet)
+            .filter_map(move |k| k.rec.f64(field))
             .filter(|x| *x >= 0.0)
-            .collect();
-        Summary::of(&v)
     }
 
-    fn hangs(&self) -> usize {
-        self.ended.hangs()
+    /// Median, min and max of `field` over the launches that count.
+    fn get(&self, field: &str) -> Option<Summary> {
+        Summary::of(&self.values(field, false).collect::<Vec<_>>())
+    }
+
+    /// The error classes of the last launch that counts.
+    fn classes(&self) -> Option<&str> {
+        self.counted.last()?.rec.get("classes")
+    }
+
+    /// Whether the replacement was a spare, per launch that counts (replace).
+    fn spares(&self) -> Vec<bool> {
+        let spare = |k: &Kept| k.rec.get("spare").map(|s| s == "1");
+        self.counted.iter().filter_map(spare).collect()
     }
 }
 
@@ -162,53 +136,16 @@ fn med_cell(s: Option<Summary>, d: usize) -> String {
     s.map_or("-".into(), |s| format!("{:.d$}", s.median))
 }
 
-/// Per-run temporary files (kill times), removed at the end.
-///
-/// They live in memory (`/dev/shm`) when the machine has it: the victim
-/// writes its kill time between taking it and killing itself, so the write
-/// is inside every kill -> X figure, of both implementations alike. On the
-/// disk-backed `/tmp` of the test machine that write (open with truncation,
-/// write, close) takes 0.2 to 1.2 ms, which is most of pertinax's detection
-/// time; in memory it takes a few microseconds.
-pub(super) struct Scratch {
-    dir: PathBuf,
-}
-
-impl Scratch {
-    pub(super) fn new() -> Result<Scratch> {
-        let shm = std::path::Path::new("/dev/shm");
-        let base = if shm.is_dir() {
-            shm.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        };
-        let dir = base.join(format!("pertinax-bench-ft-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        Ok(Scratch { dir })
-    }
-
-    pub(super) fn file(&self, name: &str) -> PathBuf {
-        self.dir.join(name.replace([' ', '=', '/'], "_"))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// Runs the parts of the benchmark that `o` asks for.
 ///
 /// # Errors
 /// When a program cannot be started or a scratch file cannot be made.
-pub fn run(ctx: &mut Context, common: &Common, o: &FtOpts) -> Result<()> {
-    let limit = ctx.timeout.unwrap_or(DEFAULT_LIMIT);
-    let scratch = Scratch::new()?;
+pub fn run(ctx: &mut Context, o: &FtOpts) -> Result<()> {
+    let pace = ctx.pace_or(ctx.launches, DEFAULT_LIMIT);
+    let scratch = Scratch::new("ft", true)?;
     let mut goals = Vec::new();
     if o.wants(FtPart::Compare) {
-        goals.extend(compare(ctx, o, limit, &scratch)?);
+        goals.extend(compare(ctx, o, pace, &scratch)?);
     }
     let native = ctx.backend == crate::cli::BenchBackend::Native;
     if !native {
@@ -220,14 +157,14 @@ pub fn run(ctx: &mut Context, common: &Common, o: &FtOpts) -> Result<()> {
     if native && o.wants(FtPart::Cost) {
         let k = o
             .cost_launches
-            .map_or_else(|| (2 * common.launches()).max(6), |k| k as usize);
+            .map_or_else(|| (2 * ctx.launches).max(6), |k| k as usize);
         goals.extend(cost(ctx, k)?);
     }
     if native && o.wants(FtPart::Replace) {
-        goals.extend(replace(ctx, o, limit, &scratch)?);
+        goals.extend(replace(ctx, o, pace, &scratch)?);
     }
     if native && o.wants(FtPart::Spawn) {
-        spawn(ctx, o, limit)?;
+        spawn(ctx, o, pace)?;
     }
     if !goals.is_empty() {
         ctx.out.text(&goal_text(&goals));
@@ -296,16 +233,9 @@ fn goal_text(goals: &[Goal]) -> String {
 }
 
 #[cfg(test)]
-fn scratch_name(s: &Scratch, name: &str) -> PathBuf {
-    s.file(name)
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::Exit;
-
-    use std::path::Path;
+    use crate::run::{Exit, Launch};
 
     pub(super) fn launch(variant: usize, exit: Exit, out: &str) -> Launch {
         Launch::fake(variant, exit, out)
@@ -317,6 +247,11 @@ mod tests {
         revoke_shrink_max_ms=0.06 e2e_med_ms=0.4 e2e_max_ms=0.5 agree_healthy_us=2.0 \
         agree_shrunk_us=1.5 shrink_healthy_us=3.0 agree_after_fail_med_ms=-1.000 \
         agree_after_ack_med_ms=-1.000 classes=PF:3,REV:0,OK:0,OTHER:0 ok=1 kill_file=read\n";
+
+    /// The tally of variant 0 of `launches`.
+    pub(super) fn check_tally(launches: &[Launch], key: &str) -> Tally<Kept> {
+        tally(&Campaign::fake(launches), 0, key)
+    }
 
     #[test]
     fn tally_counts_hangs_failures_and_values() {
@@ -331,46 +266,19 @@ mod tests {
         ];
         launches[0].others_cpu = Some(0.05); // quiet
         launches[1].others_cpu = Some(0.5);
-        let t = Tally::of(
-            &launches,
-            0,
-            "FT",
-            &["det_max_ms", "agree_after_fail_med_ms"],
-        );
+        let t = check_tally(&launches, "FT");
+        let e = &t.ended;
         assert_eq!(
-            (
-                t.ended.runs,
-                t.valid,
-                t.ended.hung_after,
-                t.ended.hung_before
-            ),
+            (e.runs, t.counted.len(), e.hung_after, e.hung_before),
             (5, 2, 1, 1)
         );
-        assert_eq!(t.ended.failed.len(), 2, "{:?}", t.ended.failed);
-        assert!(
-            t.ended.failed[0].contains("last words"),
-            "{:?}",
-            t.ended.failed
-        );
-        assert!(t.ended.failed[1].contains("ok=0"), "{:?}", t.ended.failed);
+        assert_eq!(e.failed.len(), 2, "{:?}", e.failed);
+        assert!(e.failed[0].contains("last words"), "{:?}", e.failed);
+        assert!(e.failed[1].contains("ok=0"), "{:?}", e.failed);
         assert_eq!(t.get("det_max_ms").unwrap().n, 2);
-        assert_eq!(t.quiet.get("det_max_ms").map(Vec::len), Some(1));
+        assert_eq!(t.values("det_max_ms", true).count(), 1);
         assert_eq!(t.get("agree_after_fail_med_ms"), None); // -1 = not measured
-        assert_eq!(t.exits.get("TIMEOUT"), Some(&2));
-        assert_eq!(t.classes.as_deref(), Some("PF:3,REV:0,OK:0,OTHER:0"));
-    }
-
-    #[test]
-    fn scratch_files_are_flat_and_removed() {
-        let dir;
-        {
-            let s = Scratch::new().unwrap();
-            let f = scratch_name(&s, "ompi recv n=4");
-            assert_eq!(f.parent(), Some(s.dir.as_path()));
-            assert!(!f.file_name().unwrap().to_string_lossy().contains(' '));
-            std::fs::write(&f, "1").unwrap();
-            dir = s.dir.clone();
-        }
-        assert!(!Path::new(&dir).exists());
+        assert_eq!(e.exits.get("TIMEOUT"), Some(&2));
+        assert_eq!(t.classes(), Some("PF:3,REV:0,OK:0,OTHER:0"));
     }
 }

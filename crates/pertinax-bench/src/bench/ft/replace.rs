@@ -1,16 +1,14 @@
 //! The replace part: kill -> `replace_failed` -> first allreduce on the
 //! restored communicator, with a spare and with a new process.
 
-use std::time::Duration;
-
 use anyhow::Result;
 use serde_json::json;
 
-use super::{cell, Goal, Scratch, Tally};
-use crate::bench::{sentinel_summary, Context};
+use super::{cell, tally, Goal};
+use crate::bench::{head, listed, Campaign, Context, Pace, Scratch};
 use crate::cli::FtOpts;
 use crate::report::{jnum, Table};
-use crate::run::{interleave, Cmd, Plan, Variant};
+use crate::run::{Cmd, Variant};
 
 /// The fields of a `REPL` line.
 const REPL_FIELDS: [(&str, &str, usize); 7] = [
@@ -23,13 +21,7 @@ const REPL_FIELDS: [(&str, &str, usize); 7] = [
     ("e2e_max_ms", "e2e max", 3),
 ];
 
-pub(super) fn replace(
-    ctx: &mut Context,
-    o: &FtOpts,
-    limit: Duration,
-    s: &Scratch,
-) -> Result<Vec<Goal>> {
-    let fields: Vec<&str> = REPL_FIELDS.iter().map(|f| f.0).collect();
+pub(super) fn replace(ctx: &mut Context, o: &FtOpts, pace: Pace, s: &Scratch) -> Result<Vec<Goal>> {
     let mut t = {
         let mut h = vec![
             "ranks".to_string(),
@@ -41,13 +33,10 @@ pub(super) fn replace(
         Table::new(h)
     };
     let mut problems = String::new();
-    let mut hangs = 0;
-    let mut runs = 0;
-    let mut all_variants = Vec::new();
-    let mut all_done = Vec::new();
+    let (mut hangs, mut runs) = (0, 0);
+    let mut all = Campaign::default();
     for &n in &o.ranks {
         let mut variants = Vec::new();
-        let mut files = Vec::new();
         for spares in [true, false] {
             let name = format!("{} n={n}", if spares { "spare" } else { "new process" });
             let kf = s.file(&format!("replace {name}"));
@@ -55,72 +44,51 @@ pub(super) fn replace(
             if spares {
                 cmd = cmd.args(["--spares", "1"]);
             }
-            variants.push(Variant {
-                cmd: cmd
-                    .arg("--")
-                    .arg(&ctx.exe)
-                    .args(["worker", "ft", "--mode", "replace", "--kill-file"])
-                    .arg(&kf)
-                    .args(["--delay-ms", &o.delay_ms.to_string()]),
-                name,
-            });
-            files.push(kf);
+            let cmd = cmd
+                .arg("--")
+                .arg(&ctx.exe)
+                .args(["worker", "ft", "--mode", "replace", "--kill-file"])
+                .arg(&kf)
+                .args(["--delay-ms", &o.delay_ms.to_string()]);
+            variants.push(Variant::new(name, cmd).scratch(kf));
         }
-        if n == o.ranks[0] {
-            let mut head = format!(
-                "\n## ft replace: kill -> replace_failed -> first allreduce on the restored \
-                 communicator (pertinax only); {} launches per variant, interleaved\n\n",
-                ctx.launches
+        if all.variants.is_empty() {
+            let title = format!(
+                "## ft replace: kill -> replace_failed -> first allreduce on the restored \
+                 communicator (pertinax only); {} launches per variant, interleaved",
+                pace.rounds
             );
-            for v in &variants {
-                head.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-            }
-            ctx.out.text(&head);
+            ctx.out.text(&head(&title, &variants));
         }
-        let plan = Plan {
-            title: &format!("ft replace n={n}"),
-            variants: &variants,
-            rounds: ctx.launches,
-            limit,
-            sentinel: &ctx.sentinel,
-            scratch: &files,
-        };
-        let done = interleave(&plan, ctx.log.as_mut())?;
-        for (i, v) in variants.iter().enumerate() {
-            let tl = Tally::of(&done, i, "REPL", &fields);
-            hangs += tl.hangs();
+        let c = ctx.campaign(&format!("ft replace n={n}"), variants, pace)?;
+        for (i, v) in c.variants.iter().enumerate() {
+            let tl = tally(&c, i, "REPL");
+            hangs += tl.ended.hangs();
             runs += tl.ended.runs;
+            let replacement = v.name.split(" n=").next().unwrap_or("");
             let mut row = vec![
                 n.to_string(),
-                v.name.split(" n=").next().unwrap_or("").into(),
-                format!("{}/{} [{}]", tl.valid, tl.ended.runs, tl.hangs()),
+                replacement.into(),
+                format!("{} [{}]", tl.ok_of_runs(), tl.ended.hangs()),
             ];
             row.extend(REPL_FIELDS.iter().map(|(f, _, d)| cell(tl.get(f), *d)));
-            row.push(format!(
-                "{}/{}",
-                tl.spare.iter().filter(|s| **s).count(),
-                tl.spare.len()
-            ));
+            let spares = tl.spares();
+            let used = spares.iter().filter(|s| **s).count();
+            row.push(format!("{used}/{}", spares.len()));
             t.row(row);
-            for f in &tl.ended.failed {
-                problems.push_str(&format!("- {}: {f}\n", v.name));
-            }
+            problems.push_str(&tl.ended.failures(&v.name));
             let mut j = serde_json::Map::new();
             j.insert("bench".into(), json!("ft-replace"));
-            j.insert("variant".into(), json!(v.name.split(" n=").next()));
+            j.insert("variant".into(), json!(replacement));
             j.insert("ranks".into(), json!(n));
             j.insert("launches".into(), json!(tl.ended.runs));
-            j.insert("valid".into(), json!(tl.valid));
+            j.insert("valid".into(), json!(tl.counted.len()));
             for (f, _, _) in REPL_FIELDS {
                 j.insert(f.into(), jnum(tl.get(f).map(|s| s.median)));
             }
             ctx.out.json(&serde_json::Value::Object(j));
         }
-        all_variants.extend(variants);
-        all_done.extend(done.into_iter().map(|mut l| {
-            l.variant += all_variants.len() - 2;
-            l
-        }));
+        all.append(c);
     }
     let mut text = String::from(
         "\nft replace, ms, median (min..max) over the valid launches. The survivors are \
@@ -132,11 +100,8 @@ pub(super) fn replace(
          the restored communicator done, max over all N ranks.\n\n",
     );
     text.push_str(&t.render());
-    if !problems.is_empty() {
-        text.push_str("\nlaunches without valid results:\n\n");
-        text.push_str(&problems);
-    }
-    text.push_str(&sentinel_summary(&all_variants, &all_done));
+    text.push_str(&listed("launches without valid results", &problems));
+    text.push_str(&all.hosts());
     ctx.out.text(&text);
     Ok(vec![Goal {
         name: "pertinax hangs in replace (launches that ran into the time limit)".into(),

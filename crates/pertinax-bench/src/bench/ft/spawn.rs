@@ -1,57 +1,43 @@
 //! The spawn part: `spawn` of 1 and of N processes + `merge` + barrier.
 
-use std::time::Duration;
-
 use anyhow::Result;
 use serde_json::json;
 
 use super::{cell, last_line};
-use crate::bench::{sentinel_summary, Context};
+use crate::bench::{head, Context, Pace};
 use crate::cli::FtOpts;
 use crate::report::{jnum, Table};
-use crate::run::{interleave, Cmd, Launch, Plan, Variant};
+use crate::run::{Cmd, Launch, Variant};
 use crate::stats::{self, Summary};
 
-pub(super) fn spawn(ctx: &mut Context, o: &FtOpts, limit: Duration) -> Result<()> {
+pub(super) fn spawn(ctx: &mut Context, o: &FtOpts, pace: Pace) -> Result<()> {
     let reps = o.spawn_reps.max(1);
     let mut variants = Vec::new();
     for &n in &o.ranks {
         let slots = reps * (n as u64 + 1);
-        variants.push(Variant {
-            name: format!("spawn n={n}"),
-            cmd: Cmd::new(&ctx.launcher)
-                .args([
-                    "run",
-                    "-n",
-                    &n.to_string(),
-                    "--max-spawn",
-                    &slots.to_string(),
-                ])
-                .arg("--")
-                .arg(&ctx.exe)
-                .args(["worker", "ft", "--mode", "spawn", "--spawn-reps"])
-                .arg(reps.to_string()),
-        });
+        let cmd = Cmd::new(&ctx.launcher)
+            .args([
+                "run",
+                "-n",
+                &n.to_string(),
+                "--max-spawn",
+                &slots.to_string(),
+            ])
+            .arg("--")
+            .arg(&ctx.exe)
+            .args(["worker", "ft", "--mode", "spawn", "--spawn-reps"])
+            .arg(reps.to_string());
+        variants.push(Variant::new(format!("spawn n={n}"), cmd));
     }
-    let mut head = format!(
-        "\n## ft spawn: spawn of 1 and of N processes + merge + barrier on the merged \
+    let title = format!(
+        "## ft spawn: spawn of 1 and of N processes + merge + barrier on the merged \
          communicator (pertinax only); {} launches per rank count, interleaved; {reps} spawns \
-         of each size per launch\n\n",
-        ctx.launches
+         of each size per launch",
+        pace.rounds
     );
-    if let Some(v) = variants.first() {
-        head.push_str(&format!("- {}: `{}`\n", v.name, v.cmd.display()));
-    }
-    ctx.out.text(&head);
-    let plan = Plan {
-        title: "ft spawn",
-        variants: &variants,
-        rounds: ctx.launches,
-        limit,
-        sentinel: &ctx.sentinel,
-        scratch: &[],
-    };
-    let done = interleave(&plan, ctx.log.as_mut())?;
+    ctx.out
+        .text(&head(&title, &variants[..1.min(variants.len())]));
+    let c = ctx.campaign("ft spawn", variants, pace)?;
     let parts = ["spawn_ms", "merge_ms", "barrier_ms", "total_ms"];
     let mut t = Table::new([
         "ranks",
@@ -63,7 +49,7 @@ pub(super) fn spawn(ctx: &mut Context, o: &FtOpts, limit: Duration) -> Result<()
         "total",
     ]);
     for (i, &n) in o.ranks.iter().enumerate() {
-        let mine: Vec<&Launch> = done.iter().filter(|l| l.variant == i).collect();
+        let mine: Vec<&Launch> = c.of(i).collect();
         let ok = mine.iter().filter(|l| l.outcome.ok()).count();
         for count in [1, n] {
             // Per launch: the median over its repetitions; then over launches.
@@ -116,7 +102,7 @@ pub(super) fn spawn(ctx: &mut Context, o: &FtOpts, limit: Duration) -> Result<()
          barrier on the merged communicator; total = all three.\n\n",
     );
     text.push_str(&t.render());
-    text.push_str(&sentinel_summary(&variants, &done));
+    text.push_str(&c.hosts());
     ctx.out.text(&text);
     Ok(())
 }

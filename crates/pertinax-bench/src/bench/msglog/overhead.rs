@@ -19,10 +19,10 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::{jf, judge, matrix_block_bytes, per_core, Problem, Programs, Summary};
-use crate::bench::Context;
+use crate::bench::{Context, Pace};
 use crate::cli::{MsglogApp, MsglogOpts};
 use crate::report::Table;
-use crate::run::{interleave, Plan, Variant};
+use crate::run::Variant;
 use crate::stats::median;
 
 /// The modes, in the order of the variants.
@@ -277,12 +277,7 @@ fn problems(o: &MsglogOpts) -> Vec<(Problem, usize)> {
 ///
 /// # Errors
 /// A launch that cannot start, fails or is not verified.
-pub fn run(
-    ctx: &mut Context,
-    progs: &Programs,
-    o: &MsglogOpts,
-    launches: usize,
-) -> Result<Vec<Row>> {
+pub fn run(ctx: &mut Context, progs: &Programs, o: &MsglogOpts, pace: Pace) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     for (p, ranks) in problems(o) {
         let args = |mode: &str| {
@@ -292,10 +287,7 @@ pub fn run(
         };
         let variants: Vec<Variant> = MODES
             .iter()
-            .map(|m| Variant {
-                name: (*m).to_string(),
-                cmd: progs.cmd(p.app, ranks, &[], &args(m)),
-            })
+            .map(|m| Variant::new(*m, progs.cmd(p.app, ranks, &[], &args(m))))
             .collect();
         let title = format!(
             "msglog overhead {} {} {}",
@@ -303,25 +295,19 @@ pub fn run(
             p.class,
             per_core(ranks, ctx.cores)
         );
-        let plan = Plan {
-            title: &title,
-            variants: &variants,
-            rounds: launches,
-            limit: ctx.limit,
-            sentinel: &ctx.sentinel,
-            scratch: &[],
-        };
-        let got = interleave(&plan, ctx.log.as_mut())?;
-        let mut runs: [Vec<(usize, Summary)>; 3] = Default::default();
-        for l in &got {
-            let s = judge(l, p.app, &variants[l.variant].cmd)?;
-            runs[l.variant].push((l.round, s));
+        let c = ctx.campaign(&title, variants, pace)?;
+        // Launch i of every mode ran in round i: the launches of a mode
+        // are in round order.
+        let mut runs: [Vec<Summary>; 3] = Default::default();
+        for l in &c.launches {
+            runs[l.variant].push(judge(l, p.app, &c.variants[l.variant].cmd)?);
         }
-        let runs = runs.map(|mut v| {
-            v.sort_by_key(|(r, _)| *r);
-            v.into_iter().map(|(_, s)| s).collect::<Vec<_>>()
-        });
-        let others = median(&got.iter().filter_map(|l| l.others_cpu).collect::<Vec<_>>());
+        let others = median(
+            &c.launches
+                .iter()
+                .filter_map(|l| l.others_cpu)
+                .collect::<Vec<_>>(),
+        );
         let matrix = p.cg_class.and_then(|c| matrix_block_bytes(c, ranks));
         let row = Row::of(
             &p,

@@ -21,10 +21,10 @@ use anyhow::{bail, Result};
 use serde_json::json;
 
 use super::{jf, judge, per_core, Problem, Programs};
-use crate::bench::Context;
+use crate::bench::{Context, Pace};
 use crate::cli::{MsglogApp, MsglogOpts, Policy};
 use crate::report::Table;
-use crate::run::{interleave, Plan, Variant};
+use crate::run::Variant;
 use crate::stats::median;
 
 /// One run: a policy and a crash iteration.
@@ -216,24 +216,18 @@ pub fn run(ctx: &mut Context, progs: &Programs, o: &MsglogOpts) -> Result<Vec<Ro
                 .map(|&pol| {
                     let mut a = p.args.clone();
                     a.extend(policy_args(pol, cp, o.hybrid_log_cap));
-                    Variant {
-                        name: pol.name().to_string(),
-                        cmd: progs.cmd(app, ranks, &kill, &a),
-                    }
+                    Variant::new(pol.name(), progs.cmd(app, ranks, &kill, &a))
                 })
                 .collect();
             let title = format!("msglog rollback {} {} crash {crash}", app.name(), p.class);
-            let plan = Plan {
-                title: &title,
-                variants: &variants,
+            let once = Pace {
                 rounds: 1,
-                limit: ctx.limit,
-                sentinel: &ctx.sentinel,
-                scratch: &[],
+                ..ctx.pace()
             };
-            for l in interleave(&plan, ctx.log.as_mut())? {
-                let cmd = &variants[l.variant].cmd;
-                let s = judge(&l, app, cmd)?;
+            let c = ctx.campaign(&title, variants, once)?;
+            for l in &c.launches {
+                let cmd = &c.variants[l.variant].cmd;
+                let s = judge(l, app, cmd)?;
                 let pol = o.policies[l.variant];
                 let u = |k: &str| s.f(k).max(0.0) as u64;
                 let row = Row {

@@ -12,18 +12,18 @@
 //! wall time, median (min–max) over launches, and the overhead of each
 //! resilient variant over plain, in % of the medians.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
 use serde_json::json;
 
-use super::{head, last_line, spread};
-use crate::bench::{sentinel_summary, Context};
-use crate::cli::{Common, ResComm, ResilientOpts};
+use super::spread;
+use crate::bench::{head, listed, Campaign, Context, Judged, Scratch, Tally};
+use crate::cli::{ResComm, ResilientOpts};
 use crate::parse::Record;
 use crate::report::{jnum, Table};
-use crate::run::{interleave, run as run_once, Cmd, Launch, Plan, Variant, WALL};
+use crate::run::{last_line, run as run_once, Cmd, Variant, WALL};
 use crate::stats::{self, Summary};
 
 /// Launches per variant unless `--launches` is given.
@@ -80,19 +80,27 @@ fn launcher_args(c: ResComm) -> &'static [&'static str] {
     }
 }
 
-/// The program's time in a launch that counts, or why the launch does not.
-fn judge(app: App, comm: ResComm, ranks: usize, l: &Launch) -> Result<f64, String> {
-    if !l.outcome.ok() {
-        return Err(format!("{}: {}", l.outcome.status(), last_line(&l.outcome)));
-    }
-    let Some(r) = l.records.iter().find(|r| r.key == app.key()) else {
-        return Err(format!(
-            "no {} line; stderr: {}",
-            app.key(),
-            last_line(&l.outcome)
-        ));
-    };
-    check_line(app, comm, ranks, r)
+/// Tallies the launches of variant `v` (of [`ResComm::FLAT`]) of `app` at
+/// `ranks` ranks: (program time s, launch wall time s) of each launch that
+/// exited with 0 and printed a summary line that counts.
+fn tally(c: &Campaign, v: usize, app: App, ranks: usize) -> Tally<(f64, f64)> {
+    c.tally(v, app.key(), |l, rec| {
+        let stderr = last_line(&l.outcome.stderr);
+        let time = match rec {
+            _ if !l.outcome.ok() => Err(format!("{}: {stderr}", l.outcome.status())),
+            None => Err(format!("no {} line; stderr: {stderr}", app.key())),
+            Some(r) => check_line(app, ResComm::FLAT[v], ranks, r),
+        };
+        let wall = || {
+            let wall = l.records.iter().find(|r| r.key == WALL);
+            let ms = wall.and_then(|r| r.f64("elapsed_ms"));
+            ms.map_or(l.outcome.elapsed.as_secs_f64(), |ms| ms / 1e3)
+        };
+        match time {
+            Ok(t) => Judged::Counts((t, wall())),
+            Err(why) => Judged::Fails(why),
+        }
+    })
 }
 
 /// The time of a summary line that counts, or why it does not.
@@ -122,41 +130,15 @@ fn check_line(app: App, comm: ResComm, ranks: usize, r: &Record) -> Result<f64, 
         .ok_or_else(|| "no time_s".to_string())
 }
 
-/// One variant's counted launches: (program time s, launch wall time s).
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Tally {
-    runs: usize,
-    times: Vec<(f64, f64)>,
-    failed: Vec<String>,
-}
-
-impl Tally {
-    fn of(launches: &[Launch], variant: usize, app: App, comm: ResComm, ranks: usize) -> Tally {
-        let mut t = Tally::default();
-        for l in launches.iter().filter(|l| l.variant == variant) {
-            t.runs += 1;
-            match judge(app, comm, ranks, l) {
-                Ok(time) => {
-                    let wall = l
-                        .records
-                        .iter()
-                        .find(|r| r.key == WALL)
-                        .and_then(|r| r.f64("elapsed_ms"))
-                        .map_or(l.outcome.elapsed.as_secs_f64(), |ms| ms / 1e3);
-                    t.times.push((time, wall));
-                }
-                Err(why) => t.failed.push(why),
-            }
-        }
-        t
-    }
-
+impl Tally<(f64, f64)> {
+    /// The program's time over the launches that count.
     fn time(&self) -> Option<Summary> {
-        Summary::of(&self.times.iter().map(|t| t.0).collect::<Vec<_>>())
+        Summary::of(&self.counted.iter().map(|t| t.0).collect::<Vec<_>>())
     }
 
+    /// The launches' wall time.
     fn wall(&self) -> Option<Summary> {
-        Summary::of(&self.times.iter().map(|t| t.1).collect::<Vec<_>>())
+        Summary::of(&self.counted.iter().map(|t| t.1).collect::<Vec<_>>())
     }
 }
 
@@ -165,7 +147,7 @@ impl Tally {
 struct Row {
     app: App,
     ranks: usize,
-    tallies: [Tally; 3],
+    tallies: [Tally<(f64, f64)>; 3],
 }
 
 /// `+1.2%` of `a` over `b` (medians), or `-`.
@@ -174,44 +156,17 @@ fn overhead(a: Option<Summary>, b: Option<Summary>) -> String {
         .map_or("-".into(), |r| format!("{:+.1}%", (r - 1.0) * 100.0))
 }
 
-/// The scratch files of the screening: database and scores.
-struct Scratch {
-    dir: PathBuf,
-}
-
-impl Scratch {
-    fn new() -> Result<Scratch> {
-        let dir = std::env::temp_dir().join(format!("pertinax-bench-apps-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        Ok(Scratch { dir })
-    }
-
-    fn db(&self) -> PathBuf {
-        self.dir.join("screen.db")
-    }
-
-    fn out(&self) -> PathBuf {
-        self.dir.join("screen.scores")
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// The program's arguments (`work`: the screening's poses per molecule,
-/// its own default when `None`).
+/// its own default when `None`; its database and scores in `scratch`).
 fn app_args(app: App, class: &str, work: Option<u32>, scratch: &Scratch) -> Vec<String> {
     match app {
         App::Ep => vec![class.to_string()],
         App::Screen => {
             let mut a = vec![
                 "--db".into(),
-                scratch.db().display().to_string(),
+                scratch.file("screen.db").display().to_string(),
                 "--out".into(),
-                scratch.out().display().to_string(),
+                scratch.file(SCORES).display().to_string(),
             ];
             if let Some(w) = work {
                 a.extend(["--work".into(), w.to_string()]);
@@ -221,12 +176,15 @@ fn app_args(app: App, class: &str, work: Option<u32>, scratch: &Scratch) -> Vec<
     }
 }
 
+/// The screening's output, rewritten by every launch.
+const SCORES: &str = "screen.scores";
+
 /// Runs the apps part and prints its table; says so and returns when the
 /// programs are not built.
 ///
 /// # Errors
 /// When a program cannot be started or the scratch directory made.
-pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> {
+pub fn run(ctx: &mut Context, o: &ResilientOpts) -> Result<()> {
     let dir = ctx.exe.parent().map(Path::to_path_buf).unwrap_or_default();
     let missing: Vec<String> = App::ALL
         .iter()
@@ -242,16 +200,15 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
         ));
         return Ok(());
     }
-    let launches = common.launches_or(DEFAULT_LAUNCHES);
-    let limit = ctx.timeout.unwrap_or(DEFAULT_LIMIT);
+    let pace = ctx.pace_or(DEFAULT_LAUNCHES, DEFAULT_LIMIT);
     let class = o.ep_class(ctx.quick);
-    let scratch = Scratch::new()?;
+    let scratch = Scratch::new("apps", false)?;
     // The database is generated once, outside the measured launches.
     let prep = Cmd::new(&ctx.launcher)
         .args(["run", "-n", "1", "--"])
         .arg(dir.join(App::Screen.binary()))
         .args(app_args(App::Screen, &class, o.screen_work, &scratch));
-    let prepared = run_once(&prep, limit)?;
+    let prepared = run_once(&prep, pace.limit)?;
     let mut rows = Vec::new();
     let mut hosts = String::new();
     for app in App::ALL {
@@ -261,49 +218,44 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
                  (`{}`: {}: {})\n",
                 prep.display(),
                 prepared.status(),
-                last_line(&prepared)
+                last_line(&prepared.stderr)
             ));
             continue;
         }
         for &n in &o.app_ranks {
             let variants: Vec<Variant> = ResComm::FLAT
                 .iter()
-                .map(|&c| Variant {
-                    name: format!("{} {} n={n}", app.binary(), c.name()),
-                    cmd: Cmd::new(&ctx.launcher)
+                .map(|&c| {
+                    let name = format!("{} {} n={n}", app.binary(), c.name());
+                    let cmd = Cmd::new(&ctx.launcher)
                         .args(["run", "-n", &n.to_string()])
                         .args(launcher_args(c))
                         .arg("--")
                         .arg(dir.join(app.binary()))
-                        .args(app_args(app, &class, o.screen_work, &scratch)),
+                        .args(app_args(app, &class, o.screen_work, &scratch));
+                    match app {
+                        App::Screen => Variant::new(name, cmd).scratch(scratch.file(SCORES)),
+                        App::Ep => Variant::new(name, cmd),
+                    }
                 })
                 .collect();
-            ctx.out.text(&head(
-                &format!(
-                    "resilient apps: {}, {}; {launches} launches per variant, interleaved \
-                     launch by launch",
-                    app.binary(),
-                    ctx.placement(n)
-                ),
-                &variants,
-            ));
-            let scores = [scratch.out()];
-            let plan = Plan {
-                title: &format!("resilient {} n={n}", app.binary()),
-                variants: &variants,
-                rounds: launches,
-                limit,
-                sentinel: &ctx.sentinel,
-                scratch: if app == App::Screen { &scores } else { &[] },
-            };
-            let done = interleave(&plan, ctx.log.as_mut())?;
-            let tally = |i: usize| Tally::of(&done, i, app, ResComm::FLAT[i], n);
+            let title = format!(
+                "### resilient apps: {}, {}; {} launches per variant, interleaved launch by \
+                 launch",
+                app.binary(),
+                ctx.placement(n),
+                pace.rounds
+            );
+            ctx.out.text(&head(&title, &variants));
+            let title = format!("resilient {} n={n}", app.binary());
+            let c = ctx.campaign(&title, variants, pace)?;
+            let tally = |v: usize| tally(&c, v, app, n);
             rows.push(Row {
                 app,
                 ranks: n,
                 tallies: [tally(0), tally(1), tally(2)],
             });
-            hosts.push_str(&sentinel_summary(&variants, &done));
+            hosts.push_str(&c.hosts());
         }
     }
     let mut text = table(&rows, &class, ctx.cores);
@@ -321,7 +273,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             "plain_wall_s": jnum(p.wall().map(|s| s.median)),
             "agree_wall_s": jnum(a.wall().map(|s| s.median)),
             "log_wall_s": jnum(l.wall().map(|s| s.median)),
-            "launches": [p.times.len(), a.times.len(), l.times.len()],
+            "launches": [p.counted.len(), a.counted.len(), l.counted.len()],
         }));
     }
     Ok(())
@@ -363,25 +315,11 @@ fn table(rows: &[Row], class: &str, cores: usize) -> String {
                 overhead(a.wall(), p.wall()),
                 overhead(l.wall(), p.wall())
             ),
-            format!(
-                "{}/{}, {}/{}, {}/{}",
-                p.times.len(),
-                p.runs,
-                a.times.len(),
-                a.runs,
-                l.times.len(),
-                l.runs
-            ),
+            format!("{}, {}, {}", p.ok_of_runs(), a.ok_of_runs(), l.ok_of_runs()),
         ]);
         for (c, x) in ResComm::FLAT.iter().zip(&r.tallies) {
-            for f in &x.failed {
-                problems.push_str(&format!(
-                    "- {} {} n={}: {f}\n",
-                    r.app.binary(),
-                    c.name(),
-                    r.ranks
-                ));
-            }
+            let name = format!("{} {} n={}", r.app.binary(), c.name(), r.ranks);
+            problems.push_str(&x.ended.failures(&name));
         }
     }
     let mut s = format!(
@@ -394,10 +332,7 @@ fn table(rows: &[Row], class: &str, cores: usize) -> String {
          share {cores} cores (oversubscribed above {cores}).\n\n"
     );
     s.push_str(&t.render());
-    if !problems.is_empty() {
-        s.push_str("\nlaunches without usable results:\n\n");
-        s.push_str(&problems);
-    }
+    s.push_str(&listed("launches without usable results", &problems));
     s
 }
 
@@ -405,7 +340,7 @@ fn table(rows: &[Row], class: &str, cores: usize) -> String {
 mod tests {
     use super::*;
     use crate::parse::{parse_line, parse_output};
-    use crate::run::Exit;
+    use crate::run::{Exit, Launch};
 
     const EP: &str = "EP class=A n=4 mode=resilient failed=[] missing=[] fraction=1.0000 \
         sx=-4.295875165629892e3 sy=-1.580732573678431e4 gaussian=210832767 verified=true \
@@ -481,15 +416,16 @@ mod tests {
             launch(1, 1, EP, "9500"),
             launch(2, 0, "", "10"),
         ];
-        let t = |i| Tally::of(&launches, i, App::Ep, ResComm::FLAT[i], 4);
+        let c = Campaign::fake(&launches);
+        let t = |i| tally(&c, i, App::Ep, 4);
         let row = Row {
             app: App::Ep,
             ranks: 4,
             tallies: [t(0), t(1), t(2)],
         };
-        assert_eq!(row.tallies[0].times, [(8.0, 9.0), (8.2, 9.1)]);
-        assert!(row.tallies[1].failed[0].contains("rc=1: ep: rank 3: gone"));
-        assert!(row.tallies[2].failed[0].contains("no EP line"));
+        assert_eq!(row.tallies[0].counted, [(8.0, 9.0), (8.2, 9.1)]);
+        assert!(row.tallies[1].ended.failed[0].contains("rc=1: ep: rank 3: gone"));
+        assert!(row.tallies[2].ended.failed[0].contains("no EP line"));
         let text = table(&[row], "A", 2);
         let line = text
             .lines()
@@ -517,9 +453,8 @@ mod tests {
             launcher_args(ResComm::Log),
             ["--resilient", "--resilient-check", "log"]
         );
-        let s = Scratch {
-            dir: PathBuf::from("/nonexistent/x"),
-        };
+        let s = Scratch::new("apps-test", false).unwrap();
+        let file = |f: &str| s.file(f).display().to_string();
         assert_eq!(app_args(App::Ep, "W", None, &s), ["W"]);
         assert_eq!(
             app_args(App::Screen, "W", Some(640), &s)[4..],
@@ -527,12 +462,7 @@ mod tests {
         );
         assert_eq!(
             app_args(App::Screen, "W", None, &s),
-            [
-                "--db",
-                "/nonexistent/x/screen.db",
-                "--out",
-                "/nonexistent/x/screen.scores"
-            ]
+            ["--db", &file("screen.db"), "--out", &file("screen.scores")]
         );
     }
 }

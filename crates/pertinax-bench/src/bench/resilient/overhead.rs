@@ -15,12 +15,12 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{head, hier_launch_args, last_line, per_core, spread};
-use crate::bench::{sentinel_summary, Context};
-use crate::cli::{ops_arg, reps_for, CollOp, Common, ResComm, ResilientOpts, Sizes, RES_OPS};
+use super::{hier_launch_args, per_core, spread};
+use crate::bench::{head, listed, Context};
+use crate::cli::{ops_arg, reps_for, CollOp, ResComm, ResilientOpts, Sizes, RES_OPS};
 use crate::parse::Record;
 use crate::report::{bytes, jnum, verdict, Table};
-use crate::run::{interleave, Cmd, Launch, Plan, Variant};
+use crate::run::{last_line, Cmd, Launch, Variant};
 use crate::stats::Summary;
 
 /// Launches per rank count unless `--launches` is given.
@@ -186,9 +186,8 @@ fn worker_args(n: usize, o: &ResilientOpts, reps: usize, warmup: usize) -> Vec<S
 ///
 /// # Errors
 /// When a program cannot be started.
-pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> {
-    let launches = common.launches_or(DEFAULT_LAUNCHES);
-    let limit = ctx.timeout.unwrap_or(DEFAULT_LIMIT);
+pub fn run(ctx: &mut Context, o: &ResilientOpts) -> Result<()> {
+    let pace = ctx.pace_or(DEFAULT_LAUNCHES, DEFAULT_LIMIT);
     let (reps, warmup) = o.counts(ctx.quick);
     let mut counts = o.ranks.clone();
     if !counts.contains(&o.sweep_ranks) {
@@ -198,40 +197,26 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
     let mut problems = String::new();
     for &n in &counts {
         let k = o.hier_k(n);
-        let variants = [Variant {
-            name: format!("resilient n={n}"),
-            cmd: Cmd::new(&ctx.launcher)
-                .args(["run", "-n", &n.to_string()])
-                .args(hier_launch_args(k))
-                .arg("--")
-                .arg(&ctx.exe)
-                .args(worker_args(n, o, reps, warmup)),
-        }];
-        ctx.out.text(&head(
-            &format!(
-                "resilient overhead: {}; {launches} launches, each measuring plain, agree, log \
-                 and hier (k={k})",
-                ctx.placement(n)
-            ),
-            &variants,
-        ));
-        let plan = Plan {
-            title: &format!("resilient overhead n={n}"),
-            variants: &variants,
-            rounds: launches,
-            limit,
-            sentinel: &ctx.sentinel,
-            scratch: &[],
-        };
-        let done = interleave(&plan, ctx.log.as_mut())?;
-        for l in done.iter().filter(|l| !l.outcome.ok()) {
-            problems.push_str(&format!(
-                "- n={n}: {}: {}\n",
-                l.outcome.status(),
-                last_line(&l.outcome)
-            ));
+        let cmd = Cmd::new(&ctx.launcher)
+            .args(["run", "-n", &n.to_string()])
+            .args(hier_launch_args(k))
+            .arg("--")
+            .arg(&ctx.exe)
+            .args(worker_args(n, o, reps, warmup));
+        let variants = vec![Variant::new(format!("resilient n={n}"), cmd)];
+        let title = format!(
+            "### resilient overhead: {}; {} launches, each measuring plain, agree, log and hier \
+             (k={k})",
+            ctx.placement(n),
+            pace.rounds
+        );
+        ctx.out.text(&head(&title, &variants));
+        let c = ctx.campaign(&format!("resilient overhead n={n}"), variants, pace)?;
+        for l in c.launches.iter().filter(|l| !l.outcome.ok()) {
+            let why = last_line(&l.outcome.stderr);
+            problems.push_str(&format!("- n={n}: {}: {why}\n", l.outcome.status()));
         }
-        let rows = rows(n, &done);
+        let rows = rows(n, &c.launches);
         let mut text = format!(
             "\nresilient overhead, {}, µs per call: per launch and communicator, the slowest \
              rank's mean time per call over a series of {} calls (fewer above 4 KiB: {}) \
@@ -252,7 +237,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             reps,
             sweep_reps_note(reps),
             warmup,
-            done.iter().filter(|l| l.outcome.ok()).count(),
+            c.launches.iter().filter(|l| l.outcome.ok()).count(),
             k_note(o, n),
         );
         text.push_str(&table(&rows).render());
@@ -262,17 +247,14 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
                 r.k.unwrap_or(0)
             ));
         }
-        text.push_str(&sentinel_summary(&variants, &done));
+        text.push_str(&c.hosts());
         ctx.out.text(&text);
         json_rows(ctx, &rows);
         all.extend(rows);
     }
     let mut text = overview(&all, &o.ranks, ctx.cores);
     text.push_str(&goal(&all));
-    if !problems.is_empty() {
-        text.push_str("\nlaunches without usable results:\n\n");
-        text.push_str(&problems);
-    }
+    text.push_str(&listed("launches without usable results", &problems));
     ctx.out.text(&text);
     Ok(())
 }

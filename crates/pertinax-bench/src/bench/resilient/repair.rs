@@ -32,12 +32,12 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{head, hier_launch_args, last_line, per_core, spread};
-use crate::bench::{sentinel_summary, Context};
-use crate::cli::{Common, ResCheck, ResilientOpts, REPAIR_AFTER, REPAIR_WARMUP};
+use super::{hier_launch_args, per_core, spread};
+use crate::bench::{head, listed, Campaign, Context, Judged, Tally};
+use crate::cli::{ResCheck, ResilientOpts, REPAIR_AFTER, REPAIR_WARMUP};
 use crate::parse::Record;
 use crate::report::{jnum, Table};
-use crate::run::{interleave, Cmd, Launch, Plan, Variant};
+use crate::run::{last_line, Cmd, Variant};
 use crate::stats::Summary;
 use crate::worker::ITER_POINT;
 
@@ -429,66 +429,53 @@ impl Line {
 
 /// What the launches of one scheme at one rank count produced.
 #[derive(Clone, Debug, PartialEq)]
-struct Tally {
+struct SchemeTally {
     ranks: usize,
     scheme: Scheme,
     /// The hierarchy's group size at this rank count.
     k: usize,
-    runs: usize,
-    lines: Vec<Line>,
-    /// Launches without a usable line: why.
-    failed: Vec<String>,
+    /// The lines of the launches that count.
+    got: Tally<Line>,
 }
 
-impl Tally {
+impl SchemeTally {
     /// The launches of `variant`, checked against `scheme`'s victim at
     /// `ranks` ranks in groups of `k`; a scheme without a victim there
     /// (skipped, never launched) has no launches.
-    fn of(launches: &[Launch], variant: usize, ranks: usize, scheme: Scheme, k: usize) -> Tally {
-        let mut t = Tally {
-            ranks,
-            scheme,
-            k,
-            runs: 0,
-            lines: Vec::new(),
-            failed: Vec::new(),
-        };
-        let Some(victim) = scheme.victim(ranks, k) else {
-            return t;
-        };
-        for l in launches.iter().filter(|l| l.variant == variant) {
-            t.runs += 1;
-            let rec = l.records.iter().find(|r| r.key == KEY);
-            let line = rec.and_then(Line::parse);
-            let why = match &line {
+    fn of(c: &Campaign, variant: usize, ranks: usize, scheme: Scheme, k: usize) -> SchemeTally {
+        let victim = scheme.victim(ranks, k);
+        let got = c.tally(variant, KEY, |l, rec| {
+            let why = match rec.map(Line::parse) {
                 _ if !l.outcome.ok() => {
-                    format!("{}: {}", l.outcome.status(), last_line(&l.outcome))
+                    format!("{}: {}", l.outcome.status(), last_line(&l.outcome.stderr))
                 }
-                None if rec.is_some() => "incomplete REPAIR line".into(),
-                None => format!("no REPAIR line; stderr: {}", last_line(&l.outcome)),
-                Some(x) if !scheme.matches(x) => format!(
+                Some(None) => "incomplete REPAIR line".into(),
+                None => format!("no REPAIR line; stderr: {}", last_line(&l.outcome.stderr)),
+                Some(Some(x)) if !scheme.matches(&x) => format!(
                     "line for {} {}",
                     if x.hier.is_some() { "hier" } else { "flat" },
                     x.check.name()
                 ),
-                Some(x) => match x
-                    .problem(ranks, &scheme.victims(victim))
-                    .or_else(|| scheme.kind_problem(x, victim, k))
-                {
+                Some(Some(x)) => match victim.and_then(|v| {
+                    x.problem(ranks, &scheme.victims(v))
+                        .or_else(|| scheme.kind_problem(&x, v, k))
+                }) {
                     Some(p) => p,
-                    None => {
-                        t.lines.push(x.clone());
-                        continue;
-                    }
+                    None => return Judged::Counts(x),
                 },
             };
-            t.failed.push(why);
+            Judged::Fails(why)
+        });
+        SchemeTally {
+            ranks,
+            scheme,
+            k,
+            got,
         }
-        t
     }
 
     fn summary(&self, f: impl Fn(&Line) -> Option<f64>) -> Option<Summary> {
-        Summary::of(&self.lines.iter().filter_map(f).collect::<Vec<_>>())
+        Summary::of(&self.got.counted.iter().filter_map(f).collect::<Vec<_>>())
     }
 
     /// The median repair time (max over survivors) over launches.
@@ -506,7 +493,7 @@ impl Tally {
     /// the flat schemes.
     fn repairs_cell(&self) -> String {
         let mut seen: Vec<String> = Vec::new();
-        for h in self.lines.iter().filter_map(|l| l.hier.as_ref()) {
+        for h in self.got.counted.iter().filter_map(|l| l.hier.as_ref()) {
             let c = format!("{}/{}", h.local_repairs, h.global_repairs);
             if !seen.contains(&c) {
                 seen.push(c);
@@ -537,20 +524,20 @@ struct Weighted {
 impl Weighted {
     /// From the tallies of one rank count, when every kind that exists
     /// there (the member only when k >= 3) has a median.
-    fn of(tallies: &[Tally], ranks: usize) -> Option<Weighted> {
-        Weighted::of_metric(tallies, ranks, Tally::repair_median)
+    fn of(tallies: &[SchemeTally], ranks: usize) -> Option<Weighted> {
+        Weighted::of_metric(tallies, ranks, SchemeTally::repair_median)
     }
 
     /// [`Weighted::of`] the repair procedure's times.
-    fn of_proc(tallies: &[Tally], ranks: usize) -> Option<Weighted> {
-        Weighted::of_metric(tallies, ranks, Tally::proc_median)
+    fn of_proc(tallies: &[SchemeTally], ranks: usize) -> Option<Weighted> {
+        Weighted::of_metric(tallies, ranks, SchemeTally::proc_median)
     }
 
     /// [`Weighted::of`] the medians `metric` gives.
     fn of_metric(
-        tallies: &[Tally],
+        tallies: &[SchemeTally],
         ranks: usize,
-        metric: fn(&Tally) -> Option<f64>,
+        metric: fn(&SchemeTally) -> Option<f64>,
     ) -> Option<Weighted> {
         let med = |v: Victim| {
             tallies
@@ -632,9 +619,8 @@ fn command(ctx: &Context, n: usize, scheme: Scheme, victim: usize, timed: usize,
 ///
 /// # Errors
 /// When a program cannot be started.
-pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> {
-    let launches = common.launches_or(DEFAULT_LAUNCHES);
-    let limit = ctx.timeout.unwrap_or(DEFAULT_LIMIT);
+pub fn run(ctx: &mut Context, o: &ResilientOpts) -> Result<()> {
+    let pace = ctx.pace_or(DEFAULT_LAUNCHES, DEFAULT_LIMIT);
     let timed = o.repair_iters(ctx.quick);
     let mut tallies = Vec::new();
     let mut hosts = String::new();
@@ -647,43 +633,34 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
             .collect();
         let variants: Vec<Variant> = schemes
             .iter()
-            .map(|&(s, v)| Variant {
-                name: format!("{} n={n}", s.name()),
-                cmd: command(ctx, n, s, v, timed, k),
+            .map(|&(s, v)| {
+                let name = format!("{} n={n}", s.name());
+                Variant::new(name, command(ctx, n, s, v, timed, k))
             })
             .collect();
-        let mut text = head(
-            &format!(
-                "resilient repair: {}, hier k={k}; {launches} launches per scheme, interleaved \
-                 launch by launch",
-                ctx.placement(n)
-            ),
-            &variants,
+        let title = format!(
+            "### resilient repair: {}, hier k={k}; {} launches per scheme, interleaved launch by \
+             launch",
+            ctx.placement(n),
+            pace.rounds
         );
+        let mut text = head(&title, &variants);
         for s in SCHEMES {
             if let Some(why) = s.skip_reason(n, k) {
                 text.push_str(&format!("- {} n={n}: skipped, {why}\n", s.name()));
             }
         }
         ctx.out.text(&text);
-        let plan = Plan {
-            title: &format!("resilient repair n={n}"),
-            variants: &variants,
-            rounds: launches,
-            limit,
-            sentinel: &ctx.sentinel,
-            scratch: &[],
-        };
-        let done = interleave(&plan, ctx.log.as_mut())?;
+        let c = ctx.campaign(&format!("resilient repair n={n}"), variants, pace)?;
         for s in SCHEMES {
             // A skipped scheme gets an empty tally (its row says why).
             let i = schemes
                 .iter()
                 .position(|&(x, _)| x == s)
                 .unwrap_or(usize::MAX);
-            tallies.push(Tally::of(&done, i, n, s, k));
+            tallies.push(SchemeTally::of(&c, i, n, s, k));
         }
-        hosts.push_str(&sentinel_summary(&variants, &done));
+        hosts.push_str(&c.hosts());
     }
     let mut text = table(&tallies, &o.repair_ranks, timed, ctx.cores);
     text.push_str(&hosts);
@@ -698,7 +675,8 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
         let hier = matches!(t.scheme, Scheme::Hier(_));
         ctx.out.json(&json!({
             "bench": "resilient", "part": "repair", "scheme": t.scheme.name(),
-            "ranks": t.ranks, "cores": ctx.cores, "launches": t.lines.len(), "runs": t.runs,
+            "ranks": t.ranks, "cores": ctx.cores, "launches": t.got.counted.len(),
+            "runs": t.got.ended.runs,
             "victim": t.scheme.victim(t.ranks, t.k), "hier_k": hier.then_some(t.k),
             "skipped": t.scheme.skip_reason(t.ranks, t.k),
             "repair_us": sum(t.summary(|l| Some(l.repair_max))),
@@ -730,7 +708,7 @@ pub fn run(ctx: &mut Context, common: &Common, o: &ResilientOpts) -> Result<()> 
 
 /// The table of every rank count and scheme (after the hierarchical ones
 /// of a rank count, their weighted combination), and the failed launches.
-fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> String {
+fn table(tallies: &[SchemeTally], ranks: &[usize], timed: usize, cores: usize) -> String {
     let mut t = Table::new([
         "ranks",
         "ranks on cores",
@@ -768,15 +746,14 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
                 if skip.is_some() {
                     "skipped".into()
                 } else {
-                    format!("{}/{}", x.lines.len(), x.runs)
+                    x.got.ok_of_runs()
                 },
             ]);
             if let Some(why) = skip {
                 skipped.push_str(&format!("- {} n={}: {why}\n", x.scheme.name(), x.ranks));
             }
-            for f in &x.failed {
-                problems.push_str(&format!("- {} n={}: {f}\n", x.scheme.name(), x.ranks));
-            }
+            let name = format!("{} n={}", x.scheme.name(), x.ranks);
+            problems.push_str(&x.got.ended.failures(&name));
         }
         let Some(k) = tallies.iter().find(|x| x.ranks == n).map(|x| x.k) else {
             continue;
@@ -836,14 +813,11 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
         k = REPAIR_WARMUP + timed + 1,
     );
     s.push_str(&t.render());
-    if !skipped.is_empty() {
-        s.push_str("\nschemes skipped (no victim of their kind):\n\n");
-        s.push_str(&skipped);
-    }
-    if !problems.is_empty() {
-        s.push_str("\nlaunches without usable results:\n\n");
-        s.push_str(&problems);
-    }
+    s.push_str(&listed(
+        "schemes skipped (no victim of their kind)",
+        &skipped,
+    ));
+    s.push_str(&listed("launches without usable results", &problems));
     s
 }
 
@@ -851,7 +825,7 @@ fn table(tallies: &[Tally], ranks: &[usize], timed: usize, cores: usize) -> Stri
 mod tests {
     use super::*;
     use crate::parse::{parse_line, parse_output};
-    use crate::run::Exit;
+    use crate::run::{Exit, Launch};
 
     const LINE: &str = "REPAIR check=log ranks=8 survivors=7 spanned=7 failed=7 repairs=1 \
         iters=450 span_iter=349..349 repair_max_us=812.5 repair_min_us=640.2 span_max_us=830.1 \
@@ -912,15 +886,19 @@ mod tests {
         check(&LINE.replace("REPAIR ", "REPAIR shape=tree "), None);
         check(&LINE.replace(" bad=0", ""), None);
         let cut = parse_output(&LINE.replace(" bad=0", ""));
-        let t = Tally::of(
-            &[launch(0, Exit::Code(0), &LINE.replace(" bad=0", ""))],
+        let t = SchemeTally::of(
+            &Campaign::fake(&[launch(0, Exit::Code(0), &LINE.replace(" bad=0", ""))]),
             0,
             8,
             Scheme::Flat(ResCheck::Log),
             3,
         );
         assert_eq!(cut.len(), 1);
-        assert!(t.failed[0].contains("incomplete"), "{:?}", t.failed);
+        assert!(
+            t.got.ended.failed[0].contains("incomplete"),
+            "{:?}",
+            t.got.ended.failed
+        );
         check(
             "RES comm=log op=bcast bytes=1 ranks=8 t_max_us=1 reps=2",
             None,
@@ -982,14 +960,49 @@ mod tests {
             launch(1, Exit::Code(0), &agree),
             launch(1, Exit::Code(0), &LINE.replace("bad=0", "bad=1")),
         ];
-        let t = Tally::of(&launches, 1, 8, Scheme::Flat(ResCheck::Log), 3);
-        assert_eq!((t.runs, t.lines.len(), t.failed.len()), (6, 2, 4));
-        assert!(t.failed[0].contains("rc=1: last words"), "{:?}", t.failed);
-        assert!(t.failed[1].contains("no REPAIR line"), "{:?}", t.failed);
-        assert!(t.failed[2].contains("flat agree"), "{:?}", t.failed);
-        assert!(t.failed[3].contains("wrong"), "{:?}", t.failed);
+        let t = SchemeTally::of(
+            &Campaign::fake(&launches),
+            1,
+            8,
+            Scheme::Flat(ResCheck::Log),
+            3,
+        );
+        assert_eq!(
+            (
+                t.got.ended.runs,
+                t.got.counted.len(),
+                t.got.ended.failed.len()
+            ),
+            (6, 2, 4)
+        );
+        assert!(
+            t.got.ended.failed[0].contains("rc=1: last words"),
+            "{:?}",
+            t.got.ended.failed
+        );
+        assert!(
+            t.got.ended.failed[1].contains("no REPAIR line"),
+            "{:?}",
+            t.got.ended.failed
+        );
+        assert!(
+            t.got.ended.failed[2].contains("flat agree"),
+            "{:?}",
+            t.got.ended.failed
+        );
+        assert!(
+            t.got.ended.failed[3].contains("wrong"),
+            "{:?}",
+            t.got.ended.failed
+        );
         assert_eq!(t.summary(|l| Some(l.repair_max)).unwrap().median, 856.5);
-        let a = Tally::of(&launches, 0, 8, Scheme::Flat(ResCheck::Agree), 3);
+        let a = SchemeTally::of(
+            &Campaign::fake(&launches),
+            0,
+            8,
+            Scheme::Flat(ResCheck::Agree),
+            3,
+        );
         let text = table(&[a, t], &[8], 300, 2);
         let log = text.lines().find(|l| l.contains("| flat log")).unwrap();
         assert!(log.contains("| 856.5 (812.5–900.5) "), "{log}");
@@ -1061,33 +1074,56 @@ mod tests {
                 &mem.replace("deputies=1,4,7", "deputies=1,5,7"),
             ),
         ];
-        let m = Tally::of(&launches, 0, 8, master, 3);
-        assert_eq!((m.runs, m.lines.len()), (5, 2), "{:?}", m.failed);
-        assert!(
-            m.failed[0].contains("victim 6 was a member, expected a master"),
+        let m = SchemeTally::of(&Campaign::fake(&launches), 0, 8, master, 3);
+        assert_eq!(
+            (m.got.ended.runs, m.got.counted.len()),
+            (5, 2),
             "{:?}",
-            m.failed
-        );
-        assert!(m.failed[1].contains("k=4, expected k=3"), "{:?}", m.failed);
-        assert!(m.failed[2].contains("line for flat log"), "{:?}", m.failed);
-        let d = Tally::of(&launches, 1, 8, deputy, 3);
-        assert_eq!((d.runs, d.lines.len()), (3, 1), "{:?}", d.failed);
-        assert!(
-            d.failed[0].contains("victim 7 was a master, expected a deputy"),
-            "{:?}",
-            d.failed
+            m.got.ended.failed
         );
         assert!(
-            d.failed[1].contains("victim 7 was both a master and a deputy"),
+            m.got.ended.failed[0].contains("victim 6 was a member, expected a master"),
             "{:?}",
-            d.failed
+            m.got.ended.failed
         );
-        let r = Tally::of(&launches, 2, 8, member, 3);
-        assert_eq!((r.runs, r.lines.len()), (2, 1), "{:?}", r.failed);
         assert!(
-            r.failed[0].contains("victim 5 was a deputy, expected a member"),
+            m.got.ended.failed[1].contains("k=4, expected k=3"),
             "{:?}",
-            r.failed
+            m.got.ended.failed
+        );
+        assert!(
+            m.got.ended.failed[2].contains("line for flat log"),
+            "{:?}",
+            m.got.ended.failed
+        );
+        let d = SchemeTally::of(&Campaign::fake(&launches), 1, 8, deputy, 3);
+        assert_eq!(
+            (d.got.ended.runs, d.got.counted.len()),
+            (3, 1),
+            "{:?}",
+            d.got.ended.failed
+        );
+        assert!(
+            d.got.ended.failed[0].contains("victim 7 was a master, expected a deputy"),
+            "{:?}",
+            d.got.ended.failed
+        );
+        assert!(
+            d.got.ended.failed[1].contains("victim 7 was both a master and a deputy"),
+            "{:?}",
+            d.got.ended.failed
+        );
+        let r = SchemeTally::of(&Campaign::fake(&launches), 2, 8, member, 3);
+        assert_eq!(
+            (r.got.ended.runs, r.got.counted.len()),
+            (2, 1),
+            "{:?}",
+            r.got.ended.failed
+        );
+        assert!(
+            r.got.ended.failed[0].contains("victim 5 was a deputy, expected a member"),
+            "{:?}",
+            r.got.ended.failed
         );
         assert_eq!(
             (m.repairs_cell(), d.repairs_cell(), r.repairs_cell()),
@@ -1141,15 +1177,28 @@ mod tests {
             launch(0, Exit::Code(0), &line),
             launch(1, Exit::Code(0), &dep),
         ];
-        let tallies: Vec<Tally> = Victim::ALL
+        let tallies: Vec<SchemeTally> = Victim::ALL
             .iter()
             .enumerate()
-            .map(|(i, &v)| Tally::of(&launches, i, 8, Scheme::Hier(v), 2))
+            .map(|(i, &v)| SchemeTally::of(&Campaign::fake(&launches), i, 8, Scheme::Hier(v), 2))
             .collect();
-        assert_eq!(tallies[0].lines.len(), 1, "{:?}", tallies[0].failed);
-        assert_eq!(tallies[1].lines.len(), 1, "{:?}", tallies[1].failed);
+        assert_eq!(
+            tallies[0].got.counted.len(),
+            1,
+            "{:?}",
+            tallies[0].got.ended.failed
+        );
+        assert_eq!(
+            tallies[1].got.counted.len(),
+            1,
+            "{:?}",
+            tallies[1].got.ended.failed
+        );
         // Never launched: no runs, whatever the variant index.
-        assert_eq!((tallies[2].runs, tallies[2].lines.len()), (0, 0));
+        assert_eq!(
+            (tallies[2].got.ended.runs, tallies[2].got.counted.len()),
+            (0, 0)
+        );
         let w = Weighted::of(&tallies, 8).unwrap();
         assert_eq!((w.member, w.value), (None, 0.5 * 1500.0 + 0.5 * 1300.0));
         let text = table(&tallies, &[8], 300, 2);
