@@ -9,11 +9,10 @@ mod msglog;
 mod offload;
 mod resilient;
 
-pub use msglog::{Grid3, MsglogApp, MsglogArgs, MsglogOpts, MsglogPart, Policy};
-pub use offload::{FwiFault, NbodyMode, OffloadArgs, OffloadOpts};
+pub use msglog::{Grid3, MsglogApp, MsglogOpts, MsglogPart, Policy};
+pub use offload::{FwiFault, NbodyMode, OffloadOpts};
 pub use resilient::{
-    reps_for, ResCheck, ResComm, ResPart, ResilientArgs, ResilientOpts, REPAIR_AFTER,
-    REPAIR_WARMUP, RES_OPS,
+    reps_for, ResCheck, ResComm, ResPart, ResilientOpts, REPAIR_AFTER, REPAIR_WARMUP, RES_OPS,
 };
 
 /// Benchmarks of pertinax, launch by launch against Open MPI where it is
@@ -30,50 +29,89 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Ping-pong latency and bandwidth between 2 ranks.
-    Pingpong(P2pArgs),
+    Pingpong(Bench<P2pArgs>),
     /// Ping-ping (both ranks send at once) between 2 ranks.
-    Pingping(P2pArgs),
+    Pingping(Bench<P2pArgs>),
     /// Wall time of launching an init/finalize-only program.
-    Launch(LaunchArgs),
+    Launch(Bench<LaunchArgs>),
     /// Collective latency (barrier, bcast, reduce, allreduce, allgather,
     /// alltoall) at several rank counts and sizes.
-    Coll(CollArgs),
+    Coll(Bench<CollArgs>),
     /// Fault handling against the Open MPI anchor `ft.c` (detection,
     /// revoke, shrink, agree, kill -> first collective), the cost of
     /// failure detection on ping-pong, and pertinax's non-shrinking
     /// recovery (replace_failed, spares) and spawn.
-    Ft(FtArgs),
+    Ft(Bench<FtOpts>),
     /// Error propagation: `pertinax-propprog bench` (guard, signal from
     /// rank 0, every rank has the error, clean up) against ULFM revoke +
     /// agree (`c/propagate.c`), at several rank counts.
-    Propagate(PropagateArgs),
+    Propagate(Bench<PropagateOpts>),
     /// Offload (issue 18): the hello microbenchmark, N-body (global and
     /// partial) and FWI in the configurations original, error-free, error
     /// and error-spare, interleaved launch by launch (`pertinax-offhello`,
     /// `pertinax-nbody`, `pertinax-fwi` of pertinax-apps).
-    Offload(OffloadArgs),
+    Offload(Bench<OffloadOpts>),
     /// Message logging (issue 19): `pertinax-cg` and `pertinax-stencil`
     /// plain, transactional and logged without failure (overheads, log
     /// sizes), and killed at each iteration of a window with local, global
     /// and hybrid rollback (recomputed iterations, time).
-    Msglog(MsglogArgs),
+    Msglog(Bench<MsglogOpts>),
     /// Resilient communicators: per-operation cost of `Resilient` (agree,
     /// log) and `Hierarchical` against the plain communicator, repair time
     /// after a kill (flat; hierarchical master, deputy and member), and EP
     /// and screening end to end.
-    Resilient(ResilientArgs),
+    Resilient(Bench<ResilientOpts>),
     /// pingpong, pingping, launch, coll, ft, propagate, resilient and
     /// msglog, one after another.
-    All(AllArgs),
+    All(Bench<AllArgs>),
     /// No-regression check against an older build: 0 and 8 B ping-pong,
     /// 8 B allreduce at 2 and 8 ranks and detection at 16 ranks, launches
     /// alternating between DIR's binaries and these, ratio of medians.
-    Regress(RegressArgs),
+    Regress(Bench<RegressArgs>),
     /// Draws the figures (SVG) of saved JSON rows: `plot --in ROWS.json
     /// --out DIR` (what `--plot DIR` draws at the end of a run).
     Plot(PlotArgs),
     /// The measuring side, run inside a job (`pertinax run -n 2 -- pertinax-bench worker pingpong`).
     Worker(WorkerArgs),
+}
+
+/// A benchmark's command line: the options every benchmark shares, then
+/// its own.
+#[derive(Clone, Debug, Args)]
+pub struct Bench<T: Args> {
+    /// `--launches`, `--json`, `--no-ompi`, `--timeout`...
+    #[command(flatten)]
+    pub common: Common,
+    /// The benchmark's own options.
+    #[command(flatten)]
+    pub opts: T,
+}
+
+/// `Default` for each benchmark's options (what `all` runs): the command
+/// line's defaults ([`defaults`]).
+macro_rules! command_line_defaults {
+    ($($t:ty),+) => {
+        $(impl Default for $t {
+            fn default() -> $t {
+                $crate::cli::defaults()
+            }
+        })+
+    };
+}
+command_line_defaults!(FtOpts, PropagateOpts, ResilientOpts, MsglogOpts);
+
+/// A rank count of at least `MIN`, for `--ranks` lists.
+fn ranks<const MIN: usize>(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a rank count"))?;
+    if n < MIN {
+        return Err(format!(
+            "this benchmark needs at least {MIN} ranks, not {n}"
+        ));
+    }
+    Ok(n)
 }
 
 /// The options of `T` as the command line gives them when none is typed.
@@ -218,20 +256,16 @@ pub struct Reps {
 #[derive(Clone, Debug, Args)]
 pub struct P2pArgs {
     #[command(flatten)]
-    pub common: Common,
-    #[command(flatten)]
     pub reps: Reps,
     /// Bytes per shared-memory ring, passed to `pertinax run --ring-bytes`.
     #[arg(long, value_name = "BYTES")]
     pub ring_bytes: Option<usize>,
 }
 
-/// Options of `launch`.
+/// Options of `launch` (and of `all`'s launch part).
 #[derive(Clone, Debug, Args)]
 pub struct LaunchArgs {
-    #[command(flatten)]
-    pub common: Common,
-    /// Rank counts.
+    /// Rank counts for the launch benchmark.
     #[arg(
         long,
         value_name = "LIST",
@@ -261,8 +295,6 @@ pub struct PlotArgs {
 /// Options of `regress`.
 #[derive(Clone, Debug, Args)]
 pub struct RegressArgs {
-    #[command(flatten)]
-    pub common: Common,
     /// Directory holding the old build's `pertinax` and `pertinax-bench`.
     #[arg(long, value_name = "DIR")]
     pub against: PathBuf,
@@ -275,41 +307,21 @@ pub struct RegressArgs {
 #[derive(Clone, Debug, Args)]
 pub struct AllArgs {
     #[command(flatten)]
-    pub common: Common,
-    #[command(flatten)]
     pub reps: Reps,
-    /// Rank counts for the launch benchmark.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "1,2,4,8,16"
-    )]
-    pub ranks: Vec<usize>,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
     /// Rank counts for the collective benchmark (default ops and sizes).
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "2,4,8,16",
-        value_parser = parse_coll_ranks
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "2,4,8,16",
+          value_parser = ranks::<2>)]
     pub coll_ranks: Vec<usize>,
 }
 
 /// Options of `coll`.
 #[derive(Clone, Debug, Args)]
 pub struct CollArgs {
-    #[command(flatten)]
-    pub common: Common,
     /// Rank counts; each gets its own interleaved launches.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "2,4,8,16",
-        value_parser = parse_coll_ranks
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "2,4,8,16",
+          value_parser = ranks::<2>)]
     pub ranks: Vec<usize>,
     #[command(flatten)]
     pub coll: CollOpts,
@@ -486,38 +498,12 @@ pub fn ops_arg(ops: &[CollOp]) -> String {
     ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(",")
 }
 
-/// A rank count for collectives and error propagation: at least 2.
-fn parse_coll_ranks(s: &str) -> Result<usize, String> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a rank count"))?;
-    if n < 2 {
-        return Err(format!("this benchmark needs at least 2 ranks, not {n}"));
-    }
-    Ok(n)
-}
-
-/// Options of `ft`.
-#[derive(Clone, Debug, Args)]
-pub struct FtArgs {
-    #[command(flatten)]
-    pub common: Common,
-    #[command(flatten)]
-    pub ft: FtOpts,
-}
-
 /// What the `ft` benchmark runs.
 #[derive(Clone, Debug, PartialEq, Eq, Args)]
 pub struct FtOpts {
     /// Rank counts (at least 3; the victim is rank N-1).
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "4,8,16",
-        value_parser = parse_ft_ranks
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "4,8,16",
+          value_parser = ranks::<3>)]
     pub ranks: Vec<usize>,
 
     /// Scenarios compared with Open MPI's ft.c.
@@ -560,13 +546,6 @@ pub struct FtOpts {
     pub cost_launches: Option<u32>,
 }
 
-impl Default for FtOpts {
-    /// The command line's defaults ([`defaults`]).
-    fn default() -> FtOpts {
-        defaults()
-    }
-}
-
 impl FtOpts {
     /// Whether `part` is to run.
     pub fn wants(&self, part: FtPart) -> bool {
@@ -574,26 +553,12 @@ impl FtOpts {
     }
 }
 
-/// Options of `propagate`.
-#[derive(Clone, Debug, Args)]
-pub struct PropagateArgs {
-    #[command(flatten)]
-    pub common: Common,
-    #[command(flatten)]
-    pub propagate: PropagateOpts,
-}
-
 /// What the `propagate` benchmark runs (launches: `--launches`, default 3).
 #[derive(Clone, Debug, PartialEq, Eq, Args)]
 pub struct PropagateOpts {
     /// Rank counts (at least 2); each gets its own interleaved launches.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "2,4,8,16",
-        value_parser = parse_coll_ranks
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "2,4,8,16",
+          value_parser = ranks::<2>)]
     pub ranks: Vec<usize>,
 
     /// Repetitions of the cycle per launch (default 1000, 200 with --quick).
@@ -603,13 +568,6 @@ pub struct PropagateOpts {
     /// The rank program (default: `pertinax-propprog` next to this executable).
     #[arg(long, value_name = "PATH")]
     pub propprog: Option<PathBuf>,
-}
-
-impl Default for PropagateOpts {
-    /// The command line's defaults ([`defaults`]).
-    fn default() -> PropagateOpts {
-        defaults()
-    }
 }
 
 impl PropagateOpts {
@@ -670,18 +628,6 @@ pub enum FtPart {
     Replace,
     /// spawn + merge + barrier.
     Spawn,
-}
-
-/// A rank count for fault scenarios: at least 3.
-fn parse_ft_ranks(s: &str) -> Result<usize, String> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a rank count"))?;
-    if n < 3 {
-        return Err(format!("fault scenarios need at least 3 ranks, not {n}"));
-    }
-    Ok(n)
 }
 
 /// What a worker measures.
@@ -906,14 +852,14 @@ mod tests {
         };
         assert_eq!(a.common.launches(), 3);
         assert!(a.common.json);
-        assert_eq!(a.reps.counts(true), (100, 10, 3));
-        assert_eq!(a.reps.sizes().0, DEFAULT_SIZES.to_vec());
+        assert_eq!(a.opts.reps.counts(true), (100, 10, 3));
+        assert_eq!(a.opts.reps.sizes().0, DEFAULT_SIZES.to_vec());
 
         let cli = Cli::try_parse_from(["b", "launch", "--ranks", "2,16"]).unwrap();
         let Command::Launch(a) = cli.command else {
             panic!("not launch")
         };
-        assert_eq!(a.ranks, vec![2, 16]);
+        assert_eq!(a.opts.ranks, vec![2, 16]);
         assert_eq!(a.common.launches(), 5);
 
         let cli =
@@ -944,9 +890,9 @@ mod tests {
         let Command::Coll(a) = cli.command else {
             panic!("not coll")
         };
-        assert_eq!(a.ranks, vec![2, 16]);
-        assert_eq!(a.coll.ops(), vec![CollOp::Barrier, CollOp::Allreduce]);
-        assert_eq!(a.coll.sizes().0, vec![8, 1 << 20]);
+        assert_eq!(a.opts.ranks, vec![2, 16]);
+        assert_eq!(a.opts.coll.ops(), vec![CollOp::Barrier, CollOp::Allreduce]);
+        assert_eq!(a.opts.coll.sizes().0, vec![8, 1 << 20]);
         assert_eq!(a.common.launches_or(3), 3);
         assert_eq!(a.common.timeout, None);
         assert!(a.common.json);
@@ -954,11 +900,11 @@ mod tests {
         let Command::Coll(d) = Cli::try_parse_from(["b", "coll"]).unwrap().command else {
             panic!("not coll")
         };
-        assert_eq!(d.ranks, vec![2, 4, 8, 16]);
-        assert_eq!(d.coll.ops(), CollOp::ALL.to_vec());
-        assert_eq!(d.coll.sizes().0, COLL_SIZES.to_vec());
+        assert_eq!(d.opts.ranks, vec![2, 4, 8, 16]);
+        assert_eq!(d.opts.coll.ops(), CollOp::ALL.to_vec());
+        assert_eq!(d.opts.coll.sizes().0, COLL_SIZES.to_vec());
         assert_eq!(
-            d.coll.counts(false),
+            d.opts.coll.counts(false),
             CollCounts {
                 max_reps: 1000,
                 warmup: 20,
@@ -1010,7 +956,7 @@ mod tests {
         let Command::All(a) = cli.command else {
             panic!("not all")
         };
-        assert_eq!(a.coll_ranks, vec![2, 4]);
+        assert_eq!(a.opts.coll_ranks, vec![2, 4]);
     }
 
     #[test]
@@ -1018,7 +964,7 @@ mod tests {
         let Command::Ft(d) = Cli::try_parse_from(["b", "ft"]).unwrap().command else {
             panic!("not ft")
         };
-        assert_eq!(d.ft, FtOpts::default());
+        assert_eq!(d.opts, FtOpts::default());
         // What `all` runs: the defaults as the command line states them.
         let all = FtOpts::default();
         assert_eq!(all.ranks, [4, 8, 16]);
@@ -1034,7 +980,7 @@ mod tests {
         );
         assert_eq!((all.delay_ms, all.agree_reps, all.spawn_reps), (300, 50, 2));
         assert_eq!(PropagateOpts::default().ranks, [2, 4, 8, 16]);
-        assert!(d.ft.wants(FtPart::Cost));
+        assert!(d.opts.wants(FtPart::Cost));
         let cli = Cli::try_parse_from([
             "b",
             "ft",
@@ -1051,9 +997,9 @@ mod tests {
         let Command::Ft(a) = cli.command else {
             panic!("not ft")
         };
-        assert_eq!(a.ft.ranks, vec![4, 16]);
-        assert_eq!(a.ft.modes, vec![FtMode::Recv, FtMode::Agree]);
-        assert!(a.ft.wants(FtPart::Compare) && !a.ft.wants(FtPart::Spawn));
+        assert_eq!(a.opts.ranks, vec![4, 16]);
+        assert_eq!(a.opts.modes, vec![FtMode::Recv, FtMode::Agree]);
+        assert!(a.opts.wants(FtPart::Compare) && !a.opts.wants(FtPart::Spawn));
         assert_eq!(a.common.launches(), 3);
         assert!(Cli::try_parse_from(["b", "ft", "--ranks", "2"]).is_err());
 

@@ -68,12 +68,12 @@ mod worker;
 use std::time::Instant;
 
 use anyhow::Result;
-use clap::Parser;
+use clap::{Args, Parser};
 
 use bench::p2p::Pattern;
 use bench::Context;
 use cli::{
-    Cli, CollOpts, Command, FtOpts, MsglogOpts, PropagateOpts, ResilientOpts, WorkerArgs,
+    Bench, Cli, CollOpts, Command, FtOpts, MsglogOpts, PropagateOpts, ResilientOpts, WorkerArgs,
     WorkerKind,
 };
 
@@ -94,47 +94,43 @@ fn main() -> Result<()> {
             }
             Ok(())
         }
-        Command::Pingpong(a) => measure(&a.common, |ctx| {
-            bench::p2p::run(ctx, &a.reps, a.ring_bytes, Pattern::PingPong)
+        Command::Pingpong(a) => measure(&a, None, |ctx, o| {
+            bench::p2p::run(ctx, &o.reps, o.ring_bytes, Pattern::PingPong)
         }),
-        Command::Pingping(a) => measure(&a.common, |ctx| {
-            bench::p2p::run(ctx, &a.reps, a.ring_bytes, Pattern::PingPing)
+        Command::Pingping(a) => measure(&a, None, |ctx, o| {
+            bench::p2p::run(ctx, &o.reps, o.ring_bytes, Pattern::PingPing)
         }),
-        Command::Launch(a) => measure(&a.common, |ctx| {
-            ctx.native_only("launch")?;
-            bench::launch::run(ctx, &a.ranks)
+        Command::Launch(a) => measure(&a, Some("launch"), |ctx, o| {
+            bench::launch::run(ctx, &o.ranks)
         }),
-        Command::Coll(a) => measure(&a.common, |ctx| bench::coll::run(ctx, &a.ranks, &a.coll)),
-        Command::All(a) => measure(&a.common, |ctx| all(ctx, &a)),
-        Command::Ft(a) => measure(&a.common, |ctx| bench::ft::run(ctx, &a.ft)),
-        Command::Propagate(a) => measure(&a.common, |ctx| {
-            ctx.native_only("propagate")?;
-            bench::propagate::run(ctx, &a.propagate)
-        }),
-        Command::Offload(a) => measure(&a.common, |ctx| {
-            ctx.native_only("offload")?;
-            bench::offload::run(ctx, &a.offload)
-        }),
-        Command::Msglog(a) => measure(&a.common, |ctx| {
-            ctx.native_only("msglog")?;
-            bench::msglog::run(ctx, &a.msglog)
-        }),
-        Command::Resilient(a) => measure(&a.common, |ctx| {
-            ctx.native_only("resilient")?;
-            bench::resilient::run(ctx, &a.resilient)
-        }),
-        Command::Regress(a) => measure(&a.common, |ctx| {
-            ctx.native_only("regress")?;
-            bench::regress::run(ctx, &a.against, a.tolerance)
+        Command::Coll(a) => measure(&a, None, |ctx, o| bench::coll::run(ctx, &o.ranks, &o.coll)),
+        Command::All(a) => measure(&a, Some("all"), all),
+        Command::Ft(a) => measure(&a, None, bench::ft::run),
+        Command::Propagate(a) => measure(&a, Some("propagate"), bench::propagate::run),
+        Command::Offload(a) => measure(&a, Some("offload"), bench::offload::run),
+        Command::Msglog(a) => measure(&a, Some("msglog"), bench::msglog::run),
+        Command::Resilient(a) => measure(&a, Some("resilient"), bench::resilient::run),
+        Command::Regress(a) => measure(&a, Some("regress"), |ctx, o| {
+            bench::regress::run(ctx, &o.against, o.tolerance)
         }),
     }
 }
 
-/// Runs one benchmark in a fresh [`Context`], then draws the `--plot`
-/// figures of whatever rows it made (also when it failed part way).
-fn measure(common: &cli::Common, f: impl FnOnce(&mut Context) -> Result<()>) -> Result<()> {
-    let mut ctx = Context::new(common)?;
-    let r = f(&mut ctx);
+/// Runs one benchmark in a fresh [`Context`] (`native`: the name of a
+/// benchmark without a `--backend mpi` form, refused there), then draws
+/// the `--plot` figures of whatever rows it made (also when it failed part
+/// way).
+fn measure<T: Args>(
+    a: &Bench<T>,
+    native: Option<&str>,
+    f: impl FnOnce(&mut Context, &T) -> Result<()>,
+) -> Result<()> {
+    let mut ctx = Context::new(&a.common)?;
+    let r = match native {
+        Some(name) => ctx.native_only(name),
+        None => Ok(()),
+    };
+    let r = r.and_then(|()| f(&mut ctx, &a.opts));
     let drawn = ctx.out.finish();
     r.and(drawn)
 }
@@ -142,7 +138,6 @@ fn measure(common: &cli::Common, f: impl FnOnce(&mut Context) -> Result<()>) -> 
 /// `all`: every benchmark but offload and regress, one after another,
 /// with a progress bar on a terminal ([`progress`]).
 fn all(ctx: &mut Context, a: &cli::AllArgs) -> Result<()> {
-    ctx.native_only("all")?;
     // The last part needs pertinax-propprog: fail now, not after an hour.
     setup::propprog(None)?;
     let msglog = MsglogOpts::default();
@@ -165,7 +160,7 @@ fn all_parts(ctx: &mut Context, a: &cli::AllArgs, msglog: &MsglogOpts) -> Result
     progress::next_part();
     bench::p2p::run(ctx, &a.reps, None, Pattern::PingPing)?;
     progress::next_part();
-    bench::launch::run(ctx, &a.ranks)?;
+    bench::launch::run(ctx, &a.launch.ranks)?;
     progress::next_part();
     bench::coll::run(ctx, &a.coll_ranks, &CollOpts::default())?;
     progress::next_part();

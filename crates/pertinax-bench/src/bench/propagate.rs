@@ -525,12 +525,9 @@ mod tests {
         let Command::Propagate(d) = Cli::try_parse_from(["b", "propagate"]).unwrap().command else {
             panic!("not propagate")
         };
-        assert_eq!(d.propagate, PropagateOpts::default());
-        assert_eq!(d.propagate.ranks, vec![2, 4, 8, 16]);
-        assert_eq!(
-            (d.propagate.reps(false), d.propagate.reps(true)),
-            (1000, 200)
-        );
+        assert_eq!(d.opts, PropagateOpts::default());
+        assert_eq!(d.opts.ranks, vec![2, 4, 8, 16]);
+        assert_eq!((d.opts.reps(false), d.opts.reps(true)), (1000, 200));
         assert_eq!(d.common.launches_or(DEFAULT_LAUNCHES), 3);
         let cli = Cli::try_parse_from([
             "b",
@@ -546,8 +543,8 @@ mod tests {
         let Command::Propagate(a) = cli.command else {
             panic!("not propagate")
         };
-        assert_eq!(a.propagate.ranks, vec![2, 16]);
-        assert_eq!(a.propagate.reps(true), 50);
+        assert_eq!(a.opts.ranks, vec![2, 16]);
+        assert_eq!(a.opts.reps(true), 50);
         assert_eq!(a.common.launches_or(DEFAULT_LAUNCHES), 4);
         assert!(Cli::try_parse_from(["b", "propagate", "--ranks", "1"]).is_err());
         assert!(Cli::try_parse_from(["b", "propagate", "--reps", "0"]).is_err());

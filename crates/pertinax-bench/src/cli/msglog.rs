@@ -6,17 +6,6 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use pertinax_apps::cg::Class;
 
-use super::Common;
-
-/// Options of `msglog`.
-#[derive(Clone, Debug, Args)]
-pub struct MsglogArgs {
-    #[command(flatten)]
-    pub common: Common,
-    #[command(flatten)]
-    pub msglog: MsglogOpts,
-}
-
 /// What the `msglog` benchmark runs (launches: `--launches`, default 3).
 #[derive(Clone, Debug, PartialEq, Eq, Args)]
 pub struct MsglogOpts {
@@ -98,13 +87,6 @@ pub struct MsglogOpts {
     /// Directory of the programs (default: next to this executable).
     #[arg(long, value_name = "DIR")]
     pub apps: Option<PathBuf>,
-}
-
-impl Default for MsglogOpts {
-    /// The command line's defaults ([`super::defaults`]).
-    fn default() -> MsglogOpts {
-        super::defaults()
-    }
 }
 
 /// A part of the `msglog` benchmark.

@@ -5,17 +5,6 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::Common;
-
-/// Options of `offload`.
-#[derive(Clone, Debug, Args)]
-pub struct OffloadArgs {
-    #[command(flatten)]
-    pub common: Common,
-    #[command(flatten)]
-    pub offload: OffloadOpts,
-}
-
 /// What the `offload` benchmark runs (launches: `--launches`, default 3).
 #[derive(Clone, Debug, PartialEq, Eq, Args)]
 pub struct OffloadOpts {

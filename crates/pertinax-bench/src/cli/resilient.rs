@@ -4,19 +4,8 @@
 
 use clap::{Args, ValueEnum};
 
-use super::{
-    cases, parse_coll_ranks, parse_ft_ranks, parse_sizes, CollOp, Common, Sizes, WorkerArgs,
-};
+use super::{cases, parse_sizes, ranks, CollOp, Sizes, WorkerArgs};
 use crate::worker::{RepairParams, ResParams};
-
-/// Options of `resilient`.
-#[derive(Clone, Debug, Args)]
-pub struct ResilientArgs {
-    #[command(flatten)]
-    pub common: Common,
-    #[command(flatten)]
-    pub resilient: ResilientOpts,
-}
 
 /// What the `resilient` benchmark runs (launches: `--launches`, default 3
 /// for overhead and apps, 5 for repair).
@@ -37,18 +26,13 @@ pub struct ResilientOpts {
 
     /// Overhead: rank counts of the 1-byte barrier, bcast, reduce and
     /// allreduce; each gets its own interleaved launches.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "2,4,8,16",
-        value_parser = parse_coll_ranks
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "2,4,8,16",
+          value_parser = ranks::<2>)]
     pub ranks: Vec<usize>,
 
     /// Overhead: the rank count whose launches also sweep the message
     /// sizes (bcast, reduce, allreduce).
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = parse_coll_ranks)]
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = ranks::<2>)]
     pub sweep_ranks: usize,
 
     /// Overhead: the sizes of the sweep (default 8 B to 1 MiB, powers of 8
@@ -69,13 +53,8 @@ pub struct ResilientOpts {
     /// Repair: rank counts (at least 3; flat: the victim is rank N-1;
     /// hierarchical: a master, a deputy and a member victim, named in the
     /// table; no member when k = 2).
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "4,8,16",
-        value_parser = parse_ft_ranks
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "4,8,16",
+          value_parser = ranks::<3>)]
     pub repair_ranks: Vec<usize>,
 
     /// Repair: fault-free allreduce iterations timed before the victim
@@ -91,13 +70,8 @@ pub struct ResilientOpts {
     pub hier_k: Option<usize>,
 
     /// Apps: rank counts.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "2,4,8",
-        value_parser = parse_coll_ranks
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "2,4,8",
+          value_parser = ranks::<2>)]
     pub app_ranks: Vec<usize>,
 
     /// Apps: the EP class (default A, about 16 s of CPU in all; W with
@@ -109,13 +83,6 @@ pub struct ResilientOpts {
     /// gives a run under a second; 640 about ten times longer).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub screen_work: Option<u32>,
-}
-
-impl Default for ResilientOpts {
-    /// The command line's defaults ([`super::defaults`]).
-    fn default() -> ResilientOpts {
-        super::defaults()
-    }
 }
 
 /// The default sizes of the sweep: 8 B to 256 KiB in powers of 8, then 1 MiB.
@@ -343,10 +310,10 @@ impl WorkerArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Bench, Cli, Command};
     use clap::Parser;
 
-    fn check(argv: &[&str]) -> ResilientArgs {
+    fn check(argv: &[&str]) -> Bench<ResilientOpts> {
         let mut all = vec!["b", "resilient"];
         all.extend(argv);
         match Cli::try_parse_from(all).map(|c| c.command) {
@@ -358,8 +325,8 @@ mod tests {
     #[test]
     fn defaults() {
         let d = check(&[]);
-        assert_eq!(d.resilient, ResilientOpts::default());
-        let o = &d.resilient;
+        assert_eq!(d.opts, ResilientOpts::default());
+        let o = &d.opts;
         assert!([ResPart::Overhead, ResPart::Repair, ResPart::Apps]
             .iter()
             .all(|&p| o.wants(p)));
@@ -402,7 +369,7 @@ mod tests {
             "--launches",
             "4",
         ]);
-        let o = &a.resilient;
+        let o = &a.opts;
         assert!(o.wants(ResPart::Apps) && !o.wants(ResPart::Repair));
         assert_eq!((o.ranks.clone(), o.sweep_ranks), (vec![2, 16], 4));
         assert_eq!(o.sizes().0, vec![8, 1 << 20]);

@@ -434,8 +434,10 @@ struct SchemeTally {
     scheme: Scheme,
     /// The hierarchy's group size at this rank count.
     k: usize,
-    /// The lines of the launches that count.
-    got: Tally<Line>,
+    runs: usize,
+    lines: Vec<Line>,
+    /// Launches without a usable line: why.
+    failed: Vec<String>,
 }
 
 impl SchemeTally {
@@ -444,7 +446,7 @@ impl SchemeTally {
     /// (skipped, never launched) has no launches.
     fn of(c: &Campaign, variant: usize, ranks: usize, scheme: Scheme, k: usize) -> SchemeTally {
         let victim = scheme.victim(ranks, k);
-        let got = c.tally(variant, KEY, |l, rec| {
+        let Tally { ended, counted } = c.tally(variant, KEY, |l, rec| {
             let why = match rec.map(Line::parse) {
                 _ if !l.outcome.ok() => {
                     format!("{}: {}", l.outcome.status(), last_line(&l.outcome.stderr))
@@ -470,12 +472,14 @@ impl SchemeTally {
             ranks,
             scheme,
             k,
-            got,
+            runs: ended.runs,
+            lines: counted,
+            failed: ended.failed,
         }
     }
 
     fn summary(&self, f: impl Fn(&Line) -> Option<f64>) -> Option<Summary> {
-        Summary::of(&self.got.counted.iter().filter_map(f).collect::<Vec<_>>())
+        Summary::of(&self.lines.iter().filter_map(f).collect::<Vec<_>>())
     }
 
     /// The median repair time (max over survivors) over launches.
@@ -493,7 +497,7 @@ impl SchemeTally {
     /// the flat schemes.
     fn repairs_cell(&self) -> String {
         let mut seen: Vec<String> = Vec::new();
-        for h in self.got.counted.iter().filter_map(|l| l.hier.as_ref()) {
+        for h in self.lines.iter().filter_map(|l| l.hier.as_ref()) {
             let c = format!("{}/{}", h.local_repairs, h.global_repairs);
             if !seen.contains(&c) {
                 seen.push(c);
@@ -675,8 +679,8 @@ pub fn run(ctx: &mut Context, o: &ResilientOpts) -> Result<()> {
         let hier = matches!(t.scheme, Scheme::Hier(_));
         ctx.out.json(&json!({
             "bench": "resilient", "part": "repair", "scheme": t.scheme.name(),
-            "ranks": t.ranks, "cores": ctx.cores, "launches": t.got.counted.len(),
-            "runs": t.got.ended.runs,
+            "ranks": t.ranks, "cores": ctx.cores, "launches": t.lines.len(),
+            "runs": t.runs,
             "victim": t.scheme.victim(t.ranks, t.k), "hier_k": hier.then_some(t.k),
             "skipped": t.scheme.skip_reason(t.ranks, t.k),
             "repair_us": sum(t.summary(|l| Some(l.repair_max))),
@@ -746,14 +750,15 @@ fn table(tallies: &[SchemeTally], ranks: &[usize], timed: usize, cores: usize) -
                 if skip.is_some() {
                     "skipped".into()
                 } else {
-                    x.got.ok_of_runs()
+                    format!("{}/{}", x.lines.len(), x.runs)
                 },
             ]);
             if let Some(why) = skip {
                 skipped.push_str(&format!("- {} n={}: {why}\n", x.scheme.name(), x.ranks));
             }
-            let name = format!("{} n={}", x.scheme.name(), x.ranks);
-            problems.push_str(&x.got.ended.failures(&name));
+            for f in &x.failed {
+                problems.push_str(&format!("- {} n={}: {f}\n", x.scheme.name(), x.ranks));
+            }
         }
         let Some(k) = tallies.iter().find(|x| x.ranks == n).map(|x| x.k) else {
             continue;
@@ -886,19 +891,15 @@ mod tests {
         check(&LINE.replace("REPAIR ", "REPAIR shape=tree "), None);
         check(&LINE.replace(" bad=0", ""), None);
         let cut = parse_output(&LINE.replace(" bad=0", ""));
-        let t = SchemeTally::of(
-            &Campaign::fake(&[launch(0, Exit::Code(0), &LINE.replace(" bad=0", ""))]),
+        let t = tally(
+            &[launch(0, Exit::Code(0), &LINE.replace(" bad=0", ""))],
             0,
             8,
             Scheme::Flat(ResCheck::Log),
             3,
         );
         assert_eq!(cut.len(), 1);
-        assert!(
-            t.got.ended.failed[0].contains("incomplete"),
-            "{:?}",
-            t.got.ended.failed
-        );
+        assert!(t.failed[0].contains("incomplete"), "{:?}", t.failed);
         check(
             "RES comm=log op=bcast bytes=1 ranks=8 t_max_us=1 reps=2",
             None,
@@ -948,6 +949,10 @@ mod tests {
         Launch::fake(variant, exit, out)
     }
 
+    fn tally(launches: &[Launch], v: usize, n: usize, scheme: Scheme, k: usize) -> SchemeTally {
+        SchemeTally::of(&Campaign::fake(launches), v, n, scheme, k)
+    }
+
     #[test]
     fn tallies_and_table() {
         let agree = LINE.replace("check=log", "check=agree");
@@ -960,49 +965,14 @@ mod tests {
             launch(1, Exit::Code(0), &agree),
             launch(1, Exit::Code(0), &LINE.replace("bad=0", "bad=1")),
         ];
-        let t = SchemeTally::of(
-            &Campaign::fake(&launches),
-            1,
-            8,
-            Scheme::Flat(ResCheck::Log),
-            3,
-        );
-        assert_eq!(
-            (
-                t.got.ended.runs,
-                t.got.counted.len(),
-                t.got.ended.failed.len()
-            ),
-            (6, 2, 4)
-        );
-        assert!(
-            t.got.ended.failed[0].contains("rc=1: last words"),
-            "{:?}",
-            t.got.ended.failed
-        );
-        assert!(
-            t.got.ended.failed[1].contains("no REPAIR line"),
-            "{:?}",
-            t.got.ended.failed
-        );
-        assert!(
-            t.got.ended.failed[2].contains("flat agree"),
-            "{:?}",
-            t.got.ended.failed
-        );
-        assert!(
-            t.got.ended.failed[3].contains("wrong"),
-            "{:?}",
-            t.got.ended.failed
-        );
+        let t = tally(&launches, 1, 8, Scheme::Flat(ResCheck::Log), 3);
+        assert_eq!((t.runs, t.lines.len(), t.failed.len()), (6, 2, 4));
+        assert!(t.failed[0].contains("rc=1: last words"), "{:?}", t.failed);
+        assert!(t.failed[1].contains("no REPAIR line"), "{:?}", t.failed);
+        assert!(t.failed[2].contains("flat agree"), "{:?}", t.failed);
+        assert!(t.failed[3].contains("wrong"), "{:?}", t.failed);
         assert_eq!(t.summary(|l| Some(l.repair_max)).unwrap().median, 856.5);
-        let a = SchemeTally::of(
-            &Campaign::fake(&launches),
-            0,
-            8,
-            Scheme::Flat(ResCheck::Agree),
-            3,
-        );
+        let a = tally(&launches, 0, 8, Scheme::Flat(ResCheck::Agree), 3);
         let text = table(&[a, t], &[8], 300, 2);
         let log = text.lines().find(|l| l.contains("| flat log")).unwrap();
         assert!(log.contains("| 856.5 (812.5–900.5) "), "{log}");
@@ -1074,56 +1044,33 @@ mod tests {
                 &mem.replace("deputies=1,4,7", "deputies=1,5,7"),
             ),
         ];
-        let m = SchemeTally::of(&Campaign::fake(&launches), 0, 8, master, 3);
-        assert_eq!(
-            (m.got.ended.runs, m.got.counted.len()),
-            (5, 2),
+        let m = tally(&launches, 0, 8, master, 3);
+        assert_eq!((m.runs, m.lines.len()), (5, 2), "{:?}", m.failed);
+        assert!(
+            m.failed[0].contains("victim 6 was a member, expected a master"),
             "{:?}",
-            m.got.ended.failed
+            m.failed
+        );
+        assert!(m.failed[1].contains("k=4, expected k=3"), "{:?}", m.failed);
+        assert!(m.failed[2].contains("line for flat log"), "{:?}", m.failed);
+        let d = tally(&launches, 1, 8, deputy, 3);
+        assert_eq!((d.runs, d.lines.len()), (3, 1), "{:?}", d.failed);
+        assert!(
+            d.failed[0].contains("victim 7 was a master, expected a deputy"),
+            "{:?}",
+            d.failed
         );
         assert!(
-            m.got.ended.failed[0].contains("victim 6 was a member, expected a master"),
+            d.failed[1].contains("victim 7 was both a master and a deputy"),
             "{:?}",
-            m.got.ended.failed
+            d.failed
         );
+        let r = tally(&launches, 2, 8, member, 3);
+        assert_eq!((r.runs, r.lines.len()), (2, 1), "{:?}", r.failed);
         assert!(
-            m.got.ended.failed[1].contains("k=4, expected k=3"),
+            r.failed[0].contains("victim 5 was a deputy, expected a member"),
             "{:?}",
-            m.got.ended.failed
-        );
-        assert!(
-            m.got.ended.failed[2].contains("line for flat log"),
-            "{:?}",
-            m.got.ended.failed
-        );
-        let d = SchemeTally::of(&Campaign::fake(&launches), 1, 8, deputy, 3);
-        assert_eq!(
-            (d.got.ended.runs, d.got.counted.len()),
-            (3, 1),
-            "{:?}",
-            d.got.ended.failed
-        );
-        assert!(
-            d.got.ended.failed[0].contains("victim 7 was a master, expected a deputy"),
-            "{:?}",
-            d.got.ended.failed
-        );
-        assert!(
-            d.got.ended.failed[1].contains("victim 7 was both a master and a deputy"),
-            "{:?}",
-            d.got.ended.failed
-        );
-        let r = SchemeTally::of(&Campaign::fake(&launches), 2, 8, member, 3);
-        assert_eq!(
-            (r.got.ended.runs, r.got.counted.len()),
-            (2, 1),
-            "{:?}",
-            r.got.ended.failed
-        );
-        assert!(
-            r.got.ended.failed[0].contains("victim 5 was a deputy, expected a member"),
-            "{:?}",
-            r.got.ended.failed
+            r.failed
         );
         assert_eq!(
             (m.repairs_cell(), d.repairs_cell(), r.repairs_cell()),
@@ -1180,25 +1127,12 @@ mod tests {
         let tallies: Vec<SchemeTally> = Victim::ALL
             .iter()
             .enumerate()
-            .map(|(i, &v)| SchemeTally::of(&Campaign::fake(&launches), i, 8, Scheme::Hier(v), 2))
+            .map(|(i, &v)| tally(&launches, i, 8, Scheme::Hier(v), 2))
             .collect();
-        assert_eq!(
-            tallies[0].got.counted.len(),
-            1,
-            "{:?}",
-            tallies[0].got.ended.failed
-        );
-        assert_eq!(
-            tallies[1].got.counted.len(),
-            1,
-            "{:?}",
-            tallies[1].got.ended.failed
-        );
+        assert_eq!(tallies[0].lines.len(), 1, "{:?}", tallies[0].failed);
+        assert_eq!(tallies[1].lines.len(), 1, "{:?}", tallies[1].failed);
         // Never launched: no runs, whatever the variant index.
-        assert_eq!(
-            (tallies[2].got.ended.runs, tallies[2].got.counted.len()),
-            (0, 0)
-        );
+        assert_eq!((tallies[2].runs, tallies[2].lines.len()), (0, 0));
         let w = Weighted::of(&tallies, 8).unwrap();
         assert_eq!((w.member, w.value), (None, 0.5 * 1500.0 + 0.5 * 1300.0));
         let text = table(&tallies, &[8], 300, 2);
