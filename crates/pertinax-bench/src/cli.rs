@@ -100,6 +100,13 @@ macro_rules! command_line_defaults {
 }
 command_line_defaults!(FtOpts, PropagateOpts, ResilientOpts, MsglogOpts);
 
+/// For tests: what the command line `args` (after the program's name,
+/// split at white space) parses to.
+#[cfg(test)]
+pub fn parse(args: &str) -> Result<Command, clap::Error> {
+    Cli::try_parse_from(std::iter::once("b").chain(args.split_whitespace())).map(|c| c.command)
+}
+
 /// A rank count of at least `MIN`, for `--ranks` lists.
 fn ranks<const MIN: usize>(s: &str) -> Result<usize, String> {
     let n: usize = s
@@ -845,9 +852,7 @@ mod tests {
 
     #[test]
     fn command_lines() {
-        let cli =
-            Cli::try_parse_from(["b", "pingpong", "--launches", "3", "--json", "--quick"]).unwrap();
-        let Command::Pingpong(a) = cli.command else {
+        let Ok(Command::Pingpong(a)) = parse("pingpong --launches 3 --json --quick") else {
             panic!("not pingpong")
         };
         assert_eq!(a.common.launches(), 3);
@@ -855,39 +860,25 @@ mod tests {
         assert_eq!(a.opts.reps.counts(true), (100, 10, 3));
         assert_eq!(a.opts.reps.sizes().0, DEFAULT_SIZES.to_vec());
 
-        let cli = Cli::try_parse_from(["b", "launch", "--ranks", "2,16"]).unwrap();
-        let Command::Launch(a) = cli.command else {
+        let Ok(Command::Launch(a)) = parse("launch --ranks 2,16") else {
             panic!("not launch")
         };
         assert_eq!(a.opts.ranks, vec![2, 16]);
         assert_eq!(a.common.launches(), 5);
 
-        let cli =
-            Cli::try_parse_from(["b", "worker", "pingping", "--sizes", "0,1M", "--reps", "7"])
-                .unwrap();
-        let Command::Worker(w) = cli.command else {
+        let Ok(Command::Worker(w)) = parse("worker pingping --sizes 0,1M --reps 7") else {
             panic!("not worker")
         };
         assert_eq!(w.kind, WorkerKind::Pingping);
         assert_eq!(w.reps().counts(false), (7, 100, 7));
-        assert!(Cli::try_parse_from(["b", "pingpong", "--launches", "0"]).is_err());
+        assert!(parse("pingpong --launches 0").is_err());
     }
 
     #[test]
     fn coll_command_lines() {
-        let cli = Cli::try_parse_from([
-            "b",
-            "coll",
-            "--ranks",
-            "2,16",
-            "--ops",
-            "barrier,allreduce",
-            "--sizes",
-            "8,1M",
-            "--json",
-        ])
-        .unwrap();
-        let Command::Coll(a) = cli.command else {
+        let Ok(Command::Coll(a)) =
+            parse("coll --ranks 2,16 --ops barrier,allreduce --sizes 8,1M --json")
+        else {
             panic!("not coll")
         };
         assert_eq!(a.opts.ranks, vec![2, 16]);
@@ -897,7 +888,7 @@ mod tests {
         assert_eq!(a.common.timeout, None);
         assert!(a.common.json);
 
-        let Command::Coll(d) = Cli::try_parse_from(["b", "coll"]).unwrap().command else {
+        let Ok(Command::Coll(d)) = parse("coll") else {
             panic!("not coll")
         };
         assert_eq!(d.opts.ranks, vec![2, 4, 8, 16]);
@@ -913,29 +904,11 @@ mod tests {
             }
         );
 
-        assert!(Cli::try_parse_from(["b", "coll", "--ranks", "1,2"]).is_err());
-        assert!(Cli::try_parse_from(["b", "coll", "--ops", "scan"]).is_err());
-        assert!(Cli::try_parse_from(["b", "coll", "--timeout", "0"]).is_err());
+        assert!(parse("coll --ranks 1,2").is_err());
+        assert!(parse("coll --ops scan").is_err());
+        assert!(parse("coll --timeout 0").is_err());
 
-        let cli = Cli::try_parse_from([
-            "b",
-            "worker",
-            "coll",
-            "--ops",
-            "bcast",
-            "--sizes",
-            "64K",
-            "--max-reps",
-            "5",
-            "--warmup",
-            "2",
-            "--batches",
-            "3",
-            "--target-ms",
-            "10",
-        ])
-        .unwrap();
-        let Command::Worker(w) = cli.command else {
+        let Ok(Command::Worker(w)) = parse("worker coll --ops bcast --sizes 64K --max-reps 5 --warmup 2 --batches 3 --target-ms 10") else {
             panic!("not worker")
         };
         assert_eq!(w.kind, WorkerKind::Coll);
@@ -952,8 +925,7 @@ mod tests {
             }
         );
 
-        let cli = Cli::try_parse_from(["b", "all", "--coll-ranks", "2,4"]).unwrap();
-        let Command::All(a) = cli.command else {
+        let Ok(Command::All(a)) = parse("all --coll-ranks 2,4") else {
             panic!("not all")
         };
         assert_eq!(a.opts.coll_ranks, vec![2, 4]);
@@ -961,7 +933,7 @@ mod tests {
 
     #[test]
     fn ft_command_lines() {
-        let Command::Ft(d) = Cli::try_parse_from(["b", "ft"]).unwrap().command else {
+        let Ok(Command::Ft(d)) = parse("ft") else {
             panic!("not ft")
         };
         assert_eq!(d.opts, FtOpts::default());
@@ -981,43 +953,20 @@ mod tests {
         assert_eq!((all.delay_ms, all.agree_reps, all.spawn_reps), (300, 50, 2));
         assert_eq!(PropagateOpts::default().ranks, [2, 4, 8, 16]);
         assert!(d.opts.wants(FtPart::Cost));
-        let cli = Cli::try_parse_from([
-            "b",
-            "ft",
-            "--ranks",
-            "4,16",
-            "--modes",
-            "recv,agree",
-            "--parts",
-            "compare",
-            "--launches",
-            "3",
-        ])
-        .unwrap();
-        let Command::Ft(a) = cli.command else {
+        let Ok(Command::Ft(a)) =
+            parse("ft --ranks 4,16 --modes recv,agree --parts compare --launches 3")
+        else {
             panic!("not ft")
         };
         assert_eq!(a.opts.ranks, vec![4, 16]);
         assert_eq!(a.opts.modes, vec![FtMode::Recv, FtMode::Agree]);
         assert!(a.opts.wants(FtPart::Compare) && !a.opts.wants(FtPart::Spawn));
         assert_eq!(a.common.launches(), 3);
-        assert!(Cli::try_parse_from(["b", "ft", "--ranks", "2"]).is_err());
+        assert!(parse("ft --ranks 2").is_err());
 
-        let cli = Cli::try_parse_from([
-            "b",
-            "worker",
-            "ft",
-            "--mode",
-            "agreeblk",
-            "-k",
-            "/tmp/k",
-            "--revoke",
-            "0",
-            "--delay-ms",
-            "10",
-        ])
-        .unwrap();
-        let Command::Worker(w) = cli.command else {
+        let Ok(Command::Worker(w)) =
+            parse("worker ft --mode agreeblk -k /tmp/k --revoke 0 --delay-ms 10")
+        else {
             panic!("not worker")
         };
         assert_eq!(w.kind, WorkerKind::Ft);
@@ -1026,7 +975,7 @@ mod tests {
         assert_eq!(p.revoke, Some(false));
         assert_eq!((p.delay_ms, p.agree_reps, p.t_main), (10, 50, 1.0));
         assert_eq!(p.kill_file.as_deref(), Some(std::path::Path::new("/tmp/k")));
-        assert!(Cli::try_parse_from(["b", "worker", "ft", "--revoke", "2"]).is_err());
+        assert!(parse("worker ft --revoke 2").is_err());
         for m in FtMode::COMPARED {
             assert_eq!(FtMode::from_str(m.name(), false), Ok(m));
         }

@@ -265,16 +265,15 @@ mod tests {
 
     #[test]
     fn csv_and_figures_get_every_row_with_its_provenance() {
-        use crate::cli::{Cli, Command};
-        use clap::Parser;
+        use crate::cli::{parse, Command};
         let dir = std::env::temp_dir().join(format!("pertinax-bench-out-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let csv = dir.join("rows.csv");
         let figs = dir.join("figs");
-        let args = ["b", "pingpong", "--csv", csv.to_str().unwrap(), "--plot"];
-        let cli =
-            Cli::try_parse_from(args.iter().copied().chain([figs.to_str().unwrap()])).unwrap();
-        let Command::Pingpong(a) = cli.command else {
+        let (csv_arg, figs_arg) = (csv.display(), figs.display());
+        let Ok(Command::Pingpong(a)) =
+            parse(&format!("pingpong --csv {csv_arg} --plot {figs_arg}"))
+        else {
             panic!("not pingpong")
         };
         let out = Out::new(&a.common).unwrap();

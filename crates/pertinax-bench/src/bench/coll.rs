@@ -162,37 +162,29 @@ pub fn run(ctx: &mut Context, ranks: &[usize], opts: &CollOpts) -> Result<()> {
     let counts = opts.counts(ctx.quick);
     let (ops, sizes) = (ops_arg(&opts.ops()), opts.sizes().to_arg());
     let prog = ctx.ompi_program("coll_sweep", Some(&setup::coll_sweep_source()));
-    let [max_reps, warmup, batches] =
-        [counts.max_reps, counts.warmup, counts.batches].map(|x| x.to_string());
-    let target_ms = counts.target_ms.to_string();
-    let worker_args = [
-        "worker",
-        "coll",
-        "--ops",
-        &ops,
-        "--sizes",
-        &sizes,
-        "--max-reps",
-        &max_reps,
-        "--warmup",
-        &warmup,
-        "--batches",
-        &batches,
-        "--target-ms",
-        &target_ms,
-    ];
-    let target_s = format!("{:.3}", f64::from(counts.target_ms) / 1e3);
-    let c_args = [
-        "-o", &ops, "-s", &sizes, "-r", &max_reps, "-w", &warmup, "-b", &batches, "-t", &target_s,
-    ];
+    let CollCounts {
+        max_reps,
+        warmup,
+        batches,
+        target_ms,
+    } = counts;
+    let worker_args = format!(
+        "worker coll --ops {ops} --sizes {sizes} --max-reps {max_reps} --warmup {warmup} \
+         --batches {batches} --target-ms {target_ms}"
+    );
+    let target_s = f64::from(target_ms) / 1e3;
+    let c_args =
+        format!("-o {ops} -s {sizes} -r {max_reps} -w {warmup} -b {batches} -t {target_s:.3}");
     let mut all_rows = Vec::new();
     for &n in ranks {
         let mut variants = vec![Variant::new(
             format!("{} n={n}", ctx.pertinax_name()),
-            ctx.pertinax_cmd(n, &[]).args(worker_args),
+            ctx.pertinax_cmd(n, &[])
+                .args(worker_args.split_whitespace()),
         )];
         if let (Some(ompi), Some(prog)) = (&ctx.ompi, &prog) {
-            let cmd = ompi.mpirun(n, ctx.ompi_extra(), prog).args(c_args);
+            let cmd = ompi.mpirun(n, ctx.ompi_extra(), prog);
+            let cmd = cmd.args(c_args.split_whitespace());
             variants.push(Variant::new(format!("ompi n={n}"), cmd));
         }
         let title = format!(

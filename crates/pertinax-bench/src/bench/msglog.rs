@@ -190,18 +190,13 @@ impl Problem {
             class: grid.to_string(),
             cg_class: None,
             iterations: iters,
-            args: [
-                "--nx",
-                &grid.nx.to_string(),
-                "--ny",
-                &grid.ny.to_string(),
-                "--nz",
-                &grid.nz.to_string(),
-                "--iters",
-                &iters.to_string(),
-            ]
+            args: format!(
+                "--nx {} --ny {} --nz {} --iters {iters}",
+                grid.nx, grid.ny, grid.nz
+            )
+            .split_whitespace()
             .map(String::from)
-            .to_vec(),
+            .collect(),
         }
     }
 }

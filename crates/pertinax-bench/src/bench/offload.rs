@@ -87,6 +87,11 @@ fn fields(l: &Launch, cmd: &Cmd, tag: &str) -> Result<Fields> {
         .collect())
 }
 
+/// The words of `s` (a command line without quoting).
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
 fn f(fields: &Fields, key: &str) -> f64 {
     fields
         .get(key)
@@ -373,14 +378,10 @@ pub fn run(ctx: &mut Context, o: &OffloadOpts) -> Result<()> {
     let n = if each { 1 } else { o.nbody_boosters.max(1) };
     let steps = 10;
     let nb = |version: &str| {
-        vec![
-            "--version".to_string(),
-            version.to_string(),
-            "--bodies".to_string(),
-            o.bodies.to_string(),
-            "--steps".to_string(),
-            steps.to_string(),
-        ]
+        words(&format!(
+            "--version {version} --bodies {} --steps {steps}",
+            o.bodies
+        ))
     };
     let mode = vec![("nbody_mode", json!(o.nbody_mode.name()))];
     cases.push(Case {
@@ -431,23 +432,10 @@ pub fn run(ctx: &mut Context, o: &OffloadOpts) -> Result<()> {
         masters: 1,
         boosters: shots,
         processes: 1 + shots * (1 + workers),
-        args: [
-            "--shots".to_string(),
-            shots.to_string(),
-            "--workers".to_string(),
-            workers.to_string(),
-            "--grid".to_string(),
-            "256".to_string(),
-            "--freqs".to_string(),
-            freqs.to_string(),
-            "--grads".to_string(),
-            grads.to_string(),
-            "--tests".to_string(),
-            tests.to_string(),
-            "--work".to_string(),
-            "64".to_string(),
-        ]
-        .to_vec(),
+        args: words(&format!(
+            "--shots {shots} --workers {workers} --grid 256 --freqs {freqs} --grads {grads} \
+             --tests {tests} --work 64"
+        )),
         configs: paper_configs(&fwi_faults, shots),
         tasks_per_master: freqs * grads * (1 + tests) * shots,
         notes: vec![

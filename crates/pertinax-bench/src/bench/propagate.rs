@@ -520,33 +520,22 @@ mod tests {
 
     #[test]
     fn command_lines() {
-        use crate::cli::{Cli, Command};
-        use clap::Parser;
-        let Command::Propagate(d) = Cli::try_parse_from(["b", "propagate"]).unwrap().command else {
+        use crate::cli::{parse, Command};
+        let Ok(Command::Propagate(d)) = parse("propagate") else {
             panic!("not propagate")
         };
         assert_eq!(d.opts, PropagateOpts::default());
         assert_eq!(d.opts.ranks, vec![2, 4, 8, 16]);
         assert_eq!((d.opts.reps(false), d.opts.reps(true)), (1000, 200));
         assert_eq!(d.common.launches_or(DEFAULT_LAUNCHES), 3);
-        let cli = Cli::try_parse_from([
-            "b",
-            "propagate",
-            "--ranks",
-            "2,16",
-            "--reps",
-            "50",
-            "--launches",
-            "4",
-        ])
-        .unwrap();
-        let Command::Propagate(a) = cli.command else {
+        let Ok(Command::Propagate(a)) = parse("propagate --ranks 2,16 --reps 50 --launches 4")
+        else {
             panic!("not propagate")
         };
         assert_eq!(a.opts.ranks, vec![2, 16]);
         assert_eq!(a.opts.reps(true), 50);
         assert_eq!(a.common.launches_or(DEFAULT_LAUNCHES), 4);
-        assert!(Cli::try_parse_from(["b", "propagate", "--ranks", "1"]).is_err());
-        assert!(Cli::try_parse_from(["b", "propagate", "--reps", "0"]).is_err());
+        assert!(parse("propagate --ranks 1").is_err());
+        assert!(parse("propagate --reps 0").is_err());
     }
 }

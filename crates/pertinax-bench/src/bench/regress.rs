@@ -28,7 +28,7 @@ use serde_json::json;
 use super::{head, Campaign, Context, Scratch};
 use crate::report::{jnum, Table};
 use crate::run::{Cmd, Variant};
-use crate::stats::median;
+use crate::stats::{self, median};
 
 /// One figure: which launch, which record and field.
 struct Figure {
@@ -81,70 +81,24 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
         ("old", old_launcher.as_path(), old_exe.as_path()),
         ("new", ctx.launcher.as_path(), ctx.exe.as_path()),
     ];
-    let (reps, batches) = if ctx.quick {
-        ("200", "3")
-    } else {
-        ("2000", "7")
-    };
+    let (reps, batches) = if ctx.quick { (200, 3) } else { (2000, 7) };
+    let coll = "worker coll --ops allreduce --sizes 8 --max-reps 1000 --warmup 20 --batches 5 \
+                --target-ms 100";
     // (label, ranks, worker arguments)
-    let mut cases: Vec<(String, usize, Vec<String>)> = vec![(
-        "pingpong".into(),
-        2,
-        [
-            "worker",
-            "pingpong",
-            "--sizes",
-            "0,8",
-            "--reps",
-            reps,
-            "--warmup",
-            "200",
-            "--batches",
-            batches,
-        ]
-        .map(String::from)
-        .to_vec(),
-    )];
-    for n in [2, 8] {
-        cases.push((
-            format!("allreduce n={n}"),
-            n,
-            [
-                "worker",
-                "coll",
-                "--ops",
-                "allreduce",
-                "--sizes",
-                "8",
-                "--max-reps",
-                "1000",
-                "--warmup",
-                "20",
-                "--batches",
-                "5",
-                "--target-ms",
-                "100",
-            ]
-            .map(String::from)
-            .to_vec(),
-        ));
-    }
-    cases.push((
-        "detection n=16".into(),
-        16,
-        [
-            "worker",
-            "ft",
-            "--mode",
-            "recv",
-            "--delay-ms",
-            "300",
-            "--agree-reps",
-            "5",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ));
+    let cases = [
+        (
+            "pingpong".to_string(),
+            2,
+            format!("worker pingpong --sizes 0,8 --reps {reps} --warmup 200 --batches {batches}"),
+        ),
+        ("allreduce n=2".into(), 2, coll.into()),
+        ("allreduce n=8".into(), 8, coll.into()),
+        (
+            "detection n=16".into(),
+            16,
+            "worker ft --mode recv --delay-ms 300 --agree-reps 5".into(),
+        ),
+    ];
     let mut variants = Vec::new();
     for (label, n, args) in &cases {
         for (b, launcher, exe) in &builds {
@@ -152,7 +106,7 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
             let cmd = Cmd::new(launcher)
                 .args(["run", "-n", &n.to_string(), "--"])
                 .arg(exe)
-                .args(args);
+                .args(args.split_whitespace());
             variants.push(if label.starts_with("detection") {
                 let kf = scratch.file(&name);
                 Variant::new(name, cmd.arg("--kill-file").arg(&kf)).scratch(kf)
@@ -228,21 +182,12 @@ pub fn run(ctx: &mut Context, dir: &Path, tolerance_pct: f64) -> Result<()> {
             values(&c, 2 * f.pair + 1, f, true),
         );
         let (mfo, mfn) = (median(&fo), median(&fnew));
-        let fast_ratio = match (mfo, mfn) {
-            (Some(o), Some(n)) if o > 0.0 => Some(n / o),
-            _ => None,
-        };
+        let fast_ratio = stats::ratio(mfn, mfo);
         let (mo, mn) = (median(&old), median(&new));
-        let ratio = match (mo, mn) {
-            (Some(o), Some(n)) if o > 0.0 => Some(n / o),
-            _ => None,
-        };
+        let ratio = stats::ratio(mn, mo);
         let low = |v: &[f64]| v.iter().copied().reduce(f64::min);
         let (lo, ln) = (low(&old), low(&new));
-        let min_ratio = match (lo, ln) {
-            (Some(o), Some(n)) if o > 0.0 => Some(n / o),
-            _ => None,
-        };
+        let min_ratio = stats::ratio(ln, lo);
         let met = ratio.map(|r| r <= 1.0 + tolerance_pct / 100.0);
         if met != Some(true) {
             failed += 1;

@@ -310,21 +310,18 @@ impl WorkerArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Bench, Cli, Command};
-    use clap::Parser;
+    use crate::cli::{parse, Bench, Command};
 
-    fn check(argv: &[&str]) -> Bench<ResilientOpts> {
-        let mut all = vec!["b", "resilient"];
-        all.extend(argv);
-        match Cli::try_parse_from(all).map(|c| c.command) {
+    fn check(args: &str) -> Bench<ResilientOpts> {
+        match parse(&format!("resilient {args}")) {
             Ok(Command::Resilient(a)) => a,
-            other => panic!("{argv:?}: {other:?}"),
+            other => panic!("{args}: {other:?}"),
         }
     }
 
     #[test]
     fn defaults() {
-        let d = check(&[]);
+        let d = check("");
         assert_eq!(d.opts, ResilientOpts::default());
         let o = &d.opts;
         assert!([ResPart::Overhead, ResPart::Repair, ResPart::Apps]
@@ -343,32 +340,10 @@ mod tests {
 
     #[test]
     fn options() {
-        let a = check(&[
-            "--parts",
-            "overhead,apps",
-            "--ranks",
-            "2,16",
-            "--sweep-ranks",
-            "4",
-            "--sizes",
-            "8,1M",
-            "--reps",
-            "50",
-            "--warmup",
-            "5",
-            "--repair-ranks",
-            "3",
-            "--repair-iters",
-            "20",
-            "--app-ranks",
-            "2",
-            "--ep-class",
-            "w",
-            "--hier-k",
-            "4",
-            "--launches",
-            "4",
-        ]);
+        let a = check(
+            "--parts overhead,apps --ranks 2,16 --sweep-ranks 4 --sizes 8,1M --reps 50 --warmup 5 \
+             --repair-ranks 3 --repair-iters 20 --app-ranks 2 --ep-class w --hier-k 4 --launches 4",
+        );
         let o = &a.opts;
         assert!(o.wants(ResPart::Apps) && !o.wants(ResPart::Repair));
         assert_eq!((o.ranks.clone(), o.sweep_ranks), (vec![2, 16], 4));
@@ -382,32 +357,26 @@ mod tests {
         assert_eq!((o.hier_k(8), o.hier_k(16)), (4, 4));
         assert_eq!(a.common.launches_or(3), 4);
         for bad in [
-            &["--ranks", "1"][..],
-            &["--repair-ranks", "2"],
-            &["--repair-iters", "5"],
-            &["--ep-class", "E"],
-            &["--parts", "hier"],
-            &["--reps", "0"],
-            &["--hier-k", "1"],
-            &["--hier-k", "x"],
+            "--ranks 1",
+            "--repair-ranks 2",
+            "--repair-iters 5",
+            "--ep-class E",
+            "--parts hier",
+            "--reps 0",
+            "--hier-k 1",
+            "--hier-k x",
         ] {
-            let mut all = vec!["b", "resilient"];
-            all.extend(bad);
-            assert!(Cli::try_parse_from(all).is_err(), "{bad:?}");
+            assert!(parse(&format!("resilient {bad}")).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn workers() {
-        let w = |argv: &[&str]| {
-            let mut all = vec!["b", "worker"];
-            all.extend(argv);
-            match Cli::try_parse_from(all).map(|c| c.command) {
-                Ok(Command::Worker(w)) => w,
-                other => panic!("{argv:?}: {other:?}"),
-            }
+        let w = |args: &str| match parse(&format!("worker {args}")) {
+            Ok(Command::Worker(w)) => w,
+            other => panic!("{args}: {other:?}"),
         };
-        let d = w(&["resilient"]).res();
+        let d = w("resilient").res();
         assert_eq!(d.comms, ResComm::FLAT.to_vec());
         assert_eq!((d.reps, d.warmup), (2000, 200));
         assert_eq!(
@@ -419,10 +388,10 @@ mod tests {
                 (CollOp::Allreduce, 1)
             ]
         );
-        let p = w(&["resilient", "--comms", "log,plain,hier", "--ops", "bcast"]).res();
+        let p = w("resilient --comms log,plain,hier --ops bcast").res();
         assert_eq!(p.comms, [ResComm::Log, ResComm::Plain, ResComm::Hier]);
         assert_eq!(p.cases, [(CollOp::Bcast, 1)]);
-        let r = w(&["repair", "--check", "log", "--iters", "40", "--warmup", "5"]).repair();
+        let r = w("repair --check log --iters 40 --warmup 5").repair();
         assert_eq!(
             r,
             RepairParams {
@@ -431,7 +400,7 @@ mod tests {
                 warmup: 5
             }
         );
-        let d = w(&["repair"]).repair();
+        let d = w("repair").repair();
         assert_eq!(d.check, ResCheck::Agree);
         assert_eq!(d.iters, REPAIR_WARMUP + 300 + REPAIR_AFTER);
         for c in ResComm::ALL {

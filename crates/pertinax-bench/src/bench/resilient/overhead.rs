@@ -607,11 +607,8 @@ mod tests {
             "{s:?}"
         );
         // The worker reads back what the bench passes.
-        use crate::cli::{Cli, Command};
-        use clap::Parser;
-        let mut argv = vec!["b".to_string()];
-        argv.extend(s);
-        let Command::Worker(w) = Cli::try_parse_from(argv).unwrap().command else {
+        use crate::cli::{parse, Command};
+        let Ok(Command::Worker(w)) = parse(&s.join(" ")) else {
             panic!("not worker")
         };
         let p = w.res();
