@@ -66,6 +66,27 @@ fn agree_survives_kills_before_and_after_collectives_and_in_agreements() {
     }
 }
 
+/// Small collectives fold into one agreement under the agree check on the
+/// native backend (barrier; bcast, reduce, allreduce of up to 12 bytes):
+/// a victim killed before and right after its contribution to each of the
+/// first agreements of a run (one per operation, folded or not) leaves
+/// the survivors with one outcome each and the same answers.
+#[test]
+fn kills_in_every_early_agreement_leave_one_outcome() {
+    for hit in 1..=12 {
+        for point in ["ft.agree.enter", "ft.agree.contributed"] {
+            let k = format!("2@{point}#{hit}");
+            let j = ops(5, "agree", "full", 3, &["--kill", &k]);
+            j.agreed(4, &k);
+            assert!(
+                j.oks() == 4 && j.stdout.contains("failed=[2]"),
+                "{k}: the kill did not land, or the victim is not reported\n{}",
+                j.stdout
+            );
+        }
+    }
+}
+
 #[test]
 fn log_survives_kills_before_and_after_collectives() {
     for (n, k) in KILLS.iter().filter(|(_, k)| !k.contains("agree")) {
