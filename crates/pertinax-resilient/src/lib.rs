@@ -91,7 +91,16 @@
 //!
 //! - [`Check::Agree`] (the default, Legio's way): an agreement after every
 //!   collective decides whether it succeeded everywhere; if not, everybody
-//!   repairs and repeats it. Right for every program.
+//!   repairs and repeats it. Right for every program. Where the backend's
+//!   agreement carries words at the price of a flag (native: each member's
+//!   record is one write to shared memory), a barrier, and a bcast, reduce
+//!   or allreduce of at most 12 bytes, is that agreement alone
+//!   ([`pertinax::Comm::agree_gather`]): every member contributes its data
+//!   and computes the result from the records every member reads the
+//!   same, so the collective is uniform by construction and the fault-free
+//!   path has one agreement and no collective (members that ended without
+//!   contributing are repaired away before it returns). On MPI, whose
+//!   agreement carries one word, these run as collective plus agreement.
 //! - [`Check::Log`] (`--resilient-check log`): no agreement on the
 //!   fault-free path. A rank keeps, for each collective since the last
 //!   synchronizing one (barrier, allreduce, allgather: their completion
