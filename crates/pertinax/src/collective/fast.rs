@@ -106,6 +106,58 @@ impl Comm {
         Ok(())
     }
 
+    /// Allgather of equal blocks of `send.len()` bytes into `recv` (as
+    /// `algo::allgatherv` for contiguous blocks: recursive doubling on
+    /// power-of-two sizes, ring otherwise, with its phases).
+    pub(crate) fn fast_allgather(&self, send: &[u8], recv: &mut [u8], seq: u32) -> Result<()> {
+        let (n, r) = (self.size(), self.inner.rank as usize);
+        let b = send.len();
+        recv[r * b..(r + 1) * b].copy_from_slice(send);
+        if n.is_power_of_two() {
+            let mut d = 1;
+            let mut k = 0;
+            while d < n {
+                let pr = r ^ d;
+                let (mine, theirs) = ((r / d) * d, (pr / d) * d);
+                self.fast_send(&recv[mine * b..(mine + d) * b], pr, seq, 1 + k)?;
+                self.fast_recv(&mut recv[theirs * b..(theirs + d) * b], pr, seq, 1 + k)?;
+                d <<= 1;
+                k += 1;
+            }
+            return Ok(());
+        }
+        let (right, left) = ((r + 1) % n, (r + n - 1) % n);
+        for k in 0..n - 1 {
+            let (sb, rb) = ((r + n - k) % n, (r + n - k - 1) % n);
+            if b > 0 {
+                self.fast_send(&recv[sb * b..(sb + 1) * b], right, seq, 1 + k as u32)?;
+                self.fast_recv(&mut recv[rb * b..(rb + 1) * b], left, seq, 1 + k as u32)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// All-to-all of equal blocks (as the small branch of
+    /// `algo::alltoallv`: every send, then every receive, the phase being
+    /// the partner's distance).
+    pub(crate) fn fast_alltoall(&self, send: &[u8], recv: &mut [u8], seq: u32) -> Result<()> {
+        let (n, r) = (self.size(), self.inner.rank as usize);
+        let b = send.len() / n.max(1);
+        recv[r * b..(r + 1) * b].copy_from_slice(&send[r * b..(r + 1) * b]);
+        if b == 0 {
+            return Ok(());
+        }
+        for k in 1..n {
+            let to = (r + k) % n;
+            self.fast_send(&send[to * b..(to + 1) * b], to, seq, k as u32)?;
+        }
+        for k in 1..n {
+            let from = (r + n - k) % n;
+            self.fast_recv(&mut recv[from * b..(from + 1) * b], from, seq, k as u32)?;
+        }
+        Ok(())
+    }
+
     /// Binomial broadcast (as `algo::bcast`).
     pub(crate) fn fast_bcast(&self, buf: &mut [u8], root: u32, seq: u32) -> Result<()> {
         let (n, r) = (self.size(), self.inner.rank as usize);

@@ -893,6 +893,14 @@ impl Comm {
             };
             return self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |_, _, _| {});
         }
+        // Straight-line when everything this rank sends is small (at most
+        // half of `recv`, in recursive doubling's last step).
+        if self.fast_path(std::mem::size_of_val(recv)) {
+            self.allgather_check(send.len(), recv.len())?;
+            self.coll_live()?;
+            let seq = self.next_seq();
+            return self.fast_allgather(bytes(send), bytes_mut(recv), seq);
+        }
         crate::request::scope(|s| self.iallgather(s, send, recv)?.wait().map(|_| ()))
     }
 
@@ -992,6 +1000,14 @@ impl Comm {
             let (lens, _) = self.alltoall_layout::<T>(send.len(), recv.len())?;
             let kind = CollKind::Alltoall { len: lens[0] };
             return self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |_, _, _| {});
+        }
+        // Straight-line when the whole exchange is small (its blocks are
+        // then below `algo::ALLTOALL_LARGE`, as the schedule's small branch).
+        if self.fast_path(std::mem::size_of_val(send)) {
+            self.alltoall_layout::<T>(send.len(), recv.len())?;
+            self.coll_live()?;
+            let seq = self.next_seq();
+            return self.fast_alltoall(bytes(send), bytes_mut(recv), seq);
         }
         crate::request::scope(|s| self.ialltoall(s, send, recv)?.wait().map(|_| ()))
     }
