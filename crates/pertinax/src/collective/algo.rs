@@ -100,54 +100,9 @@ fn reduce_to_zero(b: &mut Builder, acc: usize, tmp: usize, len: usize, base: u32
     }
 }
 
-/// Most ranks for which a small reduce is linear (every rank sends to the
-/// root, which combines in rank order): on cores shared by several ranks a
-/// tree's inner ranks must each be scheduled in turn before the root can
-/// finish, where a linear reduce needs only the root, and a sender returns
-/// at once.
-pub(crate) const REDUCE_LINEAR_MAX: usize = 16;
-
-/// Linear reduce of `len` bytes to `root`: every other rank sends its
-/// contribution (phase 1); the root combines them in rank order,
-/// `((x0 ⊕ x1) ⊕ x2) ⊕ ...`, into `out`.
-fn reduce_linear(b: &mut Builder, inp: usize, out: usize, len: usize, root: u32) {
-    let (n, r) = (b.size as usize, b.rank);
-    if r != root {
-        b.round(1);
-        b.send(root, inp, 0..len);
-        return;
-    }
-    b.round(0);
-    let mut mine = inp;
-    if root == 0 {
-        if inp != out {
-            b.copy(inp, 0..len, out, 0..len);
-        }
-    } else {
-        if inp == out {
-            // In place: keep this rank's contribution for its turn.
-            mine = b.scratch(len);
-            b.copy(inp, 0..len, mine, 0..len);
-        }
-        b.round(1);
-        b.recv(0, out, 0..len);
-    }
-    let tmp = b.scratch(len);
-    for i in 1..n as u32 {
-        b.round(1);
-        if i == root {
-            b.combine(out, 0..len, mine, 0..len, true);
-        } else {
-            b.recv(i, tmp, 0..len);
-            b.combine(out, 0..len, tmp, 0..len, true);
-        }
-    }
-}
-
 /// Reduce of `len` bytes (`count` elements of `elem` bytes) from `inp`
 /// into `out` at `root` (`out` is only written at the root). Small vectors:
-/// linear up to [`REDUCE_LINEAR_MAX`] ranks, else a binomial tree to rank 0
-/// in rank order, then to the root. Large ones: the
+/// binomial tree to rank 0 in rank order, then to the root. Large ones: the
 /// allreduce schedule (reduce-scatter, then allgather), whose result every
 /// rank computes; the non-roots keep it in scratch.
 pub(crate) fn reduce(b: &mut Builder, inp: usize, out: usize, len: usize, elem: usize, root: u32) {
@@ -160,10 +115,6 @@ pub(crate) fn reduce(b: &mut Builder, inp: usize, out: usize, len: usize, elem: 
         return;
     }
     let r = b.rank;
-    if n <= REDUCE_LINEAR_MAX {
-        reduce_linear(b, inp, out, len, root);
-        return;
-    }
     let acc = if r == 0 && root == 0 {
         out
     } else {

@@ -8,7 +8,7 @@
 
 use bytemuck::Pod;
 
-use super::algo::{ALLREDUCE_LARGE, REDUCE_LINEAR_MAX};
+use super::algo::ALLREDUCE_LARGE;
 use super::schedule::tag;
 use crate::backend::{Backend, MatchSpec};
 use crate::comm::Comm;
@@ -224,8 +224,8 @@ impl Comm {
         Ok(())
     }
 
-    /// Linear reduce up to `algo::REDUCE_LINEAR_MAX` ranks, else binomial
-    /// to rank 0 in rank order, then to the root (as `algo::reduce`). `acc` holds this rank's contribution on entry and
+    /// Binomial reduce to rank 0 in rank order, then to the root (as
+    /// `algo::reduce`). `acc` holds this rank's contribution on entry and
     /// the result at the root on return.
     pub(crate) fn fast_reduce<T: Pod>(
         &self,
@@ -237,30 +237,6 @@ impl Comm {
         let (n, v) = (self.size(), self.inner.rank as usize);
         let mut scratch = Scratch::new(std::mem::size_of_val(acc));
         let tmp = scratch.slice::<T>(acc.len())?;
-        if n <= REDUCE_LINEAR_MAX {
-            // As `algo::reduce_linear`.
-            let root = root as usize;
-            if v != root {
-                return self.fast_send(bytemuck::cast_slice(acc), root, seq, 1);
-            }
-            if root != 0 {
-                // `acc` starts as rank 0's contribution; this rank's waits
-                // in `tmp` for its turn.
-                tmp.copy_from_slice(acc);
-                self.fast_recv(bytemuck::cast_slice_mut(acc), 0, seq, 1)?;
-            }
-            let mut theirs = Scratch::new(std::mem::size_of_val(acc));
-            let got = theirs.slice::<T>(acc.len())?;
-            for i in 1..n {
-                if i == root {
-                    op.combine(acc, tmp, true)?;
-                } else {
-                    self.fast_recv(bytemuck::cast_slice_mut(got), i, seq, 1)?;
-                    op.combine(acc, got, true)?;
-                }
-            }
-            return Ok(());
-        }
         let mut d = 1;
         let mut k = 0;
         while d < n {
