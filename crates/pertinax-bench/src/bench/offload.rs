@@ -383,40 +383,31 @@ pub fn run(ctx: &mut Context, o: &OffloadOpts) -> Result<()> {
             o.bodies
         ))
     };
-    let mode = vec![("nbody_mode", json!(o.nbody_mode.name()))];
-    cases.push(Case {
-        name: "nbody-global",
-        prog: prog("pertinax-nbody")?,
-        tag: "NBODY ",
-        masters: n,
-        boosters: n,
-        processes: 2 * n,
-        args: nb("global"),
-        configs: if each {
-            nbody_error_each(true, steps)
-        } else {
-            paper_configs(&format!("booster.{}.{}@1", n - 1, steps / 2), n)
-        },
-        tasks_per_master: 1,
-        notes: mode.clone(),
-    });
-    let partial_tasks = steps * 2 * n;
-    cases.push(Case {
-        name: "nbody-partial",
-        prog: prog("pertinax-nbody")?,
-        tag: "NBODY ",
-        masters: n,
-        boosters: n,
-        processes: 2 * n,
-        args: nb("partial"),
-        configs: if each {
-            nbody_error_each(false, steps)
-        } else {
-            paper_configs(&format!("booster.{}.{}@1", n - 1, partial_tasks / 2), n)
-        },
-        tasks_per_master: partial_tasks,
-        notes: mode,
-    });
+    // The global version offloads one task per run, the partial one a
+    // `forces` and an `update` per step and booster; the fault hits the
+    // middle one.
+    for (global, name, tasks) in [
+        (true, "nbody-global", 1),
+        (false, "nbody-partial", steps * 2 * n),
+    ] {
+        let middle = if global { steps / 2 } else { tasks / 2 };
+        cases.push(Case {
+            name,
+            prog: prog("pertinax-nbody")?,
+            tag: "NBODY ",
+            masters: n,
+            boosters: n,
+            processes: 2 * n,
+            args: nb(if global { "global" } else { "partial" }),
+            configs: if each {
+                nbody_error_each(global, steps)
+            } else {
+                paper_configs(&format!("booster.{}.{middle}@1", n - 1), n)
+            },
+            tasks_per_master: tasks,
+            notes: vec![("nbody_mode", json!(o.nbody_mode.name()))],
+        });
+    }
     let (shots, workers, freqs, grads, tests) = (o.shots.max(1), 2, 2, 2, 2);
     let fwi_faults = fwi_plan(
         o.fwi_faults,

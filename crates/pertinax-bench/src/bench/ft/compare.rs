@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde_json::json;
 
-use super::{cell, med_cell, tally, Goal, Impl, Kept};
+use super::{cell, decimals, med_cell, tally, Goal, Impl, Kept};
 use super::{DETECT_MAX_MS, DETECT_SPEEDUP, E2E_MAX_MS, GOAL_RANKS};
 use crate::bench::{head, listed, Context, Pace, Scratch, Tally};
 use crate::cli::{FtMode, FtOpts};
@@ -15,22 +15,22 @@ use crate::report::{jnum, ratio, Table};
 use crate::run::Variant;
 use crate::stats::{self, Summary};
 
-/// The fields of an `FT` line, in table order: (field, column title, decimals).
-const FT_FIELDS: [(&str, &str, usize); 14] = [
-    ("det_min_ms", "det min", 3),
-    ("det_med_ms", "det med", 3),
-    ("det_max_ms", "det max", 3),
-    ("revoke_max_us", "revoke max µs", 1),
-    ("shrink_med_ms", "shrink med", 3),
-    ("shrink_max_ms", "shrink max", 3),
-    ("revoke_shrink_max_ms", "rv+sh max", 3),
-    ("e2e_med_ms", "e2e med", 3),
-    ("e2e_max_ms", "e2e max", 3),
-    ("agree_healthy_us", "agree healthy µs", 1),
-    ("agree_shrunk_us", "agree shrunk µs", 1),
-    ("shrink_healthy_us", "shrink healthy µs", 1),
-    ("agree_after_fail_med_ms", "agree after fail", 3),
-    ("agree_after_ack_med_ms", "agree after ack", 3),
+/// The fields of an `FT` line, in table order: (field, column title).
+const FT_FIELDS: [(&str, &str); 14] = [
+    ("det_min_ms", "det min"),
+    ("det_med_ms", "det med"),
+    ("det_max_ms", "det max"),
+    ("revoke_max_us", "revoke max µs"),
+    ("shrink_med_ms", "shrink med"),
+    ("shrink_max_ms", "shrink max"),
+    ("revoke_shrink_max_ms", "rv+sh max"),
+    ("e2e_med_ms", "e2e med"),
+    ("e2e_max_ms", "e2e max"),
+    ("agree_healthy_us", "agree healthy µs"),
+    ("agree_shrunk_us", "agree shrunk µs"),
+    ("shrink_healthy_us", "shrink healthy µs"),
+    ("agree_after_fail_med_ms", "agree after fail"),
+    ("agree_after_ack_med_ms", "agree after ack"),
 ];
 
 type Tallies = BTreeMap<(Impl, FtMode), Tally<Kept>>;
@@ -110,7 +110,11 @@ fn full_table(n: usize, tallies: &Tallies) -> String {
             config.clone(),
             format!("{} [{}, {}]", tl.ok_of_runs(), e.hung_after, e.hung_before),
         ];
-        row.extend(FT_FIELDS.iter().map(|(f, _, d)| med_cell(tl.get(f), *d)));
+        row.extend(
+            FT_FIELDS
+                .iter()
+                .map(|(f, _)| med_cell(tl.get(f), decimals(f))),
+        );
         row.push(tl.classes().unwrap_or("-").into());
         row.push(
             e.exits
@@ -137,97 +141,50 @@ fn full_table(n: usize, tallies: &Tallies) -> String {
     s
 }
 
-/// The comparison rows: (title, field, modes, decimals, pooled over modes).
-const COMPARED: [(&str, &str, &[FtMode], usize, bool); 13] = [
-    (
-        "detection min",
-        "det_min_ms",
-        &[FtMode::Recv, FtMode::Allreduce],
-        3,
-        false,
-    ),
-    (
-        "detection med",
-        "det_med_ms",
-        &[FtMode::Recv, FtMode::Allreduce],
-        3,
-        false,
-    ),
-    (
-        "detection max",
-        "det_max_ms",
-        &[FtMode::Recv, FtMode::Allreduce],
-        3,
-        false,
-    ),
+/// The modes where a failure interrupts a blocked call (detection).
+const DETECT: &[FtMode] = &[FtMode::Recv, FtMode::Allreduce];
+/// Every mode ft.c has too.
+const ALL: &[FtMode] = &FtMode::COMPARED;
+
+/// The comparison rows: (title, field, modes, pooled over modes); the
+/// decimals follow the unit ([`decimals`]).
+const COMPARED: [(&str, &str, &[FtMode], bool); 13] = [
+    ("detection min", "det_min_ms", DETECT, false),
+    ("detection med", "det_med_ms", DETECT, false),
+    ("detection max", "det_max_ms", DETECT, false),
     (
         "detection med (agree in flight)",
         "det_med_ms",
         &[FtMode::Agreeblk],
-        3,
         false,
     ),
     (
         "revoke max µs",
         "revoke_max_us",
         &[FtMode::Allreduce],
-        1,
         false,
     ),
-    (
-        "revoke+shrink max",
-        "revoke_shrink_max_ms",
-        &FtMode::COMPARED,
-        3,
-        false,
-    ),
-    (
-        "shrink med (after failure)",
-        "shrink_med_ms",
-        &FtMode::COMPARED,
-        3,
-        false,
-    ),
-    (
-        "shrink healthy µs",
-        "shrink_healthy_us",
-        &FtMode::COMPARED,
-        1,
-        true,
-    ),
-    (
-        "agree healthy µs",
-        "agree_healthy_us",
-        &FtMode::COMPARED,
-        1,
-        true,
-    ),
-    (
-        "agree on shrunk comm µs",
-        "agree_shrunk_us",
-        &FtMode::COMPARED,
-        1,
-        true,
-    ),
+    ("revoke+shrink max", "revoke_shrink_max_ms", ALL, false),
+    ("shrink med (after failure)", "shrink_med_ms", ALL, false),
+    ("shrink healthy µs", "shrink_healthy_us", ALL, true),
+    ("agree healthy µs", "agree_healthy_us", ALL, true),
+    ("agree on shrunk comm µs", "agree_shrunk_us", ALL, true),
     (
         "agree after failure (unacked)",
         "agree_after_fail_med_ms",
         &[FtMode::Agree],
-        3,
         false,
     ),
     (
         "agree after ack",
         "agree_after_ack_med_ms",
         &[FtMode::Agree],
-        3,
         false,
     ),
     (
         "e2e max (kill -> allreduce on shrunk)",
         "e2e_max_ms",
-        &FtMode::COMPARED,
-        3,
+        ALL,
         false,
     ),
 ];
@@ -278,7 +235,8 @@ impl Compared {
 
 fn compared(tallies: &Tallies, modes: &[FtMode]) -> Vec<Compared> {
     let mut out = Vec::new();
-    for (title, field, ms, d, pooled) in COMPARED {
+    for (title, field, ms, pooled) in COMPARED {
+        let d = decimals(field);
         let ms: Vec<FtMode> = ms.iter().copied().filter(|m| modes.contains(m)).collect();
         if ms.is_empty() {
             continue;
@@ -364,7 +322,7 @@ fn json_rows(ctx: &Context, n: usize, tallies: &Tallies) {
         row.insert("valid".into(), json!(t.counted.len()));
         row.insert("hangs_after_results".into(), json!(t.ended.hung_after));
         row.insert("hangs_before_results".into(), json!(t.ended.hung_before));
-        for (f, _, _) in FT_FIELDS {
+        for (f, _) in FT_FIELDS {
             row.insert(f.into(), jnum(t.get(f).map(|s| s.median)));
         }
         ctx.out.json(&serde_json::Value::Object(row));

@@ -124,6 +124,16 @@ fn valid_summary(r: &Record) -> bool {
     r.get("ok") == Some("1") && r.get("kill_file") != Some("MISSING")
 }
 
+/// The decimals a field's values are shown with: 1 for µs (`_us`), 3 for
+/// ms.
+fn decimals(field: &str) -> usize {
+    if field.ends_with("_us") {
+        1
+    } else {
+        3
+    }
+}
+
 /// `median (min..max)` with `d` decimals, or `-`.
 fn cell(s: Option<Summary>, d: usize) -> String {
     s.map_or("-".into(), |s| {

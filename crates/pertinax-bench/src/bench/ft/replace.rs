@@ -4,21 +4,21 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::{cell, tally, Goal};
+use super::{cell, decimals, tally, Goal};
 use crate::bench::{head, listed, Campaign, Context, Pace, Scratch};
 use crate::cli::FtOpts;
 use crate::report::{jnum, Table};
 use crate::run::{Cmd, Variant};
 
-/// The fields of a `REPL` line.
-const REPL_FIELDS: [(&str, &str, usize); 7] = [
-    ("det_med_ms", "det med", 3),
-    ("det_max_ms", "det max", 3),
-    ("replace_med_ms", "replace_failed med", 3),
-    ("replace_max_ms", "replace_failed max", 3),
-    ("repl_init_ms", "kill → replacement's init done", 3),
-    ("repl_e2e_ms", "kill → replacement's allreduce done", 3),
-    ("e2e_max_ms", "e2e max", 3),
+/// The fields of a `REPL` line: (field, column title).
+const REPL_FIELDS: [(&str, &str); 7] = [
+    ("det_med_ms", "det med"),
+    ("det_max_ms", "det max"),
+    ("replace_med_ms", "replace_failed med"),
+    ("replace_max_ms", "replace_failed max"),
+    ("repl_init_ms", "kill → replacement's init done"),
+    ("repl_e2e_ms", "kill → replacement's allreduce done"),
+    ("e2e_max_ms", "e2e max"),
 ];
 
 pub(super) fn replace(ctx: &mut Context, o: &FtOpts, pace: Pace, s: &Scratch) -> Result<Vec<Goal>> {
@@ -71,7 +71,11 @@ pub(super) fn replace(ctx: &mut Context, o: &FtOpts, pace: Pace, s: &Scratch) ->
                 replacement.into(),
                 format!("{} [{}]", tl.ok_of_runs(), tl.ended.hangs()),
             ];
-            row.extend(REPL_FIELDS.iter().map(|(f, _, d)| cell(tl.get(f), *d)));
+            row.extend(
+                REPL_FIELDS
+                    .iter()
+                    .map(|(f, _)| cell(tl.get(f), decimals(f))),
+            );
             let spares = tl.spares();
             let used = spares.iter().filter(|s| **s).count();
             row.push(format!("{used}/{}", spares.len()));
@@ -83,7 +87,7 @@ pub(super) fn replace(ctx: &mut Context, o: &FtOpts, pace: Pace, s: &Scratch) ->
             j.insert("ranks".into(), json!(n));
             j.insert("launches".into(), json!(tl.ended.runs));
             j.insert("valid".into(), json!(tl.counted.len()));
-            for (f, _, _) in REPL_FIELDS {
+            for (f, _) in REPL_FIELDS {
                 j.insert(f.into(), jnum(tl.get(f).map(|s| s.median)));
             }
             ctx.out.json(&serde_json::Value::Object(j));
