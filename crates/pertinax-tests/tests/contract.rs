@@ -264,20 +264,20 @@ fn a_job_killed_at_its_bound_leaves_no_file_behind() {
     let spec = Spec::new(2, &["hang"])
         .program(prog)
         .on(TestBackend::Mpi)
-        .bound(12);
+        .bound(8);
     let mut seen = None;
     let j = run_with(spec, |_, mpirun| {
         let session = std::env::temp_dir().join(format!("ompi.{mpirun}"));
         // Until mpirun has exec'd, its environment is this test's (no mark).
         let mut mark = None;
-        pertinax_harness::wait_for(Duration::from_secs(10), || {
+        pertinax_harness::wait_for(Duration::from_secs(7), || {
             mark = pertinax_harness::environ_value(mpirun, pertinax_harness::MARK_VAR);
             mark.is_some()
         });
         let mark = mark.expect("mpirun's environment has the test mark");
         let shm = std::path::Path::new("/dev/shm").join(format!("ompi-sm-{mark}"));
         // Both exist once the ranks are up (the segments by MPI_Init).
-        let up = pertinax_harness::wait_for(Duration::from_secs(10), || {
+        let up = pertinax_harness::wait_for(Duration::from_secs(7), || {
             session.is_dir() && std::fs::read_dir(&shm).is_ok_and(|mut d| d.next().is_some())
         });
         assert!(
