@@ -385,12 +385,7 @@ impl Resilient {
         }
         let mut bytes = [0u8; FOLD_BYTES];
         bytes[..mine.len()].copy_from_slice(mine);
-        let word = |i: usize| {
-            let mut w = [0u8; 4];
-            w.copy_from_slice(&bytes[4 * i..4 * i + 4]);
-            u32::from_le_bytes(w)
-        };
-        let data = [word(0), word(1), word(2)];
+        let data: [u32; 3] = bytemuck::cast(bytes);
         loop {
             let (g, new_failure) = {
                 let st = self.st.borrow();
@@ -416,13 +411,7 @@ impl Resilient {
             {
                 let st = self.st.borrow();
                 for (c, d) in g.data.iter().enumerate() {
-                    if let Some(w) = d {
-                        let mut b = [0u8; FOLD_BYTES];
-                        for (i, x) in w.iter().enumerate() {
-                            b[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
-                        }
-                        out[st.cur_to_orig[c]] = Some(b);
-                    }
+                    out[st.cur_to_orig[c]] = d.map(bytemuck::cast);
                 }
             }
             if new_failure {

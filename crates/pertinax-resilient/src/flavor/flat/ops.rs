@@ -129,29 +129,28 @@ fn check_reduce(send: &[u8], recv: Option<&[u8]>, op: DynOp<'_>) -> Result<(), E
     Ok(())
 }
 
-impl Resilient {
-    /// The reduction by `op`, in original rank order, of the first `n`
-    /// bytes of every contribution of a folded collective, into `recv`
-    /// (checked by [`check_reduce`]).
-    fn fold_reduce(
-        &self,
-        all: &[Option<[u8; super::FOLD_BYTES]>],
-        n: usize,
-        recv: &mut [u8],
-        op: DynOp<'_>,
-    ) -> Result<(), Error> {
-        let mut first = true;
-        for b in all.iter().flatten() {
-            if first {
-                recv.copy_from_slice(&b[..n]);
-                first = false;
-            } else {
-                op.combine(recv, &b[..n], true)?;
-            }
+/// The reduction by `op`, in original rank order, of the first `n` bytes
+/// of every contribution of a folded collective, into `recv` (checked by
+/// [`check_reduce`]).
+fn fold_reduce(
+    all: &[Option<[u8; super::FOLD_BYTES]>],
+    n: usize,
+    recv: &mut [u8],
+    op: DynOp<'_>,
+) -> Result<(), Error> {
+    let mut first = true;
+    for b in all.iter().flatten() {
+        if first {
+            recv.copy_from_slice(&b[..n]);
+            first = false;
+        } else {
+            op.combine(recv, &b[..n], true)?;
         }
-        Ok(())
     }
+    Ok(())
+}
 
+impl Resilient {
     /// The outcome of a reduction over the survivors now.
     fn outcome_now(&self) -> Outcome {
         Outcome {
@@ -287,7 +286,7 @@ impl Communicator for Resilient {
                 self.gone(Kind::Reduce, root)?
             } else {
                 if self.me == root {
-                    self.fold_reduce(&all, send.len(), recv, op)?;
+                    fold_reduce(&all, send.len(), recv, op)?;
                 }
                 self.outcome_now()
             };
@@ -326,7 +325,7 @@ impl Communicator for Resilient {
         if self.folds(send.len()) {
             check_reduce(send, Some(recv), op)?;
             let all = self.folded(send)?;
-            self.fold_reduce(&all, send.len(), recv, op)?;
+            fold_reduce(&all, send.len(), recv, op)?;
             let out = self.outcome_now();
             self.record(What::Spread, true, 0, |_| Serve::Nothing)?;
             return Ok(out);
