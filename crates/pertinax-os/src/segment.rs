@@ -40,7 +40,9 @@ pub struct Header {
     capacity: AtomicU32,
     ring_bytes: AtomicU64,
     /// Incremented (and all sleepers woken) whenever the launcher publishes
-    /// news that every process should look at (failures, shutdown).
+    /// news that every process should look at (failures, shutdown), and by
+    /// a process after it bumped another's `news` (a revocation): the one
+    /// word every process polls for news.
     pub event_epoch: AtomicU64,
     /// Free-form words for the runtime's job-wide state.
     pub words: [AtomicU64; 16],
@@ -59,7 +61,8 @@ pub struct ProcBlock {
     /// Slot state, owned by the launcher (see the runtime's docs).
     pub state: AtomicU32,
     /// Bumped by a process that left news for this one in the slot's
-    /// [`FtBlock`] (a revoked communicator); read on every progress round.
+    /// [`FtBlock`] (a revoked communicator), before it bumps the header's
+    /// `event_epoch`; read when the epoch moved.
     pub news: AtomicU64,
     _pad: [u64; 5],
     /// Heartbeat counter, bumped by the process while it is alive and

@@ -56,6 +56,9 @@ impl Comm {
     /// Receives into bytes (elements of `elem` bytes).
     pub(crate) fn raw_recv(&self, spec: MatchSpec, buf: &mut [u8], elem: usize) -> Result<Status> {
         let rt = &self.inner.rt;
+        if let Some(r) = rt.b.recv_direct(&spec, buf, elem) {
+            return r;
+        }
         let mut b = Backoff::default();
         lend::scope(
             |s| {

@@ -175,6 +175,10 @@ impl Backend for Active {
         on!(self, b => b.recv(spec, peers, buf, elem))
     }
     #[inline]
+    fn recv_direct(&self, spec: &MatchSpec, buf: &mut [u8], elem: usize) -> Option<Result<Status>> {
+        on!(self, b => b.recv_direct(spec, buf, elem))
+    }
+    #[inline]
     fn find(&self, spec: &MatchSpec) -> Option<Status> {
         on!(self, b => b.find(spec))
     }

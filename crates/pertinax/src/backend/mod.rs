@@ -555,6 +555,19 @@ pub(crate) trait Backend: Debug + Sized {
     /// Posts a receive into a lent buffer of `elem`-byte elements among
     /// `peers`.
     fn irecv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey;
+    /// A blocking receive straight into `buf`, without a request or a lent
+    /// buffer, if this backend can do it now (the native engine when
+    /// nothing else is pending there); `None` for [`Backend::recv`], in the
+    /// state the general path expects (see `Engine::recv_direct`).
+    #[inline]
+    fn recv_direct(
+        &self,
+        _spec: &MatchSpec,
+        _buf: &mut [u8],
+        _elem: usize,
+    ) -> Option<Result<Status>> {
+        None
+    }
     /// A blocking receive: [`Backend::irecv`] then [`Backend::wait`] (a
     /// backend may do both in one step; the blocking receive is a hot path).
     ///

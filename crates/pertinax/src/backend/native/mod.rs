@@ -273,6 +273,11 @@ impl Backend for Native {
     }
 
     #[inline]
+    fn recv_direct(&self, spec: &MatchSpec, buf: &mut [u8], elem: usize) -> Option<Result<Status>> {
+        self.engine.borrow_mut().recv_direct(spec, buf, elem)
+    }
+
+    #[inline]
     fn find(&self, spec: &MatchSpec) -> Option<Status> {
         self.engine.borrow().find(spec)
     }

@@ -511,6 +511,82 @@ impl Engine {
         key
     }
 
+    /// A blocking receive into `buf` without a request, when nothing else
+    /// is pending here: no posted receive (which could claim the message
+    /// first), no schedule, stream or discard, no ended peer or revoked
+    /// communicator (`trouble`: the doom rules), and no queued message that
+    /// matches. It progresses as [`Engine::progress`] does, but an eager
+    /// record that matches and fits is copied from the ring straight into
+    /// `buf`. `None` hands the receive to the general path (the request,
+    /// matching and doom rules) in the state a progress round leaves: when
+    /// any of those conditions stops holding, or a matching record is not
+    /// one this path takes (a rendezvous, or too long: it is queued as
+    /// unexpected by the usual handling, so the general path finds it).
+    pub fn recv_direct(
+        &mut self,
+        spec: &MatchSpec,
+        buf: &mut [u8],
+        elem: usize,
+    ) -> Option<Result<Status>> {
+        let quiet = |e: &Engine| {
+            !e.trouble
+                && e.m.posted.is_empty()
+                && e.colls.is_empty()
+                && e.discards.is_empty()
+                && e.m.streams.is_empty()
+                && !e.m.nacked
+        };
+        self.poll_events();
+        if !quiet(self)
+            || self
+                .m
+                .unexpected
+                .iter()
+                .any(|u| spec.matches(u.ctx, u.src, u.tag))
+        {
+            return None;
+        }
+        let mut b = Backoff::default();
+        loop {
+            if self.beat_in_progress {
+                self.beat();
+            }
+            let mut moved = self.outbox.flush();
+            for s in 0..self.poll_upto {
+                while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
+                    let wanted = spec.matches(meta.ctx, meta.src, meta.tag);
+                    if wanted
+                        && meta.kind == Kind::Eager as u8
+                        && Matcher::fits(payload.len(), buf.len(), elem).is_ok()
+                    {
+                        let len = payload.len();
+                        buf[..len].copy_from_slice(payload);
+                        self.inb[s].pop();
+                        return Some(Ok(Status {
+                            source: Rank(meta.src as i32),
+                            tag: Tag(meta.tag),
+                            len,
+                        }));
+                    }
+                    self.m.on_record(&mut self.outbox, s, meta, payload);
+                    self.inb[s].pop();
+                    if wanted || !quiet(self) {
+                        return None;
+                    }
+                    moved = true;
+                }
+            }
+            if self.poll_events() && !quiet(self) {
+                return None;
+            }
+            if moved {
+                b.reset();
+                continue;
+            }
+            self.idle(&mut b);
+        }
+    }
+
     /// A matching message already here, without receiving it.
     pub fn find(&self, spec: &MatchSpec) -> Option<Status> {
         self.m
@@ -562,30 +638,30 @@ impl Engine {
         moved
     }
 
-    /// Reads the failure epoch and this process's revocation news, and
-    /// applies what changed (failing the requests that can no longer
-    /// complete); true if anything changed. Two loads when nothing did:
-    /// cheap enough to run whenever an operation is posted, so that a post
-    /// sees a failure the launcher announced while this process was busy
-    /// elsewhere.
+    /// Reads the failure epoch and, when it moved, the slot states and this
+    /// process's revocation news, applying what changed (failing the
+    /// requests that can no longer complete); true if the epoch moved. One
+    /// load when nothing did: the launcher bumps the epoch for every
+    /// failure or finalization it announces, and a revoker bumps it after
+    /// poking the members (`registry::poke`), so this runs whenever an
+    /// operation is posted, and a post sees a failure or revocation that
+    /// happened while this process was busy elsewhere.
     fn poll_events(&mut self) -> bool {
         if !self.detect {
             return false;
         }
-        let mut moved = false;
         let epoch = self.seg.header().event_epoch.load(Ordering::Acquire);
-        if epoch != self.epoch_seen {
-            self.epoch_seen = epoch;
-            self.refresh_failures();
-            moved = true;
+        if epoch == self.epoch_seen {
+            return false;
         }
+        self.epoch_seen = epoch;
+        self.refresh_failures();
         let news = self.seg.proc_block(self.me).news.load(Ordering::Acquire);
         if news != self.news_seen {
             self.news_seen = news;
             self.on_news();
-            moved = true;
         }
-        moved
+        true
     }
 
     // ---- collectives ----------------------------------------------------

@@ -118,10 +118,14 @@ fn collective(ctx: u32) -> bool {
     ctx & 3 == 1
 }
 
-/// Wakes `slot` and tells it to look at its fault-tolerance entries.
+/// Wakes `slot` and tells it to look at its fault-tolerance entries: its
+/// `news`, then the job's event epoch, which is the one word every process
+/// polls (`Engine::poll_events` reads the news only when the epoch moved;
+/// bumped after the news, so whoever sees the epoch move sees the news).
 pub(crate) fn poke(seg: &Segment, slot: usize) {
     let pb = seg.proc_block(slot);
     pb.news.fetch_add(1, SeqCst);
+    seg.header().event_epoch.fetch_add(1, SeqCst);
     pb.wake.fetch_add(1, SeqCst);
     if pb.sleeping.load(SeqCst) != 0 {
         futex::wake(&pb.wake, i32::MAX);
