@@ -31,8 +31,12 @@
 //!   communicators are split from the merge of its intercommunicator (see
 //!   [`spawn`]). Tokens
 //!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
-//!   the agreement's own messages. Intercommunicators, spawn, `merge` and
-//!   `replace_failed`: see [`spawn`].
+//!   the agreement's own messages. The three beside the point-to-point one
+//!   are `MPI_Comm_dup`s made one after the other ([`dups`]), not
+//!   `MPI_Comm_idup`s started together: those overlap, but Open MPI 5.0.11
+//!   aborts every survivor when a member is dead
+//!   (`pertinax-mpi-sys/checks/idup.c`). Intercommunicators, spawn,
+//!   `merge` and `replace_failed`: see [`spawn`].
 //! - Sends are `MPI_Isend` of bytes on the context's MPI communicator
 //!   with the communicator's ranks (`send_eager` copies and lets go).
 //!   Receives are matched here, not posted to MPI: on every progress round
