@@ -683,8 +683,8 @@ fn shrink_live(old: &Trio, agreed: &[bool]) -> Result<(sys::Comm, Vec<usize>, u3
 /// One after the other, each a collective context allocation about as
 /// costly as `MPIX_Comm_shrink`, not `MPI_Comm_idup` started together: in
 /// Open MPI 5.0.11 concurrent `MPI_Comm_idup`s are faster (three of a
-/// communicator of 4 or 16 members in a third to a quarter of the time of
-/// three `MPI_Comm_dup`), but when a member is dead every survivor aborts
+/// communicator of 4 or 16 members in 15–47% of the time of three
+/// `MPI_Comm_dup`), but when a member is dead every survivor aborts
 /// in `MPI_Waitall` (`free(): invalid pointer` in libmpi's progress), and a
 /// single one fails with `MPI_ERR_INTERN` instead of
 /// `MPIX_ERR_PROC_FAILED` (`pertinax-mpi-sys/checks/idup.c`).
