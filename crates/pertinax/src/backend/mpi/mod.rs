@@ -31,8 +31,12 @@
 //!   communicators are split from the merge of its intercommunicator (see
 //!   [`spawn`]). Tokens
 //!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
-//!   the agreement's own messages. Intercommunicators, spawn, `merge` and
-//!   `replace_failed`: see [`spawn`].
+//!   the agreement's own messages. The three beside the point-to-point one
+//!   are `MPI_Comm_dup`s made one after the other ([`dups`]), not
+//!   `MPI_Comm_idup`s started together: those overlap, but Open MPI 5.0.11
+//!   aborts every survivor when a member is dead
+//!   (`pertinax-mpi-sys/checks/idup.c`). Intercommunicators, spawn,
+//!   `merge` and `replace_failed`: see [`spawn`].
 //! - Sends are `MPI_Isend` of bytes on the context's MPI communicator
 //!   with the communicator's ranks (`send_eager` copies and lets go).
 //!   Receives are matched here, not posted to MPI: on every progress round
@@ -670,6 +674,36 @@ fn shrink_live(old: &Trio, agreed: &[bool]) -> Result<(sys::Comm, Vec<usize>, u3
     }
 }
 
+/// A duplicate of each of `of` (`MPI_Comm_dup`, with `MPI_ERRORS_RETURN`
+/// inherited), in that order: the one place the backend makes the extra
+/// communicators of a pertinax communicator ([`Mpi::trio_over`],
+/// `make_inter`). On an error (ULFM: a member failed) the duplicates
+/// already made are freed and the error is returned.
+///
+/// One after the other, each a collective context allocation about as
+/// costly as `MPIX_Comm_shrink`, not `MPI_Comm_idup` started together: in
+/// Open MPI 5.0.11 concurrent `MPI_Comm_idup`s are faster (three of a
+/// communicator of 4 or 16 members in 15–47% of the time of three
+/// `MPI_Comm_dup`), but when a member is dead every survivor aborts
+/// in `MPI_Waitall` (`free(): invalid pointer` in libmpi's progress), and a
+/// single one fails with `MPI_ERR_INTERN` instead of
+/// `MPIX_ERR_PROC_FAILED` (`pertinax-mpi-sys/checks/idup.c`).
+fn dups<const N: usize>(of: [sys::Comm; N]) -> Result<[sys::Comm; N]> {
+    let mut made = [sys::Comm::null(); N];
+    for (i, parent) in of.into_iter().enumerate() {
+        match parent.dup() {
+            Ok(c) => made[i] = c,
+            Err(code) => {
+                for c in &mut made[..i] {
+                    let _ = c.free();
+                }
+                return Err(error_of(code, None, None));
+            }
+        }
+    }
+    Ok(made)
+}
+
 impl Mpi {
     /// The communicator of `peers` (this process at `rank`) split from the
     /// last spawn's merged intercommunicator, if they are its members
@@ -754,13 +788,21 @@ impl Mpi {
     }
 
     /// The communicators of a pertinax communicator whose point-to-point
-    /// communicator is `base` (the others are its duplicates).
+    /// communicator is `base` (the others are its duplicates, see
+    /// [`dups`]). `base` is this call's: freed on an error.
     fn trio_over(&self, base: sys::Comm, rank: u32, peers: &Peers) -> Result<Trio> {
-        let err = |c: sys::Code| error_of(c, None, None);
-        base.errors_return().map_err(err)?;
-        let coll = base.dup().map_err(err)?;
-        let rec = base.dup().map_err(err)?;
-        let agr = base.dup().map_err(err)?;
+        let made = base
+            .errors_return()
+            .map_err(|c| error_of(c, None, None))
+            .and_then(|()| dups([base; 3]));
+        let [coll, rec, agr] = match made {
+            Ok(d) => d,
+            Err(e) => {
+                let mut base = base;
+                let _ = base.free();
+                return Err(e);
+            }
+        };
         Ok(Trio {
             comms: [base, coll, rec, agr],
             rank,

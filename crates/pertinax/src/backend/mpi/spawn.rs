@@ -85,7 +85,7 @@ use std::collections::HashMap;
 
 use pertinax_mpi_sys as sys;
 
-use super::{error_of, Mpi, Trio};
+use super::{dups, error_of, Mpi, Trio};
 use crate::backend::{Peers, ProcRequest};
 use crate::error::{Error, Result};
 
@@ -229,9 +229,7 @@ impl Mpi {
         let remote_leader = if high { 0 } else { nl as i32 };
         let base = mine.intercomm_create(0, both, remote_leader, 7);
         let _ = mine.free();
-        let base = base.map_err(err)?;
-        let coll = base.dup().map_err(err)?;
-        let rec = base.dup().map_err(err)?;
+        let mut base = base.map_err(err)?;
         // The agreements run on a duplicate of `both`, never on `both`
         // itself: Open MPI 5's agreement (ERA) names an agreement by the
         // low bits of the communicator's context id, which are the same
@@ -242,10 +240,16 @@ impl Mpi {
         // communicator's history while the rest waited forever (the
         // hierarchical mode's second join in one stage hung). A duplicate
         // gets an identifier of its own.
-        let agr = both.dup().map_err(err);
+        let made = dups([base, base, both]);
         let mut both = both;
         let _ = both.free();
-        let agr = agr?;
+        let [coll, rec, agr] = match made {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = base.free();
+                return Err(e);
+            }
+        };
         let order = (0..nl + nr)
             .map(|i| match (high, i < nl) {
                 (false, _) => i,
