@@ -18,12 +18,10 @@
 //! ordering; no separate index is shared on the fast path.
 //!
 //! Stale bytes from an earlier lap can never look like a stamp: before
-//! publishing a record, the producer makes sure the stamp word of the line
-//! that follows it is zero, which is why it keeps one line of slack (`need +
-//! 64` bytes free). The line the consumer polls next is therefore either
-//! zero or a fresh stamp. It zeroes those words a few lines ahead, after
-//! each publication, so that the zeroing store (which may have to take the
-//! line back from the consumer's cache) is not on the next record's path. The consumer hands space back by storing `head` (release) in
+//! publishing a record, the producer zeroes the stamp word of the line that
+//! follows it, which is why it keeps one line of slack (`need + 64` bytes
+//! free). The line the consumer polls next is therefore either zero or a
+//! fresh stamp. The consumer hands space back by storing `head` (release) in
 //! its own cache line; the producer reads it only when its cached copy says
 //! the ring is full.
 //!
@@ -264,15 +262,7 @@ pub struct Producer {
     raw: Raw,
     tail: u64,
     head_cache: u64,
-    /// Every line from `tail` up to here has a zero stamp word (see
-    /// [`Producer::zero_ahead`]).
-    zeroed: u64,
 }
-
-/// How far past the tail the producer zeroes stamp words after it
-/// publishes a record: far enough that the store for a line is long done
-/// when a record comes to end there.
-const ZERO_AHEAD: u64 = 8 * LINE as u64;
 
 impl std::fmt::Debug for Producer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -299,8 +289,6 @@ impl Producer {
             raw,
             tail,
             head_cache,
-            // The line at the tail is zero (the protocol's invariant).
-            zeroed: tail + LINE as u64,
         }
     }
 
@@ -355,9 +343,8 @@ impl Producer {
             return false;
         }
         if pad > 0 {
-            // The line the consumer will poll after the pad reads zero,
-            // then the pad is published.
-            self.zero_before(self.tail + pad);
+            // Zero the line the consumer will poll after the pad, then publish the pad.
+            self.raw.stamp(0).store(0, Ordering::Relaxed);
             // SAFETY: [off, size) is free space owned by the producer until
             // the stamp below is published; the header fields lie within it.
             unsafe { self.raw.write_header(off, 0, FLAG_PAD) };
@@ -365,9 +352,11 @@ impl Producer {
             self.tail += pad;
         }
         let off = self.tail & mask;
-        // One line of slack after the record: its stamp word reads zero, so
-        // the consumer never mistakes stale bytes for a record.
-        self.zero_before(self.tail + rec);
+        // One line of slack after the record: zero its stamp word so the
+        // consumer never mistakes stale bytes for a record.
+        self.raw
+            .stamp((self.tail + rec) & mask)
+            .store(0, Ordering::Relaxed);
         // SAFETY: [off, off + rec) lies inside the data area (records never
         // wrap) and is free space that only the producer writes until the
         // stamp is published; `meta` is Pod so a byte copy is a valid write.
@@ -378,42 +367,7 @@ impl Producer {
         self.raw.stamp(off).store(self.tail + 1, Ordering::Release);
         self.tail += rec;
         self.raw.tail().store(self.tail, Ordering::Relaxed);
-        self.zero_ahead();
         true
-    }
-
-    /// Makes the stamp word of the line at position `q` (at or past the
-    /// tail) read zero before anything this producer publishes next: a
-    /// store now, unless [`Producer::zero_ahead`] already made it.
-    #[inline]
-    fn zero_before(&mut self, q: u64) {
-        if q >= self.zeroed {
-            self.raw
-                .stamp(q & (self.raw.size - 1))
-                .store(0, Ordering::Relaxed);
-            self.zeroed = q + LINE as u64;
-        }
-    }
-
-    /// Zeroes the stamp words of the free lines up to [`ZERO_AHEAD`] past
-    /// the tail, *after* the record was published. Stores leave a core in
-    /// order, so a zeroing store on the line that follows a record, made
-    /// just before the record's stamp (as [`Producer::zero_before`] does
-    /// when it must), holds the stamp back until that line is owned here;
-    /// when the consumer still has it cached from the previous lap, that is
-    /// one more transfer between cores on every message's critical path.
-    /// Zeroed a few records early, the line is ready by the time a record
-    /// ends there. Only lines the consumer released are written (below
-    /// `head + size`), and the consumer never reads past the tail.
-    #[inline]
-    fn zero_ahead(&mut self) {
-        let limit = (self.tail + ZERO_AHEAD).min(self.head_cache + self.raw.size);
-        while self.zeroed < limit {
-            self.raw
-                .stamp(self.zeroed & (self.raw.size - 1))
-                .store(0, Ordering::Relaxed);
-            self.zeroed += LINE as u64;
-        }
     }
 
     /// Appends a record with `meta` and a copy of `payload`; `false` when full.
@@ -610,7 +564,7 @@ mod tests {
     fn payload_words_that_are_next_laps_stamps_are_never_records() {
         // Every line-start word inside a payload holds the exact stamp the
         // consumer would accept there one or two laps later: only the
-        // producer's zeroing (the slack line, zeroed ahead) keeps them from
+        // producer's zeroing of the slack line keeps them from
         // being read as records.
         let size = 4096u64;
         let (mut p, mut c, _s) = pair(size as usize);
