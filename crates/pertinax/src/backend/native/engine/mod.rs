@@ -583,7 +583,12 @@ impl Engine {
                 b.reset();
                 continue;
             }
-            self.idle(&mut b);
+            // While spinning, poll again at once: the record that ends the
+            // wait arrives mid-pause otherwise, and waits for the pause.
+            let step = b.next(&self.policy);
+            if step != Step::Spin {
+                self.idle_step(step);
+            }
         }
     }
 
@@ -814,7 +819,13 @@ impl Engine {
 
     /// One idle step of a wait.
     pub fn idle(&mut self, b: &mut Backoff) {
-        match b.next(&self.policy) {
+        let step = b.next(&self.policy);
+        self.idle_step(step);
+    }
+
+    /// Does what a wait's `step` says.
+    fn idle_step(&mut self, step: Step) {
+        match step {
             Step::Spin => std::hint::spin_loop(),
             Step::Yield => pertinax_os::yield_cpu(),
             Step::Sleep => {
