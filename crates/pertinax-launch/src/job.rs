@@ -251,7 +251,9 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
     // Declared after `signals` so that it is dropped first: the children
     // are killed and reaped while the launcher still catches its signals.
     let children = Children::new();
+    let allowed = bind::allowed_cpus().map_err(os("read the launcher's CPU mask"))?;
     let launcher = Launcher {
+        cpus: allowed.len().max(1),
         spec,
         program: &plan.program,
         seg: &seg,
@@ -270,7 +272,7 @@ pub fn run(spec: &JobSpec) -> Result<JobReport, LaunchError> {
             .unwrap_or_default(),
     };
     let cpus = match spec.bind {
-        Binding::Core => bind::allowed_cpus().map_err(os("read the launcher's CPU mask"))?,
+        Binding::Core => allowed,
         Binding::None => Vec::new(),
     };
     let start = Instant::now();
@@ -448,6 +450,9 @@ struct Launcher<'a> {
     heartbeat: Option<String>,
     /// The resilient communicators' variables (empty when off).
     resilient: Vec<(&'static str, String)>,
+    /// How many CPUs the launcher may use: the job's, told to every
+    /// process ([`env::CPUS`]) for its wait policy.
+    cpus: usize,
 }
 
 impl Launcher<'_> {
@@ -602,6 +607,7 @@ impl Launcher<'_> {
         let mut vars = vec![
             (env::RANK, rank.to_string().into()),
             (env::SIZE, size.to_string().into()),
+            (env::CPUS, self.cpus.to_string().into()),
             (env::SLOT, l.slot.to_string().into()),
             (env::ROLE, l.kind.role().into()),
             (env::JOB_ID, self.job_id.clone().into()),

@@ -77,3 +77,38 @@ pub fn online_cpus() -> usize {
         .map(|n| n.get())
         .unwrap_or(1)
 }
+
+/// Number of CPUs of the machine that are online
+/// (`/sys/devices/system/cpu/online`, whatever this process's mask), or
+/// [`online_cpus`] if that cannot be read.
+pub fn machine_cpus() -> usize {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| count_cpu_list(s.trim()))
+        .filter(|&n| n > 0)
+        .unwrap_or_else(online_cpus)
+}
+
+/// The number of CPUs in a kernel CPU list such as `0-3,8,10-11`.
+fn count_cpu_list(list: &str) -> Option<usize> {
+    list.split(',').try_fold(0usize, |n, part| {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        Some(n + b.checked_sub(a)? + 1)
+    })
+}
+
+#[cfg(test)]
+mod cpu_tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_are_counted() {
+        assert_eq!(count_cpu_list("0"), Some(1));
+        assert_eq!(count_cpu_list("0-1"), Some(2));
+        assert_eq!(count_cpu_list("0-3,8,10-11"), Some(7));
+        assert_eq!(count_cpu_list("3-1"), None);
+        assert_eq!(count_cpu_list("x"), None);
+        assert!(machine_cpus() >= 1);
+    }
+}

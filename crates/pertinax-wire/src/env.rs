@@ -23,6 +23,10 @@ pub const BACKEND: &str = "PERTINAX_BACKEND";
 pub const MPI_COLLECTIVES: &str = "PERTINAX_MPI_COLLECTIVES";
 /// Number of ranks in the world communicator (decimal).
 pub const SIZE: &str = "PERTINAX_SIZE";
+/// Number of CPUs the job may use (decimal: the launcher's own CPU mask).
+/// A process waits as one of `SIZE` ranks on this many CPUs, even when
+/// `--bind-to core` pinned it to one of them.
+pub const CPUS: &str = "PERTINAX_CPUS";
 /// Slot of this process in the shared segment (decimal).
 pub const SLOT: &str = "PERTINAX_SLOT";
 /// Job id (32 hex digits).

@@ -406,7 +406,15 @@ pub(super) fn start() -> Result<Started> {
             Some((c.pids, rank, a))
         }
     };
-    let cpus = pertinax_os::online_cpus();
+    // The wait policy counts the ranks on this node against its CPUs: not
+    // the world (spread over nodes), and not this process's mask (mpirun
+    // binds each rank to a core by default, which would make every rank
+    // count itself oversubscribed and yield on every wait).
+    let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok())
+        .unwrap_or(size);
+    let cpus = pertinax_os::machine_cpus();
     Ok(Started {
         backend: super::Active::Mpi(Mpi {
             comms: RefCell::new(HashMap::new()),
@@ -419,7 +427,7 @@ pub(super) fn start() -> Result<Started> {
             next_ctx: Cell::new(8),
             tasks: Cell::new(0),
             last: Cell::new(None),
-            policy: WaitPolicy::for_job(size, cpus),
+            policy: WaitPolicy::for_job(local, cpus),
             own_coll: std::env::var(pertinax_wire::env::MPI_COLLECTIVES)
                 .map_or(true, |v| v != "portable"),
             me,

@@ -56,7 +56,14 @@ pub(crate) struct CommState {
 /// Bootstraps this process and builds its engine.
 pub(super) fn start() -> Result<Started> {
     let boot = boot::bootstrap()?;
-    let cpus = pertinax_os::online_cpus();
+    // The job's CPUs, not this process's mask: a rank bound to one CPU
+    // (`--bind-to core`) would otherwise count itself oversubscribed and
+    // yield on every wait.
+    let cpus = std::env::var(env::CPUS)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&c: &usize| c > 0)
+        .unwrap_or_else(pertinax_os::online_cpus);
     let policy = WaitPolicy::for_job(boot.job.size, cpus);
     let eager = std::env::var(env::tune::EAGER_LIMIT)
         .ok()
