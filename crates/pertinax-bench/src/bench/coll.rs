@@ -15,7 +15,7 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::{head, Campaign, Context};
-use crate::cli::{ops_arg, CollCounts, CollOp, CollOpts, MIN_COLL_REPS};
+use crate::cli::{ops_arg, BenchBackend, CollCounts, CollOp, CollOpts, MIN_COLL_REPS};
 use crate::report::{bytes, jnum, med_min, ratio, verdict, Table};
 use crate::run::Variant;
 use crate::setup;
@@ -201,7 +201,30 @@ pub fn run(ctx: &mut Context, ranks: &[usize], opts: &CollOpts) -> Result<()> {
         all_rows.extend(rows);
     }
     ctx.out.text(&goals(&all_rows, ranks));
+    if ctx.backend == BenchBackend::Mpi {
+        ctx.out.text(&mpi_goal(&all_rows));
+    }
     Ok(())
+}
+
+/// The MPI backend's collective goal (issue 17): the Rust layer costs at
+/// most 5% over raw C on an 8-byte allreduce at 8 ranks.
+fn mpi_goal(rows: &[Row]) -> String {
+    let r = rows
+        .iter()
+        .find(|r| r.op == CollOp::Allreduce && r.bytes == 8 && r.ranks == 8);
+    let judged = r.map_or_else(
+        || "not measured (run --ranks 8 --ops allreduce --sizes 8)".to_string(),
+        |r| {
+            format!(
+                "ratio {} (of minima {}): {}",
+                ratio(r.ratio()),
+                ratio(r.ratio_min()),
+                verdict(r.ratio(), |x| x <= 1.05)
+            )
+        },
+    );
+    format!("\nMPI backend goal: allreduce of 8 B at 8 ranks within 5% of C (ratio <= 1.05): {judged}\n")
 }
 
 /// The rows of one rank count from its launches (variant 0 is pertinax,
@@ -480,6 +503,21 @@ mod tests {
         assert!(g.contains("met on medians in 2 of 2 rows"), "{g}");
         assert!(g.contains("met on medians in 0 of 1 rows"), "{g}");
         assert!(goals(&[], &[2]).contains("not measured"));
+    }
+
+    #[test]
+    fn mpi_goal_judges_the_8_byte_allreduce_at_8_ranks() {
+        assert!(mpi_goal(&[]).contains("not measured"));
+        let judge = |p: f64| {
+            mpi_goal(&rows(
+                8,
+                &[series("allreduce 8", &[p]), series("allreduce 16", &[1.0])],
+                Some(&[series("allreduce 8", &[20.0]), series("allreduce 16", &[9.0])]),
+                (&[], None),
+            ))
+        };
+        assert!(judge(21.0).contains("ratio 1.05 (of minima 1.05): met"), "{}", judge(21.0));
+        assert!(judge(26.0).contains("ratio 1.30 (of minima 1.30): NOT met"), "{}", judge(26.0));
     }
 
     #[test]
