@@ -342,8 +342,13 @@ impl Comm {
     /// of call; `InvalidArgument` while an `iagree` is pending.
     pub(crate) fn agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Vec<Record>> {
         let mut p = self.start_agreement(call, words)?;
-        self.inner.rt.b.block_on_agreement(p.ctx, p.seq);
-        self.inner.rt.b.wait_until(|b| p.poll(b, self));
+        let b = &self.inner.rt.b;
+        b.block_on_agreement(p.ctx, p.seq);
+        // Decided inside the backend's blocking wait (MPI): no progress
+        // round needed before reading it.
+        if !p.poll(b, self) {
+            b.wait_until(|b| p.poll(b, self));
+        }
         p.finish(self)
     }
 
@@ -414,7 +419,14 @@ impl Comm {
             }
         }
         let b = &self.inner.rt.b;
-        let acked = b.acked(self.inner.ctx);
+        // The acknowledged list only when someone failed: on MPI it is a
+        // `MPIX_Comm_get_failed` (a group made and freed), a cost a healthy
+        // agreement need not pay.
+        let acked = if failed.is_empty() {
+            Vec::new()
+        } else {
+            b.acked(self.inner.ctx)
+        };
         let unacked = failed
             .iter()
             .filter(|&&i| !acked.contains(&b.member_id(&self.inner.st, i)))

@@ -44,6 +44,8 @@
 //! in ULFM's `MPIX_Comm_agree`, the contribution of a member that fails
 //! during the agreement may count or not, the same at every survivor.
 
+use std::rc::Rc;
+
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
 
 use super::super::Record;
@@ -52,6 +54,44 @@ use crate::error::RecoveryCall;
 
 /// Records exchanged by an agreement: kind, then the four words.
 pub(super) const REC_WORDS: usize = 5;
+
+/// This process's agreements by (context, sequence number): a vector, as
+/// there are rarely more than one or two (a map's hashing or tree cost
+/// more than the search on every healthy agreement).
+#[derive(Debug, Default)]
+pub(super) struct Agreements(Vec<((u32, u32), Agreement)>);
+
+impl Agreements {
+    /// Adds (or replaces) the agreement `k`.
+    pub(super) fn insert(&mut self, k: (u32, u32), a: Agreement) {
+        match self.get_mut(&k) {
+            Some(old) => *old = a,
+            None => self.0.push((k, a)),
+        }
+    }
+
+    pub(super) fn get_mut(&mut self, k: &(u32, u32)) -> Option<&mut Agreement> {
+        self.0.iter_mut().find(|e| e.0 == *k).map(|e| &mut e.1)
+    }
+
+    pub(super) fn remove(&mut self, k: &(u32, u32)) -> Option<Agreement> {
+        let i = self.0.iter().position(|e| e.0 == *k)?;
+        Some(self.0.swap_remove(i).1)
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&(u32, u32), &Agreement)> {
+        self.0.iter().map(|(k, a)| (k, a))
+    }
+
+    pub(super) fn values_mut(&mut self) -> impl Iterator<Item = &mut Agreement> {
+        self.0.iter_mut().map(|(_, a)| a)
+    }
+
+    /// Takes every agreement out.
+    pub(super) fn take(&mut self) -> Vec<((u32, u32), Agreement)> {
+        std::mem::take(&mut self.0)
+    }
+}
 
 /// One agreement of this process.
 #[derive(Debug)]
@@ -75,11 +115,15 @@ pub(super) struct Running {
     me: usize,
     /// Whether its record went out (and the receives are posted).
     exchanged: bool,
-    /// Member (group, then remote group) → index in the agreement's
-    /// communicator.
-    order: Vec<u32>,
+    /// The communicator's MPI side; its `order` maps a member (group,
+    /// then remote group) to its index in the agreement's communicator.
+    trio: Rc<Trio>,
     sends: Vec<Op<SendData>>,
     recvs: Vec<(usize, Op<RecvData>)>,
+    /// Members of the agreement's communicator.
+    n: usize,
+    /// Each member's record once received (the full rounds; empty until
+    /// they start, so a healthy agreement allocates nothing per member).
     heard: Vec<Option<[u32; REC_WORDS]>>,
     /// The round (32 members each) whose `MPIX_Comm_iagree` runs, and it.
     round: usize,
@@ -91,7 +135,7 @@ pub(super) struct Running {
 impl Agreement {
     /// Starts agreement `seq` on `t` with this member's record `mine`
     /// (its fast round).
-    pub(super) fn start(t: &Trio, seq: u32, mine: [u32; REC_WORDS]) -> Agreement {
+    pub(super) fn start(t: &Rc<Trio>, seq: u32, mine: [u32; REC_WORDS]) -> Agreement {
         let n = t.all.len();
         let comm = t.comms[3];
         // An intercommunicator's agreement communicator is acknowledged
@@ -106,13 +150,14 @@ impl Agreement {
             mine,
             me: t.me_all as usize,
             exchanged: false,
-            order: t.order.clone(),
+            trio: t.clone(),
             sends: Vec::new(),
             recvs: Vec::new(),
-            heard: vec![None; n],
+            n,
+            heard: Vec::new(),
             round: 0,
             agreeing: None,
-            out: Vec::with_capacity(n),
+            out: Vec::new(),
         };
         // A record that does not fit: the full rounds will run, and it goes
         // out before the contribution, so this member is heard even if it
@@ -165,7 +210,7 @@ impl Running {
             if let Ok(d) = decided {
                 if let Some((kind, words)) = fast_decided(d as u32) {
                     let rec = Record::Contributed { kind, words };
-                    return Some(vec![rec; self.order.len()]);
+                    return Some(vec![rec; self.trio.order.len()]);
                 }
             }
             self.exchange();
@@ -191,7 +236,7 @@ impl Running {
         if !self.recvs.is_empty() || !self.sends.is_empty() {
             return None;
         }
-        let n = self.heard.len();
+        let n = self.n;
         while self.round < n.div_ceil(32) {
             let base = self.round * 32;
             let agreeing = match &mut self.agreeing {
@@ -223,7 +268,8 @@ impl Running {
         }
         // By member (group, then remote group).
         Some(
-            self.order
+            self.trio
+                .order
                 .iter()
                 .map(|&r| self.out.get(r as usize).copied().unwrap_or(Record::Failed))
                 .collect(),
@@ -236,7 +282,9 @@ impl Running {
         if std::mem::replace(&mut self.exchanged, true) {
             return;
         }
-        let (n, me) = (self.heard.len(), self.me);
+        let (n, me) = (self.n, self.me);
+        self.heard = vec![None; n];
+        self.out = Vec::with_capacity(n);
         let bytes: Vec<u8> = self.mine.iter().flat_map(|w| w.to_le_bytes()).collect();
         for r in (0..n).filter(|&r| r != me) {
             // A send or receive that cannot start counts as not heard.

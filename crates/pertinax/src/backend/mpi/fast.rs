@@ -53,7 +53,7 @@ impl Mpi {
             && self
                 .agreed
                 .try_borrow()
-                .is_ok_and(|a| a.values().all(|a| !a.running()))
+                .is_ok_and(|a| a.iter().all(|(_, a)| !a.running()))
     }
 
     /// A blocking receive straight through MPI if it can be (see the

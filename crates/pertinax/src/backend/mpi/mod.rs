@@ -110,7 +110,7 @@ mod spawn;
 mod watchdog;
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
@@ -261,7 +261,7 @@ struct Held {
 pub(crate) struct Mpi {
     /// By context (a multiple of 4): the communicators, or why they
     /// could not be made.
-    comms: RefCell<HashMap<u32, std::result::Result<Rc<Trio>, Error>>>,
+    comms: RefCell<BTreeMap<u32, std::result::Result<Rc<Trio>, Error>>>,
     /// Unmatched receives (slab indices) in posting order.
     posted: RefCell<std::collections::VecDeque<u32>>,
     /// Messages matched (`MPI_Improbe`) but refused by the receive that
@@ -272,7 +272,7 @@ pub(crate) struct Mpi {
     arrivals: Cell<u64>,
     /// Agreements started and not yet read: (context, sequence) → the
     /// agreement (`agree.rs`).
-    agreed: RefCell<HashMap<(u32, u32), agree::Agreement>>,
+    agreed: RefCell<agree::Agreements>,
     slab: RefCell<Vec<(u32, Slot)>>,
     free: RefCell<Vec<u32>>,
     next_ctx: Cell<u32>,
@@ -417,8 +417,8 @@ pub(super) fn start() -> Result<Started> {
     let cpus = pertinax_os::machine_cpus();
     Ok(Started {
         backend: super::Active::Mpi(Mpi {
-            comms: RefCell::new(HashMap::new()),
-            agreed: RefCell::new(HashMap::new()),
+            comms: RefCell::new(BTreeMap::new()),
+            agreed: RefCell::new(agree::Agreements::default()),
             posted: RefCell::new(std::collections::VecDeque::new()),
             held: RefCell::new(Vec::new()),
             arrivals: Cell::new(0),
@@ -1137,7 +1137,7 @@ impl Backend for Mpi {
         // other side has freed theirs or gone (Open MPI 5.0.11).
         self.held.borrow_mut().clear();
         // Agreements nobody waited for to the end: let go (see `release`).
-        for (_, a) in self.agreed.borrow_mut().drain() {
+        for (_, a) in self.agreed.borrow_mut().take() {
             if a.running() {
                 std::mem::forget(a);
             }
@@ -1149,7 +1149,9 @@ impl Backend for Mpi {
             let _ = c.free();
         }
         // Newest first: the same order at every process.
-        let mut comms: Vec<_> = self.comms.borrow_mut().drain().collect();
+        let mut comms: Vec<_> = std::mem::take(&mut *self.comms.borrow_mut())
+            .into_iter()
+            .collect();
         comms.sort_unstable_by_key(|(ctx, _)| std::cmp::Reverse(*ctx));
         for t in comms.into_iter().filter_map(|(_, t)| t.ok()) {
             for mut c in t.comms {
@@ -1293,7 +1295,11 @@ impl Backend for Mpi {
         // still be written to by MPI, and dropping a running `iagree`
         // waits for the others, so they are let go without a drop.
         if let Ok(mut agreed) = self.agreed.try_borrow_mut() {
-            let keys: Vec<(u32, u32)> = agreed.keys().filter(|k| k.0 == ctx).copied().collect();
+            let keys: Vec<(u32, u32)> = agreed
+                .iter()
+                .map(|(k, _)| *k)
+                .filter(|k| k.0 == ctx)
+                .collect();
             for k in keys {
                 if let Some(a) = agreed.remove(&k) {
                     if a.running() {
