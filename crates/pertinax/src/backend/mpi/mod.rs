@@ -14,7 +14,10 @@
 //!   are numbered by Open MPI's job number (see [`spawn`]).
 //! - A communicator (context `ctx`, a multiple of 4) is four MPI
 //!   communicators with `MPI_ERRORS_RETURN`: `ctx` (point-to-point),
-//!   `ctx + 1` (collectives), `ctx + 2` (recovery traffic, never revoked).
+//!   `ctx + 1` (collectives), `ctx + 2` (recovery traffic, never revoked);
+//!   with MPI's own collectives (the default) `ctx + 1` is the same MPI
+//!   communicator as `ctx`, since MPI never matches a collective with a
+//!   point-to-point message ([`Mpi::trio_over`]).
 //!   The world's are duplicates of `MPI_COMM_WORLD`, the self
 //!   communicator's of `MPI_COMM_SELF`; any other is made in
 //!   [`Backend::attach`] by `MPI_Comm_create_from_group` over the group
@@ -31,7 +34,7 @@
 //!   communicators are split from the merge of its intercommunicator (see
 //!   [`spawn`]). Tokens
 //!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
-//!   the agreement's own messages. The three beside the point-to-point one
+//!   the agreement's own messages. The ones beside the point-to-point one
 //!   are `MPI_Comm_dup`s made one after the other ([`dups`]), not
 //!   `MPI_Comm_idup`s started together: those overlap, but Open MPI 5.0.11
 //!   aborts every survivor when a member is dead
@@ -155,7 +158,9 @@ pub(crate) fn chosen() -> Result<bool> {
 #[derive(Debug)]
 struct Trio {
     /// Point-to-point, collective, recovery, and the agreement's own
-    /// traffic (contexts `ctx` to `ctx + 3`).
+    /// traffic (contexts `ctx` to `ctx + 3`). With MPI's own collectives
+    /// the collective one is the point-to-point one (see
+    /// [`Mpi::trio_over`]; intercommunicators keep four).
     comms: [sys::Comm; 4],
     /// This process's rank.
     rank: u32,
@@ -180,6 +185,18 @@ impl Trio {
         at.iter()
             .map(|&i| self.members.get(i).copied().unwrap_or(u32::MAX))
             .collect()
+    }
+
+    /// Frees the MPI communicators, each once (with MPI's own collectives
+    /// the collective one is the point-to-point one, see
+    /// [`Mpi::trio_over`]).
+    fn free(&self) {
+        for (i, c) in self.comms.iter().enumerate() {
+            if !self.comms[..i].contains(c) {
+                let mut c = *c;
+                let _ = c.free();
+            }
+        }
     }
 
     /// The communicator whose failure knowledge is the communicator's
@@ -798,11 +815,27 @@ impl Mpi {
     /// The communicators of a pertinax communicator whose point-to-point
     /// communicator is `base` (the others are its duplicates, see
     /// [`dups`]). `base` is this call's: freed on an error.
+    ///
+    /// With MPI's own collectives (the default), the collective
+    /// communicator is `base` itself: nothing but MPI's collectives and
+    /// `MPI_Comm_split` runs on it then, and MPI never matches those with
+    /// point-to-point messages, so a separate context buys nothing and
+    /// costs a duplicate (a context allocation about as costly as
+    /// `MPIX_Comm_shrink`) at every creation and shrink. The portable
+    /// schedules (`PERTINAX_MPI_COLLECTIVES=portable`) send point-to-point
+    /// messages with the user's tag range on `ctx + 1`, so they keep their
+    /// own.
     fn trio_over(&self, base: sys::Comm, rank: u32, peers: &Peers) -> Result<Trio> {
         let made = base
             .errors_return()
             .map_err(|c| error_of(c, None, None))
-            .and_then(|()| dups([base; 3]));
+            .and_then(|()| {
+                if self.own_coll {
+                    dups([base; 2]).map(|[rec, agr]| [base, rec, agr])
+                } else {
+                    dups([base; 3])
+                }
+            });
         let [coll, rec, agr] = match made {
             Ok(d) => d,
             Err(e) => {
@@ -1154,9 +1187,7 @@ impl Backend for Mpi {
             .collect();
         comms.sort_unstable_by_key(|(ctx, _)| std::cmp::Reverse(*ctx));
         for t in comms.into_iter().filter_map(|(_, t)| t.ok()) {
-            for mut c in t.comms {
-                let _ = c.free();
-            }
+            t.free();
         }
         finalize::finalize()
     }
@@ -1310,9 +1341,7 @@ impl Backend for Mpi {
         }
         if let Ok(t) = &st.trio {
             if !sys::finalized() {
-                for mut c in t.comms {
-                    let _ = c.free();
-                }
+                t.free();
             }
         }
     }
@@ -1598,7 +1627,9 @@ impl Backend for Mpi {
             // A revoker killed here has revoked half of the communicator:
             // the others must still all learn of it.
             crate::fault_point("ft.revoke.partial");
-            let _ = t.comms[1].revoke();
+            if t.comms[1] != t.comms[0] {
+                let _ = t.comms[1].revoke();
+            }
         }
     }
 
