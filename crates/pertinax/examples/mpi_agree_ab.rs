@@ -1,0 +1,61 @@
+//! A healthy `agree` through pertinax beside the raw MPI call, in one
+//! launch (BENCHMARKS.md, run M6): rounds alternate `N` calls of
+//! `Comm::agree` on the world and `N` of `MPIX_Comm_iagree` + `MPI_Wait` on
+//! a duplicate of `MPI_COMM_WORLD`; rank 0 prints the median over 11
+//! rounds of each, in µs per call, and their ratio. MPI backend only
+//! (built with the `mpi` feature, started by `mpirun --with-ft ulfm`):
+//!
+//! ```sh
+//! mpirun --with-ft ulfm -n 4 target/mpi/release/examples/mpi_agree_ab 3000
+//! ```
+
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let u = pertinax::init()?;
+    let w = u.world();
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3000);
+    let raw = pertinax_mpi_sys::Comm::world()
+        .dup()
+        .map_err(|c| format!("MPI_Comm_dup: {c}"))?;
+    for _ in 0..100 {
+        w.agree(1)?;
+    }
+    let (mut tp, mut tc) = (Vec::new(), Vec::new());
+    for _ in 0..11 {
+        w.barrier()?;
+        let t = Instant::now();
+        for _ in 0..n {
+            w.agree(1)?;
+        }
+        tp.push(t.elapsed().as_secs_f64() * 1e6 / n as f64);
+        w.barrier()?;
+        let t = Instant::now();
+        for _ in 0..n {
+            let mut a = raw.iagree(!0).map_err(|c| format!("MPIX_Comm_iagree: {c}"))?;
+            a.wait();
+            if let Some(Err((c, _))) = a.test() {
+                return Err(format!("MPIX_Comm_iagree: {c}").into());
+            }
+        }
+        tc.push(t.elapsed().as_secs_f64() * 1e6 / n as f64);
+    }
+    tp.sort_by(f64::total_cmp);
+    tc.sort_by(f64::total_cmp);
+    if w.rank().0 == 0 {
+        println!(
+            "AGREE ranks={} pertinax_us={:.2} mpi_us={:.2} ratio={:.3}",
+            w.size(),
+            tp[5],
+            tc[5],
+            tp[5] / tc[5]
+        );
+    }
+    let mut raw = raw;
+    let _ = raw.free();
+    u.finalize()?;
+    Ok(())
+}
