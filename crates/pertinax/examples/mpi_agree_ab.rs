@@ -35,7 +35,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         w.barrier()?;
         let t = Instant::now();
         for _ in 0..n {
-            let mut a = raw.iagree(!0).map_err(|c| format!("MPIX_Comm_iagree: {c}"))?;
+            let mut a = raw
+                .iagree(!0)
+                .map_err(|c| format!("MPIX_Comm_iagree: {c}"))?;
             a.wait();
             if let Some(Err((c, _))) = a.test() {
                 return Err(format!("MPIX_Comm_iagree: {c}").into());

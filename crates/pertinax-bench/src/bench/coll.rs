@@ -512,12 +512,23 @@ mod tests {
             mpi_goal(&rows(
                 8,
                 &[series("allreduce 8", &[p]), series("allreduce 16", &[1.0])],
-                Some(&[series("allreduce 8", &[20.0]), series("allreduce 16", &[9.0])]),
+                Some(&[
+                    series("allreduce 8", &[20.0]),
+                    series("allreduce 16", &[9.0]),
+                ]),
                 (&[], None),
             ))
         };
-        assert!(judge(21.0).contains("ratio 1.05 (of minima 1.05): met"), "{}", judge(21.0));
-        assert!(judge(26.0).contains("ratio 1.30 (of minima 1.30): NOT met"), "{}", judge(26.0));
+        assert!(
+            judge(21.0).contains("ratio 1.05 (of minima 1.05): met"),
+            "{}",
+            judge(21.0)
+        );
+        assert!(
+            judge(26.0).contains("ratio 1.30 (of minima 1.30): NOT met"),
+            "{}",
+            judge(26.0)
+        );
     }
 
     #[test]

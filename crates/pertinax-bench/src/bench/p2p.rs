@@ -392,8 +392,16 @@ mod tests {
         let m = goals(&p, Some(&o), Goals::of(BenchBackend::Mpi));
         let lines: Vec<&str> = m.lines().filter(|l| l.contains("ratio")).collect();
         assert!(lines[0].contains("(goal <= 1.05): met"), "{}", lines[0]);
-        assert!(lines[1].contains("ratio 1.15 (goal <= 1.05): NOT met"), "{}", lines[1]);
-        assert!(lines[3].contains("ratio 0.80 (goal >= 0.98): NOT met"), "{}", lines[3]);
+        assert!(
+            lines[1].contains("ratio 1.15 (goal <= 1.05): NOT met"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[3].contains("ratio 0.80 (goal >= 0.98): NOT met"),
+            "{}",
+            lines[3]
+        );
         let o2 = rows(&[(0, 0.10), (8, 0.15), (65536, 5.0), (1 << 20, 152.0)]);
         let m = goals(&p, Some(&o2), Goals::of(BenchBackend::Mpi));
         assert!(m.contains("ratio 1.01 (goal >= 0.98): met"), "{m}");
