@@ -13,6 +13,21 @@
 //! strike only their victim, a rank of the job's first world; a process
 //! started later (spare, spawned, replacement) keeps only the shots without
 //! a victim, so a replacement is not killed again.
+//!
+//! The native engine's large-message protocols have fault points of their
+//! own, so that a kill can land where the data is (`*` counts them too):
+//!
+//! | point | process | where |
+//! |---|---|---|
+//! | `p2p.rts` | sender | its request to send (the buffer's address) is out |
+//! | `p2p.cts` | receiver | it matched the request and asked for fragments |
+//! | `p2p.frag` | sender | after each fragment it put in the ring |
+//! | `p2p.frag.recv` | receiver | after each fragment it copied out, but the last |
+//! | `p2p.pull` | receiver | before it copies the message from the sender's memory |
+//!
+//! A panic planned at one of them ends the process with `SIGABRT` instead:
+//! unwinding out of the progress engine would leave it half-way through a
+//! record.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -134,19 +149,32 @@ pub(crate) fn load(rank: Option<(u32, usize)>) -> Result<(), String> {
 #[inline]
 pub fn fault_point(name: &str) {
     if let Some(plan) = PLAN.get() {
-        hit(plan, name);
+        hit(plan, name, false);
+    }
+}
+
+/// A fault point inside the runtime's protocols (see the module's table):
+/// as [`fault_point`], but a planned panic is a `SIGABRT`.
+#[inline]
+pub(crate) fn protocol_point(name: &str) {
+    if let Some(plan) = PLAN.get() {
+        hit(plan, name, true);
     }
 }
 
 #[cold]
-fn hit(plan: &[Shot], name: &str) {
+fn hit(plan: &[Shot], name: &str, protocol: bool) {
     for s in plan {
         if s.point.as_deref().is_some_and(|p| p != name) {
             continue;
         }
         let n = s.seen.fetch_add(1, Ordering::Relaxed) + 1;
         if n == s.hit {
-            fire(name, n, s.how);
+            let how = match s.how {
+                How::Panic if protocol => How::Signal(libc::SIGABRT),
+                how => how,
+            };
+            fire(name, n, how);
         }
     }
 }

@@ -110,6 +110,7 @@ impl Matcher {
     ) {
         if self.cma && status.len > 0 {
             let pid = self.seg.proc_block(from).pid.load(Ordering::Acquire);
+            crate::inject::protocol_point("p2p.pull");
             let Some(ReqState::Recv(r)) = self.get(key) else {
                 return;
             };
@@ -148,6 +149,7 @@ impl Matcher {
             &control(Kind::Cts, cookie),
             &key.cookie().to_le_bytes(),
         );
+        crate::inject::protocol_point("p2p.cts");
     }
 
     /// Handles one record that arrived from slot `from`.
@@ -248,6 +250,8 @@ impl Matcher {
                 r.stream = Some((status, end));
                 if end == status.len {
                     self.complete(key, Ok(status));
+                } else {
+                    crate::inject::protocol_point("p2p.frag.recv");
                 }
             }
             None => {}
@@ -279,6 +283,7 @@ impl Matcher {
                         break;
                     }
                     sent += n;
+                    crate::inject::protocol_point("p2p.frag");
                 }
             });
             if sent > before {

@@ -477,6 +477,7 @@ impl Engine {
             cookie: key.cookie(),
         };
         self.outbox.send(dest, &meta, bytemuck::bytes_of(&rts));
+        crate::inject::protocol_point("p2p.rts");
         Ok(key)
     }
 
@@ -500,7 +501,25 @@ impl Engine {
             .iter()
             .position(|u| spec.matches(u.ctx, u.src, u.tag))
         {
-            self.m.deliver_unexpected(&mut self.outbox, key, i);
+            let u = &self.m.unexpected[i];
+            if matches!(u.body, Body::Rts { .. }) && self.gone[u.slot] {
+                // A rendezvous whose sender is gone: its data went with
+                // it (a stream would wait for fragments forever, a single
+                // copy would read a dead address space). The receive
+                // consumes the announcement and fails, as the progress
+                // round that learned of the death failed every receive
+                // already streaming from it.
+                let src = u.src;
+                self.m.unexpected.remove(i);
+                self.m.complete(
+                    key,
+                    Err(Error::ProcFailed {
+                        ranks: vec![Rank(src as i32)],
+                    }),
+                );
+            } else {
+                self.m.deliver_unexpected(&mut self.outbox, key, i);
+            }
         } else {
             self.m.posted.push(key);
             if let Some(e) = self.doom_match(spec.ctx, spec.src, &peers_of(&self.m, key)) {
