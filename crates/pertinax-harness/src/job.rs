@@ -154,7 +154,87 @@ impl<'a> Spec<'a> {
         self.launcher_args.push(a.to_string());
         self
     }
+
+    /// [`Spec::protocol_mix`] by the job's fault plan, as given to
+    /// [`Spec::launcher_arg`]: its `--fault-seed`, else a hash (FNV-1a) of
+    /// its `--kill` shots; a job without either keeps the defaults. So the
+    /// jobs of a campaign of drawn kills run each protocol in turn, and
+    /// their kills land inside them.
+    pub fn protocol_mix_by_faults(self) -> Self {
+        let args = &self.launcher_args;
+        let seed = args
+            .windows(2)
+            .find(|w| w[0] == "--fault-seed")
+            .and_then(|w| w[1].parse::<u64>().ok());
+        let kills: Vec<&str> = args
+            .windows(2)
+            .filter(|w| w[0] == "--kill")
+            .map(|w| w[1].as_str())
+            .chain(args.iter().filter_map(|a| a.strip_prefix("--kill=")))
+            .collect();
+        let hashed = (!kills.is_empty()).then(|| {
+            kills
+                .iter()
+                .flat_map(|k| k.bytes())
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                })
+        });
+        match seed.or(hashed) {
+            Some(seed) => self.protocol_mix(seed),
+            None => self,
+        }
+    }
+
+    /// Varies the large-message protocol by `seed`, so that a campaign's
+    /// messages cross the eager limit and its kills (at `*`, which counts
+    /// the protocols' own fault points `p2p.*`) land mid-transfer: see
+    /// [`PROTOCOL_MIX`], variant `seed % 4`, on this job's backend.
+    pub fn protocol_mix(mut self, seed: u64) -> Self {
+        let mpi = self.backend == TestBackend::Mpi;
+        let (_, native, ompi) = PROTOCOL_MIX[(seed % PROTOCOL_MIX.len() as u64) as usize];
+        for &(k, v) in if mpi { ompi } else { native } {
+            self.env.push((k, v.to_string()));
+        }
+        self
+    }
 }
+
+/// The protocol variants of [`Spec::protocol_mix`]: a name, the native
+/// engine's variables, Open MPI's. Eager limits of 64 or 256 bytes make
+/// nearly every message of a campaign (agreement payloads, reductions,
+/// rings) a rendezvous: streamed in 1 KiB fragments, read by single copy
+/// (cross-memory attach), or copied in and out by Open MPI's shared-memory
+/// transport without single copy.
+pub const PROTOCOL_MIX: [(&str, &[(&str, &str)], &[(&str, &str)]); 4] = [
+    ("defaults", &[], &[]),
+    (
+        "eager 64 B, streamed in 1 KiB fragments",
+        &[
+            ("PERTINAX_EAGER_LIMIT", "64"),
+            ("PERTINAX_LARGE", "stream"),
+            ("PERTINAX_FRAG", "1024"),
+        ],
+        &[
+            ("OMPI_MCA_btl_sm_eager_limit", "256"),
+            ("OMPI_MCA_smsc", "^cma"),
+        ],
+    ),
+    (
+        "eager 64 B, single copy",
+        &[("PERTINAX_EAGER_LIMIT", "64"), ("PERTINAX_LARGE", "cma")],
+        &[("OMPI_MCA_btl_sm_eager_limit", "256")],
+    ),
+    (
+        "eager 4 KiB, streamed in 4 KiB fragments",
+        &[
+            ("PERTINAX_EAGER_LIMIT", "4096"),
+            ("PERTINAX_LARGE", "stream"),
+            ("PERTINAX_FRAG", "4096"),
+        ],
+        &[("OMPI_MCA_smsc", "^cma")],
+    ),
+];
 
 /// Starts a job; `during` runs while it is alive (for kills from outside)
 /// with the job's directory and the launcher's pid; then waits for it

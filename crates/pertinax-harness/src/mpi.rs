@@ -266,6 +266,10 @@ pub(crate) fn command(
     }
     for (k, v) in env {
         cmd.arg("-x").arg(format!("{k}={v}"));
+        // Open MPI's own settings reach spawned processes too.
+        if k.starts_with("OMPI_MCA_") {
+            cmd.env(k, v);
+        }
     }
     cmd.arg(program).args(args);
     cmd

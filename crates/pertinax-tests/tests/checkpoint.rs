@@ -36,7 +36,7 @@ fn job(kills: &[&str], spares: usize, words: &str, dir: &str, more: &[&str]) -> 
     for k in kills {
         spec = spec.launcher_arg("--kill").launcher_arg(k);
     }
-    run(spec)
+    run(spec.protocol_mix_by_faults())
 }
 
 /// The `restored=[..]` list of an outcome line.

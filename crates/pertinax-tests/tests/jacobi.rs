@@ -24,7 +24,7 @@ fn jacobi(kills: &[&str], spares: usize) -> Job {
     for k in kills {
         spec = spec.launcher_arg("--kill").launcher_arg(k);
     }
-    run(spec)
+    run(spec.protocol_mix_by_faults())
 }
 
 /// Checks a job: every rank finished, rank 0 saw a bitwise-equal result;

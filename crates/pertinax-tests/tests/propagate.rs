@@ -316,7 +316,8 @@ fn randomized_campaign() {
             }
             _ => {}
         }
-        let j = run(spec);
+        // Every job, killed or not, on one of the protocols in turn.
+        let j = run(spec.protocol_mix(seed));
         let ctx = format!("seed {seed}, {n} ranks, {how}");
         assert!(
             matches!(j.code, Some(0 | 1 | 101)) && !j.stdout.contains("FAIL") && j.oks() >= 1,
@@ -455,7 +456,8 @@ fn a_guard_over_a_resilient_communicator_survives_seeded_kills() {
             .launcher_arg("--fault-count")
             .launcher_arg(&c_s)
             .launcher_arg("--fault-max-hit")
-            .launcher_arg("60"));
+            .launcher_arg("60")
+            .protocol_mix_by_faults());
         let ctx = format!("seed {seed}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
         let dead: Vec<&str> = j
             .stderr

@@ -203,7 +203,8 @@ fn randomized_campaign() {
             .launcher_arg("--fault-count")
             .launcher_arg(&count)
             .launcher_arg("--fault-max-hit")
-            .launcher_arg("120"));
+            .launcher_arg("120")
+            .protocol_mix_by_faults());
         let ctx = format!("run {i} (n={n} seed={seed} count={count})");
         let killed: Vec<usize> = j
             .stderr

@@ -30,7 +30,7 @@ fn ops(n: usize, check: &str, mode: &str, rounds: u32, extra: &[&str]) -> Job {
     for a in extra {
         s = s.launcher_arg(a);
     }
-    run(s)
+    run(s.protocol_mix_by_faults())
 }
 
 #[test]
@@ -184,7 +184,7 @@ fn p2p(n: usize, policy: &str, rounds: u32, extra: &[&str]) -> Job {
     for a in extra {
         s = s.launcher_arg(a);
     }
-    run(s)
+    run(s.protocol_mix_by_faults())
 }
 
 /// Checks a `p2p` job with at most `victims` killed ranks: exit 0, no
@@ -415,7 +415,7 @@ fn hier_ops(n: usize, k: usize, rounds: u32, extra: &[&str]) -> Job {
     for a in extra {
         s = s.launcher_arg(a);
     }
-    run(s)
+    run(s.protocol_mix_by_faults())
 }
 
 #[test]
@@ -535,7 +535,7 @@ fn nonblocking_point_to_point_and_alltoall_through_the_trait_survive_kills() {
         for a in extra {
             s = s.launcher_arg(a);
         }
-        run(s)
+        run(s.protocol_mix_by_faults())
     };
     let check = |j: &Job, n: usize, what: &str| {
         let ctx = format!("{what}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);

@@ -47,7 +47,7 @@ fn hier(
     for kill in kills {
         s = s.launcher_arg("--kill").launcher_arg(kill);
     }
-    run(s)
+    run(s.protocol_mix_by_faults())
 }
 
 /// The victims of `kills` that died (the launcher reports each), checked

@@ -30,7 +30,7 @@ fn rounds(n: usize, rounds: u32, batch: u32, policy: Option<&str>, kills: &[Stri
     for k in kills {
         s = s.launcher_arg("--kill").launcher_arg(k);
     }
-    run(s)
+    run(s.protocol_mix_by_faults())
 }
 
 /// Checks that the victims of `kills` (all reached) are reported failed
@@ -100,7 +100,7 @@ fn early(n: usize, kills: &[String]) -> usize {
     for k in kills {
         s = s.launcher_arg("--kill").launcher_arg(k);
     }
-    let j = run(s);
+    let j = run(s.protocol_mix_by_faults());
     let what = format!("{kills:?}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
     assert!(
         j.code == Some(0) && !j.stdout.contains("FAIL") && !j.stderr.contains("internal error"),

@@ -502,7 +502,8 @@ fn campaign_job(i: u64, n: usize, count: u64, replace: bool, spares: Option<usiz
     .launcher_arg("--fault-count")
     .launcher_arg(&count)
     .launcher_arg("--fault-max-hit")
-    .launcher_arg("150");
+    .launcher_arg("150")
+    .protocol_mix_by_faults();
     // Spares are the native launcher's: on MPI, `replace_failed` always
     // spawns, so the job runs without them (the same seeds and victims).
     let spares = spares.filter(|_| backend() == TestBackend::Native);

@@ -27,6 +27,15 @@
 //! A receive that matches a message it cannot hold (too short, or a length
 //! that is not a whole number of elements) completes with an error and
 //! leaves the message where it was, so nothing is lost.
+//!
+//! # Senders that die mid-message
+//!
+//! Only whole messages are delivered: an eager record is published whole
+//! or not at all, and a stream completes at its last fragment. A receive
+//! streaming from a sender that ended fails with `ProcFailed` in the round
+//! that learns of the end; one that matches a queued RTS of a sender
+//! already known gone consumes it and fails at once (`irecv`): it must not
+//! answer CTS to a process that will never send a fragment.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
