@@ -13,20 +13,33 @@
 //! parent, a task body that panics or returns [`TaskFailure::Fault`]: the
 //! booster leaves ([`Ended::GroupLost`]), so a failure takes the whole
 //! group down, and with it the boosters this one allocated (they see their
-//! parent fail).
+//! parent fail). [`booster_main`] ends such a booster with code 0 and
+//! without finalizing: the others see it fail, and the launcher does not
+//! count a departure that only follows another failure as the job's.
+//!
+//! Before a task runs, its input and output types (as the master sent
+//! them, [`std::any::type_name`]) are checked against the registration:
+//! a mismatch is reported to the master ([`Error::TypeMismatch`]) and
+//! nothing runs.
 //!
 //! Fault points (`pertinax::fault_point`, for a plan without a victim,
 //! which reaches spawned processes: `PERTINAX_FAULTS=NAME@K`): `task` at
-//! the start of every task execution; `shutdown` and `shutdown.B` (`B`:
-//! the booster's index) when the booster receives the masters' shutdown
-//! in [`crate::Boosters::free`], where every task of its group is already
-//! cleared, so a kill there loses nothing and `free` does not wait for
-//! the boosters to leave.
+//! the start of every task execution; then, for boosters of a top-level
+//! allocation (whose masters are no boosters), `task.G.B`, where `G` is
+//! the group's generation in its allocation (0 for the first group, 1 for
+//! the one that replaced it, ...) and `B` the booster's index, so that a
+//! plan names one booster of the first group, and never its replacement;
+//! `shutdown` and `shutdown.B` (`B`: the booster's index) when the booster
+//! receives the masters' shutdown in [`crate::Boosters::free`], where
+//! every task of its group is already cleared, so a kill there loses
+//! nothing and `free` does not wait for the boosters to leave.
 
+use std::any::type_name;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use pertinax::{Comm, Universe, ANY_SOURCE};
+use pertinax::{Comm, Rank, Universe, ANY_SOURCE};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -40,6 +53,7 @@ pub struct TaskContext<'a> {
     universe: &'a Universe,
     world: &'a Comm,
     onto: usize,
+    master: Rank,
     attempt: u32,
     task: u64,
 }
@@ -59,6 +73,12 @@ impl<'a> TaskContext<'a> {
     pub fn booster(&self) -> usize {
         self.onto
     }
+    /// The rank of the master that offloaded the task, in the masters'
+    /// communicator (the one the boosters were allocated over: for a
+    /// private allocation over the self communicator, always 0).
+    pub fn master(&self) -> Rank {
+        self.master
+    }
     /// 0 for the first execution, then 1, 2, ... for re-executions after
     /// failures.
     pub fn attempt(&self) -> u32 {
@@ -72,10 +92,17 @@ impl<'a> TaskContext<'a> {
 
 type Body = dyn Fn(&TaskContext<'_>, &[u8]) -> Result<Vec<u8>, TaskFailure>;
 
+/// A registered task: its body and its types.
+struct Entry {
+    body: Box<Body>,
+    input: &'static str,
+    output: &'static str,
+}
+
 /// The tasks a booster can run, by name.
 #[derive(Default)]
 pub struct Registry {
-    tasks: HashMap<String, Box<Body>>,
+    tasks: HashMap<String, Entry>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -93,8 +120,16 @@ impl Registry {
     }
 
     /// Registers `body` as task `name`, with a typed input and output
-    /// (encoded with postcard, as [`pertinax::Comm::send_value`] does). A second registration of a name replaces
-    /// the first.
+    /// (encoded with postcard, as [`pertinax::Comm::send_value`] does). A
+    /// second registration of a name replaces the first.
+    ///
+    /// The types are part of the registration: a task offloaded under
+    /// this name with another input or output type
+    /// ([`crate::Boosters::offload`]'s `I` and `O`, compared by
+    /// [`std::any::type_name`]) does not run and fails at its master with
+    /// [`Error::TypeMismatch`]. (A booster program built by another
+    /// compiler than its master's could name a type differently: build
+    /// both with one toolchain.)
     pub fn register<I, O, F>(&mut self, name: &str, body: F) -> &mut Registry
     where
         I: DeserializeOwned,
@@ -106,7 +141,12 @@ impl Registry {
             let out = body(ctx, input)?;
             wire::encode(&out).map_err(TaskFailure::from)
         };
-        self.tasks.insert(name.to_string(), Box::new(erased));
+        let entry = Entry {
+            body: Box::new(erased),
+            input: type_name::<I>(),
+            output: type_name::<O>(),
+        };
+        self.tasks.insert(name.to_string(), entry);
         self
     }
 
@@ -123,7 +163,11 @@ pub enum Ended {
     Shutdown,
     /// The group is gone (a sibling or a parent failed, the masters
     /// revoked it, or a task failed the group): exit at once, without
-    /// finalizing, so the masters see this booster fail too.
+    /// finalizing, so the masters see this booster fail too. With code 0
+    /// ([`booster_main`] does): the departure is a consequence of the
+    /// failure that ended the group, and the masters recover from it; a
+    /// non-zero code would make `pertinax run` report a job whose every
+    /// failure was recovered as failed.
     GroupLost(Error),
 }
 
@@ -148,6 +192,7 @@ pub fn user_args() -> Vec<String> {
 /// [`Error::NotABooster`] if the process has no parent.
 pub fn serve(universe: &Universe, registry: &Registry) -> Result<Ended, Error> {
     let parent = universe.parent().ok_or(Error::NotABooster)?;
+    SERVING.store(true, Ordering::Relaxed);
     let world = universe.world();
     // The watch over the siblings: a private duplicate, so that no task's
     // traffic on the world can ever match it.
@@ -163,8 +208,11 @@ pub fn serve(universe: &Universe, registry: &Registry) -> Result<Ended, Error> {
 }
 
 /// [`serve`], then the end of the process: finalize and exit 0 after a
-/// shutdown; exit at once with status 3 (no finalize: the masters must see
-/// a failure) when the group was lost. For a booster program's `main`:
+/// shutdown; exit at once, also with code 0, but without finalizing (the
+/// masters must see a failure) when the group was lost (see
+/// [`Ended::GroupLost`]): under `pertinax run`, a job whose every booster
+/// failure was recovered exits 0 (the killed booster died of an injected
+/// fault, its siblings left with code 0). For a booster program's `main`:
 ///
 /// ```no_run
 /// let universe = pertinax::init().expect("init");
@@ -181,12 +229,22 @@ pub fn booster_main(universe: Universe, registry: &Registry) -> ! {
             let code = i32::from(universe.finalize().is_err());
             std::process::exit(code)
         }
-        Ok(Ended::GroupLost(_)) => std::process::exit(3),
+        Ok(Ended::GroupLost(_)) => std::process::exit(0),
         Err(e) => {
             eprintln!("pertinax-offload: {e}");
             std::process::exit(2)
         }
     }
+}
+
+/// Set once this process serves as a booster: the boosters it allocates
+/// in turn are nested (see the `task.G.B` fault points).
+static SERVING: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process is a booster that serves (its allocations are
+/// nested).
+pub(crate) fn serving() -> bool {
+    SERVING.load(Ordering::Relaxed)
 }
 
 fn lost(e: pertinax::Error) -> Ended {
@@ -249,17 +307,29 @@ fn serve_loop(
             Err(e) => return lost(e),
         };
         pertinax::fault_point("task");
+        if !body.nested {
+            // One booster of one group of a top-level allocation (see the
+            // module documentation).
+            pertinax::fault_point(&format!("task.{}.{}", hdr[3], world.rank().index()));
+        }
         let (status, out) = match registry.tasks.get(&body.name) {
             None => (wire::DONE_UNKNOWN, body.name.clone().into_bytes()),
-            Some(f) => {
+            Some(e) if e.input != body.input_type || e.output != body.output_type => {
+                match wire::encode(&(e.input, e.output)) {
+                    Ok(types) => (wire::DONE_TYPE_MISMATCH, types),
+                    Err(err) => (wire::DONE_TASK_ERROR, err.to_string().into_bytes()),
+                }
+            }
+            Some(e) => {
                 let ctx = TaskContext {
                     universe,
                     world,
                     onto: body.onto as usize,
+                    master,
                     attempt: attempt as u32,
                     task,
                 };
-                match catch_unwind(AssertUnwindSafe(|| f(&ctx, &body.input))) {
+                match catch_unwind(AssertUnwindSafe(|| (e.body)(&ctx, &body.input))) {
                     Ok(Ok(out)) => (wire::DONE_OK, out),
                     Ok(Err(TaskFailure::Message(m))) => (wire::DONE_TASK_ERROR, m.into_bytes()),
                     Ok(Err(TaskFailure::Fault(e))) => return lost(e),

@@ -70,6 +70,40 @@ pub enum Error {
     /// Not a booster: the process was not spawned by [`crate::Boosters`].
     #[error("this process is not a booster")]
     NotABooster,
+    /// The task's input or output type is not the one its name was
+    /// registered with on the booster: nothing was run (a value decoded
+    /// as another type would be a wrong answer, not an error). Types are
+    /// written `input -> output`, each as [`std::any::type_name`] gives it.
+    #[error("task {name:?} is registered as {expected}, offloaded as {given}")]
+    TypeMismatch {
+        /// The task's name.
+        name: String,
+        /// The registered types, `input -> output`.
+        expected: String,
+        /// The types of the offload, `input -> output`.
+        given: String,
+    },
+    /// The launcher has no slot left for the boosters of a new group (at
+    /// allocation, or to replace a failed group): under `pertinax run`,
+    /// every process a job ever spawns takes a slot of `--max-spawn` for
+    /// good. `max_spawn` is what this allocation needs, its groups so far
+    /// and this one; pass at least that (plus the boosters of other
+    /// allocations of the job, and `needed` per further recovery).
+    #[error(
+        "no slot left to start {needed} booster(s) (this allocation has started {started}): \
+         start the job with `pertinax run --max-spawn {max_spawn}` or more \
+         ({needed} more per further recovery, plus other allocations' boosters): {source}"
+    )]
+    NoSpawnRoom {
+        /// Boosters the failed spawn would have started.
+        needed: usize,
+        /// Boosters this allocation started before it (groups and spares).
+        started: usize,
+        /// `started + needed`: the `--max-spawn` this allocation needs.
+        max_spawn: usize,
+        /// The core's error.
+        source: pertinax::Error,
+    },
 }
 
 /// A task that could not be completed, with its input handed back so that

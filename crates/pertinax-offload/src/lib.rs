@@ -3,10 +3,14 @@
 //! 4 to 6) as a library over pertinax's public API.
 //!
 //! *Masters* allocate *boosters* ([`Boosters::alloc`], the paper's
-//! `deep_booster_alloc`): processes spawned for them, by default the
+//! `deep_booster_alloc`, over any communicator that can be a [`Parent`]):
+//! processes spawned for them, by default the
 //! master's own program started again in a booster role. Masters offload
 //! tasks, registered by name on the booster side with typed inputs and
-//! outputs, onto booster *i* ([`Boosters::offload`]), and wait for them
+//! outputs, onto booster *i* ([`Boosters::offload`]); a task offloaded with
+//! other types than its registration's fails with
+//! [`Error::TypeMismatch`] and never runs. A task knows its booster, its
+//! master ([`TaskContext::master`]) and its attempt. Masters wait for them
 //! ([`Boosters::taskwait`], [`Boosters::wait`], or without blocking
 //! [`Boosters::poll`]). A task offloaded with
 //! [`Offload::recover`] survives the failure of its booster: the library
@@ -34,7 +38,11 @@
 //!   the self communicator) has no consensus.
 //! - **Failure isolation.** A booster's failure never harms the masters
 //!   (the launcher isolates spawned groups); it takes down its siblings
-//!   and its own boosters (they watch for it and leave).
+//!   and its own boosters (they watch for it and leave). They leave
+//!   quietly ([`booster_main`]: code 0, without finalizing, so the masters
+//!   see them fail): under `pertinax run`, whose status is 0 when every
+//!   process exits 0 or dies of an injected fault, a job whose every
+//!   booster failure was recovered exits 0.
 //! - **Nesting.** A task may allocate boosters of its own (over
 //!   `ctx.universe().self_comm()`); a failure among them is recovered by
 //!   that task, never above it.
@@ -50,11 +58,39 @@
 //!
 //! On the booster side, for plans without a victim (the only ones that
 //! reach spawned processes, `PERTINAX_FAULTS=NAME@K`, which strike every
-//! process reaching the point): `task` at the start of every task
-//! execution, and `shutdown` and `shutdown.B` (`B`: the booster's index)
-//! when a booster receives the masters' shutdown in [`Boosters::free`].
-//! By then every task of its group is cleared: a kill there loses no
-//! result, and `free` neither waits for the boosters nor fails.
+//! process reaching the point, `K` counted per process):
+//!
+//! | point | booster | when |
+//! |---|---|---|
+//! | `task` | every one | at the start of every task execution |
+//! | `task.G.B` | booster `B` of group `G` of a top-level allocation | at the start of every task execution |
+//! | `shutdown`, `shutdown.B` | every one, booster `B` | it receives the masters' shutdown in [`Boosters::free`] |
+//!
+//! `G` is the group's generation in its allocation: 0 for the group
+//! allocated first, 1 for the group that replaced it after a failure (a
+//! spare or a new spawn), and so on. So `PERTINAX_FAULTS=task.0.1@3` kills
+//! booster 1 of the first group at its third task, once: its replacement
+//! (generation 1) never reaches that point. A top-level allocation is one
+//! whose masters are no boosters; nested boosters (allocated by a task)
+//! have only `task`. With private allocations (over the self
+//! communicator), each master has a first group of its own, and the plan
+//! strikes booster `B` of each of them; over a shared allocation, it
+//! strikes one process. At `shutdown`, every task of the group is
+//! cleared: a kill there loses no result, and `free` neither waits for the
+//! boosters nor fails. (A shot on `*` counts all of these points.)
+//!
+//! # Spawn slots
+//!
+//! Under `pertinax run`, spawned processes take slots of the job's
+//! `--max-spawn`, for good (a slot is never used again), and its default
+//! is the number of ranks: enough for one booster per master, without
+//! spares or a single replacement. An allocation of `B` boosters with `S`
+//! spare groups that is to survive `F` booster failures needs
+//! `B × (1 + S + F)` slots (each private allocation its own, as do nested
+//! allocations): start the job with `pertinax run --max-spawn N` for that
+//! `N` or more. When a spawn finds no slot left, the error is
+//! [`Error::NoSpawnRoom`], which says the `--max-spawn` this allocation
+//! needed at that point. Under `mpirun`, spawning has no such limit.
 //!
 //! # Example
 //!
@@ -87,10 +123,12 @@
 mod booster;
 mod error;
 mod master;
+mod parent;
 mod round;
 mod wire;
 
 pub use booster::{booster_main, is_booster, serve, user_args, Ended, Registry, TaskContext};
 pub use error::{Error, TaskError, TaskFailure};
 pub use master::{Boosters, Domain, Offload, Options, Stats, Task, TaskState};
+pub use parent::Parent;
 pub use wire::BOOSTER_MARKER;

@@ -38,6 +38,7 @@
 //! waiting for clearance: recoverable ones with their original input;
 //! the others fail with [`Error::BoosterFailed`] and their input.
 
+use std::any::type_name;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::marker::PhantomData;
 
@@ -46,6 +47,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::{Error, TaskError};
+use crate::parent::Parent;
 use crate::wire::{self, DoneHeader, TaskBody};
 
 /// Allocation options.
@@ -194,6 +196,8 @@ enum State {
 #[derive(Debug)]
 struct Rec {
     name: String,
+    /// The offload's types (`std::any::type_name` of `I` and `O`).
+    types: (&'static str, &'static str),
     input: Vec<u8>,
     onto: usize,
     recover: bool,
@@ -229,6 +233,11 @@ pub struct Boosters {
     program: String,
     args: Vec<String>,
     max_attempts: u32,
+    /// The masters are boosters themselves (a nested allocation).
+    nested: bool,
+    /// Boosters started so far (groups and spares), for the spawn-room
+    /// error.
+    started: usize,
     group: Option<Comm>,
     spares: VecDeque<Comm>,
     tasks: BTreeMap<u64, Rec>,
@@ -246,21 +255,34 @@ impl Boosters {
     /// Allocates `count` boosters (the master's own program, default
     /// options), collectively over `comm`: the world for boosters shared
     /// by every master (with failure consensus), or the self communicator
-    /// for a private set.
+    /// for a private set. `comm` is any communicator that can be a parent
+    /// ([`Parent`]: a plain [`Comm`], or what holds or points to one).
+    ///
+    /// Under `pertinax run`, the allocation and every replacement group
+    /// take `count` of the job's `--max-spawn` slots (see the crate
+    /// documentation, "Spawn slots").
     ///
     /// # Errors
     /// As [`Boosters::alloc_with`].
-    pub fn alloc(comm: &Comm, count: usize) -> Result<Boosters, Error> {
+    pub fn alloc<P: Parent + ?Sized>(comm: &P, count: usize) -> Result<Boosters, Error> {
         Boosters::alloc_with(comm, count, Options::default())
     }
 
-    /// Allocates `count` boosters with `opts`, collectively over `comm`.
+    /// Allocates `count` boosters with `opts`, collectively over `comm`
+    /// (any [`Parent`]).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for `count == 0`; [`Error::Masters`] if
     /// the masters' duplicate of `comm` cannot be made;
-    /// [`Error::Spawn`] if the boosters cannot be started.
-    pub fn alloc_with(comm: &Comm, count: usize, opts: Options) -> Result<Boosters, Error> {
+    /// [`Error::NoSpawnRoom`] if the launcher has no slot left for them
+    /// (it says which `--max-spawn` the job needs); [`Error::Spawn`] if
+    /// the boosters cannot be started otherwise.
+    pub fn alloc_with<P: Parent + ?Sized>(
+        comm: &P,
+        count: usize,
+        opts: Options,
+    ) -> Result<Boosters, Error> {
+        let comm = comm.parent_comm();
         if count == 0 {
             return Err(Error::InvalidArgument("zero boosters".into()));
         }
@@ -280,6 +302,8 @@ impl Boosters {
             program,
             args,
             max_attempts: opts.max_attempts,
+            nested: crate::booster::serving(),
+            started: 0,
             group: None,
             spares: VecDeque::new(),
             tasks: BTreeMap::new(),
@@ -297,12 +321,25 @@ impl Boosters {
         Ok(b)
     }
 
-    fn spawn_group(&self) -> Result<Comm, Error> {
+    fn spawn_group(&mut self) -> Result<Comm, Error> {
         let mut args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         args.push(wire::BOOSTER_MARKER);
-        self.masters
+        match self
+            .masters
             .spawn(&self.program, &args, self.count, Rank(0))
-            .map_err(Error::Spawn)
+        {
+            Ok(g) => {
+                self.started += self.count;
+                Ok(g)
+            }
+            Err(e) if no_room(&e) => Err(Error::NoSpawnRoom {
+                needed: self.count,
+                started: self.started,
+                max_spawn: self.started + self.count,
+                source: e,
+            }),
+            Err(e) => Err(Error::Spawn(e)),
+        }
     }
 
     /// The number of boosters.
@@ -363,6 +400,7 @@ impl Boosters {
         self.next_id += 1;
         let rec = Rec {
             name: spec.name,
+            types: (type_name::<I>(), type_name::<O>()),
             input,
             onto: spec.onto,
             recover: spec.recover,
@@ -398,6 +436,9 @@ impl Boosters {
                 name: rec.name.clone(),
                 input: rec.input.clone(),
                 onto: b as u32,
+                input_type: rec.types.0.to_string(),
+                output_type: rec.types.1.to_string(),
+                nested: self.nested,
             };
             g.send_value(&body, b, wire::TAG_TASK_BODY)?;
         }
@@ -460,6 +501,14 @@ impl Boosters {
         let error = match status {
             wire::DONE_OK => None,
             wire::DONE_UNKNOWN => Some(Error::UnknownTask(rec.name.clone())),
+            wire::DONE_TYPE_MISMATCH => Some(Error::TypeMismatch {
+                name: rec.name.clone(),
+                expected: match wire::decode::<(String, String)>(&body) {
+                    Ok((i, o)) => format!("{i} -> {o}"),
+                    Err(e) => format!("(unreadable: {e})"),
+                },
+                given: format!("{} -> {}", rec.types.0, rec.types.1),
+            }),
             _ => Some(Error::Task {
                 name: rec.name.clone(),
                 message: String::from_utf8_lossy(&body).into_owned(),
@@ -582,8 +631,9 @@ impl Boosters {
     /// failed. Collective over the masters for a shared allocation.
     ///
     /// # Errors
-    /// [`Error::Spawn`] if a replacement group cannot be started,
-    /// [`Error::Masters`] if the masters' agreement fails, [`Error::Freed`].
+    /// [`Error::NoSpawnRoom`] or [`Error::Spawn`] if a replacement group
+    /// cannot be started, [`Error::Masters`] if the masters' agreement
+    /// fails, [`Error::Freed`].
     pub fn taskwait(&mut self) -> Result<(), Error> {
         self.wait_set(|_| true)
     }
@@ -747,6 +797,13 @@ impl Boosters {
         }
         let _ = self.masters.free();
     }
+}
+
+/// Whether a spawn failed for want of a launcher slot (the core's
+/// `SpawnFailed` for the launcher's "no room" answer, whose message names
+/// `--max-spawn`).
+fn no_room(e: &pertinax::Error) -> bool {
+    matches!(e, pertinax::Error::SpawnFailed(m) if m.contains("--max-spawn"))
 }
 
 thread_local! {

@@ -42,6 +42,9 @@ pub(crate) const KIND_SHUTDOWN: u64 = 2;
 pub(crate) const DONE_OK: u64 = 0;
 pub(crate) const DONE_TASK_ERROR: u64 = 1;
 pub(crate) const DONE_UNKNOWN: u64 = 2;
+/// The task's types are not the registered ones; the body is the
+/// registered `(input, output)` type names, encoded.
+pub(crate) const DONE_TYPE_MISMATCH: u64 = 3;
 
 /// `[kind, task id, attempt, generation]`.
 pub(crate) type TaskHeader = [u64; 4];
@@ -55,6 +58,13 @@ pub(crate) struct TaskBody {
     pub input: Vec<u8>,
     /// The booster index the master offloaded onto.
     pub onto: u32,
+    /// The input's and the output's type (`std::any::type_name`), checked
+    /// against the registration before the task runs.
+    pub input_type: String,
+    pub output_type: String,
+    /// The master is itself a booster (a nested allocation): the booster's
+    /// per-group fault points (`task.G.B`) are for the top level only.
+    pub nested: bool,
 }
 
 /// The command-line marker a booster is started with (after the
@@ -93,9 +103,13 @@ mod tests {
             name: "square".into(),
             input: encode(&7u64).expect("encode"),
             onto: 3,
+            input_type: "u64".into(),
+            output_type: "u64".into(),
+            nested: false,
         };
         let back: TaskBody = decode(&encode(&b).expect("encode")).expect("decode");
         assert_eq!((back.name.as_str(), back.onto), ("square", 3));
+        assert_eq!((back.input_type.as_str(), back.nested), ("u64", false));
         assert_eq!(decode::<u64>(&back.input).expect("input"), 7);
         assert!(matches!(
             decode::<TaskBody>(&[1, 2]),

@@ -495,3 +495,132 @@ fn randomized_campaign() {
         "hangs: {hangs:#?}\nwrong: {wrong:#?}"
     );
 }
+
+/// The library's interface (`pertinax-offprog api`, on 2 and 3 masters):
+/// allocations over an `Rc<Comm>` and a `Box<Comm>`; a task registered as
+/// `u64 -> u64` offloaded with a `String` input, then with a `String`
+/// output, fails at its master with `Error::TypeMismatch` naming both
+/// signatures (it used to return a value); `TaskContext::master` is the
+/// offloading master's rank.
+#[test]
+fn types_are_checked_and_a_task_knows_its_master() {
+    for masters in [2, 3] {
+        let s = Spec::new(masters, &["api"])
+            .program(std::path::PathBuf::from(env!(
+                "CARGO_BIN_EXE_pertinax-offprog"
+            )))
+            .bound(60);
+        let s = if pertinax_harness::on_mpi() {
+            s
+        } else {
+            s.launcher_arg("--max-spawn").launcher_arg("64")
+        };
+        let j = run(s);
+        let oks = j.stdout.lines().filter(|l| l.starts_with("OK api")).count();
+        assert!(
+            oks == masters && !j.stdout.contains("FAIL") && j.code == Some(0),
+            "code {:?}\n{}\n{}",
+            j.code,
+            j.stdout,
+            j.stderr
+        );
+    }
+}
+
+/// The launcher's report of the injected kills of a job (`... killed by
+/// SIGKILL at 0.013 s (injected at hit 2 of point task.0.1)`).
+fn injected_kills(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains("(injected at"))
+        .collect()
+}
+
+/// The point of a one-shot plan `POINT@K`.
+fn point(plan: &str) -> &str {
+    plan.split('@').next().unwrap_or(plan)
+}
+
+/// A plan that names one booster of the first group (`task.0.1@K`, the
+/// library's per-group fault point): exactly that booster dies, once (its
+/// replacement, generation 1, runs the same tasks and is not struck), the
+/// masters recover once, every result is right, and the job, whose only
+/// failure was recovered, exits 0 (the killed booster's siblings leave
+/// with code 0). Shared allocations over 1 to 3 masters, several rounds,
+/// and a private allocation of one master.
+#[test]
+fn one_booster_of_the_first_group_dies_once_and_the_job_exits_0() {
+    for (masters, args, plan) in [
+        (2, "boosters=2 tasks=3 rounds=3", "task.0.1@2"),
+        (3, "boosters=3 tasks=2 rounds=2", "task.0.0@1"),
+        (1, "alloc=self boosters=2 tasks=2 rounds=3", "task.0.1@1"),
+        (2, "kind=ring boosters=3 rounds=3", "task.0.2@2"),
+    ] {
+        let s = spec(masters, args).env("PERTINAX_FAULTS", plan);
+        let (j, oks) = check_spec(masters, s);
+        for l in &oks {
+            assert_eq!(field(l, "recoveries"), 1, "{args} with {plan}: {l}");
+        }
+        if !pertinax_harness::on_mpi() {
+            // mpirun reports the SIGKILLed booster in its own status.
+            assert_eq!(
+                j.code,
+                Some(0),
+                "{args} with {plan}: a recovered job\n{}",
+                j.stderr
+            );
+            let kills = injected_kills(&j.stderr);
+            assert!(
+                kills.len() == 1 && kills[0].contains(&format!("point {}", point(plan))),
+                "{args} with {plan}: {kills:?}\n{}",
+                j.stderr
+            );
+        }
+    }
+}
+
+/// Without a larger `--max-spawn` (its default is the number of ranks),
+/// the first recovery of a shared allocation of one booster per master
+/// finds no slot: the masters' error says which `--max-spawn` to pass,
+/// and with exactly that the same job recovers and exits 0.
+#[test]
+fn without_room_to_respawn_the_error_says_which_max_spawn_to_pass() {
+    if pertinax_harness::on_mpi() {
+        // mpirun spawns without a limit of its own.
+        return;
+    }
+    let prog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-offprog"));
+    let job = |extra: &[&'static str]| {
+        let mut s = Spec::new(2, &["run", "boosters=2", "tasks=2", "rounds=2"])
+            .program(prog.clone())
+            .bound(60)
+            .env("PERTINAX_FAULTS", "task.0.1@1");
+        for a in extra {
+            s = s.launcher_arg(a);
+        }
+        run(s)
+    };
+    let j = job(&[]);
+    assert!(
+        j.stdout
+            .contains("start the job with `pertinax run --max-spawn 4`")
+            && j.code != Some(0),
+        "code {:?}\n{}\n{}",
+        j.code,
+        j.stdout,
+        j.stderr
+    );
+    let j = job(&["--max-spawn", "4"]);
+    let oks: Vec<&str> = j
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("OK run"))
+        .collect();
+    assert!(
+        oks.len() == 2 && oks.iter().all(|l| field(l, "recoveries") == 1) && j.code == Some(0),
+        "code {:?}\n{}\n{}",
+        j.code,
+        j.stdout,
+        j.stderr
+    );
+}

@@ -45,15 +45,27 @@
 //!   handed back intact, and at least one does.
 //!
 //! The library marks the start of every task with
-//! `pertinax::fault_point("task")`, so `PERTINAX_FAULTS=task@K` works too.
+//! `pertinax::fault_point("task")`, and of every task of booster B of a
+//! top-level allocation's group G with `task.G.B`, so
+//! `PERTINAX_FAULTS=task@K` and `task.0.1@K` work too.
+//!
+//! `pertinax-offprog api` checks the library's interface on every master,
+//! without faults, over one shared allocation made over an `Rc<Comm>`
+//! and one private allocation over a `Box<Comm>` (both [`Parent`]s): a
+//! right result; a `String` input and a `String` output for the task
+//! registered as `u64 -> u64` (`square`), each a typed
+//! [`Error::TypeMismatch`] naming both signatures, never a value; and
+//! `TaskContext::master`, the offloading master's rank (each master's own
+//! in the shared allocation, 0 in its private one).
 
+use std::rc::Rc;
 use std::time::Duration;
 
 use pertinax::{Comm, Universe};
 use pertinax_harness::{report, scenarios, setup, Scenario};
 use pertinax_offload::{
-    Boosters, Domain, Error, Offload, Options, Registry, Task, TaskContext, TaskError, TaskFailure,
-    TaskState,
+    Boosters, Domain, Error, Offload, Options, Parent, Registry, Task, TaskContext, TaskError,
+    TaskFailure, TaskState,
 };
 use pertinax_tests::{check, kill_self, Rng};
 use serde::{Deserialize, Serialize};
@@ -251,8 +263,77 @@ fn registry() -> Registry {
     r.register("work", work)
         .register("ring", ring)
         .register("nested", nested)
-        .register("domains", domains);
+        .register("domains", domains)
+        .register("square", |_ctx, x: u64| Ok(x * x))
+        .register("master", |ctx, x: u64| {
+            Ok(x << 32 | ctx.master().index() as u64)
+        });
     r
+}
+
+/// The error of a task that must fail with [`Error::TypeMismatch`], with
+/// the registered and the offloaded signatures.
+fn mismatch<I, O: std::fmt::Debug>(r: Result<O, TaskError<I>>, given: &str) -> Result<(), String> {
+    match r {
+        Err(TaskError {
+            error:
+                Error::TypeMismatch {
+                    name,
+                    expected,
+                    given: g,
+                },
+            input,
+        }) => {
+            check!(
+                name == "square" && expected == "u64 -> u64" && g == given,
+                "mismatch of {name:?}: registered {expected:?}, offloaded {g:?}, want {given:?}"
+            );
+            check!(input.is_some(), "the input was not handed back");
+            Ok(())
+        }
+        Err(e) => Err(format!("{given}: {} instead of a type mismatch", e.error)),
+        Ok(v) => Err(format!(
+            "{given}: a value ({v:?}) instead of a type mismatch"
+        )),
+    }
+}
+
+/// One allocation of `api`: a right result, both type mismatches, and
+/// the master's rank seen by the task (`me`).
+fn api_on(comm: &(impl Parent + ?Sized), me: usize) -> Result<(), String> {
+    let mut b = Boosters::alloc(comm, 2).map_err(|e| format!("alloc: {e}"))?;
+    let ok = b
+        .offload::<u64, u64>(Offload::new("square", 1).recover(), &7)
+        .map_err(|e| format!("offload: {e}"))?;
+    let input = b
+        .offload::<String, u64>(Offload::new("square", 0), &"five".to_string())
+        .map_err(|e| format!("offload: {e}"))?;
+    let output = b
+        .offload::<u64, String>(Offload::new("square", 1).recover(), &5)
+        .map_err(|e| format!("offload: {e}"))?;
+    let whoami = b
+        .offload::<u64, u64>(Offload::new("master", me % 2), &3)
+        .map_err(|e| format!("offload: {e}"))?;
+    b.taskwait().map_err(|e| format!("taskwait: {e}"))?;
+    let v = b.take(ok).map_err(|e| format!("square: {}", e.error))?;
+    check!(v == 49, "square(7) = {v}");
+    mismatch(b.take(input), "alloc::string::String -> u64")?;
+    mismatch(b.take(output), "u64 -> alloc::string::String")?;
+    let m = b.take(whoami).map_err(|e| format!("master: {}", e.error))?;
+    let st = b.stats();
+    check!(st.recoveries == 0, "recoveries {}", st.recoveries);
+    check!(m == (3 << 32 | me as u64), "master: got {m:#x}, want {me}");
+    b.free().map_err(|e| format!("free: {e}"))?;
+    Ok(())
+}
+
+/// `pertinax-offprog api`: see the module documentation.
+fn api(u: &Universe, w: &Comm) -> Result<String, String> {
+    let shared: Rc<Comm> = Rc::new(w.clone());
+    api_on(&shared, w.rank().index())?;
+    let private: Box<Comm> = Box::new(u.self_comm());
+    api_on(&private, 0)?;
+    Ok(String::new())
 }
 
 struct Conf {
@@ -601,6 +682,7 @@ fn main() {
     let rest = sc.args();
     let r = scenarios!(match scenario {
         "run" => run(&u, &w, rest),
+        "api" => api(&u, &w),
     });
     report(scenario, w.rank().index(), r).or_exit();
     drop(u);
