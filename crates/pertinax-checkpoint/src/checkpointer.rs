@@ -35,6 +35,9 @@ pub struct Config {
     /// Also keep each rank's own versions on disk, in `dir/rank-R/` (the
     /// folder `dir` is the caller's; it must hold only checkpoints of
     /// this computation, since a restore uses what it finds there).
+    /// Without it a rank and its buddy must not fail together, nor the
+    /// buddy during the rank's recovery (see the [crate's
+    /// limits](crate#limits)).
     pub dir: Option<PathBuf>,
 }
 

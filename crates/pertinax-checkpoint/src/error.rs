@@ -24,7 +24,10 @@ pub enum Error {
     },
     /// No version can be restored at every rank: rank `rank`'s state has
     /// no verified copy anywhere (it and its buddy both lost their memory
-    /// and there is no disk copy), or no version is held by every rank.
+    /// and there is no disk copy: at once, or the buddy during the rank's
+    /// recovery, before a restore gave the rank its image back; see the
+    /// [crate's limits](crate#limits)), or no version is held by every
+    /// rank.
     /// The same at every rank.
     #[error("checkpoint lost: {why}")]
     Lost {

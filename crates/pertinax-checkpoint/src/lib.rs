@@ -13,7 +13,10 @@
 //! - The **buddy** of rank `r` is `(r + 1) % n`: it keeps a copy of `r`'s
 //!   image. So one rank's state survives the loss of its memory, as long
 //!   as its buddy survives, or its file does (with [`Config::dir`]).
-//!   With `n = 1` a rank is its own buddy.
+//!   With `n = 1` a rank is its own buddy. "Survives" lasts until the
+//!   restore has handed the image back (see [Limits](#limits)): a buddy
+//!   that dies during the first rank's recovery is as bad as one that
+//!   dies with it.
 //! - **Committed** versions are the ones every member agreed on; a rank
 //!   keeps the newest [`Config::keep`] of them (at least 2), its own and
 //!   the copies of its previous rank's. [`Checkpointer::held`] lists those
@@ -52,6 +55,23 @@
 //! the rolled back future). If rank `r` and its buddy both lost their
 //! memory and `r` has no file, [`Error::Lost`] says so at every rank.
 //!
+//! # Limits
+//!
+//! Without [`Config::dir`], **a rank and its buddy failing together is
+//! unrecoverable** ([`Error::Lost`] at every rank, the same verdict
+//! everywhere). "Together" is not only "at the same instant": it covers
+//! the buddy dying *during the first rank's recovery*, from the first
+//! rank's death until a restore has moved its image to its replacement.
+//! Until then the buddy's copy is the only one, so a buddy killed in
+//! the agreement or the `replace_failed` of that recovery, or in the
+//! restore before its transfers (fault point `ckpt.restore`), takes the
+//! first rank's state with it; the next restore reports it `Lost`. Once
+//! the transfers have put the image in the replacement's memory (it is
+//! kept there even when that restore then fails, so the repeated
+//! restore finds it), the buddy may die like any other rank. With
+//! [`Config::dir`] the rank's file covers both cases, as long as the
+//! disk survives.
+//!
 //! Files: `dir/rank-R/ckpt-ITERATION.bin`, one per committed own version
 //! (after every successful checkpoint or restore, the folder holds exactly
 //! those); a temporary file left by a crash is ignored. Files found in
@@ -60,10 +80,14 @@
 //!
 //! # Fault points
 //!
-//! | point | where |
-//! |---|---|
-//! | `ckpt` | in [`Checkpointer::checkpoint`], after the pending image is written aside (and to its file), before the buddy transfer; at the start of [`Checkpointer::abandon`] (so every rank passes it once per checkpoint) |
-//! | `ckpt.restore` | in [`Checkpointer::restore`], after the plan is made, before the transfers |
+//! | point | where | numbering (`NAME#K`) |
+//! |---|---|---|
+//! | `ckpt` | in [`Checkpointer::checkpoint`], after the pending image is written aside (and to its file), before the buddy transfer; at the start of [`Checkpointer::abandon`] (so every rank passes it once per checkpoint) | the K-th checkpoint (or abandon) this process calls, failed ones included |
+//! | `ckpt.restore` | in [`Checkpointer::restore`], after the plan is made, before the transfers | the K-th restore of this process that got as far as a plan (a restore whose first exchange failed, or that found nothing to restore, does not count) |
+//!
+//! Hits are counted per process from its start; a process started later
+//! (a replacement) does not get the shots aimed at the rank it replaces
+//! (see [`pertinax::fault_point`]).
 //!
 //! # Composing with the program's own recovery
 //!

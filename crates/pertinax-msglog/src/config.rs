@@ -65,7 +65,10 @@ pub struct Config {
     /// Which rollback a recovery may choose.
     pub rollback: RollbackPolicy,
     /// Also keep checkpoints on disk, under this directory (one folder per
-    /// rank), so that a rank and its buddy can fail together.
+    /// rank), so that a rank and its buddy can fail together, at once or
+    /// the buddy during the rank's recovery (without it, either loses the
+    /// rank's checkpoint: see [what cannot be
+    /// recovered](crate#what-cannot-be-recovered)).
     pub ckpt_dir: Option<PathBuf>,
 }
 

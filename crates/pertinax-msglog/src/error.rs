@@ -9,12 +9,13 @@ pub enum Error {
     /// The configuration is wrong.
     #[error("msglog: invalid configuration: {0}")]
     InvalidConfig(String),
-    /// The iteration's body returned an error that is not a process
-    /// failure (a bad argument, a refused operation such as an
-    /// any-source receive): it is the program's to fix, the run stops.
+    /// The iteration's body (or the final step) returned an error that
+    /// is not a process failure (a bad argument, a refused operation such
+    /// as an any-source receive): it is the program's to fix, the run
+    /// stops.
     #[error("msglog: iteration {iteration} failed: {source}")]
     Body {
-        /// The iteration.
+        /// The iteration (the run's iteration count: the final step).
         iteration: u64,
         /// The body's error.
         source: pertinax::Error,
@@ -22,7 +23,7 @@ pub enum Error {
     /// A failure in [`crate::Mode::Plain`], which does not recover.
     #[error("msglog: a process failed in iteration {iteration} and the run is plain (no recovery): {source}")]
     Unprotected {
-        /// The iteration.
+        /// The iteration (the run's iteration count: the final step).
         iteration: u64,
         /// The failure.
         source: pertinax::Error,
@@ -36,7 +37,9 @@ pub enum Error {
         /// The core's error.
         source: pertinax::Error,
     },
-    /// The checkpoints cannot give the state back (lost, corrupt).
+    /// The checkpoints cannot give the state back: lost (a rank and its
+    /// buddy failed together, or the buddy during the rank's recovery,
+    /// without [`crate::Config::ckpt_dir`]), corrupt.
     #[error("msglog: checkpoint: {0}")]
     Checkpoint(CkptError),
     /// The state could not be encoded or decoded for a checkpoint.

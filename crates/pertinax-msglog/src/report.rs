@@ -1,5 +1,5 @@
-//! What a run reports: the final state, the rollbacks it made, where its
-//! time went.
+//! What a run reports: the final state, the final step's result, the
+//! rollbacks it made, where its time went.
 
 use std::fmt;
 
@@ -32,7 +32,8 @@ impl fmt::Display for Rollback {
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Iterations run by this process, re-executions included.
+    /// Iterations run by this process, re-executions included (the
+    /// final step is not counted).
     pub iterations_run: u64,
     /// Of those, the iterations whose result a rollback threw away (an
     /// aborted iteration, or the iterations past the checkpoint of a
@@ -60,15 +61,25 @@ pub struct Stats {
     pub replayed: u64,
 }
 
-/// The outcome of [`crate::run`] at one rank.
+/// The outcome of [`crate::run`] or [`crate::run_and_finish`] at one
+/// rank.
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct Report<S> {
+pub struct Report<S, R = ()> {
     /// The state after the last iteration.
     pub state: S,
-    /// The communicator the run ended on (the world after the last
-    /// recovery: same size and ranks, replacements in the dead ranks'
-    /// places).
+    /// What the final step returned ([`crate::run_and_finish`]; `()`
+    /// after [`crate::run`]), computed under the protection.
+    pub result: R,
+    /// A plain communicator, outside the protection: the one the run
+    /// ended on (the world after the last recovery: same size and ranks,
+    /// replacements in the dead ranks' places), for the program's own use
+    /// after the run. Nothing done on it is logged, checkpointed or
+    /// recovered: a rank that dies after `run` returned makes the
+    /// collectives on it fail (with a fault, at the survivors that notice)
+    /// as on any communicator. A gather or reduction of the run's result
+    /// belongs in the final step of [`crate::run_and_finish`], where a
+    /// failure is recovered like one in an iteration.
     pub comm: pertinax::Comm,
     /// The most far-reaching rollback of the run (the same at every rank).
     pub rollback: Rollback,

@@ -1,6 +1,6 @@
 //! The driver: iterations as transactions, coordinated checkpoints,
-//! recovery (replace, agree on the front line, restore, replay) and the
-//! final agreement.
+//! recovery (replace, agree on the front line, restore, replay), the
+//! final step and the final agreement.
 //!
 //! # Protocol
 //!
@@ -11,8 +11,10 @@
 //! - an epoch posts the replay of the last recovery, then runs
 //!   iterations; at the start of every iteration that is a multiple of the
 //!   checkpoint interval (and not yet committed) it takes a coordinated
-//!   checkpoint, whose commit is an agreement; after the last iteration it
-//!   agrees on the end;
+//!   checkpoint, whose commit is an agreement; after the last iteration
+//!   it runs the final step as iteration `iterations` (logged, rolled
+//!   back and replayed like any iteration, its result kept beside the
+//!   state), then agrees on the end;
 //! - a rank that sees a failure rolls its state back to the iteration's
 //!   start, revokes the communicator (so that every rank's next
 //!   operation fails), and votes "failed" in one agreement, unless the
@@ -114,14 +116,18 @@ pub(crate) fn decide(info: &[Info], ckpt: u64, mode: Mode, policy: RollbackPolic
 /// A message to replay: destination, tag, payload.
 type Replay = (usize, i32, Rc<[u8]>);
 
-struct Driver<'c, S> {
+struct Driver<'c, S, R> {
     cfg: &'c Config,
     iterations: u64,
     lg: Logged,
     ckpt: Checkpointer,
     state: S,
     snapshot: S,
+    /// The iteration this rank is at: `iterations` before the final step,
+    /// `iterations + 1` after it.
     it: u64,
+    /// The final step's result: `Some` exactly when `it > iterations`.
+    result: Option<R>,
     has_state: bool,
     /// This process lost its memory (a replacement) and has not restored
     /// a checkpoint yet.
@@ -149,6 +155,11 @@ struct Driver<'c, S> {
 /// run. A replacement process (started by a recovery in a dead rank's
 /// place) calls `run` like the original did and joins the recovery.
 ///
+/// The protection ends when `run` returns: [`Report::comm`] is a plain
+/// communicator. To gather or reduce the result under the protection,
+/// use [`run_and_finish`]; `run` is `run_and_finish` with an empty final
+/// step.
+///
 /// # Errors
 /// [`Error::InvalidConfig`]; [`Error::Body`] for a body's error that is
 /// not a failure; [`Error::Unprotected`] for a failure in
@@ -160,18 +171,96 @@ pub fn run<S, I, F>(
     cfg: &Config,
     iterations: u64,
     init: I,
-    mut body: F,
+    body: F,
 ) -> Result<Report<S>, Error>
 where
     S: Clone + Serialize + DeserializeOwned,
     I: FnOnce() -> S,
     F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
 {
+    run_and_finish(universe, cfg, iterations, init, body, |_, _| Ok(()))
+}
+
+/// [`run`], then a *final step* under the same protection: `finish(state,
+/// comm)` runs once after the last iteration, on the final state, and
+/// what it returns is [`Report::result`].
+///
+/// The final step is where the result of the run is gathered or reduced
+/// (a `gather` of every rank's part at a root, an `allreduce` of a norm,
+/// a verdict). It runs as iteration number `iterations`, inside the
+/// protected region: its sends and collective results are logged; a
+/// failure in it (or in the final agreement that follows it) is
+/// recovered like a failure in an iteration, so a rank killed just after
+/// the last iteration is replaced, runs its iterations again from its
+/// checkpoint and then the final step, served the collective results it
+/// needs from the survivors' logs; a survivor that had finished its final
+/// step keeps its result, one whose final step failed runs it again. The
+/// run ends with one agreement after the final step, so every rank
+/// returns with the final step done; nothing after that is protected.
+///
+/// `finish` must meet the conditions of an iteration (see the
+/// [crate documentation](crate#when-local-rollback-is-correct)): it is
+/// deterministic, communicates only through `comm`, and may run more than
+/// once at a rank (side effects such as printing belong after
+/// `run_and_finish` returns, from the result). It does not change the
+/// state, so the result must be a function of the state (and of the
+/// messages it receives). In [`Mode::Plain`] it runs once, unprotected.
+///
+/// ```no_run
+/// use pertinax::{Communicator, CommunicatorExt};
+/// use pertinax_msglog::{Config, Logged};
+///
+/// #[derive(Clone, serde::Serialize, serde::Deserialize)]
+/// struct State { x: Vec<f64> }
+///
+/// fn step(_it: u64, s: &mut State, _c: &Logged) -> Result<(), pertinax::Error> {
+///     for v in &mut s.x { *v = 0.5 * *v + 1.0; }
+///     Ok(())
+/// }
+///
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let universe = pertinax::init()?;
+///     let cfg = Config::default();
+///     let init = || State { x: vec![1.0; 4] };
+///     // Every rank's block at rank 0, gathered under the protection: a
+///     // kill at `finish#1` or `finish.end#1` is recovered like one in an
+///     // iteration, and the gather's result is the fault-free one.
+///     let report = pertinax_msglog::run_and_finish(&universe, &cfg, 50, init, step,
+///         |s: &State, c: &Logged| {
+///             let me_root = c.rank().index() == 0;
+///             let mut all = vec![0.0; if me_root { s.x.len() * c.size() } else { 0 }];
+///             c.gather(&s.x, &mut all, 0)?;
+///             Ok(all)
+///         })?;
+///     if report.comm.rank().index() == 0 {
+///         println!("{} values, first {}", report.result.len(), report.result[0]);
+///     }
+///     Ok(())
+/// }
+/// ```
+///
+/// # Errors
+/// As [`run`]; an error of `finish` that is not a failure is
+/// [`Error::Body`] with `iteration` equal to `iterations`.
+pub fn run_and_finish<S, R, I, F, G>(
+    universe: &Universe,
+    cfg: &Config,
+    iterations: u64,
+    init: I,
+    mut body: F,
+    mut finish: G,
+) -> Result<Report<S, R>, Error>
+where
+    S: Clone + Serialize + DeserializeOwned,
+    I: FnOnce() -> S,
+    F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
+    G: FnMut(&S, &Logged) -> Result<R, CoreError>,
+{
     cfg.validate()?;
     let world = universe.world();
     let state = init();
     if cfg.mode == Mode::Plain {
-        return plain(world, iterations, state, &mut body);
+        return plain(world, iterations, state, &mut body, &mut finish);
     }
     let fresh = matches!(universe.role(), Role::Replacement { .. });
     let ckpt = Checkpointer::new(
@@ -191,6 +280,7 @@ where
         initial: Some(state.clone()),
         state,
         it: 0,
+        result: None,
         has_state: !fresh,
         fresh,
         redo_until: 0,
@@ -200,7 +290,7 @@ where
     };
     let mut plan = Vec::new();
     let mut recovering = fresh;
-    loop {
+    let result = loop {
         if recovering {
             match d.round() {
                 Ok(p) => plan = p,
@@ -211,15 +301,15 @@ where
                 Err(Stop::Fatal(e)) => return Err(e),
             }
         }
-        match d.epoch(std::mem::take(&mut plan), &mut body) {
-            Ok(()) => break,
+        match d.epoch(std::mem::take(&mut plan), &mut body, &mut finish) {
+            Ok(r) => break r,
             Err(Stop::Failed) => {
                 d.repair()?;
                 recovering = true;
             }
             Err(Stop::Fatal(e)) => return Err(e),
         }
-    }
+    };
     let (total, peak) = d.lg.with_log(|l| (l.total(), l.peak()));
     let mut stats = d.lg.with_stats(|s| s.clone());
     stats.logged_bytes = total;
@@ -227,6 +317,7 @@ where
     stats.comm_s = d.lg.comm_s();
     Ok(Report {
         state: d.state,
+        result,
         comm: d.lg.comm().clone(),
         rollback: d.rollback,
         recoveries: d.recoveries,
@@ -234,34 +325,49 @@ where
     })
 }
 
-/// [`Mode::Plain`]: the iterations, nothing else.
-fn plain<S, F>(world: Comm, iterations: u64, mut state: S, body: &mut F) -> Result<Report<S>, Error>
+/// [`Mode::Plain`]: the iterations and the final step, nothing else.
+fn plain<S, R, F, G>(
+    world: Comm,
+    iterations: u64,
+    mut state: S,
+    body: &mut F,
+    finish: &mut G,
+) -> Result<Report<S, R>, Error>
 where
     F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
+    G: FnMut(&S, &Logged) -> Result<R, CoreError>,
 {
     let lg = Logged::new(world, Mode::Plain, crate::LogCap::Unlimited, 0);
-    for it in 0..iterations {
-        pertinax::fault_point("iter");
-        lg.begin(it);
-        body(it, &mut state, &lg).map_err(|e| {
+    let unprotected = |iteration: u64| {
+        move |e: CoreError| {
             if e.is_fault() {
                 Error::Unprotected {
-                    iteration: it,
+                    iteration,
                     source: e,
                 }
             } else {
                 Error::Body {
-                    iteration: it,
+                    iteration,
                     source: e,
                 }
             }
-        })?;
+        }
+    };
+    for it in 0..iterations {
+        pertinax::fault_point("iter");
+        lg.begin(it);
+        body(it, &mut state, &lg).map_err(unprotected(it))?;
         lg.with_stats(|s| s.iterations_run += 1);
     }
+    pertinax::fault_point("finish");
+    lg.begin(iterations);
+    let result = finish(&state, &lg).map_err(unprotected(iterations))?;
+    pertinax::fault_point("finish.end");
     let mut stats = lg.with_stats(|s| s.clone());
     stats.comm_s = lg.comm_s();
     Ok(Report {
         state,
+        result,
         comm: lg.comm().clone(),
         rollback: Rollback::None,
         recoveries: 0,
@@ -273,7 +379,7 @@ fn core(what: &'static str) -> impl FnOnce(CoreError) -> Error {
     move |source| Error::Core { what, source }
 }
 
-impl<'c, S> Driver<'c, S>
+impl<'c, S, R> Driver<'c, S, R>
 where
     S: Clone + Serialize + DeserializeOwned,
 {
@@ -436,6 +542,7 @@ where
             let dt = t.elapsed().as_secs_f64();
             self.lg.with_stats(|s| s.txn_copy_s += dt);
             self.it = ckpt;
+            self.result = None;
             self.lg.with_log(|l| l.reset(ckpt));
             self.has_state = true;
         }
@@ -468,10 +575,12 @@ where
         Ok(plan)
     }
 
-    /// Runs iterations until the end (`Ok`) or a failed agreement.
-    fn epoch<F>(&mut self, plan: Vec<Replay>, body: &mut F) -> Result<(), Stop>
+    /// Runs iterations and the final step until the end (`Ok`, with the
+    /// final step's result) or a failed agreement.
+    fn epoch<F, G>(&mut self, plan: Vec<Replay>, body: &mut F, finish: &mut G) -> Result<R, Stop>
     where
         F: FnMut(u64, &mut S, &Logged) -> Result<(), CoreError>,
+        G: FnMut(&S, &Logged) -> Result<R, CoreError>,
     {
         pertinax::scope(|s| {
             let mut pending: Vec<PendingOp<'_, CoreError>> = Vec::with_capacity(plan.len());
@@ -502,22 +611,58 @@ where
                 {
                     self.checkpoint()?;
                 }
-                if self.it == self.iterations {
+                if self.it > self.iterations {
                     for op in pending.drain(..) {
                         if let Err(e) = op.wait() {
                             return Err(self.on_error(e, "replaying"));
                         }
                     }
-                    return if self.vote(true)? {
-                        Ok(())
-                    } else {
+                    if !self.vote(true)? {
                         let _ = self.comm().revoke();
-                        Err(Stop::Failed)
-                    };
+                        return Err(Stop::Failed);
+                    }
+                    return self.result.take().ok_or_else(|| {
+                        Stop::Fatal(Error::State {
+                            what: "finished",
+                            why: "the final step's result is missing (a bug)".into(),
+                        })
+                    });
                 }
-                self.iteration(body)?;
+                if self.it == self.iterations {
+                    self.finish(finish)?;
+                } else {
+                    self.iteration(body)?;
+                }
             }
         })
+    }
+
+    /// The final step, as the transactional iteration `iterations`: the
+    /// state is not changed, so a failure only forgets the step's log.
+    fn finish<G>(&mut self, finish: &mut G) -> Result<(), Stop>
+    where
+        G: FnMut(&S, &Logged) -> Result<R, CoreError>,
+    {
+        let it = self.it;
+        pertinax::fault_point("finish");
+        self.lg.begin(it);
+        match finish(&self.state, &self.lg) {
+            Ok(r) => {
+                pertinax::fault_point("finish.end");
+                self.lg.commit(it);
+                self.result = Some(r);
+                self.it += 1;
+                Ok(())
+            }
+            Err(e) if e.is_fault() => {
+                self.lg.with_log(|l| l.truncate(it));
+                Err(self.failed())
+            }
+            Err(e) => Err(Stop::Fatal(Error::Body {
+                iteration: it,
+                source: e,
+            })),
+        }
     }
 
     /// One transactional iteration.

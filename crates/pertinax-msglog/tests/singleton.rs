@@ -1,9 +1,10 @@
 //! `run` in a one-process job (no launcher): the three modes give the
-//! same state, and what the library cannot replay is refused with a clear
-//! error. (One test: a process joins one job.)
+//! same state and the same final step's result, and what the library
+//! cannot replay is refused with a clear error. (One test: a process
+//! joins one job.)
 
 use pertinax::{Communicator, CommunicatorExt, Op, Source, Tag};
-use pertinax_msglog::{run, Config, Error, LogCap, Mode, FIRST_RESERVED_TAG};
+use pertinax_msglog::{run, run_and_finish, Config, Error, LogCap, Mode, FIRST_RESERVED_TAG};
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 struct State {
@@ -54,6 +55,39 @@ fn modes_agree_and_unreplayable_calls_are_refused() {
         results.push(r.state);
     }
     assert!(results.windows(2).all(|w| w[0] == w[1]), "{results:?}");
+
+    // The final step runs once, on the final state, with its collectives
+    // through the logged communicator, in every mode.
+    let mut finals = Vec::new();
+    for mode in [Mode::Plain, Mode::Transactional, Mode::Logged] {
+        let cfg = Config {
+            cp_int: 3,
+            mode,
+            ..Config::default()
+        };
+        let mut calls = 0;
+        let r = run_and_finish(&u, &cfg, 10, init, step, |s: &State, c| {
+            calls += 1;
+            assert_eq!(c.iteration(), 10);
+            let mut all = [0u64];
+            c.gather(&[s.sum], &mut all, 0)?;
+            Ok(all[0])
+        })
+        .expect("a run with a final step");
+        assert_eq!((calls, r.stats.iterations_run), (1, 10));
+        assert_eq!(r.result, r.state.sum);
+        finals.push((r.state, r.result));
+    }
+    assert_eq!(finals[0].0, results[0]);
+    assert!(finals.windows(2).all(|w| w[0] == w[1]), "{finals:?}");
+    // An error of the final step that is not a failure ends the run,
+    // named after the iteration it runs as.
+    let e = run_and_finish(&u, &Config::default(), 4, init, step, |_, c| {
+        let mut b = [0u8; 1];
+        c.recv(&mut b, Source::Any, 0).map(drop)
+    })
+    .expect_err("an any-source receive in the final step");
+    assert!(matches!(e, Error::Body { iteration: 4, .. }), "{e}");
 
     // An any-source receive is refused: its order cannot be replayed.
     let cfg = Config::default();

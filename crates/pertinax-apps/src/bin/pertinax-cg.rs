@@ -30,7 +30,10 @@
 //! cg class=S ranks=4 zeta=8.5971775078648e+00 zeta_bits=402131c140145f4c verified=true rollback=none recoveries=0 ... time_s=0.041
 //! ```
 //!
-//! `verified` is NPB's check (relative error of zeta at most 1e-10),
+//! `verified` is NPB's check (relative error of zeta at most 1e-10) and,
+//! under pertinax-msglog, that every rank's zeta has the same bits
+//! (gathered at rank 0 in the run's final step, under the protection: a
+//! kill at `finish#1` or `finish.end#1` is recovered),
 //! `zeta_bits` zeta's IEEE bits in hex (to compare runs bitwise); the
 //! fields from `rollback` on are `msglog_common::summary`'s (`time_s`:
 //! the slowest rank's time for the iterations, after the matrix
@@ -49,7 +52,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Parser;
 use msglog_common::MsgLogArgs;
-use pertinax::Universe;
+use pertinax::{Communicator, CommunicatorExt, Universe};
 use pertinax_apps::cg::Class;
 
 mod cg;
@@ -87,13 +90,16 @@ fn job(universe: &Universe, args: &Args) -> Result<bool> {
     let (rank, n) = (world.rank().index(), world.size());
     let class = args.class;
     let problem = cg::Problem::new(class, rank, n).with_context(|| format!("class {class}"))?;
-    let (state, common) = if args.plain {
-        run_plain(&world, &problem).with_context(|| format!("rank {rank}"))?
+    let (state, zetas, common) = if args.plain {
+        let (state, common) =
+            run_plain(&world, &problem).with_context(|| format!("rank {rank}"))?;
+        (state, Vec::new(), common)
     } else {
         run_logged(universe, &args.msglog, &problem).with_context(|| format!("rank {rank}"))?
     };
     let zeta = state.zeta;
-    let verified = class.verify(zeta);
+    // Every rank's zeta (gathered at rank 0 by the final step) is rank 0's.
+    let verified = class.verify(zeta) && zetas.iter().all(|&z| z == zeta.to_bits());
     if rank == 0 {
         println!(
             "cg class={class} ranks={n} zeta={} zeta_bits={:016x} verified={verified} {common}",
@@ -104,27 +110,35 @@ fn job(universe: &Universe, args: &Args) -> Result<bool> {
     Ok(verified)
 }
 
-/// The iterations under pertinax-msglog: the final state and the summary
-/// fields from `rollback` on (collective: every rank takes part).
+/// The iterations under pertinax-msglog: the final state, every rank's
+/// zeta bits at rank 0 (empty elsewhere; gathered in the run's final
+/// step, under the protection) and the summary fields from `rollback` on
+/// (collective: every rank takes part).
 fn run_logged(
     universe: &Universe,
     msglog: &MsgLogArgs,
     problem: &cg::Problem,
-) -> Result<(cg::State, String)> {
+) -> Result<(cg::State, Vec<u64>, String)> {
     let cfg = msglog.config()?;
     let niter = problem.class.niter();
     let t0 = Instant::now();
-    let report = pertinax_msglog::run(
+    let report = pertinax_msglog::run_and_finish(
         universe,
         &cfg,
         niter,
         || cg::State::initial(problem),
         |it, st, c| cg::iterate(c, problem, st, it),
+        |st, c| {
+            let root = c.rank().index() == 0;
+            let mut zetas = vec![0u64; if root { c.size() } else { 0 }];
+            c.gather(&[st.zeta.to_bits()], &mut zetas, 0)?;
+            Ok(zetas)
+        },
     )
     .context("iterations")?;
     let time_s = t0.elapsed().as_secs_f64();
     let common = msglog_common::summary(&report, niter, time_s).context("summary")?;
-    Ok((report.state, common))
+    Ok((report.state, report.result, common))
 }
 
 /// The iterations on the world communicator, without protection.

@@ -18,10 +18,13 @@
 //! checkpoints, logs the faces sent, and recovers from a rank's death by
 //! local or global rollback.
 //!
-//! After the iterations every rank recomputes the whole grid in one
-//! process ([`pertinax_apps::stencil::sequential`]) and compares its
-//! block bit for bit; rank 0 gathers the verdicts and the blocks'
-//! checksums and prints the one line of stdout:
+//! Before the iterations every rank computes the whole grid in one
+//! process ([`pertinax_apps::stencil::sequential`]); in the run's final
+//! step ([`pertinax_msglog::run_and_finish`], under the same protection
+//! as the iterations: a kill at `finish#1` or `finish.end#1` is
+//! recovered) it compares its block bit for bit, and rank 0 gathers the
+//! verdicts and the blocks' checksums. Rank 0 prints the one line of
+//! stdout:
 //!
 //! ```text
 //! stencil grid=48x48x48 ranks=8 iters=40 checksum=<16 hex digits> acc=<16 hex digits> dmax_bits=<16 hex digits> verified=true rollback=none recoveries=0 ... time_s=0.123
@@ -45,8 +48,9 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Parser;
 use msglog_common::MsgLogArgs;
-use pertinax::Universe;
+use pertinax::{CommunicatorExt, Universe};
 use pertinax_apps::stencil::{checksum, sequential, Grid};
+use pertinax_msglog::Logged;
 
 use stencil::{Problem, State};
 
@@ -83,36 +87,40 @@ fn job(universe: &Universe, a: &Args) -> anyhow::Result<bool> {
     let grid = Grid::new(a.nx, a.ny, a.nz);
     let p = Problem::new(grid, n, me)?;
     let cfg = a.msglog.config()?;
+    let want = p.block.extract(&sequential(p.decomp.grid(), a.iters));
     let t0 = Instant::now();
-    let report = pertinax_msglog::run(
+    // The final step, under the protection: this block's verdict and
+    // checksum, gathered at rank 0.
+    let finish = |st: &State, c: &Logged| {
+        let u = &st.u;
+        let same =
+            want.len() == u.len() && want.iter().zip(u).all(|(x, y)| x.to_bits() == y.to_bits());
+        let row = [u64::from(same), checksum(&p.block, u)];
+        let mut rows = if me == 0 {
+            vec![0u64; 2 * n]
+        } else {
+            Vec::new()
+        };
+        c.gather(&row, &mut rows, 0)?;
+        Ok((same, rows))
+    };
+    let report = pertinax_msglog::run_and_finish(
         universe,
         &cfg,
         a.iters,
         || State::initial(&p),
         |it, st, c| stencil::iterate(c, &p, st, it, a.collectives),
+        finish,
     )
     .with_context(|| format!("rank {me}: iterations"))?;
     let time_s = t0.elapsed().as_secs_f64();
-
-    let want = p.block.extract(&sequential(p.decomp.grid(), a.iters));
-    let u = &report.state.u;
-    let same = want.len() == u.len() && want.iter().zip(u).all(|(x, y)| x.to_bits() == y.to_bits());
+    let (same, rows) = &report.result;
     if !same {
         eprintln!(
             "pertinax-stencil: rank {me}: block {:?} differs from the reference",
             p.block
         );
     }
-    let row = [u64::from(same), checksum(&p.block, u)];
-    let mut rows = if me == 0 {
-        vec![0u64; 2 * n]
-    } else {
-        Vec::new()
-    };
-    report
-        .comm
-        .gather(&row, &mut rows, 0)
-        .with_context(|| format!("rank {me}: gather"))?;
     // Collective: every rank takes part.
     let common = msglog_common::summary(&report, a.iters, time_s)
         .with_context(|| format!("rank {me}: summary"))?;

@@ -60,8 +60,10 @@ impl MsgLogArgs {
 /// The summary's common fields: the rollback, the recoveries (the most
 /// any rank went through), and the
 /// job's totals and maxima over the ranks (collective over the report's
-/// communicator). `iters` is the number of iterations of the run.
-pub fn summary<S>(r: &Report<S>, iters: u64, time_s: f64) -> anyhow::Result<String> {
+/// communicator, after the run: diagnostics, outside the protection; the
+/// result is gathered in the run's final step). `iters` is the number of
+/// iterations of the run.
+pub fn summary<S, R>(r: &Report<S, R>, iters: u64, time_s: f64) -> anyhow::Result<String> {
     let s = &r.stats;
     let sums = [s.iterations_run, s.recomputed, s.logged_bytes, s.replayed];
     let mut tot = [0u64; 4];
