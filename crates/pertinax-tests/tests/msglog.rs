@@ -9,9 +9,13 @@
 //! must be local. Then the hard places: a crash during the replay, during
 //! a checkpoint, of the buddy holding a restarted rank's checkpoint, two
 //! crashes in one run, two neighbours at once (lost without a disk copy,
-//! recovered with one), a capped log forcing a global rollback, and the
-//! rollback policies. A randomized campaign varies all of it. Every job is
-//! bounded, and the harness checks that none of its processes survives.
+//! recovered with one; the buddy during a rank's recovery, likewise), a
+//! capped log forcing a global rollback, and the rollback policies. A kill
+//! just after the last iteration, or inside the final step, must leave
+//! the final gather's result (made in the library's final step) bitwise
+//! the fault-free one. A randomized campaign varies all of it. Every job
+//! is bounded, and the harness checks that none of its processes
+//! survives.
 
 use pertinax_harness::{run, Job, Program, Spec};
 use pertinax_tests::{field, num};
@@ -248,6 +252,42 @@ fn the_buddy_holding_a_restarted_ranks_checkpoint_dies_later() {
     }
 }
 
+/// The final step (`pertinax_msglog::run_and_finish`): the stencil
+/// gathers every block's verdict and checksum at rank 0 there, CG every
+/// rank's zeta. A kill just after the last iteration (`finish#1`, the
+/// final step's start) or inside the final step (`finish.end#1`, after
+/// the gather, before the final agreement) is recovered like one in an
+/// iteration: the victim's replacement runs again from its checkpoint,
+/// the survivors serve it the gather's logged result or take part again,
+/// and the gathered result (`checksum`; CG's `verified` needs every
+/// rank's zeta) is the fault-free one, bit for bit.
+#[test]
+fn a_kill_just_after_the_last_iteration_or_in_the_final_step_is_recovered() {
+    let opts = "--cp-int 4";
+    for a in [CG, STENCIL, STENCIL_COLL] {
+        let want = a.reference(4, opts);
+        for point in ["finish#1", "finish.end#1"] {
+            for victim in [0, 3] {
+                a.check(4, opts, &format!("{victim}@{point}"), &want, "local");
+            }
+        }
+    }
+    // Two recoveries at the end: a survivor of the first one dies in its
+    // replay, or at the end of its final step (which cannot complete
+    // before the first recovery: the gather needs the first victim).
+    let want = STENCIL_COLL.reference(4, opts);
+    for kills in ["1@finish.end#1,3@replay#2", "1@finish#1,2@finish.end#1"] {
+        let f = STENCIL_COLL.check(4, opts, kills, &want, "local");
+        assert!(num(&f, "recoveries") >= 2, "{kills}: {f:?}");
+    }
+    // A log that does not reach the final step, and the global policy:
+    // every rank runs again from the checkpoint, the final step too.
+    for opts in ["--cp-int 4 --log-cap 1", "--cp-int 4 --rollback global"] {
+        let want = STENCIL_COLL.reference(3, opts);
+        STENCIL_COLL.check(3, opts, "1@finish.end#1", &want, "global");
+    }
+}
+
 #[test]
 fn two_crashes_in_one_iteration_are_recovered_together() {
     let opts = "--cp-int 4";
@@ -293,6 +333,38 @@ fn two_neighbours_dying_at_once_lose_a_checkpoint_unless_it_is_on_disk() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let opts = format!("{opts} --ckpt-dir {}", dir.path().display());
     STENCIL.check(4, &opts, "1@iter#6,2@iter#6", &want, "local");
+}
+
+/// "A rank and its buddy fail together" covers the buddy dying during
+/// the rank's recovery: rank 1 dies, and rank 2 (which holds the only
+/// copy of rank 1's checkpoint) dies in the restore of that recovery,
+/// before its transfers. Without a disk copy rank 1's state is lost and
+/// every rank says so; with one the run recovers, bitwise.
+#[test]
+fn the_buddy_dying_during_a_ranks_recovery_loses_its_checkpoint_unless_it_is_on_disk() {
+    let opts = "--cp-int 4";
+    let kills = "1@iter#6,2@ckpt.restore#1";
+    let want = STENCIL.reference(4, opts);
+    let j = job(
+        STENCIL.program,
+        4,
+        &format!("{} {opts}", STENCIL.args),
+        kills,
+    );
+    assert!(
+        j.code != Some(0)
+            && j.stderr.contains("lost")
+            && j.stderr.contains("rank 1 and its buddy 2")
+            && !j.stdout.contains("verified=true"),
+        "code {:?}\nstdout:\n{}\nstderr:\n{}",
+        j.code,
+        j.stdout,
+        j.stderr
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let opts = format!("{opts} --ckpt-dir {}", dir.path().display());
+    let f = STENCIL.check(4, &opts, kills, &want, "local");
+    assert!(num(&f, "recoveries") >= 2, "{f:?}");
 }
 
 #[test]
@@ -349,9 +421,10 @@ fn draw(seed: &mut u64, n: u64) -> u64 {
 
 /// Randomized campaign: application, rank count, checkpoint interval, log
 /// cap, mode and policy, disk copies, one to three kills at iterations,
-/// checkpoints, replays and restores (several in one group, failures
-/// during recovery itself, neighbours together when the checkpoints are
-/// on disk). Every job must end verified, bitwise equal to its fault-free
+/// checkpoints, the final step (its start, just after the last
+/// iteration, and its end, after the final gather), replays and restores
+/// (several in one group, failures during recovery itself, neighbours
+/// together when the checkpoints are on disk). Every job must end verified, bitwise equal to its fault-free
 /// reference, with a rollback that fits its options.
 /// `PERTINAX_MSGLOG_CAMPAIGN_RUNS` jobs (default 12) from seed
 /// `PERTINAX_MSGLOG_CAMPAIGN_SEED` (default 1).
@@ -410,14 +483,20 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
                 continue;
             }
             victims.push(v);
-            // The first kill strikes an iteration or a checkpoint; later
-            // ones may strike the recovery it starts (a replay, a
-            // restore), which exists only after a first failure.
+            // The first kill strikes an iteration, a checkpoint or the
+            // final step; later ones may strike the recovery it starts (a
+            // replay, a restore), which exists only after a first failure,
+            // or a final step run again after it.
             let during_recovery = if kills.is_empty() { 2 } else { 0 };
-            let point = match during_recovery + draw(&mut s, 6 - during_recovery) {
+            let point = match during_recovery + draw(&mut s, 8 - during_recovery) {
                 0 => "replay#2".to_string(),
                 1 => "ckpt.restore#1".to_string(),
                 2 => format!("ckpt#{}", 1 + draw(&mut s, 3)),
+                3 => format!(
+                    "finish#{}",
+                    1 + draw(&mut s, 1 + u64::from(during_recovery == 0))
+                ),
+                4 => "finish.end#1".to_string(),
                 _ => format!("iter#{}", 1 + draw(&mut s, 12)),
             };
             kills.push(format!("{v}@{point}"));
