@@ -15,7 +15,8 @@
 //! group down, and with it the boosters this one allocated (they see their
 //! parent fail). [`booster_main`] ends such a booster with code 0 and
 //! without finalizing: the others see it fail, and the launcher does not
-//! count a departure that only follows another failure as the job's.
+//! count a departure that only follows another failure as the job's (a
+//! booster whose own task panicked exits with 101).
 //!
 //! Before a task runs, its input and output types (as the master sent
 //! them, [`std::any::type_name`]) are checked against the registration:
@@ -164,7 +165,8 @@ pub enum Ended {
     /// The group is gone (a sibling or a parent failed, the masters
     /// revoked it, or a task failed the group): exit at once, without
     /// finalizing, so the masters see this booster fail too. With code 0
-    /// ([`booster_main`] does): the departure is a consequence of the
+    /// ([`booster_main`] does), unless the booster's own task panicked
+    /// ([`Error::TaskPanicked`]): the departure is a consequence of the
     /// failure that ended the group, and the masters recover from it; a
     /// non-zero code would make `pertinax run` report a job whose every
     /// failure was recovered as failed.
@@ -212,7 +214,11 @@ pub fn serve(universe: &Universe, registry: &Registry) -> Result<Ended, Error> {
 /// masters must see a failure) when the group was lost (see
 /// [`Ended::GroupLost`]): under `pertinax run`, a job whose every booster
 /// failure was recovered exits 0 (the killed booster died of an injected
-/// fault, its siblings left with code 0). For a booster program's `main`:
+/// fault, its siblings left with code 0). A booster whose own task
+/// panicked ([`Error::TaskPanicked`]) is a failure of its own, not a
+/// consequence: it exits with 101, as a Rust program that panics does
+/// (which the launcher does not count when the panic was an injected
+/// fault). For a booster program's `main`:
 ///
 /// ```no_run
 /// let universe = pertinax::init().expect("init");
@@ -229,6 +235,9 @@ pub fn booster_main(universe: Universe, registry: &Registry) -> ! {
             let code = i32::from(universe.finalize().is_err());
             std::process::exit(code)
         }
+        // The booster whose task panicked failed itself: the launcher
+        // counts it (unless the panic was an injected fault).
+        Ok(Ended::GroupLost(Error::TaskPanicked(_))) => std::process::exit(101),
         Ok(Ended::GroupLost(_)) => std::process::exit(0),
         Err(e) => {
             eprintln!("pertinax-offload: {e}");
@@ -333,12 +342,7 @@ fn serve_loop(
                     Ok(Ok(out)) => (wire::DONE_OK, out),
                     Ok(Err(TaskFailure::Message(m))) => (wire::DONE_TASK_ERROR, m.into_bytes()),
                     Ok(Err(TaskFailure::Fault(e))) => return lost(e),
-                    Err(_) => {
-                        return lost(pertinax::Error::InvalidArgument(format!(
-                            "task {:?} panicked",
-                            body.name
-                        )))
-                    }
+                    Err(_) => return Ended::GroupLost(Error::TaskPanicked(body.name)),
                 }
             }
         };

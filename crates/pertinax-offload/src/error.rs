@@ -67,6 +67,11 @@ pub enum Error {
     /// masters gave the group up); the booster process should exit.
     #[error("booster group lost: {0}")]
     GroupLost(pertinax::Error),
+    /// A task body panicked on this booster ([`crate::Ended::GroupLost`]):
+    /// the booster leaves as failed, and the masters re-execute the task
+    /// (a panic is not a task error: it may not happen again).
+    #[error("task {0:?} panicked")]
+    TaskPanicked(String),
     /// Not a booster: the process was not spawned by [`crate::Boosters`].
     #[error("this process is not a booster")]
     NotABooster,
@@ -86,20 +91,22 @@ pub enum Error {
     /// The launcher has no slot left for the boosters of a new group (at
     /// allocation, or to replace a failed group): under `pertinax run`,
     /// every process a job ever spawns takes a slot of `--max-spawn` for
-    /// good. `max_spawn` is what this allocation needs, its groups so far
-    /// and this one; pass at least that (plus the boosters of other
-    /// allocations of the job, and `needed` per further recovery).
+    /// good. `max_spawn` is what this process's allocations need, their
+    /// groups so far and this one; pass at least that (plus what other
+    /// processes spawn: other masters' private allocations, nested ones),
+    /// and `needed` more per further recovery.
     #[error(
-        "no slot left to start {needed} booster(s) (this allocation has started {started}): \
+        "no slot left to start {needed} booster(s) ({started} started before by this process): \
          start the job with `pertinax run --max-spawn {max_spawn}` or more \
-         ({needed} more per further recovery, plus other allocations' boosters): {source}"
+         ({needed} more per further recovery, plus what other processes spawn): {source}"
     )]
     NoSpawnRoom {
         /// Boosters the failed spawn would have started.
         needed: usize,
-        /// Boosters this allocation started before it (groups and spares).
+        /// Boosters this process's allocations started before (groups
+        /// and spares, freed or not).
         started: usize,
-        /// `started + needed`: the `--max-spawn` this allocation needs.
+        /// `started + needed`: the `--max-spawn` this process needs.
         max_spawn: usize,
         /// The core's error.
         source: pertinax::Error,

@@ -86,11 +86,14 @@
 //! is the number of ranks: enough for one booster per master, without
 //! spares or a single replacement. An allocation of `B` boosters with `S`
 //! spare groups that is to survive `F` booster failures needs
-//! `B × (1 + S + F)` slots (each private allocation its own, as do nested
-//! allocations): start the job with `pertinax run --max-spawn N` for that
-//! `N` or more. When a spawn finds no slot left, the error is
-//! [`Error::NoSpawnRoom`], which says the `--max-spawn` this allocation
-//! needed at that point. Under `mpirun`, spawning has no such limit.
+//! `B × (1 + S + F)` slots; each private allocation needs its own, and a
+//! nested allocation takes its boosters' slots at every execution of the
+//! task that makes it. Start the job with `pertinax run --max-spawn N` for
+//! the sum or more. When a spawn finds no slot left, the error is
+//! [`Error::NoSpawnRoom`], which says the `--max-spawn` that this
+//! process's allocations needed at that point (with one shared
+//! allocation, what the job needs to go past it). Under `mpirun`,
+//! spawning has no such limit.
 //!
 //! # Example
 //!

@@ -41,6 +41,7 @@
 use std::any::type_name;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pertinax::{Comm, Rank, ANY_SOURCE};
 use serde::de::DeserializeOwned;
@@ -235,9 +236,6 @@ pub struct Boosters {
     max_attempts: u32,
     /// The masters are boosters themselves (a nested allocation).
     nested: bool,
-    /// Boosters started so far (groups and spares), for the spawn-room
-    /// error.
-    started: usize,
     group: Option<Comm>,
     spares: VecDeque<Comm>,
     tasks: BTreeMap<u64, Rec>,
@@ -303,7 +301,6 @@ impl Boosters {
             args,
             max_attempts: opts.max_attempts,
             nested: crate::booster::serving(),
-            started: 0,
             group: None,
             spares: VecDeque::new(),
             tasks: BTreeMap::new(),
@@ -321,7 +318,7 @@ impl Boosters {
         Ok(b)
     }
 
-    fn spawn_group(&mut self) -> Result<Comm, Error> {
+    fn spawn_group(&self) -> Result<Comm, Error> {
         let mut args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         args.push(wire::BOOSTER_MARKER);
         match self
@@ -329,15 +326,18 @@ impl Boosters {
             .spawn(&self.program, &args, self.count, Rank(0))
         {
             Ok(g) => {
-                self.started += self.count;
+                STARTED.fetch_add(self.count, Ordering::Relaxed);
                 Ok(g)
             }
-            Err(e) if no_room(&e) => Err(Error::NoSpawnRoom {
-                needed: self.count,
-                started: self.started,
-                max_spawn: self.started + self.count,
-                source: e,
-            }),
+            Err(e) if no_room(&e) => {
+                let started = STARTED.load(Ordering::Relaxed);
+                Err(Error::NoSpawnRoom {
+                    needed: self.count,
+                    started,
+                    max_spawn: started + self.count,
+                    source: e,
+                })
+            }
             Err(e) => Err(Error::Spawn(e)),
         }
     }
@@ -798,6 +798,11 @@ impl Boosters {
         let _ = self.masters.free();
     }
 }
+
+/// Boosters this process started, over all its allocations (a slot of
+/// the launcher's is never used again): what [`Error::NoSpawnRoom`]
+/// counts.
+static STARTED: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether a spawn failed for want of a launcher slot (the core's
 /// `SpawnFailed` for the launcher's "no room" answer, whose message names

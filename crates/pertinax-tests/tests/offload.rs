@@ -555,6 +555,7 @@ fn one_booster_of_the_first_group_dies_once_and_the_job_exits_0() {
         (3, "boosters=3 tasks=2 rounds=2", "task.0.0@1"),
         (1, "alloc=self boosters=2 tasks=2 rounds=3", "task.0.1@1"),
         (2, "kind=ring boosters=3 rounds=3", "task.0.2@2"),
+        (2, "boosters=2 tasks=2 rounds=2", "task.0.1@2:panic"),
     ] {
         let s = spec(masters, args).env("PERTINAX_FAULTS", plan);
         let (j, oks) = check_spec(masters, s);
