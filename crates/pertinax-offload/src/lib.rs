@@ -42,7 +42,8 @@
 //!   quietly ([`booster_main`]: code 0, without finalizing, so the masters
 //!   see them fail): under `pertinax run`, whose status is 0 when every
 //!   process exits 0 or dies of an injected fault, a job whose every
-//!   booster failure was recovered exits 0.
+//!   booster failure was recovered exits 0. (A booster whose own task
+//!   panicked exits 101, as a program that panics does.)
 //! - **Nesting.** A task may allocate boosters of its own (over
 //!   `ctx.universe().self_comm()`); a failure among them is recovered by
 //!   that task, never above it.
@@ -50,9 +51,9 @@
 //! Beyond the paper: spare groups ([`Options::spares`]) so that a recovery
 //! does not pay a spawn, a retry limit ([`Options::max_attempts`],
 //! [`Error::RetriesExceeded`]), and replication of a task on a second
-//! booster ([`Offload::replicate`]: the first successful result wins). A stopped (hung) booster is a failure
-//! like any other once the runtime's heartbeats notice it (`pertinax run
-//! --heartbeat MS`).
+//! booster ([`Offload::replicate`]: the first successful result wins). A
+//! stopped (hung) booster is a failure like any other once the runtime's
+//! heartbeats notice it (`pertinax run --heartbeat MS`).
 //!
 //! # Fault points
 //!

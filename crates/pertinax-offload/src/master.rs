@@ -838,3 +838,33 @@ impl Drop for Boosters {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_launchers_no_room_answer_is_told_from_other_spawn_failures() {
+        // The core's text for the launcher's "no room" status.
+        let room = pertinax::Error::SpawnFailed(
+            "no free process slot or spare (see `pertinax run --max-spawn` and `--spares`)".into(),
+        );
+        assert!(no_room(&room));
+        let program = pertinax::Error::SpawnFailed(
+            "the launcher could not start the program (status 2)".into(),
+        );
+        assert!(!no_room(&program));
+        assert!(!no_room(&pertinax::Error::Revoked));
+        let e = Error::NoSpawnRoom {
+            needed: 2,
+            started: 2,
+            max_spawn: 4,
+            source: room,
+        };
+        assert!(
+            e.to_string()
+                .contains("start the job with `pertinax run --max-spawn 4` or more"),
+            "{e}"
+        );
+    }
+}

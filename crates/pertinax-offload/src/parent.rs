@@ -8,8 +8,10 @@
 //! reaches such a `Comm`: the plain one itself, and whatever holds or
 //! points to one (`&Comm`, `Box<Comm>`, `Rc<Comm>` such as
 //! `pertinax_propagate::Guarded::comm()` of a guard over a plain
-//! communicator, `Arc<Comm>`). A decorator of another crate implements
-//! [`Parent`] by returning the `Comm` under it.
+//! communicator, `Arc<Comm>`). A type of the application's that holds a
+//! `Comm` implements [`Parent`] by returning it. A decorator that does
+//! not give its `Comm` out (a resilient communicator) cannot be a parent:
+//! allocate over the plain communicator it was made from.
 //!
 //! ```no_run
 //! use std::rc::Rc;

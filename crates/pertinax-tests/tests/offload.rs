@@ -5,7 +5,11 @@
 //! library's `shutdown` fault point), deep in nested allocations, in one
 //! of two recover domains; results are collected by `taskwait`, `wait`
 //! and `poll`; every result is checked bitwise against the value the
-//! master computes itself (what a fault-free run returns). Every job has a
+//! master computes itself (what a fault-free run returns). Also: task
+//! types checked against their registration and the task's master
+//! (`pertinax-offprog api`), one booster of the first group killed once
+//! by the per-group fault point (`task.G.B`) with the job's status 0, and
+//! the error that says which `--max-spawn` to pass. Every job has a
 //! wall-clock bound, and the harness checks that none of its processes
 //! (boosters included) survives it.
 
