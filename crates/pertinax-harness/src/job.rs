@@ -192,48 +192,63 @@ impl<'a> Spec<'a> {
     /// [`PROTOCOL_MIX`], variant `seed % 4`, on this job's backend.
     pub fn protocol_mix(mut self, seed: u64) -> Self {
         let mpi = self.backend == TestBackend::Mpi;
-        let (_, native, ompi) = PROTOCOL_MIX[(seed % PROTOCOL_MIX.len() as u64) as usize];
-        for &(k, v) in if mpi { ompi } else { native } {
+        let p = PROTOCOL_MIX[(seed % PROTOCOL_MIX.len() as u64) as usize];
+        for &(k, v) in if mpi { p.ompi } else { p.native } {
             self.env.push((k, v.to_string()));
         }
         self
     }
 }
 
-/// The protocol variants of [`Spec::protocol_mix`]: a name, the native
-/// engine's variables, Open MPI's. Eager limits of 64 or 256 bytes make
-/// nearly every message of a campaign (agreement payloads, reductions,
-/// rings) a rendezvous: streamed in 1 KiB fragments, read by single copy
-/// (cross-memory attach), or copied in and out by Open MPI's shared-memory
-/// transport without single copy.
-pub const PROTOCOL_MIX: [(&str, &[(&str, &str)], &[(&str, &str)]); 4] = [
-    ("defaults", &[], &[]),
-    (
-        "eager 64 B, streamed in 1 KiB fragments",
-        &[
+/// One protocol setting of [`Spec::protocol_mix`].
+#[derive(Clone, Copy, Debug)]
+pub struct Protocol {
+    /// What it is.
+    pub name: &'static str,
+    /// The native engine's variables.
+    pub native: &'static [(&'static str, &'static str)],
+    /// Open MPI's.
+    pub ompi: &'static [(&'static str, &'static str)],
+}
+
+/// The protocol settings of [`Spec::protocol_mix`]. Eager limits of 64 or
+/// 256 bytes make nearly every message of a campaign (agreement payloads,
+/// reductions, rings, the libraries' control messages) a rendezvous:
+/// streamed in 1 KiB fragments, read by single copy (cross-memory
+/// attach), or copied in and out by Open MPI's shared-memory transport
+/// without single copy.
+pub const PROTOCOL_MIX: [Protocol; 4] = [
+    Protocol {
+        name: "defaults",
+        native: &[],
+        ompi: &[],
+    },
+    Protocol {
+        name: "eager 64 B, streamed in 1 KiB fragments",
+        native: &[
             ("PERTINAX_EAGER_LIMIT", "64"),
             ("PERTINAX_LARGE", "stream"),
             ("PERTINAX_FRAG", "1024"),
         ],
-        &[
+        ompi: &[
             ("OMPI_MCA_btl_sm_eager_limit", "256"),
             ("OMPI_MCA_smsc", "^cma"),
         ],
-    ),
-    (
-        "eager 64 B, single copy",
-        &[("PERTINAX_EAGER_LIMIT", "64"), ("PERTINAX_LARGE", "cma")],
-        &[("OMPI_MCA_btl_sm_eager_limit", "256")],
-    ),
-    (
-        "eager 4 KiB, streamed in 4 KiB fragments",
-        &[
+    },
+    Protocol {
+        name: "eager 64 B, single copy",
+        native: &[("PERTINAX_EAGER_LIMIT", "64"), ("PERTINAX_LARGE", "cma")],
+        ompi: &[("OMPI_MCA_btl_sm_eager_limit", "256")],
+    },
+    Protocol {
+        name: "eager 4 KiB, streamed in 4 KiB fragments",
+        native: &[
             ("PERTINAX_EAGER_LIMIT", "4096"),
             ("PERTINAX_LARGE", "stream"),
             ("PERTINAX_FRAG", "4096"),
         ],
-        &[("OMPI_MCA_smsc", "^cma")],
-    ),
+        ompi: &[("OMPI_MCA_smsc", "^cma")],
+    },
 ];
 
 /// Starts a job; `during` runs while it is alive (for kills from outside)

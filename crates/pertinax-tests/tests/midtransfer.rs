@@ -6,7 +6,8 @@
 //!
 //! Jobs per case in CI are few; the goal run is
 //! `PERTINAX_MIDTRANSFER_RUNS=1000 cargo test --release -p pertinax-tests
-//! --test midtransfer -- --nocapture`, which prints a summary line per case.
+//! --test midtransfer -- --nocapture`, which prints a summary line per case
+//! (10 jobs per case by default, 2 on MPI).
 
 use std::time::Duration;
 
@@ -17,12 +18,13 @@ fn program() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-midtransfer"))
 }
 
-/// Jobs per case: `PERTINAX_MIDTRANSFER_RUNS`, or `ci`.
-fn runs(ci: u64) -> u64 {
+/// Jobs per case: `PERTINAX_MIDTRANSFER_RUNS`, or 10 (2 on MPI, where a
+/// job takes about a second to start).
+fn runs() -> u64 {
     std::env::var("PERTINAX_MIDTRANSFER_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(ci)
+        .unwrap_or(if on_mpi() { 2 } else { 10 })
 }
 
 /// The large-message protocols a case runs on: the native engine's
@@ -77,7 +79,7 @@ fn check_job(j: &Job, survivors: &[usize], classes: &[&str], what: &str) {
 /// outside a seeded 0-30 ms after it initialized.
 fn timed_kills(n: usize, args: &[&str], victim: usize, survivors: &[usize], classes: &[&str]) {
     for protocol in protocols() {
-        let count = runs(10);
+        let count = runs();
         let mut rng = Rng(0x6d69_6474 ^ args.len() as u64 ^ victim as u64);
         let t = std::time::Instant::now();
         for i in 0..count {
