@@ -183,3 +183,17 @@ fn kills_at_the_protocols_fault_points() {
         }
     }
 }
+
+/// Buffered sends of every size return before their receivers post: every
+/// rank sends to every other, then a barrier, then receives.
+#[test]
+fn buffered_sends_do_not_wait_for_their_receivers() {
+    for protocol in protocols() {
+        for size in ["16", "65536", "1048576"] {
+            let what = format!("{protocol}: bsend {size} on 4 ranks");
+            let j = run(spec(4, &["bsend", size], protocol));
+            assert_eq!(j.code, Some(0), "{what}\n{}\n{}", j.stdout, j.stderr);
+            assert_eq!(j.oks(), 4, "{what}\n{}\n{}", j.stdout, j.stderr);
+        }
+    }
+}

@@ -174,6 +174,71 @@ impl Comm {
         self.send(&bytes, dest, tag)
     }
 
+    /// Sends `buf` in buffered mode (`MPI_Bsend`): returns once the data
+    /// is copied out, whatever its size, without waiting for the receiver
+    /// to post a receive (on the native backend, a message that fits one
+    /// ring record goes out as one record whatever the eager limit; a
+    /// longer one by rendezvous from a copy the runtime owns until the
+    /// receiver has taken it; on MPI, a copy in a send MPI completes in
+    /// the background), so no buffer need be attached. Use it where a send must not wait for its receiver: a
+    /// message the receiver reads only after a collective step the sender
+    /// takes part in too, or one of several redundant copies of which the
+    /// receiver reads one. Finalize completes a buffered send still
+    /// moving: it waits until the receiver took it or ended, so a message
+    /// past one ring record (on the native backend, half a ring: 128 KiB
+    /// up to 8 ranks, 8 KiB past 64) must be received; one up to that is
+    /// held by its receiver once sent.
+    ///
+    /// # Errors
+    /// As [`Comm::send`]; a failure of the receiver after the call is not
+    /// reported (the copy is dropped).
+    ///
+    /// # Example
+    /// ```
+    /// let u = pertinax::init()?;
+    /// let world = u.world();
+    /// // 1 MiB to itself: a blocking `send` would wait for the receive
+    /// // below forever.
+    /// let big = vec![7u8; 1 << 20];
+    /// world.bsend(&big, 0, 3)?;
+    /// let (got, _) = world.recv_vec::<u8>(0, 3)?;
+    /// assert_eq!(got, big);
+    /// # Ok::<(), pertinax::Error>(())
+    /// ```
+    pub fn bsend<T: Pod>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<()> {
+        self.live_p2p()?;
+        let dest = self.check_rank(dest.into())?;
+        let tag = Self::check_tag(tag.into())?;
+        self.inner.rt.b.bsend(
+            self.slot_of(dest),
+            dest,
+            self.inner.ctx,
+            self.inner.rank,
+            tag,
+            bytemuck::cast_slice(buf),
+        )
+    }
+
+    /// [`Comm::send_value`] in buffered mode ([`Comm::bsend`]).
+    ///
+    /// # Errors
+    /// As [`Comm::send_value`].
+    pub fn bsend_value<V: Serialize + ?Sized>(
+        &self,
+        value: &V,
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<()> {
+        let bytes =
+            postcard::to_allocvec(value).map_err(|e| Error::Serialization(e.to_string()))?;
+        self.bsend(&bytes, dest, tag)
+    }
+
     /// Receives a value sent with [`Comm::send_value`].
     ///
     /// # Errors

@@ -19,6 +19,9 @@
 //! Each rank writes `ready.R` in its working directory once initialized
 //! (the tests time their kills from outside after it).
 //!
+//! - `bsend SIZE`: no kill; every rank sends `SIZE` bytes to every other
+//!   in buffered mode (`Comm::bsend`), then a barrier, then receives them.
+//!
 //! The survivors loop until an operation fails because of the victim (at
 //! most 20 s: then `FAIL no failure`). Every message received must be
 //! whole and right. Each survivor prints `OK SCENARIO rank=R got=N
@@ -172,6 +175,33 @@ fn bcast(w: &Comm, a: &[String]) -> R {
     })
 }
 
+/// Every rank sends `SIZE` bytes to every other in buffered mode, then
+/// a barrier, then receives them: with sends that waited for their
+/// receivers past the eager limit, nobody would reach the barrier.
+fn bsend(w: &Comm, a: &[String]) -> R {
+    let size = arg(a, 0, 65536) as usize;
+    let (me, n) = (w.rank().index(), w.size());
+    let mut msg = vec![0u8; size];
+    fill(&mut msg, me, 1);
+    for r in (0..n).filter(|&r| r != me) {
+        w.bsend(&msg, r, TAG)
+            .map_err(|x| format!("bsend to {r}: {x}"))?;
+    }
+    w.barrier().map_err(|x| format!("barrier: {x}"))?;
+    for r in (0..n).filter(|&r| r != me) {
+        let (got, _) = w
+            .recv_vec::<u8>(r, TAG)
+            .map_err(|x| format!("recv from {r}: {x}"))?;
+        check!(
+            got.len() == size,
+            "from {r}: {} bytes, sent {size}",
+            got.len()
+        );
+        check!(first_bad(&got, r, 1).is_none(), "from {r}: wrong bytes");
+    }
+    Ok(format!("sent={}", n - 1))
+}
+
 fn main() {
     let sc = Scenario::from_args();
     let scenario = sc.name();
@@ -186,6 +216,7 @@ fn main() {
     let r = scenarios!(match scenario {
         "p2p" => p2p(&w, rest),
         "bcast" => bcast(&w, rest),
+        "bsend" => bsend(&w, rest),
     });
     report(scenario, w.rank().index(), r).or_exit();
     drop(u);

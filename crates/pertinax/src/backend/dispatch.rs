@@ -154,6 +154,17 @@ impl Backend for Active {
     ) -> Result<()> {
         on!(self, b => b.send_eager(dest, dest_rank, ctx, src, tag, data))
     }
+    fn bsend(
+        &self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()> {
+        on!(self, b => b.bsend(dest, dest_rank, ctx, src, tag, data))
+    }
     #[inline]
     fn isend(
         &self,

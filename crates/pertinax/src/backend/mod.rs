@@ -539,6 +539,21 @@ pub(crate) trait Backend: Debug + Sized {
         tag: i32,
         data: &[u8],
     ) -> Result<()>;
+    /// Sends `data` in buffered mode (`MPI_Bsend`): copied out when this
+    /// returns, whatever its size, delivered without the caller waiting
+    /// for the receiver; finalize completes what is still moving.
+    ///
+    /// # Errors
+    /// As [`Backend::send_eager`].
+    fn bsend(
+        &self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()>;
     /// Starts a send of a lent buffer.
     ///
     /// # Errors

@@ -298,13 +298,15 @@ impl Hierarchical {
             Err(x) => return Err(x.into()),
         };
         // Every member sends the join message (the same everywhere), so
-        // that the joiner has one whoever dies before the merge. The merge
-        // is collective over both groups: take part in it whatever the
-        // send gave (the joiner may have died), then act on the error.
-        // Tests kill the leading head here: the joiner has the message
-        // of another member.
+        // that the joiner has one whoever dies before the merge. The joiner
+        // reads one of them, before the merge: a send that waited for its
+        // receiver (a message past the eager limit) would wait forever, so
+        // the sends are buffered. The merge is collective over both
+        // groups: take part in it whatever the send gave (the joiner may
+        // have died), then act on the error. Tests kill the leading head
+        // here: the joiner has the message of another member.
         pertinax::fault_point("res.hier.join.msg");
-        let sent = inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
+        let sent = inter.bsend_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
         if trace() {
             eprintln!("hier[{}/{}]: deputy {e} joins: merging", self.me, self.size);
         }
@@ -376,10 +378,10 @@ impl Hierarchical {
                 .intercomm_create(Rank(0), &self.ctl, Rank(pc as i32), TAG_JOIN)
             {
                 Ok(inter) => {
-                    // Every member sends; merge whatever the send gave (see
-                    // `join_deputy`).
+                    // Every member sends, buffered; merge whatever the send
+                    // gave (see `join_deputy`).
                     pertinax::fault_point("res.hier.join.msg");
-                    let sent = inter.send_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
+                    let sent = inter.bsend_value(&self.join_msg(&g, later, seq), Rank(0), TAG_JOIN);
                     let merged = inter.merge(false)?;
                     if let Err(e) = sent {
                         if !e.is_fault() {

@@ -1373,6 +1373,31 @@ impl Backend for Mpi {
         Ok(())
     }
 
+    fn bsend(
+        &self,
+        _dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        _src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()> {
+        // A copy in a send MPI completes in the background, whatever its
+        // size (not `send_fast`'s blocking `MPI_Send`, which may wait for
+        // the receiver when MPI's eager limit is lower).
+        let (comm, _) = self
+            .comm(ctx)
+            .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))?;
+        let op = Op::send(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
+            .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
+        self.insert(Slot::Send {
+            op,
+            dest_rank,
+            forgotten: true,
+        });
+        Ok(())
+    }
+
     fn isend(
         &self,
         _dest: usize,

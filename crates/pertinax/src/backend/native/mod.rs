@@ -146,6 +146,7 @@ impl Backend for Native {
         {
             let mut e = self.engine.borrow_mut();
             e.drain_outbox();
+            e.finish_buffered();
             e.cancel_all();
         }
         if self.ctrl.borrow().is_some() {
@@ -248,6 +249,20 @@ impl Backend for Native {
         self.engine
             .borrow_mut()
             .send_eager(dest, dest_rank, ctx, src, tag, data)
+    }
+
+    fn bsend(
+        &self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()> {
+        self.engine
+            .borrow_mut()
+            .bsend(dest, dest_rank, ctx, src, tag, data)
     }
 
     #[inline]

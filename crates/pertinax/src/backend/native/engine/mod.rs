@@ -203,6 +203,11 @@ pub(crate) struct Engine {
     /// behind, requests their owner dropped.
     discards: Vec<ReqKey>,
     eager_limit: usize,
+    /// The largest payload of one ring record (buffered sends up to it go
+    /// as one record).
+    max_record: usize,
+    /// Buffered sends past `max_record` still moving (detached requests).
+    buffered: Vec<ReqKey>,
     frag: usize,
     policy: WaitPolicy,
 }
@@ -288,6 +293,8 @@ impl Engine {
             colls: Vec::new(),
             discards: Vec::new(),
             eager_limit,
+            max_record: max,
+            buffered: Vec::new(),
             frag,
             policy,
         }
@@ -428,6 +435,57 @@ impl Engine {
     fn limit_backlog(&mut self, dest: usize) {
         if self.outbox.backlog_bytes > BACKLOG_CAP {
             self.wait_until(|e| e.outbox.backlog_bytes <= BACKLOG_CAP / 2 || e.gone[dest]);
+        }
+    }
+
+    /// Sends `data` in buffered mode: as one record, whatever the eager
+    /// limit, when it fits one (the receiver holds it from then on);
+    /// otherwise by rendezvous from a copy the engine owns, the request
+    /// detached and listed for [`Engine::finish_buffered`].
+    ///
+    /// # Errors
+    /// As [`Engine::send_eager`].
+    pub fn bsend(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        data: &[u8],
+    ) -> Result<()> {
+        if data.len() <= self.max_record {
+            return self.send_eager(dest, dest_rank, ctx, src, tag, data);
+        }
+        let mut copy = Store::scratch(data.len());
+        copy.bytes_mut().copy_from_slice(data);
+        let cell: Cell = Rc::new(std::cell::RefCell::new(copy));
+        let key = self.isend(
+            dest,
+            dest_rank,
+            ctx,
+            src,
+            tag,
+            SendBuf::Part(cell, 0..data.len()),
+        )?;
+        match self.take(key)? {
+            // Doomed at its post.
+            Some(r) => r.map(|_| ()),
+            None => {
+                self.forget(key);
+                self.buffered.push(key);
+                Ok(())
+            }
+        }
+    }
+
+    /// Waits until every buffered send still moving has ended (its
+    /// receiver took it, refused it, or ended): finalize's first step, so
+    /// that a buffered message outlives neither its copy nor its sender.
+    pub fn finish_buffered(&mut self) {
+        let keys = std::mem::take(&mut self.buffered);
+        if !keys.is_empty() {
+            self.wait_until(|e| keys.iter().all(|&k| e.is_done(k)));
         }
     }
 
