@@ -157,7 +157,8 @@ impl<'a> Spec<'a> {
 
     /// [`Spec::protocol_mix`] by the job's fault plan, as given to
     /// [`Spec::launcher_arg`]: its `--fault-seed`, else a hash (FNV-1a) of
-    /// its `--kill` shots; a job without either keeps the defaults. So the
+    /// its `--kill` shots and its `PERTINAX_FAULTS` plan ([`Spec::env`]); a
+    /// job without any keeps the defaults. So the
     /// jobs of a campaign of drawn kills run each protocol in turn, and
     /// their kills land inside them.
     pub fn protocol_mix_by_faults(self) -> Self {
@@ -171,6 +172,12 @@ impl<'a> Spec<'a> {
             .filter(|w| w[0] == "--kill")
             .map(|w| w[1].as_str())
             .chain(args.iter().filter_map(|a| a.strip_prefix("--kill=")))
+            .chain(
+                self.env
+                    .iter()
+                    .filter(|(k, _)| *k == pertinax_wire::env::FAULTS)
+                    .map(|(_, v)| v.as_str()),
+            )
             .collect();
         let hashed = (!kills.is_empty()).then(|| {
             kills
@@ -211,12 +218,15 @@ pub struct Protocol {
     pub ompi: &'static [(&'static str, &'static str)],
 }
 
-/// The protocol settings of [`Spec::protocol_mix`]. Eager limits of 64 or
-/// 256 bytes make nearly every message of a campaign (agreement payloads,
-/// reductions, rings, the libraries' control messages) a rendezvous:
-/// streamed in 1 KiB fragments, read by single copy (cross-memory
-/// attach), or copied in and out by Open MPI's shared-memory transport
-/// without single copy.
+/// The protocol settings of [`Spec::protocol_mix`]. On the native
+/// backend, eager limits of 64 bytes or 4 KiB make nearly every message of
+/// a campaign (agreement payloads, reductions, rings, the libraries'
+/// control messages) a rendezvous, streamed in 1 or 4 KiB fragments or
+/// read by single copy (cross-memory attach). On MPI, Open MPI's
+/// shared-memory transport copies large messages in and out, or reads
+/// them by single copy (`smsc`); its eager limit stays at its 4 KiB, which
+/// the MPI backend's blocking sends of up to 4 KiB rely on (they return
+/// at once, as the backend contract's `send_eager` must).
 pub const PROTOCOL_MIX: [Protocol; 4] = [
     Protocol {
         name: "defaults",
@@ -230,15 +240,12 @@ pub const PROTOCOL_MIX: [Protocol; 4] = [
             ("PERTINAX_LARGE", "stream"),
             ("PERTINAX_FRAG", "1024"),
         ],
-        ompi: &[
-            ("OMPI_MCA_btl_sm_eager_limit", "256"),
-            ("OMPI_MCA_smsc", "^cma"),
-        ],
+        ompi: &[("OMPI_MCA_smsc", "^cma")],
     },
     Protocol {
         name: "eager 64 B, single copy",
         native: &[("PERTINAX_EAGER_LIMIT", "64"), ("PERTINAX_LARGE", "cma")],
-        ompi: &[("OMPI_MCA_btl_sm_eager_limit", "256")],
+        ompi: &[("OMPI_MCA_smsc", "cma")],
     },
     Protocol {
         name: "eager 4 KiB, streamed in 4 KiB fragments",

@@ -32,7 +32,7 @@ fn job(program: &'static str, ranks: usize, args: &str, faults: &str) -> Job {
     if !faults.is_empty() {
         s = s.env("PERTINAX_FAULTS", faults);
     }
-    run(s)
+    run(s.protocol_mix_by_faults())
 }
 
 /// Whether the job ended as a job with `kills` kills may: 0 under

@@ -472,7 +472,7 @@ fn randomized_campaign() {
             // run).
             s = s.launcher_arg("--heartbeat").launcher_arg("100");
         }
-        let j = run(s);
+        let j = run(s.protocol_mix(seed));
         let oks: Vec<&str> = j
             .stdout
             .lines()

@@ -145,7 +145,7 @@
 //! group whose global members all died before they confirmed
 //! shows up missing in the shrink that follows, and the new rank 0 pushes
 //! the operation's global output to each of that group's members (in
-//! chunks below the eager limit, so the push never waits for its
+//! buffered sends of small chunks, so the push never waits for its
 //! receivers; stale pushes are dropped by operation number). The new
 //! master takes it, finishes its last stage, and is called into the
 //! global communicator first thing at the next global stage (or earlier,
@@ -404,8 +404,10 @@ struct Push {
     data: Vec<u8>,
 }
 
-/// The largest chunk of a pushed output: far below any eager limit, so a
-/// push never waits for its receiver.
+/// The largest chunk of a pushed output, sent buffered: small enough for
+/// one ring record at any job size (8 KiB past 64 ranks), so the receiver
+/// holds it and its sender's finalize never waits for a member that never
+/// takes it.
 const PUSH_CHUNK: usize = 1024;
 
 #[derive(Debug)]

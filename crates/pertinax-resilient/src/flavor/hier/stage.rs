@@ -580,9 +580,9 @@ impl Hierarchical {
     }
 
     /// Pushes the output of operation `seq`'s global stage (this rank's
-    /// last) to every member of group `grp` not known failed, in chunks
-    /// small enough to be sent eagerly (a send completes at once, whether
-    /// the member ever takes it or not).
+    /// last) to every member of group `grp` not known failed, in buffered
+    /// sends (each completes at once, whether the member ever takes it or
+    /// not) of chunks that fit one record, which the receiver holds.
     fn push(&self, grp: usize, seq: u64) -> Result<(), Error> {
         let out = match self.st.borrow().last.clone() {
             Some((s, out)) if s == seq => out,
@@ -609,7 +609,11 @@ impl Hierarchical {
                     }),
                 };
                 // A dead member: the send fails, nobody waits for it.
-                if self.ctl.send_value(&h, Rank(pc as i32), TAG_HELLO).is_err() {
+                if self
+                    .ctl
+                    .bsend_value(&h, Rank(pc as i32), TAG_HELLO)
+                    .is_err()
+                {
                     break;
                 }
                 at = end;
