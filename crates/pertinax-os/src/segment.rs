@@ -100,7 +100,8 @@ pub struct FtRecord {
 #[repr(C, align(64))]
 #[derive(Debug)]
 pub struct FtEntry {
-    /// `ctx | (bits << 32)`; see the runtime's `ft` module for the bits.
+    /// `ctx | (bits << 32)`; see the native engine's `registry` module for
+    /// the bits.
     pub key: AtomicU64,
     /// Contributions, indexed by agreement sequence number modulo 2.
     pub rec: [FtRecord; 2],

@@ -190,5 +190,15 @@ pub use ulfm::{Agreement, Gathered, PendingAgreement};
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// The user guide's examples, compiled and run as doc tests.
+#[doc = include_str!("../../../docs/user-guide.md")]
+#[cfg(doctest)]
+pub struct UserGuideDoctests;
+
+/// The failure model's examples, compiled and run as doc tests.
+#[doc = include_str!("../../../docs/failure-model.md")]
+#[cfg(doctest)]
+pub struct FailureModelDoctests;
+
 /// Re-exported so that users can derive `Pod` for their message types.
 pub use bytemuck;

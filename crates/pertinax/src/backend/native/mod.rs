@@ -5,7 +5,7 @@
 //!   singleton), the heartbeat, the connection guard.
 //! - `engine`: the progress engine: rings in and out (`outbox`), MPI
 //!   matching and the request slab (`matcher`), eager, streamed and
-//!   single-copy protocols, the fault-tolerance registry (`ft`: per
+//!   single-copy protocols, the fault-tolerance registry (`registry`: per
 //!   communicator entries in the segment, doom rules, revocation through
 //!   the segment, agreement records, the launcher's publications), waiting.
 //! - this file: [`Native`], the [`Backend`] implementation over them, and

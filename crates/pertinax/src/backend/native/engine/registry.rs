@@ -14,7 +14,7 @@
 //!   member before failing its requests. Since the segment outlives every
 //!   process, a revocation that reached one survivor reaches all of them,
 //!   even if the revoker died right after.
-//! - *Agreement records*: the contributions of [`crate::ft`]'s agreement,
+//! - *Agreement records*: the contributions of [`crate::ulfm`]'s agreement,
 //!   one record per process and communicator, written only by their owner.
 
 use std::rc::Rc;
