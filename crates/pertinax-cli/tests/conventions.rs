@@ -277,20 +277,23 @@ fn completions_and_man_pages_come_from_the_clap_definitions() {
     assert_eq!(o.code, Some(2), "{o:?}");
 }
 
-/// The README's usage block is `pertinax run --help`, verbatim: they
-/// cannot drift apart.
+/// The launcher manual's usage block is `pertinax run --help`, verbatim:
+/// they cannot drift apart.
 #[test]
-fn the_readme_shows_pertinax_run_help() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("README.md at the workspace's root");
-    let section = readme
-        .split_once("\n## The launcher\n")
-        .expect("a section '## The launcher'")
+fn the_launcher_manual_shows_pertinax_run_help() {
+    let manual = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/launcher.md"
+    ))
+    .expect("docs/launcher.md at the workspace's root");
+    let section = manual
+        .split_once("\n## Options\n")
+        .expect("a section '## Options'")
         .1;
     let block = section
         .split_once("```text\n")
         .and_then(|(_, rest)| rest.split_once("\n```"))
-        .expect("a ```text block in the launcher section")
+        .expect("a ```text block in the options section")
         .0;
     let sb = Sandbox::new();
     let o = sb.run(&["run", "--help"], BOUND);
@@ -306,7 +309,7 @@ fn the_readme_shows_pertinax_run_help() {
     let help = tidy(&o.stdout);
     if tidy(block) != help {
         panic!(
-            "README.md's block under '## The launcher' differs from `pertinax run --help`; \
+            "docs/launcher.md's block under '## Options' differs from `pertinax run --help`; \
              paste this in:\n{help}"
         );
     }
