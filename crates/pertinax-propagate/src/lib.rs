@@ -560,10 +560,9 @@ impl<C: Communicator + 'static> Shared<C> {
     /// Everybody learns who signalled or was corrupted, and the guard gets a
     /// fresh working communicator of the survivors.
     ///
-    /// A reporter first starts sending its message to every other member
-    /// of *control* (a short message is out before it contributes and
-    /// delivered even if it dies after; a rendezvous is read after the
-    /// agreement, and lost if the reporter dies first). One agreement then does the rest: the shrink of
+    /// A reporter first sends its message to every other member of
+    /// *control*, buffered (`bsend`: out before it contributes, whatever
+    /// the eager limit, and delivered even if it dies after). One agreement then does the rest: the shrink of
     /// *control* carries every survivor's report kind and code, and its
     /// result becomes the new *work*. Every survivor reads the messages of
     /// the reporters the agreement lists; when there are any, a second
@@ -579,51 +578,39 @@ impl<C: Communicator + 'static> Shared<C> {
         let seq = st.seq;
         st.seq += 1;
         let me = st.control.rank().index();
-        let mut rec = [0u8; REC];
-        rec[..8].copy_from_slice(&seq.to_le_bytes());
-        rec[8..8 + msg.len()].copy_from_slice(msg.as_bytes());
+        if kind != KIND_NONE {
+            let mut rec = [0u8; REC];
+            rec[..8].copy_from_slice(&seq.to_le_bytes());
+            rec[8..8 + msg.len()].copy_from_slice(msg.as_bytes());
+            for r in (0..st.control.size()).filter(|&r| r != me) {
+                // Buffered: out before this rank contributes, whatever the
+                // eager limit (a send that waited for its receiver would
+                // wait for one that waits in the agreement for this rank),
+                // and delivered even if this rank dies after. A member that
+                // died can no longer read it.
+                let _ = st.control.bsend(&rec[..], r as i32, MSG_TAG);
+            }
+            pertinax::fault_point("prop.report.sent");
+        }
         let value = (u64::from(kind) << 32) | u64::from(code as u32);
-        // The reports are sent without waiting for their receivers: a
-        // report longer than the eager limit (a rendezvous) completes only
-        // when its receiver reads it, after the agreement, so a blocking
-        // send would wait for a receiver that waits in the agreement for
-        // this rank. The scope keeps `rec` lent until every report was
-        // read, or its receiver died.
-        let control = &st.control;
-        let (shrunk, values, mut reports) = pertinax::scope(|s| {
-            let mut sends = Vec::new();
-            if kind != KIND_NONE {
-                for r in (0..control.size()).filter(|&r| r != me) {
-                    // A member that died can no longer read it.
-                    if let Ok(q) = control.isend(s, &rec[..], r as i32, MSG_TAG) {
-                        sends.push(q);
-                    }
-                }
-                pertinax::fault_point("prop.report.sent");
+        let (shrunk, values) = st.control.shrink_gather(value)?;
+        pertinax::fault_point("prop.resolve.agreed");
+        // The reporters the agreement lists, in rank order, with their
+        // messages as they reached this rank.
+        let mut reports: Vec<(usize, u32, i32, Option<String>)> = Vec::new();
+        for (r, v) in values.iter().enumerate() {
+            let Some(v) = *v else { continue };
+            let k = (v >> 32) as u32;
+            if k == KIND_NONE {
+                continue;
             }
-            let (shrunk, values) = control.shrink_gather(value)?;
-            pertinax::fault_point("prop.resolve.agreed");
-            // The reporters the agreement lists, in rank order, with their
-            // messages as they reached this rank.
-            let mut reports: Vec<(usize, u32, i32, Option<String>)> = Vec::new();
-            for (r, v) in values.iter().enumerate() {
-                let Some(v) = *v else { continue };
-                let k = (v >> 32) as u32;
-                if k == KIND_NONE {
-                    continue;
-                }
-                let message = if r == me {
-                    Some(msg.clone())
-                } else {
-                    read_report(control, r, seq)
-                };
-                reports.push((r, k, v as u32 as i32, message));
-            }
-            // Every survivor reads every listed report: the sends end (the
-            // scope waits for those still moving data).
-            drop(sends);
-            Ok::<_, pertinax::Error>((shrunk, values, reports))
-        })?;
+            let message = if r == me {
+                Some(msg.clone())
+            } else {
+                read_report(&st.control, r, seq)
+            };
+            reports.push((r, k, v as u32 as i32, message));
+        }
         if !reports.is_empty() {
             // Bit j % 32 stays set while every survivor has reporter j's
             // message: the AND makes a loss anywhere a loss everywhere.

@@ -584,6 +584,74 @@ fn one_booster_of_the_first_group_dies_once_and_the_job_exits_0() {
     }
 }
 
+/// A new user's program under random booster kills: seeded shared or
+/// private allocations of 1 to 3 boosters over 1 to 3 masters, plain or
+/// ring tasks, and one or two shots at the library's per-group points
+/// (`task.G.B@K`: booster B of group generation G, at its K-th task, so
+/// a replacement group may be struck too), killed or panicking. Every
+/// master's results are right, and every job, whose failures were all
+/// recovered, exits 0. `PERTINAX_OFFLOAD_EXIT_RUNS` sets the number of
+/// jobs (16 by default); the summary line counts the injected kills.
+#[test]
+fn random_booster_kills_of_a_recovered_job_exit_0() {
+    let runs: u64 = std::env::var("PERTINAX_OFFLOAD_EXIT_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16);
+    let t0 = std::time::Instant::now();
+    let (mut kills, mut recovered) = (0, 0);
+    for seed in 1..=runs {
+        let mut r = pertinax_tests::Rng(0x6f66_666c ^ seed);
+        let masters = 1 + r.below(3) as usize;
+        let boosters = 1 + r.below(3) as usize;
+        let rounds = 1 + r.below(3) as usize;
+        let ring = r.below(3) == 0;
+        let alloc = if r.below(3) == 0 { "self" } else { "world" };
+        let tasks = if ring {
+            boosters
+        } else {
+            1 + r.below(3) as usize
+        };
+        let args = if ring {
+            format!("kind=ring alloc={alloc} boosters={boosters} rounds={rounds}")
+        } else {
+            format!("alloc={alloc} boosters={boosters} tasks={tasks} rounds={rounds}")
+        };
+        let shots: Vec<String> = (0..1 + r.below(2))
+            .map(|g| {
+                let how = if r.below(4) == 0 { ":panic" } else { "" };
+                format!(
+                    "task.{g}.{}@{}{how}",
+                    r.below(boosters as u64),
+                    1 + r.below((tasks * rounds) as u64)
+                )
+            })
+            .collect();
+        let plan = shots.join(",");
+        let what = format!("seed {seed}: {masters} masters, {args}, {plan}");
+        let s = spec(masters, &args).env("PERTINAX_FAULTS", &plan);
+        let (j, oks) = check_spec(masters, s);
+        let rec: u64 = oks.iter().map(|l| field(l, "recoveries")).sum();
+        recovered += u64::from(rec > 0);
+        if !pertinax_harness::on_mpi() {
+            // mpirun reports a SIGKILLed booster in its own status.
+            assert_eq!(j.code, Some(0), "{what}: a recovered job\n{}", j.stderr);
+            let k = injected_kills(&j.stderr).len();
+            assert!(
+                k == 0 || rec > 0,
+                "{what}: {k} kills, no recovery\n{}",
+                j.stdout
+            );
+            kills += k;
+        }
+    }
+    eprintln!(
+        "offload exit campaign: {runs} jobs in {:.1} s, every one exit 0 with right results; \
+         {kills} injected kills, {recovered} jobs recovered",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
 /// Without a larger `--max-spawn` (its default is the number of ranks),
 /// the first recovery of a shared allocation of one booster per master
 /// finds no slot: the masters' error says which `--max-spawn` to pass,
