@@ -100,10 +100,14 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<()> {
-        self.live_p2p()?;
-        let dest = self.check_rank(dest.into())?;
-        let tag = Self::check_tag(tag.into())?;
+        let (dest, tag) = self.send_args(dest.into(), tag.into())?;
         self.raw_send(self.inner.ctx, bytemuck::cast_slice(buf), dest, tag)
+    }
+
+    /// The checked destination and tag of a blocking send.
+    fn send_args(&self, dest: Rank, tag: Tag) -> Result<(u32, i32)> {
+        self.live_p2p()?;
+        Ok((self.check_rank(dest)?, Self::check_tag(tag)?))
     }
 
     /// Receives a message into `buf`, which must be large enough.
@@ -169,9 +173,7 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<()> {
-        let bytes =
-            postcard::to_allocvec(value).map_err(|e| Error::Serialization(e.to_string()))?;
-        self.send(&bytes, dest, tag)
+        self.send(&encode(value)?, dest, tag)
     }
 
     /// Sends `buf` in buffered mode (`MPI_Bsend`): returns once the data
@@ -211,9 +213,7 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<()> {
-        self.live_p2p()?;
-        let dest = self.check_rank(dest.into())?;
-        let tag = Self::check_tag(tag.into())?;
+        let (dest, tag) = self.send_args(dest.into(), tag.into())?;
         self.inner.rt.b.bsend(
             self.slot_of(dest),
             dest,
@@ -234,9 +234,7 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<()> {
-        let bytes =
-            postcard::to_allocvec(value).map_err(|e| Error::Serialization(e.to_string()))?;
-        self.bsend(&bytes, dest, tag)
+        self.bsend(&encode(value)?, dest, tag)
     }
 
     /// Receives a value sent with [`Comm::send_value`].
@@ -386,4 +384,9 @@ impl Comm {
             .irecv(spec, self.targets().clone(), lent, std::mem::size_of::<T>());
         Ok(Request::new(self.inner.rt.clone(), k))
     }
+}
+
+/// A value's postcard encoding ([`Comm::send_value`]).
+fn encode<V: Serialize + ?Sized>(value: &V) -> Result<Vec<u8>> {
+    postcard::to_allocvec(value).map_err(|e| Error::Serialization(e.to_string()))
 }

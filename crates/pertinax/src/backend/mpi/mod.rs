@@ -858,6 +858,19 @@ impl Mpi {
 }
 
 impl Mpi {
+    /// Sends a copy of `data` in a send MPI completes in the background
+    /// (its request forgotten): the data is out of `data` at once.
+    fn send_copy(&self, comm: sys::Comm, dest_rank: u32, tag: i32, data: &[u8]) -> Result<()> {
+        let op = Op::send(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
+            .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
+        self.insert(Slot::Send {
+            op,
+            dest_rank,
+            forgotten: true,
+        });
+        Ok(())
+    }
+
     /// The error of an unmatched receive on context `ctx` from `src`
     /// (`None`: any source) because of failed processes, checked on every
     /// 64th call (a failed list costs more than a probe): `ProcFailed` when
@@ -1363,14 +1376,7 @@ impl Backend for Mpi {
         if let Some(r) = self.send_fast(comm, dest_rank, tag, data) {
             return r;
         }
-        let op = Op::send(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
-            .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
-        self.insert(Slot::Send {
-            op,
-            dest_rank,
-            forgotten: true,
-        });
-        Ok(())
+        self.send_copy(comm, dest_rank, tag, data)
     }
 
     fn bsend(
@@ -1388,14 +1394,7 @@ impl Backend for Mpi {
         let (comm, _) = self
             .comm(ctx)
             .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))?;
-        let op = Op::send(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
-            .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
-        self.insert(Slot::Send {
-            op,
-            dest_rank,
-            forgotten: true,
-        });
-        Ok(())
+        self.send_copy(comm, dest_rank, tag, data)
     }
 
     fn isend(
