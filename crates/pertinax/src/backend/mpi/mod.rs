@@ -858,6 +858,14 @@ impl Mpi {
 }
 
 impl Mpi {
+    /// The MPI communicator of point-to-point context `ctx`, or why there is
+    /// none (freed, or the error its creation left).
+    fn p2p_comm(&self, ctx: u32) -> Result<sys::Comm> {
+        self.comm(ctx)
+            .map(|(c, _)| c)
+            .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))
+    }
+
     /// Sends a copy of `data` in a send MPI completes in the background
     /// (its request forgotten): the data is out of `data` at once.
     fn send_copy(&self, comm: sys::Comm, dest_rank: u32, tag: i32, data: &[u8]) -> Result<()> {
@@ -1370,9 +1378,7 @@ impl Backend for Mpi {
         tag: i32,
         data: &[u8],
     ) -> Result<()> {
-        let (comm, _) = self
-            .comm(ctx)
-            .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))?;
+        let comm = self.p2p_comm(ctx)?;
         if let Some(r) = self.send_fast(comm, dest_rank, tag, data) {
             return r;
         }
@@ -1391,9 +1397,7 @@ impl Backend for Mpi {
         // A copy in a send MPI completes in the background, whatever its
         // size (not `send_fast`'s blocking `MPI_Send`, which may wait for
         // the receiver when MPI's eager limit is lower).
-        let (comm, _) = self
-            .comm(ctx)
-            .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))?;
+        let comm = self.p2p_comm(ctx)?;
         self.send_copy(comm, dest_rank, tag, data)
     }
 
@@ -1406,9 +1410,9 @@ impl Backend for Mpi {
         tag: i32,
         buf: SendBuf,
     ) -> Result<ReqKey> {
-        let comm = match self.comm(ctx) {
-            Some((c, _)) => c,
-            None => return Ok(self.done(Err(self.trio(ctx).err().unwrap_or(Error::CommFreed)))),
+        let comm = match self.p2p_comm(ctx) {
+            Ok(c) => c,
+            Err(e) => return Ok(self.done(Err(e))),
         };
         let data = match buf {
             SendBuf::Lent(l) => SendData::Lent(l),
