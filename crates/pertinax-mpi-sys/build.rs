@@ -1,5 +1,4 @@
-//! Builds the C shim (`shim/pxm.c`, and `shim/pxm_fast.c`: the fast paths)
-//! against the MPI found from its compiler wrapper, and links the MPI, when
+//! Builds the C shim (`shim/pxm*.c`) against the MPI found from its compiler wrapper, and links the MPI, when
 //! the `mpi` feature is on (off: nothing is built and the crate is empty).
 //!
 //! The wrapper is, in order: `$PERTINAX_MPICC`, `$MPICC`, `mpicc` on `PATH`.
@@ -17,7 +16,6 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/pxm.c");
-    println!("cargo:rerun-if-changed=shim/pxm_fast.c");
     println!("cargo:rerun-if-changed=shim/pxm_coll.c");
     println!("cargo:rerun-if-changed=shim/pxm_spawn.c");
     println!("cargo:rerun-if-changed=build.rs");
@@ -43,7 +41,6 @@ fn main() {
     };
     let mut b = cc::Build::new();
     b.file("shim/pxm.c")
-        .file("shim/pxm_fast.c")
         .file("shim/pxm_coll.c")
         .file("shim/pxm_spawn.c")
         .warnings(true);

@@ -15,6 +15,7 @@
  * says otherwise; the Rust side maps error classes.
  */
 #include <mpi.h>
+#include <string.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -203,6 +204,40 @@ int pxm_isend(const void *buf, size_t len, int dest, int tag, intptr_t comm, int
 int pxm_send(const void *buf, size_t len, int dest, int tag, intptr_t comm) {
     if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
     return MPI_Send(buf, (int)len, MPI_BYTE, dest, tag, COMM(comm));
+}
+/* A blocking receive with MPI's semantics that never writes past `buf`:
+ * MPI_Mprobe, then MPI_Mrecv into `buf` when the message fits and is a
+ * whole number of `elem`-byte elements; otherwise the message is consumed
+ * into a scratch buffer of its own length and out->error is
+ * MPI_ERR_TRUNCATE. Not MPI_Recv: with single copy on (smsc/cma), Open MPI
+ * 5.0.11 writes a truncated rendezvous message whole, past the receive
+ * buffer (pertinax-mpi-sys/checks/truncate.c). out->bytes is the
+ * message's length; a failed probe (ULFM: the source failed, the
+ * communicator was revoked) returns its code. */
+int pxm_recv(void *buf, size_t len, size_t elem, int src, int tag, intptr_t comm,
+             pxm_status *out) {
+    MPI_Message m = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    int count = 0;
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    int rc = MPI_Mprobe(src, tag, COMM(comm), &m, &st);
+    if (rc != MPI_SUCCESS) return rc;
+    if (MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count == MPI_UNDEFINED)
+        count = 0;
+    out->source = st.MPI_SOURCE;
+    out->tag = st.MPI_TAG;
+    out->cancelled = 0;
+    out->bytes = count;
+    if ((size_t)count <= len && (elem <= 1 || (size_t)count % elem == 0)) {
+        out->error = MPI_Mrecv(buf, count, MPI_BYTE, &m, &st);
+        return MPI_SUCCESS;
+    }
+    void *scratch = malloc(count > 0 ? (size_t)count : 1);
+    if (scratch == NULL) return MPI_ERR_NO_MEM;
+    rc = MPI_Mrecv(scratch, count, MPI_BYTE, &m, &st);
+    free(scratch);
+    out->error = rc != MPI_SUCCESS ? rc : MPI_ERR_TRUNCATE;
+    return MPI_SUCCESS;
 }
 int pxm_irecv(void *buf, size_t len, int src, int tag, intptr_t comm, intptr_t *req) {
     MPI_Request r = MPI_REQUEST_NULL;

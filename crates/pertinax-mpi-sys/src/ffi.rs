@@ -80,6 +80,15 @@ extern "C" {
         req: *mut isize,
     ) -> c_int;
     pub fn pxm_send(buf: *const c_void, len: usize, dest: c_int, tag: c_int, comm: isize) -> c_int;
+    pub fn pxm_recv(
+        buf: *mut c_void,
+        len: usize,
+        elem: usize,
+        src: c_int,
+        tag: c_int,
+        comm: isize,
+        out: *mut Status,
+    ) -> c_int;
     pub fn pxm_irecv(
         buf: *mut c_void,
         len: usize,

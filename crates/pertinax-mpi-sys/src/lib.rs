@@ -28,13 +28,11 @@
 use std::ffi::c_int;
 
 mod coll;
-mod fast;
 mod ffi;
 mod op;
 mod spawn;
 
 pub use coll::{Args, Builtin, Coll, CollKind, Input, Layout, Outcome, Prim, Reduction, UserFn};
-pub use fast::{mprobe_recv, Matched};
 pub use op::{Message, Op, RecvData, SendData};
 pub use spawn::{parent, proc_null, root, Group, SpawnError};
 
@@ -608,6 +606,34 @@ pub(crate) unsafe fn isend(
 pub fn send(data: &[u8], dest: i32, tag: i32, comm: Comm) -> Result<()> {
     // SAFETY: MPI reads `data` during the call only.
     check(unsafe { ffi::pxm_send(data.as_ptr().cast(), data.len(), dest, tag, comm.0) })
+}
+
+/// A blocking receive of at most `buf.len()` bytes from `src` (or
+/// [`any_source`]) with `tag` (or [`any_tag`]), with MPI's semantics: a
+/// message longer than `buf`, or not a whole number of `elem`-byte
+/// elements, is consumed and the status's `error` is `MPI_ERR_TRUNCATE`
+/// (`bytes` says how long it was). `MPI_Mprobe` + `MPI_Mrecv`, never
+/// `MPI_Recv`, which Open MPI 5.0.11 lets write a truncated rendezvous
+/// message past the buffer (`checks/truncate.c`).
+///
+/// # Errors
+/// The probe's code (ULFM: the source failed, the communicator revoked).
+pub fn recv(buf: &mut [u8], elem: usize, src: i32, tag: i32, comm: Comm) -> Result<Status> {
+    let mut st = Status::EMPTY;
+    // SAFETY: MPI writes at most `buf.len()` bytes into `buf`, during the
+    // call only (a blocking receive); the shim writes `st`.
+    check(unsafe {
+        ffi::pxm_recv(
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            elem,
+            src,
+            tag,
+            comm.0,
+            &mut st,
+        )
+    })?;
+    Ok(st)
 }
 
 /// `MPI_Irecv` of at most `len` bytes into `buf` from `src` (or

@@ -32,8 +32,8 @@ pub enum Error {
     /// The communicator was revoked.
     #[error("the communicator was revoked")]
     Revoked,
-    /// The message is longer than the receive buffer. The message was not
-    /// consumed: a receive with a large enough buffer still gets it.
+    /// The message is longer than the receive buffer. As `MPI_ERR_TRUNCATE`,
+    /// the message was consumed; the buffer's contents are unspecified.
     #[error("message truncated: {sent} bytes sent, receive buffer holds {capacity}")]
     Truncated {
         /// Bytes in the message.
@@ -42,7 +42,7 @@ pub enum Error {
         capacity: usize,
     },
     /// The message length is not a multiple of the receive element size.
-    /// The message was not consumed.
+    /// The message was consumed.
     #[error("message of {len} bytes is not a whole number of {elem}-byte elements")]
     LengthNotMultiple {
         /// Bytes in the message.

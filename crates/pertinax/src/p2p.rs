@@ -114,8 +114,9 @@ impl Comm {
     ///
     /// # Errors
     /// `Truncated` if the message is longer than `buf`, `LengthNotMultiple`
-    /// if it is not a whole number of `T` (in both cases the message stays
-    /// queued for a later receive); `InvalidRank`, `InvalidTag`,
+    /// if it is not a whole number of `T` (in both cases the message is
+    /// consumed, as MPI's `MPI_ERR_TRUNCATE` consumes it; size an unknown
+    /// message with [`Comm::probe`] or [`Comm::recv_vec`]); `InvalidRank`, `InvalidTag`,
     /// `CommFreed`, `Finalized`; `ProcFailed` if the source failed;
     /// `ProcFailedPending` for an any-source receive while a member failed.
     pub fn recv<T: Pod>(
@@ -145,15 +146,18 @@ impl Comm {
         self.live()?;
         let st = self.probe(src, tag)?;
         let elem = std::mem::size_of::<T>().max(1);
-        if st.len % elem != 0 {
-            return Err(Error::LengthNotMultiple { len: st.len, elem });
-        }
-        let mut v = vec![T::zeroed(); st.len / elem];
         let spec = MatchSpec {
             ctx: self.inner.ctx,
             src: Some(st.source.0 as u32),
             tag: Some(st.tag.0),
         };
+        if st.len % elem != 0 {
+            // Consumed, as every refused receive consumes its message.
+            let mut sink = vec![0u8; st.len];
+            self.raw_recv(spec, &mut sink, 1)?;
+            return Err(Error::LengthNotMultiple { len: st.len, elem });
+        }
+        let mut v = vec![T::zeroed(); st.len / elem];
         let st = self.raw_recv(spec, bytemuck::cast_slice_mut(&mut v), elem)?;
         Ok((v, st))
     }

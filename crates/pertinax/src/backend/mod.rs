@@ -43,8 +43,8 @@
 //!   order, a new receive searches earlier arrivals in arrival order first,
 //!   and messages from one sender on one context never overtake each
 //!   other. A message too long for the buffer (or not a whole number of
-//!   elements) fails the receive with `Truncated` / `LengthNotMultiple`
-//!   and is *not consumed*.
+//!   elements) is consumed, as MPI consumes it, and fails the receive with
+//!   `Truncated` / `LengthNotMultiple`.
 //! - **Requests**: [`Backend::take`] (test), [`Backend::wait`],
 //!   [`Backend::cancel`] (only a receive that has not matched),
 //!   [`Backend::forget`] (drop: a pending operation completes in the
@@ -405,9 +405,6 @@ pub(crate) trait TaskIo {
     fn is_done(&self, k: ReqKey) -> bool;
     /// As [`Backend::take`].
     fn take(&mut self, k: ReqKey) -> Result<Option<Result<Status>>>;
-    /// Receives and drops a `len`-byte message matching `spec`, so that
-    /// its sender completes (after a count mismatch).
-    fn discard(&mut self, spec: MatchSpec, peers: Peers, len: usize);
     /// Ends a request the task no longer wants, returning its buffer once
     /// no peer can touch it any more.
     fn abandon(&mut self, k: ReqKey);

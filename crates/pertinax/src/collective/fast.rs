@@ -74,9 +74,7 @@ impl Comm {
         let n = buf.len();
         let st = match self.raw_recv(spec, buf, 1) {
             Err(Error::Truncated { sent, capacity }) => {
-                // Take the longer message anyway so its sender completes.
-                let mut sink = vec![0u8; sent];
-                self.raw_recv(spec, &mut sink, 1)?;
+                // The longer message is consumed: its sender completes.
                 return Err(Error::InvalidArgument(format!(
                     "collective count mismatch: rank {from} sent {sent} bytes where {capacity} were expected"
                 )));

@@ -4,8 +4,8 @@
 //! file decides what one advance does: start the current round's sends and
 //! receives, and once they are all done check them, run the round's local
 //! steps and go on. A collective that fails midway lets go of the requests
-//! of its round ([`TaskIo::abandon`]), and a receive that met a longer
-//! message takes it anyway ([`TaskIo::discard`]) so that its sender is not
+//! of its round ([`TaskIo::abandon`]); a receive that met a longer message
+//! consumed it (the backend's receives are MPI's), so its sender is not
 //! left waiting.
 
 use super::schedule::{tag, Schedule, Step};
@@ -16,9 +16,8 @@ use crate::types::{Rank, Status, Tag};
 /// A schedule and the requests of its current round.
 pub(crate) struct Running {
     sched: Schedule,
-    /// In-flight requests and, for receives, the length they expect and
-    /// what they match.
-    pending: Vec<(ReqKey, Option<usize>, Option<MatchSpec>)>,
+    /// In-flight requests and, for receives, the length they expect.
+    pending: Vec<(ReqKey, Option<usize>)>,
     started: bool,
 }
 
@@ -47,7 +46,7 @@ impl Running {
                     let slot = c.peers[peer as usize] as usize;
                     let b = SendBuf::Part(c.bufs[buf].clone(), range);
                     let k = io.isend(slot, peer, c.ctx, c.rank, tag, b)?;
-                    self.pending.push((k, None, None));
+                    self.pending.push((k, None));
                 }
                 Step::Recv {
                     peer,
@@ -64,7 +63,7 @@ impl Running {
                     let len = range.len();
                     let b = RecvBuf::Part(c.bufs[buf].clone(), range);
                     let k = io.irecv(spec, c.peers.clone(), b, 1);
-                    self.pending.push((k, Some(len), Some(spec)));
+                    self.pending.push((k, Some(len)));
                 }
                 _ => {}
             }
@@ -75,7 +74,7 @@ impl Running {
     /// Takes the results of the finished round; the first error wins.
     fn finish_round(&mut self, io: &mut dyn TaskIo) -> Result<()> {
         let mut err = None;
-        for (k, expect, spec) in std::mem::take(&mut self.pending) {
+        for (k, expect) in std::mem::take(&mut self.pending) {
             match io.take(k) {
                 Ok(Some(Ok(st))) => {
                     if let Some(n) = expect {
@@ -88,12 +87,8 @@ impl Running {
                     }
                 }
                 Ok(Some(Err(Error::Truncated { sent, capacity }))) => {
-                    // Another rank sent more than this one expects: take
-                    // the message anyway (so its sender is not left
-                    // waiting) and report the mismatch.
-                    if let Some(spec) = spec {
-                        io.discard(spec, self.sched.peers.clone(), sent);
-                    }
+                    // Another rank sent more than this one expects (the
+                    // message is consumed all the same).
                     err.get_or_insert(Error::InvalidArgument(format!(
                         "collective count mismatch: a rank sent {sent} bytes where {capacity} were expected"
                     )));
@@ -126,7 +121,7 @@ impl Task for Running {
                     break Err(e);
                 }
             }
-            if !self.pending.iter().all(|(k, _, _)| io.is_done(*k)) {
+            if !self.pending.iter().all(|(k, _)| io.is_done(*k)) {
                 return (moved, None);
             }
             if let Err(e) = self.finish_round(io) {
@@ -139,7 +134,7 @@ impl Task for Running {
             self.started = false;
             moved = true;
         };
-        for (k, _, _) in std::mem::take(&mut self.pending) {
+        for (k, _) in std::mem::take(&mut self.pending) {
             io.abandon(k);
         }
         let status = Status {

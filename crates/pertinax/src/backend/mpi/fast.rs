@@ -3,18 +3,17 @@
 //! task), a blocking call goes straight to a blocking MPI call, as a C
 //! program would, instead of a request in the slab and progress rounds.
 //!
-//! - A blocking receive naming its source ([`Mpi::recv_fast`]):
-//!   `MPI_Mprobe` + `MPI_Mrecv` in one call into the shim
-//!   ([`sys::mprobe_recv`]). Not `MPI_Recv`: a too-long message would fail
-//!   it with `MPI_ERR_TRUNCATE` *and be consumed*, and the contract says a
-//!   refused message stays queued. The matched probe sees the length first;
-//!   a message that does not fit (or is not whole elements) is held, as
-//!   the general path holds it, and the receive fails with `Truncated` /
-//!   `LengthNotMultiple`. Ordering is MPI's: no receive of ours is waiting
-//!   unmatched (so none posted earlier could have claimed the message), and
-//!   a held message that matches sends the call to the general path (held
-//!   messages arrived first). Any-source receives always take the general
-//!   path (ULFM's `MPIX_ERR_PROC_FAILED_PENDING` leaves those pending).
+//! - A blocking receive naming its source ([`Mpi::recv_fast`]): one call
+//!   into the shim, `MPI_Mprobe` + `MPI_Mrecv` ([`sys::recv`]). A message
+//!   too long for the buffer (or not whole elements) is consumed into a
+//!   scratch buffer and fails the receive with `Truncated` /
+//!   `LengthNotMultiple`, as MPI's `MPI_ERR_TRUNCATE` does. Not `MPI_Recv`:
+//!   with single copy on, Open MPI 5.0.11 writes a truncated rendezvous
+//!   message past the buffer (`pertinax-mpi-sys/checks/truncate.c`).
+//!   Ordering is MPI's: no receive of ours is waiting unmatched, so none
+//!   posted earlier could have claimed the message. Any-source receives
+//!   always take the general path (ULFM's `MPIX_ERR_PROC_FAILED_PENDING`
+//!   leaves those pending).
 //! - A blocking send of at most [`FAST_SEND_MAX`] bytes: `MPI_Send`, which
 //!   for a message this small copies it out and returns (every transport
 //!   of Open MPI sends it eagerly), so the call still returns at once as
@@ -31,9 +30,9 @@
 //! message to, a collective schedule's step) would wait for us while we
 //! wait for it.
 
-use pertinax_mpi_sys::{self as sys, Matched};
+use pertinax_mpi_sys::{self as sys, Kind};
 
-use super::{error_of, received, Held, Mpi, Slot};
+use super::{error_of, received, Mpi, Slot};
 use crate::backend::{MatchSpec, RecvBuf, ReqKey};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
@@ -71,13 +70,7 @@ impl Mpi {
             RecvBuf::Lent(l) => l,
             other => return Err(other),
         };
-        if !self.quiet()
-            || self
-                .held
-                .borrow()
-                .iter()
-                .any(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag))
-        {
+        if !self.quiet() {
             return Err(RecvBuf::Lent(l));
         }
         let Some((comm, _)) = self.comm(spec.ctx) else {
@@ -85,38 +78,29 @@ impl Mpi {
         };
         let tag = spec.tag.unwrap_or_else(sys::any_tag);
         let capacity = l.len();
-        Ok(
-            match sys::mprobe_recv(l.as_mut_slice(), elem, src as i32, tag, comm) {
-                Err(c) => Err(error_of(c, Some(comm), Some(src))),
-                Ok(Matched::Received(st)) if st.error != 0 => {
-                    Err(error_of(sys::Code(st.error), Some(comm), Some(src)))
+        let st = match sys::recv(l.as_mut_slice(), elem, src as i32, tag, comm) {
+            Ok(st) => st,
+            Err(c) => return Ok(Err(error_of(c, Some(comm), Some(src)))),
+        };
+        let len = usize::try_from(st.bytes).unwrap_or(0);
+        Ok(if st.error == 0 {
+            Ok(Status {
+                source: Rank(st.source),
+                tag: Tag(st.tag),
+                len,
+            })
+        } else if sys::Code(st.error).kind() == Kind::Truncated {
+            Err(if len > capacity {
+                Error::Truncated {
+                    sent: len,
+                    capacity,
                 }
-                Ok(Matched::Received(st)) => Ok(Status {
-                    source: Rank(st.source),
-                    tag: Tag(st.tag),
-                    len: usize::try_from(st.bytes).unwrap_or(0),
-                }),
-                Ok(Matched::Refused(msg, st)) => {
-                    let len = usize::try_from(st.bytes).unwrap_or(0);
-                    let seq = self.arrivals.get();
-                    self.arrivals.set(seq + 1);
-                    self.hold(Held {
-                        seq,
-                        ctx: spec.ctx,
-                        st,
-                        msg,
-                    });
-                    Err(if len > capacity {
-                        Error::Truncated {
-                            sent: len,
-                            capacity,
-                        }
-                    } else {
-                        Error::LengthNotMultiple { len, elem }
-                    })
-                }
-            },
-        )
+            } else {
+                Error::LengthNotMultiple { len, elem }
+            })
+        } else {
+            Err(error_of(sys::Code(st.error), Some(comm), Some(src)))
+        })
     }
 
     /// Waits for `k` inside MPI (`MPI_Wait`) if it is a send or a

@@ -43,17 +43,17 @@
 //! - Sends are `MPI_Isend` of bytes on the context's MPI communicator
 //!   with the communicator's ranks (`send_eager` copies and lets go).
 //!   Receives are matched here, not posted to MPI: on every progress round
-//!   the unmatched receives, in posting order, each take the first *held*
-//!   message they match, else `MPI_Improbe` one from MPI (MPI's own order:
-//!   arrival, non-overtaking); a message that fits is received with
-//!   `MPI_Imrecv`, one too long (or not whole elements) fails the receive
-//!   with `Truncated` / `LengthNotMultiple` and is held for later receives,
-//!   so it is not consumed, as the contract says. Requests are a slab of
+//!   the unmatched receives, in posting order, each `MPI_Improbe` a
+//!   message from MPI (MPI's own order: arrival, non-overtaking) and
+//!   receive it with `MPI_Imrecv`. A message too long for the buffer (or
+//!   not whole elements) is consumed all the same, into a scratch buffer,
+//!   and fails the receive with `Truncated` / `LengthNotMultiple`, as
+//!   MPI's `MPI_ERR_TRUNCATE` does. Requests are a slab of
 //!   MPI requests that own their buffers ([`pertinax_mpi_sys::Op`]); a
 //!   schedule's shared cell is staged through an owned copy.
 //! - Fast paths ([`fast`]): while no receive waits to be matched here and
-//!   no task runs, a blocking named-source receive is one `MPI_Mprobe` +
-//!   `MPI_Mrecv` (a message that does not fit is held, as above), a
+//!   no task runs, a blocking named-source receive is `MPI_Mprobe` +
+//!   `MPI_Mrecv` in one shim call (see there), a
 //!   blocking send of at most 1 KiB is `MPI_Send`, and waiting for a send
 //!   or a named-source receive is `MPI_Wait`: no request, copy or progress
 //!   round of this backend's own.
@@ -263,16 +263,6 @@ impl std::fmt::Debug for dyn Task {
     }
 }
 
-/// A message taken out of MPI's queue and not received yet.
-#[derive(Debug)]
-struct Held {
-    /// Arrival order (the order `MPI_Improbe` took them).
-    seq: u64,
-    ctx: u32,
-    st: sys::Status,
-    msg: sys::Message,
-}
-
 /// The MPI backend of this process.
 #[derive(Debug)]
 pub(crate) struct Mpi {
@@ -281,12 +271,6 @@ pub(crate) struct Mpi {
     comms: RefCell<BTreeMap<u32, std::result::Result<Rc<Trio>, Error>>>,
     /// Unmatched receives (slab indices) in posting order.
     posted: RefCell<std::collections::VecDeque<u32>>,
-    /// Messages matched (`MPI_Improbe`) but refused by the receive that
-    /// matched them (too long, or not whole elements), in arrival order:
-    /// later receives look here first.
-    held: RefCell<Vec<Held>>,
-    /// The next [`Held::seq`].
-    arrivals: Cell<u64>,
     /// Agreements started and not yet read: (context, sequence) → the
     /// agreement (`agree.rs`).
     agreed: RefCell<agree::Agreements>,
@@ -437,8 +421,6 @@ pub(super) fn start() -> Result<Started> {
             comms: RefCell::new(BTreeMap::new()),
             agreed: RefCell::new(agree::Agreements::default()),
             posted: RefCell::new(std::collections::VecDeque::new()),
-            held: RefCell::new(Vec::new()),
-            arrivals: Cell::new(0),
             slab: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             next_ctx: Cell::new(8),
@@ -617,9 +599,10 @@ fn received(
     if st.error != 0 {
         let code = sys::Code(st.error);
         if code.kind() == Kind::Truncated {
-            // MPI does not say how long the message was.
+            // Open MPI's status counts what was sent; the standard
+            // leaves it open, so never report less than one byte over.
             return Err(Error::Truncated {
-                sent: capacity + 1,
+                sent: usize::try_from(st.bytes).unwrap_or(0).max(capacity + 1),
                 capacity,
             });
         }
@@ -923,14 +906,13 @@ impl Mpi {
         }
     }
 
-    /// Matches the unmatched receives in posting order: each takes the
-    /// first held message it matches, else asks MPI for one
-    /// (`MPI_Improbe`). A message taken from MPI goes to the *first*
-    /// unmatched receive that matches it (it may have arrived after an
-    /// earlier receive found nothing: MPI would have given it to that
-    /// one). A message that does not fit fails its receive (`Truncated` /
-    /// `LengthNotMultiple`) and is held for later ones; one that fits is
-    /// received (`MPI_Imrecv`). True if any receive matched.
+    /// Matches the unmatched receives in posting order: each asks MPI for
+    /// a message (`MPI_Improbe`). A message taken from MPI goes to the
+    /// *first* unmatched receive that matches it (it may have arrived after
+    /// an earlier receive found nothing: MPI would have given it to that
+    /// one) and is received (`MPI_Imrecv`); one that does not fit is
+    /// consumed all the same and fails its receive (`Truncated` /
+    /// `LengthNotMultiple`). True if any receive matched.
     fn match_posted(&self) -> bool {
         if self.posted.borrow().is_empty() {
             return false;
@@ -948,18 +930,6 @@ impl Mpi {
                 moved = true;
                 continue;
             };
-            // A held message first (arrival order), else MPI's queue.
-            let held = self
-                .held
-                .borrow()
-                .iter()
-                .position(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag));
-            if let Some(i) = held {
-                let m = self.held.borrow_mut().remove(i);
-                self.deliver(idx, m);
-                moved = true;
-                continue;
-            }
             let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
             let tag = spec.tag.unwrap_or_else(sys::any_tag);
             match sys::improbe(src, tag, comm) {
@@ -972,14 +942,6 @@ impl Mpi {
                     }
                 }
                 Ok(Some((msg, st))) => {
-                    let seq = self.arrivals.get();
-                    self.arrivals.set(seq + 1);
-                    let m = Held {
-                        seq,
-                        ctx: spec.ctx,
-                        st,
-                        msg,
-                    };
                     // The first unmatched receive it matches (at latest
                     // this one).
                     let target = self
@@ -991,11 +953,11 @@ impl Mpi {
                             matches!(
                                 self.slab.borrow().get(k as usize).map(|e| &e.1),
                                 Some(Slot::Posted { spec: s, .. })
-                                    if s.matches(m.ctx, m.st.source as u32, m.st.tag)
+                                    if s.matches(spec.ctx, st.source as u32, st.tag)
                             )
                         })
                         .unwrap_or(idx);
-                    self.deliver(target, m);
+                    self.deliver(target, msg, st);
                     moved = true;
                 }
                 Err(c) => {
@@ -1005,13 +967,6 @@ impl Mpi {
             }
         }
         moved
-    }
-
-    /// Keeps a refused message, in arrival order.
-    fn hold(&self, m: Held) {
-        let mut h = self.held.borrow_mut();
-        let at = h.partition_point(|x| x.seq < m.seq);
-        h.insert(at, m);
     }
 
     /// Ends the unmatched receive `idx` with `r` (freeing it if it was
@@ -1033,10 +988,10 @@ impl Mpi {
         self.unpost(idx, forgotten);
     }
 
-    /// Gives message `m` to the unmatched receive `idx`: received if it
-    /// fits, else the receive fails and the message is held (in arrival
-    /// order among the held).
-    fn deliver(&self, idx: u32, m: Held) {
+    /// Gives matched message `msg` to the unmatched receive `idx`:
+    /// received if it fits, else consumed into a scratch buffer (a request
+    /// nobody waits for) while the receive fails.
+    fn deliver(&self, idx: u32, msg: sys::Message, st: sys::Status) {
         let mut slab = self.slab.borrow_mut();
         let Some(e) = slab.get_mut(idx as usize) else {
             return;
@@ -1050,11 +1005,11 @@ impl Mpi {
         } = &e.1
         else {
             drop(slab);
-            self.hold(m);
+            self.sink(msg, st);
             return;
         };
         let (spec, elem, forgotten) = (*spec, *elem, *forgotten);
-        let len = usize::try_from(m.st.bytes).unwrap_or(0);
+        let len = usize::try_from(st.bytes).unwrap_or(0);
         let capacity = match data {
             RecvData::Lent(b) => b.len(),
             RecvData::Owned(b) => b.len(),
@@ -1071,7 +1026,7 @@ impl Mpi {
         };
         if let Some(err) = refusal {
             drop(slab);
-            self.hold(m);
+            self.sink(msg, st);
             self.settle(idx, Err(err));
             return;
         }
@@ -1079,7 +1034,7 @@ impl Mpi {
             return;
         };
         let comm = self.comm(spec.ctx).map(|c| c.0);
-        e.1 = match Op::mrecv(data, m.msg) {
+        e.1 = match Op::mrecv(data, msg) {
             Ok(op) => Slot::Recv {
                 op,
                 part,
@@ -1094,6 +1049,23 @@ impl Mpi {
         let freed = matches!(e.1, Slot::Free);
         drop(slab);
         self.unpost(idx, freed);
+    }
+
+    /// Receives matched message `msg` into a scratch buffer nobody reads
+    /// (a refused message is consumed, as MPI consumes it).
+    fn sink(&self, msg: sys::Message, st: sys::Status) {
+        let len = usize::try_from(st.bytes).unwrap_or(0);
+        if let Ok(op) = Op::mrecv(RecvData::Owned(vec![0; len].into()), msg) {
+            let slot = Slot::Recv {
+                op,
+                part: None,
+                elem: 1,
+                ctx: 0,
+                src: None,
+                forgotten: true,
+            };
+            self.insert(slot);
+        }
     }
 
     /// Removes a receive from the unmatched ones (and its slot, if it was
@@ -1189,7 +1161,6 @@ impl Backend for Mpi {
         // disconnects those that span several worlds (spawn) with a
         // handshake with their other members, which waits forever when the
         // other side has freed theirs or gone (Open MPI 5.0.11).
-        self.held.borrow_mut().clear();
         // Agreements nobody waited for to the end: let go (see `release`).
         for (_, a) in self.agreed.borrow_mut().take() {
             if a.running() {
@@ -1462,18 +1433,6 @@ impl Backend for Mpi {
     }
 
     fn find(&self, spec: &MatchSpec) -> Option<Status> {
-        if let Some(m) = self
-            .held
-            .borrow()
-            .iter()
-            .find(|m| spec.matches(m.ctx, m.st.source as u32, m.st.tag))
-        {
-            return Some(Status {
-                source: Rank(m.st.source),
-                tag: Tag(m.st.tag),
-                len: usize::try_from(m.st.bytes).unwrap_or(0),
-            });
-        }
         let (comm, _) = self.comm(spec.ctx)?;
         let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
         let tag = spec.tag.unwrap_or_else(sys::any_tag);
@@ -1844,12 +1803,6 @@ impl TaskIo for Io<'_> {
 
     fn take(&mut self, k: ReqKey) -> Result<Option<Result<Status>>> {
         self.0.take(k)
-    }
-
-    fn discard(&mut self, spec: MatchSpec, peers: Peers, len: usize) {
-        let cell: super::Cell = Rc::new(RefCell::new(super::Store::scratch(len)));
-        let k = self.0.irecv(spec, peers, RecvBuf::Part(cell, 0..len), 1);
-        self.0.forget(k);
     }
 
     fn abandon(&mut self, k: ReqKey) {

@@ -9,7 +9,10 @@ use pertinax_os::segment::Segment;
 use pertinax_wire::msg::{Kind, Meta, Rts};
 
 use super::outbox::Outbox;
-use super::{control, Body, ReqKey, ReqSlot, ReqState, Unexp};
+use std::rc::Rc;
+
+use super::{control, Body, RecvReq, ReqKey, ReqSlot, ReqState, Unexp};
+use crate::backend::{Cell, MatchSpec, Peers, RecvBuf, Store};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 
@@ -25,6 +28,9 @@ pub(super) struct Matcher {
     pub(super) cma: bool,
     /// A refusal (FIN with a flag) arrived: the doom rules must run.
     pub(super) nacked: bool,
+    /// Receives taking refused rendezvous messages, for the engine to free
+    /// once complete.
+    pub(super) sinks: Vec<ReqKey>,
 }
 
 impl Matcher {
@@ -73,20 +79,32 @@ impl Matcher {
         Ok(())
     }
 
-    /// Delivers unexpected message `i` to receive `key` (not posted).
+    /// Delivers unexpected message `i` to receive `key` (not posted). A
+    /// message that does not fit is consumed all the same (a rendezvous is
+    /// taken into a scratch buffer, so that its sender completes) and the
+    /// receive fails with `Truncated` / `LengthNotMultiple`, as MPI's
+    /// `MPI_ERR_TRUNCATE` does.
     pub(super) fn deliver_unexpected(&mut self, out: &mut Outbox, key: ReqKey, i: usize) {
         let Some(ReqState::Recv(r)) = self.get(key) else {
             return;
         };
-        let (cap, elem) = (r.buf.len(), r.elem);
-        if let Err(e) = Self::fits(self.unexpected[i].len, cap, elem) {
-            self.complete(key, Err(e));
-            return;
-        }
+        let (cap, elem, peers) = (r.buf.len(), r.elem, r.peers.clone());
         let Some(u) = self.unexpected.remove(i) else {
             return;
         };
         let status = u.status();
+        if let Err(e) = Self::fits(u.len, cap, elem) {
+            self.complete(key, Err(e));
+            if let Body::Rts { addr, cookie } = u.body {
+                let spec = MatchSpec {
+                    ctx: u.ctx,
+                    src: Some(u.src),
+                    tag: Some(u.tag),
+                };
+                self.sink(out, (spec, peers), u.slot, status, (addr, cookie));
+            }
+            return;
+        }
         match u.body {
             Body::Eager(data) => {
                 if let Some(ReqState::Recv(r)) = self.get(key) {
@@ -96,6 +114,31 @@ impl Matcher {
             }
             Body::Rts { addr, cookie } => self.pull(out, key, u.slot, status, addr, cookie),
         }
+    }
+
+    /// Takes a refused rendezvous message into a scratch buffer nobody
+    /// reads: a receive the engine frees once it completes.
+    /// It keeps the refused receive's match and peers, so the doom rules
+    /// fail it if the sender dies mid-message.
+    fn sink(
+        &mut self,
+        out: &mut Outbox,
+        (spec, peers): (MatchSpec, Peers),
+        from: usize,
+        status: Status,
+        (addr, cookie): (u64, u64),
+    ) {
+        let len = status.len;
+        let cell: Cell = Rc::new(std::cell::RefCell::new(Store::scratch(len)));
+        let key = self.alloc(ReqState::Recv(RecvReq {
+            spec,
+            peers,
+            buf: RecvBuf::Part(cell, 0..len),
+            elem: 1,
+            stream: None,
+        }));
+        self.sinks.push(key);
+        self.pull(out, key, from, status, addr, cookie);
     }
 
     /// Fetches a rendezvous message for receive `key` (already matched).
@@ -169,15 +212,14 @@ impl Matcher {
                     let Some(ReqState::Recv(r)) = self.get(key) else {
                         return;
                     };
-                    match Self::fits(payload.len(), r.buf.len(), r.elem) {
-                        Ok(()) => {
-                            r.buf
-                                .with_mut(|b| b[..payload.len()].copy_from_slice(payload));
-                            self.complete(key, Ok(status));
-                            return;
-                        }
-                        Err(e) => self.complete(key, Err(e)),
-                    }
+                    // A message that does not fit is consumed all the same.
+                    let r = Self::fits(payload.len(), r.buf.len(), r.elem).map(|()| {
+                        r.buf
+                            .with_mut(|b| b[..payload.len()].copy_from_slice(payload));
+                        status
+                    });
+                    self.complete(key, r);
+                    return;
                 }
                 self.unexpected.push_back(Unexp {
                     ctx: meta.ctx,

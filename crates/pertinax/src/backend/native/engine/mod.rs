@@ -274,6 +274,7 @@ impl Engine {
                 streams: Vec::new(),
                 cma,
                 nacked: false,
+                sinks: Vec::new(),
             },
             seg,
             me,
@@ -619,6 +620,7 @@ impl Engine {
                 && e.m.posted.is_empty()
                 && e.colls.is_empty()
                 && e.discards.is_empty()
+                && e.m.sinks.is_empty()
                 && e.m.streams.is_empty()
                 && !e.m.nacked
         };
@@ -723,7 +725,7 @@ impl Engine {
             self.fail_doomed();
         }
         moved |= self.poll_events();
-        if !self.colls.is_empty() || !self.discards.is_empty() {
+        if !self.colls.is_empty() || !self.discards.is_empty() || !self.m.sinks.is_empty() {
             moved |= self.advance_colls();
         }
         moved
@@ -769,6 +771,7 @@ impl Engine {
     }
 
     fn advance_colls(&mut self) -> bool {
+        self.discards.append(&mut self.m.sinks);
         if !self.discards.is_empty() {
             let ds = std::mem::take(&mut self.discards);
             for k in ds {
@@ -806,14 +809,6 @@ impl Engine {
         self.m.streams.retain(|&p| p != k);
         self.m.complete(k, Err(Error::Finalized));
         let _ = self.take(k);
-    }
-
-    /// Receives and drops a `len`-byte message matching `spec`, so that its
-    /// sender completes (after a collective count mismatch).
-    pub fn discard(&mut self, spec: MatchSpec, peers: Peers, len: usize) {
-        let cell: Cell = Rc::new(std::cell::RefCell::new(Store::scratch(len)));
-        let k = self.irecv(spec, peers, RecvBuf::Part(cell, 0..len), 1);
-        self.discards.push(k);
     }
 
     /// Moves task `key` as far as it can go now.
@@ -992,9 +987,6 @@ impl TaskIo for Engine {
     #[inline]
     fn take(&mut self, k: ReqKey) -> Result<Option<Result<Status>>> {
         Engine::take(self, k)
-    }
-    fn discard(&mut self, spec: MatchSpec, peers: Peers, len: usize) {
-        Engine::discard(self, spec, peers, len)
     }
     fn abandon(&mut self, k: ReqKey) {
         Engine::abandon(self, k)
