@@ -179,14 +179,29 @@ fn hit(plan: &[Shot], name: &str, protocol: bool) {
     }
 }
 
+/// Who is told of an injected death before it happens (the launcher or
+/// the log, through the backend): set by [`crate::init`], so that this
+/// module needs nothing above it.
+pub(crate) type Reporter = Box<dyn Fn(&str, u64, i32)>;
+
+thread_local! {
+    static REPORTER: std::cell::RefCell<Option<Reporter>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Installs (or, with `None`, removes) the reporter of injected deaths.
+pub(crate) fn set_reporter(r: Option<Reporter>) {
+    REPORTER.with(|c| *c.borrow_mut() = r);
+}
+
 fn fire(name: &str, hit: u64, how: How) {
     let signal = match how {
         How::Signal(s) => s,
         How::Panic => 0,
     };
-    crate::runtime::with_current(|rt| {
-        use crate::backend::Backend;
-        rt.b.report_injection(name, hit, signal);
+    REPORTER.with(|c| {
+        if let Some(report) = c.borrow().as_ref() {
+            report(name, hit, signal);
+        }
     });
     match how {
         How::Panic => panic!("pertinax: injected panic at fault point {name:?} (hit {hit})"),

@@ -168,6 +168,7 @@ mod runtime;
 mod spawn;
 mod types;
 mod ulfm;
+mod universe;
 mod wait;
 
 pub use comm::Comm;
@@ -180,10 +181,10 @@ pub use group::{Group, GroupRelation};
 pub use inject::fault_point;
 pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
 pub use request::{scope, test_any, wait_all, wait_any, Request, Scope, WaitError};
-pub use runtime::{init, Universe};
 pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};
 pub use ulfm::{Agreement, Gathered, PendingAgreement};
+pub use universe::{init, Universe};
 
 /// The README's examples, compiled and run as doc tests.
 #[doc = include_str!("../../../README.md")]

@@ -25,36 +25,12 @@
 
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
-
-use crate::backend::{Backend, ProcRequest, Record, TOKEN_PARENT, TOKEN_WORLD};
+use crate::backend::{Assignment, Backend, ProcRequest, Record, TOKEN_PARENT, TOKEN_WORLD};
 use crate::comm::Comm;
 use crate::error::{Error, RecoveryCall, Result};
 use crate::runtime::Runtime;
 use crate::types::Rank;
 use crate::ulfm::words;
-
-/// What a new process is told when it is assigned (the payload of the
-/// launcher's `Assign`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) enum Assignment {
-    /// Started by [`Comm::spawn`]: the parents' intercommunicator.
-    Spawned {
-        ctx: u32,
-        parents: Vec<u32>,
-        entries: Vec<u16>,
-    },
-    /// Started by [`Comm::replace_failed_with`]: the restored
-    /// communicator, whose `holes` (ranks) the new processes fill in
-    /// order, and the values the members contributed.
-    Replace {
-        ctx: u32,
-        peers: Vec<u32>,
-        entries: Vec<u16>,
-        holes: Vec<u32>,
-        values: Vec<Option<u64>>,
-    },
-}
 
 /// How this process came to be.
 #[derive(Clone, Debug, PartialEq, Eq)]

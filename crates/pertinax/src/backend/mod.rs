@@ -339,7 +339,7 @@ pub(crate) struct Started {
     pub me: u32,
     /// For a process started later (spare, spawned): the process ids of
     /// its request, its index among them, and its assignment.
-    pub assigned: Option<(Vec<u32>, usize, crate::spawn::Assignment)>,
+    pub assigned: Option<(Vec<u32>, usize, Assignment)>,
 }
 
 /// Starts the backend this process runs on.
@@ -772,4 +772,26 @@ mod tests {
         assert!(e.to_string().contains("spares"), "{e}");
         assert!(!e.is_fault());
     }
+}
+
+/// What a new process is told when it is assigned (the payload of the
+/// launcher's `Assign`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) enum Assignment {
+    /// Started by `Comm::spawn`: the parents' intercommunicator.
+    Spawned {
+        ctx: u32,
+        parents: Vec<u32>,
+        entries: Vec<u16>,
+    },
+    /// Started by `Comm::replace_failed_with`: the restored
+    /// communicator, whose `holes` (ranks) the new processes fill in
+    /// order, and the values the members contributed.
+    Replace {
+        ctx: u32,
+        peers: Vec<u32>,
+        entries: Vec<u16>,
+        holes: Vec<u32>,
+        values: Vec<Option<u64>>,
+    },
 }

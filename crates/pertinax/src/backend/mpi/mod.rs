@@ -401,7 +401,7 @@ pub(super) fn start() -> Result<Started> {
     let assigned = match child {
         None => None,
         Some(c) => {
-            let a: crate::spawn::Assignment = postcard::from_bytes(&c.payload).map_err(|e| {
+            let a: super::Assignment = postcard::from_bytes(&c.payload).map_err(|e| {
                 Error::Bootstrap(format!("MPI spawned process: its assignment: {e}"))
             })?;
             Some((c.pids, rank, a))

@@ -12,8 +12,8 @@ use pertinax_os::{cma, process};
 use pertinax_wire::ctrl::{self, ToLauncher, ToRank};
 use pertinax_wire::env;
 
+use crate::backend::Assignment;
 use crate::error::{Error, Result};
-use crate::spawn::Assignment;
 
 /// What the runtime knows of the job.
 #[derive(Debug, Clone)]
