@@ -19,9 +19,9 @@
 //! distinct victims among ranks `1..n`, each at a hit drawn from
 //! `1..=max_hit` of any point, with SIGKILL. Rank 0 is never drawn: it keeps
 //! a reporter alive, so that a run always has a survivor to say whether the
-//! application recovered. The generator is a self-contained splitmix64, so a
-//! seed gives the same schedule on every machine, in every process, and with
-//! every version of the dependencies.
+//! application recovered. The generator is [`SplitMix64`] with its unbiased
+//! [`SplitMix64::below`], so a seed gives the same schedule on every
+//! machine, in every process, and with every version of the dependencies.
 //!
 //! ```
 //! use pertinax_wire::kill::{Kill, RandomFaults};
@@ -40,6 +40,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::fault::{valid_point_name, FaultSignal, Plan, Point, Shot, UnknownSignal};
+use crate::rng::SplitMix64;
 
 /// When a kill strikes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,7 +199,7 @@ impl RandomFaults {
                 eligible,
             });
         }
-        let mut rng = SplitMix64(self.seed);
+        let mut rng = SplitMix64::new(self.seed);
         // A partial Fisher-Yates shuffle of ranks 1..n.
         let mut pool: Vec<u32> = (1..ranks as u32).collect();
         for i in 0..self.count {
@@ -218,32 +219,6 @@ impl RandomFaults {
             .collect();
         kills.sort_by_key(|k| k.rank);
         Ok(kills)
-    }
-}
-
-/// splitmix64 (Steele, Lea, Flood 2014): tiny, fast, and fully specified,
-/// so that a seed means the same on every machine.
-#[derive(Debug)]
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (`bound` > 0), without modulo bias (Lemire).
-    fn below(&mut self, bound: u64) -> u64 {
-        let threshold = bound.wrapping_neg() % bound;
-        loop {
-            let m = u128::from(self.next()) * u128::from(bound);
-            if (m as u64) >= threshold {
-                return (m >> 64) as u64;
-            }
-        }
     }
 }
 
@@ -476,34 +451,6 @@ mod tests {
         assert!(random(1, 0, 20).schedule(4).is_err());
         assert!(random(1, 1, 0).schedule(4).is_err());
         assert_eq!(random(1, 1, 1).schedule(2).unwrap()[0].rank, 1);
-    }
-
-    #[test]
-    fn the_generator_is_splitmix64() {
-        // The reference outputs of splitmix64.c for seeds 0 and 1234567.
-        assert_eq!(SplitMix64(0).next(), 0xe220_a839_7b1d_cdaf);
-        let mut r = SplitMix64(1_234_567);
-        assert_eq!(
-            [r.next(), r.next(), r.next()],
-            [
-                6457827717110365317,
-                3203168211198807973,
-                9817491932198370423
-            ]
-        );
-    }
-
-    #[test]
-    fn below_is_uniform_enough() {
-        let mut r = SplitMix64(9);
-        let mut counts = [0u32; 3];
-        for _ in 0..30_000 {
-            counts[r.below(3) as usize] += 1;
-        }
-        assert!(
-            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
-            "{counts:?}"
-        );
     }
 
     #[test]

@@ -18,6 +18,8 @@
 //!   notices.
 //! - [`msg`]: the metadata of every message record in the shared-memory
 //!   rings.
+//! - [`rng`]: SplitMix64, the seeded generator whose streams every process
+//!   must draw alike (the seeded fault schedule of [`kill`]).
 //!
 //! # The environment contract
 //!
@@ -56,6 +58,7 @@ pub mod fault;
 pub mod kill;
 pub mod msg;
 pub mod resilient;
+pub mod rng;
 pub mod spawn;
 pub mod utc;
 
