@@ -16,6 +16,7 @@
 //! paper's communication pattern, not an efficient N-body code (the paper
 //! says the same of its own).
 
+use pertinax_wire::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use crate::split::block;
@@ -69,16 +70,8 @@ impl Bodies {
 /// A body's initial state from its global index alone (a deterministic
 /// hash, so every split of the same total starts from the same bodies).
 fn body(i: u64) -> ([f64; 3], [f64; 3], f64) {
-    let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x2545_f491_4f6c_dd1d;
-    let mut next = || {
-        // splitmix64
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = SplitMix64::new(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x2545_f491_4f6c_dd1d);
+    let mut next = || rng.next_f64();
     let pos = [next() * 2.0 - 1.0, next() * 2.0 - 1.0, next() * 2.0 - 1.0];
     let vel = [
         (next() - 0.5) * 1e-2,

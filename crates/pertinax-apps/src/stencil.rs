@@ -67,6 +67,7 @@
 //! # Ok::<(), pertinax_apps::stencil::StencilError>(())
 //! ```
 
+use pertinax_wire::rng::mix;
 use serde::{Deserialize, Serialize};
 
 use crate::split::block as split;
@@ -109,13 +110,6 @@ pub enum StencilError {
 pub struct Grid {
     /// Cells along x, y and z.
     pub n: [usize; 3],
-}
-
-/// SplitMix64's finalizer: a bijective mix of 64 bits.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// A value in `[0, 1)`, a multiple of 2⁻²⁰, from a salt and a position.

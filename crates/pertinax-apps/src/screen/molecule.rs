@@ -6,6 +6,8 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use pertinax_wire::rng::{mix, SplitMix64};
+
 use super::error::ScreenError;
 
 /// Atoms per molecule.
@@ -40,11 +42,11 @@ impl Molecule {
         let mut atoms = [[0.0f32; 3]; ATOMS];
         for c in atoms.iter_mut().flatten() {
             // 24 random bits: exact in an f32, uniform in [-2.5, 2.5).
-            *c = (rng.next() >> 40) as f32 / (1u32 << 24) as f32 * 5.0 - 2.5;
+            *c = (rng.next_u64() >> 40) as f32 / (1u32 << 24) as f32 * 5.0 - 2.5;
         }
         let mut name = [0u8; NAME_LEN];
         for b in &mut name {
-            *b = b'A' + (rng.next() % 26) as u8;
+            *b = b'A' + rng.below_mod(26) as u8;
         }
         Molecule {
             id: index,
@@ -206,40 +208,9 @@ fn io_error<'a>(
     }
 }
 
-/// Steele, Lea and Flood's SplitMix64: a small, fast, well-mixed generator.
-#[derive(Debug)]
-pub(super) struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub(super) const fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    pub(super) const fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-}
-
-/// SplitMix64's output function: a bijective mix of the bits of `z`.
-pub(super) const fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splitmix_reference_values() {
-        // The first outputs of SplitMix64 seeded with 1234567 (Vigna's
-        // reference implementation).
-        let mut r = SplitMix64::new(1_234_567);
-        assert_eq!(r.next(), 6_457_827_717_110_365_317);
-        assert_eq!(r.next(), 3_203_168_211_198_807_973);
-    }
 
     #[test]
     fn record_round_trip() {

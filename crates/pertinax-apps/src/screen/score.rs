@@ -5,7 +5,9 @@
 //! transcendental functions: the score is the same on every IEEE-754
 //! platform, not just on this one.
 
-use super::molecule::{mix, Molecule, SplitMix64};
+use pertinax_wire::rng::{mix, SplitMix64};
+
+use super::molecule::Molecule;
 
 /// Points of the target pocket.
 pub const POCKET: usize = 32;
@@ -34,17 +36,12 @@ const fn pocket(seed: u64) -> Pocket {
     };
     let mut i = 0;
     while i < POCKET {
-        p.x[i] = unit(rng.next()) * 7.0 - 3.5;
-        p.y[i] = unit(rng.next()) * 7.0 - 3.5;
-        p.z[i] = unit(rng.next()) * 7.0 - 3.5;
+        p.x[i] = rng.next_f64() * 7.0 - 3.5;
+        p.y[i] = rng.next_f64() * 7.0 - 3.5;
+        p.z[i] = rng.next_f64() * 7.0 - 3.5;
         i += 1;
     }
     p
-}
-
-/// The top 53 bits of `bits` as a number in `[0, 1)`.
-const fn unit(bits: u64) -> f64 {
-    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// The 6 permutations of the axes.
@@ -122,7 +119,7 @@ fn pose(p: u32) -> Pose {
     let mut rng = SplitMix64::new(mix(u64::from(p) ^ 0x0B17_1E5C_0DE5_EED5));
     let mut shift = [0.0; 3];
     for s in &mut shift {
-        *s = unit(rng.next()) * 3.0 - 1.5;
+        *s = rng.next_f64() * 3.0 - 1.5;
     }
     Pose {
         axes: PERMUTATIONS[orientation % 6],
