@@ -1,6 +1,8 @@
 //! Shared helpers of the pertinax rank programs used by the tests.
 #![forbid(unsafe_code)]
 
+use pertinax_wire::rng::SplitMix64;
+
 /// Returns `Err(message)` from the enclosing function unless `cond` holds
 /// (the rank programs' checks).
 #[macro_export]
@@ -33,26 +35,6 @@ pub fn kill_self() -> std::io::Result<()> {
     Ok(())
 }
 
-/// A small, fast, seedable generator (SplitMix64) so that every rank can
-/// recompute what another rank sent.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-}
-
 /// The `key=value` fields of a rank program's summary line, in order.
 pub fn fields(line: &str) -> impl Iterator<Item = (String, String)> + '_ {
     line.split_whitespace()
@@ -81,12 +63,13 @@ pub fn first_bad(buf: &[u8], src: usize, seq: u64) -> Option<usize> {
 }
 
 /// Size of message `seq` of the mixed-size load: mostly small, some
-/// medium, a few up to 4 MiB.
-pub fn mixed_size(rng: &mut Rng) -> usize {
-    match rng.below(1000) {
-        0 => rng.below(4 << 20) as usize + 1,
-        1..=9 => rng.below(64 << 10) as usize,
-        _ => rng.below(257) as usize,
+/// medium, a few up to 4 MiB (drawn with [`SplitMix64::below_mod`], the
+/// stream the rank programs have always drawn).
+pub fn mixed_size(rng: &mut SplitMix64) -> usize {
+    match rng.below_mod(1000) {
+        0 => rng.below_mod(4 << 20) as usize + 1,
+        1..=9 => rng.below_mod(64 << 10) as usize,
+        _ => rng.below_mod(257) as usize,
     }
 }
 
@@ -138,7 +121,7 @@ mod tests {
         assert_eq!(first_bad(&b, 3, 17), None);
         b[500] ^= 1;
         assert_eq!(first_bad(&b, 3, 17), Some(500));
-        let mut r = Rng(1);
+        let mut r = SplitMix64::new(1);
         let sizes: Vec<usize> = (0..10_000).map(|_| mixed_size(&mut r)).collect();
         assert!(sizes.iter().any(|&s| s > 64 << 10));
         assert!(sizes.iter().all(|&s| s <= 4 << 20));

@@ -6,6 +6,7 @@
 //! harness checks that none of its processes survives it.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_wire::rng::SplitMix64;
 
 fn interprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-interprog"))
@@ -225,12 +226,12 @@ fn every_rank_at_every_fault_point() {
 /// and step.
 #[test]
 fn random_kills_during_repeated_creations() {
-    let mut rng = pertinax_tests::Rng(0x1C0C);
+    let mut rng = SplitMix64::new(0x1C0C);
     for n in [4, 6] {
         for _ in 0..4 {
-            let victim = rng.below(n as u64);
-            let ms = 100 + rng.below(200);
-            let layout = ["halves", "uneven", "interleaved"][rng.below(3) as usize];
+            let victim = rng.below_mod(n as u64);
+            let ms = 100 + rng.below_mod(200);
+            let layout = ["halves", "uneven", "interleaved"][rng.below_mod(3) as usize];
             let j = run(job(n, &["repeat", "100000000", layout])
                 .launcher_arg("--kill")
                 .launcher_arg(&format!("{victim}@{ms}ms")));

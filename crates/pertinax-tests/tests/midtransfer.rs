@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use pertinax_harness::{kill_rank, on_mpi, run, run_with, wait_file, Job, Spec};
-use pertinax_tests::Rng;
+use pertinax_wire::rng::SplitMix64;
 
 fn program() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-midtransfer"))
@@ -80,10 +80,10 @@ fn check_job(j: &Job, survivors: &[usize], classes: &[&str], what: &str) {
 fn timed_kills(n: usize, args: &[&str], victim: usize, survivors: &[usize], classes: &[&str]) {
     for protocol in protocols() {
         let count = runs();
-        let mut rng = Rng(0x6d69_6474 ^ args.len() as u64 ^ victim as u64);
+        let mut rng = SplitMix64::new(0x6d69_6474 ^ args.len() as u64 ^ victim as u64);
         let t = std::time::Instant::now();
         for i in 0..count {
-            let delay = rng.below(31);
+            let delay = rng.below_mod(31);
             let what = format!(
                 "{protocol}: {} on {n} ranks, rank {victim} killed {delay} ms after its start (job {i})",
                 args.join(" ")

@@ -19,6 +19,7 @@
 
 use pertinax_harness::{run, Job, Program, Spec};
 use pertinax_tests::{field, num};
+use pertinax_wire::rng::SplitMix64;
 
 fn app(name: &'static str) -> std::path::PathBuf {
     Program::bin("pertinax-apps", name).path()
@@ -411,14 +412,6 @@ fn plain_mode_does_not_recover_and_says_so() {
     );
 }
 
-/// A small deterministic generator for the campaign.
-fn draw(seed: &mut u64, n: u64) -> u64 {
-    let mut r = pertinax_tests::Rng(*seed);
-    let v = r.below(n);
-    *seed = r.0;
-    v
-}
-
 /// Randomized campaign: application, rank count, checkpoint interval, log
 /// cap, mode and policy, disk copies, one to three kills at iterations,
 /// checkpoints, the final step (its start, just after the last
@@ -444,30 +437,30 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
     let mut recoveries = 0;
     let t0 = std::time::Instant::now();
     for run in first..first + runs {
-        let mut s = run.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let a = [CG, STENCIL, STENCIL_COLL][draw(&mut s, 3) as usize];
+        let mut s = SplitMix64::new(run.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let a = [CG, STENCIL, STENCIL_COLL][s.below_mod(3) as usize];
         let ranks = if a.program == CG.program {
-            [2, 4][draw(&mut s, 2) as usize]
+            [2, 4][s.below_mod(2) as usize]
         } else {
-            [2, 3, 4][draw(&mut s, 3) as usize]
+            [2, 3, 4][s.below_mod(3) as usize]
         };
-        let cp = 2 + draw(&mut s, 4);
+        let cp = 2 + s.below_mod(4);
         let mut opts = format!("--cp-int {cp}");
-        match draw(&mut s, 5) {
-            0 => opts.push_str(&format!(" --log-cap {}", 1 + draw(&mut s, cp))),
+        match s.below_mod(5) {
+            0 => opts.push_str(&format!(" --log-cap {}", 1 + s.below_mod(cp))),
             1 => opts.push_str(" --rollback global"),
             2 => opts.push_str(" --mode transactional"),
             _ => {}
         }
-        let disk = draw(&mut s, 4) == 0;
+        let disk = s.below_mod(4) == 0;
         if disk {
             let d = dir.path().join(format!("run-{run}"));
             opts.push_str(&format!(" --ckpt-dir {}", d.display()));
         }
         let mut kills = Vec::new();
         let mut victims = Vec::new();
-        for _ in 0..1 + draw(&mut s, 3) {
-            let v = draw(&mut s, ranks as u64);
+        for _ in 0..1 + s.below_mod(3) {
+            let v = s.below_mod(ranks as u64);
             // At least one survivor: recovery starts from the survivors.
             if victims.contains(&v) || victims.len() + 1 == ranks {
                 continue;
@@ -488,16 +481,16 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
             // replay, a restore), which exists only after a first failure,
             // or a final step run again after it.
             let during_recovery = if kills.is_empty() { 2 } else { 0 };
-            let point = match during_recovery + draw(&mut s, 8 - during_recovery) {
+            let point = match during_recovery + s.below_mod(8 - during_recovery) {
                 0 => "replay#2".to_string(),
                 1 => "ckpt.restore#1".to_string(),
-                2 => format!("ckpt#{}", 1 + draw(&mut s, 3)),
+                2 => format!("ckpt#{}", 1 + s.below_mod(3)),
                 3 => format!(
                     "finish#{}",
-                    1 + draw(&mut s, 1 + u64::from(during_recovery == 0))
+                    1 + s.below_mod(1 + u64::from(during_recovery == 0))
                 ),
                 4 => "finish.end#1".to_string(),
-                _ => format!("iter#{}", 1 + draw(&mut s, 12)),
+                _ => format!("iter#{}", 1 + s.below_mod(12)),
             };
             kills.push(format!("{v}@{point}"));
         }

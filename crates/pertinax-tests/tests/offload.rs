@@ -14,6 +14,7 @@
 //! (boosters included) survives it.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_wire::rng::SplitMix64;
 
 fn spec(masters: usize, args: &str) -> Spec<'static> {
     let args: Vec<&str> = std::iter::once("run")
@@ -400,25 +401,25 @@ fn two_recover_domains_a_kill_in_one_restarts_only_its_tasks() {
 
 /// A seeded random configuration for the campaign.
 fn random_args(seed: u64, heartbeats: bool) -> (usize, String) {
-    let mut r = pertinax_tests::Rng(seed);
-    let masters = 1 + r.below(3) as usize;
-    let boosters = 1 + r.below(3) as usize;
-    let tasks = 1 + r.below(3) as usize;
-    let rounds = 1 + r.below(2) as usize;
-    let kind = ["work", "work", "ring", "nested"][r.below(4) as usize];
-    let alloc = if r.below(2) == 0 { "self" } else { "world" };
-    let spares = r.below(2);
-    let workers = 1 + r.below(2) as usize;
-    let replicate = r.below(3) == 0;
-    let nfaults = r.below(4);
+    let mut r = SplitMix64::new(seed);
+    let masters = 1 + r.below_mod(3) as usize;
+    let boosters = 1 + r.below_mod(3) as usize;
+    let tasks = 1 + r.below_mod(3) as usize;
+    let rounds = 1 + r.below_mod(2) as usize;
+    let kind = ["work", "work", "ring", "nested"][r.below_mod(4) as usize];
+    let alloc = if r.below_mod(2) == 0 { "self" } else { "world" };
+    let spares = r.below_mod(2);
+    let workers = 1 + r.below_mod(2) as usize;
+    let replicate = r.below_mod(3) == 0;
+    let nfaults = r.below_mod(4);
     let mut faults = Vec::new();
     for _ in 0..nfaults {
         let (m, k) = if kind == "ring" {
-            (0, r.below((boosters * rounds) as u64) as usize)
+            (0, r.below_mod((boosters * rounds) as u64) as usize)
         } else {
             (
-                r.below(masters as u64) as usize,
-                r.below((tasks * rounds) as u64) as usize,
+                r.below_mod(masters as u64) as usize,
+                r.below_mod((tasks * rounds) as u64) as usize,
             )
         };
         let hows: &[&str] = if heartbeats {
@@ -426,11 +427,11 @@ fn random_args(seed: u64, heartbeats: bool) -> (usize, String) {
         } else {
             &["kill", "kill", "panic", "exit"]
         };
-        let how = hows[r.below(hows.len() as u64) as usize];
-        let when = ["before", "during", "after"][r.below(3) as usize];
-        let attempt = r.below(2);
-        let who = if kind == "nested" && r.below(2) == 0 {
-            format!("{m}.{k}.{}", r.below(workers as u64))
+        let how = hows[r.below_mod(hows.len() as u64) as usize];
+        let when = ["before", "during", "after"][r.below_mod(3) as usize];
+        let attempt = r.below_mod(2);
+        let who = if kind == "nested" && r.below_mod(2) == 0 {
+            format!("{m}.{k}.{}", r.below_mod(workers as u64))
         } else {
             format!("{m}.{k}")
         };
@@ -439,7 +440,7 @@ fn random_args(seed: u64, heartbeats: bool) -> (usize, String) {
     let args = format!(
         "alloc={alloc} boosters={boosters} tasks={tasks} rounds={rounds} kind={kind} spares={spares} workers={workers} replicate={} ms={} faults={}",
         u8::from(replicate),
-        1 + r.below(20),
+        1 + r.below_mod(20),
         faults.join(",")
     );
     (masters, args)
@@ -601,33 +602,33 @@ fn random_booster_kills_of_a_recovered_job_exit_0() {
     let t0 = std::time::Instant::now();
     let (mut kills, mut recovered) = (0, 0);
     for seed in 1..=runs {
-        let mut r = pertinax_tests::Rng(0x6f66_666c ^ seed);
-        let masters = 1 + r.below(3) as usize;
-        let boosters = 1 + r.below(3) as usize;
-        let rounds = 1 + r.below(3) as usize;
-        let ring = r.below(3) == 0;
-        let alloc = if r.below(3) == 0 { "self" } else { "world" };
+        let mut r = SplitMix64::new(0x6f66_666c ^ seed);
+        let masters = 1 + r.below_mod(3) as usize;
+        let boosters = 1 + r.below_mod(3) as usize;
+        let rounds = 1 + r.below_mod(3) as usize;
+        let ring = r.below_mod(3) == 0;
+        let alloc = if r.below_mod(3) == 0 { "self" } else { "world" };
         let tasks = if ring {
             boosters
         } else {
-            1 + r.below(3) as usize
+            1 + r.below_mod(3) as usize
         };
         let args = if ring {
             format!("kind=ring alloc={alloc} boosters={boosters} rounds={rounds}")
         } else {
             format!("alloc={alloc} boosters={boosters} tasks={tasks} rounds={rounds}")
         };
-        let shots: Vec<String> = (0..1 + r.below(2))
+        let shots: Vec<String> = (0..1 + r.below_mod(2))
             .map(|g| {
                 // On MPI, a booster that panics outside a task finalizes
                 // while unwinding, and MPI never fails a receive from a
                 // finalized process: its master would wait (kills only).
-                let panic = r.below(4) == 0 && !pertinax_harness::on_mpi();
+                let panic = r.below_mod(4) == 0 && !pertinax_harness::on_mpi();
                 let how = if panic { ":panic" } else { "" };
                 format!(
                     "task.{g}.{}@{}{how}",
-                    r.below(boosters as u64),
-                    1 + r.below((tasks * rounds) as u64)
+                    r.below_mod(boosters as u64),
+                    1 + r.below_mod((tasks * rounds) as u64)
                 )
             })
             .collect();

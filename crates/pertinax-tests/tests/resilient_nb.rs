@@ -7,6 +7,7 @@
 //! against the contributors its outcome names and print the same digest.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_wire::rng::SplitMix64;
 
 fn resnb() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-resnb"))
@@ -198,22 +199,6 @@ fn kills_inside_the_core_operations() {
     }
 }
 
-/// SplitMix64, so that a seed means the same everywhere.
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Fault points and the hits they reach in a run of `rounds` rounds
 /// (about; a hit that is never reached means no kill, which must work
 /// too).
@@ -254,36 +239,36 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
     let t0 = std::time::Instant::now();
     let (mut hit_runs, mut dead) = (0, 0);
     for seed in first..first + runs {
-        let mut m = Mix(seed);
-        let n = 4 + m.below(5) as usize;
-        let batch = 1 + m.below(4) as u32;
+        let mut m = SplitMix64::new(seed);
+        let n = 4 + m.below_mod(5) as usize;
+        let batch = 1 + m.below_mod(4) as u32;
         let pts = points(rounds_per_run);
         let mut kills = Vec::new();
         let mut victims = Vec::new();
-        let count = if m.below(3) == 0 { 2 } else { 1 };
+        let count = if m.below_mod(3) == 0 { 2 } else { 1 };
         while victims.len() < count {
-            let v = m.below(n as u64) as usize;
+            let v = m.below_mod(n as u64) as usize;
             if victims.contains(&v) {
                 continue;
             }
-            let (p, max) = pts[m.below(pts.len() as u64) as usize];
-            kills.push(format!("{v}@{p}#{}", 1 + m.below(max)));
+            let (p, max) = pts[m.below_mod(pts.len() as u64) as usize];
+            kills.push(format!("{v}@{p}#{}", 1 + m.below_mod(max)));
             victims.push(v);
         }
         if seed % 4 == 0 {
             // An early return inside a scope (rank 0, after rank 3's death)
             // and a second victim anywhere in the repairs that follow.
-            let v = 1 + m.below(n as u64 - 1) as usize;
+            let v = 1 + m.below_mod(n as u64 - 1) as usize;
             let v = if v == 3 { 2 } else { v };
             let (p, max) = [
                 ("ft.agree.enter", 30),
                 ("res.nb.local", 20),
                 ("res.nb.repost", 20),
                 ("ft.agree.contributed", 30),
-            ][m.below(4) as usize];
+            ][m.below_mod(4) as usize];
             let kills = vec![
                 "3@nb.early.start#1".to_string(),
-                format!("{v}@{p}#{}", 1 + m.below(max)),
+                format!("{v}@{p}#{}", 1 + m.below_mod(max)),
             ];
             let done = early(n, &kills);
             dead += n - 1 - done;

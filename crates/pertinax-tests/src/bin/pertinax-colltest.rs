@@ -39,7 +39,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pertinax::bytemuck::{self, Pod, Zeroable};
 use pertinax::{Comm, Error, Op, Rank, Request, Universe, ValueIndex};
-use pertinax_tests::Rng;
+use pertinax_wire::rng::SplitMix64;
 
 type R = Result<(), String>;
 
@@ -76,7 +76,7 @@ trait Elem: Pod + Debug {
     const OPS: &'static [K];
     /// A random operand for `k`, chosen so that the reference is exact in
     /// any grouping.
-    fn gen(r: &mut Rng, k: K) -> Self;
+    fn gen(r: &mut SplitMix64, k: K) -> Self;
     fn op(k: K) -> Op<Self>;
     /// The reference `a ⊕ b`.
     fn f(k: K, a: Self, b: Self) -> Self;
@@ -94,7 +94,7 @@ macro_rules! ints {
                 K::Sum, K::Prod, K::Min, K::Max, K::Band, K::Bor, K::Bxor,
                 K::Land, K::Lor, K::Lxor, K::User,
             ];
-            fn gen(r: &mut Rng, k: K) -> Self {
+            fn gen(r: &mut SplitMix64, k: K) -> Self {
                 let x = r.next_u64();
                 match k {
                     K::Band => (x | r.next_u64()) as $t,
@@ -178,23 +178,23 @@ macro_rules! floats {
         impl Elem for $t {
             const NAME: &'static str = stringify!($t);
             const OPS: &'static [K] = &[K::Sum, K::Prod, K::Min, K::Max];
-            fn gen(r: &mut Rng, k: K) -> Self {
+            fn gen(r: &mut SplitMix64, k: K) -> Self {
                 match k {
                     // Multiples of 2^-10 below 2 in magnitude: sums of up to
                     // 2^10 of them are exact in any order.
-                    K::Sum => (r.below(4096) as i32 - 2048) as $t / 1024.0,
+                    K::Sum => (r.below_mod(4096) as i32 - 2048) as $t / 1024.0,
                     // Powers of two: products are exact in any order.
                     K::Prod => {
-                        let m = [0.25, 0.5, 1.0, 2.0, 4.0][r.below(5) as usize];
-                        if r.below(2) == 0 { m } else { -m }
+                        let m = [0.25, 0.5, 1.0, 2.0, 4.0][r.below_mod(5) as usize];
+                        if r.below_mod(2) == 0 { m } else { -m }
                     }
-                    _ => match r.below(128) {
+                    _ => match r.below_mod(128) {
                         0 => $t::NAN,
                         1..=4 => 0.0,
                         5..=8 => -0.0,
                         9 => $t::INFINITY,
                         10 => $t::NEG_INFINITY,
-                        11..=60 => r.below(9) as $t - 4.0,
+                        11..=60 => r.below_mod(9) as $t - 4.0,
                         _ => ((r.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 200.0 - 100.0) as $t,
                     },
                 }
@@ -254,14 +254,14 @@ fn pick<T: Copy>(a: ValueIndex<T>, b: ValueIndex<T>, w: impl Fn(T, T) -> bool) -
 impl Elem for ValueIndex<f64> {
     const NAME: &'static str = "ValueIndex<f64>";
     const OPS: &'static [K] = &[K::MinLoc, K::MaxLoc];
-    fn gen(r: &mut Rng, _k: K) -> Self {
-        let v = match r.below(64) {
+    fn gen(r: &mut SplitMix64, _k: K) -> Self {
+        let v = match r.below_mod(64) {
             0 => f64::NAN,
             1..=6 => -0.0,
             7..=12 => 0.0,
-            _ => r.below(7) as f64 - 3.0,
+            _ => r.below_mod(7) as f64 - 3.0,
         };
-        ValueIndex::new(v, r.below(8) as i32 - 2)
+        ValueIndex::new(v, r.below_mod(8) as i32 - 2)
     }
     fn op(k: K) -> Op<Self> {
         if k == K::MinLoc {
@@ -288,8 +288,8 @@ impl Elem for ValueIndex<f64> {
 impl Elem for ValueIndex<i32> {
     const NAME: &'static str = "ValueIndex<i32>";
     const OPS: &'static [K] = &[K::MinLoc, K::MaxLoc];
-    fn gen(r: &mut Rng, _k: K) -> Self {
-        ValueIndex::new(r.below(5) as i32 - 2, r.below(6) as i32)
+    fn gen(r: &mut SplitMix64, _k: K) -> Self {
+        ValueIndex::new(r.below_mod(5) as i32 - 2, r.below_mod(6) as i32)
     }
     fn op(k: K) -> Op<Self> {
         if k == K::MinLoc {
@@ -330,7 +330,7 @@ fn rec_op(a: &Rec, b: &Rec) -> Rec {
 impl Elem for Rec {
     const NAME: &'static str = "Rec";
     const OPS: &'static [K] = &[K::User];
-    fn gen(r: &mut Rng, _k: K) -> Self {
+    fn gen(r: &mut SplitMix64, _k: K) -> Self {
         let x = r.next_u64();
         Rec {
             lo: x as i32,
@@ -359,7 +359,7 @@ fn affine(l: &[u64; 2], r: &[u64; 2]) -> [u64; 2] {
 impl Elem for [u64; 2] {
     const NAME: &'static str = "affine";
     const OPS: &'static [K] = &[K::UserNc];
-    fn gen(r: &mut Rng, _k: K) -> Self {
+    fn gen(r: &mut SplitMix64, _k: K) -> Self {
         [r.next_u64() | 1, r.next_u64()]
     }
     fn op(_k: K) -> Op<Self> {
@@ -383,10 +383,10 @@ fn matmul(a: &[f64; 4], b: &[f64; 4]) -> [f64; 4] {
 impl Elem for [f64; 4] {
     const NAME: &'static str = "matrix";
     const OPS: &'static [K] = &[K::UserNc];
-    fn gen(r: &mut Rng, _k: K) -> Self {
+    fn gen(r: &mut SplitMix64, _k: K) -> Self {
         let mut m = [0.0; 4];
         for x in &mut m {
-            *x = [-1.0, 0.0, 1.0, 1.0, 2.0][r.below(5) as usize];
+            *x = [-1.0, 0.0, 1.0, 1.0, 2.0][r.below_mod(5) as usize];
         }
         m
     }
@@ -430,24 +430,25 @@ fn nops<T: Elem>() -> usize {
 
 /// A seed for `(seed, a, b)`.
 fn sd(seed: u64, a: usize, b: usize) -> u64 {
-    Rng(seed
-        ^ (a as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (b as u64)
-            .wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
-            .rotate_left(29))
+    SplitMix64::new(
+        seed ^ (a as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (b as u64)
+                .wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+                .rotate_left(29),
+    )
     .next_u64()
 }
 
 /// `len` operands of `k` from stream `(cs, a, b)`.
 fn gen<T: Elem>(cs: u64, a: usize, b: usize, len: usize, k: K) -> Vec<T> {
-    let mut r = Rng(sd(cs, a, b));
+    let mut r = SplitMix64::new(sd(cs, a, b));
     (0..len).map(|_| T::gen(&mut r, k)).collect()
 }
 
 /// `len` elements of random bytes from stream `(cs, a, b)`.
 fn raw<T: Pod>(cs: u64, a: usize, b: usize, len: usize) -> Vec<T> {
     let mut v = vec![T::zeroed(); len];
-    let mut r = Rng(sd(cs, a, b) ^ 0x5EED);
+    let mut r = SplitMix64::new(sd(cs, a, b) ^ 0x5EED);
     for c in bytemuck::cast_slice_mut::<T, u8>(&mut v).chunks_mut(8) {
         c.copy_from_slice(&r.next_u64().to_le_bytes()[..c.len()]);
     }
@@ -509,19 +510,19 @@ fn cmp_raw<T: Pod + Debug>(got: &[T], want: &[T]) -> R {
 /// A random placement of blocks of `counts` (a permutation with gaps):
 /// displacements and the buffer length.
 fn layout(seed: u64, counts: &[usize]) -> (Vec<usize>, usize) {
-    let mut r = Rng(seed);
+    let mut r = SplitMix64::new(seed);
     let mut order: Vec<usize> = (0..counts.len()).collect();
     for i in (1..order.len()).rev() {
-        order.swap(i, r.below(i as u64 + 1) as usize);
+        order.swap(i, r.below_mod(i as u64 + 1) as usize);
     }
     let mut displs = vec![0; counts.len()];
     let mut at = 0;
     for i in order {
-        at += r.below(3) as usize;
+        at += r.below_mod(3) as usize;
         displs[i] = at;
         at += counts[i];
     }
-    (displs, at + r.below(2) as usize)
+    (displs, at + r.below_mod(2) as usize)
 }
 
 /// `len` elements of a byte pattern particular to `rank`: the background
@@ -677,9 +678,9 @@ fn red<T: Elem>(c: &Comm, coll: Coll, kp: u64, count: usize, root: usize, cs: u6
     let ee = |x: Error| fail(e(x));
     let counts: Vec<usize> = match coll {
         ReduceScatter => {
-            let mut r = Rng(sd(cs, 1, 1));
+            let mut r = SplitMix64::new(sd(cs, 1, 1));
             (0..n)
-                .map(|_| r.below((2 * count / n + 2) as u64) as usize)
+                .map(|_| r.below_mod((2 * count / n + 2) as u64) as usize)
                 .collect()
         }
         ReduceScatterBlock => vec![count.div_ceil(n); n],
@@ -786,8 +787,10 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
     // Block of data that rank `src` holds for `dst`.
     let blk = |src: usize, dst: usize, len: usize| raw::<T>(cs, src, dst, len);
     let rand_counts = |salt: usize| -> Vec<usize> {
-        let mut r = Rng(sd(cs, salt, 2));
-        (0..n).map(|_| r.below(count as u64 + 1) as usize).collect()
+        let mut r = SplitMix64::new(sd(cs, salt, 2));
+        (0..n)
+            .map(|_| r.below_mod(count as u64 + 1) as usize)
+            .collect()
     };
     match coll {
         Barrier | Ibarrier => {
@@ -870,11 +873,11 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
         Scatterv => {
             // Blocks may overlap in the send buffer.
             let cnt = rand_counts(5);
-            let mut r = Rng(sd(cs, 6, 6));
+            let mut r = SplitMix64::new(sd(cs, 6, 6));
             let len = cnt.iter().sum::<usize>() / 2 + cnt.iter().max().unwrap_or(&0) + 2;
             let displs: Vec<usize> = cnt
                 .iter()
-                .map(|&k| r.below((len - k + 1) as u64) as usize)
+                .map(|&k| r.below_mod((len - k + 1) as u64) as usize)
                 .collect();
             let all = blk(root, 0, len);
             let send = if me == root { all.clone() } else { Vec::new() };
@@ -920,8 +923,9 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
             cmp_raw(&out, &want).map_err(fail)
         }
         Alltoallv => {
-            let cnt =
-                |i: usize, j: usize| Rng(sd(cs ^ 0xA11, i, j)).below(count as u64 + 1) as usize;
+            let cnt = |i: usize, j: usize| {
+                SplitMix64::new(sd(cs ^ 0xA11, i, j)).below_mod(count as u64 + 1) as usize
+            };
             let sc: Vec<usize> = (0..n).map(|j| cnt(me, j)).collect();
             let rc: Vec<usize> = (0..n).map(|i| cnt(i, me)).collect();
             let (sdis, slen) = layout(sd(cs, 9, me), &sc);
@@ -942,11 +946,11 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
 
 const COUNTS: [usize; 8] = [0, 1, 2, 3, 7, 100, 1000, 4099];
 
-fn pick_count(p: &mut Rng) -> usize {
-    if p.below(40) == 0 {
+fn pick_count(p: &mut SplitMix64) -> usize {
+    if p.below_mod(40) == 0 {
         9000
     } else {
-        COUNTS[p.below(COUNTS.len() as u64) as usize]
+        COUNTS[p.below_mod(COUNTS.len() as u64) as usize]
     }
 }
 
@@ -956,7 +960,7 @@ fn pick_count(p: &mut Rng) -> usize {
 /// type and every one of its operations.
 fn plan(c: &Comm, seed: u64) -> R {
     let n = c.size();
-    let mut p = Rng(sd(seed, n, 0));
+    let mut p = SplitMix64::new(sd(seed, n, 0));
     let mut call = 0;
     let mut next = || {
         call += 1;
@@ -966,7 +970,7 @@ fn plan(c: &Comm, seed: u64) -> R {
         let roots = if coll.rooted() { n } else { 1 };
         for root in 0..roots {
             for _ in 0..2 {
-                let t = p.below(NTYPES);
+                let t = p.below_mod(NTYPES);
                 let (kp, count) = (p.next_u64(), pick_count(&mut p));
                 one(c, coll, t, kp, count, root, next())?;
             }
@@ -975,7 +979,7 @@ fn plan(c: &Comm, seed: u64) -> R {
     for t in 0..NTYPES {
         for kp in 0..by_type!(t, nops()) as u64 {
             for coll in ALL.into_iter().filter(|c| c.reducing()) {
-                let root = p.below(n as u64) as usize;
+                let root = p.below_mod(n as u64) as usize;
                 one(c, coll, t, kp, pick_count(&mut p), root, next())?;
             }
         }
@@ -1098,12 +1102,12 @@ fn fp_case<T: Float>(
     let ee = |x: Error| fail(e(x));
     let op = T::op(k);
     let input = |r: usize, len: usize| -> Vec<T> {
-        let mut g = Rng(sd(cs, r, 0));
+        let mut g = SplitMix64::new(sd(cs, r, 0));
         (0..len)
             .map(|_| {
                 let u = (g.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
                 T::of(if k == K::Sum {
-                    (u - 0.5) * 2f64.powi(g.below(16) as i32 - 8)
+                    (u - 0.5) * 2f64.powi(g.below_mod(16) as i32 - 8)
                 } else {
                     1.0 + (u - 0.5) / 8.0
                 })
@@ -1236,10 +1240,10 @@ fn fp(u: &Universe, a: &[String]) -> R {
     let (seed, jit) = (arg(a, 0, 1), arg(a, 1, 0));
     let w = u.world();
     let me = w.rank().index();
-    let mut jr = Rng(now_ns() ^ me as u64);
+    let mut jr = SplitMix64::new(now_ns() ^ me as u64);
     let mut jitter = || {
         if jit > 0 {
-            std::thread::sleep(Duration::from_micros(jr.below(jit + 1)));
+            std::thread::sleep(Duration::from_micros(jr.below_mod(jit + 1)));
         }
     };
     let mut h = Fnv(0xcbf2_9ce4_8422_2325);
@@ -1296,12 +1300,12 @@ fn overlap(u: &Universe, a: &[String]) -> R {
     check_members(&h, &hm, me, "half")?;
     check_members(&t, &tm, me, "third")?;
     let tr = t.rank().index();
-    let mut mine = Rng(sd(seed, me, 77));
+    let mut mine = SplitMix64::new(sd(seed, me, 77));
     let counts = [0usize, 1, 5, 300, 5000];
     for it in 0..iters as usize {
         let cs = sd(seed, it, 5);
-        let mut p = Rng(cs);
-        let mut cnt = || counts[p.below(counts.len() as u64) as usize];
+        let mut p = SplitMix64::new(cs);
+        let mut cnt = || counts[p.below_mod(counts.len() as u64) as usize];
         let (ca, cb, cc, cd, ce, cg, ch, cq, cp) = (
             cnt(),
             cnt(),
@@ -1359,10 +1363,10 @@ fn overlap(u: &Universe, a: &[String]) -> R {
         let mut order = Vec::new();
         while queues.iter().any(|q| !q.is_empty()) {
             let live: Vec<usize> = (0..4).filter(|&i| !queues[i].is_empty()).collect();
-            let q = live[mine.below(live.len() as u64) as usize];
+            let q = live[mine.below_mod(live.len() as u64) as usize];
             order.push(queues[q].remove(0));
         }
-        let mode = mine.below(4);
+        let mode = mine.below_mod(4);
         pertinax::scope(|s| -> R {
             let mut slots = (
                 Some(&mut a_out),

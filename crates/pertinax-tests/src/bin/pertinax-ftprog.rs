@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use pertinax::{Comm, Error, Op, Rank, Universe, ANY_SOURCE, ANY_TAG};
-use pertinax_tests::Rng;
+use pertinax_wire::rng::SplitMix64;
 
 type R = Result<String, String>;
 
@@ -275,11 +275,11 @@ fn revoke_shrink(w: &Comm, a: &[String]) -> R {
 /// survivors shrink; the last one finishes.
 fn suicide(w: &Comm, a: &[String]) -> R {
     let me = w.rank().index();
-    let mut rng = Rng(arg(a, 0, 7));
+    let mut rng = SplitMix64::new(arg(a, 0, 7));
     let mut c = w.clone();
     let mut round = 0;
     while c.size() > 1 {
-        let victim = rng.below(c.size() as u64) as usize;
+        let victim = rng.below_mod(c.size() as u64) as usize;
         if c.rank().index() == victim {
             die();
         }

@@ -67,7 +67,8 @@ use pertinax_offload::{
     Boosters, Domain, Error, Offload, Options, Parent, Registry, Task, TaskContext, TaskError,
     TaskFailure, TaskState,
 };
-use pertinax_tests::{check, kill_self, Rng};
+use pertinax_tests::{check, kill_self};
+use pertinax_wire::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,7 +127,7 @@ fn out(value: u64) -> Out {
 
 /// The deterministic work of a task (a few hundred microseconds).
 fn f(x: u64) -> u64 {
-    let mut r = Rng(x);
+    let mut r = SplitMix64::new(x);
     let mut acc = 0u64;
     for _ in 0..20_000 {
         acc = acc.rotate_left(5) ^ r.next_u64();

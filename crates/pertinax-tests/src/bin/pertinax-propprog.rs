@@ -7,6 +7,7 @@ use pertinax::{Op, Rank};
 use pertinax_harness::{report, scenarios, setup, Scenario};
 use pertinax_propagate::{Cause, GuardError, Guarded, Propagated};
 use pertinax_tests::{arg, check, e};
+use pertinax_wire::rng::SplitMix64;
 
 type R = Result<String, String>;
 
@@ -260,15 +261,15 @@ enum Ev {
 /// The campaign's plan, the same at every rank: `(step, rank, event)`.
 /// Rank 0 never has an event (it always reports).
 fn plan(seed: u64, n: usize, steps: u64) -> Vec<(u64, usize, Ev)> {
-    let mut rng = pertinax_tests::Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut out: Vec<(u64, usize, Ev)> = Vec::new();
     if n < 2 {
         return out;
     }
-    for _ in 0..1 + rng.below(3) {
-        let r = 1 + rng.below(n as u64 - 1) as usize;
-        let step = rng.below(steps);
-        let ev = match rng.below(8) {
+    for _ in 0..1 + rng.below_mod(3) {
+        let r = 1 + rng.below_mod(n as u64 - 1) as usize;
+        let step = rng.below_mod(steps);
+        let ev = match rng.below_mod(8) {
             0 => Ev::Leave,
             1 => Ev::Early,
             2 => Ev::Panic,
