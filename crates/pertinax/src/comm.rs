@@ -154,11 +154,6 @@ impl Comm {
         )
     }
 
-    /// The point-to-point context id (for diagnostics).
-    pub fn context_id(&self) -> u32 {
-        self.inner.ctx
-    }
-
     /// Fails if the communicator or the runtime can no longer be used, or
     /// the communicator was revoked.
     pub(crate) fn live(&self) -> Result<()> {

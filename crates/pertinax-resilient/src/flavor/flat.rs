@@ -509,11 +509,11 @@ impl Resilient {
         let (new, vals) = st.cur.shrink_gather(value)?;
         if trace() {
             eprintln!(
-                "resilient[{}]: round create={create} seq={} ctx={} -> ctx={} values {:?}",
+                "resilient[{}]: round create={create} seq={} size {} -> {} values {:?}",
                 self.me,
                 st.log.seq(),
-                st.cur.context_id(),
-                new.context_id(),
+                st.cur.size(),
+                new.size(),
                 vals.iter()
                     .map(|v| v.map(|v| (v >> 62, v & SEQ_MASK)))
                     .collect::<Vec<_>>()
