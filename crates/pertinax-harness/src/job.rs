@@ -38,6 +38,25 @@ impl Job {
         self.stdout.lines().filter(|l| l.starts_with("OK ")).count()
     }
 
+    /// The `OK` lines, sorted (as text: `rank=10` before `rank=2`).
+    pub fn ok_lines(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("OK "))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Number of lines that start with `FAIL` (a rank whose checks failed).
+    pub fn fails(&self) -> usize {
+        self.stdout
+            .lines()
+            .filter(|l| l.starts_with("FAIL"))
+            .count()
+    }
+
     /// The lines of stdout that start with `kind` (`OK`, `LEFT`, `FAIL`)
     /// and name `rank=R` (the rank programs' outcome lines).
     pub fn rank_lines(&self, kind: &str, rank: usize) -> Vec<&str> {
@@ -57,7 +76,7 @@ impl Job {
     /// `digest=`; returns the digest.
     pub fn agreed(&self, survivors: usize, what: &str) -> String {
         assert!(
-            self.code == Some(0) && self.oks() >= survivors && !self.stdout.contains("FAIL"),
+            self.code == Some(0) && self.oks() >= survivors && self.fails() == 0,
             "{what}: code {:?}, {} OK\n{}\n{}",
             self.code,
             self.oks(),
@@ -81,11 +100,20 @@ impl Job {
     /// Panics with the job's output unless every one of `n` ranks printed OK
     /// and the job exited 0.
     pub fn assert_ok(&self, n: usize) {
+        self.expect(0, n, "");
+    }
+
+    /// Panics with `what` and the job's output unless the job exited with
+    /// `code` (as given: [`crate::job_code`] translates a native code for
+    /// MPI), exactly `oks` ranks printed OK and none printed FAIL.
+    pub fn expect(&self, code: i32, oks: usize, what: &str) {
+        let (got, fails) = (self.oks(), self.fails());
         assert!(
-            self.code == Some(0) && self.oks() == n,
-            "job failed: code {:?}, {} of {n} OK\nstdout:\n{}\nstderr:\n{}",
+            self.code == Some(code) && got == oks && fails == 0,
+            "{what}{}expected code {code} and {oks} OK: code {:?}, {got} OK, {fails} FAIL\n\
+             stdout:\n{}\nstderr:\n{}",
+            if what.is_empty() { "" } else { ": " },
             self.code,
-            self.oks(),
             self.stdout,
             self.stderr
         );
@@ -425,5 +453,28 @@ mod tests {
         assert_eq!(j.rank_lines("FAIL", 2), ["FAIL ring rank=2: bad"]);
         assert!(j.rank_lines("OK", 0).is_empty());
         assert_eq!(j.oks(), 2);
+        assert_eq!(j.ok_lines(), ["OK ring rank=1 sum=3", "OK ring rank=10"]);
+        assert_eq!(j.fails(), 1);
+    }
+
+    #[test]
+    fn expect_checks_code_oks_and_fails() {
+        let job = |code, stdout: &str| Job {
+            code,
+            stdout: stdout.into(),
+            stderr: String::new(),
+            elapsed: Duration::ZERO,
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        let ok = "OK a rank=0 first=PROC_FAILED\nOK a rank=1\n";
+        job(Some(137), ok).expect(137, 2, "");
+        job(Some(0), ok).assert_ok(2);
+        let fails =
+            |j: Job, code, oks| std::panic::catch_unwind(|| j.expect(code, oks, "x")).is_err();
+        assert!(fails(job(Some(0), ok), 137, 2), "wrong code");
+        assert!(fails(job(None, ok), 0, 2), "past its bound");
+        assert!(fails(job(Some(0), ok), 0, 3), "too few OK");
+        let failed = format!("{ok}FAIL a rank=2: no\n");
+        assert!(fails(job(Some(0), &failed), 0, 2), "a FAIL line");
     }
 }

@@ -51,14 +51,7 @@ fn restored(line: &str) -> &str {
 /// fault-free one), every kill landed, every rank restored `restored`
 /// (the list of versions, e.g. "[30]", for the original ranks).
 fn recovered(j: &Job, kills: usize, restored: &str, what: &str) {
-    assert!(
-        j.code == Some(0) && j.oks() == N && !j.stdout.contains("FAIL"),
-        "{what}: code {:?}, {} OK\n{}\n{}",
-        j.code,
-        j.oks(),
-        j.stdout,
-        j.stderr
-    );
+    j.expect(0, N, what);
     assert_eq!(
         j.stderr.matches("(injected").count(),
         kills,
@@ -168,7 +161,7 @@ fn adjacent_ranks_killed_at_once_without_disk_are_lost() {
         );
     }
     assert_eq!(j.oks(), 0, "{}", j.stdout);
-    assert!(!j.stdout.contains("FAIL"), "{}", j.stdout);
+    assert_eq!(j.fails(), 0, "{}", j.stdout);
 }
 
 /// The same kills with files: ranks 2 and 3 read their state back from
@@ -286,13 +279,6 @@ fn two_death_sweep() {
         };
         let what = format!("job {i}: kills {kills:?} disk {disk}");
         let j = job(&kills, 0, WORDS, dir, &[]);
-        assert!(
-            j.code == Some(0) && j.oks() == N && !j.stdout.contains("FAIL"),
-            "{what}: code {:?}, {} OK\n{}\n{}",
-            j.code,
-            j.oks(),
-            j.stdout,
-            j.stderr
-        );
+        j.expect(0, N, &what);
     }
 }

@@ -24,21 +24,6 @@ fn killed(n: usize, layout: &str, victim: usize, point: &str) -> Job {
         .launcher_arg(&format!("{victim}@comm.intercomm.{point}#1")))
 }
 
-/// Asserts the job ended with `code`, `survivors` OK lines and no FAIL.
-fn expect(j: &Job, code: i32, survivors: usize) {
-    assert!(
-        j.code == Some(code)
-            && j.oks() == survivors
-            && !j.stdout.contains("\nFAIL")
-            && !j.stdout.starts_with("FAIL"),
-        "expected code {code} and {survivors} OK: code {:?}, {} OK\nstdout:\n{}\nstderr:\n{}",
-        j.code,
-        j.oks(),
-        j.stdout,
-        j.stderr
-    );
-}
-
 /// The outcome every survivor of a `fault` job printed, checked to be the
 /// same everywhere; `n - 1` survivors if the victim died (it reached the
 /// point), `n` otherwise.
@@ -46,9 +31,7 @@ fn uniform(j: &Job, n: usize) -> String {
     let lines: Vec<&str> = j.stdout.lines().filter(|l| l.starts_with("OK ")).collect();
     let survivors = lines.len();
     assert!(
-        j.code == Some(0)
-            && (survivors == n || survivors == n - 1)
-            && !j.stdout.lines().any(|l| l.starts_with("FAIL")),
+        j.code == Some(0) && (survivors == n || survivors == n - 1) && j.fails() == 0,
         "code {:?}, {survivors} OK of {n}\nstdout:\n{}\nstderr:\n{}",
         j.code,
         j.stdout,
@@ -86,7 +69,7 @@ fn uniform(j: &Job, n: usize) -> String {
 fn halves_exchange_merge_and_allreduce() {
     for n in [4, 8] {
         let j = run(job(n, &["basic", "halves"]));
-        expect(&j, 0, n);
+        j.expect(0, n, "");
     }
 }
 
@@ -96,10 +79,10 @@ fn halves_exchange_merge_and_allreduce() {
 fn uneven_and_interleaved_groups() {
     for n in [4, 5] {
         let j = run(job(n, &["basic", "uneven"]));
-        expect(&j, 0, n);
+        j.expect(0, n, "");
     }
     let j = run(job(5, &["basic", "interleaved"]));
-    expect(&j, 0, 5);
+    j.expect(0, 5, "");
 }
 
 /// Overlapping groups fail with `InvalidArgument` at every member of both
@@ -108,9 +91,9 @@ fn uneven_and_interleaved_groups() {
 #[test]
 fn overlapping_groups_fail_everywhere() {
     let j = run(job(3, &["overlap_same"]));
-    expect(&j, 0, 3);
+    j.expect(0, 3, "");
     let j = run(job(4, &["overlap_partial"]));
-    expect(&j, 0, 4);
+    j.expect(0, 4, "");
 }
 
 /// Argument errors are typed at the rank that checks them, and the
@@ -118,7 +101,7 @@ fn overlapping_groups_fail_everywhere() {
 #[test]
 fn argument_errors() {
     let j = run(job(4, &["bad_args"]));
-    expect(&j, 0, 4);
+    j.expect(0, 4, "");
 }
 
 /// A group whose communicator was revoked before the call: `Revoked` at
@@ -126,7 +109,7 @@ fn argument_errors() {
 #[test]
 fn revoked_group_fails_both_sides() {
     let j = run(job(4, &["revoked"]));
-    expect(&j, 0, 4);
+    j.expect(0, 4, "");
 }
 
 /// The remote leader dies after the leaders' exchange, before its group
@@ -236,7 +219,7 @@ fn random_kills_during_repeated_creations() {
                 .launcher_arg("--kill")
                 .launcher_arg(&format!("{victim}@{ms}ms")));
             let what = format!("{n} ranks, {layout}, rank {victim} killed at {ms} ms");
-            expect(&j, 0, n - 1);
+            j.expect(0, n - 1, "");
             let stops: Vec<String> = j
                 .stdout
                 .lines()
@@ -274,7 +257,7 @@ fn join_with_a_member_killed_after_committing() {
                 .launcher_arg("--kill")
                 .launcher_arg(&format!("{victim}@comm.intercomm.committed#1")));
             let what = format!("{n} ranks, rank {victim} killed");
-            expect(&j, 0, n - 1);
+            j.expect(0, n - 1, "");
             let want = format!("outcome=ok merge=PROC_FAILED survivors={}", n - 1);
             for l in j.stdout.lines().filter(|l| l.starts_with("OK ")) {
                 // "OK join rank=R outcome=ok merge=... survivors=K p2p=..."

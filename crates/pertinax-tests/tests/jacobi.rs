@@ -30,14 +30,7 @@ fn jacobi(kills: &[&str], spares: usize) -> Job {
 /// Checks a job: every rank finished, rank 0 saw a bitwise-equal result;
 /// returns (checksum, the replaced ranks the original survivors list).
 fn checked(j: &Job, kills: usize, what: &str) -> (String, Vec<String>) {
-    assert!(
-        j.code == Some(0) && j.oks() == N && !j.stdout.contains("FAIL"),
-        "{what}: code {:?}, {} OK\n{}\n{}",
-        j.code,
-        j.oks(),
-        j.stdout,
-        j.stderr
-    );
+    j.expect(0, N, what);
     assert_eq!(
         j.stderr.matches("(injected").count(),
         kills,

@@ -16,14 +16,7 @@ fn seen(n: usize, args: &[&str], code: i32, survivors: usize) -> (Job, String) {
         .program(propprog())
         .bound(60)
         .launcher_arg("--keep-going"));
-    assert!(
-        j.code == Some(job_code(code)) && j.oks() == survivors && !j.stdout.contains("FAIL"),
-        "code {:?}, {} OK\n{}\n{}",
-        j.code,
-        j.oks(),
-        j.stdout,
-        j.stderr
-    );
+    j.expect(job_code(code), survivors, "");
     let views: Vec<&str> = j
         .stdout
         .lines()
@@ -320,7 +313,7 @@ fn randomized_campaign() {
         let j = run(spec.protocol_mix(seed));
         let ctx = format!("seed {seed}, {n} ranks, {how}");
         assert!(
-            matches!(j.code, Some(0 | 1 | 101)) && !j.stdout.contains("FAIL") && j.oks() >= 1,
+            matches!(j.code, Some(0 | 1 | 101)) && j.fails() == 0 && j.oks() >= 1,
             "{ctx}: code {:?}, {} OK\n{}\n{}",
             j.code,
             j.oks(),
@@ -416,7 +409,7 @@ fn a_guard_over_a_resilient_communicator_propagates_signals_and_absorbs_deaths()
         assert!(
             views.len() == 4
                 && views.iter().all(|v| *v == want)
-                && !j.stdout.contains("FAIL")
+                && j.fails() == 0
                 && j.stderr
                     .contains(&format!("(injected at hit {hit} of point prop.res.step)")),
             "hit {hit}: code {:?}, views {views:?}, want {want}\n{}\n{}",
@@ -474,9 +467,7 @@ fn a_guard_over_a_resilient_communicator_survives_seeded_kills() {
             })
             .count();
         assert!(
-            !j.stdout.contains("FAIL")
-                && !j.stderr.contains("internal error")
-                && oks.len() + died_early == n,
+            j.fails() == 0 && !j.stderr.contains("internal error") && oks.len() + died_early == n,
             "{ctx}"
         );
         let views: Vec<&str> = oks

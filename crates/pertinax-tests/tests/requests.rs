@@ -23,20 +23,6 @@ fn line(j: &Job, r: usize) -> String {
         .to_string()
 }
 
-/// Asserts exit 0, `survivors` OK lines and no FAIL.
-fn expect(j: &Job, survivors: usize) {
-    assert!(
-        j.code == Some(0)
-            && j.oks() == survivors
-            && !j.stdout.lines().any(|l| l.starts_with("FAIL")),
-        "code {:?}, {} OK\nstdout:\n{}\nstderr:\n{}",
-        j.code,
-        j.oks(),
-        j.stdout,
-        j.stderr
-    );
-}
-
 /// Issue 15, item 7, as reported: rank 3 is killed; rank 2's `wait_all`
 /// over {an `irecv` from rank 1, itself blocked in a receive from rank 2;
 /// an `isend` to rank 3} returns rank 3's failure at once with index 1
@@ -56,7 +42,7 @@ fn wait_all_returns_a_failure_at_once() {
             .bound(30)
             .launcher_arg("--kill")
             .launcher_arg("3@victim#1"));
-        expect(&j, 3);
+        j.expect(0, 3, "");
         assert!(
             line(&j, 2).contains("first=PROC_FAILED index=1 pending=1 size=3"),
             "{args:?}: {}",
@@ -81,7 +67,7 @@ fn wait_all_returns_a_failure_at_once() {
         .bound(30)
         .launcher_arg("--kill")
         .launcher_arg("3@victim#1"));
-    expect(&j, 3);
+    j.expect(0, 3, "");
     assert!(
         line(&j, 2).contains("sendrecv=PROC_FAILED size=3"),
         "{}",
@@ -102,7 +88,7 @@ fn wait_any_and_test_any_report_failures_with_their_index() {
             .bound(30)
             .launcher_arg("--kill")
             .launcher_arg("3@victim#1"));
-        expect(&j, 3);
+        j.expect(0, 3, "");
         assert!(
             line(&j, 2).contains("failures=PENDING,PROC_FAILED cancelled=1 size=3"),
             "{mode}: {}",
@@ -120,7 +106,7 @@ fn wait_any_and_test_any_report_failures_with_their_index() {
 #[test]
 fn cancel_ends_a_scope_with_a_pending_receive() {
     let j = run(req(2, &["cancel"]).bound(30));
-    expect(&j, 2);
+    j.expect(0, 2, "");
     assert!(
         line(&j, 0).contains("cancelled=2 got=[5, 6, 7, 8]"),
         "{}",
@@ -135,7 +121,7 @@ fn cancel_ends_a_scope_with_a_pending_receive() {
 fn revoke_completes_pending_requests_everywhere() {
     for n in [4, 6] {
         let j = run(req(n, &["revoke"]).bound(30));
-        expect(&j, n);
+        j.expect(0, n, "");
         for r in 0..n {
             assert!(
                 line(&j, r).contains("outcomes=REVOKED,REVOKED,REVOKED"),
@@ -159,7 +145,7 @@ fn stopped_peer_ended_by_the_heartbeat() {
         .launcher_arg("300")
         .launcher_arg("--kill")
         .launcher_arg("3@victim#1:stop"));
-    expect(&j, 3);
+    j.expect(0, 3, "");
     assert!(j.stderr.contains("heartbeat"), "{}", j.stderr);
     assert!(
         line(&j, 2).contains("first=PROC_FAILED index=1 size=3"),

@@ -196,7 +196,7 @@ fn p2p(n: usize, policy: &str, rounds: u32, extra: &[&str]) -> Job {
 fn p2p_agreed(j: &Job, n: usize, victims: usize, ignore: bool, what: &str) -> (usize, usize) {
     let ctx = format!("{what}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
     assert!(
-        j.code == Some(0) && !j.stdout.contains("FAIL") && !j.stderr.contains("internal error"),
+        j.code == Some(0) && j.fails() == 0 && !j.stderr.contains("internal error"),
         "{ctx}"
     );
     let line = |r: usize, p: &str| {
@@ -280,7 +280,7 @@ fn an_early_return_after_a_stop_does_not_hang_the_others() {
                 .launcher_arg("--kill")
                 .launcher_arg("3@res.early.start#1"));
             let what = format!("{check}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
-            assert!(j.code == Some(0) && !j.stdout.contains("FAIL"), "{what}");
+            assert!(j.code == Some(0) && j.fails() == 0, "{what}");
             assert!(
                 j.stdout
                     .contains("LEFT early rank=0: recv: rank 3 has failed"),
@@ -314,10 +314,7 @@ fn an_any_source_receive_from_a_dead_sender_follows_the_recv_policy() {
             .launcher_arg("--kill")
             .launcher_arg("2@res.anysrc.send#1"));
         let what = format!("{policy}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
-        assert!(
-            j.code == Some(0) && j.oks() == 3 && !j.stdout.contains("FAIL"),
-            "{what}"
-        );
+        j.expect(0, 3, policy);
         assert!(
             j.stdout
                 .contains(&format!("rank=0 failed=[2] got=None reported=[{want}]")),
@@ -375,13 +372,7 @@ fn a_failed_root_stops_a_bcast_under_the_default_policy() {
         .program(resprog())
         .bound(60)
         .launcher_arg("--resilient"));
-    assert!(
-        j.code == Some(0) && j.oks() == 3 && !j.stdout.contains("FAIL"),
-        "code {:?}\n{}\n{}",
-        j.code,
-        j.stdout,
-        j.stderr
-    );
+    j.expect(0, 3, "");
     assert_eq!(j.stdout.matches("sum=3").count(), 3, "{}", j.stdout);
 }
 
@@ -565,7 +556,7 @@ fn nonblocking_point_to_point_and_alltoall_through_the_trait_survive_kills() {
             .count();
         assert!(
             j.code == Some(0)
-                && !j.stdout.contains("FAIL")
+                && j.fails() == 0
                 && !j.stderr.contains("internal error")
                 && oks.len() + died_early == n,
             "{ctx}"

@@ -77,13 +77,7 @@ fn a_failed_root_stops_a_posted_bcast_under_the_default_policy() {
         .program(resnb())
         .bound(60)
         .launcher_arg("--resilient"));
-    assert!(
-        j.code == Some(0) && j.oks() == 4 && !j.stdout.contains("FAIL"),
-        "code {:?}\n{}\n{}",
-        j.code,
-        j.stdout,
-        j.stderr
-    );
+    j.expect(0, 4, "");
     assert_eq!(j.stdout.matches("sum=13").count(), 4, "{}", j.stdout);
 }
 
@@ -104,7 +98,7 @@ fn early(n: usize, kills: &[String]) -> usize {
     let j = run(s.protocol_mix_by_faults());
     let what = format!("{kills:?}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
     assert!(
-        j.code == Some(0) && !j.stdout.contains("FAIL") && !j.stderr.contains("internal error"),
+        j.code == Some(0) && j.fails() == 0 && !j.stderr.contains("internal error"),
         "{what}"
     );
     assert!(

@@ -3,7 +3,7 @@
 //! bounded randomized campaign. Every job has a wall-clock bound and the
 //! harness checks that none of its processes survives it.
 
-use pertinax_harness::{backend, job_code, on_mpi, run, Job, Spec, TestBackend};
+use pertinax_harness::{backend, job_code, on_mpi, run, Spec, TestBackend};
 
 fn ftprog() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-ftprog"))
@@ -13,35 +13,6 @@ fn ft(n: usize, args: &[&str]) -> Spec<'static> {
     Spec::new(n, args).program(ftprog()).bound(60)
 }
 
-/// Lines the survivors printed, sorted.
-fn oks(j: &Job) -> Vec<String> {
-    let mut v: Vec<String> = j
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("OK "))
-        .map(str::to_string)
-        .collect();
-    v.sort();
-    v
-}
-
-/// Asserts the job ended with `code` (the native launcher's; see
-/// [`job_code`] for MPI), `survivors` OK lines and no FAIL.
-fn expect(j: &Job, code: i32, survivors: usize) {
-    let code = job_code(code);
-    assert!(
-        j.code == Some(code)
-            && j.oks() == survivors
-            && !j.stdout.contains("\nFAIL")
-            && !j.stdout.starts_with("FAIL"),
-        "expected code {code} and {survivors} OK: code {:?}, {} OK\nstdout:\n{}\nstderr:\n{}",
-        j.code,
-        j.oks(),
-        j.stdout,
-        j.stderr
-    );
-}
-
 /// Scenario 1: The last rank is SIGKILLed during a series of collectives: every
 /// survivor gets `ProcFailed` (nobody revokes), and a communicator split
 /// earlier without the dead rank still works.
@@ -49,9 +20,9 @@ fn expect(j: &Job, code: i32, survivors: usize) {
 fn s1_kill_during_collectives() {
     for n in [4, 8] {
         let j = run(ft(n, &["coll_kill", "5"]));
-        expect(&j, 137, n - 1);
+        j.expect(job_code(137), n - 1, "");
         assert!(
-            oks(&j).iter().all(|l| l.contains("first=PROC_FAILED")),
+            j.ok_lines().iter().all(|l| l.contains("first=PROC_FAILED")),
             "{}",
             j.stdout
         );
@@ -64,7 +35,7 @@ fn s1_kill_during_collectives() {
 fn s2_kill_revoke_and_long_computation() {
     for n in [4, 8] {
         let j = run(ft(n, &["coll_kill_revoke", "3"]));
-        expect(&j, 137, n - 1);
+        j.expect(job_code(137), n - 1, "");
     }
 }
 
@@ -74,7 +45,7 @@ fn s2_kill_revoke_and_long_computation() {
 #[test]
 fn s3_any_source_pending_then_ack() {
     let j = run(ft(5, &["anysource"]));
-    expect(&j, 137, 4);
+    j.expect(job_code(137), 4, "");
 }
 
 /// Scenario 4: Insulation: no error at all in the half whose communicator holds no
@@ -82,8 +53,8 @@ fn s3_any_source_pending_then_ack() {
 #[test]
 fn s4_insulation() {
     let j = run(ft(6, &["insulation"]));
-    expect(&j, 137, 5);
-    let lines = oks(&j);
+    j.expect(job_code(137), 5, "");
+    let lines = j.ok_lines();
     assert_eq!(
         lines.iter().filter(|l| l.contains("lower-clean")).count(),
         3
@@ -102,7 +73,7 @@ fn s4_insulation() {
 #[test]
 fn s5_acknowledged_group() {
     let j = run(ft(5, &["acked"]));
-    expect(&j, 137, 3);
+    j.expect(job_code(137), 3, "");
 }
 
 /// Scenario 6a: A revocation interrupts pending receives, and reaches everyone even
@@ -112,7 +83,7 @@ fn s6_revoke_interrupts_pending_requests() {
     let j = run(ft(5, &["revoke_pending"])
         .launcher_arg("--kill")
         .launcher_arg("1@ft.revoke.partial#1"));
-    expect(&j, 0, 4);
+    j.expect(0, 4, "");
     assert!(!j.stdout.contains("revoker-survived"), "{}", j.stdout);
 }
 
@@ -121,8 +92,8 @@ fn s6_revoke_interrupts_pending_requests() {
 #[test]
 fn s6_revoke_interrupts_intercommunicator_requests() {
     let j = run(ft(3, &["revoke_inter", "2"]));
-    expect(&j, 0, 5);
-    let lines = oks(&j);
+    j.expect(0, 5, "");
+    let lines = j.ok_lines();
     assert_eq!(
         lines.iter().filter(|l| l.contains("child")).count(),
         2,
@@ -137,7 +108,7 @@ fn spawn_and_merge() {
     let j = run(ft(2, &["spawn_merge", "3"])
         .launcher_arg("--max-spawn")
         .launcher_arg("3"));
-    expect(&j, 0, 5);
+    j.expect(0, 5, "");
     // Without room for them, spawn fails the same way at every parent
     // (each exits 1 after saying so: --keep-going lets the slower one
     // finish its line).
@@ -168,7 +139,7 @@ fn heartbeats_end_stopped_and_stuck_ranks() {
         .launcher_arg("300")
         .launcher_arg("--kill")
         .launcher_arg("3@step#5:stop"));
-    expect(&j, 0, 3);
+    j.expect(0, 3, "");
     assert!(j.stderr.contains("heartbeat"), "{}", j.stderr);
     let j = run(ft(4, &["stuck", "spin"])
         .launcher_arg("--heartbeat")
@@ -177,7 +148,7 @@ fn heartbeats_end_stopped_and_stuck_ranks() {
         .launcher_arg("300")
         .launcher_arg("--heartbeat-mode")
         .launcher_arg("progress"));
-    expect(&j, 137, 3);
+    j.expect(job_code(137), 3, "");
     assert!(j.stderr.contains("heartbeat"), "{}", j.stderr);
 }
 
@@ -192,9 +163,9 @@ fn injected_signals_panics_and_timed_kills() {
         .launcher_arg("2@coll#9:panic")
         .launcher_arg("--kill")
         .launcher_arg("3@agree#12"));
-    expect(&j, 0, 3);
+    j.expect(0, 3, "");
     assert!(
-        oks(&j).iter().all(|l| l.contains("dead=[1,2,3]")),
+        j.ok_lines().iter().all(|l| l.contains("dead=[1,2,3]")),
         "{}",
         j.stdout
     );
@@ -202,7 +173,7 @@ fn injected_signals_panics_and_timed_kills() {
     let j = run(ft(4, &["stuck", "spin"])
         .launcher_arg("--kill")
         .launcher_arg("3@300ms"));
-    expect(&j, 0, 3);
+    j.expect(0, 3, "");
 }
 
 /// Failure isolation between process groups: a spawned process's death
@@ -211,18 +182,18 @@ fn injected_signals_panics_and_timed_kills() {
 #[test]
 fn failures_are_isolated_between_process_groups() {
     let j = run(ft(3, &["groups", "child"]));
-    expect(&j, 137, 4);
+    j.expect(job_code(137), 4, "");
     assert_eq!(
-        oks(&j)
+        j.ok_lines()
             .iter()
             .filter(|l| l.contains("parent-unharmed"))
             .count(),
         3
     );
     let j = run(ft(3, &["groups", "parent"]));
-    expect(&j, 137, 4);
+    j.expect(job_code(137), 4, "");
     assert_eq!(
-        oks(&j)
+        j.ok_lines()
             .iter()
             .filter(|l| l.contains("orphan-continued"))
             .count(),
@@ -239,7 +210,7 @@ fn failures_are_isolated_between_process_groups() {
 #[test]
 fn s7_revoke_shrink_100_times() {
     let j = run(ft(4, &["revoke_shrink", "100"]));
-    expect(&j, 137, 3);
+    j.expect(job_code(137), 3, "");
 }
 
 /// Scenario 8: Ranks kill themselves at random one at a time; each time the
@@ -248,7 +219,7 @@ fn s7_revoke_shrink_100_times() {
 fn s8_suicide_until_one_remains() {
     for (n, seed) in [(5, "1"), (8, "2")] {
         let j = run(ft(n, &["suicide", seed]));
-        expect(&j, 137, 1);
+        j.expect(job_code(137), 1, "");
         // The native launcher reports every death; `mpirun --with-ft ulfm`
         // reports none (the last survivor's OK line says it saw N-1).
         if !on_mpi() {
@@ -273,7 +244,7 @@ fn s9_replace_with_spares_and_spawned_processes() {
         .launcher_arg("1")
         .launcher_arg("--kill")
         .launcher_arg("2@step#11"));
-    expect(&j, 0, 4);
+    j.expect(0, 4, "");
     assert!(j.stdout.contains("role=Replacement"), "{}", j.stdout);
     // Without a spare (spawned), two failures one after the other.
     let j = run(ft(4, &["replace", "30"])
@@ -281,7 +252,7 @@ fn s9_replace_with_spares_and_spawned_processes() {
         .launcher_arg("1@step#7")
         .launcher_arg("--kill")
         .launcher_arg("3@step#20"));
-    expect(&j, 0, 4);
+    j.expect(0, 4, "");
 }
 
 /// Mismatched recovery calls (issue 15, item 8): after a death, rank 0
@@ -294,8 +265,8 @@ fn mismatched_recovery_calls_fail_at_every_member() {
         let j = run(ft(n, &["mismatch", other])
             .launcher_arg("--spares")
             .launcher_arg("1"));
-        expect(&j, 137, n - 1);
-        let lines = oks(&j);
+        j.expect(job_code(137), n - 1, "");
+        let lines = j.ok_lines();
         assert!(
             lines
                 .iter()
@@ -326,9 +297,9 @@ fn mismatched_recovery_calls_fail_at_every_member() {
 #[test]
 fn a_finalized_rank_is_not_failed_nor_replaced() {
     let j = run(ft(4, &["finalized"]));
-    expect(&j, 0, 4);
+    j.expect(0, 4, "");
     assert_eq!(
-        oks(&j)
+        j.ok_lines()
             .iter()
             .filter(|l| l.contains("finalized=[Rank(3)] failed=[] replaced=[]"))
             .count(),
@@ -341,8 +312,8 @@ fn a_finalized_rank_is_not_failed_nor_replaced() {
             .launcher_arg("--spares")
             .launcher_arg(spares));
         // The job's code is the killed rank's (the program kills itself).
-        expect(&j, 137, 4);
-        let lines = oks(&j);
+        j.expect(job_code(137), 4, "");
+        let lines = j.ok_lines();
         assert_eq!(
             lines
                 .iter()
@@ -367,9 +338,12 @@ fn a_finalized_rank_is_not_failed_nor_replaced() {
 #[test]
 fn iagree_returns_before_the_others_contribute() {
     let j = run(ft(4, &["iagree_at_once"]));
-    expect(&j, 0, 4);
+    j.expect(0, 4, "");
     assert_eq!(
-        oks(&j).iter().filter(|l| l.ends_with("flags=f0")).count(),
+        j.ok_lines()
+            .iter()
+            .filter(|l| l.ends_with("flags=f0"))
+            .count(),
         4,
         "{}",
         j.stdout
@@ -398,8 +372,9 @@ fn s10_agreement_with_deaths_inside() {
             spec = spec.launcher_arg("--kill").launcher_arg(k);
         }
         let j = run(spec);
-        expect(&j, 0, 6 - kills.len());
-        let views: Vec<String> = oks(&j)
+        j.expect(0, 6 - kills.len(), "");
+        let views: Vec<String> = j
+            .ok_lines()
             .iter()
             .map(|l| {
                 l.split_once(' ')
@@ -523,8 +498,9 @@ fn campaign_job(i: u64, n: usize, count: u64, replace: bool, spares: Option<usiz
             j.stdout,
             j.stderr
         );
-        assert!(!j.stdout.contains("FAIL"), "{ctx}: {}", j.stdout);
-        let lines: Vec<String> = oks(&j)
+        assert_eq!(j.fails(), 0, "{ctx}: {}", j.stdout);
+        let lines: Vec<&str> = j
+            .ok_lines()
             .into_iter()
             .filter(|l| l.contains("dead="))
             .collect();

@@ -30,19 +30,12 @@ use std::time::Duration;
 
 use pertinax::{Comm, Error, Op, Rank, Universe, ANY_SOURCE, ANY_TAG};
 use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_tests::check;
 
 type R = Result<String, String>;
 
 fn e(x: Error) -> String {
     x.to_string()
-}
-
-macro_rules! check {
-    ($c:expr, $($f:tt)*) => {
-        if !$c {
-            return Err(format!($($f)*));
-        }
-    };
 }
 
 /// A message of `len` bytes whose contents say who sent it and its number.
