@@ -160,7 +160,7 @@ fn agree_under_kills_with(b: &Backend, scenario: &str, mask: u32) {
             // but on MPI for flags the fast round carries: as in ULFM's
             // MPIX_Comm_agree, a member that fails during the agreement
             // may count or not (the same at every survivor; see
-            // backend/mpi/agree.rs).
+            // pertinax-mpi/src/agree.rs).
             let may_not_count = b.on == TestBackend::Mpi && mask >> 23 == 0;
             let expected = if contributed && !(may_not_count && seen == not_counted) {
                 counted

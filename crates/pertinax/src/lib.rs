@@ -157,19 +157,17 @@ mod backend;
 pub(crate) mod collective;
 mod comm;
 mod communicator;
-mod error;
+mod dispatch;
 mod group;
-mod inject;
 mod intercomm;
-mod op;
 mod p2p;
 mod request;
 mod runtime;
 mod spawn;
-mod types;
 mod ulfm;
 mod universe;
-mod wait;
+
+pub(crate) use pertinax_backend::{error, inject, op, types, wait};
 
 pub use comm::Comm;
 pub use communicator::{

@@ -256,7 +256,7 @@ impl Comm {
     /// ranks signalled an error).
     ///
     /// Backends: one agreement carrying a word per member is an optional
-    /// part of the backend contract (see `backend/mod.rs`). The native
+    /// part of the backend contract (see the `pertinax-backend` crate). The native
     /// backend has it; a backend whose agreement carries one flag word (as
     /// `MPIX_Comm_agree` does) provides this as an agreement plus an
     /// allgather over the shrunk communicator, or returns

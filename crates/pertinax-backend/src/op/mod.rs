@@ -64,9 +64,8 @@ use bytemuck::Pod;
 use crate::error::{Error, Result};
 
 pub use elem::{Arith, Bitwise, Logical, Ordered, ValueIndex};
-pub(crate) use erased::ErasedOp;
-#[cfg(feature = "mpi")]
-pub(crate) use erased::Scalar;
+pub use erased::ErasedOp;
+pub use erased::Scalar;
 
 /// A reduction operation on values of type `T`.
 ///

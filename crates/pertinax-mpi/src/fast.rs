@@ -17,7 +17,7 @@
 //! - A blocking send of at most [`FAST_SEND_MAX`] bytes: `MPI_Send`, which
 //!   for a message this small copies it out and returns (every transport
 //!   of Open MPI sends it eagerly), so the call still returns at once as
-//!   [`super::Backend::eager_limit`] promises, without the copy into an
+//!   [`crate::backend::Backend::eager_limit`] promises, without the copy into an
 //!   owned buffer and the request that `MPI_Isend` needs.
 //!
 //! - Waiting for a send or a named-source receive that MPI already holds

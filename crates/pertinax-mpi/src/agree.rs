@@ -48,8 +48,8 @@ use std::rc::Rc;
 
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
 
-use super::super::Record;
 use super::Trio;
+use crate::backend::Record;
 use crate::error::RecoveryCall;
 
 /// Records exchanged by an agreement: kind, then the four words.

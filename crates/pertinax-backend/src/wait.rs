@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// Waiting budget of a process.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct WaitPolicy {
+pub struct WaitPolicy {
     /// How long to poll before yielding.
     pub spin: Duration,
     /// How long to poll-and-yield before sleeping.
@@ -58,14 +58,14 @@ fn env_u64(name: &str) -> Option<u64> {
 
 /// The state of one wait: how far into the budget it is.
 #[derive(Debug, Default)]
-pub(crate) struct Backoff {
+pub struct Backoff {
     n: u32,
     start: Option<Instant>,
 }
 
 /// What the waiter should do next.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Step {
+pub enum Step {
     Spin,
     Yield,
     Sleep,

@@ -4,8 +4,9 @@
 //! irrefutable and compiles away). A backend added behind a cargo feature
 //! adds a variant here and an arm to the two macros.
 
-use super::native::{self, Native};
-use super::{
+use pertinax_native::{self as native, Native};
+
+use crate::backend::{
     Backend, Derived, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Shrunk,
     Task, Token,
 };
@@ -27,7 +28,7 @@ pub(crate) enum Active {
     Native(Native),
     /// MPI with ULFM, under `mpirun` / `srun` (feature `mpi`).
     #[cfg(feature = "mpi")]
-    Mpi(super::mpi::Mpi),
+    Mpi(pertinax_mpi::Mpi),
 }
 
 /// What the active backend keeps per communicator.
@@ -35,7 +36,7 @@ pub(crate) enum Active {
 pub(crate) enum AnyState {
     Native(native::CommState),
     #[cfg(feature = "mpi")]
-    Mpi(super::mpi::CommState),
+    Mpi(pertinax_mpi::CommState),
 }
 
 /// `on!(self, b => expr)`: `expr` with `b` the active backend.
@@ -227,7 +228,7 @@ impl Backend for Active {
         on!(self, b => b.own_collectives())
     }
 
-    fn start_coll(&self, c: super::Coll) -> Result<ReqKey> {
+    fn start_coll(&self, c: crate::backend::Coll) -> Result<ReqKey> {
         on!(self, b => b.start_coll(c))
     }
 
@@ -323,4 +324,42 @@ impl Backend for Active {
     ) -> Option<Result<Vec<u32>, u32>> {
         on!(self, b => b.await_processes(asker, stamp, among))
     }
+}
+
+/// What [`start`] gives the portable runtime.
+pub(crate) type Started = pertinax_backend::Started<Active>;
+
+/// Starts the backend this process runs on.
+///
+/// With the `mpi` feature, the MPI backend when `PERTINAX_BACKEND=mpi` or
+/// an MPI launcher started the process (see `mpi::chosen`); else native.
+/// Without it, `PERTINAX_BACKEND=mpi` is `Unsupported` (never silently
+/// native).
+///
+/// # Errors
+/// `Bootstrap` or `Transport` when the environment is broken.
+pub(crate) fn start() -> Result<Started> {
+    #[cfg(feature = "mpi")]
+    if pertinax_mpi::chosen()? {
+        return pertinax_mpi::start().map(|s| s.map(Active::Mpi));
+    }
+    #[cfg(not(feature = "mpi"))]
+    match std::env::var(pertinax_wire::env::BACKEND)
+        .as_deref()
+        .map(str::trim)
+    {
+        Ok("mpi") => {
+            return Err(Error::Unsupported {
+                feature: "the MPI backend (this build lacks the `mpi` cargo feature)",
+            })
+        }
+        Ok("" | "native") | Err(_) => {}
+        Ok(other) => {
+            return Err(Error::Bootstrap(format!(
+                "{}={other}: expected `native` or `mpi`",
+                pertinax_wire::env::BACKEND
+            )))
+        }
+    }
+    native::start().map(|s| s.map(Active::Native))
 }

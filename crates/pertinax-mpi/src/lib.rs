@@ -102,6 +102,10 @@
 //! `mpirun -x PERTINAX_FAULTS=3@chunk#6` (the `--kill` grammar) or `-x
 //! PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` give one plan to the whole
 //! job, and each rank keeps its own shots (`crate::inject`).
+#![cfg(feature = "mpi")]
+
+pub(crate) use pertinax_backend as backend;
+pub(crate) use pertinax_backend::{error, inject, op, types, wait};
 
 mod agree;
 mod coll;
@@ -118,7 +122,7 @@ use std::rc::Rc;
 
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
 
-use super::{
+use crate::backend::{
     Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Started, Task,
     TaskIo, Token,
 };
@@ -133,7 +137,7 @@ pub(crate) const BACKEND_VAR: &str = pertinax_wire::env::BACKEND;
 ///
 /// # Errors
 /// `Bootstrap` for a `PERTINAX_BACKEND` that is neither `native` nor `mpi`.
-pub(crate) fn chosen() -> Result<bool> {
+pub fn chosen() -> Result<bool> {
     match std::env::var(BACKEND_VAR).as_deref().map(str::trim) {
         Ok("mpi") => return Ok(true),
         Ok("native") => return Ok(false),
@@ -212,7 +216,7 @@ impl Trio {
 
 /// What the MPI backend keeps per communicator.
 #[derive(Debug)]
-pub(crate) struct CommState {
+pub struct CommState {
     /// The MPI communicators, or why they could not be made.
     trio: std::result::Result<Rc<Trio>, Error>,
 }
@@ -229,7 +233,7 @@ enum Slot {
     Recv {
         op: Op<RecvData>,
         /// A schedule's cell to copy into once received.
-        part: Option<(super::Cell, std::ops::Range<usize>)>,
+        part: Option<(crate::backend::Cell, std::ops::Range<usize>)>,
         elem: usize,
         ctx: u32,
         /// The source rank asked for, if one.
@@ -242,7 +246,7 @@ enum Slot {
     Posted {
         spec: MatchSpec,
         data: RecvData,
-        part: Option<(super::Cell, std::ops::Range<usize>)>,
+        part: Option<(crate::backend::Cell, std::ops::Range<usize>)>,
         elem: usize,
         forgotten: bool,
     },
@@ -257,15 +261,9 @@ enum Slot {
     Done(Result<Status>),
 }
 
-impl std::fmt::Debug for dyn Task {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Task")
-    }
-}
-
 /// The MPI backend of this process.
 #[derive(Debug)]
-pub(crate) struct Mpi {
+pub struct Mpi {
     /// By context (a multiple of 4): the communicators, or why they
     /// could not be made.
     comms: RefCell<BTreeMap<u32, std::result::Result<Rc<Trio>, Error>>>,
@@ -381,7 +379,7 @@ fn job_id() -> String {
 ///
 /// # Errors
 /// `Bootstrap` if MPI cannot start.
-pub(super) fn start() -> Result<Started> {
+pub fn start() -> Result<Started<Mpi>> {
     let boot = |what: &str, c: sys::Code| Error::Bootstrap(format!("MPI {what}: {c}"));
     if !sys::initialized() {
         let _bound = watchdog::init_guard();
@@ -401,7 +399,7 @@ pub(super) fn start() -> Result<Started> {
     let assigned = match child {
         None => None,
         Some(c) => {
-            let a: super::Assignment = postcard::from_bytes(&c.payload).map_err(|e| {
+            let a: crate::backend::Assignment = postcard::from_bytes(&c.payload).map_err(|e| {
                 Error::Bootstrap(format!("MPI spawned process: its assignment: {e}"))
             })?;
             Some((c.pids, rank, a))
@@ -417,7 +415,7 @@ pub(super) fn start() -> Result<Started> {
         .unwrap_or(size);
     let cpus = pertinax_os::machine_cpus();
     Ok(Started {
-        backend: super::Active::Mpi(Mpi {
+        backend: Mpi {
             comms: RefCell::new(BTreeMap::new()),
             agreed: RefCell::new(agree::Agreements::default()),
             posted: RefCell::new(std::collections::VecDeque::new()),
@@ -434,7 +432,7 @@ pub(super) fn start() -> Result<Started> {
             requests: RefCell::new(HashMap::new()),
             survivors: RefCell::new(None),
             joined: RefCell::new(joined),
-        }),
+        },
         rank,
         size,
         job_id: job_id(),
@@ -584,7 +582,7 @@ impl Mpi {
 fn received(
     st: sys::Status,
     mut data: RecvData,
-    part: Option<(super::Cell, std::ops::Range<usize>)>,
+    part: Option<(crate::backend::Cell, std::ops::Range<usize>)>,
     elem: usize,
     comm: Option<sys::Comm>,
     src: Option<u32>,
@@ -1235,7 +1233,7 @@ impl Backend for Mpi {
         &self,
         parent: &CommState,
         ctx: u32,
-        mine: Option<super::Derived<'_>>,
+        mine: Option<crate::backend::Derived<'_>>,
     ) -> Option<CommState> {
         let p = match &parent.trio {
             Ok(t) => t,
@@ -1293,17 +1291,20 @@ impl Backend for Mpi {
         old: &CommState,
         ctx: u32,
         agreed: &[bool],
-    ) -> Option<Result<super::Shrunk<CommState>>> {
+    ) -> Option<Result<crate::backend::Shrunk<CommState>>> {
         let old = match &old.trio {
             Ok(t) if t.remote.is_none() => t,
             // No MPI communicator to shrink: the agreed survivors, as usual.
             _ => return None,
         };
-        Some(self.shrink_trio(old, agreed).map(|(t, at)| super::Shrunk {
-            rank: t.rank,
-            at,
-            st: self.install(ctx, Ok(t)),
-        }))
+        Some(
+            self.shrink_trio(old, agreed)
+                .map(|(t, at)| crate::backend::Shrunk {
+                    rank: t.rank,
+                    at,
+                    st: self.install(ctx, Ok(t)),
+                }),
+        )
     }
 
     fn release(&self, ctx: u32, st: &CommState) {
@@ -1602,7 +1603,7 @@ impl Backend for Mpi {
         self.own_coll
     }
 
-    fn start_coll(&self, c: super::Coll) -> Result<ReqKey> {
+    fn start_coll(&self, c: crate::backend::Coll) -> Result<ReqKey> {
         self.start_own_coll(c)
     }
 
@@ -1613,7 +1614,7 @@ impl Backend for Mpi {
             let _ = t.comms[0].revoke();
             // A revoker killed here has revoked half of the communicator:
             // the others must still all learn of it.
-            crate::fault_point("ft.revoke.partial");
+            crate::inject::fault_point("ft.revoke.partial");
             if t.comms[1] != t.comms[0] {
                 let _ = t.comms[1].revoke();
             }

@@ -17,7 +17,7 @@
 //! parent communicator holds them: in Open MPI 5.0.11 that call never
 //! returns, or crashes, when a member of the group is dead, so every
 //! communicator that has a parent is split from it instead (dup, split,
-//! create, merge: [`super::Backend::derive`]; a spawn's: from its merge;
+//! create, merge: [`crate::backend::Backend::derive`]; a spawn's: from its merge;
 //! a shrink's: `MPIX_Comm_shrink`). What is left made from a group: an
 //! intercommunicator over a peer communicator, and the first step of a
 //! spawn that is not a `replace_failed`.
@@ -38,9 +38,9 @@
 //!
 //! # Spawn
 //!
-//! The member that asks ([`super::Backend::request_processes`]) only
+//! The member that asks ([`crate::backend::Backend::request_processes`]) only
 //! records its request; every member then calls
-//! [`super::Backend::await_processes`], which is collective: the members
+//! [`crate::backend::Backend::await_processes`], which is collective: the members
 //! make a communicator with the asker first (`MPI_Comm_create_from_group`
 //! over their process ids) and call `MPI_Comm_spawn` on it with errors
 //! returned (a failed spawn, e.g. a program that cannot be run, is
@@ -54,7 +54,7 @@
 //! is split from the merge (`MPI_Comm_split`, which returns an error when
 //! a member fails), not made from a group. `replace_failed` spawns on the
 //! survivors' communicator `MPIX_Comm_shrink` made
-//! ([`super::Backend::live_members`]), so a member that died after the
+//! ([`crate::backend::Backend::live_members`]), so a member that died after the
 //! agreement is replaced too, never waited for. A failure during the spawn
 //! (a member, or the new processes before the set-up) is `SpawnFailed`
 //! at the members that see it, not necessarily at all of them (unlike the

@@ -14,7 +14,7 @@ use pertinax_os::lend::{Lent, LentMut};
 
 /// What a schedule buffer holds.
 #[derive(Debug)]
-pub(crate) enum Store {
+pub enum Store {
     /// Scratch memory owned by the schedule, 16-byte aligned.
     Owned { words: Box<[u128]>, len: usize },
     /// The caller's output buffer.
@@ -96,21 +96,27 @@ impl Drop for Store {
 }
 
 /// A schedule buffer shared between the schedule and its requests.
-pub(crate) type Cell = Rc<RefCell<Store>>;
+pub type Cell = Rc<RefCell<Store>>;
 
 /// Where a receive writes.
 #[derive(Debug)]
-pub(crate) enum RecvBuf {
+pub enum RecvBuf {
     Lent(LentMut),
     Part(Cell, Range<usize>),
 }
 
 impl RecvBuf {
+    /// Its length in bytes.
     pub fn len(&self) -> usize {
         match self {
             RecvBuf::Lent(b) => b.len(),
             RecvBuf::Part(_, r) => r.len(),
         }
+    }
+
+    /// Whether it holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Runs `f` on the writable bytes.
@@ -124,17 +130,23 @@ impl RecvBuf {
 
 /// What a send reads.
 #[derive(Debug)]
-pub(crate) enum SendBuf {
+pub enum SendBuf {
     Lent(Lent),
     Part(Cell, Range<usize>),
 }
 
 impl SendBuf {
+    /// Its length in bytes.
     pub fn len(&self) -> usize {
         match self {
             SendBuf::Lent(b) => b.len(),
             SendBuf::Part(_, r) => r.len(),
         }
+    }
+
+    /// Whether it holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Runs `f` on the bytes.

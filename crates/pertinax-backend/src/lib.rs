@@ -104,9 +104,9 @@
 //!
 //! # Dispatch
 //!
-//! The core holds the backend chosen in [`start`] as [`Active`], an enum
-//! of the backends compiled in that implements [`Backend`] by matching
-//! (`dispatch.rs`): one predictable branch per call, each backend's
+//! The API crate (`pertinax`) holds the backend chosen at start-up as
+//! `Active`, an enum of the backends compiled in that implements
+//! [`Backend`] by matching (its `dispatch.rs`): one predictable branch per call, each backend's
 //! methods inlined behind it, and with one backend no branch at all. Not
 //! `Rc<dyn Backend>`: the contract has a generic [`Backend::wait_until`]
 //! and a per-communicator associated state, which a trait object would
@@ -126,25 +126,41 @@ use crate::types::Status;
 use crate::wait::Backoff;
 
 mod buf;
-mod dispatch;
-#[cfg(feature = "mpi")]
-pub(crate) mod mpi;
-pub(crate) mod native;
+pub mod error;
+pub mod inject;
+pub mod op;
+pub mod types;
+pub mod wait;
 
-pub(crate) use buf::{Cell, RecvBuf, SendBuf, Store};
-pub(crate) use dispatch::Active;
+pub use buf::{Cell, RecvBuf, SendBuf, Store};
 
 /// A request's key, owned by the backend: slot index and generation (the
 /// backend decides what they mean; native also uses it as a wire cookie).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ReqKey {
-    pub(crate) idx: u32,
-    pub(crate) gen: u32,
+pub struct ReqKey {
+    pub idx: u32,
+    pub gen: u32,
+}
+
+impl ReqKey {
+    /// The key as one word (for a backend that sends it to a peer and gets
+    /// it back, as the native engine's rendezvous cookies).
+    pub fn cookie(self) -> u64 {
+        ((self.gen as u64) << 32) | self.idx as u64
+    }
+
+    /// The key of a [`ReqKey::cookie`].
+    pub fn from_cookie(c: u64) -> ReqKey {
+        ReqKey {
+            idx: c as u32,
+            gen: (c >> 32) as u32,
+        }
+    }
 }
 
 /// What a receive accepts.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct MatchSpec {
+pub struct MatchSpec {
     pub ctx: u32,
     pub src: Option<u32>,
     pub tag: Option<i32>,
@@ -152,26 +168,26 @@ pub(crate) struct MatchSpec {
 
 impl MatchSpec {
     #[inline]
-    pub(crate) fn matches(&self, ctx: u32, src: u32, tag: i32) -> bool {
+    pub fn matches(&self, ctx: u32, src: u32, tag: i32) -> bool {
         self.ctx == ctx && self.src.is_none_or(|s| s == src) && self.tag.is_none_or(|t| t == tag)
     }
 }
 
 /// The processes of a communicator an operation runs on: rank → process id.
-pub(crate) type Peers = Rc<[u32]>;
+pub type Peers = Rc<[u32]>;
 
 /// What a member reserved for a communicator being created.
-pub(crate) type Token = u16;
+pub type Token = u16;
 
 /// The tokens of the world, self and parent communicators.
-pub(crate) const TOKEN_WORLD: Token = 0;
-pub(crate) const TOKEN_SELF: Token = 1;
-pub(crate) const TOKEN_PARENT: Token = 2;
+pub const TOKEN_WORLD: Token = 0;
+pub const TOKEN_SELF: Token = 1;
+pub const TOKEN_PARENT: Token = 2;
 
 /// One member's part of an agreement instance, the same at every member
 /// that reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Record {
+pub enum Record {
     /// The member contributed `words` for a call of kind `kind`.
     Contributed { kind: u8, words: [u32; 4] },
     /// It failed without contributing.
@@ -183,12 +199,8 @@ pub(crate) enum Record {
 /// This process's part of a communicator derived from a parent
 /// ([`Backend::derive`]).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Derived<'a> {
+pub struct Derived<'a> {
     /// The color that tells it from the others derived in the same call.
-    #[cfg_attr(
-        not(feature = "mpi"),
-        allow(dead_code, reason = "read by the MPI backend only")
-    )]
     pub color: u32,
     /// This process's rank in it.
     pub rank: u32,
@@ -200,7 +212,7 @@ pub(crate) struct Derived<'a> {
 
 /// A communicator made by a backend's own shrink ([`Backend::shrink_attach`]).
 #[derive(Debug)]
-pub(crate) struct Shrunk<S> {
+pub struct Shrunk<S> {
     /// This process's rank in it.
     pub rank: u32,
     /// Its members' positions in the shrunk communicator, in rank order.
@@ -214,7 +226,7 @@ pub(crate) struct Shrunk<S> {
     dead_code,
     reason = "for backends that lack an optional feature; the native backend has them all"
 )]
-pub(crate) fn unsupported<T>(feature: &'static str) -> Result<T> {
+pub fn unsupported<T>(feature: &'static str) -> Result<T> {
     Err(Error::Unsupported { feature })
 }
 
@@ -222,11 +234,7 @@ pub(crate) fn unsupported<T>(feature: &'static str) -> Result<T> {
 /// in bytes; `lens`/`offs` of a rooted v-collective are the root's (at
 /// another rank, only its own entry is meaningful).
 #[derive(Debug, Clone)]
-#[cfg_attr(
-    not(feature = "mpi"),
-    allow(dead_code, reason = "read by the MPI backend only")
-)]
-pub(crate) enum CollKind {
+pub enum CollKind {
     Barrier,
     Bcast {
         root: u32,
@@ -282,11 +290,7 @@ pub(crate) enum CollKind {
 
 /// Where a [`Coll`] writes.
 #[derive(Debug)]
-#[cfg_attr(
-    not(feature = "mpi"),
-    allow(dead_code, reason = "read by the MPI backend only")
-)]
-pub(crate) enum CollOut {
+pub enum CollOut {
     /// The caller's buffer.
     Lent(LentMut),
     /// Scratch of this many bytes, thrown away (a root that rejected its
@@ -297,11 +301,7 @@ pub(crate) enum CollOut {
 /// A collective for a backend with its own ([`Backend::start_coll`]);
 /// the arguments were checked by the collective layer.
 #[derive(Debug)]
-#[cfg_attr(
-    not(feature = "mpi"),
-    allow(dead_code, reason = "read by the MPI backend only")
-)]
-pub(crate) struct Coll {
+pub struct Coll {
     /// The communicator's collective context (`ctx + 1`).
     pub ctx: u32,
     pub kind: CollKind,
@@ -313,7 +313,8 @@ pub(crate) struct Coll {
 }
 
 /// A request for new processes (see [`Backend::request_processes`]).
-pub(crate) struct ProcRequest<'a> {
+#[derive(Debug)]
+pub struct ProcRequest<'a> {
     /// The value every member computed for this request (see
     /// [`Backend::request_stamp`]).
     pub stamp: u64,
@@ -328,67 +329,24 @@ pub(crate) struct ProcRequest<'a> {
     pub replaces: Vec<u32>,
 }
 
-/// What [`start`] gives the portable runtime.
-pub(crate) struct Started {
-    pub backend: Active,
-    /// This process's rank in the job's world, and the world's size.
-    pub rank: usize,
-    pub size: usize,
-    pub job_id: String,
-    /// This process's id.
-    pub me: u32,
-    /// For a process started later (spare, spawned): the process ids of
-    /// its request, its index among them, and its assignment.
-    pub assigned: Option<(Vec<u32>, usize, Assignment)>,
-}
-
-/// Starts the backend this process runs on.
-///
-/// With the `mpi` feature, the MPI backend when `PERTINAX_BACKEND=mpi` or
-/// an MPI launcher started the process (see `mpi::chosen`); else native.
-/// Without it, `PERTINAX_BACKEND=mpi` is `Unsupported` (never silently
-/// native).
-///
-/// # Errors
-/// `Bootstrap` or `Transport` when the environment is broken.
-pub(crate) fn start() -> Result<Started> {
-    #[cfg(feature = "mpi")]
-    if mpi::chosen()? {
-        return mpi::start();
-    }
-    #[cfg(not(feature = "mpi"))]
-    match std::env::var(pertinax_wire::env::BACKEND)
-        .as_deref()
-        .map(str::trim)
-    {
-        Ok("mpi") => {
-            return Err(Error::Unsupported {
-                feature: "the MPI backend (this build lacks the `mpi` cargo feature)",
-            })
-        }
-        Ok("" | "native") | Err(_) => {}
-        Ok(other) => {
-            return Err(Error::Bootstrap(format!(
-                "{}={other}: expected `native` or `mpi`",
-                pertinax_wire::env::BACKEND
-            )))
-        }
-    }
-    native::start()
-}
-
 /// A collective schedule (or any multi-step operation) that the backend
 /// advances on every progress round (see [`Backend::start_task`]).
-pub(crate) trait Task {
+pub trait Task {
     /// Moves as far as it can now through `io`; returns whether anything
     /// moved and, once finished, the outcome. A finished task has let go of
     /// every request it started.
     fn advance(&mut self, io: &mut dyn TaskIo) -> (bool, Option<Result<Status>>);
 }
 
+impl std::fmt::Debug for dyn Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Task")
+    }
+}
+
 /// The point-to-point operations a [`Task`] drives (a view of the backend
 /// from inside a progress round).
-pub(crate) trait TaskIo {
+pub trait TaskIo {
     /// As [`Backend::isend`].
     fn isend(
         &mut self,
@@ -414,7 +372,7 @@ pub(crate) trait TaskIo {
 /// `&self`: a backend keeps its mutable state in cells, and no borrow is
 /// held across calls, so closures given to [`Backend::wait_until`] may
 /// call back in.
-pub(crate) trait Backend: Debug + Sized {
+pub trait Backend: Debug + Sized {
     /// What the backend keeps per communicator at this process.
     type CommState: Debug;
 
@@ -777,7 +735,7 @@ mod tests {
 /// What a new process is told when it is assigned (the payload of the
 /// launcher's `Assign`).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) enum Assignment {
+pub enum Assignment {
     /// Started by `Comm::spawn`: the parents' intercommunicator.
     Spawned {
         ctx: u32,
@@ -794,4 +752,38 @@ pub(crate) enum Assignment {
         holes: Vec<u32>,
         values: Vec<Option<u64>>,
     },
+}
+
+/// What a backend's start-up gives the runtime: the backend `B` and this
+/// process's place in the job.
+#[derive(Debug)]
+pub struct Started<B> {
+    /// The backend, ready for the first communicator.
+    pub backend: B,
+    /// This process's rank in the job's world, and the world's size.
+    pub rank: usize,
+    /// The size of the job's world.
+    pub size: usize,
+    /// The job's id.
+    pub job_id: String,
+    /// This process's id.
+    pub me: u32,
+    /// For a process started later (spare, spawned): the process ids of
+    /// its request, its index among them, and its assignment.
+    pub assigned: Option<(Vec<u32>, usize, Assignment)>,
+}
+
+impl<B> Started<B> {
+    /// The same start with the backend wrapped by `f` (the API's enum of
+    /// the backends compiled in).
+    pub fn map<C>(self, f: impl FnOnce(B) -> C) -> Started<C> {
+        Started {
+            backend: f(self.backend),
+            rank: self.rank,
+            size: self.size,
+            job_id: self.job_id,
+            me: self.me,
+            assigned: self.assigned,
+        }
+    }
 }

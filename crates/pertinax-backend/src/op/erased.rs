@@ -18,7 +18,7 @@ type ByteKernel = Rc<dyn Fn(&mut [u8], &[u8], bool)>;
 /// A type-erased reduction operation on byte buffers holding whole
 /// elements, made by [`Op::erase`].
 #[derive(Clone)]
-pub(crate) struct ErasedOp {
+pub struct ErasedOp {
     /// `combine` on bytes whose lengths are checked: equal, and a multiple
     /// of a nonzero `elem_size`.
     combine: ByteKernel,
@@ -32,11 +32,7 @@ pub(crate) struct ErasedOp {
 
 /// The primitive element types a backend may reduce natively.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(
-    not(feature = "mpi"),
-    allow(dead_code, reason = "read by the MPI backend only")
-)]
-pub(crate) enum Scalar {
+pub enum Scalar {
     I8,
     U8,
     I16,
@@ -85,7 +81,7 @@ impl fmt::Debug for ErasedOp {
 
 impl<T: Pod> Op<T> {
     /// The type-erased form of this operation, for the collective schedules.
-    pub(crate) fn erase(&self) -> ErasedOp {
+    pub fn erase(&self) -> ErasedOp {
         let op = self.clone();
         ErasedOp {
             combine: Rc::new(move |acc, rhs, acc_is_left| {
@@ -101,31 +97,19 @@ impl<T: Pod> Op<T> {
 
 impl ErasedOp {
     /// Size in bytes of one element.
-    #[cfg_attr(
-        not(any(test, feature = "mpi")),
-        allow(dead_code, reason = "for tests and the MPI backend")
-    )]
-    pub(crate) fn elem_size(&self) -> usize {
+    pub fn elem_size(&self) -> usize {
         self.elem_size
     }
 
     /// Whether the operation is commutative.
-    #[cfg_attr(
-        not(any(test, feature = "mpi")),
-        allow(dead_code, reason = "for tests and the MPI backend")
-    )]
-    pub(crate) fn is_commutative(&self) -> bool {
+    pub fn is_commutative(&self) -> bool {
         self.commutative
     }
 
     /// The operation's name (`"sum"`, ..., `"user"`) and, for a primitive
     /// element type, which one: what a backend needs to run a built-in
     /// operation as its own (MPI's `MPI_SUM` on `MPI_DOUBLE`, ...).
-    #[cfg_attr(
-        not(feature = "mpi"),
-        allow(dead_code, reason = "read by the MPI backend only")
-    )]
-    pub(crate) fn builtin(&self) -> (&'static str, Option<Scalar>) {
+    pub fn builtin(&self) -> (&'static str, Option<Scalar>) {
         (self.name, self.scalar)
     }
 
@@ -135,12 +119,7 @@ impl ErasedOp {
     /// # Errors
     /// [`Error::InvalidArgument`] if the buffers differ in length or do not
     /// hold a whole number of elements; `acc` is then unchanged.
-    pub(crate) fn combine_bytes(
-        &self,
-        acc: &mut [u8],
-        rhs: &[u8],
-        acc_is_left: bool,
-    ) -> Result<()> {
+    pub fn combine_bytes(&self, acc: &mut [u8], rhs: &[u8], acc_is_left: bool) -> Result<()> {
         if acc.len() != rhs.len() {
             return Err(Error::InvalidArgument(format!(
                 "reduction operands differ in length: {} and {} bytes",

@@ -15,6 +15,9 @@
 //! transfers, heartbeats, fault injection by the launcher. A singleton
 //! process (no launcher) answers a spawn with `SpawnFailed`, as before.
 
+pub(crate) use pertinax_backend as backend;
+pub(crate) use pertinax_backend::{error, inject, types, wait};
+
 use std::cell::{Cell, RefCell};
 use std::os::unix::net::UnixStream;
 use std::rc::Rc;
@@ -22,7 +25,7 @@ use std::rc::Rc;
 use pertinax_wire::ctrl::{self, ToLauncher};
 use pertinax_wire::env;
 
-use super::{
+use crate::backend::{
     Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Started, Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
@@ -36,7 +39,7 @@ use engine::{Engine, Member};
 
 /// The native backend of this process.
 #[derive(Debug)]
-pub(crate) struct Native {
+pub struct Native {
     engine: RefCell<Engine>,
     ctrl: RefCell<Option<UnixStream>>,
     next_ctx: Cell<u32>,
@@ -48,13 +51,13 @@ pub(crate) struct Native {
 /// fault-tolerance entry and every member's slot and entry (group, then
 /// remote group).
 #[derive(Debug)]
-pub(crate) struct CommState {
+pub struct CommState {
     entry: u16,
     members: Rc<[Member]>,
 }
 
 /// Bootstraps this process and builds its engine.
-pub(super) fn start() -> Result<Started> {
+pub fn start() -> Result<Started<Native>> {
     let boot = boot::bootstrap()?;
     // The job's CPUs, not this process's mask: a rank bound to one CPU
     // (`--bind-to core`) would otherwise count itself oversubscribed and
@@ -88,12 +91,12 @@ pub(super) fn start() -> Result<Started> {
     engine.beat_in_progress = boot.beat_in_progress;
     let eager_limit = engine.eager_limit();
     Ok(Started {
-        backend: super::Active::Native(Native {
+        backend: Native {
             engine: RefCell::new(engine),
             ctrl: RefCell::new(boot.ctrl),
             next_ctx: Cell::new(8),
             eager_limit,
-        }),
+        },
         rank: boot.job.rank,
         size: boot.job.size,
         job_id: boot.job.job_id,

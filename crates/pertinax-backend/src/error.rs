@@ -151,7 +151,7 @@ pub enum RecoveryCall {
 
 impl RecoveryCall {
     /// The code written into agreement records.
-    pub(crate) fn code(self) -> u8 {
+    pub fn code(self) -> u8 {
         match self {
             RecoveryCall::Agree => 1,
             RecoveryCall::Shrink => 2,
@@ -163,7 +163,7 @@ impl RecoveryCall {
     }
 
     /// The call of a record's code (only this library writes codes).
-    pub(crate) fn from_code(code: u8) -> RecoveryCall {
+    pub fn from_code(code: u8) -> RecoveryCall {
         match code {
             1 => RecoveryCall::Agree,
             2 => RecoveryCall::Shrink,

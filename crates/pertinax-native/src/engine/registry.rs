@@ -14,7 +14,7 @@
 //!   member before failing its requests. Since the segment outlives every
 //!   process, a revocation that reached one survivor reaches all of them,
 //!   even if the revoker died right after.
-//! - *Agreement records*: the contributions of [`crate::ulfm`]'s agreement,
+//! - *Agreement records*: the contributions of the API's agreement (`pertinax`'s `ulfm`),
 //!   one record per process and communicator, written only by their owner.
 
 use std::rc::Rc;
@@ -297,7 +297,7 @@ impl Engine {
         let members = c.members.clone();
         for (i, &m) in members.iter().enumerate() {
             if i == members.len() / 2 {
-                crate::fault_point("ft.revoke.partial");
+                crate::inject::fault_point("ft.revoke.partial");
             }
             if mark_revoked(&self.seg, m, ctx) && m.slot as usize != self.me {
                 poke(&self.seg, m.slot as usize);

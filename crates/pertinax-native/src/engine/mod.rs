@@ -62,18 +62,6 @@ use matcher::Matcher;
 use outbox::Outbox;
 pub(crate) use registry::{next_seq, stamp, Member};
 
-impl ReqKey {
-    pub(super) fn cookie(self) -> u64 {
-        ((self.gen as u64) << 32) | self.idx as u64
-    }
-    pub(super) fn from_cookie(c: u64) -> ReqKey {
-        ReqKey {
-            idx: c as u32,
-            gen: (c >> 32) as u32,
-        }
-    }
-}
-
 pub(super) struct RecvReq {
     pub(super) spec: MatchSpec,
     pub(super) peers: Peers,

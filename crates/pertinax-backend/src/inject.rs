@@ -3,7 +3,7 @@
 //! A program marks places with [`fault_point`]; `pertinax run --kill
 //! 2@iteration#3` (or a seeded random schedule) makes rank 2 die at the
 //! third time it reaches `fault_point("iteration")`. The plan reaches the
-//! rank through its environment and is read once at [`crate::init`]; when
+//! rank through its environment and is read once at `pertinax::init`; when
 //! the rank has no plan, a fault point is one load and one branch.
 //!
 //! Whoever started the job, the same plan can be given to every rank:
@@ -38,7 +38,7 @@ use pertinax_wire::kill::RandomFaults;
 
 /// How an injected fault ends the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum How {
+pub enum How {
     Signal(i32),
     Panic,
 }
@@ -60,16 +60,14 @@ static PLAN: OnceLock<Vec<Shot>> = OnceLock::new();
 static INHERITED: OnceLock<String> = OnceLock::new();
 
 /// Records the parents' plan (see [`INHERITED`]); before [`load`].
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub(crate) fn inherit(spec: String) {
+pub fn inherit(spec: String) {
     let _ = INHERITED.set(spec);
 }
 
 /// This process's job-wide plan: `PERTINAX_FAULTS`, else the one inherited
 /// from its parents, so that a spawned process hands it on to the
 /// processes it spawns in turn.
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub(crate) fn job_plan() -> Option<String> {
+pub fn job_plan() -> Option<String> {
     std::env::var(env::FAULTS)
         .ok()
         .or_else(|| INHERITED.get().cloned())
@@ -116,7 +114,7 @@ fn shots(plan: Plan) -> Vec<Shot> {
 ///
 /// # Errors
 /// A malformed plan or seed (the message names the variable).
-pub(crate) fn load(rank: Option<(u32, usize)>) -> Result<(), String> {
+pub fn load(rank: Option<(u32, usize)>) -> Result<(), String> {
     let spec = std::env::var(env::FAULTS)
         .ok()
         .or_else(|| INHERITED.get().cloned());
@@ -156,7 +154,7 @@ pub fn fault_point(name: &str) {
 /// A fault point inside the runtime's protocols (see the module's table):
 /// as [`fault_point`], but a planned panic is a `SIGABRT`.
 #[inline]
-pub(crate) fn protocol_point(name: &str) {
+pub fn protocol_point(name: &str) {
     if let Some(plan) = PLAN.get() {
         hit(plan, name, true);
     }
@@ -180,16 +178,16 @@ fn hit(plan: &[Shot], name: &str, protocol: bool) {
 }
 
 /// Who is told of an injected death before it happens (the launcher or
-/// the log, through the backend): set by [`crate::init`], so that this
+/// the log, through the backend): set by `pertinax::init`, so that this
 /// module needs nothing above it.
-pub(crate) type Reporter = Box<dyn Fn(&str, u64, i32)>;
+pub type Reporter = Box<dyn Fn(&str, u64, i32)>;
 
 thread_local! {
     static REPORTER: std::cell::RefCell<Option<Reporter>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Installs (or, with `None`, removes) the reporter of injected deaths.
-pub(crate) fn set_reporter(r: Option<Reporter>) {
+pub fn set_reporter(r: Option<Reporter>) {
     REPORTER.with(|c| *c.borrow_mut() = r);
 }
 
