@@ -9,18 +9,8 @@ use bytemuck::Pod;
 use super::{Op, ValueIndex};
 use crate::error::Error;
 
-/// SplitMix64: a small deterministic generator.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+/// The seeded generator every test of the project draws from.
+type Gen = pertinax_wire::rng::SplitMix64;
 
 /// Random values of a type, with its edge cases mixed in.
 trait Sample: Pod + Debug {
@@ -33,13 +23,13 @@ macro_rules! int_sample {
     ($($t:ty),*) => {$(
         impl Sample for $t {
             fn sample(g: &mut Gen) -> Self {
-                let r = g.next();
+                let r = g.next_u64();
                 match r % 8 {
                     0 => <$t>::MIN,
                     1 => <$t>::MAX,
                     2 => 0,
                     3 => (r >> 8) as $t % 4, // small values: ties, logical 0/1
-                    _ => ((u128::from(g.next()) << 64) | u128::from(r)) as $t,
+                    _ => ((u128::from(g.next_u64()) << 64) | u128::from(r)) as $t,
                 }
             }
             fn same(a: Self, b: Self) -> bool {
@@ -54,7 +44,7 @@ macro_rules! float_sample {
     ($($t:ty),*) => {$(
         impl Sample for $t {
             fn sample(g: &mut Gen) -> Self {
-                let r = g.next();
+                let r = g.next_u64();
                 match r % 16 {
                     0 => <$t>::NAN,
                     1 => -<$t>::NAN,
@@ -76,7 +66,7 @@ float_sample!(f32, f64);
 
 impl<T: Sample> Sample for ValueIndex<T> {
     fn sample(g: &mut Gen) -> Self {
-        ValueIndex::new(T::sample(g), (g.next() % 4) as i32)
+        ValueIndex::new(T::sample(g), (g.next_u64() % 4) as i32)
     }
     fn same(a: Self, b: Self) -> bool {
         T::same(a.value(), b.value()) && a.index() == b.index()
@@ -110,7 +100,7 @@ fn at_offset(bytes: &[u8], offset: usize) -> Vec<u8> {
 /// lengths, in both operand orders, through `Op::combine` and through the
 /// erased byte path with both buffers aligned and misaligned by 1 byte.
 fn check<T: Sample>(op: Op<T>, reference: impl Fn(T, T) -> T) {
-    let mut g = Gen(size_of::<T>() as u64 * 7919);
+    let mut g = Gen::new(size_of::<T>() as u64 * 7919);
     let erased = op.erase();
     assert_eq!(erased.elem_size(), size_of::<T>());
     assert_eq!(erased.is_commutative(), op.is_commutative());
@@ -442,7 +432,7 @@ fn float_min_max_propagate_nan_and_order_zeros() {
 fn float_min_max_do_not_depend_on_order() {
     // With NaN propagating and -0 < +0, min and max are commutative and
     // associative: every grouping and order gives the same value.
-    let mut g = Gen(42);
+    let mut g = Gen::new(42);
     for _ in 0..2000 {
         let [a, b, c] = [0; 3].map(|_| f64::sample(&mut g));
         for op in [Op::<f64>::min(), Op::max()] {
@@ -489,9 +479,9 @@ fn large_unaligned_user_op_matches_aligned() {
     // Spans several scratch chunks, with a user function.
     let op = Op::<f64>::user(|a, b| a * 0.5 + b, false);
     let n = 3 * 4096 / 8 + 5;
-    let mut g = Gen(9);
-    let acc0: Vec<f64> = (0..n).map(|_| (g.next() % 1000) as f64).collect();
-    let rhs: Vec<f64> = (0..n).map(|_| (g.next() % 1000) as f64).collect();
+    let mut g = Gen::new(9);
+    let acc0: Vec<f64> = (0..n).map(|_| (g.next_u64() % 1000) as f64).collect();
+    let rhs: Vec<f64> = (0..n).map(|_| (g.next_u64() % 1000) as f64).collect();
     let mut want = acc0.clone();
     op.combine(&mut want, &rhs, false).unwrap();
     for offset in 1..8 {
