@@ -17,7 +17,7 @@ for proto in stream cma; do
         for i in $(seq 1 "$runs"); do
             ms=$((2 + RANDOM % 39))
             out=$(cd "$dir" && timeout -k 2 20 "$OLDPWD/$bin/pertinax" run -n 2 -x PERTINAX_LARGE=$proto \
-                --kill "0@${ms}ms" -- "$OLDPWD/$bin/pertinax-midtransfer" p2p "$size" recv 2>&1)
+                --kill "0@${ms}ms" -- "$OLDPWD/$bin/midtransfer-ranks" p2p "$size" recv 2>&1)
             rc=$?
             if [ $rc = 124 ] || [ $rc = 137 ]; then hangs=$((hangs + 1)); continue; fi
             grep -q "^OK p2p rank=1 .*err=PROC_FAILED" <<<"$out" || { wrong=$((wrong + 1)); echo "$out" | head -5; }

@@ -1,5 +1,5 @@
 /* Error propagation with ULFM (Open MPI side of `pertinax-bench propagate`;
- * the counterpart of `pertinax-propprog bench`, which guards a duplicate of
+ * the counterpart of `propagate-ranks bench`, which guards a duplicate of
  * the world, signals an error from rank 0 and cleans up).
  *
  * usage: propagate [-r reps] [-p pingpong_round_trips] [-b pingpong_batches]

@@ -42,7 +42,7 @@ pub enum Command {
     /// failure detection on ping-pong, and pertinax's non-shrinking
     /// recovery (replace_failed, spares) and spawn.
     Ft(Bench<FtOpts>),
-    /// Error propagation: `pertinax-propprog bench` (guard, signal from
+    /// Error propagation: `propagate-ranks bench` (guard, signal from
     /// rank 0, every rank has the error, clean up) against ULFM revoke +
     /// agree (`c/propagate.c`), at several rank counts.
     Propagate(Bench<PropagateOpts>),
@@ -572,7 +572,7 @@ pub struct PropagateOpts {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: Option<u32>,
 
-    /// The rank program (default: `pertinax-propprog` next to this executable).
+    /// The rank program (default: `propagate-ranks` next to this executable).
     #[arg(long, value_name = "PATH")]
     pub propprog: Option<PathBuf>,
 }

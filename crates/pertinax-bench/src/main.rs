@@ -138,7 +138,7 @@ fn measure<T: Args>(
 /// `all`: every benchmark but offload and regress, one after another,
 /// with a progress bar on a terminal ([`progress`]).
 fn all(ctx: &mut Context, a: &cli::AllArgs) -> Result<()> {
-    // The last part needs pertinax-propprog: fail now, not after an hour.
+    // The last part needs propagate-ranks: fail now, not after an hour.
     setup::propprog(None)?;
     let msglog = MsglogOpts::default();
     bench::msglog::Programs::find(&ctx.launcher, None, &msglog.cases)?;

@@ -83,7 +83,7 @@ pub fn mpi_exe(given: Option<&Path>) -> Result<PathBuf> {
     Ok(path.canonicalize().unwrap_or(path))
 }
 
-/// The error-propagation rank program `pertinax-propprog` (crate
+/// The error-propagation rank program `propagate-ranks` (crate
 /// `pertinax-tests`): `given`, or next to this executable.
 ///
 /// # Errors
@@ -91,7 +91,7 @@ pub fn mpi_exe(given: Option<&Path>) -> Result<PathBuf> {
 pub fn propprog(given: Option<&Path>) -> Result<PathBuf> {
     let path = match given {
         Some(p) => p.to_path_buf(),
-        None => exe_dir()?.join("pertinax-propprog"),
+        None => exe_dir()?.join("propagate-ranks"),
     };
     if !path.is_file() {
         bail!(

@@ -231,7 +231,7 @@ mod tests {
         assert_eq!(o.profile, "dev");
         assert_eq!(o.triple.as_deref(), Some("x86_64-unknown-linux-gnu"));
         assert_eq!(o.target_dir, root);
-        let o = OutputDir::of(&root.join("fast/pertinax-testprog"));
+        let o = OutputDir::of(&root.join("fast/p2p-ranks"));
         assert_eq!((o.profile.as_str(), o.triple), ("fast", None));
         assert_eq!(o.target_dir, root);
     }

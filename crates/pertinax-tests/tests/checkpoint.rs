@@ -1,4 +1,4 @@
-//! `pertinax-checkpoint` under real kills: `pertinax-ckptprog` takes a
+//! `pertinax-checkpoint` under real kills: `checkpoint-ranks` takes a
 //! coordinated checkpoint every 10 of 60 iterations on 5 ranks, and
 //! recovers by `replace_failed` and `Checkpointer::restore`. Every job must
 //! end with every rank's state equal to the fault-free one (the program
@@ -17,14 +17,14 @@ const EVERY: &str = "10";
 /// Words of state per rank (4 KiB).
 const WORDS: &str = "512";
 
-/// A job of `pertinax-ckptprog` with `kills`, `spares`, the state size and
+/// A job of `checkpoint-ranks` with `kills`, `spares`, the state size and
 /// checkpoint folder (`-`: memory only), and more program arguments.
 fn job(kills: &[&str], spares: usize, words: &str, dir: &str, more: &[&str]) -> Job {
     let mut args = vec![ITERS, EVERY, words, dir];
     args.extend_from_slice(more);
     let mut spec = Spec::new(N, &args)
         .program(std::path::PathBuf::from(env!(
-            "CARGO_BIN_EXE_pertinax-ckptprog"
+            "CARGO_BIN_EXE_checkpoint-ranks"
         )))
         .bound(60);
     // `--spares` is native-only: the tests without spares also run on MPI.

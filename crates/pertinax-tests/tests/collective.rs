@@ -3,20 +3,20 @@
 //! over 1 MiB, several element types, built-in and user operations
 //! (non-commutative ones included), overlapping non-blocking collectives
 //! on several communicators, long runs, typed errors, and bitwise
-//! reproducible floating point. The rank program is `pertinax-colltest`
+//! reproducible floating point. The rank program is `collective-ranks`
 //! (its module docs list the scenarios).
 
 use pertinax_harness::{Job, Spec};
 
 use std::path::PathBuf;
 
-fn colltest() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_pertinax-colltest"))
+fn collective_ranks() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_collective-ranks"))
 }
 
 /// [`pertinax_harness::run`] with the collective rank program.
 fn run(spec: Spec<'_>) -> Job {
-    pertinax_harness::run(spec.program(colltest()))
+    pertinax_harness::run(spec.program(collective_ranks()))
 }
 
 /// `n` ranks of scenario `args`, every rank OK within `secs`.

@@ -1,5 +1,5 @@
 //! The backend contract tests: what every backend must do, checked through
-//! the public API with real processes (`pertinax-contract` is the rank
+//! the public API with real processes (`contract-ranks` is the rank
 //! program; see ARCHITECTURE.md, "The backend contract"). The suite runs
 //! once per backend of [`backends`]: the native shared-memory backend
 //! always, and the MPI backend (jobs under `mpirun --with-ft ulfm`, kills by
@@ -47,7 +47,7 @@ fn backends() -> impl Iterator<Item = &'static Backend> {
 }
 
 fn prog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-contract"))
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_contract-ranks"))
 }
 
 /// A job of `n` ranks of `scenario` on backend `b`, with extra launcher
@@ -198,7 +198,7 @@ fn shrink_after_a_kill() {
 /// `ProcFailedPending`, on every backend, and nothing is left behind.
 #[test]
 fn sigkill_from_outside_fails_the_receives_from_the_dead() {
-    let testprog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"));
+    let testprog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_p2p-ranks"));
     for b in backends() {
         let n = 4;
         let spec = Spec::new(n, &["victim", "victim.pid"])
@@ -236,7 +236,7 @@ fn a_job_killed_at_its_bound_leaves_no_file_behind() {
         eprintln!("skipped: the MPI backend is not built or Open MPI is not there");
         return;
     }
-    let prog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"));
+    let prog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_p2p-ranks"));
     let spec = Spec::new(2, &["hang"])
         .program(prog)
         .on(TestBackend::Mpi)

@@ -4,13 +4,13 @@
 use pertinax_harness::{run, run_with, shm_leftovers, wait_file, Spec};
 
 /// The rank program of these tests.
-fn testprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"))
+fn p2p_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_p2p-ranks"))
 }
 
-/// A job of `n` ranks of `pertinax-testprog ARGS`.
+/// A job of `n` ranks of `p2p-ranks ARGS`.
 fn spec(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(testprog())
+    Spec::new(n, args).program(p2p_ranks())
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! `Comm::intercomm_create` through the real launcher (see
-//! `pertinax-interprog` for each scenario's program): healthy creations
+//! `intercomm-ranks` for each scenario's program): healthy creations
 //! with several layouts, overlapping groups, and ranks SIGKILLed at the
 //! operation's fault points, after which every survivor must get the same
 //! outcome and none may hang. Every job has a wall-clock bound and the
@@ -8,12 +8,12 @@
 use pertinax_harness::{run, Job, Spec};
 use pertinax_wire::rng::SplitMix64;
 
-fn interprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-interprog"))
+fn intercomm_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_intercomm-ranks"))
 }
 
 fn job(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(interprog()).bound(60)
+    Spec::new(n, args).program(intercomm_ranks()).bound(60)
 }
 
 /// The `fault` scenario with `victim` killed at its first pass through

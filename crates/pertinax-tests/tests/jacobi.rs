@@ -1,5 +1,5 @@
 //! A user-shaped program under real kills: the 2-D Jacobi solver with
-//! buddy checkpoints of `pertinax-jacobi`, which recovers by
+//! buddy checkpoints of `jacobi-ranks`, which recovers by
 //! `replace_failed_with` (the replacements learn the checkpoint's
 //! iteration from the survivors' values). Each job must finish with every
 //! rank's `OK`, rank 0's result bitwise equal to the sequential solver's
@@ -16,7 +16,7 @@ const SHAPE: [&str; 4] = ["16", "48", "120", "10"];
 fn jacobi(kills: &[&str], spares: usize) -> Job {
     let mut spec = Spec::new(N, &SHAPE)
         .program(std::path::PathBuf::from(env!(
-            "CARGO_BIN_EXE_pertinax-jacobi"
+            "CARGO_BIN_EXE_jacobi-ranks"
         )))
         .bound(60)
         .launcher_arg("--spares")

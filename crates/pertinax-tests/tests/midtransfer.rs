@@ -2,7 +2,7 @@
 //! protocol (eager, streamed rendezvous, single copy), with every kind of
 //! receive, and at fault points inside the protocols, no survivor hangs,
 //! none takes a partial message for a whole one, and each ends with the
-//! victim's failure (rank program: `pertinax-midtransfer`).
+//! victim's failure (rank program: `midtransfer-ranks`).
 //!
 //! Jobs per case in CI are few; the goal run is
 //! `PERTINAX_MIDTRANSFER_RUNS=1000 cargo test --release -p pertinax-tests
@@ -15,7 +15,7 @@ use pertinax_harness::{kill_rank, on_mpi, run, run_with, wait_file, Job, Spec};
 use pertinax_wire::rng::SplitMix64;
 
 fn program() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-midtransfer"))
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_midtransfer-ranks"))
 }
 
 /// Jobs per case: `PERTINAX_MIDTRANSFER_RUNS`, or 10 (2 on MPI, where a

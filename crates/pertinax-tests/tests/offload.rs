@@ -1,5 +1,5 @@
 //! `pertinax-offload` through the real launcher: masters offload tasks to
-//! boosters (`pertinax-offprog`, both roles), boosters are killed
+//! boosters (`offload-ranks`, both roles), boosters are killed
 //! (SIGKILL, SIGSTOP, panics, exits) before, during and after tasks,
 //! while their tasks wait for clearance, during `free` (also at the
 //! library's `shutdown` fault point), deep in nested allocations, in one
@@ -7,7 +7,7 @@
 //! and `poll`; every result is checked bitwise against the value the
 //! master computes itself (what a fault-free run returns). Also: task
 //! types checked against their registration and the task's master
-//! (`pertinax-offprog api`), one booster of the first group killed once
+//! (`offload-ranks api`), one booster of the first group killed once
 //! by the per-group fault point (`task.G.B`) with the job's status 0, and
 //! the error that says which `--max-spawn` to pass. Every job has a
 //! wall-clock bound, and the harness checks that none of its processes
@@ -22,7 +22,7 @@ fn spec(masters: usize, args: &str) -> Spec<'static> {
         .collect();
     let s = Spec::new(masters, &args)
         .program(std::path::PathBuf::from(env!(
-            "CARGO_BIN_EXE_pertinax-offprog"
+            "CARGO_BIN_EXE_offload-ranks"
         )))
         .bound(60);
     if pertinax_harness::on_mpi() {
@@ -501,7 +501,7 @@ fn randomized_campaign() {
     );
 }
 
-/// The library's interface (`pertinax-offprog api`, on 2 and 3 masters):
+/// The library's interface (`offload-ranks api`, on 2 and 3 masters):
 /// allocations over an `Rc<Comm>` and a `Box<Comm>`; a task registered as
 /// `u64 -> u64` offloaded with a `String` input, then with a `String`
 /// output, fails at its master with `Error::TypeMismatch` naming both
@@ -512,7 +512,7 @@ fn types_are_checked_and_a_task_knows_its_master() {
     for masters in [2, 3] {
         let s = Spec::new(masters, &["api"])
             .program(std::path::PathBuf::from(env!(
-                "CARGO_BIN_EXE_pertinax-offprog"
+                "CARGO_BIN_EXE_offload-ranks"
             )))
             .bound(60);
         let s = if pertinax_harness::on_mpi() {
@@ -667,7 +667,7 @@ fn without_room_to_respawn_the_error_says_which_max_spawn_to_pass() {
         // mpirun spawns without a limit of its own.
         return;
     }
-    let prog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-offprog"));
+    let prog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_offload-ranks"));
     let job = |extra: &[&'static str]| {
         let mut s = Spec::new(2, &["run", "boosters=2", "tasks=2", "rounds=2"])
             .program(prog.clone())

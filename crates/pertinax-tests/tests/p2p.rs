@@ -3,13 +3,13 @@
 use pertinax_harness::{run, Job, Spec};
 
 /// The rank program of these tests.
-fn testprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-testprog"))
+fn p2p_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_p2p-ranks"))
 }
 
-/// A job of `n` ranks of `pertinax-testprog ARGS`.
+/// A job of `n` ranks of `p2p-ranks ARGS`.
 fn spec(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(testprog())
+    Spec::new(n, args).program(p2p_ranks())
 }
 
 /// `n` ranks of `args`, every rank OK.
@@ -83,7 +83,7 @@ fn probe_sendrecv_values_wait_any() {
 #[test]
 fn singleton_without_launcher() {
     for scenario in ["ring", "misc", "badinput", "isolation"] {
-        let out = std::process::Command::new(testprog())
+        let out = std::process::Command::new(p2p_ranks())
             .arg(scenario)
             .env_remove(pertinax_wire::env::RANK)
             .output()

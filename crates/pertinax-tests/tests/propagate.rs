@@ -3,8 +3,8 @@
 
 use pertinax_harness::{job_code, run, Job, Program, Spec};
 
-fn propprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-propprog"))
+fn propagate_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_propagate-ranks"))
 }
 
 /// Runs `args` on `n` ranks and returns what each surviving rank saw; all
@@ -13,7 +13,7 @@ fn seen(n: usize, args: &[&str], code: i32, survivors: usize) -> (Job, String) {
     // Ranks leave on purpose here (an early `?` exits 1, a panic 101) and
     // the others must hear of it and go on: not the launcher's fail-fast.
     let j = run(Spec::new(n, args)
-        .program(propprog())
+        .program(propagate_ranks())
         .bound(60)
         .launcher_arg("--keep-going"));
     j.expect(job_code(code), survivors, "");
@@ -75,7 +75,7 @@ fn a_panic_inside_a_guard_corrupts_the_communicator_everywhere() {
         .find(|l| l.starts_with("pertinax: rank 2 (pid"))
         .unwrap_or("");
     assert!(
-        summary.contains(") panicked at crates/pertinax-tests/src/bin/pertinax-propprog.rs:")
+        summary.contains(") panicked at crates/pertinax-tests/src/bin/propagate-ranks.rs:")
             && summary.ends_with(" s: solver blew up"),
         "{}",
         j.stderr
@@ -162,7 +162,7 @@ fn a_signaller_killed_while_signalling_is_reported_uniformly() {
         ("prop.signal.done", "sig1:7:killed 1|dead1"),
     ] {
         let j = run(Spec::new(4, &["killed"])
-            .program(propprog())
+            .program(propagate_ranks())
             .bound(60)
             .launcher_arg("--kill")
             .launcher_arg(&format!("1@{point}#1")));
@@ -196,7 +196,7 @@ fn a_signaller_killed_while_signalling_is_reported_uniformly() {
 fn an_awaited_request_does_not_busy_loop() {
     for mode in ["crate", "park"] {
         let j = run(Spec::new(2, &["await-cpu", mode])
-            .program(propprog())
+            .program(propagate_ranks())
             .bound(60));
         j.assert_ok(2);
         let line = j
@@ -240,7 +240,7 @@ fn the_three_examples_recover_and_verify_their_results() {
     }
 }
 
-/// A seeded random campaign of `pertinax-propprog campaign`: per run, 3 to
+/// A seeded random campaign of `propagate-ranks campaign`: per run, 3 to
 /// 6 ranks and 12 steps of guarded operations (allreduce, a ring exchange
 /// through guarded requests and `wait_all`, an awaited iallreduce) with 1
 /// to 3 seeded events among ranks 1..N−1: signals followed by an
@@ -288,7 +288,7 @@ fn randomized_campaign() {
         let s = seed.to_string();
         // Signallers return early with `?` or panic, and the others go on.
         let mut spec = Spec::new(n, &["campaign", &s, "12"])
-            .program(propprog())
+            .program(propagate_ranks())
             .bound(60)
             .launcher_arg("--keep-going");
         let mut how = String::from("no kill");
@@ -396,7 +396,7 @@ fn a_guard_over_a_resilient_communicator_propagates_signals_and_absorbs_deaths()
         (8, "sig1:7:res|missing2"),
     ] {
         let j = run(Spec::new(5, &["resguard"])
-            .program(propprog())
+            .program(propagate_ranks())
             .bound(60)
             .launcher_arg("--kill")
             .launcher_arg(&format!("2@prop.res.step#{hit}")));
@@ -442,7 +442,7 @@ fn a_guard_over_a_resilient_communicator_survives_seeded_kills() {
         let n = 4 + (seed as usize % 4);
         let (seed_s, c_s) = (seed.to_string(), (1 + seed % 2).to_string());
         let j = run(Spec::new(n, &["resguard"])
-            .program(propprog())
+            .program(propagate_ranks())
             .bound(60)
             .launcher_arg("--fault-seed")
             .launcher_arg(&seed_s)

@@ -1,4 +1,4 @@
-//! Non-blocking requests under real failures (`pertinax-reqprog`): waits
+//! Non-blocking requests under real failures (`requests-ranks`): waits
 //! return a failure as soon as it is known and leave the other requests
 //! pending, cancel and revoke end requests so that every scope ends, and a
 //! randomized campaign of rings of non-blocking messages with seeded
@@ -7,12 +7,12 @@
 
 use pertinax_harness::{run, Job, Spec};
 
-fn reqprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-reqprog"))
+fn requests_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_requests-ranks"))
 }
 
 fn req(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(reqprog()).bound(60)
+    Spec::new(n, args).program(requests_ranks()).bound(60)
 }
 
 /// The OK line of rank `r`.

@@ -7,20 +7,20 @@
 
 use pertinax_harness::{run, Job, Spec};
 
-fn resprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-resprog"))
+fn resilient_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-ranks"))
 }
 
 /// Policy under which a failed root or peer is skipped (the program checks
 /// the outcomes).
 const IGNORE: &str = "bcast=ignore,scatter=ignore,recv=ignore";
 
-/// Runs `pertinax-resprog ops ROUNDS MODE` on `n` ranks with `check` and
+/// Runs `resilient-ranks ops ROUNDS MODE` on `n` ranks with `check` and
 /// the launcher options `extra`.
 fn ops(n: usize, check: &str, mode: &str, rounds: u32, extra: &[&str]) -> Job {
     let rounds = rounds.to_string();
     let mut s = Spec::new(n, &["ops", &rounds, mode])
-        .program(resprog())
+        .program(resilient_ranks())
         .bound(60)
         .launcher_arg("--resilient")
         .launcher_arg("--resilient-check")
@@ -172,11 +172,11 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
     );
 }
 
-/// Runs `pertinax-resprog p2p ROUNDS` on `n` ranks under `policy`.
+/// Runs `resilient-ranks p2p ROUNDS` on `n` ranks under `policy`.
 fn p2p(n: usize, policy: &str, rounds: u32, extra: &[&str]) -> Job {
     let rounds = rounds.to_string();
     let mut s = Spec::new(n, &["p2p", &rounds])
-        .program(resprog())
+        .program(resilient_ranks())
         .bound(60)
         .launcher_arg("--resilient")
         .launcher_arg("--resilient-policy")
@@ -270,7 +270,7 @@ fn an_early_return_after_a_stop_does_not_hang_the_others() {
     for check in ["agree", "log"] {
         for _ in 0..3 {
             let j = run(Spec::new(4, &["early", "20"])
-                .program(resprog())
+                .program(resilient_ranks())
                 .bound(30)
                 .launcher_arg("--resilient")
                 .launcher_arg("--resilient-check")
@@ -306,7 +306,7 @@ fn an_early_return_after_a_stop_does_not_hang_the_others() {
 fn an_any_source_receive_from_a_dead_sender_follows_the_recv_policy() {
     for (policy, want) in [("recv=stop", "stopped=2"), ("recv=ignore", "skipped")] {
         let j = run(Spec::new(4, &["anysrc"])
-            .program(resprog())
+            .program(resilient_ranks())
             .bound(30)
             .launcher_arg("--resilient")
             .launcher_arg("--resilient-policy")
@@ -323,7 +323,7 @@ fn an_any_source_receive_from_a_dead_sender_follows_the_recv_policy() {
     }
     // Without a failure the message arrives and nothing is reported.
     let j = run(Spec::new(4, &["anysrc"])
-        .program(resprog())
+        .program(resilient_ranks())
         .bound(30)
         .launcher_arg("--resilient"));
     j.assert_ok(4);
@@ -347,7 +347,7 @@ fn a_shared_file_is_emptied_even_when_the_chosen_rank_dies() {
     std::fs::write(&path, vec![0xffu8; 4096]).expect("stale file");
     let p = path.display().to_string();
     let j = run(Spec::new(5, &["ops", "3", "full"])
-        .program(resprog())
+        .program(resilient_ranks())
         .bound(60)
         .env("RESPROG_FILE", &p)
         .launcher_arg("--resilient")
@@ -369,7 +369,7 @@ fn a_shared_file_is_emptied_even_when_the_chosen_rank_dies() {
 #[test]
 fn a_failed_root_stops_a_bcast_under_the_default_policy() {
     let j = run(Spec::new(4, &["stop"])
-        .program(resprog())
+        .program(resilient_ranks())
         .bound(60)
         .launcher_arg("--resilient"));
     j.expect(0, 3, "");
@@ -382,7 +382,7 @@ fn survivors_write_their_parts_of_a_shared_file_after_a_failure() {
     let path = dir.path().join("out.bin");
     let p = path.display().to_string();
     let j = run(Spec::new(5, &["ops", "10", "full"])
-        .program(resprog())
+        .program(resilient_ranks())
         .bound(60)
         .env("RESPROG_FILE", &p)
         .launcher_arg("--resilient")
@@ -398,12 +398,12 @@ fn survivors_write_their_parts_of_a_shared_file_after_a_failure() {
     }
 }
 
-/// Runs `pertinax-resprog ops ROUNDS full` on `n` ranks in the
+/// Runs `resilient-ranks ops ROUNDS full` on `n` ranks in the
 /// hierarchical mode with local groups of `k` (from 4 ranks on).
 fn hier_ops(n: usize, k: usize, rounds: u32, extra: &[&str]) -> Job {
     let (rounds, k) = (rounds.to_string(), k.to_string());
     let mut s = Spec::new(n, &["ops", &rounds, "full"])
-        .program(resprog())
+        .program(resilient_ranks())
         .bound(60)
         .launcher_arg("--resilient=hier")
         .launcher_arg("--resilient-k")
@@ -439,7 +439,7 @@ const HIER_KILLS: [(usize, usize, &str); 18] = [
     // part of the global stage (ops per round: bcast, reduce, allreduce,
     // gather, scatter, allgather, barrier: the global stages 7r+1..7r+7):
     // its deputy contributes the group's copy, so no survivor is missing
-    // (`check_dead` in pertinax-resprog).
+    // (`check_dead` in resilient-ranks).
     (8, 3, "3@res.hier.global#3"),
     (8, 3, "3@res.hier.global.sent#6"),
     (12, 3, "6@res.hier.global#9"),
@@ -512,7 +512,7 @@ fn hierarchical_randomized_campaign_has_no_hang_and_no_wrong_answer() {
 /// Issue 16: the trait's non-blocking point-to-point (`isend`/`irecv` in a
 /// core scope, the policy applied when a request's peer died) and the
 /// resilient `alltoall` (blocks at original positions, the dead ranks'
-/// blocks missing), on `pertinax-resprog nbp2p` with real kills: two ranks
+/// blocks missing), on `resilient-ranks nbp2p` with real kills: two ranks
 /// killed at fixed rounds, then seeded schedules over every fault point
 /// (the program's and the library's), one or two victims. Every survivor
 /// checks every block and every pair message; all print the same digest of
@@ -527,7 +527,7 @@ fn nonblocking_point_to_point_and_alltoall_through_the_trait_survive_kills() {
     let t0 = std::time::Instant::now();
     let job = |n: usize, extra: &[&str]| {
         let mut s = Spec::new(n, &["nbp2p", "12"])
-            .program(resprog())
+            .program(resilient_ranks())
             .bound(60)
             .launcher_arg("--resilient")
             .launcher_arg("--resilient-policy")

@@ -9,15 +9,15 @@
 
 use pertinax_harness::{run, Job, Spec};
 
-fn resprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-resprog"))
+fn resilient_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-ranks"))
 }
 
-fn hierprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-hierprog"))
+fn resilient_hier_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-hier-ranks"))
 }
 
-/// Every failed root or peer skipped (`pertinax-resprog` checks that).
+/// Every failed root or peer skipped (`resilient-ranks` checks that).
 const IGNORE: &str = "bcast=ignore,scatter=ignore,recv=ignore";
 /// Every operation stops on a failed root or peer.
 const STOP: &str = "bcast=stop,reduce=stop,gather=stop,scatter=stop,send=stop,recv=stop";
@@ -113,7 +113,7 @@ fn hier_root_death_around_reduce_and_gather_gives_every_survivor_the_same_outcom
     ];
     for (kill, dies) in cases {
         let ks = kills(&[kill]);
-        let j = hier(hierprog(), &["outcomes", "4"], 16, None, STOP, &ks);
+        let j = hier(resilient_hier_ranks(), &["outcomes", "4"], 16, None, STOP, &ks);
         j.agreed(15, kill);
         assert_eq!(check_victims(&j, &ks, kill), usize::from(dies), "{kill}");
         // The root died before its own operation ended: the stop policy
@@ -146,7 +146,7 @@ fn hier_master_and_deputy_killed_together_are_repaired() {
     for p in pairs {
         let ks = kills(&p);
         let what = p.join(" ");
-        let j = hier(resprog(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
+        let j = hier(resilient_ranks(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
         j.agreed(14, &what);
         assert_eq!(check_victims(&j, &ks, &what), 2, "{what}");
     }
@@ -177,7 +177,7 @@ fn hier_a_failure_during_a_join_is_repaired() {
     for c in cases {
         let ks = kills(c);
         let what = c.join(" ");
-        let j = hier(resprog(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
+        let j = hier(resilient_ranks(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
         let died = check_victims(&j, &ks, &what);
         assert_eq!(died, c.len(), "{what}: a kill did not fire\n{}", j.stderr);
         j.agreed(16 - died, &what);
@@ -194,7 +194,7 @@ fn hier_a_failure_during_a_join_is_repaired() {
 fn hier_an_early_return_does_not_hang_the_others() {
     for k in [2, 3] {
         let ks = kills(&["3@res.early.start#1"]);
-        let j = hier(resprog(), &["early", "20"], 8, Some(k), STOP, &ks);
+        let j = hier(resilient_ranks(), &["early", "20"], 8, Some(k), STOP, &ks);
         let what = format!("k={k}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
         assert!(j.code == Some(0) && !j.stdout.contains("FAIL"), "{what}");
         assert!(
@@ -235,7 +235,7 @@ fn hier_a_group_orphaned_after_the_global_agreement_is_not_waited_for() {
     for (at, ring) in cases {
         let ks = kills(&[&format!("3@{at}"), &format!("4@{at}")]);
         let what = format!("{ks:?} {ring}");
-        let j = hier(hierprog(), &["outcomes", "4", ring], 16, None, STOP, &ks);
+        let j = hier(resilient_hier_ranks(), &["outcomes", "4", ring], 16, None, STOP, &ks);
         trails_agree(&j, 14, &what);
         if ring != "exit" {
             assert_eq!(check_victims(&j, &ks, &what), 2, "{what}");
@@ -263,7 +263,7 @@ fn hier_a_whole_group_killed_does_not_hurt_the_others() {
     for c in cases {
         let ks = kills(c);
         let what = c.join(" ");
-        let j = hier(resprog(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
+        let j = hier(resilient_ranks(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
         assert_eq!(check_victims(&j, &ks, &what), c.len(), "{what}");
         j.agreed(16 - c.len(), &what);
     }
@@ -339,7 +339,7 @@ fn hier_every_group_losing_its_global_members_in_one_stage_is_rescued() {
         let what = format!("n={n} k={k} {ks:?}");
         let t0 = std::time::Instant::now();
         let j = hier(
-            hierprog(),
+            resilient_hier_ranks(),
             &["outcomes", "4", "ring"],
             n,
             Some(k),
@@ -353,7 +353,7 @@ fn hier_every_group_losing_its_global_members_in_one_stage_is_rescued() {
     }
     // The same under `ignore` with point-to-point, dup and split.
     let ks = same(6, 3, "res.before.bcast#2");
-    let j = hier(resprog(), &["ops", "6", "full"], 6, Some(3), IGNORE, &ks);
+    let j = hier(resilient_ranks(), &["ops", "6", "full"], 6, Some(3), IGNORE, &ks);
     assert_eq!(check_victims(&j, &ks, "ops"), 4);
     j.agreed(2, "ops");
 }
@@ -378,7 +378,7 @@ fn hier_a_death_during_the_rescue_is_repaired() {
         ks.push(extra.to_string());
         let what = format!("n={n} {ks:?}");
         let j = hier(
-            hierprog(),
+            resilient_hier_ranks(),
             &["outcomes", "4", "ring"],
             n,
             Some(3),
@@ -398,7 +398,7 @@ fn hier_a_death_during_the_rescue_is_repaired() {
         let ks = kills(&["3@res.hier.confirm#5", "4@res.hier.confirm#5", extra]);
         let what = format!("{ks:?}");
         let j = hier(
-            hierprog(),
+            resilient_hier_ranks(),
             &["outcomes", "4", "ring"],
             9,
             Some(3),
@@ -473,7 +473,7 @@ fn hier_global_members_killed_or_returning_early_in_one_stage_are_rescued() {
         let ks = kills(c);
         let what = format!("n={n} kills {ks:?} leave {leave} {ring}");
         let j = hier(
-            hierprog(),
+            resilient_hier_ranks(),
             &["outcomes", "4", ring, leave],
             n,
             Some(3),
@@ -521,7 +521,7 @@ fn hier_a_rescue_after_some_groups_finished_the_operation_is_uniform() {
         let ks: Vec<String> = victims.iter().map(|v| format!("{v}@{at}")).collect();
         let what = format!("n={n} k={k} kills {ks:?}");
         let j = hier(
-            hierprog(),
+            resilient_hier_ranks(),
             &["outcomes", "6", "exit"],
             n,
             Some(k),
@@ -547,7 +547,7 @@ fn hier_a_rescue_after_some_groups_finished_the_operation_is_uniform() {
     ]);
     let what = format!("seed 1469 {ks:?}");
     let j = hier(
-        hierprog(),
+        resilient_hier_ranks(),
         &["outcomes", "6", "ring", "8,9@8"],
         12,
         Some(4),
@@ -578,7 +578,7 @@ fn hier_library_messages_never_reach_an_any_tag_receive() {
         let ks = kills(&[&format!("4@{at}"), &format!("5@{at}")]);
         let what = format!("{ks:?}");
         let j = hier(
-            hierprog(),
+            resilient_hier_ranks(),
             &["outcomes", "3", "any"],
             12,
             Some(4),
@@ -591,7 +591,7 @@ fn hier_library_messages_never_reach_an_any_tag_receive() {
     }
 }
 
-/// Checks a `pertinax-hierprog outcomes` job in which ranks may return
+/// Checks a `resilient-hier-ranks outcomes` job in which ranks may return
 /// early (`exit` ring): exit 0, no `FAIL`, no internal error, at least
 /// `survivors` ranks printed `OK`; every rank's trail of per-collective
 /// digests is a prefix of the longest one (every rank that completed a
@@ -647,12 +647,12 @@ fn trails_agree(j: &Job, survivors: usize, what: &str) {
 /// agreements, shrinks, intercommunicator creations, merges), the others
 /// at a random hit too or inside the repair that follows (their first
 /// revoke or intercommunicator creation). Five programs alternate:
-/// `pertinax-hierprog outcomes` under `stop` everywhere with a named
+/// `resilient-hier-ranks outcomes` under `stop` everywhere with a named
 /// point-to-point ring between the collectives whose failures make ranks
 /// return early with `?` while the others go on (`exit`), with an
 /// any-source ring (`any`), or with a named ring whose failures are
 /// tolerated (`ring`); the same with an any-source ring under `ignore`;
-/// and `pertinax-resprog ops` under `ignore` (point-to-point, dup,
+/// and `resilient-ranks ops` under `ignore` (point-to-point, dup,
 /// split). Every collective's outcome, errors included, is in the digest;
 /// every rank that completed a collective must have the same digest after
 /// it. `PERTINAX_RESILIENT_HIER_RUNS` sets the number of jobs (120 by
@@ -708,7 +708,7 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
         }
         // Pattern 5: some of them (one in two, drawn) return early with
         // `?` before the collective the others die before (the programs
-        // of `pertinax-hierprog` only).
+        // of `resilient-hier-ranks` only).
         let hierprog_mode = seed % 5 != 3;
         let leavers: Vec<usize> = if pattern == 5 && hierprog_mode {
             victims
@@ -807,20 +807,20 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
         let (mode, j) = match seed % 5 {
             0 => (
                 "stop exit",
-                hier(hierprog(), &prog("exit"), n, k, STOP, &ks),
+                hier(resilient_hier_ranks(), &prog("exit"), n, k, STOP, &ks),
             ),
-            1 => ("stop any", hier(hierprog(), &prog("any"), n, k, STOP, &ks)),
+            1 => ("stop any", hier(resilient_hier_ranks(), &prog("any"), n, k, STOP, &ks)),
             2 => (
                 "ignore any",
-                hier(hierprog(), &prog("any"), n, k, IGNORE, &ks),
+                hier(resilient_hier_ranks(), &prog("any"), n, k, IGNORE, &ks),
             ),
             3 => (
                 "ignore ops",
-                hier(resprog(), &["ops", "6", "full"], n, k, IGNORE, &ks),
+                hier(resilient_ranks(), &["ops", "6", "full"], n, k, IGNORE, &ks),
             ),
             _ => (
                 "stop ring",
-                hier(hierprog(), &prog("ring"), n, k, STOP, &ks),
+                hier(resilient_hier_ranks(), &prog("ring"), n, k, STOP, &ks),
             ),
         };
         let what = format!("seed {seed} n={n} k={kk} {mode} kills {ks:?} leave {leave:?}");

@@ -9,20 +9,20 @@
 use pertinax_harness::{run, Job, Spec};
 use pertinax_wire::rng::SplitMix64;
 
-fn resnb() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-resnb"))
+fn resilient_nb_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-nb-ranks"))
 }
 
 /// Policy under which a failed root is skipped (the program checks the
 /// outcomes).
 const IGNORE: &str = "bcast=ignore,scatter=ignore,recv=ignore";
 
-/// Runs `pertinax-resnb rounds ROUNDS BATCH` on `n` ranks under `policy`
+/// Runs `resilient-nb-ranks rounds ROUNDS BATCH` on `n` ranks under `policy`
 /// (`None`: the default, stop on a failed bcast root) with `--kill`s.
 fn rounds(n: usize, rounds: u32, batch: u32, policy: Option<&str>, kills: &[String]) -> Job {
     let (r, b) = (rounds.to_string(), batch.to_string());
     let mut s = Spec::new(n, &["rounds", &r, &b])
-        .program(resnb())
+        .program(resilient_nb_ranks())
         .bound(60)
         .launcher_arg("--resilient");
     if let Some(p) = policy {
@@ -58,12 +58,12 @@ fn without_failures_every_result_is_exact() {
 #[test]
 fn errors_and_refusals() {
     let j = run(Spec::new(4, &["rules"])
-        .program(resnb())
+        .program(resilient_nb_ranks())
         .bound(60)
         .launcher_arg("--resilient"));
     j.assert_ok(4);
     let j = run(Spec::new(3, &["log"])
-        .program(resnb())
+        .program(resilient_nb_ranks())
         .bound(60)
         .launcher_arg("--resilient")
         .launcher_arg("--resilient-check")
@@ -74,20 +74,20 @@ fn errors_and_refusals() {
 #[test]
 fn a_failed_root_stops_a_posted_bcast_under_the_default_policy() {
     let j = run(Spec::new(5, &["stop"])
-        .program(resnb())
+        .program(resilient_nb_ranks())
         .bound(60)
         .launcher_arg("--resilient"));
     j.expect(0, 4, "");
     assert_eq!(j.stdout.matches("sum=13").count(), 4, "{}", j.stdout);
 }
 
-/// Runs `pertinax-resnb early ROUNDS` on `n` ranks with `--kill`s (rank 3
+/// Runs `resilient-nb-ranks early ROUNDS` on `n` ranks with `--kill`s (rank 3
 /// among them) and checks it: rank 0 left with the policy's error, every
 /// other rank not killed finished with the same total and reports ranks 0
 /// and 3 failed. Returns the number of ranks that finished.
 fn early(n: usize, kills: &[String]) -> usize {
     let mut s = Spec::new(n, &["early", "10"])
-        .program(resnb())
+        .program(resilient_nb_ranks())
         .bound(30)
         .launcher_arg("--resilient")
         .launcher_arg("--resilient-policy")

@@ -1,16 +1,16 @@
 //! The ULFM validation scenarios, with real processes killed at chosen
-//! points (see `pertinax-ftprog` for each scenario's program), and a
+//! points (see `ulfm-ranks` for each scenario's program), and a
 //! bounded randomized campaign. Every job has a wall-clock bound and the
 //! harness checks that none of its processes survives it.
 
 use pertinax_harness::{backend, job_code, on_mpi, run, Spec, TestBackend};
 
-fn ftprog() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_pertinax-ftprog"))
+fn ulfm_ranks() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_ulfm-ranks"))
 }
 
 fn ft(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(ftprog()).bound(60)
+    Spec::new(n, args).program(ulfm_ranks()).bound(60)
 }
 
 /// Scenario 1: The last rank is SIGKILLed during a series of collectives: every

@@ -1,4 +1,4 @@
-//! Error propagation: `pertinax run -n N -- pertinax-propprog bench REPS`
+//! Error propagation: `pertinax run -n N -- propagate-ranks bench REPS`
 //! against `mpirun --with-ft ulfm -n N propagate -r REPS` (this crate's
 //! `c/propagate.c`), the measurement of the error-propagation paper.
 //!

@@ -1,5 +1,5 @@
 //! Rank program of the offload tests (`tests/offload.rs`), on either
-//! backend: `pertinax-offprog run KEY=VALUE...`. The masters (the job's
+//! backend: `offload-ranks run KEY=VALUE...`. The masters (the job's
 //! ranks) allocate boosters (this program again, in the booster role),
 //! offload tasks with faults planned in their inputs, and check every
 //! result bitwise against the value computed locally (what a run without
@@ -49,7 +49,7 @@
 //! top-level allocation's group G with `task.G.B`, so
 //! `PERTINAX_FAULTS=task@K` and `task.0.1@K` work too.
 //!
-//! `pertinax-offprog api` checks the library's interface on every master,
+//! `offload-ranks api` checks the library's interface on every master,
 //! without faults, over one shared allocation made over an `Rc<Comm>`
 //! and one private allocation over a `Box<Comm>` (both [`Parent`]s): a
 //! right result; a `String` input and a `String` output for the task
@@ -328,7 +328,7 @@ fn api_on(comm: &(impl Parent + ?Sized), me: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// `pertinax-offprog api`: see the module documentation.
+/// `offload-ranks api`: see the module documentation.
 fn api(u: &Universe, w: &Comm) -> Result<String, String> {
     let shared: Rc<Comm> = Rc::new(w.clone());
     api_on(&shared, w.rank().index())?;

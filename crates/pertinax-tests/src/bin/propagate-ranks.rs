@@ -1,4 +1,4 @@
-//! Rank program for the error-propagation tests: `pertinax-propprog
+//! Rank program for the error-propagation tests: `propagate-ranks
 //! SCENARIO [ARGS]`. Every rank that finishes prints `OK SCENARIO rank=R
 //! seen=<the propagated errors it got, in order>` so the test can compare
 //! them across ranks; a failed check prints `FAIL` and exits 1.

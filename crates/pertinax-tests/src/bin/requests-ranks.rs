@@ -1,5 +1,5 @@
 //! Rank program for the tests of non-blocking requests under failures
-//! (`tests/requests.rs`): `pertinax-reqprog SCENARIO [ARGS]`. Every
+//! (`tests/requests.rs`): `requests-ranks SCENARIO [ARGS]`. Every
 //! survivor prints `OK SCENARIO rank=R ...` and exits 0 when its checks
 //! passed; a failed check prints `FAIL ...` and exits 1. Victims are
 //! killed by the launcher at the fault point `victim` (`--kill R@victim#1`,

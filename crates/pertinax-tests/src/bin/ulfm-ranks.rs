@@ -1,4 +1,4 @@
-//! Rank program for the fault-tolerance tests: `pertinax-ftprog SCENARIO
+//! Rank program for the fault-tolerance tests: `ulfm-ranks SCENARIO
 //! [ARGS]`. Every survivor prints `OK SCENARIO rank=R ...` and exits 0 when
 //! its checks passed; a failed check prints `FAIL ...` and exits 1. Ranks
 //! that the scenario kills die by SIGKILL (they never print).

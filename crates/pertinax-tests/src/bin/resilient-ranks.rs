@@ -1,4 +1,4 @@
-//! Rank program for the resilient-communicator tests: `pertinax-resprog
+//! Rank program for the resilient-communicator tests: `resilient-ranks
 //! SCENARIO [ARGS]`, run with `PERTINAX_RESILIENT` set (or `--resilient`).
 //!
 //! `ops ROUNDS [full|coll]`: every round runs bcast, reduce, allreduce, gather,

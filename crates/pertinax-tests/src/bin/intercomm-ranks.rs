@@ -1,5 +1,5 @@
 //! Rank program for the tests of `Comm::intercomm_create`:
-//! `pertinax-interprog SCENARIO [ARGS]`. Every survivor prints
+//! `intercomm-ranks SCENARIO [ARGS]`. Every survivor prints
 //! `OK SCENARIO rank=R ...` and exits 0 when its checks passed; a failed
 //! check prints `FAIL ...` and exits 1. Ranks that the launcher kills at a
 //! fault point (`--kill R@comm.intercomm.POINT#1`) never print.

@@ -1,4 +1,4 @@
-//! Rank program for the multi-process tests: `pertinax-testprog SCENARIO [ARGS]`.
+//! Rank program for the multi-process tests: `p2p-ranks SCENARIO [ARGS]`.
 //! Prints `OK SCENARIO rank=R` and exits 0 when every check passed;
 //! prints the first failed check and exits 1 otherwise.
 

@@ -1,4 +1,4 @@
-//! Rank program for the collective tests: `pertinax-colltest SCENARIO [ARGS]`.
+//! Rank program for the collective tests: `collective-ranks SCENARIO [ARGS]`.
 //!
 //! Every collective is compared with a sequential reference. Inputs are a
 //! function of (call seed, rank, block), so every rank recomputes what

@@ -1,4 +1,4 @@
-//! `pertinax-spawnprog` on the native backend: the same rank program that
+//! `spawn-ranks` on the native backend: the same rank program that
 //! `.ci/mpi-spawn` runs under `mpirun` (spawn across worlds there), so
 //! both backends are held to the same checks. Every job has a wall-clock
 //! bound and the harness checks that none of its processes survives it.
@@ -8,7 +8,7 @@ use pertinax_harness::{run, Job, Spec};
 fn spec(n: usize, args: &[&str], max_spawn: usize) -> Spec<'static> {
     Spec::new(n, args)
         .program(std::path::PathBuf::from(env!(
-            "CARGO_BIN_EXE_pertinax-spawnprog"
+            "CARGO_BIN_EXE_spawn-ranks"
         )))
         .bound(60)
         .launcher_arg("--max-spawn")

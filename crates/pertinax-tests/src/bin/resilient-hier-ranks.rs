@@ -1,5 +1,5 @@
 //! Rank program for the hierarchical tests under any policy:
-//! `pertinax-hierprog outcomes ROUNDS [ring|noring|any|exit] [R,R,...@C]`,
+//! `resilient-hier-ranks outcomes ROUNDS [ring|noring|any|exit] [R,R,...@C]`,
 //! run with `--resilient=hier`.
 //!
 //! Every round runs bcast, reduce, allreduce, gather, scatter, allgather,

@@ -1,5 +1,5 @@
 //! A rank program of `pertinax-checkpoint` under kills:
-//! `pertinax-ckptprog ITERS EVERY WORDS DIR [resume]` (`DIR` `-` for memory
+//! `checkpoint-ranks ITERS EVERY WORDS DIR [resume]` (`DIR` `-` for memory
 //! only; `resume`: every rank starts with a restore, from the files of an
 //! earlier job in `DIR`).
 //!

@@ -1,6 +1,6 @@
 //! A user-shaped program: an iterative 2-D Jacobi solver with buddy
 //! checkpoints that recovers from deaths by non-shrinking recovery,
-//! `pertinax-jacobi ROWS_PER_RANK COLS ITERS EVERY`.
+//! `jacobi-ranks ROWS_PER_RANK COLS ITERS EVERY`.
 //!
 //! The grid of `size * ROWS_PER_RANK` rows and `COLS` columns (inside a
 //! fixed boundary) is cut into blocks of rows, one per rank. Every

@@ -3,7 +3,7 @@
 //! rendezvous, single copy), and no survivor hangs or takes a partial
 //! message for a whole one.
 //!
-//! `pertinax-midtransfer SCENARIO SIZE HOW`:
+//! `midtransfer-ranks SCENARIO SIZE HOW`:
 //! - `p2p SIZE HOW`: rank 0 sends `SIZE`-byte messages to rank 1 in a
 //!   loop, message `seq` filled with [`fill`]`(0, seq)`; rank 1 receives
 //!   them by `HOW`: `recv` (blocking, into a buffer), `irecv` (a request

@@ -1,5 +1,5 @@
 //! Rank program for the tests of non-blocking resilient collectives:
-//! `pertinax-resnb SCENARIO [ARGS]`, run with `pertinax run --resilient`.
+//! `resilient-nb-ranks SCENARIO [ARGS]`, run with `pertinax run --resilient`.
 //!
 //! `rounds ROUNDS BATCH`: each scope posts the requests of BATCH rounds
 //! (per round: a bcast, an allreduce, an allgather, a reduce and a barrier,

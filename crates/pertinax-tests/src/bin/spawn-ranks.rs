@@ -1,6 +1,6 @@
 //! Rank program for spawn across worlds, on either backend (written for
 //! the MPI backend's `.ci/mpi-spawn`, where the children live in another
-//! `MPI_COMM_WORLD`): `pertinax-spawnprog SCENARIO [ARGS]`. Every process
+//! `MPI_COMM_WORLD`): `spawn-ranks SCENARIO [ARGS]`. Every process
 //! (parents and children) prints `OK SCENARIO rank=R ...` when its checks
 //! passed; a failed check prints `FAIL ...` and exits 1.
 //!
