@@ -206,7 +206,8 @@ impl Error {
 /// `[Rank(3)]` of `{:?}`).
 ///
 /// ```
-/// use pertinax::{Rank, RankList};
+/// // `pertinax::{Rank, RankList}` in a program
+/// use pertinax_backend::{error::RankList, types::Rank};
 ///
 /// assert_eq!(RankList(&[Rank(1), Rank(4)]).to_string(), "[1, 4]");
 /// assert_eq!(RankList(&[]).to_string(), "[]");

@@ -140,7 +140,7 @@ pub fn load(rank: Option<(u32, usize)>) -> Result<(), String> {
 ///
 /// ```
 /// for step in 0..3 {
-///     pertinax::fault_point("iteration");
+///     pertinax_backend::inject::fault_point("iteration"); // `pertinax::fault_point`
 ///     // ... the step's work ...
 /// }
 /// ```

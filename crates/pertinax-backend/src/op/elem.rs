@@ -176,12 +176,13 @@ float_impls!(f32: u32, f64: u64);
 ///
 /// # Example
 /// ```
-/// use pertinax::{Op, ValueIndex};
+/// // `pertinax::{Op, ValueIndex}` in a program
+/// use pertinax_backend::op::{Op, ValueIndex};
 /// let mut acc = [ValueIndex::new(2.5f64, 0), ValueIndex::new(1.0, 0)];
 /// let rhs = [ValueIndex::new(2.5f64, 1), ValueIndex::new(0.5, 1)];
 /// Op::minloc().combine(&mut acc, &rhs, true)?;
 /// assert_eq!(acc, [ValueIndex::new(2.5, 0), ValueIndex::new(0.5, 1)]);
-/// # Ok::<(), pertinax::Error>(())
+/// # Ok::<(), pertinax_backend::error::Error>(())
 /// ```
 #[repr(C, packed)]
 #[derive(Clone, Copy, Debug, PartialEq, Default, Pod, Zeroable)]

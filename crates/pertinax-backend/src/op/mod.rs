@@ -38,7 +38,7 @@
 //!
 //! # Example
 //! ```
-//! use pertinax::Op;
+//! use pertinax_backend::op::Op; // `pertinax::Op` in a program
 //! let mut acc = [1.0f64, 2.0, 3.0];
 //! Op::<f64>::sum().combine(&mut acc, &[10.0, 20.0, 30.0], true)?;
 //! assert_eq!(acc, [11.0, 22.0, 33.0]);
@@ -48,7 +48,7 @@
 //! let mut acc = [1u32];
 //! first.combine(&mut acc, &[2], false)?; // acc = rhs ⊕ acc
 //! assert_eq!(acc, [2]);
-//! # Ok::<(), pertinax::Error>(())
+//! # Ok::<(), pertinax_backend::error::Error>(())
 //! ```
 
 mod elem;
@@ -84,11 +84,11 @@ pub use erased::Scalar;
 ///
 /// # Example
 /// ```
-/// use pertinax::Op;
+/// use pertinax_backend::op::Op; // `pertinax::Op` in a program
 /// let mut acc = [3i32, -7];
 /// Op::max().combine(&mut acc, &[5, -9], true)?;
 /// assert_eq!(acc, [5, -7]);
-/// # Ok::<(), pertinax::Error>(())
+/// # Ok::<(), pertinax_backend::error::Error>(())
 /// ```
 pub struct Op<T> {
     kind: Kind<T>,
@@ -269,7 +269,7 @@ impl<T: Pod> Op<T> {
     ///
     /// # Example
     /// ```
-    /// use pertinax::Op;
+    /// use pertinax_backend::op::Op; // `pertinax::Op` in a program
     /// // 2x2 matrix product, row-major: not commutative.
     /// let matmul = Op::<[f64; 4]>::user(
     ///     |a, b| {
