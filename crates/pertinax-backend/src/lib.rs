@@ -59,7 +59,7 @@
 //!   point-to-point requests through [`TaskIo`]. The portable schedules
 //!   are the collectives every backend gets for free.
 //! - **Own collectives** (optional): a backend whose
-//!   [`Backend::own_collectives`] is true (MPI) runs every collective
+//!   [`Capabilities::own_collectives`] is true (MPI) runs every collective
 //!   itself: the collective layer checks the arguments, then describes the
 //!   call ([`Coll`]) to [`Backend::start_coll`] instead of building a
 //!   schedule, and the result is a request key like any other (test, wait,
@@ -329,6 +329,27 @@ pub struct ProcRequest<'a> {
     pub replaces: Vec<u32>,
 }
 
+/// What a backend offers beyond the required set ([`Backend::capabilities`]).
+/// The API reads it once when a communicator is made and keeps it there:
+/// no call path asks the backend again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The backend runs every collective itself ([`Backend::start_coll`])
+    /// rather than the portable schedules (MPI: MPI's own collectives).
+    pub own_collectives: bool,
+    /// A blocking send or receive of the backend on a revoked communicator
+    /// fails with `Revoked` by itself (MPI's do: ULFM checks the
+    /// revocation first), so the API need not ask [`Backend::is_revoked`]
+    /// before each one.
+    pub calls_check_revocation: bool,
+    /// An agreement whose members contribute several words costs what a
+    /// one-flag agreement costs (native: every record is one write to
+    /// shared memory). False where several words take an exchange of
+    /// records (MPI, past the fast round's one word): callers that could
+    /// fold data into an agreement then send it their usual way.
+    pub words_agree_cheaply: bool,
+}
+
 /// A collective schedule (or any multi-step operation) that the backend
 /// advances on every progress round (see [`Backend::start_task`]).
 pub trait Task {
@@ -580,11 +601,10 @@ pub trait Backend: Debug + Sized {
     /// Runs a task on every progress round until it finishes; its outcome
     /// is the request's.
     fn start_task(&self, t: Box<dyn Task>) -> ReqKey;
-    /// Whether the backend runs the collectives itself ([`Backend::start_coll`])
-    /// rather than the portable schedules (optional; false by default).
-    #[inline]
-    fn own_collectives(&self) -> bool {
-        false
+    /// What the backend offers beyond the required set (none by
+    /// default). Read once when a communicator is made, and kept in it.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
     }
     /// Starts a collective as the backend's own; its outcome is the
     /// request's.
@@ -603,13 +623,6 @@ pub trait Backend: Debug + Sized {
     fn revoke(&self, ctx: u32);
     /// Whether the communicator was revoked (as known here).
     fn is_revoked(&self, ctx: u32) -> bool;
-    /// Whether a blocking send or receive of the backend on a revoked
-    /// communicator fails with `Revoked` by itself (MPI's do: ULFM checks
-    /// the revocation first), so the core need not ask
-    /// [`Backend::is_revoked`] before each one.
-    fn calls_check_revocation(&self) -> bool {
-        false
-    }
     /// The communicator's members known failed, in learning order.
     fn failed_among(&self, st: &Self::CommState) -> Vec<u32>;
     /// Acknowledges the first `n` of them; returns how many are.
@@ -637,14 +650,6 @@ pub trait Backend: Debug + Sized {
     /// `MPIX_Comm_iagree`, as a C program's `MPIX_Comm_agree` does, instead
     /// of polling with a backoff). The wait that follows polls as usual.
     fn block_on_agreement(&self, _ctx: u32, _seq: u32) {}
-    /// Whether an agreement whose members contribute several words costs
-    /// what a one-flag agreement costs (native: every record is one write
-    /// to shared memory). False where several words take an exchange of
-    /// records (MPI, past the fast round's one word): callers that could
-    /// fold data into an agreement then send it their usual way.
-    fn words_agree_cheaply(&self) -> bool {
-        false
-    }
     /// Reads the members' records still missing in `got` (one per member:
     /// group, then remote group); true once every member is settled.
     fn poll_agreement(

@@ -1599,8 +1599,18 @@ impl Backend for Mpi {
         k
     }
 
-    fn own_collectives(&self) -> bool {
-        self.own_coll
+    fn capabilities(&self) -> crate::backend::Capabilities {
+        crate::backend::Capabilities {
+            own_collectives: self.own_coll,
+            // A point-to-point call on a revoked communicator returns
+            // `MPIX_ERR_REVOKED` (ULFM checks it before the peer's state;
+            // mapped to `Revoked`); asking `MPIX_Comm_is_revoked` before
+            // each one cost 0.02-0.03 us of a 0.25 us half round trip.
+            // (Collectives keep the check: MPI's return
+            // `MPIX_ERR_PROC_FAILED` first.)
+            calls_check_revocation: true,
+            words_agree_cheaply: false,
+        }
     }
 
     fn start_coll(&self, c: crate::backend::Coll) -> Result<ReqKey> {
@@ -1619,15 +1629,6 @@ impl Backend for Mpi {
                 let _ = t.comms[1].revoke();
             }
         }
-    }
-
-    fn calls_check_revocation(&self) -> bool {
-        // A point-to-point call on a revoked communicator returns
-        // `MPIX_ERR_REVOKED` (ULFM checks it before the peer's state;
-        // mapped to `Revoked`); asking `MPIX_Comm_is_revoked` before each
-        // one cost 0.02-0.03 us of a 0.25 us half round trip. (Collectives
-        // keep the check: MPI's return `MPIX_ERR_PROC_FAILED` first.)
-        true
     }
 
     fn is_revoked(&self, ctx: u32) -> bool {

@@ -26,7 +26,8 @@ use pertinax_wire::ctrl::{self, ToLauncher};
 use pertinax_wire::env;
 
 use crate::backend::{
-    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Started, Task, Token,
+    Backend, Capabilities, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf,
+    Started, Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::Status;
@@ -376,8 +377,11 @@ impl Backend for Native {
     fn next_agree_seq(&self, seq: u32) -> u32 {
         engine::next_seq(seq)
     }
-    fn words_agree_cheaply(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            words_agree_cheaply: true,
+            ..Capabilities::default()
+        }
     }
 
     fn contribute(&self, ctx: u32, seq: u32, call: RecoveryCall, words: [u32; 4], st: &CommState) {

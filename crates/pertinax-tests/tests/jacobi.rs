@@ -15,9 +15,7 @@ const SHAPE: [&str; 4] = ["16", "48", "120", "10"];
 
 fn jacobi(kills: &[&str], spares: usize) -> Job {
     let mut spec = Spec::new(N, &SHAPE)
-        .program(std::path::PathBuf::from(env!(
-            "CARGO_BIN_EXE_jacobi-ranks"
-        )))
+        .program(std::path::PathBuf::from(env!("CARGO_BIN_EXE_jacobi-ranks")))
         .bound(60)
         .launcher_arg("--spares")
         .launcher_arg(&spares.to_string());

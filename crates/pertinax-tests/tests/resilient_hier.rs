@@ -113,7 +113,14 @@ fn hier_root_death_around_reduce_and_gather_gives_every_survivor_the_same_outcom
     ];
     for (kill, dies) in cases {
         let ks = kills(&[kill]);
-        let j = hier(resilient_hier_ranks(), &["outcomes", "4"], 16, None, STOP, &ks);
+        let j = hier(
+            resilient_hier_ranks(),
+            &["outcomes", "4"],
+            16,
+            None,
+            STOP,
+            &ks,
+        );
         j.agreed(15, kill);
         assert_eq!(check_victims(&j, &ks, kill), usize::from(dies), "{kill}");
         // The root died before its own operation ended: the stop policy
@@ -146,7 +153,14 @@ fn hier_master_and_deputy_killed_together_are_repaired() {
     for p in pairs {
         let ks = kills(&p);
         let what = p.join(" ");
-        let j = hier(resilient_ranks(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
+        let j = hier(
+            resilient_ranks(),
+            &["ops", "10", "full"],
+            16,
+            None,
+            IGNORE,
+            &ks,
+        );
         j.agreed(14, &what);
         assert_eq!(check_victims(&j, &ks, &what), 2, "{what}");
     }
@@ -177,7 +191,14 @@ fn hier_a_failure_during_a_join_is_repaired() {
     for c in cases {
         let ks = kills(c);
         let what = c.join(" ");
-        let j = hier(resilient_ranks(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
+        let j = hier(
+            resilient_ranks(),
+            &["ops", "10", "full"],
+            16,
+            None,
+            IGNORE,
+            &ks,
+        );
         let died = check_victims(&j, &ks, &what);
         assert_eq!(died, c.len(), "{what}: a kill did not fire\n{}", j.stderr);
         j.agreed(16 - died, &what);
@@ -235,7 +256,14 @@ fn hier_a_group_orphaned_after_the_global_agreement_is_not_waited_for() {
     for (at, ring) in cases {
         let ks = kills(&[&format!("3@{at}"), &format!("4@{at}")]);
         let what = format!("{ks:?} {ring}");
-        let j = hier(resilient_hier_ranks(), &["outcomes", "4", ring], 16, None, STOP, &ks);
+        let j = hier(
+            resilient_hier_ranks(),
+            &["outcomes", "4", ring],
+            16,
+            None,
+            STOP,
+            &ks,
+        );
         trails_agree(&j, 14, &what);
         if ring != "exit" {
             assert_eq!(check_victims(&j, &ks, &what), 2, "{what}");
@@ -263,7 +291,14 @@ fn hier_a_whole_group_killed_does_not_hurt_the_others() {
     for c in cases {
         let ks = kills(c);
         let what = c.join(" ");
-        let j = hier(resilient_ranks(), &["ops", "10", "full"], 16, None, IGNORE, &ks);
+        let j = hier(
+            resilient_ranks(),
+            &["ops", "10", "full"],
+            16,
+            None,
+            IGNORE,
+            &ks,
+        );
         assert_eq!(check_victims(&j, &ks, &what), c.len(), "{what}");
         j.agreed(16 - c.len(), &what);
     }
@@ -353,7 +388,14 @@ fn hier_every_group_losing_its_global_members_in_one_stage_is_rescued() {
     }
     // The same under `ignore` with point-to-point, dup and split.
     let ks = same(6, 3, "res.before.bcast#2");
-    let j = hier(resilient_ranks(), &["ops", "6", "full"], 6, Some(3), IGNORE, &ks);
+    let j = hier(
+        resilient_ranks(),
+        &["ops", "6", "full"],
+        6,
+        Some(3),
+        IGNORE,
+        &ks,
+    );
     assert_eq!(check_victims(&j, &ks, "ops"), 4);
     j.agreed(2, "ops");
 }
@@ -809,7 +851,10 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
                 "stop exit",
                 hier(resilient_hier_ranks(), &prog("exit"), n, k, STOP, &ks),
             ),
-            1 => ("stop any", hier(resilient_hier_ranks(), &prog("any"), n, k, STOP, &ks)),
+            1 => (
+                "stop any",
+                hier(resilient_hier_ranks(), &prog("any"), n, k, STOP, &ks),
+            ),
             2 => (
                 "ignore any",
                 hier(resilient_hier_ranks(), &prog("any"), n, k, IGNORE, &ks),

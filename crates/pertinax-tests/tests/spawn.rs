@@ -7,9 +7,7 @@ use pertinax_harness::{run, Job, Spec};
 
 fn spec(n: usize, args: &[&str], max_spawn: usize) -> Spec<'static> {
     Spec::new(n, args)
-        .program(std::path::PathBuf::from(env!(
-            "CARGO_BIN_EXE_spawn-ranks"
-        )))
+        .program(std::path::PathBuf::from(env!("CARGO_BIN_EXE_spawn-ranks")))
         .bound(60)
         .launcher_arg("--max-spawn")
         .launcher_arg(&max_spawn.to_string())

@@ -20,7 +20,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use crate::backend::{Active, Backend, Derived, Peers, Token};
+use crate::backend::{Active, Backend, Capabilities, Derived, Peers, Token};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::runtime::Runtime;
@@ -54,6 +54,8 @@ pub(crate) struct CommInner {
     pub ft_seq: Cell<u32>,
     /// A non-blocking agreement on it has not completed yet.
     pub agree_pending: Cell<bool>,
+    /// What the backend offers beyond the required set, read once.
+    pub caps: Capabilities,
 }
 
 impl Drop for CommInner {
@@ -95,8 +97,10 @@ impl Comm {
         st: <Active as Backend>::CommState,
         remote: Option<Peers>,
     ) -> Comm {
+        let caps = rt.b.capabilities();
         Comm {
             inner: Rc::new(CommInner {
+                caps,
                 rt,
                 ctx,
                 rank,
@@ -168,7 +172,7 @@ impl Comm {
     /// left to the backend when its calls check it themselves.
     #[inline]
     pub(crate) fn live_p2p(&self) -> Result<()> {
-        if self.inner.rt.b.calls_check_revocation() {
+        if self.inner.caps.calls_check_revocation {
             self.live_ft()
         } else {
             self.live()

@@ -69,6 +69,10 @@ macro_rules! with {
 impl Backend for Active {
     type CommState = AnyState;
 
+    fn capabilities(&self) -> crate::backend::Capabilities {
+        on!(self, b => b.capabilities())
+    }
+
     #[inline]
     fn progress(&self) -> bool {
         on!(self, b => b.progress())
@@ -223,21 +227,12 @@ impl Backend for Active {
         on!(self, b => b.start_task(t))
     }
 
-    #[inline]
-    fn own_collectives(&self) -> bool {
-        on!(self, b => b.own_collectives())
-    }
-
     fn start_coll(&self, c: crate::backend::Coll) -> Result<ReqKey> {
         on!(self, b => b.start_coll(c))
     }
 
     fn revoke(&self, ctx: u32) {
         on!(self, b => b.revoke(ctx))
-    }
-    #[inline]
-    fn calls_check_revocation(&self) -> bool {
-        on!(self, b => b.calls_check_revocation())
     }
     #[inline]
     fn is_revoked(&self, ctx: u32) -> bool {
@@ -270,9 +265,6 @@ impl Backend for Active {
     }
     fn block_on_agreement(&self, ctx: u32, seq: u32) {
         on!(self, b => b.block_on_agreement(ctx, seq))
-    }
-    fn words_agree_cheaply(&self) -> bool {
-        on!(self, b => b.words_agree_cheaply())
     }
     fn member_id(&self, st: &AnyState, i: usize) -> u32 {
         with!(self, st, b, s => b.member_id(s, i))

@@ -223,7 +223,7 @@ impl Comm {
     /// Whether [`Comm::agree_gather`] costs what [`Comm::agree`] costs on
     /// this communicator's backend (native: yes; MPI: no, see there).
     pub fn words_agree_cheaply(&self) -> bool {
-        self.inner.rt.b.words_agree_cheaply()
+        self.inner.caps.words_agree_cheaply
     }
 
     /// A new communicator of the members that are alive, in the same rank

@@ -143,7 +143,7 @@ impl Comm {
     /// are skipped.
     #[inline]
     fn own(&self) -> bool {
-        self.inner.rt.b.own_collectives()
+        self.inner.caps.own_collectives
     }
 
     /// Compiles and starts a schedule over lent buffers: `out` is the
