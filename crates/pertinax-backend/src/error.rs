@@ -121,11 +121,12 @@ pub enum Error {
     },
     /// The backend this process runs on lacks an optional feature the call
     /// needs (spares, single-copy transfers, heartbeats, fault injection by
-    /// the launcher, ...; see the backend contract in ARCHITECTURE.md). The
+    /// the launcher, ...; see the backend contract in ARCHITECTURE.md), or a
+    /// communicator cannot honour an operation (a decorator's reason). The
     /// call did nothing.
-    #[error("unsupported: this backend does not provide {feature}")]
+    #[error("unsupported: {feature}")]
     Unsupported {
-        /// The feature's name.
+        /// What is not provided, and where the reason is not obvious, why.
         feature: &'static str,
     },
 }

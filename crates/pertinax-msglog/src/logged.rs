@@ -27,8 +27,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use pertinax::{
-    Comm, Communicator, Completion, DynOp, Error, Outcome, Pending, PendingOp, Rank, Scope, Source,
-    Status, Tag, TagMatch, TAG_UB,
+    Comm, Communicator, Completion, ErasedOp, Error, Outcome, Pending, PendingOp, Rank, Scope,
+    Source, Status, Tag, TagMatch, TAG_UB,
 };
 
 use crate::log::Log;
@@ -422,11 +422,11 @@ impl Communicator for Logged {
         Ok(Outcome::default())
     }
 
-    fn reduce_dyn(
+    fn reduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
         root: Rank,
     ) -> Result<Outcome, Error> {
         self.check_dest(root)?;
@@ -435,16 +435,23 @@ impl Communicator for Logged {
             same_len("reduce at the root", recv.len(), send.len())?;
         }
         let mut all = vec![0u8; send.len()];
-        self.collective(&mut all, |b| self.comm.allreduce_dyn(send, b, op).map(drop))?;
+        self.collective(&mut all, |b| {
+            self.comm.allreduce_bytes(send, b, op).map(drop)
+        })?;
         if me_root {
             recv.copy_from_slice(&all);
         }
         Ok(Outcome::default())
     }
 
-    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
+    fn allreduce_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
         same_len("allreduce", recv.len(), send.len())?;
-        self.collective(recv, |b| self.comm.allreduce_dyn(send, b, op).map(drop))?;
+        self.collective(recv, |b| self.comm.allreduce_bytes(send, b, op).map(drop))?;
         Ok(Outcome::default())
     }
 
@@ -528,6 +535,149 @@ impl Communicator for Logged {
         Ok(Outcome::default())
     }
 
+    /// Every rank's contribution gathered (logged and served like any
+    /// collective's result), then combined here in rank order.
+    fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        self.prefix(send, recv, op, false)
+    }
+    /// As [`Logged::scan_bytes`]; rank 0's `recv` is left as it was.
+    fn exscan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        self.prefix(send, recv, op, true)
+    }
+    /// An allreduce of the whole vector (logged like any collective's
+    /// result), of which each rank keeps its block.
+    fn reduce_scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
+        let (n, me, e) = (self.comm.size(), self.comm.rank().index(), op.elem_size());
+        if counts.len() != n {
+            return Err(refused(&format!(
+                "reduce_scatter: {} counts for {n} ranks",
+                counts.len()
+            )));
+        }
+        let at: usize = counts[..me].iter().sum::<usize>() * e;
+        same_len(
+            "reduce_scatter",
+            send.len(),
+            counts.iter().sum::<usize>() * e,
+        )?;
+        same_len("reduce_scatter", recv.len(), counts[me] * e)?;
+        let mut all = vec![0u8; send.len()];
+        self.allreduce_bytes(send, &mut all, op)?;
+        recv.copy_from_slice(&all[at..at + recv.len()]);
+        Ok(Outcome::default())
+    }
+    fn allgatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Error> {
+        self.collective(recv, |b| {
+            Communicator::allgatherv_bytes(&self.comm, send, b, counts, displs, elem).map(drop)
+        })?;
+        Ok(Outcome::default())
+    }
+    fn gatherv_bytes(
+        &self,
+        _send: &[u8],
+        _recv: &mut [u8],
+        _counts: &[usize],
+        _displs: &[usize],
+        _elem: usize,
+        _root: Rank,
+    ) -> Result<Outcome, Error> {
+        Err(rooted_v())
+    }
+    fn scatterv_bytes(
+        &self,
+        _send: &[u8],
+        _counts: &[usize],
+        _displs: &[usize],
+        _recv: &mut [u8],
+        _elem: usize,
+        _root: Rank,
+    ) -> Result<Outcome, Error> {
+        Err(rooted_v())
+    }
+    fn alltoallv_bytes(
+        &self,
+        _send: &[u8],
+        _scounts: &[usize],
+        _sdispls: &[usize],
+        _recv: &mut [u8],
+        _rcounts: &[usize],
+        _rdispls: &[usize],
+        _elem: usize,
+    ) -> Result<Outcome, Error> {
+        Err(Error::Unsupported {
+            feature: "alltoallv inside a logged iteration (not logged yet: use alltoall, or \
+                      point-to-point messages, which are logged)",
+        })
+    }
+    fn ibarrier<'s>(&self, _scope: &'s Scope<'s, '_>) -> Result<PendingOp<'s, Error>, Error> {
+        Err(no_nonblocking())
+    }
+    fn ibcast_bytes<'s>(
+        &self,
+        _scope: &'s Scope<'s, '_>,
+        _buf: &'s mut [u8],
+        _root: Rank,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Err(no_nonblocking())
+    }
+    fn ireduce_bytes<'s>(
+        &self,
+        _scope: &'s Scope<'s, '_>,
+        _send: &'s [u8],
+        _recv: &'s mut [u8],
+        _op: &ErasedOp,
+        _root: Rank,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Err(no_nonblocking())
+    }
+    fn iallreduce_bytes<'s>(
+        &self,
+        _scope: &'s Scope<'s, '_>,
+        _send: &'s [u8],
+        _recv: &'s mut [u8],
+        _op: &ErasedOp,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Err(no_nonblocking())
+    }
+    fn iallgather_bytes<'s>(
+        &self,
+        _scope: &'s Scope<'s, '_>,
+        _send: &'s [u8],
+        _recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Err(no_nonblocking())
+    }
+    fn ialltoall_bytes<'s>(
+        &self,
+        _scope: &'s Scope<'s, '_>,
+        _send: &'s [u8],
+        _recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Err(no_nonblocking())
+    }
+    fn ack_failed(&self, _n: usize) -> Result<usize, Error> {
+        Err(recovers_itself())
+    }
+    fn agree(&self, _flags: u32) -> Result<u32, Error> {
+        Err(recovers_itself())
+    }
+    fn shrink_boxed(&self) -> Result<pertinax::BoxedComm<Error>, Error> {
+        Err(recovers_itself())
+    }
+
     fn dup_boxed(&self) -> Result<pertinax::BoxedComm<Error>, Error> {
         Err(no_new_comms())
     }
@@ -547,6 +697,36 @@ impl Communicator for Logged {
 }
 
 impl Logged {
+    /// Scan (or exscan) as an allgather, logged like any collective's
+    /// result, combined here in rank order.
+    fn prefix(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+        exclusive: bool,
+    ) -> Result<Outcome, Error> {
+        let (n, me) = (self.comm.size(), self.comm.rank().index());
+        same_len(
+            if exclusive { "exscan" } else { "scan" },
+            recv.len(),
+            send.len(),
+        )?;
+        let k = send.len();
+        let mut all = vec![0u8; k * n];
+        self.allgather_bytes(send, &mut all)?;
+        let upto = if exclusive { me } else { me + 1 };
+        if upto == 0 {
+            return Ok(Outcome::default());
+        }
+        let mut acc = all[..k].to_vec();
+        for block in all[k..upto * k].chunks(k.max(1)) {
+            op.combine_bytes(&mut acc, block, true)?;
+        }
+        recv.copy_from_slice(&acc);
+        Ok(Outcome::default())
+    }
+
     /// `isend_bytes` on the library's own tag.
     fn isend_unchecked<'s>(
         &self,
@@ -559,6 +739,27 @@ impl Logged {
             return Ok(Box::new(Done(true)));
         }
         self.timed_op(self.timed(|| self.comm.isend_bytes(scope, buf, Rank(dest as i32), tag)))
+    }
+}
+
+fn rooted_v() -> Error {
+    Error::Unsupported {
+        feature: "gatherv and scatterv inside a logged iteration (their counts are known at \
+                  the root only, so no rank could serve a replaying one: use allgatherv)",
+    }
+}
+
+fn no_nonblocking() -> Error {
+    Error::Unsupported {
+        feature: "non-blocking collectives inside a logged iteration (the log replays blocking \
+                  collectives only: use the blocking form)",
+    }
+}
+
+fn recovers_itself() -> Error {
+    Error::Unsupported {
+        feature: "ULFM calls inside a logged iteration (message logging detects failures and \
+                  rolls the failed rank back itself)",
     }
 }
 

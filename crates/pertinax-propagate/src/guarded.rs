@@ -6,7 +6,8 @@
 use std::rc::Rc;
 
 use pertinax::{
-    BoxedComm, Communicator, DynOp, Outcome, PendingOp, Rank, Scope, Source, Status, Tag, TagMatch,
+    BoxedComm, Communicator, ErasedOp, Outcome, PendingOp, Rank, Scope, Source, Status, Tag,
+    TagMatch,
 };
 
 use crate::{GuardError, Guarded};
@@ -76,22 +77,22 @@ impl<C: Communicator + 'static> Communicator for Guarded<C> {
     fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Self::Error> {
         self.run(|c| c.bcast_bytes(buf, root))
     }
-    fn reduce_dyn(
+    fn reduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
         root: Rank,
     ) -> Result<Outcome, Self::Error> {
-        self.run(|c| c.reduce_dyn(send, recv, op, root))
+        self.run(|c| c.reduce_bytes(send, recv, op, root))
     }
-    fn allreduce_dyn(
+    fn allreduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
     ) -> Result<Outcome, Self::Error> {
-        self.run(|c| c.allreduce_dyn(send, recv, op))
+        self.run(|c| c.allreduce_bytes(send, recv, op))
     }
     fn gather_bytes(
         &self,
@@ -115,6 +116,154 @@ impl<C: Communicator + 'static> Communicator for Guarded<C> {
     fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error> {
         self.run(|c| c.alltoall_bytes(send, recv))
     }
+    fn scan_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.scan_bytes(send, recv, op))
+    }
+    fn exscan_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.exscan_bytes(send, recv, op))
+    }
+    fn reduce_scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.reduce_scatter_bytes(send, recv, counts, op))
+    }
+    fn gatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.gatherv_bytes(send, recv, counts, displs, elem, root))
+    }
+    fn scatterv_bytes(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.scatterv_bytes(send, counts, displs, recv, elem, root))
+    }
+    fn allgatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.allgatherv_bytes(send, recv, counts, displs, elem))
+    }
+    fn alltoallv_bytes(
+        &self,
+        send: &[u8],
+        scounts: &[usize],
+        sdispls: &[usize],
+        recv: &mut [u8],
+        rcounts: &[usize],
+        rdispls: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.alltoallv_bytes(send, scounts, sdispls, recv, rcounts, rdispls, elem))
+    }
+    fn ibarrier<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let op = self.run(|c| c.ibarrier(scope))?;
+        Ok(self.pending(op))
+    }
+    fn ibcast_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        root: Rank,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let op = self.run(|c| c.ibcast_bytes(scope, buf, root))?;
+        Ok(self.pending(op))
+    }
+    fn ireduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+        root: Rank,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let p = self.run(|c| c.ireduce_bytes(scope, send, recv, op, root))?;
+        Ok(self.pending(p))
+    }
+    fn iallreduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let p = self.run(|c| c.iallreduce_bytes(scope, send, recv, op))?;
+        Ok(self.pending(p))
+    }
+    fn iallgather_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let p = self.run(|c| c.iallgather_bytes(scope, send, recv))?;
+        Ok(self.pending(p))
+    }
+    fn ialltoall_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let p = self.run(|c| c.ialltoall_bytes(scope, send, recv))?;
+        Ok(self.pending(p))
+    }
+    /// The guarded communicator's acknowledgement (local: nothing to
+    /// propagate).
+    fn ack_failed(&self, n: usize) -> Result<usize, Self::Error> {
+        self.comm().ack_failed(n).map_err(GuardError::Other)
+    }
+    /// The guarded communicator's agreement, not run through the guard: an
+    /// agreement completes despite failures, which it reports in its
+    /// result, so there is nothing to propagate.
+    fn agree(&self, flags: u32) -> Result<u32, Self::Error> {
+        self.comm().agree(flags).map_err(GuardError::Other)
+    }
+    /// Unsupported: a guard's members are fixed by its control
+    /// communicator; make a new guard over the shrunk communicator
+    /// ([`Guarded::over`]) instead.
+    fn shrink_boxed(&self) -> Result<BoxedComm<Self::Error>, Self::Error> {
+        Err(GuardError::Other(
+            pertinax::Error::Unsupported {
+                feature: "shrink of a guard (its members are fixed by its control communicator: \
+                          guard the shrunk communicator with Guarded::over)",
+            }
+            .into(),
+        ))
+    }
+
     fn dup_boxed(&self) -> Result<BoxedComm<Self::Error>, Self::Error> {
         Ok(Box::new(Communicator::dup(self)?))
     }

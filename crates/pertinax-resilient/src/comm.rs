@@ -2,7 +2,7 @@
 //! or the resilient communicator it holds.
 
 use pertinax::{
-    pending_into, BoxedComm, Communicator, DynOp, PendingOp, Rank, Scope, Source, Status, Tag,
+    pending_into, BoxedComm, Communicator, ErasedOp, PendingOp, Rank, Scope, Source, Status, Tag,
     TagMatch,
 };
 
@@ -14,6 +14,24 @@ macro_rules! both {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             World::Plain($c) => ($e).map_err(Error::from),
+            World::Resilient(b) => {
+                let $c = &**b;
+                $e
+            }
+            World::Hierarchical(b) => {
+                let $c = &**b;
+                $e
+            }
+        }
+    };
+}
+
+/// Forwards a non-blocking operation, with the plain world's requests
+/// errors as this crate's.
+macro_rules! nb {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            World::Plain($c) => Ok(pending_into($e?)),
             World::Resilient(b) => {
                 let $c = &**b;
                 $e
@@ -111,17 +129,22 @@ impl Communicator for World {
     fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Error> {
         both!(self, c => c.bcast_bytes(buf, root))
     }
-    fn reduce_dyn(
+    fn reduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
         root: Rank,
     ) -> Result<Outcome, Error> {
-        both!(self, c => c.reduce_dyn(send, recv, op, root))
+        both!(self, c => c.reduce_bytes(send, recv, op, root))
     }
-    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
-        both!(self, c => c.allreduce_dyn(send, recv, op))
+    fn allreduce_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
+        both!(self, c => c.allreduce_bytes(send, recv, op))
     }
     fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
         both!(self, c => c.gather_bytes(send, recv, root))
@@ -134,6 +157,129 @@ impl Communicator for World {
     }
     fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
         both!(self, c => c.alltoall_bytes(send, recv))
+    }
+    fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        both!(self, c => c.scan_bytes(send, recv, op))
+    }
+    fn exscan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        both!(self, c => c.exscan_bytes(send, recv, op))
+    }
+    fn reduce_scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
+        both!(self, c => c.reduce_scatter_bytes(send, recv, counts, op))
+    }
+    fn gatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        both!(self, c => c.gatherv_bytes(send, recv, counts, displs, elem, root))
+    }
+    fn scatterv_bytes(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        both!(self, c => c.scatterv_bytes(send, counts, displs, recv, elem, root))
+    }
+    fn allgatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Error> {
+        both!(self, c => c.allgatherv_bytes(send, recv, counts, displs, elem))
+    }
+    fn alltoallv_bytes(
+        &self,
+        send: &[u8],
+        scounts: &[usize],
+        sdispls: &[usize],
+        recv: &mut [u8],
+        rcounts: &[usize],
+        rdispls: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Error> {
+        both!(self, c => {
+            c.alltoallv_bytes(send, scounts, sdispls, recv, rcounts, rdispls, elem)
+        })
+    }
+    fn ibarrier<'s>(&self, scope: &'s Scope<'s, '_>) -> Result<PendingOp<'s, Error>, Error> {
+        nb!(self, c => Communicator::ibarrier(c, scope))
+    }
+    fn ibcast_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        root: Rank,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        nb!(self, c => c.ibcast_bytes(scope, buf, root))
+    }
+    fn ireduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+        root: Rank,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        nb!(self, c => c.ireduce_bytes(scope, send, recv, op, root))
+    }
+    fn iallreduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        nb!(self, c => c.iallreduce_bytes(scope, send, recv, op))
+    }
+    fn iallgather_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        nb!(self, c => c.iallgather_bytes(scope, send, recv))
+    }
+    fn ialltoall_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        nb!(self, c => c.ialltoall_bytes(scope, send, recv))
+    }
+    fn ack_failed(&self, n: usize) -> Result<usize, Error> {
+        both!(self, c => Communicator::ack_failed(c, n))
+    }
+    fn agree(&self, flags: u32) -> Result<u32, Error> {
+        both!(self, c => Communicator::agree(c, flags))
+    }
+    fn shrink_boxed(&self) -> Result<BoxedComm<Error>, Error> {
+        Ok(Box::new(Communicator::shrink(self)?))
+    }
+    fn shrink(&self) -> Result<Self, Error> {
+        Ok(match self {
+            World::Plain(c) => World::Plain(Communicator::shrink(c)?),
+            World::Resilient(c) => World::Resilient(Box::new(Communicator::shrink(&**c)?)),
+            World::Hierarchical(c) => World::Hierarchical(Box::new(Communicator::shrink(&**c)?)),
+        })
     }
     fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
         Ok(Box::new(Communicator::dup(self)?))

@@ -14,14 +14,13 @@
 //!   (`send::<T>`, `allreduce::<T>`, ...) are in [`CommunicatorExt`],
 //!   implemented for every `C: Communicator + ?Sized`, so generic code
 //!   and trait objects call them alike.
-//! - **Reductions** go through [`DynOp`], the type-erased form of an
-//!   [`Op<T>`]: it combines bytes, and runs the reduction on a plain
-//!   [`Comm`](crate::Comm) (the element type is recovered inside the op), which is what
-//!   a decorator over `Comm` needs.
-//! - **dup and split** come in two forms: [`Communicator::dup`] and
-//!   [`Communicator::split`] return `Self` (`where Self: Sized`),
-//!   [`Communicator::dup_boxed`] and [`Communicator::split_boxed`] a boxed
-//!   trait object.
+//! - **Reductions** take an [`ErasedOp`], the one type-erased form of an
+//!   [`Op<T>`](crate::Op) ([`Op::erase`](crate::Op::erase)): it combines
+//!   bytes, and the core's collectives run it as they run an `Op<T>`, so a
+//!   decorator hands it down unchanged.
+//! - **dup, split and shrink** come in two forms: [`Communicator::dup`],
+//!   [`Communicator::split`] and [`Communicator::shrink`] return `Self`
+//!   (`where Self: Sized`), the `_boxed` forms a boxed trait object.
 //!
 //! # Errors: an associated type
 //!
@@ -86,16 +85,17 @@
 //! # Ok::<(), pertinax::Error>(())
 //! ```
 
-mod dyn_op;
+mod ext;
 mod plain;
 
 use std::fmt;
 
 use bytemuck::Pod;
 
-pub use dyn_op::{DynOp, OwnedOp};
+pub use ext::CommunicatorExt;
 
-use crate::{Error, Op, Rank, Request, Scope, Source, Status, Tag, TagMatch};
+use crate::op::ErasedOp;
+use crate::{Error, Rank, Request, Scope, Source, Status, Tag, TagMatch};
 
 /// What a communicator's error type must offer the layers above it.
 pub trait CommError: std::error::Error + From<Error> + 'static {
@@ -245,14 +245,21 @@ pub fn wait_each<E>(ops: Vec<PendingOp<'_, E>>) -> Vec<Result<Completion, E>> {
 
 // ---- the trait ----------------------------------------------------------
 
-/// A boxed communicator with errors `E` (what [`Communicator::dup_boxed`]
-/// and [`Communicator::split_boxed`] return).
+/// A boxed communicator with errors `E` (what [`Communicator::dup_boxed`],
+/// [`Communicator::split_boxed`] and [`Communicator::shrink_boxed`]
+/// return).
 pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
 
+/// The error of an operation a communicator does not offer.
+fn unsupported<T, E: From<Error>>(feature: &'static str) -> Result<T, E> {
+    Err(Error::Unsupported { feature }.into())
+}
+
 /// A communicator: the plain [`Comm`](crate::Comm), or a decorator over one
-/// (`pertinax-resilient`'s communicators, `pertinax-propagate`'s guard), so
-/// that decorators stack and application code is written once. Object
-/// safe; the typed methods are in [`CommunicatorExt`].
+/// (`pertinax-resilient`'s communicators, `pertinax-propagate`'s guard,
+/// `pertinax-msglog`'s logged communicator), so that decorators stack and
+/// application code is written once. Object safe; the typed methods are
+/// in [`CommunicatorExt`].
 ///
 /// The methods' contracts are [`Comm`](crate::Comm)'s (same arguments, same
 /// matching, same collective rules), except for what a decorator does
@@ -260,6 +267,18 @@ pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
 /// `ProcFailed`, a resilient communicator repairs and reports an
 /// [`Outcome`], a guard turns the failure into the error propagated to
 /// every rank.
+///
+/// # What every communicator offers
+///
+/// The required methods: rank and size, failures and revocation,
+/// blocking and non-blocking point-to-point, the eight basic collectives,
+/// `dup` and `split`. The provided methods (v-collectives, scans,
+/// reduce-scatter, non-blocking collectives, agreement, shrink,
+/// acknowledgement) return `Unsupported` with the reason unless the
+/// communicator overrides them: [`Comm`](crate::Comm), boxed communicators
+/// and the guard offer all of them; each decorator's documentation lists
+/// what it does not. [`Communicator::sendrecv_bytes`] is provided for
+/// every communicator from its non-blocking point-to-point.
 pub trait Communicator {
     /// The error of every operation.
     type Error: CommError;
@@ -270,8 +289,8 @@ pub trait Communicator {
     /// ones).
     fn size(&self) -> usize;
     /// The ranks known here to have failed, in increasing order (local
-    /// knowledge; a resilient communicator adds the ranks its repairs
-    /// excluded).
+    /// knowledge, as `MPIX_Comm_get_failed`; a resilient communicator adds
+    /// the ranks its repairs excluded).
     fn failed_ranks(&self) -> Vec<Rank>;
     /// The number of failed ranks.
     fn fault_count(&self) -> usize {
@@ -279,15 +298,17 @@ pub trait Communicator {
     }
     /// Whether the communicator was revoked (as known here).
     fn is_revoked(&self) -> bool;
-    /// Revokes the communicator at every member: after a revocation by any
-    /// member, the pending and later operations of every member return a
-    /// fault error. This is what lets a guard interrupt the communicator it
-    /// guards.
+    /// Revokes the communicator at every member (`MPIX_Comm_revoke`): after
+    /// a revocation by any member, the pending and later operations of
+    /// every member return a fault error. This is what lets a guard
+    /// interrupt the communicator it guards.
     ///
     /// # Errors
     /// `Unsupported` (or the decorator's equivalent) when the decorator
     /// cannot be revoked; the core's revoke errors.
     fn revoke(&self) -> Result<(), Self::Error>;
+
+    // ---- point-to-point ----
 
     /// Sends `buf` to `dest` (see [`Comm::send`](crate::Comm::send)).
     ///
@@ -295,7 +316,8 @@ pub trait Communicator {
     /// See the implementations.
     fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error>;
     /// Receives into `buf`, a whole number of `elem`-byte elements (see
-    /// [`Comm::recv`](crate::Comm::recv)); `None` when the receive was skipped.
+    /// [`Comm::recv`](crate::Comm::recv)); `None` when the receive was
+    /// skipped.
     ///
     /// # Errors
     /// See the implementations.
@@ -306,13 +328,41 @@ pub trait Communicator {
         src: Source,
         tag: TagMatch,
     ) -> Result<Option<Status>, Self::Error>;
+    /// Sends `send` to `dest` and receives into `recv` (whole `elem`-byte
+    /// elements) at once, so that a ring of exchanges cannot deadlock (see
+    /// [`Comm::sendrecv`](crate::Comm::sendrecv)). Provided: a receive and
+    /// a send started together in a scope, then both waited for.
+    ///
+    /// # Errors
+    /// The receive's or the send's error.
+    #[allow(clippy::too_many_arguments)]
+    fn sendrecv_bytes(
+        &self,
+        send: &[u8],
+        dest: Rank,
+        sendtag: Tag,
+        recv: &mut [u8],
+        elem: usize,
+        src: Source,
+        recvtag: TagMatch,
+    ) -> Result<Option<Status>, Self::Error> {
+        crate::scope(|s| {
+            let r = self.irecv_bytes(s, recv, elem, src, recvtag)?;
+            let q = self.isend_bytes(s, send, dest, sendtag)?;
+            let got = r.wait()?;
+            q.wait()?;
+            Ok(got.status)
+        })
+    }
     /// Waits for a matching message and describes it (see
-    /// [`Comm::probe`](crate::Comm::probe)); `None` when the probe was skipped.
+    /// [`Comm::probe`](crate::Comm::probe)); `None` when the probe was
+    /// skipped.
     ///
     /// # Errors
     /// See the implementations.
     fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error>;
-    /// Describes a matching message if one is here (see [`Comm::iprobe`](crate::Comm::iprobe)).
+    /// Describes a matching message if one is here (see
+    /// [`Comm::iprobe`](crate::Comm::iprobe)).
     ///
     /// # Errors
     /// See the implementations.
@@ -341,6 +391,8 @@ pub trait Communicator {
         tag: TagMatch,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error>;
 
+    // ---- collectives ----
+
     /// Blocks until every (live) rank has called it.
     ///
     /// # Errors
@@ -351,26 +403,27 @@ pub trait Communicator {
     /// # Errors
     /// See the implementations.
     fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Self::Error>;
-    /// Combines every rank's `send` with `op` into `recv` at `root`.
+    /// Combines every rank's `send` with `op` into `recv` at `root` (see
+    /// [`Comm::reduce`](crate::Comm::reduce)).
     ///
     /// # Errors
     /// See the implementations.
-    fn reduce_dyn(
+    fn reduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
         root: Rank,
     ) -> Result<Outcome, Self::Error>;
     /// Combines every rank's `send` with `op` into every rank's `recv`.
     ///
     /// # Errors
     /// See the implementations.
-    fn allreduce_dyn(
+    fn allreduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
     ) -> Result<Outcome, Self::Error>;
     /// Collects every rank's `send` into `recv` at `root`, at the rank's
     /// position.
@@ -403,6 +456,249 @@ pub trait Communicator {
     /// # Errors
     /// See the implementations.
     fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error>;
+
+    /// Inclusive prefix reduction (see [`Comm::scan`](crate::Comm::scan)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn scan_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Self::Error> {
+        let _ = (send, recv, op);
+        unsupported("scan on this communicator")
+    }
+    /// Exclusive prefix reduction (see [`Comm::exscan`](crate::Comm::exscan)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn exscan_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Self::Error> {
+        let _ = (send, recv, op);
+        unsupported("exscan on this communicator")
+    }
+    /// Reduces `send` and scatters the result, `counts[i]` elements of
+    /// `op` to rank `i` (see [`Comm::reduce_scatter`](crate::Comm::reduce_scatter)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn reduce_scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Self::Error> {
+        let _ = (send, recv, counts, op);
+        unsupported("reduce_scatter on this communicator")
+    }
+    /// [`Communicator::gather_bytes`] with `counts[i]` elements of `elem`
+    /// bytes from rank `i`, placed at element `displs[i]` (see
+    /// [`Comm::gatherv`](crate::Comm::gatherv)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    #[allow(clippy::too_many_arguments)]
+    fn gatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Self::Error> {
+        let _ = (send, recv, counts, displs, elem, root);
+        unsupported("gatherv on this communicator")
+    }
+    /// [`Communicator::scatter_bytes`] with `counts[i]` elements of `elem`
+    /// bytes, from element `displs[i]`, to rank `i` (see
+    /// [`Comm::scatterv`](crate::Comm::scatterv)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    #[allow(clippy::too_many_arguments)]
+    fn scatterv_bytes(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Self::Error> {
+        let _ = (send, counts, displs, recv, elem, root);
+        unsupported("scatterv on this communicator")
+    }
+    /// [`Communicator::allgather_bytes`] with `counts[i]` elements of
+    /// `elem` bytes from rank `i` at element `displs[i]` (see
+    /// [`Comm::allgatherv`](crate::Comm::allgatherv)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn allgatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Self::Error> {
+        let _ = (send, recv, counts, displs, elem);
+        unsupported("allgatherv on this communicator")
+    }
+    /// [`Communicator::alltoall_bytes`] with per-rank counts and
+    /// displacements in `elem`-byte elements (see
+    /// [`Comm::alltoallv`](crate::Comm::alltoallv)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    #[allow(clippy::too_many_arguments)]
+    fn alltoallv_bytes(
+        &self,
+        send: &[u8],
+        scounts: &[usize],
+        sdispls: &[usize],
+        recv: &mut [u8],
+        rcounts: &[usize],
+        rdispls: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Self::Error> {
+        let _ = (send, scounts, sdispls, recv, rcounts, rdispls, elem);
+        unsupported("alltoallv on this communicator")
+    }
+
+    // ---- non-blocking collectives ----
+
+    /// Starts a barrier inside `scope` (see [`Comm::ibarrier`](crate::Comm::ibarrier)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn ibarrier<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let _ = scope;
+        unsupported("ibarrier on this communicator")
+    }
+    /// Starts a broadcast inside `scope`.
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn ibcast_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        root: Rank,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let _ = (scope, buf, root);
+        unsupported("ibcast on this communicator")
+    }
+    /// Starts a reduction to `root` inside `scope`.
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn ireduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+        root: Rank,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let _ = (scope, send, recv, op, root);
+        unsupported("ireduce on this communicator")
+    }
+    /// Starts an allreduce inside `scope`.
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn iallreduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let _ = (scope, send, recv, op);
+        unsupported("iallreduce on this communicator")
+    }
+    /// Starts an allgather inside `scope`.
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn iallgather_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let _ = (scope, send, recv);
+        unsupported("iallgather on this communicator")
+    }
+    /// Starts an all-to-all inside `scope`.
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn ialltoall_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let _ = (scope, send, recv);
+        unsupported("ialltoall on this communicator")
+    }
+
+    // ---- ULFM ----
+
+    /// Acknowledges the first `n` failures of
+    /// [`Communicator::failed_ranks`] (all with `usize::MAX`); returns how
+    /// many are acknowledged now (`MPIX_Comm_ack_failed`, see
+    /// [`Comm::ack_failed`](crate::Comm::ack_failed)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn ack_failed(&self, n: usize) -> Result<usize, Self::Error> {
+        let _ = n;
+        unsupported("ack_failed on this communicator")
+    }
+    /// The bitwise AND of every live member's `flags`, the same at every
+    /// member whatever fails meanwhile (`MPIX_Comm_agree`, see
+    /// [`Comm::agree`](crate::Comm::agree)).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn agree(&self, flags: u32) -> Result<u32, Self::Error> {
+        let _ = flags;
+        unsupported("agree on this communicator")
+    }
+    /// A new communicator of the live members (`MPIX_Comm_shrink`, see
+    /// [`Comm::shrink`](crate::Comm::shrink)), boxed.
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn shrink_boxed(&self) -> Result<BoxedComm<Self::Error>, Self::Error> {
+        unsupported("shrink on this communicator")
+    }
+    /// [`Communicator::shrink_boxed`], of the same type.
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn shrink(&self) -> Result<Self, Self::Error>
+    where
+        Self: Sized,
+    {
+        unsupported("shrink on this communicator")
+    }
+
+    // ---- communicators ----
 
     /// A new communicator with the same ranks (collective), boxed.
     ///
@@ -451,135 +747,6 @@ fn zst<T>(e: bytemuck::PodCastError) -> Error {
         std::any::type_name::<T>()
     ))
 }
-
-/// The typed methods of every [`Communicator`] (implemented for all of
-/// them, trait objects included).
-pub trait CommunicatorExt: Communicator {
-    /// Sends `buf` to `dest` with `tag`.
-    ///
-    /// # Errors
-    /// As [`Communicator::send_bytes`].
-    fn send<T: Pod>(
-        &self,
-        buf: &[T],
-        dest: impl Into<Rank>,
-        tag: impl Into<Tag>,
-    ) -> Result<Outcome, Self::Error> {
-        self.send_bytes(bytes(buf)?, dest.into(), tag.into())
-    }
-    /// Receives into `buf` from `src` (a rank, or any).
-    ///
-    /// # Errors
-    /// As [`Communicator::recv_bytes`].
-    fn recv<T: Pod>(
-        &self,
-        buf: &mut [T],
-        src: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<Option<Status>, Self::Error> {
-        let elem = std::mem::size_of::<T>();
-        self.recv_bytes(bytes_mut(buf)?, elem, src.into(), tag.into())
-    }
-    /// Starts sending `buf` inside `scope`.
-    ///
-    /// # Errors
-    /// As [`Communicator::isend_bytes`].
-    fn isend<'s, T: Pod>(
-        &self,
-        scope: &'s Scope<'s, '_>,
-        buf: &'s [T],
-        dest: impl Into<Rank>,
-        tag: impl Into<Tag>,
-    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
-        self.isend_bytes(scope, bytes(buf)?, dest.into(), tag.into())
-    }
-    /// Starts receiving into `buf` inside `scope`.
-    ///
-    /// # Errors
-    /// As [`Communicator::irecv_bytes`].
-    fn irecv<'s, T: Pod>(
-        &self,
-        scope: &'s Scope<'s, '_>,
-        buf: &'s mut [T],
-        src: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
-        let elem = std::mem::size_of::<T>();
-        self.irecv_bytes(scope, bytes_mut(buf)?, elem, src.into(), tag.into())
-    }
-    /// Broadcasts `buf` from `root`.
-    ///
-    /// # Errors
-    /// As [`Communicator::bcast_bytes`].
-    fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Self::Error> {
-        self.bcast_bytes(bytes_mut(buf)?, root.into())
-    }
-    /// Combines every rank's `send` with `op` into `recv` at `root`.
-    ///
-    /// # Errors
-    /// As [`Communicator::reduce_dyn`].
-    fn reduce<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Self::Error> {
-        self.reduce_dyn(bytes(send)?, bytes_mut(recv)?, DynOp::new(op), root.into())
-    }
-    /// Combines every rank's `send` with `op` into every rank's `recv`.
-    ///
-    /// # Errors
-    /// As [`Communicator::allreduce_dyn`].
-    fn allreduce<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-    ) -> Result<Outcome, Self::Error> {
-        self.allreduce_dyn(bytes(send)?, bytes_mut(recv)?, DynOp::new(op))
-    }
-    /// Collects every rank's `send` into `recv` at `root`.
-    ///
-    /// # Errors
-    /// As [`Communicator::gather_bytes`].
-    fn gather<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Self::Error> {
-        self.gather_bytes(bytes(send)?, bytes_mut(recv)?, root.into())
-    }
-    /// Sends block `i` of `send` at `root` to rank `i`.
-    ///
-    /// # Errors
-    /// As [`Communicator::scatter_bytes`].
-    fn scatter<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        root: impl Into<Rank>,
-    ) -> Result<Outcome, Self::Error> {
-        self.scatter_bytes(bytes(send)?, bytes_mut(recv)?, root.into())
-    }
-    /// Collects every rank's `send` into every rank's `recv`.
-    ///
-    /// # Errors
-    /// As [`Communicator::allgather_bytes`].
-    fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Self::Error> {
-        self.allgather_bytes(bytes(send)?, bytes_mut(recv)?)
-    }
-    /// Block `j` of `send` goes to rank `j`.
-    ///
-    /// # Errors
-    /// As [`Communicator::alltoall_bytes`].
-    fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Self::Error> {
-        self.alltoall_bytes(bytes(send)?, bytes_mut(recv)?)
-    }
-}
-
-impl<C: Communicator + ?Sized> CommunicatorExt for C {}
 
 #[cfg(test)]
 mod tests {

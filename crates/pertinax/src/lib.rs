@@ -172,12 +172,12 @@ pub(crate) use pertinax_backend::{error, inject, op, types, wait};
 pub use comm::Comm;
 pub use communicator::{
     pending_into, wait_each, BoxedComm, CommError, Communicator, CommunicatorExt, Completion,
-    DynOp, Outcome, OwnedOp, Pending, PendingOp,
+    Outcome, Pending, PendingOp,
 };
 pub use error::{Error, RankList, RecoveryCall, Result};
 pub use group::{Group, GroupRelation};
 pub use inject::fault_point;
-pub use op::{Arith, Bitwise, Logical, Op, Ordered, ValueIndex};
+pub use op::{Arith, Bitwise, ErasedOp, Logical, Op, Ordered, ValueIndex};
 pub use request::{scope, test_any, wait_all, wait_any, Request, Scope, WaitError};
 pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};

@@ -6,14 +6,12 @@
 //! with the same combination order and the same tags, directly on blocking
 //! point-to-point calls. Results are bitwise those of the schedules.
 
-use bytemuck::Pod;
-
 use super::algo::ALLREDUCE_LARGE;
+use super::reduce::Combine;
 use super::schedule::tag;
 use crate::backend::{Backend, MatchSpec};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use crate::op::Op;
 
 /// Largest message (bytes) that takes the straight-line path.
 const FAST_LIMIT: usize = 8 << 10;
@@ -38,17 +36,14 @@ impl Scratch {
         }
     }
 
-    /// `n` elements of `T` (alignment ≤ 16, as for every `Pod` scalar the
-    /// operations support; larger alignments fall back to the heap path's
-    /// cast, which checks it).
-    pub(super) fn slice<T: Pod>(&mut self, n: usize) -> Result<&mut [T]> {
+    /// `n` bytes, aligned to 16 (as for every `Pod` scalar the operations
+    /// support).
+    pub(super) fn bytes(&mut self, n: usize) -> &mut [u8] {
         let words: &mut [u128] = match self {
             Scratch::Stack(a) => a,
             Scratch::Heap(v) => v,
         };
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(words);
-        bytemuck::try_cast_slice_mut(&mut bytes[..n * std::mem::size_of::<T>()])
-            .map_err(|e| Error::InvalidArgument(format!("reduction scratch: {e}")))
+        &mut bytemuck::cast_slice_mut(words)[..n]
     }
 }
 
@@ -181,22 +176,22 @@ impl Comm {
 
     /// Recursive-doubling allreduce in place on `acc` (as the small branch
     /// of `algo::allreduce`).
-    pub(crate) fn fast_allreduce<T: Pod>(&self, acc: &mut [T], op: &Op<T>, seq: u32) -> Result<()> {
+    pub(crate) fn fast_allreduce(&self, acc: &mut [u8], op: &impl Combine, seq: u32) -> Result<()> {
         let (n, r) = (self.size(), self.inner.rank as usize);
         if n == 1 {
             return Ok(());
         }
-        debug_assert!(std::mem::size_of_val(acc) < ALLREDUCE_LARGE);
-        let mut scratch = Scratch::new(std::mem::size_of_val(acc));
-        let tmp = scratch.slice::<T>(acc.len())?;
+        debug_assert!(acc.len() < ALLREDUCE_LARGE);
+        let mut scratch = Scratch::new(acc.len());
+        let tmp = scratch.bytes(acc.len());
         let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
         let rem = n - p;
         let v = if r < 2 * rem {
             if r % 2 == 0 {
-                self.fast_send(bytemuck::cast_slice(acc), r + 1, seq, 1)?;
+                self.fast_send(acc, r + 1, seq, 1)?;
                 None
             } else {
-                self.fast_recv(bytemuck::cast_slice_mut(tmp), r - 1, seq, 1)?;
+                self.fast_recv(tmp, r - 1, seq, 1)?;
                 op.combine(acc, tmp, false)?;
                 Some(r / 2)
             }
@@ -207,16 +202,16 @@ impl Comm {
         if let Some(v) = v {
             for k in 0..p.trailing_zeros() {
                 let pv = v ^ (1 << k);
-                self.fast_send(bytemuck::cast_slice(acc), real(pv), seq, 2 + k)?;
-                self.fast_recv(bytemuck::cast_slice_mut(tmp), real(pv), seq, 2 + k)?;
+                self.fast_send(acc, real(pv), seq, 2 + k)?;
+                self.fast_recv(tmp, real(pv), seq, 2 + k)?;
                 op.combine(acc, tmp, pv > v)?;
             }
         }
         if r < 2 * rem {
             if r % 2 == 1 {
-                self.fast_send(bytemuck::cast_slice(acc), r - 1, seq, 99)?;
+                self.fast_send(acc, r - 1, seq, 99)?;
             } else {
-                self.fast_recv(bytemuck::cast_slice_mut(acc), r + 1, seq, 99)?;
+                self.fast_recv(acc, r + 1, seq, 99)?;
             }
         }
         Ok(())
@@ -225,25 +220,25 @@ impl Comm {
     /// Binomial reduce to rank 0 in rank order, then to the root (as
     /// `algo::reduce`). `acc` holds this rank's contribution on entry and
     /// the result at the root on return.
-    pub(crate) fn fast_reduce<T: Pod>(
+    pub(crate) fn fast_reduce(
         &self,
-        acc: &mut [T],
-        op: &Op<T>,
+        acc: &mut [u8],
+        op: &impl Combine,
         root: u32,
         seq: u32,
     ) -> Result<()> {
         let (n, v) = (self.size(), self.inner.rank as usize);
-        let mut scratch = Scratch::new(std::mem::size_of_val(acc));
-        let tmp = scratch.slice::<T>(acc.len())?;
+        let mut scratch = Scratch::new(acc.len());
+        let tmp = scratch.bytes(acc.len());
         let mut d = 1;
         let mut k = 0;
         while d < n {
             if v & d != 0 {
-                self.fast_send(bytemuck::cast_slice(acc), v - d, seq, 1 + k)?;
+                self.fast_send(acc, v - d, seq, 1 + k)?;
                 break;
             }
             if v + d < n {
-                self.fast_recv(bytemuck::cast_slice_mut(tmp), v + d, seq, 1 + k)?;
+                self.fast_recv(tmp, v + d, seq, 1 + k)?;
                 op.combine(acc, tmp, true)?;
             }
             d <<= 1;
@@ -251,9 +246,9 @@ impl Comm {
         }
         if root != 0 {
             if v == 0 {
-                self.fast_send(bytemuck::cast_slice(acc), root as usize, seq, 100)?;
+                self.fast_send(acc, root as usize, seq, 100)?;
             } else if v == root as usize {
-                self.fast_recv(bytemuck::cast_slice_mut(acc), 0, seq, 100)?;
+                self.fast_recv(acc, 0, seq, 100)?;
             }
         }
         Ok(())

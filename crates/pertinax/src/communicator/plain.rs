@@ -1,7 +1,8 @@
 //! The plain [`Comm`] as a [`Communicator`] (written with its public API
 //! only), and boxed communicators as communicators.
 
-use super::{BoxedComm, CommError, Communicator, DynOp, Outcome, PendingOp};
+use super::{BoxedComm, CommError, Communicator, Outcome, PendingOp};
+use crate::op::ErasedOp;
 use crate::{Comm, Error, Rank, Scope, Source, Status, Tag, TagMatch};
 
 /// Runs `$body` with `$b` bound to `$buf` as a slice of `[u8; N]` for the
@@ -22,6 +23,17 @@ macro_rules! by_elem {
             _ => $other,
         }
     };
+}
+
+/// Counts or displacements in `elem`-byte elements, as bytes.
+fn in_bytes(v: &[usize], elem: usize) -> Result<Vec<usize>, Error> {
+    v.iter()
+        .map(|&x| {
+            x.checked_mul(elem).ok_or_else(|| {
+                Error::InvalidArgument(format!("{x} elements of {elem} bytes overflow a count"))
+            })
+        })
+        .collect()
 }
 
 /// A receive of whole `elem`-byte elements on `comm`.
@@ -136,19 +148,153 @@ impl Communicator for Comm {
         Comm::bcast(self, buf, root)?;
         Ok(Outcome::default())
     }
-    fn reduce_dyn(
+    fn reduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
         root: Rank,
     ) -> Result<Outcome, Error> {
-        op.reduce_on(self, send, recv, root)?;
+        self.reduce_with(send, recv, op, root)?;
         Ok(Outcome::default())
     }
-    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
-        op.allreduce_on(self, send, recv)?;
+    fn allreduce_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
+        self.allreduce_with(send, recv, op)?;
         Ok(Outcome::default())
+    }
+    fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        self.scan_with(send, recv, op, false)?;
+        Ok(Outcome::default())
+    }
+    fn exscan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        self.scan_with(send, recv, op, true)?;
+        Ok(Outcome::default())
+    }
+    fn reduce_scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
+        self.reduce_scatter_with(send, recv, counts, op)?;
+        Ok(Outcome::default())
+    }
+    fn gatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        let (c, d) = (in_bytes(counts, elem)?, in_bytes(displs, elem)?);
+        Comm::gatherv(self, send, recv, &c, &d, root)?;
+        Ok(Outcome::default())
+    }
+    fn scatterv_bytes(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        let (c, d) = (in_bytes(counts, elem)?, in_bytes(displs, elem)?);
+        Comm::scatterv(self, send, &c, &d, recv, root)?;
+        Ok(Outcome::default())
+    }
+    fn allgatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Error> {
+        let (c, d) = (in_bytes(counts, elem)?, in_bytes(displs, elem)?);
+        Comm::allgatherv(self, send, recv, &c, &d)?;
+        Ok(Outcome::default())
+    }
+    fn alltoallv_bytes(
+        &self,
+        send: &[u8],
+        scounts: &[usize],
+        sdispls: &[usize],
+        recv: &mut [u8],
+        rcounts: &[usize],
+        rdispls: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Error> {
+        let (sc, sd) = (in_bytes(scounts, elem)?, in_bytes(sdispls, elem)?);
+        let (rc, rd) = (in_bytes(rcounts, elem)?, in_bytes(rdispls, elem)?);
+        Comm::alltoallv(self, send, &sc, &sd, recv, &rc, &rd)?;
+        Ok(Outcome::default())
+    }
+    fn ibarrier<'s>(&self, scope: &'s Scope<'s, '_>) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(Comm::ibarrier(self, scope)?))
+    }
+    fn ibcast_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        root: Rank,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(Comm::ibcast(self, scope, buf, root)?))
+    }
+    fn ireduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+        root: Rank,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(self.ireduce_with(scope, send, recv, op, root)?))
+    }
+    fn iallreduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(self.iallreduce_with(scope, send, recv, op)?))
+    }
+    fn iallgather_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(Comm::iallgather(self, scope, send, recv)?))
+    }
+    fn ialltoall_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(Box::new(Comm::ialltoall(self, scope, send, recv)?))
+    }
+    fn ack_failed(&self, n: usize) -> Result<usize, Error> {
+        Comm::ack_failed(self, n)
+    }
+    fn agree(&self, flags: u32) -> Result<u32, Error> {
+        Comm::agree(self, flags)
+    }
+    fn shrink_boxed(&self) -> Result<BoxedComm<Error>, Error> {
+        Ok(Box::new(Comm::shrink(self)?))
+    }
+    fn shrink(&self) -> Result<Comm, Error> {
+        Comm::shrink(self)
     }
     fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, Error> {
         Comm::gather(self, send, recv, root)?;
@@ -243,17 +389,146 @@ impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
     fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, E> {
         (**self).bcast_bytes(buf, root)
     }
-    fn reduce_dyn(
+    fn sendrecv_bytes(
+        &self,
+        send: &[u8],
+        dest: Rank,
+        sendtag: Tag,
+        recv: &mut [u8],
+        elem: usize,
+        src: Source,
+        recvtag: TagMatch,
+    ) -> Result<Option<Status>, E> {
+        (**self).sendrecv_bytes(send, dest, sendtag, recv, elem, src, recvtag)
+    }
+    fn reduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
         root: Rank,
     ) -> Result<Outcome, E> {
-        (**self).reduce_dyn(send, recv, op, root)
+        (**self).reduce_bytes(send, recv, op, root)
     }
-    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, E> {
-        (**self).allreduce_dyn(send, recv, op)
+    fn allreduce_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, E> {
+        (**self).allreduce_bytes(send, recv, op)
+    }
+    fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, E> {
+        (**self).scan_bytes(send, recv, op)
+    }
+    fn exscan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, E> {
+        (**self).exscan_bytes(send, recv, op)
+    }
+    fn reduce_scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &ErasedOp,
+    ) -> Result<Outcome, E> {
+        (**self).reduce_scatter_bytes(send, recv, counts, op)
+    }
+    fn gatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, E> {
+        (**self).gatherv_bytes(send, recv, counts, displs, elem, root)
+    }
+    fn scatterv_bytes(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, E> {
+        (**self).scatterv_bytes(send, counts, displs, recv, elem, root)
+    }
+    fn allgatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, E> {
+        (**self).allgatherv_bytes(send, recv, counts, displs, elem)
+    }
+    fn alltoallv_bytes(
+        &self,
+        send: &[u8],
+        scounts: &[usize],
+        sdispls: &[usize],
+        recv: &mut [u8],
+        rcounts: &[usize],
+        rdispls: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, E> {
+        (**self).alltoallv_bytes(send, scounts, sdispls, recv, rcounts, rdispls, elem)
+    }
+    fn ibarrier<'s>(&self, scope: &'s Scope<'s, '_>) -> Result<PendingOp<'s, E>, E> {
+        (**self).ibarrier(scope)
+    }
+    fn ibcast_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        root: Rank,
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).ibcast_bytes(scope, buf, root)
+    }
+    fn ireduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+        root: Rank,
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).ireduce_bytes(scope, send, recv, op, root)
+    }
+    fn iallreduce_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        op: &ErasedOp,
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).iallreduce_bytes(scope, send, recv, op)
+    }
+    fn iallgather_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).iallgather_bytes(scope, send, recv)
+    }
+    fn ialltoall_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).ialltoall_bytes(scope, send, recv)
+    }
+    fn ack_failed(&self, n: usize) -> Result<usize, E> {
+        (**self).ack_failed(n)
+    }
+    fn agree(&self, flags: u32) -> Result<u32, E> {
+        (**self).agree(flags)
+    }
+    fn shrink_boxed(&self) -> Result<BoxedComm<E>, E> {
+        (**self).shrink_boxed()
+    }
+    fn shrink(&self) -> Result<Self, E> {
+        (**self).shrink_boxed()
     }
     fn gather_bytes(&self, send: &[u8], recv: &mut [u8], root: Rank) -> Result<Outcome, E> {
         (**self).gather_bytes(send, recv, root)

@@ -2,7 +2,7 @@
 //! and the collectives at original positions they use.
 
 use bytemuck::Pod;
-use pertinax::{BoxedComm, Communicator, DynOp, PendingOp, Rank, Scope, Source, Tag, TagMatch};
+use pertinax::{BoxedComm, Communicator, ErasedOp, PendingOp, Rank, Scope, Source, Tag, TagMatch};
 
 use super::{Check, Resilient, State};
 use crate::policy::Kind;
@@ -115,7 +115,7 @@ fn alltoall_on(st: &State, size: usize, send: &[u8], recv: &mut [u8]) -> Result<
 /// The arguments of a folded reduction, checked before it starts (as the
 /// usual path's reduction checks them): whole elements, and a receive
 /// buffer (where one is used) as long as the send buffer.
-fn check_reduce(send: &[u8], recv: Option<&[u8]>, op: DynOp<'_>) -> Result<(), Error> {
+fn check_reduce(send: &[u8], recv: Option<&[u8]>, op: &ErasedOp) -> Result<(), Error> {
     let e = op.elem_size().max(1);
     if !send.len().is_multiple_of(e) || recv.is_some_and(|r| r.len() != send.len()) {
         return Err(pertinax::Error::InvalidArgument(format!(
@@ -136,7 +136,7 @@ fn fold_reduce(
     all: &[Option<[u8; super::FOLD_BYTES]>],
     n: usize,
     recv: &mut [u8],
-    op: DynOp<'_>,
+    op: &ErasedOp,
 ) -> Result<(), Error> {
     let mut first = true;
     for b in all.iter().flatten() {
@@ -144,7 +144,7 @@ fn fold_reduce(
             recv.copy_from_slice(&b[..n]);
             first = false;
         } else {
-            op.combine(recv, &b[..n], true)?;
+            op.combine_bytes(recv, &b[..n], true)?;
         }
     }
     Ok(())
@@ -220,6 +220,7 @@ impl Communicator for Resilient {
     }
 
     crate::p2p::forward_p2p!();
+    crate::p2p::unrepaired!();
 
     fn barrier(&self) -> Result<Outcome, Error> {
         if self.folds(0) {
@@ -271,11 +272,11 @@ impl Communicator for Resilient {
         Ok(out)
     }
 
-    fn reduce_dyn(
+    fn reduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
         root: Rank,
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root)?;
@@ -296,14 +297,14 @@ impl Communicator for Resilient {
         let out = self.rooted(What::Rooted(root), Kind::Reduce, root, |st| {
             let rc = st.orig_to_cur[root]
                 .ok_or_else(|| Error::Internal("reduce with a failed root".into()))?;
-            op.reduce_on(&st.cur, send, recv, rc)?;
+            Communicator::reduce_bytes(&st.cur, send, recv, op, Rank(rc as i32))?;
             Ok(Outcome {
                 skipped: None,
                 missing: st.missing(),
             })
         })?;
         self.record(What::Rooted(root), false, send.len(), |arena| {
-            let op = op.to_owned();
+            let op = op.clone();
             rerun(
                 arena,
                 send,
@@ -313,7 +314,7 @@ impl Communicator for Resilient {
                     let rc = st.orig_to_cur[root].ok_or_else(|| {
                         Error::Internal("reduce replay with a failed root".into())
                     })?;
-                    op.as_dyn().reduce_on(&st.cur, input, &mut [], rc)?;
+                    Communicator::reduce_bytes(&st.cur, input, &mut [], &op, Rank(rc as i32))?;
                     Ok(())
                 }),
             )
@@ -321,7 +322,12 @@ impl Communicator for Resilient {
         Ok(out)
     }
 
-    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
+    fn allreduce_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
         if self.folds(send.len()) {
             check_reduce(send, Some(recv), op)?;
             let all = self.folded(send)?;
@@ -332,7 +338,7 @@ impl Communicator for Resilient {
         }
         let out = self.drive(What::Spread, |st, plan| match plan {
             None => {
-                op.allreduce_on(&st.cur, send, recv)?;
+                Communicator::allreduce_bytes(&st.cur, send, recv, op)?;
                 Ok(Outcome {
                     skipped: None,
                     missing: st.missing(),

@@ -2,7 +2,7 @@
 
 use super::data::{block_len, reduced_len};
 use super::*;
-use pertinax::{BoxedComm, DynOp, PendingOp, Scope, TagMatch};
+use pertinax::{BoxedComm, ErasedOp, PendingOp, Scope, TagMatch};
 
 impl Communicator for Hierarchical {
     type Error = Error;
@@ -67,11 +67,11 @@ impl Communicator for Hierarchical {
         }
     }
 
-    fn reduce_dyn(
+    fn reduce_bytes(
         &self,
         send: &[u8],
         recv: &mut [u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
         root: Rank,
     ) -> Result<Outcome, Error> {
         let root = self.check_rank(root)?;
@@ -95,7 +95,12 @@ impl Communicator for Hierarchical {
         })
     }
 
-    fn allreduce_dyn(&self, send: &[u8], recv: &mut [u8], op: DynOp<'_>) -> Result<Outcome, Error> {
+    fn allreduce_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
         if recv.len() != send.len() {
             return Err(pertinax::Error::InvalidArgument(format!(
                 "allreduce: receive holds {} elements, {} needed",
@@ -266,6 +271,7 @@ impl Communicator for Hierarchical {
     }
 
     crate::p2p::forward_p2p!();
+    crate::p2p::unrepaired!();
 
     fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
         Ok(Box::new(self.dup_hier()?))

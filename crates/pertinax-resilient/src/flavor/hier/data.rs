@@ -2,7 +2,7 @@
 //! back, the first and last local stages of the collectives.
 
 use super::*;
-use pertinax::DynOp;
+use pertinax::ErasedOp;
 
 /// A gathered block: `[present][k presence bytes][k × n bytes]`.
 pub(super) fn block_len(k: usize, n: usize) -> usize {
@@ -65,7 +65,7 @@ impl Hierarchical {
 
     /// Combines the present groups' partial reductions in group order into
     /// `[size presence][result]`.
-    pub(super) fn combine(&self, out: &[u8], nb: usize, op: DynOp<'_>) -> Result<Vec<u8>, Error> {
+    pub(super) fn combine(&self, out: &[u8], nb: usize, op: &ErasedOp) -> Result<Vec<u8>, Error> {
         let bl = reduced_len(self.k, nb);
         let mut presence = vec![0u8; self.size];
         let mut acc: Option<Vec<u8>> = None;
@@ -79,7 +79,7 @@ impl Hierarchical {
             let part = b[1 + self.k..1 + self.k + nb].to_vec();
             match acc.as_mut() {
                 None => acc = Some(part),
-                Some(a) => op.combine(a, &part, true)?,
+                Some(a) => op.combine_bytes(a, &part, true)?,
             }
         }
         let mut r = presence;
@@ -96,12 +96,12 @@ impl Hierarchical {
     pub(super) fn reduce_local(
         &self,
         send: &[u8],
-        op: DynOp<'_>,
+        op: &ErasedOp,
     ) -> Result<Option<Vec<u8>>, Error> {
         let nb = send.len();
         self.local_stage(false, |l| {
             let mut part = vec![0u8; nb];
-            op.reduce_on(&l.comm, send, &mut part, 0)?;
+            pertinax::Communicator::reduce_bytes(&l.comm, send, &mut part, op, pertinax::Rank(0))?;
             let block = (l.comm.rank().0 == 0).then(|| {
                 let mut b = vec![0u8; reduced_len(self.k, nb)];
                 b[0] = 1;
