@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::mpi::TestBackend;
 use crate::program::launcher;
+use crate::rank::Scenarios;
 use crate::sandbox::Sandbox;
 
 /// How long a job's processes may take to disappear after the launcher
@@ -140,7 +141,8 @@ pub struct Spec<'a> {
 }
 
 impl<'a> Spec<'a> {
-    /// `ranks` ranks of the rank program with `args`.
+    /// `ranks` ranks of the rank program with `args` (a program with
+    /// scenarios: [`Spec::scenario`]).
     pub fn new(ranks: usize, args: &[&str]) -> Spec<'a> {
         Spec {
             ranks,
@@ -151,6 +153,15 @@ impl<'a> Spec<'a> {
             program: None,
             backend: crate::mpi::backend(),
         }
+    }
+
+    /// `ranks` ranks of scenario `scenario` of a rank program with its
+    /// `args` (`PROGRAM SCENARIO ARGS`: [`crate::Scenario`]): the scenario
+    /// is a variant of the program's enum, never a string.
+    pub fn scenario(ranks: usize, scenario: impl Scenarios, args: &[&str]) -> Spec<'a> {
+        let mut spec = Spec::new(ranks, args);
+        spec.args.insert(0, scenario.as_str().to_string());
+        spec
     }
 
     /// The backend the job runs on, whatever `PERTINAX_TEST_BACKEND` says.

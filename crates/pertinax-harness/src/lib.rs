@@ -33,7 +33,9 @@
 //!   clean target directory. A package's own binaries come from Cargo
 //!   (`env!("CARGO_BIN_EXE_<name>")`).
 //! - [`rank`](Scenario): the rank programs' scaffolding (command line,
-//!   setup, [`scenarios!`] dispatch, outcome line).
+//!   setup, outcome line) and their scenarios as enums
+//!   ([`scenario_enum!`], [`Scenarios`]), which the tests pass to
+//!   [`Spec::scenario`].
 //! - The fake rank (`src/bin/pertinax-fake-rank.rs`, [`FAKE_RANK`]) and the
 //!   scripts that drive it ([`fake_script`], [`run_fake_job`]).
 #![forbid(unsafe_code)]
@@ -52,7 +54,7 @@ pub use mpi::{
     on_mpi, translate, TestBackend, NATIVE_ONLY_LIST,
 };
 pub use program::{fake_rank, launcher, Program, FAKE_RANK, LAUNCHER};
-pub use rank::{report, setup, Reported, Scenario, LEFT};
+pub use rank::{report, setup, Reported, Scenario, Scenarios, UnknownScenario, LEFT};
 pub use sandbox::{
     alive, kill_all, kill_job, marked, shm_leftovers, wait_for, Ended, Outcome, Running, Sandbox,
     LEFTOVER_GRACE, MARK_VAR,

@@ -1,5 +1,8 @@
-//! Shared helpers of the pertinax rank programs used by the tests.
+//! Shared helpers of the pertinax rank programs used by the tests, and
+//! the programs' scenarios ([`scenario`]: one enum per rank program).
 #![forbid(unsafe_code)]
+
+pub mod scenario;
 
 use pertinax_wire::rng::SplitMix64;
 

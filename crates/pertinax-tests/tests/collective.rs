@@ -7,6 +7,7 @@
 //! (its module docs list the scenarios).
 
 use pertinax_harness::{Job, Spec};
+use pertinax_tests::scenario::Collective;
 
 use std::path::PathBuf;
 
@@ -19,15 +20,15 @@ fn run(spec: Spec<'_>) -> Job {
     pertinax_harness::run(spec.program(collective_ranks()))
 }
 
-/// `n` ranks of scenario `args`, every rank OK within `secs`.
-fn check_in(n: usize, args: &[&str], secs: u64) -> Job {
-    let j = run(Spec::new(n, args).bound(secs));
+/// `n` ranks of `scenario` with `args`, every rank OK within `secs`.
+fn check_in(n: usize, scenario: Collective, args: &[&str], secs: u64) -> Job {
+    let j = run(Spec::scenario(n, scenario, args).bound(secs));
     j.assert_ok(n);
     j
 }
 
-fn check(n: usize, args: &[&str]) -> Job {
-    check_in(n, args, 120)
+fn check(n: usize, scenario: Collective, args: &[&str]) -> Job {
+    check_in(n, scenario, args, 120)
 }
 
 /// Runs every job (so that one failure does not hide the next) and
@@ -63,7 +64,7 @@ fn every_collective_matches_the_reference_at_sizes_1_to_16() {
     let seeds: Vec<String> = (1..=16).map(|n| (100 + n).to_string()).collect();
     check_each(
         (1..=16)
-            .map(|n| Spec::new(n, &["all", &seeds[n - 1], "world"]).bound(60))
+            .map(|n| Spec::scenario(n, Collective::All, &[&seeds[n - 1], "world"]).bound(60))
             .collect(),
     );
 }
@@ -72,9 +73,9 @@ fn every_collective_matches_the_reference_at_sizes_1_to_16() {
 fn every_collective_on_split_and_self_communicators() {
     let mut specs: Vec<Spec> = [4, 5, 7, 12, 16]
         .into_iter()
-        .map(|n| Spec::new(n, &["all", &format!("{}", 200 + n), "split"]).bound(60))
+        .map(|n| Spec::scenario(n, Collective::All, &[&format!("{}", 200 + n), "split"]).bound(60))
         .collect();
-    specs.push(Spec::new(3, &["all", "300", "self"]).bound(60));
+    specs.push(Spec::scenario(3, Collective::All, &["300", "self"]).bound(60));
     check_each(specs);
 }
 
@@ -85,16 +86,16 @@ fn every_collective_on_split_and_self_communicators() {
 #[test]
 fn every_collective_with_other_message_protocols() {
     check_each(vec![
-        Spec::new(5, &["all", "331", "world"])
+        Spec::scenario(5, Collective::All, &["331", "world"])
             .env(pertinax_wire::env::tune::LARGE, "cma")
             .bound(60),
-        Spec::new(3, &["all", "332", "world"])
+        Spec::scenario(3, Collective::All, &["332", "world"])
             .env(pertinax_wire::env::tune::LARGE, "stream")
             .bound(60),
-        Spec::new(3, &["all", "333", "world"])
+        Spec::scenario(3, Collective::All, &["333", "world"])
             .env(pertinax_wire::env::tune::EAGER_LIMIT, "512")
             .bound(15),
-        Spec::new(5, &["all", "334", "world"])
+        Spec::scenario(5, Collective::All, &["334", "world"])
             .launcher_arg("--ring-bytes")
             .launcher_arg("16384")
             .bound(15),
@@ -107,16 +108,16 @@ fn every_collective_with_other_message_protocols() {
 #[test]
 fn allreduce_between_the_eager_limit_and_the_small_path_limit() {
     check_each(vec![
-        Spec::new(65, &["allreduce", "1024"]).bound(60),
-        Spec::new(2, &["allreduce", "1011"])
+        Spec::scenario(65, Collective::Allreduce, &["1024"]).bound(60),
+        Spec::scenario(2, Collective::Allreduce, &["1011"])
             .launcher_arg("--ring-bytes")
             .launcher_arg("16384")
             .bound(10),
-        Spec::new(2, &["allreduce", "1012"])
+        Spec::scenario(2, Collective::Allreduce, &["1012"])
             .launcher_arg("--ring-bytes")
             .launcher_arg("16384")
             .bound(10),
-        Spec::new(3, &["allreduce", "100"])
+        Spec::scenario(3, Collective::Allreduce, &["100"])
             .env(pertinax_wire::env::tune::EAGER_LIMIT, "512")
             .bound(10),
     ]);
@@ -129,7 +130,7 @@ fn allgatherv_with_equal_counts_and_any_displacements() {
     let mut specs = Vec::new();
     for n in [3, 4, 8] {
         for layout in ["reversed", "gaps", "zeros"] {
-            specs.push(Spec::new(n, &["agv", layout]).bound(20));
+            specs.push(Spec::scenario(n, Collective::Agv, &[layout]).bound(20));
         }
     }
     check_each(specs);
@@ -139,7 +140,7 @@ fn allgatherv_with_equal_counts_and_any_displacements() {
 fn large_counts_over_1_mib() {
     for n in [1, 2, 3, 5, 8, 16] {
         let seed = (400 + n).to_string();
-        check(n, &["large", &seed]);
+        check(n, Collective::Large, &[&seed]);
     }
 }
 
@@ -147,7 +148,7 @@ fn large_counts_over_1_mib() {
 fn non_commutative_and_user_ops() {
     for n in [1, 2, 3, 5, 7, 8, 12, 16] {
         let seed = (500 + n).to_string();
-        check(n, &["noncomm", &seed]);
+        check(n, Collective::Noncomm, &[&seed]);
     }
 }
 
@@ -155,29 +156,32 @@ fn non_commutative_and_user_ops() {
 fn overlapping_nonblocking_on_different_communicators() {
     for (n, iters) in [(2, 300), (3, 300), (5, 200), (8, 100), (16, 40)] {
         let seed = (600 + n).to_string();
-        check(n, &["overlap", &seed, &iters.to_string()]);
+        check(n, Collective::Overlap, &[&seed, &iters.to_string()]);
     }
     // The same with every message above 1 KiB going by rendezvous, and
     // with single-copy large messages.
-    run(Spec::new(6, &["overlap", "611", "100"]).env(pertinax_wire::env::tune::EAGER_LIMIT, "1024")).assert_ok(6);
-    run(Spec::new(4, &["overlap", "612", "100"]).env(pertinax_wire::env::tune::LARGE, "cma"))
-        .assert_ok(4);
+    run(Spec::scenario(6, Collective::Overlap, &["611", "100"])
+        .env(pertinax_wire::env::tune::EAGER_LIMIT, "1024"))
+    .assert_ok(6);
+    run(Spec::scenario(4, Collective::Overlap, &["612", "100"])
+        .env(pertinax_wire::env::tune::LARGE, "cma"))
+    .assert_ok(4);
 }
 
 /// 400 000 collectives on one pair of communicators cross the wrap of the
 /// 18-bit collective sequence number carried in the tags.
 #[test]
 fn long_runs_back_to_back() {
-    let j = check(4, &["longrun", "400000", "700"]);
+    let j = check(4, Collective::Longrun, &["400000", "700"]);
     eprintln!("400 000 collectives on 4 ranks in {:?}", j.elapsed);
-    check(7, &["longrun", "20000", "701"]);
-    check(16, &["longrun", "4000", "702"]);
+    check(7, Collective::Longrun, &["20000", "701"]);
+    check(16, Collective::Longrun, &["4000", "702"]);
 }
 
 #[test]
 fn bad_arguments_are_typed_errors() {
     for n in [1, 2, 3, 5, 16] {
-        check_in(n, &["badargs"], 60);
+        check_in(n, Collective::Badargs, &[], 60);
     }
 }
 
@@ -200,14 +204,17 @@ fn hashes(j: &Job) -> Vec<String> {
 fn floating_point_results_are_bitwise_identical_and_repeatable() {
     for n in [3, 5, 12] {
         let seed = (800 + n).to_string();
-        let first = check(n, &["fp", &seed, "0"]);
+        let first = check(n, Collective::Fp, &[&seed, "0"]);
         let want = hashes(&first);
         assert_eq!(want.len(), n, "{}", first.stdout);
         let runs = [
-            Spec::new(n, &["fp", &seed, "300"]),
-            Spec::new(n, &["fp", &seed, "100"]).env(pertinax_wire::env::tune::EAGER_LIMIT, "512"),
-            Spec::new(n, &["fp", &seed, "0"]).env(pertinax_wire::env::tune::LARGE, "cma"),
-            Spec::new(n, &["fp", &seed, "0"]).env(pertinax_wire::env::tune::LARGE, "stream"),
+            Spec::scenario(n, Collective::Fp, &[&seed, "300"]),
+            Spec::scenario(n, Collective::Fp, &[&seed, "100"])
+                .env(pertinax_wire::env::tune::EAGER_LIMIT, "512"),
+            Spec::scenario(n, Collective::Fp, &[&seed, "0"])
+                .env(pertinax_wire::env::tune::LARGE, "cma"),
+            Spec::scenario(n, Collective::Fp, &[&seed, "0"])
+                .env(pertinax_wire::env::tune::LARGE, "stream"),
         ];
         for spec in runs {
             let env = format!("{:?} {:?}", spec.args, spec.env);
@@ -223,7 +230,7 @@ fn floating_point_results_are_bitwise_identical_and_repeatable() {
 #[test]
 fn bcast_receivers_expecting_more_get_invalid_argument() {
     for (n, bytes) in [(2, 64), (3, 64), (3, 40_000), (3, 1 << 20)] {
-        check_in(n, &["mismatch", &bytes.to_string(), "more"], 30);
+        check_in(n, Collective::Mismatch, &[&bytes.to_string(), "more"], 30);
     }
 }
 
@@ -232,9 +239,9 @@ fn bcast_receivers_expecting_more_get_invalid_argument() {
 #[test]
 fn bcast_receivers_expecting_less_get_invalid_argument() {
     check_each(vec![
-        Spec::new(3, &["mismatch", "64", "less"]).bound(10),
-        Spec::new(2, &["mismatch", "40000", "less"]).bound(10),
-        Spec::new(3, &["mismatch", "1048576", "less"]).bound(10),
+        Spec::scenario(3, Collective::Mismatch, &["64", "less"]).bound(10),
+        Spec::scenario(2, Collective::Mismatch, &["40000", "less"]).bound(10),
+        Spec::scenario(3, Collective::Mismatch, &["1048576", "less"]).bound(10),
     ]);
 }
 
@@ -243,9 +250,9 @@ fn bcast_receivers_expecting_less_get_invalid_argument() {
 #[test]
 fn alltoallv_with_a_single_large_block() {
     check_each(vec![
-        Spec::new(2, &["skew", "20000"]).bound(10),
-        Spec::new(3, &["skew", "20000"]).bound(10),
-        Spec::new(4, &["skew", "100000"]).bound(10),
-        Spec::new(8, &["skew", "1048576"]).bound(10),
+        Spec::scenario(2, Collective::Skew, &["20000"]).bound(10),
+        Spec::scenario(3, Collective::Skew, &["20000"]).bound(10),
+        Spec::scenario(4, Collective::Skew, &["100000"]).bound(10),
+        Spec::scenario(8, Collective::Skew, &["1048576"]).bound(10),
     ]);
 }

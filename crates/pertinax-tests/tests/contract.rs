@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use pertinax_harness::{kill_rank, mpi_ready, run, run_with, wait_file, Job, Spec, TestBackend};
+use pertinax_tests::scenario::{Contract, P2p};
 
 /// A backend under test: how a job selects it.
 struct Backend {
@@ -52,8 +53,11 @@ fn prog() -> std::path::PathBuf {
 
 /// A job of `n` ranks of `scenario` on backend `b`, with extra launcher
 /// arguments (kill plans).
-fn job(b: &Backend, n: usize, scenario: &str, extra: &[&str]) -> Job {
-    let mut s = Spec::new(n, &[scenario]).program(prog()).on(b.on).bound(60);
+fn job(b: &Backend, n: usize, scenario: Contract, extra: &[&str]) -> Job {
+    let mut s = Spec::scenario(n, scenario, &[])
+        .program(prog())
+        .on(b.on)
+        .bound(60);
     for a in b.launcher_args.iter().chain(extra) {
         s = s.launcher_arg(a);
     }
@@ -76,7 +80,7 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
 fn matching_order() {
     for b in backends() {
         for n in [2, 3] {
-            let j = job(b, n, "order", &[]);
+            let j = job(b, n, Contract::Order, &[]);
             j.expect(0, n, b.name);
             assert!(j.stdout.contains("in-order"), "{}", j.stdout);
         }
@@ -89,7 +93,7 @@ fn matching_order() {
 fn any_source() {
     for b in backends() {
         for n in [3, 5] {
-            let j = job(b, n, "anysource", &[]);
+            let j = job(b, n, Contract::Anysource, &[]);
             j.expect(0, n, b.name);
             let want = format!("received={}", (n - 1) * 50);
             assert!(j.stdout.contains(&want), "{}", j.stdout);
@@ -103,7 +107,7 @@ fn any_source() {
 #[test]
 fn truncated_receive_consumes_the_message() {
     for b in backends() {
-        let j = job(b, 2, "truncation", &[]);
+        let j = job(b, 2, Contract::Truncation, &[]);
         j.expect(0, 2, b.name);
         assert!(j.stdout.contains("consumed"), "{}", j.stdout);
     }
@@ -115,7 +119,7 @@ fn truncated_receive_consumes_the_message() {
 fn revoke_then_recover() {
     for b in backends() {
         let n = 4;
-        let j = job(b, n, "revoke", &[]);
+        let j = job(b, n, Contract::Revoke, &[]);
         j.expect(0, n, b.name);
         for l in j.ok_lines() {
             assert_eq!(field(l, "flags"), "101", "{l}");
@@ -131,13 +135,16 @@ fn revoke_then_recover() {
 #[test]
 fn agree_under_kills() {
     for b in backends() {
-        for (scenario, mask) in [("agree", u32::MAX), ("agree_small", (1u32 << 23) - 1)] {
+        for (scenario, mask) in [
+            (Contract::Agree, u32::MAX),
+            (Contract::AgreeSmall, (1u32 << 23) - 1),
+        ] {
             agree_under_kills_with(b, scenario, mask);
         }
     }
 }
 
-fn agree_under_kills_with(b: &Backend, scenario: &str, mask: u32) {
+fn agree_under_kills_with(b: &Backend, scenario: Contract, mask: u32) {
     for (n, victim) in [(4usize, 1usize), (6, 5)] {
         let others = (0..n)
             .filter(|&r| r != victim)
@@ -183,7 +190,7 @@ fn shrink_after_a_kill() {
     for b in backends() {
         for n in [3, 5] {
             let kill = format!("{}@contract.victim#1", n - 1);
-            let j = job(b, n, "shrink", &["--kill", &kill]);
+            let j = job(b, n, Contract::Shrink, &["--kill", &kill]);
             j.expect(0, n - 1, b.name);
             let want = format!("size={} sum={}", n - 1, (n - 1) * n / 2);
             assert_eq!(j.stdout.matches(&want).count(), n - 1, "{}", j.stdout);
@@ -201,7 +208,7 @@ fn sigkill_from_outside_fails_the_receives_from_the_dead() {
     let testprog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_p2p-ranks"));
     for b in backends() {
         let n = 4;
-        let spec = Spec::new(n, &["victim", "victim.pid"])
+        let spec = Spec::scenario(n, P2p::Victim, &["victim.pid"])
             .program(&testprog)
             .on(b.on)
             .bound(60);
@@ -237,7 +244,7 @@ fn a_job_killed_at_its_bound_leaves_no_file_behind() {
         return;
     }
     let prog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_p2p-ranks"));
-    let spec = Spec::new(2, &["hang"])
+    let spec = Spec::scenario(2, P2p::Hang, &[])
         .program(prog)
         .on(TestBackend::Mpi)
         .bound(8);

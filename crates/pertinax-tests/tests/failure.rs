@@ -2,20 +2,21 @@
 //! behind.
 
 use pertinax_harness::{run, run_with, shm_leftovers, wait_file, Spec};
+use pertinax_tests::scenario::P2p;
 
 /// The rank program of these tests.
 fn p2p_ranks() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_p2p-ranks"))
 }
 
-/// A job of `n` ranks of `p2p-ranks ARGS`.
-fn spec(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(p2p_ranks())
+/// A job of `n` ranks of `p2p-ranks SCENARIO ARGS`.
+fn spec(n: usize, scenario: P2p, args: &[&str]) -> Spec<'static> {
+    Spec::scenario(n, scenario, args).program(p2p_ranks())
 }
 
 #[test]
 fn a_crashing_peer_gives_proc_failed_not_a_hang() {
-    let j = run(spec(3, &["peerdeath"]).bound(30));
+    let j = run(spec(3, P2p::Peerdeath, &[]).bound(30));
     assert_eq!(j.code, Some(134), "{}", j.stderr);
     assert_eq!(j.oks(), 2, "{}\n{}", j.stdout, j.stderr);
     assert!(
@@ -31,7 +32,7 @@ fn a_crashing_peer_gives_proc_failed_not_a_hang() {
 /// every rank died.
 #[test]
 fn with_resilient_a_crashing_peer_does_not_fail_the_job() {
-    let j = run(spec(3, &["peerdeath"])
+    let j = run(spec(3, P2p::Peerdeath, &[])
         .launcher_arg("--resilient")
         .bound(30));
     assert_eq!(j.code, Some(0), "{}", j.stderr);
@@ -41,7 +42,7 @@ fn with_resilient_a_crashing_peer_does_not_fail_the_job() {
         "{}",
         j.stderr
     );
-    let j = run(spec(1, &["peerdeath"])
+    let j = run(spec(1, P2p::Peerdeath, &[])
         .launcher_arg("--resilient")
         .bound(30));
     assert_eq!(j.code, Some(134), "the only rank died: {}", j.stderr);
@@ -50,7 +51,7 @@ fn with_resilient_a_crashing_peer_does_not_fail_the_job() {
 #[test]
 fn sigkill_of_a_rank_reaches_blocked_receivers() {
     for n in [2, 4, 8] {
-        let j = run_with(spec(n, &["victim", "victim.pid"]).bound(30), |dir, _| {
+        let j = run_with(spec(n, P2p::Victim, &["victim.pid"]).bound(30), |dir, _| {
             let pid = wait_file(&dir.join("victim.pid"), 20);
             std::thread::sleep(std::time::Duration::from_millis(100));
             let st = std::process::Command::new("kill")
@@ -73,7 +74,7 @@ fn sigkill_of_a_rank_reaches_blocked_receivers() {
 
 #[test]
 fn sigkill_of_the_launcher_ends_every_rank() {
-    let j = run_with(spec(4, &["hang"]).bound(30), |dir, launcher| {
+    let j = run_with(spec(4, P2p::Hang, &[]).bound(30), |dir, launcher| {
         // Let the ranks start, then kill the launcher.
         std::thread::sleep(std::time::Duration::from_millis(300));
         let _ = dir;
@@ -98,7 +99,7 @@ fn simultaneous_aborts_never_share_a_line() {
     const LEN: usize = 3000;
     let xs = "x".repeat(LEN);
     for (n, tag) in [(8, false), (8, true), (6, false)] {
-        let mut spec = spec(n, &["abortall", &LEN.to_string()]).bound(30);
+        let mut spec = spec(n, P2p::Abortall, &[&LEN.to_string()]).bound(30);
         if tag {
             spec = spec.launcher_arg("--tag-output");
         }
@@ -143,7 +144,7 @@ fn simultaneous_aborts_never_share_a_line() {
 #[test]
 fn a_replacement_is_named_by_the_rank_it_calls_itself() {
     for spares in ["0", "1"] {
-        let j = run(spec(4, &["replacement", "2"])
+        let j = run(spec(4, P2p::Replacement, &["2"])
             .launcher_arg("--tag-output")
             .launcher_arg("--spares")
             .launcher_arg(spares)

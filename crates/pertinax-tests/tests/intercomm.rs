@@ -6,20 +6,23 @@
 //! harness checks that none of its processes survives it.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_tests::scenario::Intercomm;
 use pertinax_wire::rng::SplitMix64;
 
 fn intercomm_ranks() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_intercomm-ranks"))
 }
 
-fn job(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(intercomm_ranks()).bound(60)
+fn job(n: usize, scenario: Intercomm, args: &[&str]) -> Spec<'static> {
+    Spec::scenario(n, scenario, args)
+        .program(intercomm_ranks())
+        .bound(60)
 }
 
 /// The `fault` scenario with `victim` killed at its first pass through
 /// fault point `comm.intercomm.POINT`.
 fn killed(n: usize, layout: &str, victim: usize, point: &str) -> Job {
-    run(job(n, &["fault", layout])
+    run(job(n, Intercomm::Fault, &[layout])
         .launcher_arg("--kill")
         .launcher_arg(&format!("{victim}@comm.intercomm.{point}#1")))
 }
@@ -68,7 +71,7 @@ fn uniform(j: &Job, n: usize) -> String {
 #[test]
 fn halves_exchange_merge_and_allreduce() {
     for n in [4, 8] {
-        let j = run(job(n, &["basic", "halves"]));
+        let j = run(job(n, Intercomm::Basic, &["halves"]));
         j.expect(0, n, "");
     }
 }
@@ -78,10 +81,10 @@ fn halves_exchange_merge_and_allreduce() {
 #[test]
 fn uneven_and_interleaved_groups() {
     for n in [4, 5] {
-        let j = run(job(n, &["basic", "uneven"]));
+        let j = run(job(n, Intercomm::Basic, &["uneven"]));
         j.expect(0, n, "");
     }
-    let j = run(job(5, &["basic", "interleaved"]));
+    let j = run(job(5, Intercomm::Basic, &["interleaved"]));
     j.expect(0, 5, "");
 }
 
@@ -90,9 +93,9 @@ fn uneven_and_interleaved_groups() {
 /// each of them in turn; a clean creation works afterwards.
 #[test]
 fn overlapping_groups_fail_everywhere() {
-    let j = run(job(3, &["overlap_same"]));
+    let j = run(job(3, Intercomm::OverlapSame, &[]));
     j.expect(0, 3, "");
-    let j = run(job(4, &["overlap_partial"]));
+    let j = run(job(4, Intercomm::OverlapPartial, &[]));
     j.expect(0, 4, "");
 }
 
@@ -100,7 +103,7 @@ fn overlapping_groups_fail_everywhere() {
 /// leader's own errors reach its members.
 #[test]
 fn argument_errors() {
-    let j = run(job(4, &["bad_args"]));
+    let j = run(job(4, Intercomm::BadArgs, &[]));
     j.expect(0, 4, "");
 }
 
@@ -108,7 +111,7 @@ fn argument_errors() {
 /// every member of both groups.
 #[test]
 fn revoked_group_fails_both_sides() {
-    let j = run(job(4, &["revoked"]));
+    let j = run(job(4, Intercomm::Revoked, &[]));
     j.expect(0, 4, "");
 }
 
@@ -215,7 +218,7 @@ fn random_kills_during_repeated_creations() {
             let victim = rng.below_mod(n as u64);
             let ms = 100 + rng.below_mod(200);
             let layout = ["halves", "uneven", "interleaved"][rng.below_mod(3) as usize];
-            let j = run(job(n, &["repeat", "100000000", layout])
+            let j = run(job(n, Intercomm::Repeat, &["100000000", layout])
                 .launcher_arg("--kill")
                 .launcher_arg(&format!("{victim}@{ms}ms")));
             let what = format!("{n} ranks, {layout}, rank {victim} killed at {ms} ms");
@@ -253,7 +256,7 @@ fn random_kills_during_repeated_creations() {
 fn join_with_a_member_killed_after_committing() {
     for n in [3, 5] {
         for victim in [0, 1, n - 1] {
-            let j = run(job(n, &["join"])
+            let j = run(job(n, Intercomm::Join, &[])
                 .launcher_arg("--kill")
                 .launcher_arg(&format!("{victim}@comm.intercomm.committed#1")));
             let what = format!("{n} ranks, rank {victim} killed");

@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use pertinax_harness::{kill_rank, on_mpi, run, run_with, wait_file, Job, Spec};
+use pertinax_tests::scenario::Midtransfer;
 use pertinax_wire::rng::SplitMix64;
 
 fn program() -> std::path::PathBuf {
@@ -38,8 +39,10 @@ fn protocols() -> &'static [&'static str] {
     }
 }
 
-fn spec<'a>(n: usize, args: &[&str], protocol: &str) -> Spec<'a> {
-    let s = Spec::new(n, args).program(program()).bound(40);
+fn spec<'a>(n: usize, scenario: Midtransfer, args: &[&str], protocol: &str) -> Spec<'a> {
+    let s = Spec::scenario(n, scenario, args)
+        .program(program())
+        .bound(40);
     if protocol == "mpi" {
         s
     } else {
@@ -75,20 +78,30 @@ fn check_job(j: &Job, survivors: &[usize], classes: &[&str], what: &str) {
     }
 }
 
-/// `runs` jobs of `args` on `n` ranks, each with `victim` SIGKILLed from
-/// outside a seeded 0-30 ms after it initialized.
-fn timed_kills(n: usize, args: &[&str], victim: usize, survivors: &[usize], classes: &[&str]) {
+/// `runs` jobs of `scenario` with `args` on `n` ranks, each with `victim`
+/// SIGKILLed from outside a seeded 0-30 ms after it initialized.
+fn timed_kills(
+    n: usize,
+    scenario: Midtransfer,
+    args: &[&str],
+    victim: usize,
+    survivors: &[usize],
+    classes: &[&str],
+) {
     for protocol in protocols() {
         let count = runs();
-        let mut rng = SplitMix64::new(0x6d69_6474 ^ args.len() as u64 ^ victim as u64);
+        // Seeded by the number of words after the program (the scenario
+        // and its arguments).
+        let words = 1 + args.len() as u64;
+        let mut rng = SplitMix64::new(0x6d69_6474 ^ words ^ victim as u64);
         let t = std::time::Instant::now();
         for i in 0..count {
             let delay = rng.below_mod(31);
             let what = format!(
-                "{protocol}: {} on {n} ranks, rank {victim} killed {delay} ms after its start (job {i})",
+                "{protocol}: {scenario} {} on {n} ranks, rank {victim} killed {delay} ms after its start (job {i})",
                 args.join(" ")
             );
-            let j = run_with(spec(n, args, protocol), |dir, launcher| {
+            let j = run_with(spec(n, scenario, args, protocol), |dir, launcher| {
                 wait_file(&dir.join(format!("ready.{victim}")), 30);
                 std::thread::sleep(Duration::from_millis(delay));
                 kill_rank(launcher, victim, Duration::from_secs(10));
@@ -96,7 +109,7 @@ fn timed_kills(n: usize, args: &[&str], victim: usize, survivors: &[usize], clas
             check_job(&j, survivors, classes, &what);
         }
         eprintln!(
-            "midtransfer: {protocol} {} n={n} victim={victim}: {count} jobs in {:.1} s, 0 hangs, 0 wrong answers",
+            "midtransfer: {protocol} {scenario} {} n={n} victim={victim}: {count} jobs in {:.1} s, 0 hangs, 0 wrong answers",
             args.join(" "),
             t.elapsed().as_secs_f64()
         );
@@ -110,11 +123,12 @@ const SIZES: [&str; 4] = ["16384", "33792", "65536", "1048576"];
 fn a_sender_killed_mid_message_fails_every_kind_of_receive() {
     for size in SIZES {
         for how in ["recv", "irecv", "probe", "vec"] {
-            timed_kills(2, &["p2p", size, how], 0, &[1], &["PROC_FAILED"]);
+            timed_kills(2, Midtransfer::P2p, &[size, how], 0, &[1], &["PROC_FAILED"]);
         }
         timed_kills(
             2,
-            &["p2p", size, "any"],
+            Midtransfer::P2p,
+            &[size, "any"],
             0,
             &[1],
             &["PENDING", "PROC_FAILED"],
@@ -125,20 +139,41 @@ fn a_sender_killed_mid_message_fails_every_kind_of_receive() {
 #[test]
 fn a_receiver_killed_mid_message_fails_the_send() {
     for size in SIZES {
-        timed_kills(2, &["p2p", size, "recv"], 1, &[0], &["PROC_FAILED"]);
+        timed_kills(
+            2,
+            Midtransfer::P2p,
+            &[size, "recv"],
+            1,
+            &[0],
+            &["PROC_FAILED"],
+        );
     }
 }
 
 #[test]
 fn a_sixteen_mebibyte_message_whose_sender_dies() {
-    timed_kills(2, &["p2p", "16777216", "recv"], 0, &[1], &["PROC_FAILED"]);
+    timed_kills(
+        2,
+        Midtransfer::P2p,
+        &["16777216", "recv"],
+        0,
+        &[1],
+        &["PROC_FAILED"],
+    );
 }
 
 #[test]
 fn a_member_killed_during_large_broadcasts() {
     for size in ["65536", "1048576"] {
         for how in ["blocking", "nonblocking"] {
-            timed_kills(4, &["bcast", size, how], 2, &[0, 1, 3], &["PROC_FAILED"]);
+            timed_kills(
+                4,
+                Midtransfer::Bcast,
+                &[size, how],
+                2,
+                &[0, 1, 3],
+                &["PROC_FAILED"],
+            );
         }
     }
 }
@@ -169,7 +204,7 @@ fn kills_at_the_protocols_fault_points() {
                 let survivor = 1 - victim;
                 let kill = format!("{victim}@{point}#{hit}");
                 let what = format!("{protocol}: p2p {size}, --kill {kill}");
-                let j = run(spec(2, &["p2p", size, "recv"], protocol)
+                let j = run(spec(2, Midtransfer::P2p, &[size, "recv"], protocol)
                     .launcher_arg("--kill")
                     .launcher_arg(&kill));
                 check_job(&j, &[survivor], &["PROC_FAILED"], &what);
@@ -191,7 +226,7 @@ fn buffered_sends_do_not_wait_for_their_receivers() {
     for protocol in protocols() {
         for size in ["16", "65536", "1048576"] {
             let what = format!("{protocol}: bsend {size} on 4 ranks");
-            let j = run(spec(4, &["bsend", size], protocol));
+            let j = run(spec(4, Midtransfer::Bsend, &[size], protocol));
             assert_eq!(j.code, Some(0), "{what}\n{}\n{}", j.stdout, j.stderr);
             assert_eq!(j.oks(), 4, "{what}\n{}\n{}", j.stdout, j.stderr);
         }

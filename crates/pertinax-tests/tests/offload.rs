@@ -14,13 +14,14 @@
 //! (boosters included) survives it.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_tests::scenario::Offload;
 use pertinax_wire::rng::SplitMix64;
 
+/// A job of `masters` masters of `offload-ranks run ARGS` (`ARGS`: the
+/// scenario's keys, separated by spaces).
 fn spec(masters: usize, args: &str) -> Spec<'static> {
-    let args: Vec<&str> = std::iter::once("run")
-        .chain(args.split_whitespace())
-        .collect();
-    let s = Spec::new(masters, &args)
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let s = Spec::scenario(masters, Offload::Run, &args)
         .program(std::path::PathBuf::from(env!(
             "CARGO_BIN_EXE_offload-ranks"
         )))
@@ -510,7 +511,7 @@ fn randomized_campaign() {
 #[test]
 fn types_are_checked_and_a_task_knows_its_master() {
     for masters in [2, 3] {
-        let s = Spec::new(masters, &["api"])
+        let s = Spec::scenario(masters, Offload::Api, &[])
             .program(std::path::PathBuf::from(env!(
                 "CARGO_BIN_EXE_offload-ranks"
             )))
@@ -669,7 +670,7 @@ fn without_room_to_respawn_the_error_says_which_max_spawn_to_pass() {
     }
     let prog = std::path::PathBuf::from(env!("CARGO_BIN_EXE_offload-ranks"));
     let job = |extra: &[&'static str]| {
-        let mut s = Spec::new(2, &["run", "boosters=2", "tasks=2", "rounds=2"])
+        let mut s = Spec::scenario(2, Offload::Run, &["boosters=2", "tasks=2", "rounds=2"])
             .program(prog.clone())
             .bound(60)
             .env("PERTINAX_FAULTS", "task.0.1@1");

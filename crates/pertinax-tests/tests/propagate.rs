@@ -2,17 +2,24 @@
 //! gets the same error, whatever it was blocked in, and nobody hangs.
 
 use pertinax_harness::{job_code, run, Job, Program, Spec};
+use pertinax_tests::scenario::Propagate;
 
 fn propagate_ranks() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_propagate-ranks"))
 }
 
-/// Runs `args` on `n` ranks and returns what each surviving rank saw; all
-/// must have seen the same.
-fn seen(n: usize, args: &[&str], code: i32, survivors: usize) -> (Job, String) {
+/// Runs `scenario` with `args` on `n` ranks and returns what each
+/// surviving rank saw; all must have seen the same.
+fn seen(
+    n: usize,
+    scenario: Propagate,
+    args: &[&str],
+    code: i32,
+    survivors: usize,
+) -> (Job, String) {
     // Ranks leave on purpose here (an early `?` exits 1, a panic 101) and
     // the others must hear of it and go on: not the launcher's fail-fast.
-    let j = run(Spec::new(n, args)
+    let j = run(Spec::scenario(n, scenario, args)
         .program(propagate_ranks())
         .bound(60)
         .launcher_arg("--keep-going"));
@@ -33,13 +40,13 @@ fn seen(n: usize, args: &[&str], code: i32, survivors: usize) -> (Job, String) {
 
 #[test]
 fn one_signaller_reaches_everyone() {
-    let (_, v) = seen(4, &["one"], 0, 4);
+    let (_, v) = seen(4, Propagate::One, &[], 0, 4);
     assert_eq!(v, "sig1:42:diverged");
 }
 
 #[test]
 fn simultaneous_signallers_are_all_listed() {
-    let (_, v) = seen(5, &["many"], 0, 5);
+    let (_, v) = seen(5, Propagate::Many, &[], 0, 5);
     // Both in one error, or (when one signal caught a rank before it
     // reached the step where it signals) one after the other; the same at
     // every rank either way.
@@ -50,7 +57,7 @@ fn simultaneous_signallers_are_all_listed() {
 
 #[test]
 fn a_signal_interrupts_blocked_receives_and_collectives() {
-    let (_, v) = seen(4, &["blocked"], 0, 4);
+    let (_, v) = seen(4, Propagate::Blocked, &[], 0, 4);
     assert_eq!(v, "sig1:9:stop");
 }
 
@@ -59,13 +66,13 @@ fn a_signal_reaches_waits_on_requests_and_awaited_futures() {
     // Round 1: a blocking wait on a guarded request; round 2: the same
     // request awaited as a future; round 3 (no error): a ring exchange and
     // an iallreduce through guarded requests, with checked data.
-    let (_, v) = seen(4, &["nonblocking"], 0, 4);
+    let (_, v) = seen(4, Propagate::Nonblocking, &[], 0, 4);
     assert_eq!(v, "sig1:1:nb|sig2:2:nb");
 }
 
 #[test]
 fn a_panic_inside_a_guard_corrupts_the_communicator_everywhere() {
-    let (j, v) = seen(4, &["panic"], 101, 3);
+    let (j, v) = seen(4, Propagate::Panic, &[], 101, 3);
     assert_eq!(v, "panic2:solver blew up|dead2");
     assert!(j.stderr.contains("solver blew up"), "{}", j.stderr);
     // The launcher's summary says which rank panicked, where, and why.
@@ -84,7 +91,7 @@ fn a_panic_inside_a_guard_corrupts_the_communicator_everywhere() {
 
 #[test]
 fn a_killed_rank_corrupts_the_communicator_everywhere() {
-    let (_, v) = seen(4, &["kill"], 137, 3);
+    let (_, v) = seen(4, Propagate::Kill, &[], 137, 3);
     assert_eq!(v, "dead2");
 }
 
@@ -93,7 +100,7 @@ fn a_killed_rank_corrupts_the_communicator_everywhere() {
 /// cycle's.
 #[test]
 fn more_than_1024_resolutions_never_mix_reports() {
-    let (_, v) = seen(3, &["cycles", "1100"], 0, 3);
+    let (_, v) = seen(3, Propagate::Cycles, &["1100"], 0, 3);
     assert!(
         v.split('|').count() >= 1025,
         "{} resolutions",
@@ -114,7 +121,7 @@ fn more_than_1024_resolutions_never_mix_reports() {
 /// deadlocked.
 #[test]
 fn a_signal_then_an_unguarded_barrier_does_not_deadlock() {
-    let (_, v) = seen(4, &["plain"], 0, 4);
+    let (_, v) = seen(4, Propagate::Plain, &[], 0, 4);
     assert_eq!(v, "sig1:42:then plain");
 }
 
@@ -135,7 +142,7 @@ fn left_line(j: &Job, what: &str, first: &str) {
 /// collective, its absence as a process failure; the same at every rank.
 #[test]
 fn a_signaller_that_leaves_and_finalizes_is_heard() {
-    let (j, v) = seen(4, &["leave"], 0, 3);
+    let (j, v) = seen(4, Propagate::Leave, &[], 0, 3);
     assert_eq!(v, "sig1:7:leave 1|dead1");
     left_line(&j, "leave", "sig1:7:leave 1");
 }
@@ -144,7 +151,7 @@ fn a_signaller_that_leaves_and_finalizes_is_heard() {
 /// finalizes and exits 1.
 #[test]
 fn a_signaller_that_returns_early_with_question_mark_is_heard() {
-    let (j, v) = seen(4, &["early"], 1, 3);
+    let (j, v) = seen(4, Propagate::Early, &[], 1, 3);
     assert_eq!(v, "sig1:7:early 1|dead1");
     left_line(&j, "early", "sig1:7:early 1");
 }
@@ -161,7 +168,7 @@ fn a_signaller_killed_while_signalling_is_reported_uniformly() {
         ("prop.resolve.agreed", "sig1:7:killed 1|dead1"),
         ("prop.signal.done", "sig1:7:killed 1|dead1"),
     ] {
-        let j = run(Spec::new(4, &["killed"])
+        let j = run(Spec::scenario(4, Propagate::Killed, &[])
             .program(propagate_ranks())
             .bound(60)
             .launcher_arg("--kill")
@@ -195,7 +202,7 @@ fn a_signaller_killed_while_signalling_is_reported_uniformly() {
 #[test]
 fn an_awaited_request_does_not_busy_loop() {
     for mode in ["crate", "park"] {
-        let j = run(Spec::new(2, &["await-cpu", mode])
+        let j = run(Spec::scenario(2, Propagate::AwaitCpu, &[mode])
             .program(propagate_ranks())
             .bound(60));
         j.assert_ok(2);
@@ -287,7 +294,7 @@ fn randomized_campaign() {
         let n = 3 + below(4) as usize;
         let s = seed.to_string();
         // Signallers return early with `?` or panic, and the others go on.
-        let mut spec = Spec::new(n, &["campaign", &s, "12"])
+        let mut spec = Spec::scenario(n, Propagate::Campaign, &[&s, "12"])
             .program(propagate_ranks())
             .bound(60)
             .launcher_arg("--keep-going");
@@ -395,7 +402,7 @@ fn a_guard_over_a_resilient_communicator_propagates_signals_and_absorbs_deaths()
         // guard's new resilient communicator.
         (8, "sig1:7:res|missing2"),
     ] {
-        let j = run(Spec::new(5, &["resguard"])
+        let j = run(Spec::scenario(5, Propagate::Resguard, &[])
             .program(propagate_ranks())
             .bound(60)
             .launcher_arg("--kill")
@@ -441,7 +448,7 @@ fn a_guard_over_a_resilient_communicator_survives_seeded_kills() {
     for seed in 1..=runs {
         let n = 4 + (seed as usize % 4);
         let (seed_s, c_s) = (seed.to_string(), (1 + seed % 2).to_string());
-        let j = run(Spec::new(n, &["resguard"])
+        let j = run(Spec::scenario(n, Propagate::Resguard, &[])
             .program(propagate_ranks())
             .bound(60)
             .launcher_arg("--fault-seed")

@@ -6,13 +6,16 @@
 //! the harness checks that none of its processes survives it.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_tests::scenario::Requests;
 
 fn requests_ranks() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_requests-ranks"))
 }
 
-fn req(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(requests_ranks()).bound(60)
+fn req(n: usize, scenario: Requests, args: &[&str]) -> Spec<'static> {
+    Spec::scenario(n, scenario, args)
+        .program(requests_ranks())
+        .bound(60)
 }
 
 /// The OK line of rank `r`.
@@ -33,12 +36,8 @@ fn line(j: &Job, r: usize) -> String {
 /// the announced send fails with its receiver).
 #[test]
 fn wait_all_returns_a_failure_at_once() {
-    for args in [
-        ["waitall", "early", "small"],
-        ["waitall", "early", "large"],
-        ["waitall", "late", "large"],
-    ] {
-        let j = run(req(4, &args)
+    for args in [["early", "small"], ["early", "large"], ["late", "large"]] {
+        let j = run(req(4, Requests::Waitall, &args)
             .bound(30)
             .launcher_arg("--kill")
             .launcher_arg("3@victim#1"));
@@ -63,7 +62,7 @@ fn wait_all_returns_a_failure_at_once() {
     }
     // The blocking `sendrecv` over the same pair: the send's failure
     // returns although the receive is pending.
-    let j = run(req(4, &["waitall", "early", "small", "sendrecv"])
+    let j = run(req(4, Requests::Waitall, &["early", "small", "sendrecv"])
         .bound(30)
         .launcher_arg("--kill")
         .launcher_arg("3@victim#1"));
@@ -84,7 +83,7 @@ fn wait_all_returns_a_failure_at_once() {
 #[test]
 fn wait_any_and_test_any_report_failures_with_their_index() {
     for mode in ["wait", "test"] {
-        let j = run(req(4, &["waitany", mode])
+        let j = run(req(4, Requests::Waitany, &[mode])
             .bound(30)
             .launcher_arg("--kill")
             .launcher_arg("3@victim#1"));
@@ -105,7 +104,7 @@ fn wait_any_and_test_any_report_failures_with_their_index() {
 /// request, an eager send and a rendezvous send are not cancelled.
 #[test]
 fn cancel_ends_a_scope_with_a_pending_receive() {
-    let j = run(req(2, &["cancel"]).bound(30));
+    let j = run(req(2, Requests::Cancel, &[]).bound(30));
     j.expect(0, 2, "");
     assert!(
         line(&j, 0).contains("cancelled=2 got=[5, 6, 7, 8]"),
@@ -120,7 +119,7 @@ fn cancel_ends_a_scope_with_a_pending_receive() {
 #[test]
 fn revoke_completes_pending_requests_everywhere() {
     for n in [4, 6] {
-        let j = run(req(n, &["revoke"]).bound(30));
+        let j = run(req(n, Requests::Revoke, &[]).bound(30));
         j.expect(0, n, "");
         for r in 0..n {
             assert!(
@@ -137,7 +136,7 @@ fn revoke_completes_pending_requests_everywhere() {
 /// the wait returns its failure with index 1, rank 2 revokes, all shrink.
 #[test]
 fn stopped_peer_ended_by_the_heartbeat() {
-    let j = run(req(4, &["stopped"])
+    let j = run(req(4, Requests::Stopped, &[])
         .bound(30)
         .launcher_arg("--heartbeat")
         .launcher_arg("20")
@@ -183,7 +182,7 @@ fn randomized_campaign() {
         let n = 3 + (i % 6) as usize;
         let seed = (5000 + i).to_string();
         let count = (1 + i % 2).min(n as u64 - 1).to_string();
-        let j = run(req(n, &["campaign", "20"])
+        let j = run(req(n, Requests::Campaign, &["20"])
             .launcher_arg("--fault-seed")
             .launcher_arg(&seed)
             .launcher_arg("--fault-count")

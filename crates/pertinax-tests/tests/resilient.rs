@@ -6,6 +6,7 @@
 //! checked and the same digest of results and outcomes.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_tests::scenario::Resilient;
 
 fn resilient_ranks() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-ranks"))
@@ -19,7 +20,7 @@ const IGNORE: &str = "bcast=ignore,scatter=ignore,recv=ignore";
 /// the launcher options `extra`.
 fn ops(n: usize, check: &str, mode: &str, rounds: u32, extra: &[&str]) -> Job {
     let rounds = rounds.to_string();
-    let mut s = Spec::new(n, &["ops", &rounds, mode])
+    let mut s = Spec::scenario(n, Resilient::Ops, &[&rounds, mode])
         .program(resilient_ranks())
         .bound(60)
         .launcher_arg("--resilient")
@@ -175,7 +176,7 @@ fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
 /// Runs `resilient-ranks p2p ROUNDS` on `n` ranks under `policy`.
 fn p2p(n: usize, policy: &str, rounds: u32, extra: &[&str]) -> Job {
     let rounds = rounds.to_string();
-    let mut s = Spec::new(n, &["p2p", &rounds])
+    let mut s = Spec::scenario(n, Resilient::P2p, &[&rounds])
         .program(resilient_ranks())
         .bound(60)
         .launcher_arg("--resilient")
@@ -269,7 +270,7 @@ fn p2p_agreed(j: &Job, n: usize, victims: usize, ignore: bool, what: &str) -> (u
 fn an_early_return_after_a_stop_does_not_hang_the_others() {
     for check in ["agree", "log"] {
         for _ in 0..3 {
-            let j = run(Spec::new(4, &["early", "20"])
+            let j = run(Spec::scenario(4, Resilient::Early, &["20"])
                 .program(resilient_ranks())
                 .bound(30)
                 .launcher_arg("--resilient")
@@ -305,7 +306,7 @@ fn an_early_return_after_a_stop_does_not_hang_the_others() {
 #[test]
 fn an_any_source_receive_from_a_dead_sender_follows_the_recv_policy() {
     for (policy, want) in [("recv=stop", "stopped=2"), ("recv=ignore", "skipped")] {
-        let j = run(Spec::new(4, &["anysrc"])
+        let j = run(Spec::scenario(4, Resilient::Anysrc, &[])
             .program(resilient_ranks())
             .bound(30)
             .launcher_arg("--resilient")
@@ -322,7 +323,7 @@ fn an_any_source_receive_from_a_dead_sender_follows_the_recv_policy() {
         );
     }
     // Without a failure the message arrives and nothing is reported.
-    let j = run(Spec::new(4, &["anysrc"])
+    let j = run(Spec::scenario(4, Resilient::Anysrc, &[])
         .program(resilient_ranks())
         .bound(30)
         .launcher_arg("--resilient"));
@@ -346,7 +347,7 @@ fn a_shared_file_is_emptied_even_when_the_chosen_rank_dies() {
     let path = dir.path().join("out.bin");
     std::fs::write(&path, vec![0xffu8; 4096]).expect("stale file");
     let p = path.display().to_string();
-    let j = run(Spec::new(5, &["ops", "3", "full"])
+    let j = run(Spec::scenario(5, Resilient::Ops, &["3", "full"])
         .program(resilient_ranks())
         .bound(60)
         .env("RESPROG_FILE", &p)
@@ -368,7 +369,7 @@ fn a_shared_file_is_emptied_even_when_the_chosen_rank_dies() {
 
 #[test]
 fn a_failed_root_stops_a_bcast_under_the_default_policy() {
-    let j = run(Spec::new(4, &["stop"])
+    let j = run(Spec::scenario(4, Resilient::Stop, &[])
         .program(resilient_ranks())
         .bound(60)
         .launcher_arg("--resilient"));
@@ -381,7 +382,7 @@ fn survivors_write_their_parts_of_a_shared_file_after_a_failure() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("out.bin");
     let p = path.display().to_string();
-    let j = run(Spec::new(5, &["ops", "10", "full"])
+    let j = run(Spec::scenario(5, Resilient::Ops, &["10", "full"])
         .program(resilient_ranks())
         .bound(60)
         .env("RESPROG_FILE", &p)
@@ -402,7 +403,7 @@ fn survivors_write_their_parts_of_a_shared_file_after_a_failure() {
 /// hierarchical mode with local groups of `k` (from 4 ranks on).
 fn hier_ops(n: usize, k: usize, rounds: u32, extra: &[&str]) -> Job {
     let (rounds, k) = (rounds.to_string(), k.to_string());
-    let mut s = Spec::new(n, &["ops", &rounds, "full"])
+    let mut s = Spec::scenario(n, Resilient::Ops, &[&rounds, "full"])
         .program(resilient_ranks())
         .bound(60)
         .launcher_arg("--resilient=hier")
@@ -526,7 +527,7 @@ fn nonblocking_point_to_point_and_alltoall_through_the_trait_survive_kills() {
         .unwrap_or(12);
     let t0 = std::time::Instant::now();
     let job = |n: usize, extra: &[&str]| {
-        let mut s = Spec::new(n, &["nbp2p", "12"])
+        let mut s = Spec::scenario(n, Resilient::Nbp2p, &["12"])
             .program(resilient_ranks())
             .bound(60)
             .launcher_arg("--resilient")

@@ -7,14 +7,24 @@
 //! outcome says contributed; a rank reported missing must be dead) and the
 //! same digest of results and outcomes.
 
-use pertinax_harness::{run, Job, Spec};
+use pertinax_harness::{run, Job, Scenarios, Spec};
+use pertinax_tests::scenario::{Resilient, ResilientHier};
 
-fn resilient_ranks() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-ranks"))
+/// The rank program whose scenarios a scenario enum lists.
+trait RankProgram: Scenarios {
+    fn program() -> std::path::PathBuf;
 }
 
-fn resilient_hier_ranks() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-hier-ranks"))
+impl RankProgram for Resilient {
+    fn program() -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-ranks"))
+    }
+}
+
+impl RankProgram for ResilientHier {
+    fn program() -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-hier-ranks"))
+    }
 }
 
 /// Every failed root or peer skipped (`resilient-ranks` checks that).
@@ -23,18 +33,18 @@ const IGNORE: &str = "bcast=ignore,scatter=ignore,recv=ignore";
 const STOP: &str = "bcast=stop,reduce=stop,gather=stop,scatter=stop,send=stop,recv=stop";
 
 /// A hierarchical job of `n` ranks (local groups of `k`, or the default
-/// `k` of equation 4 with `None`) running `args` of `prog` under `policy`
-/// with the kills `kills`.
-fn hier(
-    prog: std::path::PathBuf,
+/// `k` of equation 4 with `None`) running `scenario` of its program with
+/// `args` under `policy` with the kills `kills`.
+fn hier<S: RankProgram>(
+    scenario: S,
     args: &[&str],
     n: usize,
     k: Option<usize>,
     policy: &str,
     kills: &[String],
 ) -> Job {
-    let mut s = Spec::new(n, args)
-        .program(prog)
+    let mut s = Spec::scenario(n, scenario, args)
+        .program(S::program())
         .bound(60)
         .launcher_arg("--resilient=hier")
         .launcher_arg("--resilient-threshold")
@@ -113,14 +123,7 @@ fn hier_root_death_around_reduce_and_gather_gives_every_survivor_the_same_outcom
     ];
     for (kill, dies) in cases {
         let ks = kills(&[kill]);
-        let j = hier(
-            resilient_hier_ranks(),
-            &["outcomes", "4"],
-            16,
-            None,
-            STOP,
-            &ks,
-        );
+        let j = hier(ResilientHier::Outcomes, &["4"], 16, None, STOP, &ks);
         j.agreed(15, kill);
         assert_eq!(check_victims(&j, &ks, kill), usize::from(dies), "{kill}");
         // The root died before its own operation ended: the stop policy
@@ -153,14 +156,7 @@ fn hier_master_and_deputy_killed_together_are_repaired() {
     for p in pairs {
         let ks = kills(&p);
         let what = p.join(" ");
-        let j = hier(
-            resilient_ranks(),
-            &["ops", "10", "full"],
-            16,
-            None,
-            IGNORE,
-            &ks,
-        );
+        let j = hier(Resilient::Ops, &["10", "full"], 16, None, IGNORE, &ks);
         j.agreed(14, &what);
         assert_eq!(check_victims(&j, &ks, &what), 2, "{what}");
     }
@@ -191,14 +187,7 @@ fn hier_a_failure_during_a_join_is_repaired() {
     for c in cases {
         let ks = kills(c);
         let what = c.join(" ");
-        let j = hier(
-            resilient_ranks(),
-            &["ops", "10", "full"],
-            16,
-            None,
-            IGNORE,
-            &ks,
-        );
+        let j = hier(Resilient::Ops, &["10", "full"], 16, None, IGNORE, &ks);
         let died = check_victims(&j, &ks, &what);
         assert_eq!(died, c.len(), "{what}: a kill did not fire\n{}", j.stderr);
         j.agreed(16 - died, &what);
@@ -215,7 +204,7 @@ fn hier_a_failure_during_a_join_is_repaired() {
 fn hier_an_early_return_does_not_hang_the_others() {
     for k in [2, 3] {
         let ks = kills(&["3@res.early.start#1"]);
-        let j = hier(resilient_ranks(), &["early", "20"], 8, Some(k), STOP, &ks);
+        let j = hier(Resilient::Early, &["20"], 8, Some(k), STOP, &ks);
         let what = format!("k={k}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
         assert!(j.code == Some(0) && !j.stdout.contains("FAIL"), "{what}");
         assert!(
@@ -256,14 +245,7 @@ fn hier_a_group_orphaned_after_the_global_agreement_is_not_waited_for() {
     for (at, ring) in cases {
         let ks = kills(&[&format!("3@{at}"), &format!("4@{at}")]);
         let what = format!("{ks:?} {ring}");
-        let j = hier(
-            resilient_hier_ranks(),
-            &["outcomes", "4", ring],
-            16,
-            None,
-            STOP,
-            &ks,
-        );
+        let j = hier(ResilientHier::Outcomes, &["4", ring], 16, None, STOP, &ks);
         trails_agree(&j, 14, &what);
         if ring != "exit" {
             assert_eq!(check_victims(&j, &ks, &what), 2, "{what}");
@@ -291,14 +273,7 @@ fn hier_a_whole_group_killed_does_not_hurt_the_others() {
     for c in cases {
         let ks = kills(c);
         let what = c.join(" ");
-        let j = hier(
-            resilient_ranks(),
-            &["ops", "10", "full"],
-            16,
-            None,
-            IGNORE,
-            &ks,
-        );
+        let j = hier(Resilient::Ops, &["10", "full"], 16, None, IGNORE, &ks);
         assert_eq!(check_victims(&j, &ks, &what), c.len(), "{what}");
         j.agreed(16 - c.len(), &what);
     }
@@ -374,8 +349,8 @@ fn hier_every_group_losing_its_global_members_in_one_stage_is_rescued() {
         let what = format!("n={n} k={k} {ks:?}");
         let t0 = std::time::Instant::now();
         let j = hier(
-            resilient_hier_ranks(),
-            &["outcomes", "4", "ring"],
+            ResilientHier::Outcomes,
+            &["4", "ring"],
             n,
             Some(k),
             STOP,
@@ -388,14 +363,7 @@ fn hier_every_group_losing_its_global_members_in_one_stage_is_rescued() {
     }
     // The same under `ignore` with point-to-point, dup and split.
     let ks = same(6, 3, "res.before.bcast#2");
-    let j = hier(
-        resilient_ranks(),
-        &["ops", "6", "full"],
-        6,
-        Some(3),
-        IGNORE,
-        &ks,
-    );
+    let j = hier(Resilient::Ops, &["6", "full"], 6, Some(3), IGNORE, &ks);
     assert_eq!(check_victims(&j, &ks, "ops"), 4);
     j.agreed(2, "ops");
 }
@@ -420,8 +388,8 @@ fn hier_a_death_during_the_rescue_is_repaired() {
         ks.push(extra.to_string());
         let what = format!("n={n} {ks:?}");
         let j = hier(
-            resilient_hier_ranks(),
-            &["outcomes", "4", "ring"],
+            ResilientHier::Outcomes,
+            &["4", "ring"],
             n,
             Some(3),
             STOP,
@@ -440,8 +408,8 @@ fn hier_a_death_during_the_rescue_is_repaired() {
         let ks = kills(&["3@res.hier.confirm#5", "4@res.hier.confirm#5", extra]);
         let what = format!("{ks:?}");
         let j = hier(
-            resilient_hier_ranks(),
-            &["outcomes", "4", "ring"],
+            ResilientHier::Outcomes,
+            &["4", "ring"],
             9,
             Some(3),
             STOP,
@@ -515,8 +483,8 @@ fn hier_global_members_killed_or_returning_early_in_one_stage_are_rescued() {
         let ks = kills(c);
         let what = format!("n={n} kills {ks:?} leave {leave} {ring}");
         let j = hier(
-            resilient_hier_ranks(),
-            &["outcomes", "4", ring, leave],
+            ResilientHier::Outcomes,
+            &["4", ring, leave],
             n,
             Some(3),
             STOP,
@@ -563,8 +531,8 @@ fn hier_a_rescue_after_some_groups_finished_the_operation_is_uniform() {
         let ks: Vec<String> = victims.iter().map(|v| format!("{v}@{at}")).collect();
         let what = format!("n={n} k={k} kills {ks:?}");
         let j = hier(
-            resilient_hier_ranks(),
-            &["outcomes", "6", "exit"],
+            ResilientHier::Outcomes,
+            &["6", "exit"],
             n,
             Some(k),
             STOP,
@@ -589,8 +557,8 @@ fn hier_a_rescue_after_some_groups_finished_the_operation_is_uniform() {
     ]);
     let what = format!("seed 1469 {ks:?}");
     let j = hier(
-        resilient_hier_ranks(),
-        &["outcomes", "6", "ring", "8,9@8"],
+        ResilientHier::Outcomes,
+        &["6", "ring", "8,9@8"],
         12,
         Some(4),
         STOP,
@@ -620,8 +588,8 @@ fn hier_library_messages_never_reach_an_any_tag_receive() {
         let ks = kills(&[&format!("4@{at}"), &format!("5@{at}")]);
         let what = format!("{ks:?}");
         let j = hier(
-            resilient_hier_ranks(),
-            &["outcomes", "3", "any"],
+            ResilientHier::Outcomes,
+            &["3", "any"],
             12,
             Some(4),
             STOP,
@@ -839,8 +807,9 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
             let rs: Vec<String> = leavers.iter().map(usize::to_string).collect();
             format!("{}@{coll}", rs.join(","))
         };
-        let prog = |ring: &'static str| -> Vec<&str> {
-            let mut a = vec!["outcomes", "6", ring];
+        // The arguments of `outcomes`.
+        let args = |ring: &'static str| -> Vec<&str> {
+            let mut a = vec!["6", ring];
             if !leave.is_empty() {
                 a.push(&leave);
             }
@@ -849,23 +818,23 @@ fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
         let (mode, j) = match seed % 5 {
             0 => (
                 "stop exit",
-                hier(resilient_hier_ranks(), &prog("exit"), n, k, STOP, &ks),
+                hier(ResilientHier::Outcomes, &args("exit"), n, k, STOP, &ks),
             ),
             1 => (
                 "stop any",
-                hier(resilient_hier_ranks(), &prog("any"), n, k, STOP, &ks),
+                hier(ResilientHier::Outcomes, &args("any"), n, k, STOP, &ks),
             ),
             2 => (
                 "ignore any",
-                hier(resilient_hier_ranks(), &prog("any"), n, k, IGNORE, &ks),
+                hier(ResilientHier::Outcomes, &args("any"), n, k, IGNORE, &ks),
             ),
             3 => (
                 "ignore ops",
-                hier(resilient_ranks(), &["ops", "6", "full"], n, k, IGNORE, &ks),
+                hier(Resilient::Ops, &["6", "full"], n, k, IGNORE, &ks),
             ),
             _ => (
                 "stop ring",
-                hier(resilient_hier_ranks(), &prog("ring"), n, k, STOP, &ks),
+                hier(ResilientHier::Outcomes, &args("ring"), n, k, STOP, &ks),
             ),
         };
         let what = format!("seed {seed} n={n} k={kk} {mode} kills {ks:?} leave {leave:?}");

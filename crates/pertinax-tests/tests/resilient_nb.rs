@@ -7,6 +7,7 @@
 //! against the contributors its outcome names and print the same digest.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_tests::scenario::ResilientNb;
 use pertinax_wire::rng::SplitMix64;
 
 fn resilient_nb_ranks() -> std::path::PathBuf {
@@ -21,7 +22,7 @@ const IGNORE: &str = "bcast=ignore,scatter=ignore,recv=ignore";
 /// (`None`: the default, stop on a failed bcast root) with `--kill`s.
 fn rounds(n: usize, rounds: u32, batch: u32, policy: Option<&str>, kills: &[String]) -> Job {
     let (r, b) = (rounds.to_string(), batch.to_string());
-    let mut s = Spec::new(n, &["rounds", &r, &b])
+    let mut s = Spec::scenario(n, ResilientNb::Rounds, &[&r, &b])
         .program(resilient_nb_ranks())
         .bound(60)
         .launcher_arg("--resilient");
@@ -57,12 +58,12 @@ fn without_failures_every_result_is_exact() {
 
 #[test]
 fn errors_and_refusals() {
-    let j = run(Spec::new(4, &["rules"])
+    let j = run(Spec::scenario(4, ResilientNb::Rules, &[])
         .program(resilient_nb_ranks())
         .bound(60)
         .launcher_arg("--resilient"));
     j.assert_ok(4);
-    let j = run(Spec::new(3, &["log"])
+    let j = run(Spec::scenario(3, ResilientNb::Log, &[])
         .program(resilient_nb_ranks())
         .bound(60)
         .launcher_arg("--resilient")
@@ -73,7 +74,7 @@ fn errors_and_refusals() {
 
 #[test]
 fn a_failed_root_stops_a_posted_bcast_under_the_default_policy() {
-    let j = run(Spec::new(5, &["stop"])
+    let j = run(Spec::scenario(5, ResilientNb::Stop, &[])
         .program(resilient_nb_ranks())
         .bound(60)
         .launcher_arg("--resilient"));
@@ -86,7 +87,7 @@ fn a_failed_root_stops_a_posted_bcast_under_the_default_policy() {
 /// other rank not killed finished with the same total and reports ranks 0
 /// and 3 failed. Returns the number of ranks that finished.
 fn early(n: usize, kills: &[String]) -> usize {
-    let mut s = Spec::new(n, &["early", "10"])
+    let mut s = Spec::scenario(n, ResilientNb::Early, &["10"])
         .program(resilient_nb_ranks())
         .bound(30)
         .launcher_arg("--resilient")

@@ -4,9 +4,10 @@
 //! bound and the harness checks that none of its processes survives it.
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_tests::scenario::Spawn;
 
-fn spec(n: usize, args: &[&str], max_spawn: usize) -> Spec<'static> {
-    Spec::new(n, args)
+fn spec(n: usize, scenario: Spawn, args: &[&str], max_spawn: usize) -> Spec<'static> {
+    Spec::scenario(n, scenario, args)
         .program(std::path::PathBuf::from(env!("CARGO_BIN_EXE_spawn-ranks")))
         .bound(60)
         .launcher_arg("--max-spawn")
@@ -22,7 +23,7 @@ fn lines<'a>(j: &'a Job, pat: &str) -> Vec<&'a str> {
 /// it, checked at all five processes.
 #[test]
 fn spawn_merge_and_split_across_parents_and_children() {
-    let j = run(spec(3, &["cross", "2"], 2));
+    let j = run(spec(3, Spawn::Cross, &["2"], 2));
     assert_eq!(j.code, Some(0), "{}\n{}", j.stdout, j.stderr);
     assert_eq!(lines(&j, " parent merged=").len(), 3, "{}", j.stdout);
     assert_eq!(lines(&j, " child merged=").len(), 2, "{}", j.stdout);
@@ -33,7 +34,7 @@ fn spawn_merge_and_split_across_parents_and_children() {
 /// parent, and a spawn afterwards works.
 #[test]
 fn a_missing_program_is_spawn_failed_everywhere() {
-    let j = run(spec(2, &["bad_path"], 2));
+    let j = run(spec(2, Spawn::BadPath, &[], 2));
     assert_eq!(j.code, Some(0), "{}\n{}", j.stdout, j.stderr);
     assert_eq!(
         lines(&j, "error=SpawnFailed then parent").len(),

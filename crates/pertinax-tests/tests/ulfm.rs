@@ -4,13 +4,16 @@
 //! harness checks that none of its processes survives it.
 
 use pertinax_harness::{backend, job_code, on_mpi, run, Spec, TestBackend};
+use pertinax_tests::scenario::Ulfm;
 
 fn ulfm_ranks() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_ulfm-ranks"))
 }
 
-fn ft(n: usize, args: &[&str]) -> Spec<'static> {
-    Spec::new(n, args).program(ulfm_ranks()).bound(60)
+fn ft(n: usize, scenario: Ulfm, args: &[&str]) -> Spec<'static> {
+    Spec::scenario(n, scenario, args)
+        .program(ulfm_ranks())
+        .bound(60)
 }
 
 /// Scenario 1: The last rank is SIGKILLed during a series of collectives: every
@@ -19,7 +22,7 @@ fn ft(n: usize, args: &[&str]) -> Spec<'static> {
 #[test]
 fn s1_kill_during_collectives() {
     for n in [4, 8] {
-        let j = run(ft(n, &["coll_kill", "5"]));
+        let j = run(ft(n, Ulfm::CollKill, &["5"]));
         j.expect(job_code(137), n - 1, "");
         assert!(
             j.ok_lines().iter().all(|l| l.contains("first=PROC_FAILED")),
@@ -34,7 +37,7 @@ fn s1_kill_during_collectives() {
 #[test]
 fn s2_kill_revoke_and_long_computation() {
     for n in [4, 8] {
-        let j = run(ft(n, &["coll_kill_revoke", "3"]));
+        let j = run(ft(n, Ulfm::CollKillRevoke, &["3"]));
         j.expect(job_code(137), n - 1, "");
     }
 }
@@ -44,7 +47,7 @@ fn s2_kill_revoke_and_long_computation() {
 /// and any-source receives work again after `ack_failed`.
 #[test]
 fn s3_any_source_pending_then_ack() {
-    let j = run(ft(5, &["anysource"]));
+    let j = run(ft(5, Ulfm::Anysource, &[]));
     j.expect(job_code(137), 4, "");
 }
 
@@ -52,7 +55,7 @@ fn s3_any_source_pending_then_ack() {
 /// failed rank.
 #[test]
 fn s4_insulation() {
-    let j = run(ft(6, &["insulation"]));
+    let j = run(ft(6, Ulfm::Insulation, &[]));
     j.expect(job_code(137), 5, "");
     let lines = j.ok_lines();
     assert_eq!(
@@ -72,7 +75,7 @@ fn s4_insulation() {
 /// after each of two failures, and acknowledgements are per communicator.
 #[test]
 fn s5_acknowledged_group() {
-    let j = run(ft(5, &["acked"]));
+    let j = run(ft(5, Ulfm::Acked, &[]));
     j.expect(job_code(137), 3, "");
 }
 
@@ -80,7 +83,7 @@ fn s5_acknowledged_group() {
 /// though the revoker is killed in the middle of revoking.
 #[test]
 fn s6_revoke_interrupts_pending_requests() {
-    let j = run(ft(5, &["revoke_pending"])
+    let j = run(ft(5, Ulfm::RevokePending, &[])
         .launcher_arg("--kill")
         .launcher_arg("1@ft.revoke.partial#1"));
     j.expect(0, 4, "");
@@ -91,7 +94,7 @@ fn s6_revoke_interrupts_pending_requests() {
 /// pending receives on both sides end with `Revoked`.
 #[test]
 fn s6_revoke_interrupts_intercommunicator_requests() {
-    let j = run(ft(3, &["revoke_inter", "2"]));
+    let j = run(ft(3, Ulfm::RevokeInter, &["2"]));
     j.expect(0, 5, "");
     let lines = j.ok_lines();
     assert_eq!(
@@ -105,14 +108,14 @@ fn s6_revoke_interrupts_intercommunicator_requests() {
 /// Spawn, then merge into one intracommunicator (parents first).
 #[test]
 fn spawn_and_merge() {
-    let j = run(ft(2, &["spawn_merge", "3"])
+    let j = run(ft(2, Ulfm::SpawnMerge, &["3"])
         .launcher_arg("--max-spawn")
         .launcher_arg("3"));
     j.expect(0, 5, "");
     // Without room for them, spawn fails the same way at every parent
     // (each exits 1 after saying so: --keep-going lets the slower one
     // finish its line).
-    let j = run(ft(2, &["spawn_merge", "3"])
+    let j = run(ft(2, Ulfm::SpawnMerge, &["3"])
         .launcher_arg("--max-spawn")
         .launcher_arg("2")
         .launcher_arg("--keep-going"));
@@ -132,7 +135,7 @@ fn spawn_and_merge() {
 /// timeout, and the others detect it, shrink and go on.
 #[test]
 fn heartbeats_end_stopped_and_stuck_ranks() {
-    let j = run(ft(4, &["stuck"])
+    let j = run(ft(4, Ulfm::Stuck, &[])
         .launcher_arg("--heartbeat")
         .launcher_arg("20")
         .launcher_arg("--heartbeat-timeout")
@@ -141,7 +144,7 @@ fn heartbeats_end_stopped_and_stuck_ranks() {
         .launcher_arg("3@step#5:stop"));
     j.expect(0, 3, "");
     assert!(j.stderr.contains("heartbeat"), "{}", j.stderr);
-    let j = run(ft(4, &["stuck", "spin"])
+    let j = run(ft(4, Ulfm::Stuck, &["spin"])
         .launcher_arg("--heartbeat")
         .launcher_arg("20")
         .launcher_arg("--heartbeat-timeout")
@@ -156,7 +159,7 @@ fn heartbeats_end_stopped_and_stuck_ranks() {
 /// point, and SIGKILL at a time; the survivors recover each time.
 #[test]
 fn injected_signals_panics_and_timed_kills() {
-    let j = run(ft(6, &["campaign", "40", "shrink"])
+    let j = run(ft(6, Ulfm::Campaign, &["40", "shrink"])
         .launcher_arg("--kill")
         .launcher_arg("1@p2p#4:segv")
         .launcher_arg("--kill")
@@ -170,7 +173,7 @@ fn injected_signals_panics_and_timed_kills() {
         j.stdout
     );
     // A kill at a time: the program is busy long enough for it to land.
-    let j = run(ft(4, &["stuck", "spin"])
+    let j = run(ft(4, Ulfm::Stuck, &["spin"])
         .launcher_arg("--kill")
         .launcher_arg("3@300ms"));
     j.expect(0, 3, "");
@@ -181,7 +184,7 @@ fn injected_signals_panics_and_timed_kills() {
 /// (default) or ends them (`--on-parent-failure end`).
 #[test]
 fn failures_are_isolated_between_process_groups() {
-    let j = run(ft(3, &["groups", "child"]));
+    let j = run(ft(3, Ulfm::Groups, &["child"]));
     j.expect(job_code(137), 4, "");
     assert_eq!(
         j.ok_lines()
@@ -190,7 +193,7 @@ fn failures_are_isolated_between_process_groups() {
             .count(),
         3
     );
-    let j = run(ft(3, &["groups", "parent"]));
+    let j = run(ft(3, Ulfm::Groups, &["parent"]));
     j.expect(job_code(137), 4, "");
     assert_eq!(
         j.ok_lines()
@@ -199,7 +202,7 @@ fn failures_are_isolated_between_process_groups() {
             .count(),
         2
     );
-    let j = run(ft(3, &["groups", "parent"])
+    let j = run(ft(3, Ulfm::Groups, &["parent"])
         .launcher_arg("--on-parent-failure")
         .launcher_arg("end"));
     assert_eq!(j.oks(), 2, "{}\n{}", j.stdout, j.stderr);
@@ -209,7 +212,7 @@ fn failures_are_isolated_between_process_groups() {
 /// Scenario 7: Revoke then shrink, 100 times in a row (after one failure).
 #[test]
 fn s7_revoke_shrink_100_times() {
-    let j = run(ft(4, &["revoke_shrink", "100"]));
+    let j = run(ft(4, Ulfm::RevokeShrink, &["100"]));
     j.expect(job_code(137), 3, "");
 }
 
@@ -218,7 +221,7 @@ fn s7_revoke_shrink_100_times() {
 #[test]
 fn s8_suicide_until_one_remains() {
     for (n, seed) in [(5, "1"), (8, "2")] {
-        let j = run(ft(n, &["suicide", seed]));
+        let j = run(ft(n, Ulfm::Suicide, &[seed]));
         j.expect(job_code(137), 1, "");
         // The native launcher reports every death; `mpirun --with-ft ulfm`
         // reports none (the last survivor's OK line says it saw N-1).
@@ -239,7 +242,7 @@ fn s8_suicide_until_one_remains() {
 #[test]
 fn s9_replace_with_spares_and_spawned_processes() {
     // With a spare.
-    let j = run(ft(4, &["replace", "30"])
+    let j = run(ft(4, Ulfm::Replace, &["30"])
         .launcher_arg("--spares")
         .launcher_arg("1")
         .launcher_arg("--kill")
@@ -247,7 +250,7 @@ fn s9_replace_with_spares_and_spawned_processes() {
     j.expect(0, 4, "");
     assert!(j.stdout.contains("role=Replacement"), "{}", j.stdout);
     // Without a spare (spawned), two failures one after the other.
-    let j = run(ft(4, &["replace", "30"])
+    let j = run(ft(4, Ulfm::Replace, &["30"])
         .launcher_arg("--kill")
         .launcher_arg("1@step#7")
         .launcher_arg("--kill")
@@ -262,7 +265,7 @@ fn s9_replace_with_spares_and_spawned_processes() {
 #[test]
 fn mismatched_recovery_calls_fail_at_every_member() {
     for (n, other) in [(4, "agree"), (5, "shrink")] {
-        let j = run(ft(n, &["mismatch", other])
+        let j = run(ft(n, Ulfm::Mismatch, &[other])
             .launcher_arg("--spares")
             .launcher_arg("1"));
         j.expect(job_code(137), n - 1, "");
@@ -296,7 +299,7 @@ fn mismatched_recovery_calls_fail_at_every_member() {
 /// killed rank is replaced, and its replacement learns that.
 #[test]
 fn a_finalized_rank_is_not_failed_nor_replaced() {
-    let j = run(ft(4, &["finalized"]));
+    let j = run(ft(4, Ulfm::Finalized, &[]));
     j.expect(0, 4, "");
     assert_eq!(
         j.ok_lines()
@@ -308,7 +311,7 @@ fn a_finalized_rank_is_not_failed_nor_replaced() {
         j.stdout
     );
     for spares in ["0", "1"] {
-        let j = run(ft(4, &["finalized", "kill"])
+        let j = run(ft(4, Ulfm::Finalized, &["kill"])
             .launcher_arg("--spares")
             .launcher_arg(spares));
         // The job's code is the killed rank's (the program kills itself).
@@ -337,7 +340,7 @@ fn a_finalized_rank_is_not_failed_nor_replaced() {
 /// the MPI backend too: `MPIX_Comm_iagree`), and decides the AND.
 #[test]
 fn iagree_returns_before_the_others_contribute() {
-    let j = run(ft(4, &["iagree_at_once"]));
+    let j = run(ft(4, Ulfm::IagreeAtOnce, &[]));
     j.expect(0, 4, "");
     assert_eq!(
         j.ok_lines()
@@ -367,7 +370,7 @@ fn s10_agreement_with_deaths_inside() {
         ),
     ];
     for (kills, want) in cases {
-        let mut spec = ft(6, &["agree_kill", "12"]);
+        let mut spec = ft(6, Ulfm::AgreeKill, &["12"]);
         for k in kills {
             spec = spec.launcher_arg("--kill").launcher_arg(k);
         }
@@ -469,7 +472,8 @@ fn campaign_job(i: u64, n: usize, count: u64, replace: bool, spares: Option<usiz
     let count = count.min(n as u64 - 1).to_string();
     let mut spec = ft(
         n,
-        &["campaign", "30", if replace { "replace" } else { "shrink" }],
+        Ulfm::Campaign,
+        &["30", if replace { "replace" } else { "shrink" }],
     )
     .bound(60)
     .launcher_arg("--fault-seed")

@@ -43,7 +43,8 @@ use pertinax_wire::rng::SplitMix64;
 
 type R = Result<(), String>;
 
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
+use pertinax_tests::scenario::Collective;
 use pertinax_tests::{arg, check, e};
 
 // ---- element types and operations ----------------------------------------
@@ -2016,24 +2017,23 @@ fn skew(u: &Universe, a: &[String]) -> R {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<Collective>::from_args();
     let u = setup("init", pertinax::init());
     let w = u.world();
     let a = sc.args();
-    let r: R = scenarios!(match scenario {
-        "all" => all(&u, a),
-        "large" => large(&u, a),
-        "noncomm" => noncomm(&u, a),
-        "fp" => fp(&u, a),
-        "overlap" => overlap(&u, a),
-        "longrun" => longrun(&u, a),
-        "badargs" => badargs(&u, a),
-        "mismatch" => mismatch(&u, a),
-        "skew" => skew(&u, a),
-        "agv" => agv(&u, a),
-        "allreduce" => allreduce(&u, a),
-    });
-    report(scenario, w.rank().index(), r.map(|()| String::new())).or_exit();
+    let r: R = match sc.scenario() {
+        Collective::All => all(&u, a),
+        Collective::Large => large(&u, a),
+        Collective::Noncomm => noncomm(&u, a),
+        Collective::Fp => fp(&u, a),
+        Collective::Overlap => overlap(&u, a),
+        Collective::Longrun => longrun(&u, a),
+        Collective::Badargs => badargs(&u, a),
+        Collective::Mismatch => mismatch(&u, a),
+        Collective::Skew => skew(&u, a),
+        Collective::Agv => agv(&u, a),
+        Collective::Allreduce => allreduce(&u, a),
+    };
+    report(sc.name(), w.rank().index(), r.map(|()| String::new())).or_exit();
     setup("finalize", u.finalize());
 }

@@ -29,8 +29,9 @@
 use std::time::Duration;
 
 use pertinax::{Comm, Error, Op, Rank, Universe, ANY_SOURCE, ANY_TAG};
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
 use pertinax_tests::check;
+use pertinax_tests::scenario::Contract;
 
 type R = Result<String, String>;
 
@@ -322,19 +323,18 @@ fn shrink(w: &Comm) -> R {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<Contract>::from_args();
     let u: Universe = setup("init", pertinax::init());
     let w = u.world();
-    let r = scenarios!(match scenario {
-        "order" => order(&u, &w),
-        "anysource" => anysource(&w),
-        "truncation" => truncation(&u, &w),
-        "revoke" => revoke(&w),
-        "agree" => agree(&w, u32::MAX),
-        "agree_small" => agree(&w, (1 << 23) - 1),
-        "shrink" => shrink(&w),
-    });
-    report(scenario, w.rank().index(), r).or_exit();
+    let r = match sc.scenario() {
+        Contract::Order => order(&u, &w),
+        Contract::Anysource => anysource(&w),
+        Contract::Truncation => truncation(&u, &w),
+        Contract::Revoke => revoke(&w),
+        Contract::Agree => agree(&w, u32::MAX),
+        Contract::AgreeSmall => agree(&w, (1 << 23) - 1),
+        Contract::Shrink => shrink(&w),
+    };
+    report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);
 }

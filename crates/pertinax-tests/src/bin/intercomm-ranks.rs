@@ -32,7 +32,8 @@
 
 use pertinax::{Comm, Error, Op, Rank, Tag, Universe};
 
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
+use pertinax_tests::scenario::Intercomm;
 use pertinax_tests::{check, e};
 
 type R = Result<String, String>;
@@ -467,21 +468,20 @@ fn overlap_partial(w: &Comm, _a: &[String]) -> R {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<Intercomm>::from_args();
     let u: Universe = setup("init", pertinax::init());
     let w = u.world();
     let rest = sc.args();
-    let r = scenarios!(match scenario {
-        "basic" => basic(&w, rest),
-        "fault" => fault(&w, rest),
-        "join" => join(&w, rest),
-        "repeat" => repeat(&w, rest),
-        "revoked" => revoked(&w, rest),
-        "bad_args" => bad_args(&w, rest),
-        "overlap_same" => overlap_same(&w, rest),
-        "overlap_partial" => overlap_partial(&w, rest),
-    });
-    report(scenario, w.rank().index(), r).or_exit();
+    let r = match sc.scenario() {
+        Intercomm::Basic => basic(&w, rest),
+        Intercomm::Fault => fault(&w, rest),
+        Intercomm::Join => join(&w, rest),
+        Intercomm::Repeat => repeat(&w, rest),
+        Intercomm::Revoked => revoked(&w, rest),
+        Intercomm::BadArgs => bad_args(&w, rest),
+        Intercomm::OverlapSame => overlap_same(&w, rest),
+        Intercomm::OverlapPartial => overlap_partial(&w, rest),
+    };
+    report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);
 }

@@ -32,7 +32,8 @@
 use std::time::{Duration, Instant};
 
 use pertinax::{Comm, Error, Rank, ANY_SOURCE};
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
+use pertinax_tests::scenario::Midtransfer;
 use pertinax_tests::{arg, check, fill, first_bad};
 
 type R = Result<String, String>;
@@ -203,8 +204,7 @@ fn bsend(w: &Comm, a: &[String]) -> R {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<Midtransfer>::from_args();
     let u = setup("init", pertinax::init());
     let w = u.world();
     let rest = sc.args();
@@ -213,11 +213,11 @@ fn main() {
         "ready file",
         std::fs::write(format!("ready.{}", w.rank().index()), "ready\n"),
     );
-    let r = scenarios!(match scenario {
-        "p2p" => p2p(&w, rest),
-        "bcast" => bcast(&w, rest),
-        "bsend" => bsend(&w, rest),
-    });
-    report(scenario, w.rank().index(), r).or_exit();
+    let r = match sc.scenario() {
+        Midtransfer::P2p => p2p(&w, rest),
+        Midtransfer::Bcast => bcast(&w, rest),
+        Midtransfer::Bsend => bsend(&w, rest),
+    };
+    report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);
 }

@@ -62,12 +62,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use pertinax::{Comm, Universe};
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
 use pertinax_offload::{
     Boosters, Domain, Error, Offload, Options, Parent, Registry, Task, TaskContext, TaskError,
     TaskFailure, TaskState,
 };
-use pertinax_tests::{check, kill_self};
+use pertinax_tests::{check, kill_self, scenario};
 use pertinax_wire::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
@@ -677,14 +677,13 @@ fn main() {
     if pertinax_offload::is_booster(&u) {
         pertinax_offload::booster_main(u, &reg);
     }
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<scenario::Offload>::from_args();
     let w = u.world();
     let rest = sc.args();
-    let r = scenarios!(match scenario {
-        "run" => run(&u, &w, rest),
-        "api" => api(&u, &w),
-    });
-    report(scenario, w.rank().index(), r).or_exit();
+    let r = match sc.scenario() {
+        scenario::Offload::Run => run(&u, &w, rest),
+        scenario::Offload::Api => api(&u, &w),
+    };
+    report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);
 }

@@ -8,7 +8,8 @@ use pertinax_wire::rng::SplitMix64;
 
 type R = Result<(), String>;
 
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
+use pertinax_tests::scenario::P2p;
 use pertinax_tests::{arg, check, e};
 
 /// Ping-pong with content checks over many sizes between ranks 0 and 1.
@@ -632,27 +633,26 @@ fn replacement(u: &Universe, w: &Comm, a: &[String]) -> R {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<P2p>::from_args();
     let u = setup("init", pertinax::init());
     let w = u.world();
     let a = sc.args();
-    let r: R = scenarios!(match scenario {
-        "abortall" => abortall(&u, &w, a),
-        "replacement" => replacement(&u, &w, a),
-        "pingpong" => pingpong(&w, a),
-        "ring" => ring(&w, a),
-        "fanin" => fanin(&w, a),
-        "order" => order(&w, a),
-        "isolation" => isolation(&w, a),
-        "badinput" => badinput(&w, a),
-        "misc" => misc(&w, a),
-        "peerdeath" => peerdeath(&w, a),
-        "hang" => hang(&w, a),
-        "victim" => victim(&w, a),
-        "rootargs" => rootargs(&w, a),
-        "hello" => Ok(()),
-    });
-    report(scenario, w.rank().index(), r.map(|()| String::new())).or_exit();
+    let r: R = match sc.scenario() {
+        P2p::Abortall => abortall(&u, &w, a),
+        P2p::Replacement => replacement(&u, &w, a),
+        P2p::Pingpong => pingpong(&w, a),
+        P2p::Ring => ring(&w, a),
+        P2p::Fanin => fanin(&w, a),
+        P2p::Order => order(&w, a),
+        P2p::Isolation => isolation(&w, a),
+        P2p::Badinput => badinput(&w, a),
+        P2p::Misc => misc(&w, a),
+        P2p::Peerdeath => peerdeath(&w, a),
+        P2p::Hang => hang(&w, a),
+        P2p::Victim => victim(&w, a),
+        P2p::Rootargs => rootargs(&w, a),
+        P2p::Hello => Ok(()),
+    };
+    report(sc.name(), w.rank().index(), r.map(|()| String::new())).or_exit();
     setup("finalize", u.finalize());
 }

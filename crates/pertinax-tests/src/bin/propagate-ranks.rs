@@ -4,8 +4,9 @@
 //! them across ranks; a failed check prints `FAIL` and exits 1.
 
 use pertinax::{Op, Rank};
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
 use pertinax_propagate::{Cause, GuardError, Guarded, Propagated};
+use pertinax_tests::scenario::Propagate;
 use pertinax_tests::{arg, check, e};
 use pertinax_wire::rng::SplitMix64;
 
@@ -628,29 +629,28 @@ fn guarded_resilient(w: &pertinax::Comm, me: usize) -> Result<Vec<String>, Strin
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let (scenario, rest) = (sc.name(), sc.args());
+    let sc = Scenario::<Propagate>::from_args();
+    let (scenario, rest) = (sc.scenario(), sc.args());
     let u = setup("init", pertinax::init());
     let w = u.world();
     let me = w.rank().index();
     let r: R = (|| {
-        if scenario == "resguard" {
+        // The guard of a duplicate of the world, which the scenarios run
+        // under (but `resguard` and `bench`, which make their own).
+        let guard = || Guarded::new(&w).map_err(e);
+        let seen = match scenario {
             // Its own guard (over a resilient communicator; a fault-tolerant
             // set-up, unlike the `dup` of `Guarded::new`).
-            let seen = guarded_resilient(&w, me)?;
-            return Ok(format!("seen={}", seen.join("|")));
-        }
-        let mut g = Guarded::new(&w).map_err(e)?;
-        let seen = scenarios!(match scenario {
+            Propagate::Resguard => guarded_resilient(&w, me),
             // One rank signals at step 3 while the others run allreduces.
-            "one" => steps(&mut g, 10, |s, g| {
+            Propagate::One => steps(&mut guard()?, 10, |s, g| {
                 if s == 3 && me == 1 {
                     return signal(g, me, 42, "diverged").map(Some);
                 }
                 Ok(None)
             }),
             // Several ranks signal at the same step.
-            "many" => steps(&mut g, 10, |s, g| {
+            Propagate::Many => steps(&mut guard()?, 10, |s, g| {
                 if s == 5 && me % 2 == 1 {
                     return signal(g, me, me as i32, &format!("from {me}")).map(Some);
                 }
@@ -658,7 +658,8 @@ fn main() {
             }),
             // Rank 0 is blocked in a receive nobody answers when rank 1
             // signals.
-            "blocked" => {
+            Propagate::Blocked => {
+                let mut g = guard()?;
                 let mut seen = Vec::new();
                 if me == 1 {
                     std::thread::sleep(std::time::Duration::from_millis(100));
@@ -677,23 +678,23 @@ fn main() {
             }
             // A rank panics while it holds the guard (the others are in a
             // collective); the panic reaches everyone, then the rank dies.
-            "panic" => steps(&mut g, 8, |s, _| {
+            Propagate::Panic => steps(&mut guard()?, 8, |s, _| {
                 if s == 4 && me == 2 {
                     panic!("solver blew up");
                 }
                 Ok(None)
             }),
             // A rank is killed in the guarded region.
-            "kill" => steps(&mut g, 8, |s, _| {
+            Propagate::Kill => steps(&mut guard()?, 8, |s, _| {
                 if s == 4 && me == 2 {
                     let _ = pertinax_tests::kill_self();
                 }
                 Ok(None)
             }),
             // Signal and recover, many times.
-            "cycles" => {
+            Propagate::Cycles => {
                 let n = arg(rest, 0, 100);
-                steps(&mut g, n, |s, g| {
+                steps(&mut guard()?, n, |s, g| {
                     if me == (s as usize % w.size()) {
                         return signal(g, me, s as i32, &format!("cycle {s}")).map(Some);
                     }
@@ -702,8 +703,8 @@ fn main() {
             }
             // Rank 1 signals at step 3, then every rank (rank 1 first, right
             // after its signal) runs an unguarded barrier on the world.
-            "plain" => steps_then(
-                &mut g,
+            Propagate::Plain => steps_then(
+                &mut guard()?,
                 8,
                 |s, g| {
                     if s == 3 && me == 1 {
@@ -718,31 +719,37 @@ fn main() {
             // with `?` up to `main`, which finalizes and exits 1; `killed`
             // signals while the launcher kills it at a fault point of the
             // resolution (`--kill 1@prop...`).
-            "leave" | "early" | "killed" => steps(&mut g, 8, |s, g| {
-                if s == 3 && me == 1 {
-                    let p = match early_return(g, me, scenario) {
-                        Err(GuardError::Propagated(p)) => p,
-                        other => return Err(format!("signaller: {other:?}")),
-                    };
-                    return Err(format!("LEFT {scenario} rank={me}: {}", show(&p)));
-                }
-                Ok(None)
-            }),
+            Propagate::Leave | Propagate::Early | Propagate::Killed => {
+                steps(&mut guard()?, 8, |s, g| {
+                    if s == 3 && me == 1 {
+                        let p = match early_return(g, me, scenario.as_str()) {
+                            Err(GuardError::Propagated(p)) => p,
+                            other => return Err(format!("signaller: {other:?}")),
+                        };
+                        return Err(format!("LEFT {scenario} rank={me}: {}", show(&p)));
+                    }
+                    Ok(None)
+                })
+            }
             // Seeded random campaign (see `campaign`).
-            "campaign" => return campaign(&mut g, &w, me, arg(rest, 0, 1), arg(rest, 1, 12)),
+            Propagate::Campaign => {
+                return campaign(&mut guard()?, &w, me, arg(rest, 0, 1), arg(rest, 1, 12))
+            }
             // CPU use and lateness of an awaited receive that completes
             // after 2 s, under this crate's `block_on` or a parking
             // executor of the test's own.
-            "await-cpu" => return await_cpu(&mut g, me, rest.first().map_or("crate", |s| s)),
+            Propagate::AwaitCpu => {
+                return await_cpu(&mut guard()?, me, rest.first().map_or("crate", |s| s))
+            }
             // Non-blocking operations: the propagated error reaches a
             // blocking wait on a request, then an awaited one (async form);
             // then a ring exchange through futures succeeds with checked data.
-            "nonblocking" => nonblocking(&mut g, me, w.size()),
+            Propagate::Nonblocking => nonblocking(&mut guard()?, me, w.size()),
             // The paper's measurement: guard a duplicate of the world,
             // propagate an error from rank 0, clean up; then a guarded and
             // an unguarded ping-pong. Rank 0 prints the figures.
-            "bench" => return bench(&w, arg(rest, 0, 1000) as usize),
-        })?;
+            Propagate::Bench => return bench(&w, arg(rest, 0, 1000) as usize),
+        }?;
         Ok(format!("seen={}", seen.join("|")))
     })();
     match r {
@@ -752,8 +759,8 @@ fn main() {
             println!("{m}");
             drop(w);
             drop(u);
-            std::process::exit(i32::from(scenario == "early"));
+            std::process::exit(i32::from(scenario == Propagate::Early));
         }
-        r => report(scenario, me, r).or_exit(),
+        r => report(sc.name(), me, r).or_exit(),
     }
 }

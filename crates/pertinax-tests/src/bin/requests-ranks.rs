@@ -39,7 +39,8 @@
 use std::time::{Duration, Instant};
 
 use pertinax::{Comm, Error, Rank, ANY_SOURCE};
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
+use pertinax_tests::scenario::Requests;
 use pertinax_tests::{arg, check, e};
 
 type R = Result<String, String>;
@@ -490,19 +491,18 @@ fn campaign(w: &Comm, a: &[String]) -> R {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<Requests>::from_args();
     let u = setup("init", pertinax::init());
     let w = u.world();
     let rest = sc.args();
-    let r = scenarios!(match scenario {
-        "waitall" => waitall(&w, rest),
-        "waitany" => waitany(&w, rest),
-        "cancel" => cancel(&w, rest),
-        "revoke" => revoke(&w, rest),
-        "stopped" => stopped(&w, rest),
-        "campaign" => campaign(&w, rest),
-    });
-    report(scenario, w.rank().index(), r).or_exit();
+    let r = match sc.scenario() {
+        Requests::Waitall => waitall(&w, rest),
+        Requests::Waitany => waitany(&w, rest),
+        Requests::Cancel => cancel(&w, rest),
+        Requests::Revoke => revoke(&w, rest),
+        Requests::Stopped => stopped(&w, rest),
+        Requests::Campaign => campaign(&w, rest),
+    };
+    report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);
 }

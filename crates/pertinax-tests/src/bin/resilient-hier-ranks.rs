@@ -27,8 +27,9 @@
 //! completed fewer), `digest` is the last.
 
 use pertinax::{Op, Rank};
-use pertinax_harness::{report, scenarios, setup, Reported, Scenario};
+use pertinax_harness::{report, setup, Reported, Scenario};
 use pertinax_resilient::{Communicator, CommunicatorExt, Decided, Error, Outcome};
+use pertinax_tests::scenario::ResilientHier;
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;
@@ -324,14 +325,14 @@ fn outcomes<C: Communicator<Error = Error>>(
 }
 
 fn main() {
-    let sc = Scenario::from_args();
+    let sc = Scenario::<ResilientHier>::from_args();
     let (scenario, rest) = (sc.name(), sc.args());
     let u = setup("init", pertinax::init());
     let w = setup("world", pertinax_resilient::world(&u));
     let me = w.rank().index();
     let r: R = (|| {
-        scenarios!(match scenario {
-            "outcomes" => {
+        match sc.scenario() {
+            ResilientHier::Outcomes => {
                 check!(w.is_resilient(), "run with --resilient=hier");
                 let mut d = Digest(0xcbf2_9ce4_8422_2325, 0, Vec::new());
                 let ring = match rest.get(1).map(String::as_str) {
@@ -358,7 +359,7 @@ fn main() {
                     d.0
                 ))
             }
-        })
+        }
     })();
     let reported = report(scenario, me, r);
     drop(w);

@@ -29,10 +29,11 @@
 //! it completes without rank 1.
 
 use pertinax::{Op, Rank};
-use pertinax_harness::{report, scenarios, setup, Reported, Scenario, LEFT};
+use pertinax_harness::{report, setup, Reported, Scenario, LEFT};
 use pertinax_resilient::{
     Communicator, CommunicatorExt, Error, NbRequest, Outcome, Resilient, World,
 };
+use pertinax_tests::scenario::ResilientNb;
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;
@@ -494,7 +495,7 @@ fn early(w: &Resilient, rounds: u64) -> Result<String, String> {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
+    let sc = Scenario::<ResilientNb>::from_args();
     let (scenario, rest) = (sc.name(), sc.args());
     let u = setup("init", pertinax::init());
     let w = setup("world", pertinax_resilient::world(&u));
@@ -504,21 +505,21 @@ fn main() {
             return Err("run with pertinax run --resilient".into());
         };
         let res: &Resilient = res;
-        scenarios!(match scenario {
-            "rounds" => {
+        match sc.scenario() {
+            ResilientNb::Rounds => {
                 let mut d = Digest(0xcbf2_9ce4_8422_2325);
                 rounds(res, arg(rest, 0, 12), arg(rest, 1, 3), &mut d)?;
                 let failed: Vec<i32> = res.failed_ranks().iter().map(|r| r.0).collect();
                 Ok(format!("failed={failed:?} digest={:016x}", d.0))
             }
-            "rules" => rules(res),
-            "log" => match res.scope(|_| ()) {
+            ResilientNb::Rules => rules(res),
+            ResilientNb::Log => match res.scope(|_| ()) {
                 Err(Error::Unsupported(_)) => Ok("refused".into()),
                 other => Err(format!("a scope under the log check: {other:?}")),
             },
-            "stop" => stop(res),
-            "early" => early(res, arg(rest, 0, 10)),
-        })
+            ResilientNb::Stop => stop(res),
+            ResilientNb::Early => early(res, arg(rest, 0, 10)),
+        }
     })();
     let reported = report(scenario, me, r);
     drop(w);

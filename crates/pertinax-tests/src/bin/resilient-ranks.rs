@@ -32,8 +32,9 @@
 //! rank; stop is handled, not returned). Fault points `res.p2p.*`.
 
 use pertinax::{Op, Rank};
-use pertinax_harness::{report, scenarios, setup, Reported, Scenario, LEFT};
+use pertinax_harness::{report, setup, Reported, Scenario, LEFT};
 use pertinax_resilient::{Communicator, CommunicatorExt, Decided, Error, Outcome, SharedFile};
+use pertinax_tests::scenario::Resilient;
 use pertinax_tests::{arg, check};
 
 type R = Result<String, String>;
@@ -431,14 +432,14 @@ fn ops<C: Communicator<Error = Error>>(
 }
 
 fn main() {
-    let sc = Scenario::from_args();
+    let sc = Scenario::<Resilient>::from_args();
     let (scenario, rest) = (sc.name(), sc.args());
     let u = setup("init", pertinax::init());
     let w = setup("world", pertinax_resilient::world(&u));
     let me = w.rank().index();
     let r: R = (|| {
-        scenarios!(match scenario {
-            "ops" => {
+        match sc.scenario() {
+            Resilient::Ops => {
                 check!(w.is_resilient(), "run with PERTINAX_RESILIENT");
                 let mut d = Digest(0xcbf2_9ce4_8422_2325);
                 // `coll`: collectives on the world only (no point-to-point, no
@@ -466,13 +467,13 @@ fn main() {
                 let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
                 Ok(format!("failed={failed:?} digest={:016x}", d.0))
             }
-            "nbp2p" => {
+            Resilient::Nbp2p => {
                 let mut d = Digest(0xcbf2_9ce4_8422_2325);
                 nbp2p(&w, arg(rest, 0, 12), &mut d)?;
                 let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
                 Ok(format!("failed={failed:?} digest={:016x}", d.0))
             }
-            "stop" => {
+            Resilient::Stop => {
                 // Rank 1 dies; then a bcast from it must stop everywhere.
                 if me == 1 {
                     let _ = pertinax_tests::kill_self();
@@ -487,7 +488,7 @@ fn main() {
                 }
                 Ok(format!("sum={}", s[0]))
             }
-            "early" => {
+            Resilient::Early => {
                 point("res.early.start");
                 if me == 0 {
                     let mut b = [0u64];
@@ -512,7 +513,7 @@ fn main() {
                 let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
                 Ok(format!("failed={failed:?} total={total}"))
             }
-            "anysrc" => {
+            Resilient::Anysrc => {
                 // Rank 2 is the only sender of tag 9; every rank but 0 sends a
                 // tag-10 message after the barrier.
                 if me != 0 {
@@ -575,7 +576,7 @@ fn main() {
                     reported.join(",")
                 ))
             }
-            "p2p" => {
+            Resilient::P2p => {
                 let mut d = Digest(0xcbf2_9ce4_8422_2325);
                 p2p(&w, arg(rest, 0, 12), &mut d)?;
                 let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
@@ -583,7 +584,7 @@ fn main() {
             }
             // Per-operation cost: `bench ITERS` times 1-byte bcast, reduce,
             // allreduce and barrier; rank 0 prints µs per call.
-            "bench" => {
+            Resilient::Bench => {
                 let iters = arg(rest, 0, 2000) as usize;
                 let mut t = Vec::new();
                 for which in 0..4 {
@@ -607,7 +608,7 @@ fn main() {
                     t[0], t[1], t[2], t[3]
                 ))
             }
-        })
+        }
     })();
     match report(scenario, me, r) {
         Reported::Ok => {

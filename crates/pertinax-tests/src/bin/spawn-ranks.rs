@@ -19,7 +19,8 @@
 
 use pertinax::{Comm, Error, Op, Rank, Universe};
 
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
+use pertinax_tests::scenario::Spawn;
 use pertinax_tests::{arg, check, e};
 
 type R = Result<String, String>;
@@ -115,7 +116,8 @@ fn cross(u: &Universe, w: &Comm, a: &[String]) -> R {
     match u.parent() {
         Some(p) => exercise(&p, true, p.remote_size(), w.size()),
         None => {
-            let inter = spawn_self(w, &["cross", &kids.to_string()], kids).map_err(e)?;
+            let inter =
+                spawn_self(w, &[Spawn::Cross.as_str(), &kids.to_string()], kids).map_err(e)?;
             exercise(&inter, false, w.size(), kids)
         }
     }
@@ -131,21 +133,20 @@ fn bad_path(u: &Universe, w: &Comm, _a: &[String]) -> R {
         "spawn of a missing program: {r:?}"
     );
     w.barrier().map_err(e)?;
-    let inter = spawn_self(w, &["bad_path"], 1).map_err(e)?;
+    let inter = spawn_self(w, &[Spawn::BadPath.as_str()], 1).map_err(e)?;
     let done = exercise(&inter, false, w.size(), 1)?;
     Ok(format!("error=SpawnFailed then {done}"))
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<Spawn>::from_args();
     let u: Universe = setup("init", pertinax::init());
     let w = u.world();
     let rest = sc.args();
-    let r = scenarios!(match scenario {
-        "cross" => cross(&u, &w, rest),
-        "bad_path" => bad_path(&u, &w, rest),
-    });
-    report(scenario, w.rank().index(), r).or_exit();
+    let r = match sc.scenario() {
+        Spawn::Cross => cross(&u, &w, rest),
+        Spawn::BadPath => bad_path(&u, &w, rest),
+    };
+    report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);
 }

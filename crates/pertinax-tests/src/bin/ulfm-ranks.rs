@@ -13,7 +13,8 @@ use pertinax_wire::rng::SplitMix64;
 
 type R = Result<String, String>;
 
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
+use pertinax_tests::scenario::Ulfm;
 use pertinax_tests::{arg, check, e};
 
 /// Dies at once, like a crash.
@@ -402,7 +403,12 @@ fn revoke_inter(u: &Universe, w: &Comm, a: &[String]) -> R {
     let exe = std::env::current_exe().map_err(|x| x.to_string())?;
     let kids = arg(a, 0, 2) as usize;
     let inter = w
-        .spawn(&exe.to_string_lossy(), &["revoke_inter"], kids, Rank(0))
+        .spawn(
+            &exe.to_string_lossy(),
+            &[Ulfm::RevokeInter.as_str()],
+            kids,
+            Rank(0),
+        )
         .map_err(e)?;
     check!(
         inter.is_inter() && inter.remote_size() == kids,
@@ -433,7 +439,7 @@ fn spawn_merge(u: &Universe, w: &Comm, a: &[String]) -> R {
             let exe = std::env::current_exe().map_err(|x| x.to_string())?;
             w.spawn(
                 &exe.to_string_lossy(),
-                &["spawn_merge", &kids.to_string()],
+                &[Ulfm::SpawnMerge.as_str(), &kids.to_string()],
                 kids,
                 Rank(0),
             )
@@ -931,7 +937,12 @@ fn groups(u: &Universe, w: &Comm, a: &[String]) -> R {
     }
     let exe = std::env::current_exe().map_err(|x| x.to_string())?;
     let inter = w
-        .spawn(&exe.to_string_lossy(), &["groups", &who], 2, Rank(0))
+        .spawn(
+            &exe.to_string_lossy(),
+            &[Ulfm::Groups.as_str(), &who],
+            2,
+            Rank(0),
+        )
         .map_err(e)?;
     if who == "parent" {
         if w.rank().index() == 0 {
@@ -1018,32 +1029,31 @@ fn iagree_returns_at_once(w: &Comm, _a: &[String]) -> R {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<Ulfm>::from_args();
     let u: Universe = setup("init", pertinax::init());
     let w = u.world();
     let rest = sc.args();
-    let r = scenarios!(match scenario {
-        "coll_kill" => coll_kill(&w, rest, false),
-        "coll_kill_revoke" => coll_kill(&w, rest, true),
-        "anysource" => anysource(&w, rest),
-        "iagree_at_once" => iagree_returns_at_once(&w, rest),
-        "insulation" => insulation(&w, rest),
-        "acked" => acked(&w, rest),
-        "revoke_shrink" => revoke_shrink(&w, rest),
-        "suicide" => suicide(&w, rest),
-        "agree_kill" => agree_kill(&w, rest),
-        "revoke_pending" => revoke_pending(&w, rest),
-        "revoke_inter" => revoke_inter(&u, &w, rest),
-        "spawn_merge" => spawn_merge(&u, &w, rest),
-        "replace" => replace(&u, &w, rest),
-        "campaign" => campaign(&u, &w, rest),
-        "ft_timing" => ft_timing(&w, rest),
-        "stuck" => stuck(&w, rest),
-        "groups" => groups(&u, &w, rest),
-        "mismatch" => mismatch(&w, rest),
-        "finalized" => finalized(&u, &w, rest),
-    });
-    report(scenario, w.rank().index(), r).or_exit();
+    let r = match sc.scenario() {
+        Ulfm::CollKill => coll_kill(&w, rest, false),
+        Ulfm::CollKillRevoke => coll_kill(&w, rest, true),
+        Ulfm::Anysource => anysource(&w, rest),
+        Ulfm::IagreeAtOnce => iagree_returns_at_once(&w, rest),
+        Ulfm::Insulation => insulation(&w, rest),
+        Ulfm::Acked => acked(&w, rest),
+        Ulfm::RevokeShrink => revoke_shrink(&w, rest),
+        Ulfm::Suicide => suicide(&w, rest),
+        Ulfm::AgreeKill => agree_kill(&w, rest),
+        Ulfm::RevokePending => revoke_pending(&w, rest),
+        Ulfm::RevokeInter => revoke_inter(&u, &w, rest),
+        Ulfm::SpawnMerge => spawn_merge(&u, &w, rest),
+        Ulfm::Replace => replace(&u, &w, rest),
+        Ulfm::Campaign => campaign(&u, &w, rest),
+        Ulfm::FtTiming => ft_timing(&w, rest),
+        Ulfm::Stuck => stuck(&w, rest),
+        Ulfm::Groups => groups(&u, &w, rest),
+        Ulfm::Mismatch => mismatch(&w, rest),
+        Ulfm::Finalized => finalized(&u, &w, rest),
+    };
+    report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);
 }
