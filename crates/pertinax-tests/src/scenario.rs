@@ -65,6 +65,16 @@ scenario_enum! {
 }
 
 scenario_enum! {
+    /// The scenarios of `communicator-ranks` (`tests/communicator.rs`).
+    pub enum Communicator {
+        Plain => "plain",
+        Boxed => "boxed",
+        Guarded => "guarded",
+        Resilient => "resilient",
+    }
+}
+
+scenario_enum! {
     /// The scenarios of `intercomm-ranks` (`tests/intercomm.rs`).
     pub enum Intercomm {
         Basic => "basic",
@@ -217,6 +227,7 @@ mod tests {
         names_are_distinct::<P2p>();
         names_are_distinct::<Collective>();
         names_are_distinct::<Contract>();
+        names_are_distinct::<Communicator>();
         names_are_distinct::<Intercomm>();
         names_are_distinct::<Midtransfer>();
         names_are_distinct::<Offload>();

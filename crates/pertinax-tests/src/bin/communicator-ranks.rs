@@ -14,10 +14,11 @@
 //! Every rank prints `OK <scenario> rank=R` when its checks pass.
 
 use pertinax::{Comm, Communicator, CommunicatorExt, Error, Op};
-use pertinax_harness::{report, scenarios, setup, Scenario};
+use pertinax_harness::{report, setup, Scenario};
 use pertinax_propagate::Guarded;
 use pertinax_resilient::Resilient;
 use pertinax_tests::check;
+use pertinax_tests::scenario::Communicator as Sc;
 
 type R = Result<(), String>;
 
@@ -218,24 +219,23 @@ fn resilient(w: &Comm) -> R {
 }
 
 fn main() {
-    let sc = Scenario::from_args();
-    let scenario = sc.name();
+    let sc = Scenario::<Sc>::from_args();
     let u = setup("init", pertinax::init());
     let w = u.world();
-    let r: R = scenarios!(match scenario {
-        "plain" => {
+    let r: R = match sc.scenario() {
+        Sc::Plain => {
             let c: &dyn Communicator<Error = Error> = &w;
             basic(c).and_then(|()| extended(c, true))
         }
-        "boxed" => w
+        Sc::Boxed => w
             .dup_boxed()
             .map_err(e)
             .and_then(|b| basic(&b).and_then(|()| extended(&b, true))),
-        "guarded" => Guarded::<Comm>::over(&w, Ok)
+        Sc::Guarded => Guarded::<Comm>::over(&w, Ok)
             .map_err(e)
             .and_then(|g| basic(&g).and_then(|()| extended(&g, false))),
-        "resilient" => resilient(&w),
-    });
-    report(scenario, w.rank().index(), r.map(|()| String::new())).or_exit();
+        Sc::Resilient => resilient(&w),
+    };
+    report(sc.name(), w.rank().index(), r.map(|()| String::new())).or_exit();
     setup("finalize", u.finalize());
 }
