@@ -38,23 +38,24 @@
 //! answer CTS to a process that will never send a fragment.
 
 use std::collections::VecDeque;
-use std::rc::Rc;
 use std::sync::atomic::{fence, Ordering};
 
 use pertinax_os::futex;
 use pertinax_os::ring::{Consumer, Producer};
 use pertinax_os::segment::Segment;
-use pertinax_wire::msg::{Kind, Meta, Rts};
+use pertinax_wire::msg::{Kind, Meta};
 use pertinax_wire::slot;
 
-use crate::backend::{Cell, MatchSpec, Peers, RecvBuf, ReqKey, SendBuf, Store, Task, TaskIo};
+use crate::backend::{MatchSpec, Peers, RecvBuf, ReqKey, SendBuf, Task, TaskIo};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 use crate::wait::{Backoff, Step, WaitPolicy};
 
 mod matcher;
 mod outbox;
+mod recv;
 mod registry;
+mod send;
 #[cfg(test)]
 mod tests;
 
@@ -120,27 +121,6 @@ impl Unexp {
             tag: Tag(self.tag),
             len: self.len,
         }
-    }
-}
-
-/// The peers a posted receive matches among.
-fn peers_of(m: &Matcher, key: ReqKey) -> Peers {
-    match m.reqs.get(key.idx as usize).map(|s| &s.st) {
-        Some(ReqState::Recv(r)) => r.peers.clone(),
-        _ => Rc::from([]),
-    }
-}
-
-/// Metadata of a data record.
-fn data_meta(kind: Kind, ctx: u32, src: u32, tag: i32, len: usize) -> Meta {
-    Meta {
-        kind: kind as u8,
-        flags: 0,
-        _reserved: 0,
-        ctx,
-        src,
-        tag,
-        len: len as u64,
     }
 }
 
@@ -219,9 +199,6 @@ const DEFAULT_FRAG: usize = 32 << 10;
 
 /// How long a process that is about to sleep keeps checking its rings.
 const GRACE: std::time::Duration = std::time::Duration::from_micros(5);
-
-/// Largest backlog a blocking send lets build up before it waits.
-const BACKLOG_CAP: usize = 8 << 20;
 
 impl Engine {
     /// An engine for slot `me` of `seg`, polling slots `0..nslots` at
@@ -388,298 +365,6 @@ impl Engine {
             Some(r) => r,
             None => Err(Error::RequestInactive),
         }
-    }
-
-    // ---- sending --------------------------------------------------------
-
-    fn check_dest(&self, ctx: u32, dest: usize, dest_rank: u32) -> Result<()> {
-        match self.doom_send_to(ctx, dest, Rank(dest_rank as i32)) {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    /// Sends a message of at most the eager limit; the data is out of the
-    /// caller's buffer when this returns.
-    pub fn send_eager(
-        &mut self,
-        dest: usize,
-        dest_rank: u32,
-        ctx: u32,
-        src: u32,
-        tag: i32,
-        data: &[u8],
-    ) -> Result<()> {
-        // A failure announced while this process was busy elsewhere fails
-        // the send now, not at some later progress round.
-        self.poll_events();
-        self.check_dest(ctx, dest, dest_rank)?;
-        let meta = data_meta(Kind::Eager, ctx, src, tag, data.len());
-        self.outbox.send(dest, &meta, data);
-        self.limit_backlog(dest);
-        Ok(())
-    }
-
-    /// Waits while the records queued for full rings exceed the cap.
-    fn limit_backlog(&mut self, dest: usize) {
-        if self.outbox.backlog_bytes > BACKLOG_CAP {
-            self.wait_until(|e| e.outbox.backlog_bytes <= BACKLOG_CAP / 2 || e.gone[dest]);
-        }
-    }
-
-    /// Sends `data` in buffered mode: as one record, whatever the eager
-    /// limit, when it fits one (the receiver holds it from then on);
-    /// otherwise by rendezvous from a copy the engine owns, the request
-    /// detached and listed for [`Engine::finish_buffered`].
-    ///
-    /// # Errors
-    /// As [`Engine::send_eager`].
-    pub fn bsend(
-        &mut self,
-        dest: usize,
-        dest_rank: u32,
-        ctx: u32,
-        src: u32,
-        tag: i32,
-        data: &[u8],
-    ) -> Result<()> {
-        if data.len() <= self.max_record {
-            return self.send_eager(dest, dest_rank, ctx, src, tag, data);
-        }
-        let mut copy = Store::scratch(data.len());
-        copy.bytes_mut().copy_from_slice(data);
-        let cell: Cell = Rc::new(std::cell::RefCell::new(copy));
-        let key = self.isend(
-            dest,
-            dest_rank,
-            ctx,
-            src,
-            tag,
-            SendBuf::Part(cell, 0..data.len()),
-        )?;
-        match self.take(key)? {
-            // Doomed at its post.
-            Some(r) => r.map(|_| ()),
-            None => {
-                self.forget(key);
-                self.buffered.push(key);
-                Ok(())
-            }
-        }
-    }
-
-    /// Waits until every buffered send still moving has ended (its
-    /// receiver took it, refused it, or ended): finalize's first step, so
-    /// that a buffered message outlives neither its copy nor its sender.
-    pub fn finish_buffered(&mut self) {
-        let keys = std::mem::take(&mut self.buffered);
-        if !keys.is_empty() {
-            self.wait_until(|e| keys.iter().all(|&k| e.is_done(k)));
-        }
-    }
-
-    /// Starts a send; messages up to the eager limit complete at once. A
-    /// send to a destination known to be gone (or on a revoked
-    /// communicator) gives a request already failed with that error.
-    ///
-    /// # Errors
-    /// None today (the `Result` leaves room for resource errors).
-    pub fn isend(
-        &mut self,
-        dest: usize,
-        dest_rank: u32,
-        ctx: u32,
-        src: u32,
-        tag: i32,
-        buf: SendBuf,
-    ) -> Result<ReqKey> {
-        let status = Status {
-            source: Rank(dest_rank as i32),
-            tag: Tag(tag),
-            len: buf.len(),
-        };
-        // Before anything else (and outside any borrow of a schedule's
-        // buffer: applying a failure may deliver records into one).
-        self.poll_events();
-        if buf.len() <= self.eager_limit {
-            // The data is copied out now: the request is complete, with
-            // the error of a destination known to be gone (or revoked).
-            let r = self.check_dest(ctx, dest, dest_rank).map(|()| {
-                let meta = data_meta(Kind::Eager, ctx, src, tag, buf.len());
-                buf.with(|b| self.outbox.send(dest, &meta, b));
-                status
-            });
-            if r.is_ok() {
-                self.limit_backlog(dest);
-            }
-            return Ok(self.m.alloc(ReqState::Done(r)));
-        }
-        if let Err(e) = self.check_dest(ctx, dest, dest_rank) {
-            // Never announced: the buffer is given back at once.
-            return Ok(self.m.alloc(ReqState::Done(Err(e))));
-        }
-        let meta = data_meta(Kind::Rts, ctx, src, tag, buf.len());
-        let addr = buf.addr();
-        let key = self.m.alloc(ReqState::Send(SendReq {
-            ctx,
-            nacked: false,
-            dest,
-            status,
-            buf,
-            stream: None,
-        }));
-        let rts = Rts {
-            addr,
-            cookie: key.cookie(),
-        };
-        self.outbox.send(dest, &meta, bytemuck::bytes_of(&rts));
-        crate::inject::protocol_point("p2p.rts");
-        Ok(key)
-    }
-
-    // ---- receiving ------------------------------------------------------
-
-    /// Posts a receive into a lent buffer of `elem`-byte elements.
-    pub fn irecv(&mut self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
-        // A failure announced while this process was busy dooms the
-        // receive at once (below) rather than at the next progress round.
-        self.poll_events();
-        let key = self.m.alloc(ReqState::Recv(RecvReq {
-            spec,
-            peers,
-            buf,
-            elem,
-            stream: None,
-        }));
-        if let Some(i) = self
-            .m
-            .unexpected
-            .iter()
-            .position(|u| spec.matches(u.ctx, u.src, u.tag))
-        {
-            let u = &self.m.unexpected[i];
-            if matches!(u.body, Body::Rts { .. }) && self.gone[u.slot] {
-                // A rendezvous whose sender is gone: its data went with
-                // it (a stream would wait for fragments forever, a single
-                // copy would read a dead address space). The receive
-                // consumes the announcement and fails, as the progress
-                // round that learned of the death failed every receive
-                // already streaming from it.
-                let src = u.src;
-                self.m.unexpected.remove(i);
-                self.m.complete(
-                    key,
-                    Err(Error::ProcFailed {
-                        ranks: vec![Rank(src as i32)],
-                    }),
-                );
-            } else {
-                self.m.deliver_unexpected(&mut self.outbox, key, i);
-            }
-        } else {
-            self.m.posted.push(key);
-            if let Some(e) = self.doom_match(spec.ctx, spec.src, &peers_of(&self.m, key)) {
-                self.m.posted.retain(|&k| k != key);
-                self.m.complete(key, Err(e));
-            }
-        }
-        key
-    }
-
-    /// A blocking receive into `buf` without a request, when nothing else
-    /// is pending here: no posted receive (which could claim the message
-    /// first), no schedule, stream or discard, no ended peer or revoked
-    /// communicator (`trouble`: the doom rules), and no queued message that
-    /// matches. It progresses as [`Engine::progress`] does, but an eager
-    /// record that matches and fits is copied from the ring straight into
-    /// `buf`. `None` hands the receive to the general path (the request,
-    /// matching and doom rules) in the state a progress round leaves: when
-    /// any of those conditions stops holding, or a matching record is not
-    /// one this path takes (a rendezvous, or too long: it is queued as
-    /// unexpected by the usual handling, so the general path finds it).
-    pub fn recv_direct(
-        &mut self,
-        spec: &MatchSpec,
-        buf: &mut [u8],
-        elem: usize,
-    ) -> Option<Result<Status>> {
-        let quiet = |e: &Engine| {
-            !e.trouble
-                && e.m.posted.is_empty()
-                && e.colls.is_empty()
-                && e.discards.is_empty()
-                && e.m.sinks.is_empty()
-                && e.m.streams.is_empty()
-                && !e.m.nacked
-        };
-        self.poll_events();
-        if !quiet(self)
-            || self
-                .m
-                .unexpected
-                .iter()
-                .any(|u| spec.matches(u.ctx, u.src, u.tag))
-        {
-            return None;
-        }
-        let mut b = Backoff::default();
-        loop {
-            if self.beat_in_progress {
-                self.beat();
-            }
-            let mut moved = self.outbox.flush();
-            for s in 0..self.poll_upto {
-                while let Some((meta, payload)) = self.inb[s].peek::<Meta>() {
-                    let wanted = spec.matches(meta.ctx, meta.src, meta.tag);
-                    if wanted
-                        && meta.kind == Kind::Eager as u8
-                        && Matcher::fits(payload.len(), buf.len(), elem).is_ok()
-                    {
-                        let len = payload.len();
-                        buf[..len].copy_from_slice(payload);
-                        self.inb[s].pop();
-                        return Some(Ok(Status {
-                            source: Rank(meta.src as i32),
-                            tag: Tag(meta.tag),
-                            len,
-                        }));
-                    }
-                    self.m.on_record(&mut self.outbox, s, meta, payload);
-                    self.inb[s].pop();
-                    if wanted || !quiet(self) {
-                        return None;
-                    }
-                    moved = true;
-                }
-            }
-            if self.poll_events() && !quiet(self) {
-                return None;
-            }
-            if moved {
-                b.reset();
-                continue;
-            }
-            // While spinning, poll again at once: the record that ends the
-            // wait arrives mid-pause otherwise, and waits for the pause.
-            let step = b.next(&self.policy);
-            if step != Step::Spin {
-                self.idle_step(step);
-            }
-        }
-    }
-
-    /// A matching message already here, without receiving it.
-    pub fn find(&self, spec: &MatchSpec) -> Option<Status> {
-        self.m
-            .unexpected
-            .iter()
-            .find(|u| spec.matches(u.ctx, u.src, u.tag))
-            .map(Unexp::status)
-    }
-
-    /// Why a probe for `spec` on `peers` can never succeed, if so.
-    pub fn probe_doomed(&self, spec: &MatchSpec, peers: &[u32]) -> Option<Error> {
-        self.doom_match(spec.ctx, spec.src, peers)
     }
 
     // ---- progress -------------------------------------------------------

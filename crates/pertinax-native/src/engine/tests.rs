@@ -4,8 +4,10 @@ use super::registry::SEQ_MASK;
 use super::*;
 use crate::backend::Record;
 use crate::backend::TOKEN_WORLD as ENTRY_WORLD;
+use crate::backend::{Cell, Store};
 use pertinax_os::segment::Layout;
 use pertinax_os::{cma, lend};
+use std::rc::Rc;
 
 fn pair(ring: usize, cma: bool) -> (Engine, Engine) {
     let seg = Segment::create_anonymous(Layout::new(2, ring)).unwrap();
