@@ -78,7 +78,7 @@ impl Raw {
     }
 
     pub(super) fn stamp(&self, off: u64) -> &AtomicU64 {
-        assert!(off % LINE as u64 == 0 && off < self.size);
+        assert!(off.is_multiple_of(LINE as u64) && off < self.size);
         &self.mem.lines[off as usize / LINE].stamp
     }
 
