@@ -58,12 +58,6 @@
 //!   schedule) on every progress round until it finishes; the task drives
 //!   point-to-point requests through [`TaskIo`]. The portable schedules
 //!   are the collectives every backend gets for free.
-//! - **Own collectives** (optional): a backend whose
-//!   [`Capabilities::own_collectives`] is true (MPI) runs every collective
-//!   itself: the collective layer checks the arguments, then describes the
-//!   call ([`Coll`]) to [`Backend::start_coll`] instead of building a
-//!   schedule, and the result is a request key like any other (test, wait,
-//!   forget). The native backend answers false and keeps the schedules.
 //! - **Communicators**: [`Backend::reserve`], [`Backend::attach`],
 //!   [`Backend::release`], and the context ids above.
 //! - **Failure knowledge** (fail-stop, as ULFM): a request that needs a
@@ -89,6 +83,31 @@
 //!   whose spawn is collective (MPI's `MPI_Comm_spawn`) runs it there.
 //!   Intercommunicators are [`Backend::attach`] with a remote group.
 //! - **Finalize and abort** ([`Backend::finalize`], [`Backend::abort`]).
+//!
+//! # Opt-in capabilities
+//!
+//! What a backend may do itself instead of letting the portable core do
+//! it, each a trait of its own over [`Backend`], announced by one flag of
+//! [`Capabilities`] that the core reads once per communicator (never per
+//! call). The native backend opts into none; the MPI backend into all, so
+//! that MPI's tuned implementations run:
+//!
+//! - [`OwnCollectives`] ([`Capabilities::own_collectives`]): the backend
+//!   runs every collective: the collective layer checks the arguments, then
+//!   describes the call ([`Coll`]) to [`OwnCollectives::start_coll`]
+//!   instead of building a schedule, and the result is a request key like
+//!   any other (test, wait, forget).
+//! - [`OwnCommunicators`] ([`Capabilities::own_communicators`]): the
+//!   backend makes communicators collectively over their parent
+//!   ([`OwnCommunicators::derive`]: `MPI_Comm_split`) and shrinks them with
+//!   its own shrink ([`OwnCommunicators::shrink_attach`],
+//!   [`OwnCommunicators::live_members`]: `MPIX_Comm_shrink`). Without it,
+//!   the core attaches the agreed members ([`attach_derived`]).
+//! - [`OwnAgreement`] ([`Capabilities::own_agreement`]): the backend's
+//!   agreement runs inside its transport (`MPIX_Comm_iagree`), which a
+//!   blocking agreement may wait in ([`OwnAgreement::block_on_agreement`]);
+//!   such an agreement carries one word past its fast round, so several
+//!   words per member take an exchange of records (see `agree_gather`).
 //!
 //! # What is optional
 //!
@@ -329,25 +348,114 @@ pub struct ProcRequest<'a> {
     pub replaces: Vec<u32>,
 }
 
-/// What a backend offers beyond the required set ([`Backend::capabilities`]).
-/// The API reads it once when a communicator is made and keeps it there:
-/// no call path asks the backend again.
+/// What a backend offers beyond the required set ([`Backend::capabilities`]):
+/// which opt-in traits it implements, and how its calls behave. The API
+/// reads it once when a communicator is made and keeps it there: no call
+/// path asks the backend again.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Capabilities {
-    /// The backend runs every collective itself ([`Backend::start_coll`])
+    /// The backend runs every collective itself ([`OwnCollectives`])
     /// rather than the portable schedules (MPI: MPI's own collectives).
     pub own_collectives: bool,
+    /// The backend makes and shrinks communicators itself
+    /// ([`OwnCommunicators`]; MPI: `MPI_Comm_split`, `MPIX_Comm_shrink`).
+    pub own_communicators: bool,
+    /// The backend's agreement runs inside its transport
+    /// ([`OwnAgreement`]; MPI: `MPIX_Comm_iagree`). Such an agreement
+    /// carries one word past its fast round: several words per member take
+    /// an exchange of records, so callers that could fold data into an
+    /// agreement send it their usual way instead. Without it (native),
+    /// every record is one write to shared memory, whatever it holds.
+    pub own_agreement: bool,
     /// A blocking send or receive of the backend on a revoked communicator
     /// fails with `Revoked` by itself (MPI's do: ULFM checks the
     /// revocation first), so the API need not ask [`Backend::is_revoked`]
     /// before each one.
     pub calls_check_revocation: bool,
-    /// An agreement whose members contribute several words costs what a
-    /// one-flag agreement costs (native: every record is one write to
-    /// shared memory). False where several words take an exchange of
-    /// records (MPI, past the fast round's one word): callers that could
-    /// fold data into an agreement then send it their usual way.
-    pub words_agree_cheaply: bool,
+}
+
+/// A backend that runs the collectives itself
+/// ([`Capabilities::own_collectives`]).
+pub trait OwnCollectives: Backend {
+    /// Starts a collective as the backend's own; its outcome is the
+    /// request's.
+    ///
+    /// # Errors
+    /// As the backend's collective (a failed member, a revoked
+    /// communicator), or `Unsupported` for what it cannot express.
+    fn start_coll(&self, c: Coll) -> Result<ReqKey>;
+}
+
+/// A backend whose transport makes and shrinks communicators
+/// ([`Capabilities::own_communicators`]).
+pub trait OwnCommunicators: Backend {
+    /// Makes the communicator `ctx` derived from `parent` (dup, split,
+    /// create; merge of an intercommunicator, whose members are those of
+    /// both groups). Called by every member of `parent` in the same order:
+    /// `mine` is this process's part, `None` for a member of `parent` left
+    /// out of every new communicator. `Some` holds the communicator's color
+    /// (a split makes one per color), this process's rank in it, its
+    /// members' ids and their tokens in rank order. Returns the state for a
+    /// member, `None` for the others. (Without this trait the core calls
+    /// [`attach_derived`].)
+    fn derive(
+        &self,
+        parent: &Self::CommState,
+        ctx: u32,
+        mine: Option<Derived<'_>>,
+    ) -> Option<Self::CommState>;
+    /// The members of the intracommunicator `st` that are alive, as far
+    /// as the backend can tell the same at every survivor (by position;
+    /// a subset of those `agreed` says contributed to the last
+    /// agreement), if it can for this communicator (`None`: the agreement
+    /// is all). Collective over the survivors, who pass the same `agreed`.
+    /// The MPI backend's is `MPIX_Comm_shrink`, which leaves out a
+    /// contributor that died since the agreement.
+    ///
+    /// # Errors
+    /// As the backend's shrink.
+    fn live_members(&self, st: &Self::CommState, agreed: &[bool]) -> Option<Result<Vec<usize>>>;
+    /// Makes the communicator `ctx` of a decided shrink of the
+    /// intracommunicator `old` by the backend's own shrink. Collective over
+    /// the survivors, who pass the same `agreed` (by position in `old`:
+    /// whether the member contributed to the shrink's agreement). Its
+    /// members are a subset of the agreed ones: the backend's own shrink
+    /// may leave out a contributor that died since the agreement. Returns
+    /// this process's rank in it, the members' positions in `old` in rank
+    /// order, and its state; `None` where it cannot for this communicator
+    /// (the core then attaches the agreed survivors).
+    ///
+    /// # Errors
+    /// As the backend's shrink (a process failure while it runs).
+    fn shrink_attach(
+        &self,
+        old: &Self::CommState,
+        ctx: u32,
+        agreed: &[bool],
+    ) -> Option<Result<Shrunk<Self::CommState>>>;
+}
+
+/// A backend whose agreement runs inside its transport
+/// ([`Capabilities::own_agreement`]).
+pub trait OwnAgreement: Backend {
+    /// Called once before a blocking agreement is waited for: the backend
+    /// may block there until agreement `seq` of `ctx` can move on, when
+    /// nothing else of its own would need progress meanwhile (MPI:
+    /// `MPI_Wait` on the fast round's `MPIX_Comm_iagree`, as a C program's
+    /// `MPIX_Comm_agree` does, instead of polling with a backoff). The
+    /// wait that follows polls as usual.
+    fn block_on_agreement(&self, ctx: u32, seq: u32);
+}
+
+/// What a backend without [`OwnCommunicators`] does for
+/// [`OwnCommunicators::derive`]: the members [`Backend::attach`], the
+/// others do nothing.
+pub fn attach_derived<B: Backend>(
+    b: &B,
+    ctx: u32,
+    mine: Option<Derived<'_>>,
+) -> Option<B::CommState> {
+    mine.map(|d| b.attach(ctx, d.rank, d.peers, d.tokens, None))
 }
 
 /// A collective schedule (or any multi-step operation) that the backend
@@ -474,27 +582,6 @@ pub trait Backend: Debug + Sized {
         tokens: &[Token],
         remote: Option<(&Peers, &[Token])>,
     ) -> Self::CommState;
-    /// Makes the communicator `ctx` derived from `parent` (dup, split,
-    /// create; merge of an intercommunicator, whose members are those of
-    /// both groups). Called by every member of `parent`
-    /// in the same order: `mine` is this process's part, `None` for a
-    /// member of `parent` left out of every new communicator. `Some` holds
-    /// the communicator's color (a split makes one per color), this
-    /// process's rank in it, its members' ids and their tokens in rank
-    /// order. Returns the state for a member, `None` for the others.
-    ///
-    /// By default the members [`Backend::attach`] and the others do
-    /// nothing; a backend whose communicators are made collectively over
-    /// the parent (MPI: `MPI_Comm_split`) overrides it.
-    fn derive(
-        &self,
-        parent: &Self::CommState,
-        ctx: u32,
-        mine: Option<Derived<'_>>,
-    ) -> Option<Self::CommState> {
-        let _ = parent;
-        mine.map(|d| self.attach(ctx, d.rank, d.peers, d.tokens, None))
-    }
     /// Frees the communicator at this process (local).
     fn release(&self, ctx: u32, st: &Self::CommState);
 
@@ -602,21 +689,11 @@ pub trait Backend: Debug + Sized {
     /// is the request's.
     fn start_task(&self, t: Box<dyn Task>) -> ReqKey;
     /// What the backend offers beyond the required set (none by
-    /// default). Read once when a communicator is made, and kept in it.
+    /// default): the opt-in traits it implements, and how its calls
+    /// behave. Read once when a communicator is made, and kept in it.
     fn capabilities(&self) -> Capabilities {
         Capabilities::default()
     }
-    /// Starts a collective as the backend's own; its outcome is the
-    /// request's.
-    ///
-    /// # Errors
-    /// `Unsupported` from a backend without its own collectives (the
-    /// collective layer never asks one).
-    fn start_coll(&self, c: Coll) -> Result<ReqKey> {
-        drop(c);
-        unsupported("the backend's own collectives")
-    }
-
     // ---- failures and revocation -----------------------------------------
 
     /// Revokes the communicator at every member.
@@ -643,13 +720,6 @@ pub trait Backend: Debug + Sized {
         words: [u32; 4],
         st: &Self::CommState,
     );
-    /// Called once before a blocking agreement is waited for: a backend
-    /// whose agreement runs inside its transport may block there until
-    /// agreement `seq` of `ctx` can move on, when nothing else of its own
-    /// would need progress meanwhile (MPI: `MPI_Wait` on the fast round's
-    /// `MPIX_Comm_iagree`, as a C program's `MPIX_Comm_agree` does, instead
-    /// of polling with a backoff). The wait that follows polls as usual.
-    fn block_on_agreement(&self, _ctx: u32, _seq: u32) {}
     /// Reads the members' records still missing in `got` (one per member:
     /// group, then remote group); true once every member is settled.
     fn poll_agreement(
@@ -662,41 +732,6 @@ pub trait Backend: Debug + Sized {
     /// This process's id in the communicator's members (group, then remote
     /// group) at position `i`.
     fn member_id(&self, st: &Self::CommState, i: usize) -> u32;
-    /// The members of the intracommunicator `st` that are alive, as far
-    /// as the backend can tell the same at every survivor (by position;
-    /// a subset of those `agreed` says contributed to the last
-    /// agreement), if it can (`None`: it cannot, the agreement is all).
-    /// Collective over the survivors, who pass the same `agreed`. The MPI
-    /// backend's is `MPIX_Comm_shrink`, which leaves out a contributor
-    /// that died since the agreement.
-    ///
-    /// # Errors
-    /// As the backend's shrink.
-    fn live_members(&self, st: &Self::CommState, agreed: &[bool]) -> Option<Result<Vec<usize>>> {
-        let _ = (st, agreed);
-        None
-    }
-    /// Makes the communicator `ctx` of a decided shrink of the
-    /// intracommunicator `old` by the backend's own shrink, if it has one
-    /// (`None`: attach the agreed survivors as usual). Collective over the
-    /// survivors, who pass the same `agreed` (by position in `old`: whether
-    /// the member contributed to the shrink's agreement). Its members are
-    /// a subset of the agreed ones: the backend's own shrink may leave out
-    /// a contributor that died since the agreement. Returns this process's
-    /// rank in it, the members' positions in `old` in rank order, and its
-    /// state.
-    ///
-    /// # Errors
-    /// As the backend's shrink (a process failure while it runs).
-    fn shrink_attach(
-        &self,
-        old: &Self::CommState,
-        ctx: u32,
-        agreed: &[bool],
-    ) -> Option<Result<Shrunk<Self::CommState>>> {
-        let _ = (old, ctx, agreed);
-        None
-    }
 
     // ---- spawn ------------------------------------------------------------
 

@@ -174,7 +174,7 @@ impl Agreement {
     }
 
     /// Blocks inside MPI until the fast round ends, if it runs (see
-    /// `Backend::block_on_agreement`).
+    /// `OwnAgreement::block_on_agreement`).
     pub(super) fn block_on_fast_round(&mut self) {
         if let Agreement::Running(r) = self {
             if let Some(f) = &mut r.fast {

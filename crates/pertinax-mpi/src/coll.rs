@@ -1,4 +1,4 @@
-//! MPI's own collectives for the MPI backend ([`Backend::start_coll`]):
+//! MPI's own collectives for the MPI backend ([`OwnCollectives::start_coll`](crate::backend::OwnCollectives::start_coll)):
 //! every collective of the public API, blocking and non-blocking, as the
 //! MPI call of the same name on the communicator's collective MPI
 //! communicator (context `ctx + 1`), so that the cluster's tuned

@@ -160,84 +160,6 @@ impl Backend for Mpi {
         self.install(ctx, trio)
     }
 
-    fn derive(
-        &self,
-        parent: &CommState,
-        ctx: u32,
-        mine: Option<crate::backend::Derived<'_>>,
-    ) -> Option<CommState> {
-        let p = match &parent.trio {
-            Ok(t) => t,
-            // A broken parent: from the group.
-            Err(_) => return mine.map(|d| self.attach(ctx, d.rank, d.peers, d.tokens, None)),
-        };
-        // `MPI_Comm_split` over the parent, which returns an error when a
-        // process fails during it (`MPI_Comm_create_from_group` and
-        // `MPI_Comm_create_group` over a group with a dead process never
-        // return or crash, in Open MPI 5.0.11).
-        let (color, key) = match mine {
-            Some(d) => (i32::try_from(d.color).unwrap_or(i32::MAX), d.rank as i32),
-            None => (sys::undefined(), 0),
-        };
-        // On the collective communicator: a revocation (a repair) ends it;
-        // for an intercommunicator (merge), on the communicator of both
-        // groups (its agreements', which have ended: the merge's decided).
-        let on = if p.remote.is_some() {
-            p.comms[3]
-        } else {
-            p.comms[1]
-        };
-        let made = on.split(color, key);
-        let Some(d) = mine else {
-            if let Ok(mut c) = made {
-                if !c.is_null() {
-                    let _ = c.free();
-                }
-            }
-            return None;
-        };
-        let trio = made
-            .map_err(|c| error_of(c, None, None))
-            .and_then(|base| self.trio_over(base, d.rank, d.peers));
-        Some(self.install(ctx, trio))
-    }
-
-    fn live_members(&self, st: &CommState, agreed: &[bool]) -> Option<Result<Vec<usize>>> {
-        let old = match &st.trio {
-            Ok(t) if t.remote.is_none() => t,
-            _ => return None,
-        };
-        let made = shrink_live(old, agreed).map(|(comm, at, _)| {
-            let ids = old.ids_at(&at);
-            if let Some((_, mut c)) = self.survivors.replace(Some((ids, comm))) {
-                let _ = c.free();
-            }
-            at
-        });
-        Some(made)
-    }
-
-    fn shrink_attach(
-        &self,
-        old: &CommState,
-        ctx: u32,
-        agreed: &[bool],
-    ) -> Option<Result<crate::backend::Shrunk<CommState>>> {
-        let old = match &old.trio {
-            Ok(t) if t.remote.is_none() => t,
-            // No MPI communicator to shrink: the agreed survivors, as usual.
-            _ => return None,
-        };
-        Some(
-            self.shrink_trio(old, agreed)
-                .map(|(t, at)| crate::backend::Shrunk {
-                    rank: t.rank,
-                    at,
-                    st: self.install(ctx, Ok(t)),
-                }),
-        )
-    }
-
     fn release(&self, ctx: u32, st: &CommState) {
         let Ok(mut comms) = self.comms.try_borrow_mut() else {
             return;
@@ -540,12 +462,9 @@ impl Backend for Mpi {
             // (Collectives keep the check: MPI's return
             // `MPIX_ERR_PROC_FAILED` first.)
             calls_check_revocation: true,
-            words_agree_cheaply: false,
+            own_communicators: true,
+            own_agreement: true,
         }
-    }
-
-    fn start_coll(&self, c: crate::backend::Coll) -> Result<ReqKey> {
-        self.start_own_coll(c)
     }
 
     // ---- failures and revocation -----------------------------------------
@@ -633,23 +552,6 @@ impl Backend for Mpi {
         self.agreed.borrow_mut().insert((ctx, seq), a);
     }
 
-    fn block_on_agreement(&self, ctx: u32, seq: u32) {
-        // Only when nothing else of this backend's waits for progress: no
-        // task, no receive to match, no other agreement under way.
-        if self.tasks.get() != 0 || !self.posted.borrow().is_empty() {
-            return;
-        }
-        let Ok(mut agreed) = self.agreed.try_borrow_mut() else {
-            return;
-        };
-        if agreed.iter().any(|(k, a)| *k != (ctx, seq) && a.running()) {
-            return;
-        }
-        if let Some(a) = agreed.get_mut(&(ctx, seq)) {
-            a.block_on_fast_round();
-        }
-    }
-
     fn poll_agreement(
         &self,
         ctx: u32,
@@ -707,5 +609,113 @@ impl Backend for Mpi {
         among: &[u32],
     ) -> Option<Result<Vec<u32>, u32>> {
         self.spawn_among(asker as u32, stamp, among)
+    }
+}
+
+impl crate::backend::OwnCollectives for Mpi {
+    fn start_coll(&self, c: crate::backend::Coll) -> Result<ReqKey> {
+        self.start_own_coll(c)
+    }
+}
+
+/// Communicators are `MPI_Comm_split` over the parent and
+/// `MPIX_Comm_shrink`.
+impl crate::backend::OwnCommunicators for Mpi {
+    fn derive(
+        &self,
+        parent: &CommState,
+        ctx: u32,
+        mine: Option<crate::backend::Derived<'_>>,
+    ) -> Option<CommState> {
+        let p = match &parent.trio {
+            Ok(t) => t,
+            // A broken parent: from the group.
+            Err(_) => return mine.map(|d| self.attach(ctx, d.rank, d.peers, d.tokens, None)),
+        };
+        // `MPI_Comm_split` over the parent, which returns an error when a
+        // process fails during it (`MPI_Comm_create_from_group` and
+        // `MPI_Comm_create_group` over a group with a dead process never
+        // return or crash, in Open MPI 5.0.11).
+        let (color, key) = match mine {
+            Some(d) => (i32::try_from(d.color).unwrap_or(i32::MAX), d.rank as i32),
+            None => (sys::undefined(), 0),
+        };
+        // On the collective communicator: a revocation (a repair) ends it;
+        // for an intercommunicator (merge), on the communicator of both
+        // groups (its agreements', which have ended: the merge's decided).
+        let on = if p.remote.is_some() {
+            p.comms[3]
+        } else {
+            p.comms[1]
+        };
+        let made = on.split(color, key);
+        let Some(d) = mine else {
+            if let Ok(mut c) = made {
+                if !c.is_null() {
+                    let _ = c.free();
+                }
+            }
+            return None;
+        };
+        let trio = made
+            .map_err(|c| error_of(c, None, None))
+            .and_then(|base| self.trio_over(base, d.rank, d.peers));
+        Some(self.install(ctx, trio))
+    }
+
+    fn live_members(&self, st: &CommState, agreed: &[bool]) -> Option<Result<Vec<usize>>> {
+        let old = match &st.trio {
+            Ok(t) if t.remote.is_none() => t,
+            _ => return None,
+        };
+        let made = shrink_live(old, agreed).map(|(comm, at, _)| {
+            let ids = old.ids_at(&at);
+            if let Some((_, mut c)) = self.survivors.replace(Some((ids, comm))) {
+                let _ = c.free();
+            }
+            at
+        });
+        Some(made)
+    }
+
+    fn shrink_attach(
+        &self,
+        old: &CommState,
+        ctx: u32,
+        agreed: &[bool],
+    ) -> Option<Result<crate::backend::Shrunk<CommState>>> {
+        let old = match &old.trio {
+            Ok(t) if t.remote.is_none() => t,
+            // No MPI communicator to shrink: the agreed survivors, as usual.
+            _ => return None,
+        };
+        Some(
+            self.shrink_trio(old, agreed)
+                .map(|(t, at)| crate::backend::Shrunk {
+                    rank: t.rank,
+                    at,
+                    st: self.install(ctx, Ok(t)),
+                }),
+        )
+    }
+}
+
+/// The agreement's fast round is `MPIX_Comm_iagree`.
+impl crate::backend::OwnAgreement for Mpi {
+    fn block_on_agreement(&self, ctx: u32, seq: u32) {
+        // Only when nothing else of this backend's waits for progress: no
+        // task, no receive to match, no other agreement under way.
+        if self.tasks.get() != 0 || !self.posted.borrow().is_empty() {
+            return;
+        }
+        let Ok(mut agreed) = self.agreed.try_borrow_mut() else {
+            return;
+        };
+        if agreed.iter().any(|(k, a)| *k != (ctx, seq) && a.running()) {
+            return;
+        }
+        if let Some(a) = agreed.get_mut(&(ctx, seq)) {
+            a.block_on_fast_round();
+        }
     }
 }

@@ -30,7 +30,7 @@
 //!   `MPI_Comm_create_from_group` over a group with a dead member never
 //!   returns or crashes: dup, split, create and merge split the parent's
 //!   collective communicator (`MPI_Comm_split`, [`Backend::derive`]), a
-//!   shrink is `MPIX_Comm_shrink` ([`Backend::shrink_attach`]), a spawn's
+//!   shrink is `MPIX_Comm_shrink` ([`OwnCommunicators::shrink_attach`](crate::backend::OwnCommunicators::shrink_attach)), a spawn's
 //!   communicators are split from the merge of its intercommunicator (see
 //!   [`spawn`]). Tokens
 //!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
@@ -85,7 +85,7 @@
 //!   those read `Contributed`, the others `Failed`, the same everywhere.
 //!   So `iagree` returns at once; a blocking agreement with nothing else
 //!   of the backend's pending waits in `MPI_Wait` on the fast round
-//!   (`Backend::block_on_agreement`), as C's `MPIX_Comm_agree` does.
+//!   (`OwnAgreement::block_on_agreement`), as C's `MPIX_Comm_agree` does.
 //!   `Finalized` is never read. On an intercommunicator
 //!   the agreement's communicator is a duplicate of the communicator of
 //!   both groups (see [`spawn`]: Open MPI 5's ERA names an agreement by
@@ -295,7 +295,7 @@ pub struct Mpi {
     procs: spawn::Procs,
     /// Requests for processes recorded by their asker, by stamp.
     requests: RefCell<HashMap<u64, spawn::Pending>>,
-    /// The survivors' communicator [`Backend::live_members`] made last
+    /// The survivors' communicator [`OwnCommunicators::live_members`](crate::backend::OwnCommunicators::live_members) made last
     /// (by `MPIX_Comm_shrink`) and its members' process ids: the next
     /// collective spawn among exactly them runs on it.
     survivors: RefCell<Option<(Vec<u32>, sys::Comm)>>,

@@ -54,7 +54,7 @@
 //! is split from the merge (`MPI_Comm_split`, which returns an error when
 //! a member fails), not made from a group. `replace_failed` spawns on the
 //! survivors' communicator `MPIX_Comm_shrink` made
-//! ([`crate::backend::Backend::live_members`]), so a member that died after the
+//! ([`crate::backend::OwnCommunicators::live_members`]), so a member that died after the
 //! agreement is replaced too, never waited for. A failure during the spawn
 //! (a member, or the new processes before the set-up) is `SpawnFailed`
 //! at the members that see it, not necessarily at all of them (unlike the

@@ -26,8 +26,7 @@ use pertinax_wire::ctrl::{self, ToLauncher};
 use pertinax_wire::env;
 
 use crate::backend::{
-    Backend, Capabilities, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf,
-    Started, Task, Token,
+    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Started, Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::Status;
@@ -376,12 +375,6 @@ impl Backend for Native {
 
     fn next_agree_seq(&self, seq: u32) -> u32 {
         engine::next_seq(seq)
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            words_agree_cheaply: true,
-            ..Capabilities::default()
-        }
     }
 
     fn contribute(&self, ctx: u32, seq: u32, call: RecoveryCall, words: [u32; 4], st: &CommState) {

@@ -20,7 +20,9 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use crate::backend::{Active, Backend, Capabilities, Derived, Peers, Token};
+use crate::backend::{
+    attach_derived, Active, Backend, Capabilities, Derived, OwnCommunicators, Peers, Token,
+};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::runtime::Runtime;
@@ -316,7 +318,12 @@ impl Comm {
             peers: &peers,
             tokens,
         };
-        match rt.b.derive(&self.inner.st, ctx, Some(mine)) {
+        let made = if self.inner.caps.own_communicators {
+            OwnCommunicators::derive(&rt.b, &self.inner.st, ctx, Some(mine))
+        } else {
+            attach_derived(&rt.b, ctx, Some(mine))
+        };
+        match made {
             Some(st) => Comm::with_state(rt.clone(), ctx, rank, peers, st, None),
             // Not a backend's answer to `Some`; made as a plain attach.
             None => Comm::from_parts(rt.clone(), ctx, rank, peers, tokens, None),
@@ -326,7 +333,9 @@ impl Comm {
     /// This process's part, as a member left out, of a derivation of
     /// communicator `ctx` from this one.
     fn not_derived(&self, ctx: u32) {
-        let _ = self.inner.rt.b.derive(&self.inner.st, ctx, None);
+        if self.inner.caps.own_communicators {
+            let _ = OwnCommunicators::derive(&self.inner.rt.b, &self.inner.st, ctx, None);
+        }
     }
 
     /// Splits into one communicator per `color` (collective); ranks are

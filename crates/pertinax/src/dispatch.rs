@@ -7,8 +7,8 @@
 use pertinax_native::{self as native, Native};
 
 use crate::backend::{
-    Backend, Derived, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Shrunk,
-    Task, Token,
+    attach_derived, Backend, Coll, Derived, MatchSpec, OwnAgreement, OwnCollectives,
+    OwnCommunicators, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Shrunk, Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::Status;
@@ -132,17 +132,6 @@ impl Backend for Active {
             Active::Mpi(b) => AnyState::Mpi(b.attach(ctx, rank, peers, tokens, remote)),
         }
     }
-    fn derive(&self, parent: &AnyState, ctx: u32, mine: Option<Derived<'_>>) -> Option<AnyState> {
-        match (self, parent) {
-            (Active::Native(b), AnyState::Native(p)) => {
-                b.derive(p, ctx, mine).map(AnyState::Native)
-            }
-            #[cfg(feature = "mpi")]
-            (Active::Mpi(b), AnyState::Mpi(p)) => b.derive(p, ctx, mine).map(AnyState::Mpi),
-            #[cfg(feature = "mpi")]
-            _ => None,
-        }
-    }
     fn release(&self, ctx: u32, st: &AnyState) {
         with!(self, st, b, s => b.release(ctx, s))
     }
@@ -227,10 +216,6 @@ impl Backend for Active {
         on!(self, b => b.start_task(t))
     }
 
-    fn start_coll(&self, c: crate::backend::Coll) -> Result<ReqKey> {
-        on!(self, b => b.start_coll(c))
-    }
-
     fn revoke(&self, ctx: u32) {
         on!(self, b => b.revoke(ctx))
     }
@@ -263,40 +248,8 @@ impl Backend for Active {
     ) -> bool {
         with!(self, st, b, s => b.poll_agreement(ctx, seq, s, got))
     }
-    fn block_on_agreement(&self, ctx: u32, seq: u32) {
-        on!(self, b => b.block_on_agreement(ctx, seq))
-    }
     fn member_id(&self, st: &AnyState, i: usize) -> u32 {
         with!(self, st, b, s => b.member_id(s, i))
-    }
-    fn live_members(&self, st: &AnyState, agreed: &[bool]) -> Option<Result<Vec<usize>>> {
-        with!(self, st, b, s => b.live_members(s, agreed))
-    }
-    fn shrink_attach(
-        &self,
-        old: &AnyState,
-        ctx: u32,
-        agreed: &[bool],
-    ) -> Option<Result<Shrunk<AnyState>>> {
-        match (self, old) {
-            (Active::Native(b), AnyState::Native(s)) => b.shrink_attach(s, ctx, agreed).map(|r| {
-                r.map(|s| Shrunk {
-                    rank: s.rank,
-                    at: s.at,
-                    st: AnyState::Native(s.st),
-                })
-            }),
-            #[cfg(feature = "mpi")]
-            (Active::Mpi(b), AnyState::Mpi(s)) => b.shrink_attach(s, ctx, agreed).map(|r| {
-                r.map(|s| Shrunk {
-                    rank: s.rank,
-                    at: s.at,
-                    st: AnyState::Mpi(s.st),
-                })
-            }),
-            #[cfg(feature = "mpi")]
-            _ => None,
-        }
     }
 
     fn spawn_max(&self) -> usize {
@@ -354,4 +307,79 @@ pub(crate) fn start() -> Result<Started> {
         }
     }
     native::start().map(|s| s.map(Active::Native))
+}
+
+// ---- the opt-in capabilities ---------------------------------------------
+//
+// `Active` offers each opt-in trait so that the core can call it where a
+// communicator's `Capabilities` say so; a variant whose backend does not
+// implement the trait answers as the core does without it (the core never
+// asks it: its flag is false).
+
+impl OwnCollectives for Active {
+    fn start_coll(&self, c: Coll) -> Result<ReqKey> {
+        match self {
+            Active::Native(_) => {
+                drop(c);
+                crate::backend::unsupported("the backend's own collectives")
+            }
+            #[cfg(feature = "mpi")]
+            Active::Mpi(b) => b.start_coll(c),
+        }
+    }
+}
+
+impl OwnCommunicators for Active {
+    fn derive(&self, parent: &AnyState, ctx: u32, mine: Option<Derived<'_>>) -> Option<AnyState> {
+        match (self, parent) {
+            (Active::Native(_), _) => attach_derived(self, ctx, mine),
+            #[cfg(feature = "mpi")]
+            (Active::Mpi(b), AnyState::Mpi(p)) => b.derive(p, ctx, mine).map(AnyState::Mpi),
+            #[cfg(feature = "mpi")]
+            _ => None,
+        }
+    }
+    fn live_members(&self, st: &AnyState, agreed: &[bool]) -> Option<Result<Vec<usize>>> {
+        match (self, st) {
+            #[cfg(feature = "mpi")]
+            (Active::Mpi(b), AnyState::Mpi(s)) => b.live_members(s, agreed),
+            _ => {
+                let _ = agreed;
+                None
+            }
+        }
+    }
+    fn shrink_attach(
+        &self,
+        old: &AnyState,
+        ctx: u32,
+        agreed: &[bool],
+    ) -> Option<Result<Shrunk<AnyState>>> {
+        match (self, old) {
+            #[cfg(feature = "mpi")]
+            (Active::Mpi(b), AnyState::Mpi(s)) => b.shrink_attach(s, ctx, agreed).map(|r| {
+                r.map(|s| Shrunk {
+                    rank: s.rank,
+                    at: s.at,
+                    st: AnyState::Mpi(s.st),
+                })
+            }),
+            _ => {
+                let _ = (ctx, agreed);
+                None
+            }
+        }
+    }
+}
+
+impl OwnAgreement for Active {
+    fn block_on_agreement(&self, ctx: u32, seq: u32) {
+        match self {
+            Active::Native(_) => {
+                let _ = (ctx, seq);
+            }
+            #[cfg(feature = "mpi")]
+            Active::Mpi(b) => b.block_on_agreement(ctx, seq),
+        }
+    }
 }

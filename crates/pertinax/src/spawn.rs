@@ -25,7 +25,9 @@
 
 use std::rc::Rc;
 
-use crate::backend::{Assignment, Backend, ProcRequest, Record, TOKEN_PARENT, TOKEN_WORLD};
+use crate::backend::{
+    Assignment, Backend, OwnCommunicators, ProcRequest, Record, TOKEN_PARENT, TOKEN_WORLD,
+};
 use crate::comm::Comm;
 use crate::error::{Error, RecoveryCall, Result};
 use crate::runtime::Runtime;
@@ -372,7 +374,12 @@ impl Comm {
         // `MPIX_Comm_shrink`): a contributor that died since the agreement
         // is replaced too (its value reads `None`), rather than waited for.
         let agreed: Vec<bool> = got.iter().map(Option::is_some).collect();
-        if let Some(live) = rt.b.live_members(&self.inner.st, &agreed) {
+        let live = if self.inner.caps.own_communicators {
+            rt.b.live_members(&self.inner.st, &agreed)
+        } else {
+            None
+        };
+        if let Some(live) = live {
             let live = live.inspect_err(|_| rt.b.unreserve(entry))?;
             for i in (0..n).filter(|i| !live.contains(i)) {
                 values[i] = None;

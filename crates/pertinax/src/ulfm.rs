@@ -31,7 +31,7 @@
 //! after), and `ft.revoke.partial` (in a revocation, after half of the
 //! members were marked); see the crate documentation for the full list.
 
-use crate::backend::{Active, Backend, Record};
+use crate::backend::{Active, Backend, OwnAgreement, OwnCommunicators, Record};
 use crate::comm::Comm;
 use crate::error::{Error, RecoveryCall, Result};
 use crate::group::Group;
@@ -223,7 +223,7 @@ impl Comm {
     /// Whether [`Comm::agree_gather`] costs what [`Comm::agree`] costs on
     /// this communicator's backend (native: yes; MPI: no, see there).
     pub fn words_agree_cheaply(&self) -> bool {
-        self.inner.caps.words_agree_cheaply
+        !self.inner.caps.own_agreement
     }
 
     /// A new communicator of the members that are alive, in the same rank
@@ -299,7 +299,12 @@ impl Comm {
             .collect();
         let ctx = got.iter().flatten().map(|w| w[1]).max().unwrap_or(0);
         let agreed: Vec<bool> = got.iter().map(Option::is_some).collect();
-        if let Some(made) = rt.b.shrink_attach(&self.inner.st, ctx, &agreed) {
+        let made = if self.inner.caps.own_communicators {
+            rt.b.shrink_attach(&self.inner.st, ctx, &agreed)
+        } else {
+            None
+        };
+        if let Some(made) = made {
             // The backend's own shrink (MPI: `MPIX_Comm_shrink`). A
             // contributor it left out (dead since) reads as failed, so that
             // a value is `None` exactly for a member not in the result.
@@ -343,7 +348,9 @@ impl Comm {
     pub(crate) fn agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Vec<Record>> {
         let mut p = self.start_agreement(call, words)?;
         let b = &self.inner.rt.b;
-        b.block_on_agreement(p.ctx, p.seq);
+        if self.inner.caps.own_agreement {
+            b.block_on_agreement(p.ctx, p.seq);
+        }
         // Decided inside the backend's blocking wait (MPI): no progress
         // round needed before reading it.
         if !p.poll(b, self) {

@@ -8,7 +8,7 @@
 //! request included). On a backend that runs collectives itself (the MPI
 //! backend: MPI's own, so that a cluster's tuned algorithms run), the
 //! arguments are checked here as below, then the call is handed to it
-//! (`Backend::start_coll`) instead of compiling a schedule, behind the same
+//! (`OwnCollectives::start_coll`) instead of compiling a schedule, behind the same
 //! request keys.
 //!
 //! # Determinism
@@ -69,7 +69,7 @@ pub(crate) mod schedule;
 use bytemuck::Pod;
 use pertinax_os::lend;
 
-use crate::backend::{Backend, Coll, CollKind, CollOut, MatchSpec, ReqKey, Store};
+use crate::backend::{Backend, Coll, CollKind, CollOut, MatchSpec, OwnCollectives, ReqKey, Store};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::op::ErasedOp;

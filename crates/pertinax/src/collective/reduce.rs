@@ -11,7 +11,7 @@
 use bytemuck::Pod;
 
 use super::{algo, bad, bytes, bytes_mut, fast, run, Builder};
-use crate::backend::{Backend, Coll, CollKind, CollOut, Store};
+use crate::backend::{Backend, Coll, CollKind, CollOut, OwnCollectives, Store};
 use crate::comm::Comm;
 use crate::error::Result;
 use crate::op::{ErasedOp, Op};
