@@ -343,9 +343,10 @@ pub struct PropagateOpts {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: Option<u32>,
 
-    /// The rank program (default: `propagate-ranks` next to this executable).
-    #[arg(long, value_name = "PATH")]
-    pub propprog: Option<PathBuf>,
+    /// The rank program (default: `propagate-ranks` next to this executable;
+    /// `--propprog` is its former name).
+    #[arg(long = "propagate-ranks", alias = "propprog", value_name = "PATH")]
+    pub propagate_ranks: Option<PathBuf>,
 }
 
 impl PropagateOpts {

@@ -139,7 +139,7 @@ fn measure<T: Args>(
 /// with a progress bar on a terminal ([`progress`]).
 fn all(ctx: &mut Context, a: &cli::AllArgs) -> Result<()> {
     // The last part needs propagate-ranks: fail now, not after an hour.
-    setup::propprog(None)?;
+    setup::propagate_ranks(None)?;
     let msglog = MsglogOpts::default();
     bench::msglog::Programs::find(&ctx.launcher, None, &msglog.cases)?;
     let scale = ctx.launches as f64 / 5.0;

@@ -88,7 +88,7 @@ pub fn mpi_exe(given: Option<&Path>) -> Result<PathBuf> {
 ///
 /// # Errors
 /// When it does not exist.
-pub fn propprog(given: Option<&Path>) -> Result<PathBuf> {
+pub fn propagate_ranks(given: Option<&Path>) -> Result<PathBuf> {
     let path = match given {
         Some(p) => p.to_path_buf(),
         None => exe_dir()?.join("propagate-ranks"),
@@ -96,7 +96,7 @@ pub fn propprog(given: Option<&Path>) -> Result<PathBuf> {
     if !path.is_file() {
         bail!(
             "rank program {} not found; build it with `cargo build --release -p pertinax-tests` \
-             or pass --propprog PATH",
+             or pass --propagate-ranks PATH",
             path.display()
         );
     }

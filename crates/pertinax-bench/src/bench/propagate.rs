@@ -195,7 +195,7 @@ struct PerRanks {
 /// # Errors
 /// When the rank program is missing or a program cannot be started.
 pub fn run(ctx: &mut Context, o: &PropagateOpts) -> Result<()> {
-    let propprog = setup::propprog(o.propprog.as_deref())?;
+    let ranks = setup::propagate_ranks(o.propagate_ranks.as_deref())?;
     let prog = ctx.ompi_program("propagate", Some(&setup::propagate_source()));
     let reps = o.reps(ctx.quick);
     let mut all = Campaign::default();
@@ -204,7 +204,7 @@ pub fn run(ctx: &mut Context, o: &PropagateOpts) -> Result<()> {
         let pace = ctx.pace_or(DEFAULT_LAUNCHES, default_limit(n, reps));
         let cmd = Cmd::new(&ctx.launcher)
             .args(["run", "-n", &n.to_string(), "--"])
-            .arg(&propprog)
+            .arg(&ranks)
             .args(["bench", &reps.to_string()]);
         let mut variants = vec![Variant::new(format!("pertinax n={n}"), cmd)];
         if let (Some(ompi), Some(prog)) = (&ctx.ompi, &prog) {
