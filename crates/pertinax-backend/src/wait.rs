@@ -91,6 +91,21 @@ impl Backoff {
             Step::Sleep
         }
     }
+    /// One short idle of a wait that has no progress engine to ask (a
+    /// decorator's own pending operation): spin for 20 µs, then yield for
+    /// 2 ms, then sleep 50 µs per step.
+    pub fn snooze(&mut self) {
+        const SNOOZE: WaitPolicy = WaitPolicy {
+            spin: Duration::from_micros(20),
+            yields: Duration::from_millis(2),
+            sleep: Duration::from_micros(50),
+        };
+        match self.next(&SNOOZE) {
+            Step::Spin => std::hint::spin_loop(),
+            Step::Yield => std::thread::yield_now(),
+            Step::Sleep => std::thread::sleep(SNOOZE.sleep),
+        }
+    }
     /// Start over (progress was made).
     pub fn reset(&mut self) {
         self.start = None;

@@ -27,8 +27,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use pertinax::{
-    Comm, Communicator, Completion, ErasedOp, Error, Outcome, Pending, PendingOp, Rank, Scope,
-    Source, Status, Tag, TagMatch, TAG_UB,
+    Backoff, Comm, Communicator, Completion, ErasedOp, Error, Outcome, Pending, PendingOp, Rank,
+    Scope, Source, Status, Tag, TagMatch, TAG_UB,
 };
 
 use crate::log::Log;
@@ -82,24 +82,38 @@ impl Timed<'_> {
     }
 }
 
-impl Pending<Error> for Timed<'_> {
-    fn wait(self: Box<Self>) -> Result<Completion, Error> {
-        let t = Instant::now();
-        let Timed { op, comm_s } = *self;
-        let r = op.wait();
-        comm_s.set(comm_s.get() + t.elapsed().as_secs_f64());
-        r
+impl Pending for Timed<'_> {
+    type Output = Completion;
+    type Error = Error;
+
+    fn is_active(&self) -> bool {
+        self.op.is_active()
     }
-    fn test(&mut self) -> Result<Option<Completion>, Error> {
+    fn is_done(&mut self) -> bool {
         let t = Instant::now();
-        let r = self.op.test();
+        let r = self.op.is_done();
         self.time(t, r)
+    }
+    fn has_failed(&mut self) -> bool {
+        self.op.has_failed()
+    }
+    fn take(&mut self) -> Result<Completion, Error> {
+        let t = Instant::now();
+        let r = self.op.take();
+        self.time(t, r)
+    }
+    fn step(&self, b: &mut Backoff) {
+        let t = Instant::now();
+        self.op.step(b);
+        self.time(t, ());
     }
     fn cancel(&mut self) -> Result<bool, Error> {
         self.op.cancel()
     }
-    fn is_active(&self) -> bool {
-        self.op.is_active()
+    fn wait_mut(&mut self) -> Result<Completion, Error> {
+        let t = Instant::now();
+        let r = self.op.wait_mut();
+        self.time(t, r)
     }
 }
 
@@ -107,26 +121,31 @@ impl Pending<Error> for Timed<'_> {
 #[derive(Debug)]
 struct Done(bool);
 
-impl Pending<Error> for Done {
-    fn wait(self: Box<Self>) -> Result<Completion, Error> {
-        if self.0 {
+impl Pending for Done {
+    type Output = Completion;
+    type Error = Error;
+
+    fn is_active(&self) -> bool {
+        self.0
+    }
+    fn is_done(&mut self) -> bool {
+        true
+    }
+    fn has_failed(&mut self) -> bool {
+        false
+    }
+    fn take(&mut self) -> Result<Completion, Error> {
+        if std::mem::replace(&mut self.0, false) {
             Ok(Completion::default())
         } else {
             Err(Error::RequestInactive)
         }
     }
-    fn test(&mut self) -> Result<Option<Completion>, Error> {
-        if std::mem::replace(&mut self.0, false) {
-            Ok(Some(Completion::default()))
-        } else {
-            Err(Error::RequestInactive)
-        }
+    fn step(&self, b: &mut Backoff) {
+        b.snooze();
     }
     fn cancel(&mut self) -> Result<bool, Error> {
         Ok(false)
-    }
-    fn is_active(&self) -> bool {
-        self.0
     }
 }
 

@@ -534,6 +534,7 @@ impl<C: Communicator + 'static> Guarded<C> {
         Box::new(pending::GuardedPending {
             guard: Rc::clone(&self.inner),
             op,
+            done: None,
         })
     }
 }

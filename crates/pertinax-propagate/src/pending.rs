@@ -61,6 +61,8 @@ use crate::{GuardError, Guarded, Shared};
 pub struct GuardedRequest<'g, 's> {
     guard: &'g Guarded,
     req: Request<'s>,
+    /// The result, once known (by a poll of the core's waits), until taken.
+    done: Option<Result<Status, GuardError>>,
     /// Polls so far that found the request pending.
     pending: u32,
     /// The waker the timer will call, shared with it.
@@ -74,22 +76,10 @@ impl Guarded {
         GuardedRequest {
             guard: self,
             req,
+            done: None,
             pending: 0,
             slot: None,
         }
-    }
-}
-
-impl<C: Communicator + 'static> Guarded<C> {
-    /// Waits for every request (started on [`Guarded::comm`]). Returns the
-    /// statuses in order, or the propagated error as soon as one request
-    /// fails (as [`pertinax::wait_all`]: the others are left as they are;
-    /// a propagation revokes the working communicator, which ends them).
-    ///
-    /// # Errors
-    /// As [`Guarded::run`].
-    pub fn wait_all(&self, reqs: &mut [Request<'_>]) -> Result<Vec<Status>, GuardError<C::Error>> {
-        self.run(|_| pertinax::wait_all(reqs).map_err(|e| C::Error::from(e.error)))
     }
 }
 
@@ -98,44 +88,93 @@ impl<C: Communicator + 'static> Guarded<C> {
 pub(crate) struct GuardedPending<'s, C: Communicator + 'static> {
     pub(crate) guard: Rc<Shared<C>>,
     pub(crate) op: PendingOp<'s, C::Error>,
+    /// The result, once known, until taken.
+    pub(crate) done: Option<Result<Completion, GuardError<C::Error>>>,
 }
 
-impl<C: Communicator + 'static> Pending<GuardError<C::Error>> for GuardedPending<'_, C> {
-    fn wait(self: Box<Self>) -> Result<Completion, GuardError<C::Error>> {
-        let GuardedPending { guard, op } = *self;
-        guard.run(move |_| op.wait())
+impl<C: Communicator + 'static> Pending for GuardedPending<'_, C> {
+    type Output = Completion;
+    type Error = GuardError<C::Error>;
+
+    fn is_active(&self) -> bool {
+        self.done.is_some() || self.op.is_active()
     }
-    fn test(&mut self) -> Result<Option<Completion>, GuardError<C::Error>> {
-        let op = &mut self.op;
-        self.guard.run(|_| op.test())
+    fn is_done(&mut self) -> bool {
+        if self.done.is_none() && self.op.is_active() {
+            let op = &mut self.op;
+            match self.guard.run(|_| op.test()) {
+                Ok(None) => return false,
+                Ok(Some(c)) => self.done = Some(Ok(c)),
+                Err(e) => self.done = Some(Err(e)),
+            }
+        }
+        true
+    }
+    fn has_failed(&mut self) -> bool {
+        matches!(self.done, Some(Err(_)))
+    }
+    fn take(&mut self) -> Result<Completion, GuardError<C::Error>> {
+        match self.done.take() {
+            Some(r) => r,
+            None => {
+                let op = &mut self.op;
+                self.guard.run(|_| op.wait_mut())
+            }
+        }
+    }
+    fn step(&self, b: &mut pertinax::Backoff) {
+        self.op.step(b);
     }
     fn cancel(&mut self) -> Result<bool, GuardError<C::Error>> {
-        self.op.cancel().map_err(GuardError::Other)
-    }
-    fn is_active(&self) -> bool {
-        self.op.is_active()
+        match self.done {
+            Some(_) => Ok(false),
+            None => self.op.cancel().map_err(GuardError::Other),
+        }
     }
 }
 
-/// A guarded request is a pending operation of the core's kind too.
-impl Pending<GuardError> for GuardedRequest<'_, '_> {
-    fn wait(self: Box<Self>) -> Result<Completion, GuardError> {
-        GuardedRequest::wait(*self).map(|st| Completion {
-            status: Some(st),
-            outcome: Default::default(),
-        })
+/// A guarded request is a pending operation of the core's kind too: the
+/// core's waits take guarded requests (`pertinax::wait_all(&mut [g.request(a),
+/// g.request(b)])`), and return the propagated error as soon as it is
+/// known.
+impl Pending for GuardedRequest<'_, '_> {
+    type Output = Status;
+    type Error = GuardError;
+
+    fn is_active(&self) -> bool {
+        self.done.is_some() || self.req.is_active()
     }
-    fn test(&mut self) -> Result<Option<Completion>, GuardError> {
-        Ok(GuardedRequest::test(self)?.map(|st| Completion {
-            status: Some(st),
-            outcome: Default::default(),
-        }))
+    fn is_done(&mut self) -> bool {
+        if self.done.is_none() && self.req.is_active() {
+            let req = &mut self.req;
+            match self.guard.run(|_| req.test()) {
+                Ok(None) => return false,
+                Ok(Some(st)) => self.done = Some(Ok(st)),
+                Err(e) => self.done = Some(Err(e)),
+            }
+        }
+        true
+    }
+    fn has_failed(&mut self) -> bool {
+        matches!(self.done, Some(Err(_)))
+    }
+    fn take(&mut self) -> Result<Status, GuardError> {
+        match self.done.take() {
+            Some(r) => r,
+            None => {
+                let req = &mut self.req;
+                self.guard.run(|_| Pending::wait_mut(req))
+            }
+        }
+    }
+    fn step(&self, b: &mut pertinax::Backoff) {
+        self.req.step(b);
     }
     fn cancel(&mut self) -> Result<bool, GuardError> {
-        Ok(self.req.cancel()?)
-    }
-    fn is_active(&self) -> bool {
-        self.req.is_active()
+        match self.done {
+            Some(_) => Ok(false),
+            None => Ok(self.req.cancel()?),
+        }
     }
 }
 
@@ -144,9 +183,8 @@ impl GuardedRequest<'_, '_> {
     ///
     /// # Errors
     /// As [`Guarded::run`].
-    pub fn wait(self) -> Result<Status, GuardError> {
-        let GuardedRequest { guard, req, .. } = self;
-        guard.run(move |_| req.wait())
+    pub fn wait(mut self) -> Result<Status, GuardError> {
+        Pending::take(&mut self)
     }
 
     /// Completes the request if it can without waiting: `Ok(None)` while
@@ -155,8 +193,7 @@ impl GuardedRequest<'_, '_> {
     /// # Errors
     /// As [`GuardedRequest::wait`].
     pub fn test(&mut self) -> Result<Option<Status>, GuardError> {
-        let req = &mut self.req;
-        self.guard.run(|_| req.test())
+        Pending::test(self)
     }
 }
 

@@ -129,7 +129,7 @@ use std::fmt;
 pub use file::SharedFile;
 pub use flavor::flat::{Check, Config, Resilient};
 pub use flavor::hier::{default_k, HierConfig, Hierarchical, DEFAULT_THRESHOLD};
-pub use flavor::nonblocking::{wait_all, NbRequest, NbScope};
+pub use flavor::nonblocking::{NbRequest, NbScope};
 pub use pertinax::{Communicator, CommunicatorExt, Outcome};
 pub use policy::{Kind, OnFailure, Policy};
 

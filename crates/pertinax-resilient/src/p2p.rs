@@ -6,7 +6,8 @@
 use std::cell::Cell;
 
 use pertinax::{
-    Comm, Communicator, Completion, Pending, PendingOp, Rank, Scope, Source, Status, Tag, TagMatch,
+    Backoff, Comm, Communicator, Completion, Pending, PendingOp, Rank, Scope, Source, Status, Tag,
+    TagMatch,
 };
 
 use crate::policy::{Kind, Policy};
@@ -459,6 +460,7 @@ impl P2p {
                 peer: d,
                 to_orig: None,
             },
+            done: None,
         }))
     }
 
@@ -495,6 +497,7 @@ impl P2p {
                 peer: s,
                 to_orig: Some(self.to_orig.clone()),
             },
+            done: None,
         }))
     }
 
@@ -521,30 +524,36 @@ impl P2p {
 /// peer had failed already: the policy's answer).
 struct Decided(Option<Result<Outcome, Error>>);
 
-impl Pending<Error> for Decided {
-    fn wait(mut self: Box<Self>) -> Result<Completion, Error> {
-        self.test()?
-            .ok_or_else(|| Error::Internal("a decided request was pending".into()))
+impl Pending for Decided {
+    type Output = Completion;
+    type Error = Error;
+
+    fn is_active(&self) -> bool {
+        self.0.is_some()
     }
-    fn test(&mut self) -> Result<Option<Completion>, Error> {
+    fn is_done(&mut self) -> bool {
+        true
+    }
+    fn has_failed(&mut self) -> bool {
+        matches!(self.0, Some(Err(_)))
+    }
+    fn take(&mut self) -> Result<Completion, Error> {
         match self.0.take() {
-            Some(r) => r.map(|outcome| {
-                Some(Completion {
-                    status: None,
-                    outcome,
-                })
+            Some(r) => r.map(|outcome| Completion {
+                status: None,
+                outcome,
             }),
             None => Err(pertinax::Error::RequestInactive.into()),
         }
+    }
+    fn step(&self, b: &mut Backoff) {
+        b.snooze();
     }
     fn cancel(&mut self) -> Result<bool, Error> {
         match self.0 {
             Some(_) => Ok(false),
             None => Err(pertinax::Error::RequestInactive.into()),
         }
-    }
-    fn is_active(&self) -> bool {
-        self.0.is_some()
     }
 }
 
@@ -553,6 +562,9 @@ impl Pending<Error> for Decided {
 struct PolicyReq<'s> {
     req: PendingOp<'s, pertinax::Error>,
     how: How,
+    /// The result, once the request completed and the policy answered
+    /// (kept until taken).
+    done: Option<Result<Completion, Error>>,
 }
 
 /// What [`PolicyReq`] does with its request's result.
@@ -593,22 +605,38 @@ impl How {
     }
 }
 
-impl Pending<Error> for PolicyReq<'_> {
-    fn wait(self: Box<Self>) -> Result<Completion, Error> {
-        let PolicyReq { req, how } = *self;
-        how.map(req.wait())
+impl Pending for PolicyReq<'_> {
+    type Output = Completion;
+    type Error = Error;
+
+    fn is_active(&self) -> bool {
+        self.done.is_some() || self.req.is_active()
     }
-    fn test(&mut self) -> Result<Option<Completion>, Error> {
-        match self.req.test() {
-            Ok(None) => Ok(None),
-            Ok(Some(c)) => self.how.map(Ok(c)).map(Some),
-            Err(e) => self.how.map(Err(e)).map(Some),
+    fn is_done(&mut self) -> bool {
+        if self.done.is_none() && self.req.is_active() {
+            if !self.req.is_done() {
+                return false;
+            }
+            self.done = Some(self.how.map(self.req.take()));
+        }
+        true
+    }
+    fn has_failed(&mut self) -> bool {
+        matches!(self.done, Some(Err(_)))
+    }
+    fn take(&mut self) -> Result<Completion, Error> {
+        match self.done.take() {
+            Some(r) => r,
+            None => self.how.map(self.req.wait_mut()),
         }
     }
-    fn cancel(&mut self) -> Result<bool, Error> {
-        Ok(self.req.cancel()?)
+    fn step(&self, b: &mut Backoff) {
+        self.req.step(b);
     }
-    fn is_active(&self) -> bool {
-        self.req.is_active()
+    fn cancel(&mut self) -> Result<bool, Error> {
+        match self.done {
+            Some(_) => Ok(false),
+            None => Ok(self.req.cancel()?),
+        }
     }
 }

@@ -95,6 +95,8 @@ use bytemuck::Pod;
 pub use ext::CommunicatorExt;
 
 use crate::op::ErasedOp;
+use crate::pending::{Pending, PendingOp};
+use crate::wait::Backoff;
 use crate::{Error, Rank, Request, Scope, Source, Status, Tag, TagMatch};
 
 /// What a communicator's error type must offer the layers above it.
@@ -159,57 +161,43 @@ pub struct Completion {
     pub outcome: Outcome,
 }
 
-/// A pending non-blocking operation of any communicator, with the error
-/// type `E` of the communicator that started it.
-///
-/// The core's [`Request`] implements it, so do the recovery libraries'
-/// requests. Dropping a pending operation lets it go as its type says
-/// (a core request: see [`crate::scope`]).
-pub trait Pending<E> {
-    /// Waits for completion and takes the result.
-    ///
-    /// # Errors
-    /// The operation's error (see the implementations).
-    fn wait(self: Box<Self>) -> Result<Completion, E>;
-    /// Completes the operation if it can without waiting: `Ok(None)`
-    /// while it is pending.
-    ///
-    /// # Errors
-    /// As [`Pending::wait`].
-    fn test(&mut self) -> Result<Option<Completion>, E>;
-    /// Cancels the operation if it has not started moving data (see
-    /// [`Request::cancel`]); true if it was cancelled. Operations that
-    /// cannot be cancelled return false.
-    ///
-    /// # Errors
-    /// When the result was already taken.
-    fn cancel(&mut self) -> Result<bool, E>;
-    /// Whether the result has not been taken yet.
-    fn is_active(&self) -> bool;
-}
+/// The core's request as a [`PendingOp`]: its status in a [`Completion`].
+pub(crate) struct Completes<'s>(pub(crate) Request<'s>);
 
-/// A boxed [`Pending`] operation, as the trait's non-blocking methods
-/// return it.
-pub type PendingOp<'s, E> = Box<dyn Pending<E> + 's>;
+impl Pending for Completes<'_> {
+    type Output = Completion;
+    type Error = Error;
 
-impl Pending<Error> for Request<'_> {
-    fn wait(self: Box<Self>) -> Result<Completion, Error> {
-        Request::wait(*self).map(|st| Completion {
-            status: Some(st),
-            outcome: Outcome::default(),
-        })
+    fn is_active(&self) -> bool {
+        self.0.is_active()
     }
-    fn test(&mut self) -> Result<Option<Completion>, Error> {
-        Ok(Request::test(self)?.map(|st| Completion {
-            status: Some(st),
-            outcome: Outcome::default(),
-        }))
+    fn is_done(&mut self) -> bool {
+        self.0.is_done()
+    }
+    fn has_failed(&mut self) -> bool {
+        self.0.has_failed()
+    }
+    fn take(&mut self) -> Result<Completion, Error> {
+        Pending::take(&mut self.0).map(Completion::of)
+    }
+    fn step(&self, b: &mut Backoff) {
+        self.0.step(b)
     }
     fn cancel(&mut self) -> Result<bool, Error> {
-        Request::cancel(self)
+        self.0.cancel()
     }
-    fn is_active(&self) -> bool {
-        Request::is_active(self)
+    fn wait_mut(&mut self) -> Result<Completion, Error> {
+        Pending::wait_mut(&mut self.0).map(Completion::of)
+    }
+}
+
+impl Completion {
+    /// The completion of an operation of a plain communicator.
+    fn of(status: Status) -> Completion {
+        Completion {
+            status: Some(status),
+            outcome: Outcome::default(),
+        }
     }
 }
 
@@ -222,25 +210,31 @@ pub fn pending_into<'s, E: 's, F: From<E> + 's>(p: PendingOp<'s, E>) -> PendingO
 /// See [`pending_into`].
 struct MapErr<'s, E, F>(PendingOp<'s, E>, std::marker::PhantomData<fn() -> F>);
 
-impl<E, F: From<E>> Pending<F> for MapErr<'_, E, F> {
-    fn wait(self: Box<Self>) -> Result<Completion, F> {
-        Ok(self.0.wait()?)
+impl<E, F: From<E>> Pending for MapErr<'_, E, F> {
+    type Output = Completion;
+    type Error = F;
+
+    fn is_active(&self) -> bool {
+        self.0.is_active()
     }
-    fn test(&mut self) -> Result<Option<Completion>, F> {
-        Ok(self.0.test()?)
+    fn is_done(&mut self) -> bool {
+        self.0.is_done()
+    }
+    fn has_failed(&mut self) -> bool {
+        self.0.has_failed()
+    }
+    fn take(&mut self) -> Result<Completion, F> {
+        Ok(self.0.take()?)
+    }
+    fn step(&self, b: &mut Backoff) {
+        self.0.step(b)
     }
     fn cancel(&mut self) -> Result<bool, F> {
         Ok(self.0.cancel()?)
     }
-    fn is_active(&self) -> bool {
-        self.0.is_active()
+    fn wait_mut(&mut self) -> Result<Completion, F> {
+        Ok(self.0.wait_mut()?)
     }
-}
-
-/// Waits for every operation in order; returns each one's result (an
-/// inactive operation gives its `is_active` error, as its wait would).
-pub fn wait_each<E>(ops: Vec<PendingOp<'_, E>>) -> Vec<Result<Completion, E>> {
-    ops.into_iter().map(|p| p.wait()).collect()
 }
 
 // ---- the trait ----------------------------------------------------------

@@ -161,6 +161,7 @@ mod dispatch;
 mod group;
 mod intercomm;
 mod p2p;
+mod pending;
 mod request;
 mod runtime;
 mod spawn;
@@ -171,18 +172,19 @@ pub(crate) use pertinax_backend::{error, inject, op, types, wait};
 
 pub use comm::Comm;
 pub use communicator::{
-    pending_into, wait_each, BoxedComm, CommError, Communicator, CommunicatorExt, Completion,
-    Outcome, Pending, PendingOp,
+    pending_into, BoxedComm, CommError, Communicator, CommunicatorExt, Completion, Outcome,
 };
 pub use error::{Error, RankList, RecoveryCall, Result};
 pub use group::{Group, GroupRelation};
 pub use inject::fault_point;
 pub use op::{Arith, Bitwise, ErasedOp, Logical, Op, Ordered, ValueIndex};
-pub use request::{scope, test_any, wait_all, wait_any, Request, Scope, WaitError};
+pub use pending::{test_any, wait_all, wait_any, AnyResult, Pending, PendingOp, WaitError};
+pub use request::{scope, Request, Scope};
 pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};
 pub use ulfm::{Agreement, Gathered, PendingAgreement};
 pub use universe::{init, Universe};
+pub use wait::Backoff;
 
 /// The README's examples, compiled and run as doc tests.
 #[doc = include_str!("../../../README.md")]

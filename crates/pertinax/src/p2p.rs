@@ -281,7 +281,7 @@ impl Comm {
             let q = self.isend(s, sbuf, dest, stag)?;
             // Either failure returns at once (a receive still pending is
             // cancelled when dropped).
-            let st = crate::request::wait_all(&mut [r, q])?;
+            let st = crate::pending::wait_all(&mut [r, q])?;
             st.into_iter().next().ok_or(Error::RequestInactive)
         })
     }

@@ -64,8 +64,11 @@
 use std::marker::PhantomData;
 use std::rc::Rc;
 
-use crate::backend::{Active, Backend, ReqKey};
+use crate::backend::{Backend, ReqKey};
 use crate::error::{Error, Result};
+use crate::pending::Pending;
+#[cfg(doc)]
+use crate::pending::{test_any, wait_all, wait_any};
 use crate::runtime::{with_current, Runtime};
 use crate::types::Status;
 use crate::wait::Backoff;
@@ -297,142 +300,36 @@ impl Drop for Request<'_> {
     }
 }
 
-/// A request of a [`wait_all`], [`wait_any`] or [`test_any`] failed: which
-/// one, and its error.
-///
-/// The failed request is inactive (its result is this error); every other
-/// request of the slice is as it was: one that completed keeps its result
-/// for [`Request::wait`] or [`Request::test`], one that is pending stays
-/// pending (wait for it again, cancel it, or drop it). Converts into the
-/// request's [`Error`], so `?` works in functions returning
-/// [`crate::Result`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("request {index} failed: {error}")]
-pub struct WaitError {
-    /// Position of the failed request in the slice.
-    pub index: usize,
-    /// Its error.
-    #[source]
-    pub error: Error,
-}
+impl Pending for Request<'_> {
+    type Output = Status;
+    type Error = Error;
 
-impl From<WaitError> for Error {
-    fn from(e: WaitError) -> Error {
-        e.error
+    fn is_active(&self) -> bool {
+        self.active
     }
-}
-
-/// The runtime of the first active request.
-fn runtime_of(reqs: &[Request<'_>]) -> Option<Rc<Runtime>> {
-    reqs.iter().find(|r| r.active).map(|r| r.rt.clone())
-}
-
-/// Takes the result of request `i` (complete), as the answer of a wait
-/// over the slice.
-fn take_at(e: &Active, reqs: &mut [Request<'_>], i: usize) -> Result<Status, WaitError> {
-    let at = |error| WaitError { index: i, error };
-    reqs[i].active = false;
-    match e.take(reqs[i].key).map_err(at)? {
-        Some(r) => r.map_err(at),
-        None => Err(at(Error::RequestInactive)),
-    }
-}
-
-/// Waits until one active request completes (successfully or not);
-/// returns its index and status. `Ok(None)` when no request is active.
-/// When several are complete, the lowest index is taken.
-///
-/// # Errors
-/// When the request taken failed: its error and index ([`WaitError`]),
-/// as soon as the failure is known; the failed request is inactive, the
-/// others are untouched.
-pub fn wait_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, WaitError> {
-    let Some(rt) = runtime_of(reqs) else {
-        return Ok(None);
-    };
-    let e = &rt.b;
-    let mut hit = None;
-    e.wait_until(|e| {
-        hit = reqs.iter().position(|r| r.active && e.is_done(r.key));
-        hit.is_some()
-    });
-    let Some(i) = hit else { return Ok(None) };
-    take_at(e, reqs, i).map(|st| Some((i, st)))
-}
-
-/// Completes one active request if any can be without waiting.
-///
-/// # Errors
-/// As [`wait_any`].
-pub fn test_any(reqs: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, WaitError> {
-    let Some(rt) = runtime_of(reqs) else {
-        return Ok(None);
-    };
-    let e = &rt.b;
-    e.progress();
-    let Some(i) = reqs.iter().position(|r| r.active && e.is_done(r.key)) else {
-        return Ok(None);
-    };
-    take_at(e, reqs, i).map(|st| Some((i, st)))
-}
-
-/// Waits for every active request; returns their statuses in order
-/// (inactive requests are skipped).
-///
-/// # Errors
-/// As soon as a request fails (its failure is known, whether or not the
-/// others are complete), that request's error with its index
-/// ([`WaitError`]), as ULFM's `MPI_Waitall` does: the failed request is
-/// inactive; the others are untouched (complete ones keep their results,
-/// pending ones stay pending and can be waited for again, cancelled, or
-/// dropped). With several failed requests, the lowest index is
-/// reported; a second `wait_all` reports the next. See [`scope`] for the
-/// pattern that revokes and leaves.
-pub fn wait_all(reqs: &mut [Request<'_>]) -> Result<Vec<Status>, WaitError> {
-    let Some(rt) = runtime_of(reqs) else {
-        return Ok(Vec::new());
-    };
-    let e = &rt.b;
-    let mut failed = None;
-    // Requests before `from` are known complete (and successful).
-    let mut from = 0;
-    let all_done = |e: &Active, failed: &mut Option<usize>, from: &mut usize| {
-        for (i, r) in reqs.iter().enumerate().skip(*from) {
-            if !r.active {
-                continue;
-            }
-            if !e.is_done(r.key) {
-                // Keep scanning: a later request may have failed.
-                for (j, q) in reqs.iter().enumerate().skip(i + 1) {
-                    if q.active && e.request_failed(q.key) {
-                        *failed = Some(j);
-                        return true;
-                    }
-                }
-                *from = i;
-                return false;
-            }
-            if e.request_failed(r.key) {
-                *failed = Some(i);
-                return true;
-            }
-        }
-        true
-    };
-    if !all_done(e, &mut failed, &mut from) {
-        e.wait_until(|e| all_done(e, &mut failed, &mut from));
-    }
-    if let Some(i) = failed {
-        return Err(take_at(e, reqs, i).err().unwrap_or(WaitError {
-            index: i,
-            error: Error::RequestInactive,
-        }));
-    }
-    let mut out = Vec::with_capacity(reqs.len());
-    for i in 0..reqs.len() {
-        if reqs[i].active {
-            out.push(take_at(e, reqs, i)?);
+    fn is_done(&mut self) -> bool {
+        let e = &self.rt.b;
+        !self.active || {
+            e.progress();
+            e.is_done(self.key)
         }
     }
-    Ok(out)
+    fn has_failed(&mut self) -> bool {
+        self.active && self.rt.b.request_failed(self.key)
+    }
+    fn take(&mut self) -> Result<Status> {
+        Request::wait_mut(self)
+    }
+    fn step(&self, b: &mut Backoff) {
+        self.rt.b.drain_step(b);
+    }
+    fn cancel(&mut self) -> Result<bool> {
+        Request::cancel(self)
+    }
+    fn wait_mut(&mut self) -> Result<Status> {
+        Request::wait_mut(self)
+    }
+    fn test(&mut self) -> Result<Option<Status>> {
+        Request::test(self)
+    }
 }

@@ -6,7 +6,7 @@
 //! [`NbScope::iallreduce`] and [`NbScope::iallgather`] post collectives
 //! that run while the program computes. Each returns an [`NbRequest`] to
 //! [`wait`](NbRequest::wait) or [`test`](NbRequest::test) (or
-//! [`wait_all`]); its [`Outcome`] is what the blocking operation would
+//! [`pertinax::wait_all`]); its [`Outcome`] is what the blocking operation would
 //! have returned.
 //!
 //! # Buffers
@@ -732,6 +732,8 @@ pub struct NbRequest<'x> {
     w: &'x (dyn Wait + 'x),
     id: usize,
     active: bool,
+    /// A failure met while advancing it without waiting, kept until taken.
+    failed: Option<Error>,
 }
 
 impl std::fmt::Debug for NbScope<'_, '_> {
@@ -769,6 +771,7 @@ impl<'x, 'b> NbScope<'x, 'b> {
             w: self.q.waiter(),
             id,
             active: true,
+            failed: None,
         }
     }
 
@@ -913,6 +916,14 @@ impl NbRequest<'_> {
     /// ranks); [`Error::Internal`] once a repair has failed (no request of
     /// the scope can complete after that).
     pub fn wait(mut self) -> Result<Outcome, Error> {
+        self.wait_outcome()
+    }
+
+    fn wait_outcome(&mut self) -> Result<Outcome, Error> {
+        if let Some(e) = self.failed.take() {
+            self.active = false;
+            return Err(e);
+        }
         self.complete(true).and_then(|o| {
             o.ok_or_else(|| Error::Internal("a waited request did not complete".into()))
         })
@@ -926,6 +937,10 @@ impl NbRequest<'_> {
     /// As [`NbRequest::wait`]; `RequestInactive` once the outcome was
     /// returned.
     pub fn test(&mut self) -> Result<Option<Outcome>, Error> {
+        if let Some(e) = self.failed.take() {
+            self.active = false;
+            return Err(e);
+        }
         self.complete(false)
     }
 
@@ -949,18 +964,47 @@ impl NbRequest<'_> {
 /// A resilient non-blocking collective is a pending operation of the
 /// core's kind, so code that handles several communicators' requests
 /// treats it as one (its completion carries the outcome, no status).
-impl pertinax::Pending<Error> for NbRequest<'_> {
-    fn wait(self: Box<Self>) -> Result<pertinax::Completion, Error> {
-        NbRequest::wait(*self).map(|outcome| pertinax::Completion {
+/// A resilient non-blocking collective is a pending operation of the
+/// core's kind, so the core's waits take it, alone or with other
+/// communicators' requests (its completion carries the outcome, no status).
+impl pertinax::Pending for NbRequest<'_> {
+    type Output = pertinax::Completion;
+    type Error = Error;
+
+    fn is_active(&self) -> bool {
+        self.active
+    }
+    fn is_done(&mut self) -> bool {
+        if !self.active || self.failed.is_some() {
+            return true;
+        }
+        match self.w.advance(self.id, false) {
+            Ok(done) => done,
+            Err(e) => {
+                self.failed = Some(e);
+                true
+            }
+        }
+    }
+    fn has_failed(&mut self) -> bool {
+        self.failed.is_some()
+    }
+    fn take(&mut self) -> Result<pertinax::Completion, Error> {
+        if let Some(e) = self.failed.take() {
+            self.active = false;
+            return Err(e);
+        }
+        self.wait_outcome().map(|outcome| pertinax::Completion {
             status: None,
             outcome,
         })
     }
-    fn test(&mut self) -> Result<Option<pertinax::Completion>, Error> {
-        Ok(NbRequest::test(self)?.map(|outcome| pertinax::Completion {
-            status: None,
-            outcome,
-        }))
+    fn step(&self, b: &mut pertinax::Backoff) {
+        b.snooze();
+    }
+    /// Completes it in the scope's own blocking wait.
+    fn wait_mut(&mut self) -> Result<pertinax::Completion, Error> {
+        pertinax::Pending::take(self)
     }
     /// Collectives cannot be cancelled (false, as in the core).
     fn cancel(&mut self) -> Result<bool, Error> {
@@ -969,22 +1013,6 @@ impl pertinax::Pending<Error> for NbRequest<'_> {
         }
         Ok(false)
     }
-    fn is_active(&self) -> bool {
-        self.active
-    }
-}
-
-/// Waits for every active request of `reqs`; returns each one's outcome in
-/// the order of `reqs` (`RequestInactive` for those already returned).
-/// Requests complete in posting order whatever the order of `reqs`.
-pub fn wait_all(reqs: &mut [NbRequest<'_>]) -> Vec<Result<Outcome, Error>> {
-    reqs.iter_mut()
-        .map(|r| {
-            r.complete(true).and_then(|o| {
-                o.ok_or_else(|| Error::Internal("a waited request did not complete".into()))
-            })
-        })
-        .collect()
 }
 
 /// Marks the communicator's scope closed when the scope ends, also by

@@ -152,8 +152,8 @@ fn nonblocking(g: &mut Guarded, me: usize, n: usize) -> Result<Vec<String>, Stri
     let r = pertinax::scope(|s| {
         let rr = g.comm().irecv(s, &mut from_left, left, 6)?;
         let sr = g.comm().isend(s, &mine, right, 6)?;
-        let mut reqs = [rr, sr];
-        Ok::<_, pertinax::Error>(g.wait_all(&mut reqs))
+        let mut reqs = [g.request(rr), g.request(sr)];
+        Ok::<_, pertinax::Error>(pertinax::wait_all(&mut reqs).map_err(|w| w.error))
     })
     .map_err(e)?;
     r.map_err(|x| x.to_string())?;
@@ -446,8 +446,8 @@ fn campaign_step(g: &mut Guarded, step: u64, steps: u64) -> Result<bool, GuardEr
             let r = pertinax::scope(|s| {
                 let rr = g.comm().irecv(s, &mut got, left as i32, 6)?;
                 let sr = g.comm().isend(s, &mine, right, 6)?;
-                let mut reqs = [rr, sr];
-                Ok::<_, pertinax::Error>(g.wait_all(&mut reqs))
+                let mut reqs = [g.request(rr), g.request(sr)];
+                Ok::<_, pertinax::Error>(pertinax::wait_all(&mut reqs).map_err(|w| w.error))
             });
             match r {
                 Ok(r) => r?,

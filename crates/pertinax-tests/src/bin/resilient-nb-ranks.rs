@@ -284,8 +284,20 @@ fn rounds(w: &Resilient, total: u64, batch: u64, d: &mut Digest) -> Result<(), S
                         let idx: Vec<usize> = (0..nreq).filter(|&t| reqs[t].is_some()).collect();
                         let mut live: Vec<NbRequest<'_>> =
                             reqs.iter_mut().filter_map(Option::take).collect();
-                        for (t, o) in idx.into_iter().zip(pertinax_resilient::wait_all(&mut live)) {
-                            outs[t] = Some(o);
+                        // The core's wait_all: a failure returns at once with
+                        // its index, the others stay to be waited for again.
+                        loop {
+                            let act: Vec<usize> =
+                                (0..live.len()).filter(|&i| live[i].is_active()).collect();
+                            match pertinax::wait_all(&mut live) {
+                                Ok(done) => {
+                                    for (i, c) in act.into_iter().zip(done) {
+                                        outs[idx[i]] = Some(Ok(c.outcome));
+                                    }
+                                    break;
+                                }
+                                Err(we) => outs[idx[we.index]] = Some(Err(we.error)),
+                            }
                         }
                         point("nb.waited");
                     }
@@ -463,9 +475,8 @@ fn early(w: &Resilient, rounds: u64) -> Result<String, String> {
                 reqs.push(s.ibarrier().map_err(e)?);
             }
             let mut outs = vec![o];
-            for r in pertinax_resilient::wait_all(&mut reqs) {
-                outs.push(r.map_err(e)?);
-            }
+            let done = pertinax::wait_all(&mut reqs).map_err(|w| e(w.error))?;
+            outs.extend(done.into_iter().map(|c| c.outcome));
             Ok(outs)
         })
         .map_err(e)??;

@@ -1,7 +1,7 @@
 //! The plain [`Comm`] as a [`Communicator`] (written with its public API
 //! only), and boxed communicators as communicators.
 
-use super::{BoxedComm, CommError, Communicator, Outcome, PendingOp};
+use super::{BoxedComm, CommError, Communicator, Completes, Outcome, PendingOp};
 use crate::op::ErasedOp;
 use crate::{Comm, Error, Rank, Scope, Source, Status, Tag, TagMatch};
 
@@ -109,7 +109,9 @@ impl Communicator for Comm {
         dest: Rank,
         tag: Tag,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Comm::isend(self, scope, buf, dest, tag)?))
+        Ok(Box::new(Completes(Comm::isend(
+            self, scope, buf, dest, tag,
+        )?)))
     }
     fn irecv_bytes<'s>(
         &self,
@@ -126,7 +128,9 @@ impl Communicator for Comm {
         ) {
             // Bytes, or an element size the table lacks: received as
             // bytes (the length is not checked against `elem`).
-            return Ok(Box::new(Comm::irecv(self, scope, buf, src, tag)?));
+            return Ok(Box::new(Completes(Comm::irecv(
+                self, scope, buf, src, tag,
+            )?)));
         }
         if !len.is_multiple_of(elem) {
             return Err(Error::InvalidArgument(format!(
@@ -138,7 +142,7 @@ impl Communicator for Comm {
                 "a receive buffer of {len} bytes as {elem}-byte elements"
             )))
         })?;
-        Ok(Box::new(r))
+        Ok(Box::new(Completes(r)))
     }
     fn barrier(&self) -> Result<Outcome, Error> {
         Comm::barrier(self)?;
@@ -239,7 +243,7 @@ impl Communicator for Comm {
         Ok(Outcome::default())
     }
     fn ibarrier<'s>(&self, scope: &'s Scope<'s, '_>) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Comm::ibarrier(self, scope)?))
+        Ok(Box::new(Completes(Comm::ibarrier(self, scope)?)))
     }
     fn ibcast_bytes<'s>(
         &self,
@@ -247,7 +251,7 @@ impl Communicator for Comm {
         buf: &'s mut [u8],
         root: Rank,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Comm::ibcast(self, scope, buf, root)?))
+        Ok(Box::new(Completes(Comm::ibcast(self, scope, buf, root)?)))
     }
     fn ireduce_bytes<'s>(
         &self,
@@ -257,7 +261,9 @@ impl Communicator for Comm {
         op: &ErasedOp,
         root: Rank,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(self.ireduce_with(scope, send, recv, op, root)?))
+        Ok(Box::new(Completes(
+            self.ireduce_with(scope, send, recv, op, root)?,
+        )))
     }
     fn iallreduce_bytes<'s>(
         &self,
@@ -266,7 +272,9 @@ impl Communicator for Comm {
         recv: &'s mut [u8],
         op: &ErasedOp,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(self.iallreduce_with(scope, send, recv, op)?))
+        Ok(Box::new(Completes(
+            self.iallreduce_with(scope, send, recv, op)?,
+        )))
     }
     fn iallgather_bytes<'s>(
         &self,
@@ -274,7 +282,9 @@ impl Communicator for Comm {
         send: &'s [u8],
         recv: &'s mut [u8],
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Comm::iallgather(self, scope, send, recv)?))
+        Ok(Box::new(Completes(Comm::iallgather(
+            self, scope, send, recv,
+        )?)))
     }
     fn ialltoall_bytes<'s>(
         &self,
@@ -282,7 +292,9 @@ impl Communicator for Comm {
         send: &'s [u8],
         recv: &'s mut [u8],
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Comm::ialltoall(self, scope, send, recv)?))
+        Ok(Box::new(Completes(Comm::ialltoall(
+            self, scope, send, recv,
+        )?)))
     }
     fn ack_failed(&self, n: usize) -> Result<usize, Error> {
         Comm::ack_failed(self, n)
@@ -559,7 +571,7 @@ impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::communicator::{wait_each, CommunicatorExt};
+    use crate::communicator::CommunicatorExt;
     use crate::Op;
 
     #[test]
@@ -604,8 +616,7 @@ mod tests {
         crate::scope(|s| {
             let r = d.irecv(s, &mut into, 0, 1).unwrap();
             let q = d.isend(s, &data, 0, 1).unwrap();
-            let done = wait_each(vec![r, q]);
-            assert!(done.iter().all(|d| d.is_ok()));
+            assert!(crate::wait_all(&mut [r, q]).is_ok());
         });
         assert_eq!(into, data);
         assert!(!d.is_revoked());
