@@ -51,12 +51,14 @@
 //! [`Communicator::isend_bytes`] and [`Communicator::irecv_bytes`] start an
 //! operation inside a core [`scope`](crate::scope) (which keeps the
 //! buffers borrowed until the engine is done with them) and return a
-//! [`PendingOp`]: a boxed [`Pending`], the trait of every pending
-//! operation. The core's [`Request`] implements it, and so do the
-//! decorators' requests (a resilient receive whose failed source goes to
-//! the policy, the guard's request that turns a failure into the
-//! propagated error, the resilient non-blocking collectives), each with
-//! its own error type.
+//! [`PendingOp`]: a boxed [`Pending`], the one trait of every pending
+//! operation, whose result is a [`Completion`]. The core's [`Request`]
+//! implements it, and so do the decorators' requests (a resilient receive
+//! whose failed source goes to the policy, the guard's request that turns
+//! a failure into the propagated error, the resilient non-blocking
+//! collectives), each with its own error type; the core's
+//! [`wait_all`](crate::wait_all), [`wait_any`](crate::wait_any) and
+//! [`test_any`](crate::test_any) wait for any of them.
 //!
 //! # Failures
 //!

@@ -35,8 +35,11 @@ pub trait Pending {
     /// moving what can move without waiting; the result stays for
     /// [`Pending::take`]. True for an inactive operation.
     fn is_done(&mut self) -> bool;
-    /// Whether it completed with an error, known without taking it (false
-    /// while it is pending).
+    /// Whether it completed with an error, without taking it: false while
+    /// it is pending, and exact once [`Pending::is_done`] said true (an
+    /// implementation that learns its result only by taking it takes it
+    /// in `is_done` and keeps it), so that [`wait_all`] never takes a
+    /// result it would then lose to another operation's failure.
     fn has_failed(&mut self) -> bool;
     /// Takes the result; the operation is inactive afterwards. On one
     /// still pending it waits.

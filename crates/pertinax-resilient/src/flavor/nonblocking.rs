@@ -732,8 +732,9 @@ pub struct NbRequest<'x> {
     w: &'x (dyn Wait + 'x),
     id: usize,
     active: bool,
-    /// A failure met while advancing it without waiting, kept until taken.
-    failed: Option<Error>,
+    /// Its result, once it completed while advancing without waiting (so
+    /// that whether it failed is known before it is taken), until taken.
+    done: Option<Result<Outcome, Error>>,
 }
 
 impl std::fmt::Debug for NbScope<'_, '_> {
@@ -771,7 +772,7 @@ impl<'x, 'b> NbScope<'x, 'b> {
             w: self.q.waiter(),
             id,
             active: true,
-            failed: None,
+            done: None,
         }
     }
 
@@ -920,9 +921,9 @@ impl NbRequest<'_> {
     }
 
     fn wait_outcome(&mut self) -> Result<Outcome, Error> {
-        if let Some(e) = self.failed.take() {
+        if let Some(r) = self.done.take() {
             self.active = false;
-            return Err(e);
+            return r;
         }
         self.complete(true).and_then(|o| {
             o.ok_or_else(|| Error::Internal("a waited request did not complete".into()))
@@ -937,9 +938,9 @@ impl NbRequest<'_> {
     /// As [`NbRequest::wait`]; `RequestInactive` once the outcome was
     /// returned.
     pub fn test(&mut self) -> Result<Option<Outcome>, Error> {
-        if let Some(e) = self.failed.take() {
+        if let Some(r) = self.done.take() {
             self.active = false;
-            return Err(e);
+            return r.map(Some);
         }
         self.complete(false)
     }
@@ -975,25 +976,29 @@ impl pertinax::Pending for NbRequest<'_> {
         self.active
     }
     fn is_done(&mut self) -> bool {
-        if !self.active || self.failed.is_some() {
+        if !self.active || self.done.is_some() {
             return true;
         }
-        match self.w.advance(self.id, false) {
-            Ok(done) => done,
+        // Completed: its result is taken from the scope now and kept, so
+        // that `has_failed` knows it.
+        match self.complete(false) {
+            Ok(None) => false,
+            Ok(Some(o)) => {
+                self.active = true;
+                self.done = Some(Ok(o));
+                true
+            }
             Err(e) => {
-                self.failed = Some(e);
+                self.active = true;
+                self.done = Some(Err(e));
                 true
             }
         }
     }
     fn has_failed(&mut self) -> bool {
-        self.failed.is_some()
+        matches!(self.done, Some(Err(_)))
     }
     fn take(&mut self) -> Result<pertinax::Completion, Error> {
-        if let Some(e) = self.failed.take() {
-            self.active = false;
-            return Err(e);
-        }
         self.wait_outcome().map(|outcome| pertinax::Completion {
             status: None,
             outcome,
