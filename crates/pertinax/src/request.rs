@@ -318,7 +318,18 @@ impl Pending for Request<'_> {
         self.active && self.rt.b.request_failed(self.key)
     }
     fn take(&mut self) -> Result<Status> {
-        Request::wait_mut(self)
+        if !self.active {
+            return Err(Error::RequestInactive);
+        }
+        // A complete request's result as it is (the backend's blocking
+        // wait is for one still pending).
+        match self.rt.b.take(self.key)? {
+            Some(r) => {
+                self.active = false;
+                r
+            }
+            None => Request::wait_mut(self),
+        }
     }
     fn step(&self, b: &mut Backoff) {
         self.rt.b.drain_step(b);
