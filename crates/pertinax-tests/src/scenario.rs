@@ -141,7 +141,7 @@ scenario_enum! {
 
 scenario_enum! {
     /// The scenarios of `resilient-ranks` (`tests/resilient.rs`,
-    /// `tests/resilient_hier.rs`).
+    /// `tests/resilient_hier/`).
     pub enum Resilient {
         Ops => "ops",
         Nbp2p => "nbp2p",
@@ -154,7 +154,7 @@ scenario_enum! {
 }
 
 scenario_enum! {
-    /// The scenarios of `resilient-hier-ranks` (`tests/resilient_hier.rs`).
+    /// The scenarios of `resilient-hier-ranks` (`tests/resilient_hier/`).
     pub enum ResilientHier {
         Outcomes => "outcomes",
     }

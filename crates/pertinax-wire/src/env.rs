@@ -157,7 +157,7 @@ pub mod test {
     /// Jobs of the flat resilient campaign (`tests/resilient.rs`).
     pub const RESILIENT_CAMPAIGN_RUNS: &str = "PERTINAX_RESILIENT_CAMPAIGN_RUNS";
     /// Jobs of the hierarchical resilient campaigns (`tests/resilient.rs`,
-    /// `tests/resilient_hier.rs`).
+    /// `tests/resilient_hier/`).
     pub const RESILIENT_HIER_RUNS: &str = "PERTINAX_RESILIENT_HIER_RUNS";
     /// First seed of the hierarchical resilient campaign.
     pub const RESILIENT_HIER_FIRST: &str = "PERTINAX_RESILIENT_HIER_FIRST";

@@ -228,31 +228,10 @@ use serde::{Deserialize, Serialize};
 use crate::p2p::{check_rank, survivors, P2p};
 use crate::policy::Kind;
 use crate::{Communicator, Config, Error, Outcome, Received};
-
-/// Tag of the intercommunicator creations of a deputy's join.
-const TAG_JOIN: Tag = Tag(7001);
-/// Tag of a master's hand-over to the root in its group.
-const TAG_ROOT: Tag = Tag(7003);
-/// Tag of a [`Hello`].
-const TAG_HELLO: Tag = Tag(7005);
-/// A tag nobody sends: probing a rank with it tells whether it ended.
-const TAG_PROBE: Tag = Tag(7007);
-/// Agreement bit: the stage succeeded.
-const OK: u32 = 1;
-/// Agreement bit of a global stage, cleared by a head whose group's new
-/// deputy joins at this stage.
-const NO_JOIN: u32 = 2;
-/// Agreement bit of a retry of a last stage: this member kept what an
-/// earlier attempt gave it.
-const KEPT: u32 = 4;
-/// A retry of a last stage runs the stage again (the master's decision).
-const RUN: u8 = 0;
-/// A retry of a last stage ends with what every member kept (a rescue's
-/// decision: see `rescue.rs`).
-const RESPREAD: u8 = 1;
-/// A retry of a last stage runs the stage again from a global stage run
-/// again (what the members kept is stale).
-const RERUN: u8 = 2;
+use state::{
+    Global, Hello, Join, Push, Stage, State, Sub, Work, KEPT, NO_JOIN, OK, PUSH_CHUNK, RERUN,
+    RESPREAD, RUN, TAG_HELLO, TAG_JOIN, TAG_PROBE, TAG_ROOT,
+};
 
 /// The knobs of the hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -292,183 +271,6 @@ pub fn default_k(s: usize) -> usize {
         }
     }
     best
-}
-
-/// A communicator with the original rank of each of its ranks.
-#[derive(Clone, Debug)]
-struct Sub {
-    comm: Comm,
-    to_orig: Vec<usize>,
-}
-
-impl Sub {
-    fn rank_of(&self, orig: usize) -> Option<usize> {
-        self.to_orig.iter().position(|&o| o == orig)
-    }
-}
-
-/// The global communicator at a master or a deputy.
-#[derive(Clone, Debug)]
-struct Global {
-    comm: Comm,
-    /// (group, original rank) of each rank of `comm`: the same at every
-    /// member. A group's first member is its head (its master).
-    members: Vec<(usize, usize)>,
-    /// The groups known to have no live member (every candidate of a
-    /// rejoin failed, or none alive at creation): the same at every member.
-    gone: Vec<usize>,
-}
-
-impl Global {
-    /// The rank of group `g`'s head.
-    fn head(&self, g: usize) -> Option<usize> {
-        self.members.iter().position(|&(x, _)| x == g)
-    }
-
-    /// Whether rank `r` is its group's head.
-    fn is_head(&self, r: usize) -> bool {
-        self.members
-            .get(r)
-            .is_some_and(|&(g, _)| self.head(g) == Some(r))
-    }
-}
-
-/// The global stage of an operation.
-#[derive(Clone, Debug)]
-enum Stage {
-    /// Only the agreement (barrier).
-    Sync,
-    /// Every head contributes a block of this many bytes; the output is
-    /// one block per group, in group order (absent groups zero).
-    Allgather(usize),
-    /// The root group's head sends this many bytes.
-    Bcast(usize, usize),
-}
-
-/// A join of a repair of the global communicator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-enum Work {
-    /// (group, new deputy): led by the group's head.
-    Deputy(usize, usize),
-    /// A group that lost every global member: its new head (its lowest
-    /// live member, unknown to the global communicator) is found by trying
-    /// its members in rank order, led by the global communicator's rank 0.
-    Orphan(usize),
-}
-
-/// What a joining rank gets from the global communicator when it joins.
-#[derive(Debug, Serialize, Deserialize)]
-struct Join {
-    /// The operation the global communicator is in.
-    seq: u64,
-    /// (group, original rank) of each rank of the global communicator
-    /// before the join.
-    members: Vec<(usize, usize)>,
-    /// [`Global::gone`].
-    gone: Vec<usize>,
-    /// The joins after this one in the same repair.
-    later: Vec<Work>,
-    /// The leader's last completed global stage: (operation, output). A
-    /// group whose global members all died after that stage's agreement
-    /// gets its output from there.
-    last: Option<(u64, Vec<u8>)>,
-    /// A rescue ended the operation before `seq` from what the groups
-    /// waiting in its last stage kept (`rescue.rs`): a joiner in that
-    /// stage ends it so.
-    respread: bool,
-}
-
-/// A message of the global communicator to a rank outside it: the call of
-/// a group's new head (or of a new deputy) by a leader, or the output of a
-/// global stage pushed to a group that lost every global member after
-/// that stage's agreement ([`Hierarchical::confirm`]).
-#[derive(Debug, Serialize, Deserialize)]
-struct Hello {
-    /// The sender's original rank.
-    leader: usize,
-    /// `None`: a call (an intercommunicator creation follows). `Some`: a
-    /// chunk of a pushed global output, nothing follows.
-    output: Option<Push>,
-}
-
-/// A chunk of the global output of an operation, pushed by
-/// [`Hierarchical::confirm`].
-#[derive(Debug, Serialize, Deserialize)]
-struct Push {
-    /// The operation.
-    seq: u64,
-    /// The output's length.
-    total: usize,
-    /// This chunk's offset.
-    at: usize,
-    data: Vec<u8>,
-}
-
-/// The largest chunk of a pushed output, sent buffered: small enough for
-/// one ring record at any job size (8 KiB past 64 ranks), so the receiver
-/// holds it and its sender's finalize never waits for a member that never
-/// takes it.
-const PUSH_CHUNK: usize = 1024;
-
-#[derive(Debug)]
-struct State {
-    local: Sub,
-    /// At a master or a deputy that has joined: the global communicator.
-    global: Option<Global>,
-    /// The members of this group in the global communicator, as the group
-    /// knows them (original ranks).
-    gmembers: Vec<usize>,
-    /// The elected deputy that has not joined yet, and the operation at
-    /// whose global stage it joins.
-    elect: Option<(usize, u64)>,
-    failed: Vec<usize>,
-    /// This rank is its group's new head after the group lost every
-    /// global member: it must rejoin the global communicator before the
-    /// stage runs again ([`Hierarchical::rejoin`]).
-    rejoin: bool,
-    /// The current operation's global stage and this rank's copy of its
-    /// group's contribution (for a head that rejoins in the last stage).
-    /// Kept for the last two operations, (operation, stage, copy), so
-    /// that a rejoin at the next operation still finds it.
-    cur: Vec<(u64, Stage, Option<Vec<u8>>)>,
-    /// The global output of the current operation obtained by a rejoin.
-    late_out: Option<Vec<u8>>,
-    /// At a member of the global communicator: its last completed global
-    /// stage, (operation, output).
-    last: Option<(u64, Vec<u8>)>,
-    /// The operation at whose global stage this rank entered the global
-    /// communicator it is in: it takes part in the confirmations
-    /// ([`Hierarchical::confirm`]) of that operation and the later ones.
-    joined_at: u64,
-    /// The last operation this rank confirmed ([`Hierarchical::confirm`]):
-    /// the first agreement, and the second.
-    confirmed: Option<u64>,
-    settled: Option<u64>,
-    /// The operation in whose last stage's retry every member of the group
-    /// held what an earlier attempt gave it (`stage.rs`, `rescue.rs`).
-    kept_all: Option<u64>,
-    /// The operation a rescue ended from what the groups kept: its last
-    /// stage ends with that (`rescue.rs`).
-    respread: Option<u64>,
-    /// The operation whose global stage this rank ran again after a
-    /// rejoin in its last stage: what the group kept from the first run is
-    /// stale.
-    rerun: Option<u64>,
-    /// This rank waits for a call in its operation's last stage.
-    waiting_post: bool,
-    /// Chunks of pushed global outputs, by (operation, offset).
-    pushed: std::collections::BTreeMap<(u64, usize), (usize, Vec<u8>)>,
-    /// Operations completed.
-    seq: u64,
-    /// Times this rank stopped waiting for a call because it was called
-    /// or got a pushed output (the rescue's detection, `rescue.rs`).
-    wakes: u64,
-    /// Rounds of the rescue's detection started by this rank.
-    rounds: u64,
-    local_repairs: u64,
-    global_repairs: u64,
-    /// Time spent in repairs (see [`Hierarchical::repair_time`]).
-    repair_time: Duration,
 }
 
 /// A resilient communicator organized as Legio's hierarchy. See the module
@@ -829,6 +631,7 @@ mod join;
 mod rescue;
 mod split;
 mod stage;
+mod state;
 
 #[cfg(test)]
 mod tests {

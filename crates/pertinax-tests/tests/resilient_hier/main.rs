@@ -7,98 +7,11 @@
 //! outcome says contributed; a rank reported missing must be dead) and the
 //! same digest of results and outcomes.
 
-use pertinax_harness::{run, Job, Scenarios, Spec};
 use pertinax_tests::scenario::{Resilient, ResilientHier};
 
-/// The rank program whose scenarios a scenario enum lists.
-trait RankProgram: Scenarios {
-    fn program() -> std::path::PathBuf;
-}
+mod support;
 
-impl RankProgram for Resilient {
-    fn program() -> std::path::PathBuf {
-        std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-ranks"))
-    }
-}
-
-impl RankProgram for ResilientHier {
-    fn program() -> std::path::PathBuf {
-        std::path::PathBuf::from(env!("CARGO_BIN_EXE_resilient-hier-ranks"))
-    }
-}
-
-/// Every failed root or peer skipped (`resilient-ranks` checks that).
-const IGNORE: &str = "bcast=ignore,scatter=ignore,recv=ignore";
-/// Every operation stops on a failed root or peer.
-const STOP: &str = "bcast=stop,reduce=stop,gather=stop,scatter=stop,send=stop,recv=stop";
-
-/// A hierarchical job of `n` ranks (local groups of `k`, or the default
-/// `k` of equation 4 with `None`) running `scenario` of its program with
-/// `args` under `policy` with the kills `kills`.
-fn hier<S: RankProgram>(
-    scenario: S,
-    args: &[&str],
-    n: usize,
-    k: Option<usize>,
-    policy: &str,
-    kills: &[String],
-) -> Job {
-    let mut s = Spec::scenario(n, scenario, args)
-        .program(S::program())
-        .bound(60)
-        .launcher_arg("--resilient=hier")
-        .launcher_arg("--resilient-threshold")
-        .launcher_arg("4")
-        .launcher_arg("--resilient-policy")
-        .launcher_arg(policy);
-    if let Some(k) = k {
-        s = s.launcher_arg("--resilient-k").launcher_arg(&k.to_string());
-    }
-    for kill in kills {
-        s = s.launcher_arg("--kill").launcher_arg(kill);
-    }
-    run(s.protocol_mix_by_faults())
-}
-
-/// The victims of `kills` that died (the launcher reports each), checked
-/// against the `failed=` list of every survivor that did not leave early
-/// (one that left knew only what it knew then); returns how many died.
-fn check_victims(j: &Job, kills: &[String], what: &str) -> usize {
-    let mut dead: Vec<i32> = kills
-        .iter()
-        .filter_map(|k| k.split('@').next()?.parse().ok())
-        .filter(|v| j.stderr.contains(&format!("rank {v} (pid")))
-        .collect();
-    dead.sort_unstable();
-    dead.dedup();
-    for l in j
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("OK ") && !l.contains(" left="))
-    {
-        let failed = l
-            .split("failed=[")
-            .nth(1)
-            .and_then(|x| x.split(']').next())
-            .unwrap_or("");
-        let failed: Vec<i32> = failed
-            .split(", ")
-            .filter_map(|x| x.trim().parse().ok())
-            .collect();
-        for v in &dead {
-            assert!(
-                failed.contains(v),
-                "{what}: victim {v} not reported in {l}\n{}",
-                j.stdout
-            );
-        }
-    }
-    dead.len()
-}
-
-fn kills(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
-}
+use support::{check_victims, every_global, hier, kills, trails_agree, IGNORE, STOP};
 
 /// Item 3 of issue 15: with `reduce=stop` and `gather=stop`, a root that
 /// dies before, during (its global stage, the library's agreements) or
@@ -277,12 +190,6 @@ fn hier_a_whole_group_killed_does_not_hurt_the_others() {
         assert_eq!(check_victims(&j, &ks, &what), c.len(), "{what}");
         j.agreed(16 - c.len(), &what);
     }
-}
-
-/// The global members (master and deputy) of every group of `n` ranks in
-/// groups of `k`.
-fn every_global(n: usize, k: usize) -> Vec<usize> {
-    (0..n).filter(|o| o % k < 2).collect()
 }
 
 /// Issue 15's last hang: every group that keeps survivors loses every
@@ -598,54 +505,6 @@ fn hier_library_messages_never_reach_an_any_tag_receive() {
         let died = check_victims(&j, &ks, &what);
         assert_eq!(died, 2, "{what}: a kill did not fire\n{}", j.stderr);
         j.agreed(10, &what);
-    }
-}
-
-/// Checks a `resilient-hier-ranks outcomes` job in which ranks may return
-/// early (`exit` ring): exit 0, no `FAIL`, no internal error, at least
-/// `survivors` ranks printed `OK`; every rank's trail of per-collective
-/// digests is a prefix of the longest one (every rank that completed a
-/// collective got the same outcome from it), and every rank that did not
-/// leave early completed all of them. Panics with the job's output.
-fn trails_agree(j: &Job, survivors: usize, what: &str) {
-    let ctx = || format!("{what}: code {:?}\n{}\n{}", j.code, j.stdout, j.stderr);
-    assert!(
-        j.code == Some(0)
-            && !j.stdout.contains("FAIL")
-            && !j.stdout.contains("internal error")
-            && !j.stderr.contains("internal error"),
-        "{}",
-        ctx()
-    );
-    let oks: Vec<&str> = j.stdout.lines().filter(|l| l.starts_with("OK ")).collect();
-    assert!(oks.len() >= survivors, "{}: {} OK", ctx(), oks.len());
-    let trail = |l: &str| -> Vec<String> {
-        l.split("trail=")
-            .nth(1)
-            .and_then(|x| x.split(' ').next())
-            .unwrap_or("")
-            .split(',')
-            .filter(|x| !x.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let longest = oks
-        .iter()
-        .map(|l| trail(l))
-        .max_by_key(Vec::len)
-        .unwrap_or_default();
-    for l in &oks {
-        let t = trail(l);
-        assert!(
-            longest.starts_with(&t),
-            "{}: survivors disagree ({l})",
-            ctx()
-        );
-        assert!(
-            l.contains(" left=") || t.len() == longest.len(),
-            "{}: a rank that did not leave stopped early ({l})",
-            ctx()
-        );
     }
 }
 
