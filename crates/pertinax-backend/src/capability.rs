@@ -12,7 +12,7 @@ use crate::op::ErasedOp;
 use crate::{Backend, Peers, ReqKey, Token};
 
 /// This process's part of a communicator derived from a parent
-/// ([`Backend::derive`]).
+/// ([`OwnCommunicators::derive`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Derived<'a> {
     /// The color that tells it from the others derived in the same call.
@@ -25,7 +25,7 @@ pub struct Derived<'a> {
     pub tokens: &'a [Token],
 }
 
-/// A communicator made by a backend's own shrink ([`Backend::shrink_attach`]).
+/// A communicator made by a backend's own shrink ([`OwnCommunicators::shrink_attach`]).
 #[derive(Debug)]
 pub struct Shrunk<S> {
     /// This process's rank in it.
@@ -104,7 +104,7 @@ pub enum CollOut {
     Scratch(usize),
 }
 
-/// A collective for a backend with its own ([`Backend::start_coll`]);
+/// A collective for a backend with its own ([`OwnCollectives::start_coll`]);
 /// the arguments were checked by the collective layer.
 #[derive(Debug)]
 pub struct Coll {

@@ -72,7 +72,7 @@ pub enum Error {
     /// The communicator was freed.
     #[error("the communicator was freed")]
     CommFreed,
-    /// The operation was cancelled ([`crate::Request::cancel`], or its
+    /// The operation was cancelled (`Request::cancel` of the API, or its
     /// request was dropped before it matched a message): it never touched
     /// its buffer.
     #[error("the operation was cancelled before it matched a message")]

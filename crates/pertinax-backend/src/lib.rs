@@ -4,11 +4,12 @@
 //! The portable core (communicators, point-to-point and collective API,
 //! request scopes, schedules, the ULFM API, spawn and intercommunicator
 //! API, argument checks) is written only against the [`Backend`] trait and
-//! the types of this module. A backend is chosen at [`start`]: [`native`]
-//! (shared memory on one machine, started by `pertinax run`) or, with the
-//! cargo feature `mpi`, the MPI backend (Open MPI 5 with ULFM, under
-//! `mpirun`). Portable code never names a backend's module; only this
-//! file does, to start one.
+//! the types of this crate. A backend is chosen when the API starts
+//! (`pertinax`'s `dispatch.rs`): `pertinax-native` (shared memory on one
+//! machine, started by `pertinax run`) or, with the cargo feature `mpi`,
+//! `pertinax-mpi` (Open MPI 5 with ULFM, under `mpirun`). Portable code
+//! never names a backend's crate; only the API's dispatch does, to start
+//! one.
 //!
 //! # Names a backend uses
 //!

@@ -161,7 +161,7 @@ float_impls!(f32: u32, f64: u64);
 /// A value with an index, the element type of `minloc` and `maxloc`
 /// (MPI's `MPI_DOUBLE_INT`, `MPI_2INT`, ...).
 ///
-/// `index` is an `i32`, like MPI's `int` and like a [`Rank`](crate::Rank).
+/// `index` is an `i32`, like MPI's `int` and like a [`Rank`](crate::types::Rank).
 ///
 /// # Layout
 /// The struct is `#[repr(C, packed)]`: `value` then `index`, no padding,

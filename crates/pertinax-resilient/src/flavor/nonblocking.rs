@@ -367,9 +367,6 @@ impl NbRequest<'_> {
 }
 
 /// A resilient non-blocking collective is a pending operation of the
-/// core's kind, so code that handles several communicators' requests
-/// treats it as one (its completion carries the outcome, no status).
-/// A resilient non-blocking collective is a pending operation of the
 /// core's kind, so the core's waits take it, alone or with other
 /// communicators' requests (its completion carries the outcome, no status).
 impl pertinax::Pending for NbRequest<'_> {
