@@ -5,7 +5,7 @@
 # usage (from the repository root): bench-results/2026-11-28/issue31-api/campaigns.sh
 set -u
 t() { echo "== $*"; timeout -k 10 3600 cargo test --release -p pertinax-tests "$@" --nocapture 2>&1 \
-    | grep -E "runs|jobs|seeds|campaign|test result|FAILED|panicked|exceeded" ; }
+    | grep -E "runs|jobs|seeds|campaign|test result|FAILED|panicked|exceeded" | grep -v "campaign run [0-9]" ; }
 PERTINAX_CAMPAIGN_RUNS=1000 PERTINAX_REPLACE_RUNS=1000 t --test ulfm -- randomized
 PERTINAX_REQ_CAMPAIGN_RUNS=1000 t --test requests -- randomized_campaign
 PERTINAX_PROP_CAMPAIGN_RUNS=1000 PERTINAX_PROPAGATE_RESGUARD_RUNS=1000 t --test propagate -- randomized_campaign survives_seeded_kills
