@@ -96,8 +96,8 @@
 //! [`Guarded::request`] wraps a request started on [`Guarded::comm`]; its
 //! `wait`, `test` or `.await` (it is a [`Future`](std::future::Future),
 //! with no runtime imposed; [`block_on`] is the minimal executor) return
-//! the same errors as [`Guarded::run`]. [`Guarded::wait_all`] waits for
-//! several. Start the operation on [`Guarded::comm`] inside a
+//! the same errors as [`Guarded::run`]; [`pertinax::wait_all`] waits for
+//! several (`wait_all(&mut [g.request(a), g.request(b)])`). Start the operation on [`Guarded::comm`] inside a
 //! [`pertinax::scope`], then hand the request to the guard.
 //!
 //! Communication only moves while somebody polls the engine (there is no
