@@ -29,7 +29,7 @@
 //!   communicator with a parent is made from it, since
 //!   `MPI_Comm_create_from_group` over a group with a dead member never
 //!   returns or crashes: dup, split, create and merge split the parent's
-//!   collective communicator (`MPI_Comm_split`, [`Backend::derive`]), a
+//!   collective communicator (`MPI_Comm_split`, [`OwnCommunicators::derive`](crate::backend::OwnCommunicators::derive)), a
 //!   shrink is `MPIX_Comm_shrink` ([`OwnCommunicators::shrink_attach`](crate::backend::OwnCommunicators::shrink_attach)), a spawn's
 //!   communicators are split from the merge of its intercommunicator (see
 //!   [`spawn`]). Tokens

@@ -17,7 +17,7 @@
 //! parent communicator holds them: in Open MPI 5.0.11 that call never
 //! returns, or crashes, when a member of the group is dead, so every
 //! communicator that has a parent is split from it instead (dup, split,
-//! create, merge: [`crate::backend::Backend::derive`]; a spawn's: from its merge;
+//! create, merge: [`crate::backend::OwnCommunicators::derive`]; a spawn's: from its merge;
 //! a shrink's: `MPIX_Comm_shrink`). What is left made from a group: an
 //! intercommunicator over a peer communicator, and the first step of a
 //! spawn that is not a `replace_failed`.

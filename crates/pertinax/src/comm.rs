@@ -302,7 +302,7 @@ impl Comm {
     }
 
     /// This process's communicator `ctx` derived from this one (see
-    /// [`Backend::derive`]; every member calls it or [`Comm::not_derived`]).
+    /// [`OwnCommunicators::derive`](crate::backend::OwnCommunicators::derive); every member calls it or [`Comm::not_derived`]).
     pub(crate) fn derived(
         &self,
         ctx: u32,
