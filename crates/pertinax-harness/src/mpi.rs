@@ -419,10 +419,16 @@ mod tests {
         assert_eq!(list.len(), lines, "every entry is FILE::TEST REASON");
         for (file, test, reason) in list {
             assert!(!file.is_empty() && !test.is_empty() && !reason.is_empty());
-            let path = format!(
-                "{}/../pertinax-tests/tests/{file}.rs",
-                env!("CARGO_MANIFEST_DIR")
-            );
+            // A test file, or a test directory's `main.rs` (its tests are
+            // there).
+            let tests = format!("{}/../pertinax-tests/tests", env!("CARGO_MANIFEST_DIR"));
+            let path = [
+                format!("{tests}/{file}.rs"),
+                format!("{tests}/{file}/main.rs"),
+            ]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).is_file())
+            .unwrap_or_else(|| panic!("{tests}: no test file {file}"));
             let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
             assert!(
                 src.contains(&format!("fn {test}(")),
