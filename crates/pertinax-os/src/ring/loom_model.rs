@@ -163,10 +163,10 @@ impl Raw {
     pub(super) unsafe fn header(&self, off: u64) -> (u32, u32) {
         let mut b = [0u8; 8];
         self.get(off, 8, &mut b);
-        let (l, f) = b.split_at(4);
+        let [l0, l1, l2, l3, f0, f1, f2, f3] = b;
         (
-            u32::from_ne_bytes(l.try_into().unwrap()),
-            u32::from_ne_bytes(f.try_into().unwrap()),
+            u32::from_ne_bytes([l0, l1, l2, l3]),
+            u32::from_ne_bytes([f0, f1, f2, f3]),
         )
     }
 
