@@ -201,42 +201,102 @@ int pxm_isend(const void *buf, size_t len, int dest, int tag, intptr_t comm, int
     *req = (intptr_t)r;
     return rc;
 }
+/* Envelopes. On a point-to-point communicator a message of at most
+ * PXM_SMALL bytes travels as itself; a longer one as an envelope of
+ * PXM_ENVELOPE bytes (its length and a magic word) followed at once by the
+ * payload, with the same source, tag and communicator. A receiver so never
+ * hands MPI a buffer shorter than what it matches: a first message is at
+ * most PXM_ENVELOPE bytes, received into a buffer at least that long, and a
+ * payload's length is known before it is received. That keeps Open MPI
+ * 5.0.x's single copy (smsc/cma) from writing a truncated rendezvous
+ * message past the buffer (checks/truncate.c) while receives stay MPI_Recv
+ * and MPI_Irecv, not a matched probe each. The layout: bytes 0..8 the
+ * length (native order), 8..12 the magic word, the rest zero. */
+#define PXM_SMALL 1024
+#define PXM_ENVELOPE (PXM_SMALL + 1)
+#define PXM_MAGIC 0x656d7870u
+int pxm_small(void) { return PXM_SMALL; }
+static int envelope_read(const char *e, uint64_t *len) {
+    uint32_t magic;
+    memcpy(len, e, sizeof *len);
+    memcpy(&magic, e + 8, sizeof magic);
+    return magic == PXM_MAGIC && *len > PXM_SMALL && *len <= (uint64_t)INT_MAX;
+}
+/* MPI_Send of the envelope announcing a message of `len` bytes. */
+int pxm_send_envelope(size_t len, int dest, int tag, intptr_t comm) {
+    char e[PXM_ENVELOPE];
+    uint64_t n = len;
+    uint32_t magic = PXM_MAGIC;
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    memset(e, 0, sizeof e);
+    memcpy(e, &n, sizeof n);
+    memcpy(e + 8, &magic, sizeof magic);
+    return MPI_Send(e, PXM_ENVELOPE, MPI_BYTE, dest, tag, COMM(comm));
+}
+/* A blocking send of a whole message (its envelope first if long). */
 int pxm_send(const void *buf, size_t len, int dest, int tag, intptr_t comm) {
     if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    if (len > PXM_SMALL) {
+        int rc = pxm_send_envelope(len, dest, tag, comm);
+        if (rc != MPI_SUCCESS) return rc;
+    }
     return MPI_Send(buf, (int)len, MPI_BYTE, dest, tag, COMM(comm));
 }
-/* A blocking receive with MPI's semantics that never writes past `buf`:
- * MPI_Mprobe, then MPI_Mrecv into `buf` when the message fits and is a
- * whole number of `elem`-byte elements; otherwise the message is consumed
- * into a scratch buffer of its own length and out->error is
- * MPI_ERR_TRUNCATE. Not MPI_Recv: with single copy on (smsc/cma), Open MPI
- * 5.0.11 writes a truncated rendezvous message whole, past the receive
- * buffer (pertinax-mpi-sys/checks/truncate.c). out->bytes is the
- * message's length; a failed probe (ULFM: the source failed, the
- * communicator was revoked) returns its code. */
+/* Receives an envelope matched by pxm_improbe (blocking: it is short and
+ * whole once matched) and writes the length it announces. */
+int pxm_mrecv_envelope(intptr_t *msg, uint64_t *len) {
+    char e[PXM_ENVELOPE];
+    MPI_Message m = (MPI_Message)(*msg);
+    MPI_Status st;
+    int rc = MPI_Mrecv(e, PXM_ENVELOPE, MPI_BYTE, &m, &st);
+    *msg = (intptr_t)m;
+    if (rc != MPI_SUCCESS) return rc;
+    return envelope_read(e, len) ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+/* A blocking receive with MPI's semantics that never lets MPI write past
+ * `buf`: MPI_Recv of the first message into `buf` (or a stack buffer of
+ * PXM_ENVELOPE bytes when `buf` is shorter); an envelope's payload then
+ * into `buf` when it fits and is a whole number of `elem`-byte elements.
+ * A message that does not is consumed (into a scratch buffer of its own
+ * length) and out->error is MPI_ERR_TRUNCATE; out->bytes is the message's
+ * length. A failed receive (ULFM: the source failed, the communicator was
+ * revoked) returns its code. */
 int pxm_recv(void *buf, size_t len, size_t elem, int src, int tag, intptr_t comm,
              pxm_status *out) {
-    MPI_Message m = MPI_MESSAGE_NULL;
+    char scratch[PXM_ENVELOPE];
     MPI_Status st;
     int count = 0;
-    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
-    int rc = MPI_Mprobe(src, tag, COMM(comm), &m, &st);
+    int direct = len >= PXM_ENVELOPE;
+    void *first = direct ? buf : (void *)scratch;
+    int cap = direct ? (len > (size_t)INT_MAX ? INT_MAX : (int)len) : PXM_ENVELOPE;
+    int rc = MPI_Recv(first, cap, MPI_BYTE, src, tag, COMM(comm), &st);
     if (rc != MPI_SUCCESS) return rc;
     if (MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count == MPI_UNDEFINED)
         count = 0;
     out->source = st.MPI_SOURCE;
     out->tag = st.MPI_TAG;
     out->cancelled = 0;
-    out->bytes = count;
-    if ((size_t)count <= len && (elem <= 1 || (size_t)count % elem == 0)) {
-        out->error = MPI_Mrecv(buf, count, MPI_BYTE, &m, &st);
+    out->error = MPI_SUCCESS;
+    if (count == PXM_ENVELOPE) {
+        uint64_t n = 0;
+        if (!envelope_read(first, &n)) return MPI_ERR_INTERN;
+        out->bytes = (int)n;
+        if (n <= len && (elem <= 1 || n % elem == 0))
+            return MPI_Recv(buf, (int)n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, COMM(comm), &st);
+        void *sink = malloc((size_t)n);
+        if (sink == NULL) return MPI_ERR_NO_MEM;
+        rc = MPI_Recv(sink, (int)n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, COMM(comm), &st);
+        free(sink);
+        if (rc != MPI_SUCCESS) return rc;
+        out->error = MPI_ERR_TRUNCATE;
         return MPI_SUCCESS;
     }
-    void *scratch = malloc(count > 0 ? (size_t)count : 1);
-    if (scratch == NULL) return MPI_ERR_NO_MEM;
-    rc = MPI_Mrecv(scratch, count, MPI_BYTE, &m, &st);
-    free(scratch);
-    out->error = rc != MPI_SUCCESS ? rc : MPI_ERR_TRUNCATE;
+    out->bytes = count;
+    if ((size_t)count > len || (elem > 1 && (size_t)count % elem != 0)) {
+        out->error = MPI_ERR_TRUNCATE;
+        return MPI_SUCCESS;
+    }
+    if (!direct && count > 0) memcpy(buf, scratch, (size_t)count);
     return MPI_SUCCESS;
 }
 int pxm_irecv(void *buf, size_t len, int src, int tag, intptr_t comm, intptr_t *req) {

@@ -80,6 +80,9 @@ extern "C" {
         req: *mut isize,
     ) -> c_int;
     pub fn pxm_send(buf: *const c_void, len: usize, dest: c_int, tag: c_int, comm: isize) -> c_int;
+    pub fn pxm_small() -> c_int;
+    pub fn pxm_send_envelope(len: usize, dest: c_int, tag: c_int, comm: isize) -> c_int;
+    pub fn pxm_mrecv_envelope(msg: *mut isize, len: *mut u64) -> c_int;
     pub fn pxm_recv(
         buf: *mut c_void,
         len: usize,

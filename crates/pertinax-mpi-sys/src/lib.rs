@@ -599,7 +599,32 @@ pub(crate) unsafe fn isend(
     Ok(Request(r))
 }
 
-/// A blocking `MPI_Send` of `data`.
+/// Messages on a point-to-point communicator of at most this many bytes
+/// travel as themselves; a longer one as an envelope of [`ENVELOPE`] bytes
+/// announcing its length, followed at once by the payload (same source,
+/// tag and communicator). A receiver so never hands MPI a buffer shorter
+/// than the message it matches: a first message is at most [`ENVELOPE`]
+/// bytes and goes into a buffer at least that long, and a payload's
+/// length is known before it is received. That keeps Open MPI 5.0.x's
+/// single copy (`smsc/cma`) from writing a truncated rendezvous message
+/// past the buffer (`checks/truncate.c`) while receives stay `MPI_Recv` /
+/// `MPI_Irecv`, not a matched probe each. Must equal the shim's
+/// `PXM_SMALL` ([`small_in_shim`]).
+pub const SMALL: usize = 1024;
+
+/// The length of an envelope: a message of exactly this many bytes on a
+/// point-to-point communicator is one (a message this long is sent as an
+/// envelope and a payload, like any longer one).
+pub const ENVELOPE: usize = SMALL + 1;
+
+/// The shim's `PXM_SMALL` (equal to [`SMALL`]; a test checks it).
+pub fn small_in_shim() -> usize {
+    // SAFETY: returns a constant.
+    unsafe { ffi::pxm_small() as usize }
+}
+
+/// A blocking send of a whole message: `MPI_Send` of `data`, preceded by
+/// its envelope when longer than [`SMALL`].
 ///
 /// # Errors
 /// The MPI's code.
@@ -608,16 +633,41 @@ pub fn send(data: &[u8], dest: i32, tag: i32, comm: Comm) -> Result<()> {
     check(unsafe { ffi::pxm_send(data.as_ptr().cast(), data.len(), dest, tag, comm.0) })
 }
 
+/// `MPI_Send` of the envelope announcing a message of `len` bytes (more
+/// than [`SMALL`]); its payload must follow at once, to the same `dest`
+/// with the same `tag` (as [`Op::send`]).
+///
+/// # Errors
+/// The MPI's code.
+pub fn send_envelope(len: usize, dest: i32, tag: i32, comm: Comm) -> Result<()> {
+    // SAFETY: plain values.
+    check(unsafe { ffi::pxm_send_envelope(len, dest, tag, comm.0) })
+}
+
+/// Receives an envelope matched by [`improbe`] (its status says
+/// [`ENVELOPE`] bytes) and returns the length of the payload it announces,
+/// which is the next message from that source with that tag: receive it
+/// at once with [`Op::recv_payload`].
+///
+/// # Errors
+/// The MPI's code (`MPI_ERR_INTERN` class for bytes that are no envelope).
+pub fn mrecv_envelope(mut msg: Message) -> Result<usize> {
+    let mut len = 0u64;
+    // SAFETY: the shim receives into its own buffer and writes `msg`, `len`.
+    check(unsafe { ffi::pxm_mrecv_envelope(&mut msg.0, &mut len) })?;
+    usize::try_from(len).map_err(|_| Code(-1))
+}
+
 /// A blocking receive of at most `buf.len()` bytes from `src` (or
 /// [`any_source`]) with `tag` (or [`any_tag`]), with MPI's semantics: a
 /// message longer than `buf`, or not a whole number of `elem`-byte
 /// elements, is consumed and the status's `error` is `MPI_ERR_TRUNCATE`
-/// (`bytes` says how long it was). `MPI_Mprobe` + `MPI_Mrecv`, never
-/// `MPI_Recv`, which Open MPI 5.0.11 lets write a truncated rendezvous
-/// message past the buffer (`checks/truncate.c`).
+/// (`bytes` says how long it was). `MPI_Recv`, and a second one for an
+/// envelope's payload (see [`SMALL`]); the caller makes sure no payload
+/// is left for it to match (every envelope's payload is received at once).
 ///
 /// # Errors
-/// The probe's code (ULFM: the source failed, the communicator revoked).
+/// The receive's code (ULFM: the source failed, the communicator revoked).
 pub fn recv(buf: &mut [u8], elem: usize, src: i32, tag: i32, comm: Comm) -> Result<Status> {
     let mut st = Status::EMPTY;
     // SAFETY: MPI writes at most `buf.len()` bytes into `buf`, during the
@@ -683,4 +733,12 @@ pub fn improbe(src: i32, tag: i32, comm: Comm) -> Result<Option<(Message, Status
     // SAFETY: writes `flag`, `msg` and `st`.
     check(unsafe { ffi::pxm_improbe(src, tag, comm.0, &mut flag, &mut msg, &mut st) })?;
     Ok((flag != 0).then_some((Message(msg), st)))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shim_and_crate_agree_on_the_envelope_threshold() {
+        assert_eq!(super::small_in_shim(), super::SMALL);
+    }
 }

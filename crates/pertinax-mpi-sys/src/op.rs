@@ -56,6 +56,7 @@ pub struct Op<D> {
     req: Request,
     /// `None` once given back.
     data: Option<D>,
+    /// A receive that may be cancelled (and is, when dropped pending).
     recv: bool,
 }
 
@@ -76,6 +77,22 @@ impl Op<SendData> {
             data: Some(data),
             recv: false,
         })
+    }
+}
+
+impl Op<SendData> {
+    /// A point-to-point message: [`crate::send_envelope`] first when
+    /// `data` is longer than [`crate::SMALL`], then [`Op::send`].
+    ///
+    /// # Errors
+    /// The MPI's code (nothing was sent, or only the envelope: the
+    /// destination then fails the receive it matched).
+    pub fn send_message(data: SendData, dest: i32, tag: i32, comm: Comm) -> Result<Op<SendData>> {
+        let len = data.span().1;
+        if len > crate::SMALL {
+            crate::send_envelope(len, dest, tag, comm)?;
+        }
+        Op::send(data, dest, tag, comm)
     }
 }
 
@@ -102,6 +119,28 @@ impl Op<RecvData> {
             }),
             Err(c) => Err((c, data)),
         }
+    }
+}
+
+impl Op<RecvData> {
+    /// `MPI_Irecv` of the payload an envelope announced
+    /// ([`crate::mrecv_envelope`]): `data` is exactly its length, `src` and
+    /// `tag` the envelope's. Posted right after the envelope was received,
+    /// it matches that payload. It is never cancelled (a payload left in
+    /// MPI would be matched by a later receive as a message of its own):
+    /// [`Op::cancel`] does nothing and dropping it waits for it.
+    ///
+    /// # Errors
+    /// As [`Op::recv`].
+    pub fn recv_payload(
+        data: RecvData,
+        src: i32,
+        tag: i32,
+        comm: Comm,
+    ) -> std::result::Result<Op<RecvData>, (Code, RecvData)> {
+        let mut op = Op::recv(data, src, tag, comm)?;
+        op.recv = false;
+        Ok(op)
     }
 }
 
@@ -165,13 +204,14 @@ impl<D> Op<D> {
         Some((st, d))
     }
 
-    /// Asks MPI to cancel the request (a receive not matched yet); it
-    /// still completes (test it: `cancelled` tells).
+    /// Asks MPI to cancel the request (a receive not matched yet; not a
+    /// send or a payload's receive); it still completes (test it:
+    /// `cancelled` tells).
     ///
     /// # Errors
     /// The MPI's code.
     pub fn cancel(&mut self) -> Result<()> {
-        if self.req.is_null() {
+        if self.req.is_null() || !self.recv {
             return Ok(());
         }
         self.req.cancel()

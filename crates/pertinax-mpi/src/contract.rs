@@ -12,7 +12,7 @@ use crate::backend::{
     Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
-use crate::types::{Rank, Status, Tag};
+use crate::types::Status;
 use crate::wait::{Backoff, Step};
 
 impl Backend for Mpi {
@@ -166,6 +166,9 @@ impl Backend for Mpi {
         };
         self.last.set(None);
         comms.remove(&ctx);
+        if let Ok(mut taken) = self.taken.try_borrow_mut() {
+            taken.retain(|t| t.ctx & !3 != ctx);
+        }
         // Its agreements still under way (a revoker's, that nobody waits
         // for) are never advanced again: their next step would start an
         // `MPIX_Comm_iagree` on a freed communicator. Their requests may
@@ -246,7 +249,7 @@ impl Backend for Mpi {
                 SendData::Owned(bytes.unwrap_or_default())
             }
         };
-        Ok(match Op::send(data, dest_rank as i32, tag, comm) {
+        Ok(match Op::send_message(data, dest_rank as i32, tag, comm) {
             Ok(op) => self.insert(Slot::Send {
                 op,
                 dest_rank,
@@ -287,14 +290,7 @@ impl Backend for Mpi {
     }
 
     fn find(&self, spec: &MatchSpec) -> Option<Status> {
-        let (comm, _) = self.comm(spec.ctx)?;
-        let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
-        let tag = spec.tag.unwrap_or_else(sys::any_tag);
-        sys::iprobe(src, tag, comm).ok().flatten().map(|st| Status {
-            source: Rank(st.source),
-            tag: Tag(st.tag),
-            len: usize::try_from(st.bytes).unwrap_or(0),
-        })
+        self.find_message(spec)
     }
 
     fn probe_doomed(&self, spec: &MatchSpec, _peers: &[u32]) -> Option<Error> {

@@ -49,6 +49,7 @@ impl Mpi {
     pub(super) fn quiet(&self) -> bool {
         self.tasks.get() == 0
             && self.posted.borrow().is_empty()
+            && self.taken.borrow().is_empty()
             && self
                 .agreed
                 .try_borrow()

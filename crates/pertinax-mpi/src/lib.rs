@@ -272,6 +272,9 @@ pub struct Mpi {
     comms: RefCell<BTreeMap<u32, std::result::Result<Rc<Trio>, Error>>>,
     /// Unmatched receives (slab indices) in posting order.
     posted: RefCell<std::collections::VecDeque<u32>>,
+    /// Envelopes probes received, whose payloads are still in MPI
+    /// (`p2p.rs`).
+    taken: RefCell<Vec<p2p::Taken>>,
     /// Agreements started and not yet read: (context, sequence) → the
     /// agreement (`agree.rs`).
     agreed: RefCell<agree::Agreements>,
@@ -422,6 +425,7 @@ pub fn start() -> Result<Started<Mpi>> {
             comms: RefCell::new(BTreeMap::new()),
             agreed: RefCell::new(agree::Agreements::default()),
             posted: RefCell::new(std::collections::VecDeque::new()),
+            taken: RefCell::new(Vec::new()),
             slab: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             next_ctx: Cell::new(8),

@@ -3,13 +3,21 @@
 //! posting order; see "Mapping" in the crate documentation), their
 //! delivery and outcome ([`received`]), and the checks of a source that is
 //! gone.
+//!
+//! A message longer than [`sys::SMALL`] travels as an envelope and a
+//! payload ([`sys::SMALL`] says why): a matched envelope is received at
+//! once and its payload's receive posted right after it
+//! ([`Op::recv_payload`]), into the receive's buffer if it fits, else
+//! into a sink. An envelope a probe received to learn the length
+//! ([`Mpi::find_message`]) is remembered as [`Taken`]: the next message
+//! matched from its source with its tag is its payload.
 
 use std::cell::Cell;
 
-use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
+use pertinax_mpi_sys::{self as sys, Code, Kind, Op, RecvData, SendData};
 
 use super::{error_of, recv_error_of, Mpi, Slot};
-use crate::backend::ReqKey;
+use crate::backend::{MatchSpec, ReqKey};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 
@@ -59,6 +67,48 @@ pub(super) fn received(
     })
 }
 
+/// An envelope a probe received: its payload, still in MPI, is the next
+/// message from `source` with `tag` on context `ctx`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Taken {
+    pub(super) ctx: u32,
+    source: i32,
+    tag: i32,
+}
+
+/// A message matched for a receive, still in MPI's hands: a matched
+/// probe's handle, or the payload an envelope announced (the next message
+/// from its source with its tag on the communicator).
+enum Incoming {
+    Matched(sys::Message),
+    Payload(sys::Comm, i32, i32),
+}
+
+impl Incoming {
+    /// Starts receiving it into `data`.
+    fn receive(self, data: RecvData) -> std::result::Result<Op<RecvData>, (Code, RecvData)> {
+        match self {
+            Incoming::Matched(m) => Op::mrecv(data, m),
+            Incoming::Payload(comm, source, tag) => Op::recv_payload(data, source, tag, comm),
+        }
+    }
+}
+
+/// Why a receive of `capacity` bytes and `elem`-byte elements refuses a
+/// message of `len` bytes, if it does.
+fn refusal(len: usize, capacity: usize, elem: usize) -> Option<Error> {
+    if len > capacity {
+        Some(Error::Truncated {
+            sent: len,
+            capacity,
+        })
+    } else if elem > 1 && !len.is_multiple_of(elem) {
+        Some(Error::LengthNotMultiple { len, elem })
+    } else {
+        None
+    }
+}
+
 impl Mpi {
     /// The MPI communicator of point-to-point context `ctx`, or why there is
     /// none (freed, or the error its creation left).
@@ -77,7 +127,7 @@ impl Mpi {
         tag: i32,
         data: &[u8],
     ) -> Result<()> {
-        let op = Op::send(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
+        let op = Op::send_message(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
             .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
         self.insert(Slot::Send {
             op,
@@ -182,7 +232,21 @@ impl Mpi {
                             )
                         })
                         .unwrap_or(idx);
-                    self.deliver(target, msg, st);
+                    let len = usize::try_from(st.bytes).unwrap_or(0);
+                    if self.untake(spec.ctx, st.source, st.tag) || len != sys::ENVELOPE {
+                        self.deliver(target, Incoming::Matched(msg), len);
+                    } else {
+                        match sys::mrecv_envelope(msg) {
+                            Ok(len) => self.deliver(
+                                target,
+                                Incoming::Payload(comm, st.source, st.tag),
+                                len,
+                            ),
+                            Err(c) => {
+                                self.settle(target, Err(recv_error_of(c, Some(comm), spec.src)))
+                            }
+                        }
+                    }
                     moved = true;
                 }
                 Err(c) => {
@@ -213,12 +277,14 @@ impl Mpi {
         self.unpost(idx, forgotten);
     }
 
-    /// Gives matched message `msg` to the unmatched receive `idx`:
-    /// received if it fits, else consumed into a scratch buffer (a request
-    /// nobody waits for) while the receive fails.
-    fn deliver(&self, idx: u32, msg: sys::Message, st: sys::Status) {
+    /// Gives the matched message `m` of `len` bytes to the unmatched
+    /// receive `idx`: received if it fits, else consumed into a scratch
+    /// buffer (a request nobody waits for) while the receive fails.
+    fn deliver(&self, idx: u32, m: Incoming, len: usize) {
         let mut slab = self.slab.borrow_mut();
         let Some(e) = slab.get_mut(idx as usize) else {
+            drop(slab);
+            self.sink(m, len);
             return;
         };
         let Slot::Posted {
@@ -230,28 +296,17 @@ impl Mpi {
         } = &e.1
         else {
             drop(slab);
-            self.sink(msg, st);
+            self.sink(m, len);
             return;
         };
         let (spec, elem, forgotten) = (*spec, *elem, *forgotten);
-        let len = usize::try_from(st.bytes).unwrap_or(0);
         let capacity = match data {
             RecvData::Lent(b) => b.len(),
             RecvData::Owned(b) => b.len(),
         };
-        let refusal = if len > capacity {
-            Some(Error::Truncated {
-                sent: len,
-                capacity,
-            })
-        } else if elem > 1 && len % elem != 0 {
-            Some(Error::LengthNotMultiple { len, elem })
-        } else {
-            None
-        };
-        if let Some(err) = refusal {
+        if let Some(err) = refusal(len, capacity, elem) {
             drop(slab);
-            self.sink(msg, st);
+            self.sink(m, len);
             self.settle(idx, Err(err));
             return;
         }
@@ -259,7 +314,7 @@ impl Mpi {
             return;
         };
         let comm = self.comm(spec.ctx).map(|c| c.0);
-        e.1 = match Op::mrecv(data, msg) {
+        e.1 = match m.receive(data) {
             Ok(op) => Slot::Recv {
                 op,
                 part,
@@ -276,11 +331,10 @@ impl Mpi {
         self.unpost(idx, freed);
     }
 
-    /// Receives matched message `msg` into a scratch buffer nobody reads
-    /// (a refused message is consumed, as MPI consumes it).
-    fn sink(&self, msg: sys::Message, st: sys::Status) {
-        let len = usize::try_from(st.bytes).unwrap_or(0);
-        if let Ok(op) = Op::mrecv(RecvData::Owned(vec![0; len].into()), msg) {
+    /// Receives matched message `m` of `len` bytes into a scratch buffer
+    /// nobody reads (a refused message is consumed, as MPI consumes it).
+    fn sink(&self, m: Incoming, len: usize) {
+        if let Ok(op) = m.receive(RecvData::Owned(vec![0; len].into())) {
             let slot = Slot::Recv {
                 op,
                 part: None,
@@ -290,6 +344,49 @@ impl Mpi {
                 forgotten: true,
             };
             self.insert(slot);
+        }
+    }
+
+    /// The message a probe for `spec` finds, with its length: an
+    /// envelope's is the payload's, so the envelope is received (and
+    /// remembered as [`Taken`]; its payload stays in MPI for the receive).
+    pub(super) fn find_message(&self, spec: &MatchSpec) -> Option<Status> {
+        let (comm, _) = self.comm(spec.ctx)?;
+        let src = spec.src.map_or_else(sys::any_source, |s| s as i32);
+        let tag = spec.tag.unwrap_or_else(sys::any_tag);
+        let st = sys::iprobe(src, tag, comm).ok().flatten()?;
+        let mut len = usize::try_from(st.bytes).unwrap_or(0);
+        let taken = |t: &Taken| t.ctx == spec.ctx && t.source == st.source && t.tag == st.tag;
+        if len == sys::ENVELOPE && !self.taken.borrow().iter().any(taken) {
+            // The earliest message from that source with that tag: this one.
+            let (msg, _) = sys::improbe(st.source, st.tag, comm).ok().flatten()?;
+            len = sys::mrecv_envelope(msg).ok()?;
+            self.taken.borrow_mut().push(Taken {
+                ctx: spec.ctx,
+                source: st.source,
+                tag: st.tag,
+            });
+        }
+        Some(Status {
+            source: Rank(st.source),
+            tag: Tag(st.tag),
+            len,
+        })
+    }
+
+    /// Whether a message just matched from `source` with `tag` on `ctx`
+    /// is the payload of an envelope a probe received (then forgotten).
+    fn untake(&self, ctx: u32, source: i32, tag: i32) -> bool {
+        let mut taken = self.taken.borrow_mut();
+        match taken
+            .iter()
+            .position(|t| t.ctx == ctx && t.source == source && t.tag == tag)
+        {
+            Some(i) => {
+                taken.remove(i);
+                true
+            }
+            None => false,
         }
     }
 

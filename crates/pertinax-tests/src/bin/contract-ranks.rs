@@ -151,37 +151,54 @@ fn anysource(w: &Comm) -> R {
 
 /// MPI's receive semantics: a receive into a buffer too short for the
 /// message (or not a whole number of elements) consumes it and fails; the
-/// next receive gets the next message. Eager and rendezvous sizes, on the
-/// blocking path (the message arrives first) and on a receive posted before
-/// the message arrives.
+/// next receive gets the next message. Eager and rendezvous sizes, and the
+/// MPI backend's envelope sizes (1,024 bytes travel as themselves, 1,025
+/// and up as an envelope and a payload; a 5,000-byte message into a buffer
+/// longer than an envelope), on the blocking path (the message arrives
+/// first) and on a receive posted before the message arrives. Then
+/// messages sized by probe and received whole (`recv_vec`), a probe asked
+/// twice, and an any-tag receive after a probe for a named tag.
 fn truncation(u: &Universe, w: &Comm) -> R {
     let me = w.rank().index();
     let big = 3 * u.eager_limit() + 5;
-    let cases = [
+    let blocking = [
         (3, 16usize, 8usize),
         (5, big, big / 2),
+        (8, 1025, 1024),
+        (9, 5000, 2000),
+    ];
+    let posted = [
         (6, 16, 8),
         (7, big, big / 2),
+        (10, 1025, 1024),
+        (11, 5000, 2000),
     ];
+    let sized = [(12, 1024usize), (13, 1025), (14, 70_000), (15, 3)];
     if me == 0 {
-        for &(tag, len, _) in &cases[..2] {
+        for &(tag, len, _) in &blocking {
             w.send(&pattern(0, 1, len), 1, tag).map_err(e)?;
             w.send(&pattern(0, 2, len), 1, tag).map_err(e)?;
         }
         w.send(&pattern(0, 1, 6), 1, 4).map_err(e)?;
         w.send(&pattern(0, 2, 6), 1, 4).map_err(e)?;
-        // Rank 1 posts its receives for tags 6 and 7 first.
+        // Rank 1 posts its receives first.
         w.barrier().map_err(e)?;
-        for &(tag, len, _) in &cases[2..] {
+        for &(tag, len, _) in &posted {
             w.send(&pattern(0, 1, len), 1, tag).map_err(e)?;
             w.send(&pattern(0, 2, len), 1, tag).map_err(e)?;
+        }
+        w.barrier().map_err(e)?;
+        // Buffered: rank 1 probes tag 15 before it receives 14.
+        for &(tag, len) in &sized {
+            w.bsend(&pattern(0, 3, len), 1, tag).map_err(e)?;
         }
         w.barrier().map_err(e)?;
         return Ok("sent".into());
     }
     if me != 1 {
-        w.barrier().map_err(e)?;
-        w.barrier().map_err(e)?;
+        for _ in 0..3 {
+            w.barrier().map_err(e)?;
+        }
         return Ok("idle".into());
     }
     let next = |tag: i32, len: usize| -> Result<(), String> {
@@ -193,7 +210,7 @@ fn truncation(u: &Universe, w: &Comm) -> R {
         );
         Ok(())
     };
-    for &(tag, len, cap) in &cases[..2] {
+    for &(tag, len, cap) in &blocking {
         let mut short = vec![0u8; cap];
         let r = w.recv(&mut short, 0, tag);
         check!(
@@ -212,14 +229,14 @@ fn truncation(u: &Universe, w: &Comm) -> R {
         "6 bytes into u32: {r:?}"
     );
     next(4, 6)?;
-    let mut shorts: Vec<Vec<u8>> = cases[2..].iter().map(|c| vec![0u8; c.2]).collect();
+    let mut shorts: Vec<Vec<u8>> = posted.iter().map(|c| vec![0u8; c.2]).collect();
     pertinax::scope(|s| -> Result<(), String> {
         let mut reqs = Vec::new();
-        for (b, &(tag, _, _)) in shorts.iter_mut().zip(&cases[2..]) {
+        for (b, &(tag, _, _)) in shorts.iter_mut().zip(&posted) {
             reqs.push(w.irecv(s, b.as_mut_slice(), 0, tag).map_err(e)?);
         }
         w.barrier().map_err(e)?;
-        for (q, &(tag, len, cap)) in reqs.into_iter().zip(&cases[2..]) {
+        for (q, &(tag, len, cap)) in reqs.into_iter().zip(&posted) {
             let r = q.wait();
             check!(
                 r == Err(Error::Truncated {
@@ -232,6 +249,33 @@ fn truncation(u: &Universe, w: &Comm) -> R {
         }
         Ok(())
     })?;
+    w.barrier().map_err(e)?;
+    // Sized by probe: tags 12 and 13 whole; 14 probed twice (the same
+    // length both times) and received by any tag once 15, sent after it,
+    // was probed by name.
+    for &(tag, len) in &sized[..2] {
+        let (v, st) = w.recv_vec::<u8>(0, tag).map_err(e)?;
+        check!(
+            st.len == len && v == pattern(0, 3, len),
+            "recv_vec, tag {tag}: {} bytes",
+            v.len()
+        );
+    }
+    let (tag, len) = sized[2];
+    for _ in 0..2 {
+        let st = w.probe(0, tag).map_err(e)?;
+        check!(st.len == len, "probe, tag {tag}: {} bytes", st.len);
+    }
+    let st = w.probe(0, sized[3].0).map_err(e)?;
+    check!(st.len == sized[3].1, "probe, tag {}: {st:?}", sized[3].0);
+    for &(tag, len) in &sized[2..] {
+        let mut all = vec![0u8; len];
+        let st = w.recv(&mut all, 0, ANY_TAG).map_err(e)?;
+        check!(
+            st.tag.0 == tag && st.len == len && all == pattern(0, 3, len),
+            "any-tag receive after probes: {st:?}, expected tag {tag}"
+        );
+    }
     check!(
         w.iprobe(0, ANY_TAG).map_err(e)?.is_none(),
         "a message left over"
