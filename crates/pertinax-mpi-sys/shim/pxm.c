@@ -222,22 +222,27 @@ static int envelope_read(const char *e, uint64_t *len) {
     memcpy(&magic, e + 8, sizeof magic);
     return magic == PXM_MAGIC && *len > PXM_SMALL && *len <= (uint64_t)INT_MAX;
 }
-/* MPI_Send of the envelope announcing a message of `len` bytes. */
-int pxm_send_envelope(size_t len, int dest, int tag, intptr_t comm) {
-    char e[PXM_ENVELOPE];
+/* Writes the envelope announcing a message of `len` bytes into `e`
+ * (PXM_ENVELOPE bytes). */
+void pxm_envelope(size_t len, char *e) {
     uint64_t n = len;
     uint32_t magic = PXM_MAGIC;
-    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
-    memset(e, 0, sizeof e);
+    memset(e, 0, PXM_ENVELOPE);
     memcpy(e, &n, sizeof n);
     memcpy(e + 8, &magic, sizeof magic);
+}
+/* MPI_Send of the envelope announcing a message of `len` bytes. */
+static int send_envelope(size_t len, int dest, int tag, intptr_t comm) {
+    char e[PXM_ENVELOPE];
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    pxm_envelope(len, e);
     return MPI_Send(e, PXM_ENVELOPE, MPI_BYTE, dest, tag, COMM(comm));
 }
 /* A blocking send of a whole message (its envelope first if long). */
 int pxm_send(const void *buf, size_t len, int dest, int tag, intptr_t comm) {
     if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
     if (len > PXM_SMALL) {
-        int rc = pxm_send_envelope(len, dest, tag, comm);
+        int rc = send_envelope(len, dest, tag, comm);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_Send(buf, (int)len, MPI_BYTE, dest, tag, COMM(comm));

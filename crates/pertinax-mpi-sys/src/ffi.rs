@@ -81,7 +81,7 @@ extern "C" {
     ) -> c_int;
     pub fn pxm_send(buf: *const c_void, len: usize, dest: c_int, tag: c_int, comm: isize) -> c_int;
     pub fn pxm_small() -> c_int;
-    pub fn pxm_send_envelope(len: usize, dest: c_int, tag: c_int, comm: isize) -> c_int;
+    pub fn pxm_envelope(len: usize, out: *mut c_char);
     pub fn pxm_mrecv_envelope(msg: *mut isize, len: *mut u64) -> c_int;
     pub fn pxm_recv(
         buf: *mut c_void,

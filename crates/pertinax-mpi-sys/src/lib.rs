@@ -633,15 +633,17 @@ pub fn send(data: &[u8], dest: i32, tag: i32, comm: Comm) -> Result<()> {
     check(unsafe { ffi::pxm_send(data.as_ptr().cast(), data.len(), dest, tag, comm.0) })
 }
 
-/// `MPI_Send` of the envelope announcing a message of `len` bytes (more
-/// than [`SMALL`]); its payload must follow at once, to the same `dest`
-/// with the same `tag` (as [`Op::send`]).
-///
-/// # Errors
-/// The MPI's code.
-pub fn send_envelope(len: usize, dest: i32, tag: i32, comm: Comm) -> Result<()> {
-    // SAFETY: plain values.
-    check(unsafe { ffi::pxm_send_envelope(len, dest, tag, comm.0) })
+/// The envelope announcing a message of `len` bytes (more than
+/// [`SMALL`]): send it, then the payload at once, to the same destination
+/// with the same tag, both non-blocking (a blocking send of the envelope
+/// could wait for its receiver: Open MPI's `self` transport sends eagerly
+/// only up to 1 KiB with its header).
+pub fn envelope(len: usize) -> Box<[u8]> {
+    let mut e = vec![0u8; ENVELOPE].into_boxed_slice();
+    // SAFETY: the shim writes exactly ENVELOPE bytes (its PXM_ENVELOPE,
+    // equal to ours: `small_in_shim`).
+    unsafe { ffi::pxm_envelope(len, e.as_mut_ptr().cast()) };
+    e
 }
 
 /// Receives an envelope matched by [`improbe`] (its status says

@@ -80,22 +80,6 @@ impl Op<SendData> {
     }
 }
 
-impl Op<SendData> {
-    /// A point-to-point message: [`crate::send_envelope`] first when
-    /// `data` is longer than [`crate::SMALL`], then [`Op::send`].
-    ///
-    /// # Errors
-    /// The MPI's code (nothing was sent, or only the envelope: the
-    /// destination then fails the receive it matched).
-    pub fn send_message(data: SendData, dest: i32, tag: i32, comm: Comm) -> Result<Op<SendData>> {
-        let len = data.span().1;
-        if len > crate::SMALL {
-            crate::send_envelope(len, dest, tag, comm)?;
-        }
-        Op::send(data, dest, tag, comm)
-    }
-}
-
 impl Op<RecvData> {
     /// `MPI_Irecv` into `data` from `src` with `tag` on `comm` (wildcards:
     /// [`crate::any_source`], [`crate::any_tag`]).

@@ -3,7 +3,7 @@
 //! communicators, point-to-point, requests, failures and revocation, the
 //! agreement, spawn.
 
-use pertinax_mpi_sys::{self as sys, Op, RecvData, SendData};
+use pertinax_mpi_sys::{self as sys, RecvData, SendData};
 
 use super::comms::shrink_live;
 use super::{agree, finalize, report, spawn};
@@ -207,7 +207,10 @@ impl Backend for Mpi {
         data: &[u8],
     ) -> Result<()> {
         let comm = self.p2p_comm(ctx)?;
-        if let Some(r) = self.send_fast(comm, dest_rank, tag, data) {
+        // On an intercommunicator `dest_rank` is a remote rank: equal to
+        // this process's local one only costs the fast path.
+        let to_self = self.comm(ctx).is_some_and(|(_, me)| me == dest_rank);
+        if let Some(r) = self.send_fast(comm, to_self, dest_rank, tag, data) {
             return r;
         }
         self.send_copy(comm, dest_rank, tag, data)
@@ -249,7 +252,7 @@ impl Backend for Mpi {
                 SendData::Owned(bytes.unwrap_or_default())
             }
         };
-        Ok(match Op::send_message(data, dest_rank as i32, tag, comm) {
+        Ok(match self.start_message(data, dest_rank, tag, comm) {
             Ok(op) => self.insert(Slot::Send {
                 op,
                 dest_rank,

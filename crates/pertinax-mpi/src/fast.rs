@@ -4,14 +4,17 @@
 //! program would, instead of a request in the slab and progress rounds.
 //!
 //! - A blocking receive naming its source ([`Mpi::recv_fast`]): one call
-//!   into the shim, `MPI_Mprobe` + `MPI_Mrecv` ([`sys::recv`]). A message
+//!   into the shim, `MPI_Recv` ([`sys::recv`]; into a 1,025-byte stack
+//!   buffer when the caller's is shorter), and a second `MPI_Recv` for the
+//!   payload when the message was an envelope ([`sys::SMALL`]). A message
 //!   too long for the buffer (or not whole elements) is consumed into a
 //!   scratch buffer and fails the receive with `Truncated` /
-//!   `LengthNotMultiple`, as MPI's `MPI_ERR_TRUNCATE` does. Not `MPI_Recv`:
-//!   with single copy on, Open MPI 5.0.11 writes a truncated rendezvous
-//!   message past the buffer (`pertinax-mpi-sys/checks/truncate.c`).
-//!   Ordering is MPI's: no receive of ours is waiting unmatched, so none
-//!   posted earlier could have claimed the message. Any-source receives
+//!   `LengthNotMultiple`, as MPI's `MPI_ERR_TRUNCATE` does; MPI itself
+//!   never truncates, so Open MPI 5.0.x's single copy cannot write past
+//!   the buffer (`pertinax-mpi-sys/checks/truncate.c`).
+//!   Ordering is MPI's: no receive of ours is waiting unmatched and no
+//!   probed envelope waits for its payload, so none posted earlier could
+//!   have claimed the message. Any-source receives
 //!   always take the general path (ULFM's `MPIX_ERR_PROC_FAILED_PENDING`
 //!   leaves those pending).
 //! - A blocking send of at most [`FAST_SEND_MAX`] bytes: `MPI_Send`, which
@@ -150,15 +153,20 @@ impl Mpi {
     }
 
     /// A small blocking send straight through `MPI_Send` if it can be;
-    /// `None` for the general path.
+    /// `None` for the general path. `to_self`: the destination may be this
+    /// process.
     pub(super) fn send_fast(
         &self,
         comm: sys::Comm,
+        to_self: bool,
         dest_rank: u32,
         tag: i32,
         data: &[u8],
     ) -> Option<Result<()>> {
-        if data.len() > FAST_SEND_MAX || !self.quiet() {
+        // Not to this process: Open MPI's `self` transport sends eagerly
+        // only up to 1 KiB with its header, so `MPI_Send` to self could
+        // wait for a receive this process has not posted.
+        if data.len() > FAST_SEND_MAX || !self.quiet() || to_self {
             return None;
         }
         Some(

@@ -41,19 +41,25 @@
 //!   (`pertinax-mpi-sys/checks/idup.c`). Intercommunicators, spawn,
 //!   `merge` and `replace_failed`: see [`spawn`].
 //! - Sends are `MPI_Isend` of bytes on the context's MPI communicator
-//!   with the communicator's ranks (`send_eager` copies and lets go).
-//!   Receives are matched here, not posted to MPI: on every progress round
-//!   the unmatched receives, in posting order, each `MPI_Improbe` a
+//!   with the communicator's ranks (`send_eager` copies and lets go). A
+//!   message longer than 1 KiB ([`pertinax_mpi_sys::SMALL`]) goes as an
+//!   envelope announcing its length, then the payload: so no receive ever
+//!   hands MPI a buffer shorter than what it matches, and Open MPI 5.0.x's
+//!   single copy cannot overrun a truncated receive
+//!   (`pertinax-mpi-sys/checks/truncate.c`).
+//!   Unmatched receives are matched here, not posted to MPI: on every
+//!   progress round they, in posting order, each `MPI_Improbe` a
 //!   message from MPI (MPI's own order: arrival, non-overtaking) and
-//!   receive it with `MPI_Imrecv`. A message too long for the buffer (or
+//!   receive it with `MPI_Imrecv` (an envelope: `MPI_Mrecv`, then the
+//!   payload's `MPI_Irecv` at once). A message too long for the buffer (or
 //!   not whole elements) is consumed all the same, into a scratch buffer,
 //!   and fails the receive with `Truncated` / `LengthNotMultiple`, as
 //!   MPI's `MPI_ERR_TRUNCATE` does. Requests are a slab of
 //!   MPI requests that own their buffers ([`pertinax_mpi_sys::Op`]); a
 //!   schedule's shared cell is staged through an owned copy.
 //! - Fast paths ([`fast`]): while no receive waits to be matched here and
-//!   no task runs, a blocking named-source receive is `MPI_Mprobe` +
-//!   `MPI_Mrecv` in one shim call (see there), a
+//!   no task runs, a blocking named-source receive is `MPI_Recv` (and a
+//!   second one for an envelope's payload) in one shim call (see there), a
 //!   blocking send of at most 1 KiB is `MPI_Send`, and waiting for a send
 //!   or a named-source receive is `MPI_Wait`: no request, copy or progress
 //!   round of this backend's own.

@@ -1,4 +1,5 @@
-//! Point-to-point on MPI: sends that MPI completes in the background,
+//! Point-to-point on MPI: sends that MPI completes in the background
+//! (an envelope first when long),
 //! receives matched here (a matched probe per unmatched receive, in
 //! posting order; see "Mapping" in the crate documentation), their
 //! delivery and outcome ([`received`]), and the checks of a source that is
@@ -118,6 +119,31 @@ impl Mpi {
             .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))
     }
 
+    /// Starts sending a point-to-point message: when longer than
+    /// [`sys::SMALL`], its envelope first, in a send nobody waits for.
+    pub(super) fn start_message(
+        &self,
+        data: SendData,
+        dest_rank: u32,
+        tag: i32,
+        comm: sys::Comm,
+    ) -> std::result::Result<Op<SendData>, Code> {
+        let len = match &data {
+            SendData::Lent(b) => b.len(),
+            SendData::Owned(b) => b.len(),
+        };
+        if len > sys::SMALL {
+            let e = SendData::Owned(sys::envelope(len));
+            let op = Op::send(e, dest_rank as i32, tag, comm)?;
+            self.insert(Slot::Send {
+                op,
+                dest_rank,
+                forgotten: true,
+            });
+        }
+        Op::send(data, dest_rank as i32, tag, comm)
+    }
+
     /// Sends a copy of `data` in a send MPI completes in the background
     /// (its request forgotten): the data is out of `data` at once.
     pub(super) fn send_copy(
@@ -127,7 +153,8 @@ impl Mpi {
         tag: i32,
         data: &[u8],
     ) -> Result<()> {
-        let op = Op::send_message(SendData::Owned(data.into()), dest_rank as i32, tag, comm)
+        let op = self
+            .start_message(SendData::Owned(data.into()), dest_rank, tag, comm)
             .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
         self.insert(Slot::Send {
             op,

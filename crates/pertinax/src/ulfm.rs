@@ -191,7 +191,7 @@ impl Comm {
     /// reads as zeros). The contribution of a member that dies during the
     /// call may count or not, the same at every member.
     ///
-    /// Cost: one agreement where [`Comm::words_agree_cheaply`] (native:
+    /// Cost: one agreement where [`Comm::agree_gather_is_one_agreement`] (native:
     /// one write and a read per member in shared memory); on the MPI
     /// backend, a record exchange after the agreement's fast round, since
     /// `MPIX_Comm_agree` carries one word.
@@ -220,9 +220,12 @@ impl Comm {
         })
     }
 
-    /// Whether [`Comm::agree_gather`] costs what [`Comm::agree`] costs on
-    /// this communicator's backend (native: yes; MPI: no, see there).
-    pub fn words_agree_cheaply(&self) -> bool {
+    /// Whether [`Comm::agree_gather`] costs one agreement, what
+    /// [`Comm::agree`] costs, on this communicator (native: yes; MPI: no,
+    /// it adds a record exchange). The same at every member, so a caller
+    /// may choose by it how to build a collective (as `pertinax-resilient`
+    /// folds its small collectives into one agreement where it is true).
+    pub fn agree_gather_is_one_agreement(&self) -> bool {
         !self.inner.caps.own_agreement
     }
 

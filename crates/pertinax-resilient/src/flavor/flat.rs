@@ -364,7 +364,7 @@ impl Resilient {
         self.cfg.check == Check::Agree
             && bytes <= FOLD_BYTES
             && self.st.borrow().nb.is_none()
-            && self.st.borrow().cur.words_agree_cheaply()
+            && self.st.borrow().cur.agree_gather_is_one_agreement()
     }
 
     /// A small collective as one agreement, the fault-free path without a

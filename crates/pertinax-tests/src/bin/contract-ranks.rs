@@ -157,7 +157,8 @@ fn anysource(w: &Comm) -> R {
 /// longer than an envelope), on the blocking path (the message arrives
 /// first) and on a receive posted before the message arrives. Then
 /// messages sized by probe and received whole (`recv_vec`), a probe asked
-/// twice, and an any-tag receive after a probe for a named tag.
+/// twice, an any-tag receive after a probe for a named tag, and messages
+/// to itself.
 fn truncation(u: &Universe, w: &Comm) -> R {
     let me = w.rank().index();
     let big = 3 * u.eager_limit() + 5;
@@ -275,6 +276,20 @@ fn truncation(u: &Universe, w: &Comm) -> R {
             st.tag.0 == tag && st.len == len && all == pattern(0, 3, len),
             "any-tag receive after probes: {st:?}, expected tag {tag}"
         );
+    }
+    // To itself: a blocking send up to the eager limit (1,000 bytes at
+    // most: Open MPI's `self` transport sends eagerly only up to 1 KiB with
+    // its header) and a buffered one past 1 KiB (an envelope and a payload
+    // on MPI) return before their receives are posted.
+    for (tag, len) in [(16, u.eager_limit().min(1000)), (17, 5000)] {
+        let m = pattern(1, 5, len);
+        if len <= 1000 {
+            w.send(&m, 1, tag).map_err(e)?;
+        } else {
+            w.bsend(&m, 1, tag).map_err(e)?;
+        }
+        let (v, st) = w.recv_vec::<u8>(1, tag).map_err(e)?;
+        check!(st.len == len && v == m, "to itself, tag {tag}: {st:?}");
     }
     check!(
         w.iprobe(0, ANY_TAG).map_err(e)?.is_none(),
