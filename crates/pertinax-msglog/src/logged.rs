@@ -604,97 +604,17 @@ impl Communicator for Logged {
         })?;
         Ok(Outcome::default())
     }
-    fn gatherv_bytes(
-        &self,
-        _send: &[u8],
-        _recv: &mut [u8],
-        _counts: &[usize],
-        _displs: &[usize],
-        _elem: usize,
-        _root: Rank,
-    ) -> Result<Outcome, Error> {
-        Err(rooted_v())
-    }
-    fn scatterv_bytes(
-        &self,
-        _send: &[u8],
-        _counts: &[usize],
-        _displs: &[usize],
-        _recv: &mut [u8],
-        _elem: usize,
-        _root: Rank,
-    ) -> Result<Outcome, Error> {
-        Err(rooted_v())
-    }
-    fn alltoallv_bytes(
-        &self,
-        _send: &[u8],
-        _scounts: &[usize],
-        _sdispls: &[usize],
-        _recv: &mut [u8],
-        _rcounts: &[usize],
-        _rdispls: &[usize],
-        _elem: usize,
-    ) -> Result<Outcome, Error> {
-        Err(Error::Unsupported {
-            feature: "alltoallv inside a logged iteration (not logged yet: use alltoall, or \
-                      point-to-point messages, which are logged)",
-        })
-    }
-    fn ibarrier<'s>(&self, _scope: &'s Scope<'s, '_>) -> Result<PendingOp<'s, Error>, Error> {
-        Err(no_nonblocking())
-    }
-    fn ibcast_bytes<'s>(
-        &self,
-        _scope: &'s Scope<'s, '_>,
-        _buf: &'s mut [u8],
-        _root: Rank,
-    ) -> Result<PendingOp<'s, Error>, Error> {
-        Err(no_nonblocking())
-    }
-    fn ireduce_bytes<'s>(
-        &self,
-        _scope: &'s Scope<'s, '_>,
-        _send: &'s [u8],
-        _recv: &'s mut [u8],
-        _op: &ErasedOp,
-        _root: Rank,
-    ) -> Result<PendingOp<'s, Error>, Error> {
-        Err(no_nonblocking())
-    }
-    fn iallreduce_bytes<'s>(
-        &self,
-        _scope: &'s Scope<'s, '_>,
-        _send: &'s [u8],
-        _recv: &'s mut [u8],
-        _op: &ErasedOp,
-    ) -> Result<PendingOp<'s, Error>, Error> {
-        Err(no_nonblocking())
-    }
-    fn iallgather_bytes<'s>(
-        &self,
-        _scope: &'s Scope<'s, '_>,
-        _send: &'s [u8],
-        _recv: &'s mut [u8],
-    ) -> Result<PendingOp<'s, Error>, Error> {
-        Err(no_nonblocking())
-    }
-    fn ialltoall_bytes<'s>(
-        &self,
-        _scope: &'s Scope<'s, '_>,
-        _send: &'s [u8],
-        _recv: &'s mut [u8],
-    ) -> Result<PendingOp<'s, Error>, Error> {
-        Err(no_nonblocking())
-    }
-    fn ack_failed(&self, _n: usize) -> Result<usize, Error> {
-        Err(recovers_itself())
-    }
-    fn agree(&self, _flags: u32) -> Result<u32, Error> {
-        Err(recovers_itself())
-    }
-    fn shrink_boxed(&self) -> Result<pertinax::BoxedComm<Error>, Error> {
-        Err(recovers_itself())
+    fn unsupported(&self, op: &'static str) -> Error {
+        match op {
+            "gatherv" | "scatterv" => rooted_v(),
+            "alltoallv" => Error::Unsupported {
+                feature: "alltoallv inside a logged iteration (not logged yet: use alltoall, or \
+                          point-to-point messages, which are logged)",
+            },
+            "ack_failed" | "agree" | "shrink" => recovers_itself(),
+            _ if op.starts_with('i') => no_nonblocking(),
+            _ => Error::Unsupported { feature: op },
+        }
     }
 
     fn dup_boxed(&self) -> Result<pertinax::BoxedComm<Error>, Error> {

@@ -107,131 +107,16 @@ pub(crate) fn repairs_itself(op: &str) -> Error {
     ))
 }
 
-/// The operations a resilient flavor does not offer, each returning
-/// [`not_repaired`] or [`repairs_itself`] with the reason (inside an
-/// `impl Communicator` whose error is this crate's).
-macro_rules! unrepaired {
-    () => {
-        fn scan_bytes(&self, _: &[u8], _: &mut [u8], _: &ErasedOp) -> Result<Outcome, Error> {
-            Err(crate::p2p::not_repaired("scan"))
-        }
-        fn exscan_bytes(&self, _: &[u8], _: &mut [u8], _: &ErasedOp) -> Result<Outcome, Error> {
-            Err(crate::p2p::not_repaired("exscan"))
-        }
-        fn reduce_scatter_bytes(
-            &self,
-            _: &[u8],
-            _: &mut [u8],
-            _: &[usize],
-            _: &ErasedOp,
-        ) -> Result<Outcome, Error> {
-            Err(crate::p2p::not_repaired("reduce_scatter"))
-        }
-        fn gatherv_bytes(
-            &self,
-            _: &[u8],
-            _: &mut [u8],
-            _: &[usize],
-            _: &[usize],
-            _: usize,
-            _: Rank,
-        ) -> Result<Outcome, Error> {
-            Err(crate::p2p::not_repaired("gatherv"))
-        }
-        fn scatterv_bytes(
-            &self,
-            _: &[u8],
-            _: &[usize],
-            _: &[usize],
-            _: &mut [u8],
-            _: usize,
-            _: Rank,
-        ) -> Result<Outcome, Error> {
-            Err(crate::p2p::not_repaired("scatterv"))
-        }
-        fn allgatherv_bytes(
-            &self,
-            _: &[u8],
-            _: &mut [u8],
-            _: &[usize],
-            _: &[usize],
-            _: usize,
-        ) -> Result<Outcome, Error> {
-            Err(crate::p2p::not_repaired("allgatherv"))
-        }
-        fn alltoallv_bytes(
-            &self,
-            _: &[u8],
-            _: &[usize],
-            _: &[usize],
-            _: &mut [u8],
-            _: &[usize],
-            _: &[usize],
-            _: usize,
-        ) -> Result<Outcome, Error> {
-            Err(crate::p2p::not_repaired("alltoallv"))
-        }
-        fn ibarrier<'s>(&self, _: &'s Scope<'s, '_>) -> Result<PendingOp<'s, Error>, Error> {
-            Err(crate::p2p::not_repaired("ibarrier (use an NbScope)"))
-        }
-        fn ibcast_bytes<'s>(
-            &self,
-            _: &'s Scope<'s, '_>,
-            _: &'s mut [u8],
-            _: Rank,
-        ) -> Result<PendingOp<'s, Error>, Error> {
-            Err(crate::p2p::not_repaired("ibcast (use an NbScope)"))
-        }
-        fn ireduce_bytes<'s>(
-            &self,
-            _: &'s Scope<'s, '_>,
-            _: &'s [u8],
-            _: &'s mut [u8],
-            _: &ErasedOp,
-            _: Rank,
-        ) -> Result<PendingOp<'s, Error>, Error> {
-            Err(crate::p2p::not_repaired("ireduce (use an NbScope)"))
-        }
-        fn iallreduce_bytes<'s>(
-            &self,
-            _: &'s Scope<'s, '_>,
-            _: &'s [u8],
-            _: &'s mut [u8],
-            _: &ErasedOp,
-        ) -> Result<PendingOp<'s, Error>, Error> {
-            Err(crate::p2p::not_repaired("iallreduce (use an NbScope)"))
-        }
-        fn iallgather_bytes<'s>(
-            &self,
-            _: &'s Scope<'s, '_>,
-            _: &'s [u8],
-            _: &'s mut [u8],
-        ) -> Result<PendingOp<'s, Error>, Error> {
-            Err(crate::p2p::not_repaired("iallgather (use an NbScope)"))
-        }
-        fn ialltoall_bytes<'s>(
-            &self,
-            _: &'s Scope<'s, '_>,
-            _: &'s [u8],
-            _: &'s mut [u8],
-        ) -> Result<PendingOp<'s, Error>, Error> {
-            Err(crate::p2p::not_repaired("ialltoall (use an NbScope)"))
-        }
-        fn ack_failed(&self, _: usize) -> Result<usize, Error> {
-            Err(crate::p2p::repairs_itself("ack_failed"))
-        }
-        fn agree(&self, _: u32) -> Result<u32, Error> {
-            Err(crate::p2p::repairs_itself("agree"))
-        }
-        fn shrink_boxed(&self) -> Result<BoxedComm<Error>, Error> {
-            Err(crate::p2p::repairs_itself("shrink"))
-        }
-        fn shrink(&self) -> Result<Self, Error> {
-            Err(crate::p2p::repairs_itself("shrink"))
-        }
-    };
+/// Why a resilient communicator does not offer `op` (its
+/// [`pertinax::Communicator::unsupported`]): the ULFM calls because it
+/// repairs itself, the rest because no repair is defined for them yet.
+pub(crate) fn unsupported(op: &'static str) -> Error {
+    match op {
+        "ack_failed" | "agree" | "shrink" => repairs_itself(op),
+        _ if op.starts_with('i') => not_repaired(&format!("{op} (use an NbScope)")),
+        _ => not_repaired(op),
+    }
 }
-pub(crate) use unrepaired;
 
 /// The point-to-point communicator with its original ranks.
 #[derive(Debug)]

@@ -246,11 +246,6 @@ impl<E, F: From<E>> Pending for MapErr<'_, E, F> {
 /// return).
 pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
 
-/// The error of an operation a communicator does not offer.
-fn unsupported<T, E: From<Error>>(feature: &'static str) -> Result<T, E> {
-    Err(Error::Unsupported { feature }.into())
-}
-
 /// A communicator: the plain [`Comm`](crate::Comm), or a decorator over one
 /// (`pertinax-resilient`'s communicators, `pertinax-propagate`'s guard,
 /// `pertinax-msglog`'s logged communicator), so that decorators stack and
@@ -303,6 +298,15 @@ pub trait Communicator {
     /// `Unsupported` (or the decorator's equivalent) when the decorator
     /// cannot be revoked; the core's revoke errors.
     fn revoke(&self) -> Result<(), Self::Error>;
+    /// The error of operation `op` when this communicator does not offer
+    /// it: what every provided operation that is not overridden returns
+    /// (`op` is the operation's MPI name without `_bytes`: `"scan"`,
+    /// `"gatherv"`, `"ibarrier"`, `"ack_failed"`, `"agree"`, `"shrink"`,
+    /// ...). A decorator overrides this one method to say why, rather than
+    /// each operation.
+    fn unsupported(&self, op: &'static str) -> Self::Error {
+        Error::Unsupported { feature: op }.into()
+    }
 
     // ---- point-to-point ----
 
@@ -464,7 +468,7 @@ pub trait Communicator {
         op: &ErasedOp,
     ) -> Result<Outcome, Self::Error> {
         let _ = (send, recv, op);
-        unsupported("scan on this communicator")
+        Err(self.unsupported("scan"))
     }
     /// Exclusive prefix reduction (see [`Comm::exscan`](crate::Comm::exscan)).
     ///
@@ -477,7 +481,7 @@ pub trait Communicator {
         op: &ErasedOp,
     ) -> Result<Outcome, Self::Error> {
         let _ = (send, recv, op);
-        unsupported("exscan on this communicator")
+        Err(self.unsupported("exscan"))
     }
     /// Reduces `send` and scatters the result, `counts[i]` elements of
     /// `op` to rank `i` (see [`Comm::reduce_scatter`](crate::Comm::reduce_scatter)).
@@ -492,7 +496,7 @@ pub trait Communicator {
         op: &ErasedOp,
     ) -> Result<Outcome, Self::Error> {
         let _ = (send, recv, counts, op);
-        unsupported("reduce_scatter on this communicator")
+        Err(self.unsupported("reduce_scatter"))
     }
     /// [`Communicator::gather_bytes`] with `counts[i]` elements of `elem`
     /// bytes from rank `i`, placed at element `displs[i]` (see
@@ -511,7 +515,7 @@ pub trait Communicator {
         root: Rank,
     ) -> Result<Outcome, Self::Error> {
         let _ = (send, recv, counts, displs, elem, root);
-        unsupported("gatherv on this communicator")
+        Err(self.unsupported("gatherv"))
     }
     /// [`Communicator::scatter_bytes`] with `counts[i]` elements of `elem`
     /// bytes, from element `displs[i]`, to rank `i` (see
@@ -530,7 +534,7 @@ pub trait Communicator {
         root: Rank,
     ) -> Result<Outcome, Self::Error> {
         let _ = (send, counts, displs, recv, elem, root);
-        unsupported("scatterv on this communicator")
+        Err(self.unsupported("scatterv"))
     }
     /// [`Communicator::allgather_bytes`] with `counts[i]` elements of
     /// `elem` bytes from rank `i` at element `displs[i]` (see
@@ -547,7 +551,7 @@ pub trait Communicator {
         elem: usize,
     ) -> Result<Outcome, Self::Error> {
         let _ = (send, recv, counts, displs, elem);
-        unsupported("allgatherv on this communicator")
+        Err(self.unsupported("allgatherv"))
     }
     /// [`Communicator::alltoall_bytes`] with per-rank counts and
     /// displacements in `elem`-byte elements (see
@@ -567,7 +571,7 @@ pub trait Communicator {
         elem: usize,
     ) -> Result<Outcome, Self::Error> {
         let _ = (send, scounts, sdispls, recv, rcounts, rdispls, elem);
-        unsupported("alltoallv on this communicator")
+        Err(self.unsupported("alltoallv"))
     }
 
     // ---- non-blocking collectives ----
@@ -581,7 +585,7 @@ pub trait Communicator {
         scope: &'s Scope<'s, '_>,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
         let _ = scope;
-        unsupported("ibarrier on this communicator")
+        Err(self.unsupported("ibarrier"))
     }
     /// Starts a broadcast inside `scope`.
     ///
@@ -594,7 +598,7 @@ pub trait Communicator {
         root: Rank,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
         let _ = (scope, buf, root);
-        unsupported("ibcast on this communicator")
+        Err(self.unsupported("ibcast"))
     }
     /// Starts a reduction to `root` inside `scope`.
     ///
@@ -609,7 +613,7 @@ pub trait Communicator {
         root: Rank,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
         let _ = (scope, send, recv, op, root);
-        unsupported("ireduce on this communicator")
+        Err(self.unsupported("ireduce"))
     }
     /// Starts an allreduce inside `scope`.
     ///
@@ -623,7 +627,7 @@ pub trait Communicator {
         op: &ErasedOp,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
         let _ = (scope, send, recv, op);
-        unsupported("iallreduce on this communicator")
+        Err(self.unsupported("iallreduce"))
     }
     /// Starts an allgather inside `scope`.
     ///
@@ -636,7 +640,7 @@ pub trait Communicator {
         recv: &'s mut [u8],
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
         let _ = (scope, send, recv);
-        unsupported("iallgather on this communicator")
+        Err(self.unsupported("iallgather"))
     }
     /// Starts an all-to-all inside `scope`.
     ///
@@ -649,7 +653,7 @@ pub trait Communicator {
         recv: &'s mut [u8],
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
         let _ = (scope, send, recv);
-        unsupported("ialltoall on this communicator")
+        Err(self.unsupported("ialltoall"))
     }
 
     // ---- ULFM ----
@@ -663,7 +667,7 @@ pub trait Communicator {
     /// `Unsupported` unless the communicator offers it.
     fn ack_failed(&self, n: usize) -> Result<usize, Self::Error> {
         let _ = n;
-        unsupported("ack_failed on this communicator")
+        Err(self.unsupported("ack_failed"))
     }
     /// The bitwise AND of every live member's `flags`, the same at every
     /// member whatever fails meanwhile (`MPIX_Comm_agree`, see
@@ -673,7 +677,7 @@ pub trait Communicator {
     /// `Unsupported` unless the communicator offers it.
     fn agree(&self, flags: u32) -> Result<u32, Self::Error> {
         let _ = flags;
-        unsupported("agree on this communicator")
+        Err(self.unsupported("agree"))
     }
     /// A new communicator of the live members (`MPIX_Comm_shrink`, see
     /// [`Comm::shrink`](crate::Comm::shrink)), boxed.
@@ -681,7 +685,7 @@ pub trait Communicator {
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
     fn shrink_boxed(&self) -> Result<BoxedComm<Self::Error>, Self::Error> {
-        unsupported("shrink on this communicator")
+        Err(self.unsupported("shrink"))
     }
     /// [`Communicator::shrink_boxed`], of the same type.
     ///
@@ -691,7 +695,7 @@ pub trait Communicator {
     where
         Self: Sized,
     {
-        unsupported("shrink on this communicator")
+        Err(self.unsupported("shrink"))
     }
 
     // ---- communicators ----

@@ -220,7 +220,9 @@ impl Communicator for Resilient {
     }
 
     crate::p2p::forward_p2p!();
-    crate::p2p::unrepaired!();
+    fn unsupported(&self, op: &'static str) -> Error {
+        crate::p2p::unsupported(op)
+    }
 
     fn barrier(&self) -> Result<Outcome, Error> {
         if self.folds(0) {

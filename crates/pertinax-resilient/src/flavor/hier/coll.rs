@@ -271,7 +271,9 @@ impl Communicator for Hierarchical {
     }
 
     crate::p2p::forward_p2p!();
-    crate::p2p::unrepaired!();
+    fn unsupported(&self, op: &'static str) -> Error {
+        crate::p2p::unsupported(op)
+    }
 
     fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
         Ok(Box::new(self.dup_hier()?))
