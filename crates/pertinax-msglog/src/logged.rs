@@ -708,3 +708,36 @@ fn no_new_comms() -> Error {
          before the run)",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use pertinax::{Communicator, CommunicatorExt, Error, Rank};
+
+    use super::Logged;
+
+    /// What a logged communicator does not offer returns `Unsupported`
+    /// with the reason, through `Communicator::unsupported`.
+    #[test]
+    fn refusals_say_why() {
+        let u = pertinax::init().expect("init");
+        let l = Logged::new(u.world().clone(), Default::default(), Default::default(), 0);
+        let why = |r: Result<(), Error>| match r {
+            Err(Error::Unsupported { feature }) => feature,
+            other => panic!("{other:?}"),
+        };
+        let mut b = [0u8; 4];
+        let v = why(l.gatherv(&[1u8], &mut b, &[1], &[0], Rank(0)).map(drop));
+        assert!(v.contains("known at the root only"), "{v}");
+        let v = why(l.agree(0).map(drop));
+        assert!(v.contains("rolls the failed rank back"), "{v}");
+        let v = why(pertinax::scope(|s| l.ibarrier(s).map(drop)));
+        assert!(v.contains("non-blocking collectives"), "{v}");
+        let mut c = [0u64];
+        let v = why(l
+            .alltoallv(&[1u64], &[1], &[0], &mut c, &[1], &[0])
+            .map(drop));
+        assert!(v.contains("alltoallv"), "{v}");
+        drop(l);
+        u.finalize().expect("finalize");
+    }
+}
