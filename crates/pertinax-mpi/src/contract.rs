@@ -3,6 +3,8 @@
 //! communicators, point-to-point, requests, failures and revocation, the
 //! agreement, spawn.
 
+use std::rc::Rc;
+
 use pertinax_mpi_sys::{self as sys, RecvData, SendData};
 
 use super::comms::shrink_live;
@@ -39,6 +41,9 @@ impl Backend for Mpi {
             if !posted {
                 moved |= self.poll(i);
             }
+        }
+        if !self.unfreed.borrow().is_empty() {
+            self.free_unfreed();
         }
         moved
     }
@@ -86,6 +91,8 @@ impl Backend for Mpi {
         if sys::finalized() {
             return Ok(());
         }
+        // Every send was waited for above.
+        self.free_unfreed();
         // Free every communicator still held: Open MPI's `MPI_Finalize`
         // disconnects those that span several worlds (spawn) with a
         // handshake with their other members, which waits forever when the
@@ -189,7 +196,10 @@ impl Backend for Mpi {
             }
         }
         if let Ok(t) = &st.trio {
-            if !sys::finalized() {
+            if sys::finalized() {
+            } else if self.sending_on(ctx) {
+                self.unfreed.borrow_mut().push((ctx, Rc::clone(t)));
+            } else {
                 t.free();
             }
         }
@@ -207,13 +217,14 @@ impl Backend for Mpi {
         data: &[u8],
     ) -> Result<()> {
         let comm = self.p2p_comm(ctx)?;
-        // On an intercommunicator `dest_rank` is a remote rank: equal to
-        // this process's local one only costs the fast path.
-        let to_self = self.comm(ctx).is_some_and(|(_, me)| me == dest_rank);
+        // On an intercommunicator `dest_rank` is a remote rank, never this
+        // process.
+        let to_self = self.comm(ctx).is_some_and(|(_, me)| me == dest_rank)
+            && self.trio(ctx).is_ok_and(|t| t.remote.is_none());
         if let Some(r) = self.send_fast(comm, to_self, dest_rank, tag, data) {
             return r;
         }
-        self.send_copy(comm, dest_rank, tag, data)
+        self.send_copy((comm, ctx), dest_rank, tag, data)
     }
 
     fn bsend(
@@ -229,7 +240,7 @@ impl Backend for Mpi {
         // size (not `send_fast`'s blocking `MPI_Send`, which may wait for
         // the receiver when MPI's eager limit is lower).
         let comm = self.p2p_comm(ctx)?;
-        self.send_copy(comm, dest_rank, tag, data)
+        self.send_copy((comm, ctx), dest_rank, tag, data)
     }
 
     fn isend(
@@ -252,14 +263,17 @@ impl Backend for Mpi {
                 SendData::Owned(bytes.unwrap_or_default())
             }
         };
-        Ok(match self.start_message(data, dest_rank, tag, comm) {
-            Ok(op) => self.insert(Slot::Send {
-                op,
-                dest_rank,
-                forgotten: false,
-            }),
-            Err(c) => self.done(Err(error_of(c, Some(comm), Some(dest_rank)))),
-        })
+        Ok(
+            match self.start_message(data, dest_rank, tag, (comm, ctx)) {
+                Ok(op) => self.insert(Slot::Send {
+                    op,
+                    ctx,
+                    dest_rank,
+                    forgotten: false,
+                }),
+                Err(c) => self.done(Err(error_of(c, Some(comm), Some(dest_rank)))),
+            },
+        )
     }
 
     fn irecv(&self, spec: MatchSpec, _peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {

@@ -126,7 +126,7 @@ impl Mpi {
         data: SendData,
         dest_rank: u32,
         tag: i32,
-        comm: sys::Comm,
+        (comm, ctx): (sys::Comm, u32),
     ) -> std::result::Result<Op<SendData>, Code> {
         let len = match &data {
             SendData::Lent(b) => b.len(),
@@ -137,6 +137,7 @@ impl Mpi {
             let op = Op::send(e, dest_rank as i32, tag, comm)?;
             self.insert(Slot::Send {
                 op,
+                ctx,
                 dest_rank,
                 forgotten: true,
             });
@@ -148,16 +149,17 @@ impl Mpi {
     /// (its request forgotten): the data is out of `data` at once.
     pub(super) fn send_copy(
         &self,
-        comm: sys::Comm,
+        (comm, ctx): (sys::Comm, u32),
         dest_rank: u32,
         tag: i32,
         data: &[u8],
     ) -> Result<()> {
         let op = self
-            .start_message(SendData::Owned(data.into()), dest_rank, tag, comm)
+            .start_message(SendData::Owned(data.into()), dest_rank, tag, (comm, ctx))
             .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
         self.insert(Slot::Send {
             op,
+            ctx,
             dest_rank,
             forgotten: true,
         });
