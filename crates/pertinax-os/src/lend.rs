@@ -68,6 +68,53 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 }
 
+/// The count that buffers lent without a scope ([`lend_raw`],
+/// [`lend_mut_raw`]) keep: nobody waits for it.
+fn raw_counter() -> NonNull<Cell<usize>> {
+    std::thread_local! {
+        static RAW: NonNull<Cell<usize>> = NonNull::from(Box::leak(Box::new(Cell::new(0))));
+    }
+    RAW.with(|c| *c)
+}
+
+/// Lends the `len` bytes at `ptr` for reading without a scope: for a
+/// foreign caller (the C ABI's `MPI_Isend`) whose buffer outlives the
+/// operation by the caller's own contract.
+///
+/// # Safety
+/// The `len` bytes at `ptr` must be valid for reads, and not be written,
+/// until the returned handle is dropped (the engine drops it when the
+/// operation completes or is cancelled).
+pub unsafe fn lend_raw(ptr: *const u8, len: usize) -> Lent {
+    let counter = raw_counter();
+    // SAFETY: the counter is leaked, so it lives as long as the thread.
+    let c = unsafe { counter.as_ref() };
+    c.set(c.get() + 1);
+    Lent {
+        len,
+        ptr: NonNull::new(ptr.cast_mut()).unwrap_or(NonNull::dangling()),
+        counter,
+    }
+}
+
+/// Lends the `len` bytes at `ptr` for writing without a scope (the C
+/// ABI's `MPI_Irecv`).
+///
+/// # Safety
+/// The `len` bytes at `ptr` must be valid for reads and writes, and not
+/// be accessed otherwise, until the returned handle is dropped.
+pub unsafe fn lend_mut_raw(ptr: *mut u8, len: usize) -> LentMut {
+    let counter = raw_counter();
+    // SAFETY: as in `lend_raw`.
+    let c = unsafe { counter.as_ref() };
+    c.set(c.get() + 1);
+    LentMut {
+        len,
+        ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
+        counter,
+    }
+}
+
 impl LentMut {
     /// Length of the buffer.
     pub fn len(&self) -> usize {

@@ -388,6 +388,56 @@ impl Comm {
             .irecv(spec, self.targets().clone(), lent, std::mem::size_of::<T>());
         Ok(Request::new(self.inner.rt.clone(), k))
     }
+
+    /// [`Comm::isend`] of a buffer lent without a scope
+    /// (`pertinax_os::lend::lend_raw`): for a foreign caller, such as the C
+    /// ABI, whose buffer stays valid until the request completes by its
+    /// own contract.
+    ///
+    /// # Errors
+    /// As [`Comm::isend`].
+    pub fn isend_lent(
+        &self,
+        buf: lend::Lent,
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Request<'static>> {
+        self.live()?;
+        let dest = self.check_rank(dest.into())?;
+        let tag = Self::check_tag(tag.into())?;
+        let slot = self.slot_of(dest);
+        let k = self.inner.rt.b.isend(
+            slot,
+            dest,
+            self.inner.ctx,
+            self.inner.rank,
+            tag,
+            SendBuf::Lent(buf),
+        )?;
+        Ok(Request::new(self.inner.rt.clone(), k))
+    }
+
+    /// [`Comm::irecv`] into a buffer lent without a scope
+    /// (`pertinax_os::lend::lend_mut_raw`) of `elem`-byte elements.
+    ///
+    /// # Errors
+    /// As [`Comm::irecv`].
+    pub fn irecv_lent(
+        &self,
+        buf: lend::LentMut,
+        elem: usize,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Request<'static>> {
+        self.live()?;
+        let spec = self.spec(src.into(), tag.into())?;
+        let k = self
+            .inner
+            .rt
+            .b
+            .irecv(spec, self.targets().clone(), RecvBuf::Lent(buf), elem);
+        Ok(Request::new(self.inner.rt.clone(), k))
+    }
 }
 
 /// A value's postcard encoding ([`Comm::send_value`]).

@@ -1,0 +1,278 @@
+//! Communicators and groups: rank and size, dup, split, free, compare,
+//! the predefined attributes, and the groups of communicators with their
+//! size, rank, translation and set operations.
+
+use std::ffi::{c_int, c_void};
+
+use pertinax::{Group, GroupRelation, Rank};
+
+use crate::consts::*;
+use crate::errors::{code_of, raise};
+use crate::p2p::{call, comm_of};
+use crate::put;
+use crate::state;
+
+crate::mpi! {
+    /// `MPI_Comm_rank`.
+    fn PMPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int as MPI_Comm_rank {
+        match comm_of(comm) {
+            // SAFETY: MPI's contract: null or writable.
+            Ok(c) => unsafe { put(rank, c.rank().0, comm, "MPI_Comm_rank") },
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Comm_rank", code),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_size`.
+    fn PMPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int as MPI_Comm_size {
+        match comm_of(comm) {
+            // SAFETY: MPI's contract: null or writable.
+            Ok(c) => unsafe { put(size, c.size() as c_int, comm, "MPI_Comm_size") },
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Comm_size", code),
+        }
+    }
+}
+
+/// Registers `made` with `parent`'s error handler and writes its handle.
+///
+/// # Safety
+/// `out` is null or writable.
+unsafe fn register(parent: c_int, made: Option<pertinax::Comm>, out: *mut c_int) -> Result<(), c_int> {
+    if out.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    let h = match made {
+        None => MPI_COMM_NULL,
+        Some(c) => state::with(|s| {
+            let eh = state::comm_index(parent)
+                .and_then(|i| s.comms.get(i)?.as_ref())
+                .map_or(MPI_ERRORS_ARE_FATAL, |e| e.errhandler);
+            s.add_comm(c, eh)
+        })
+        .ok_or(MPI_ERR_OTHER)?,
+    };
+    // SAFETY: checked non-null; writable by the caller's contract.
+    unsafe { *out = h };
+    Ok(())
+}
+
+crate::mpi! {
+    /// `MPI_Comm_dup`.
+    fn PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_dup {
+        call(comm, "MPI_Comm_dup", || {
+            let d = comm_of(comm)?.dup().map_err(|e| code_of(&e))?;
+            // SAFETY: MPI's contract for `newcomm`.
+            unsafe { register(comm, Some(d), newcomm) }
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_split` (`MPI_UNDEFINED`: no communicator).
+    fn PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_split {
+        call(comm, "MPI_Comm_split", || {
+            let color = match color {
+                MPI_UNDEFINED => None,
+                c => Some(u32::try_from(c).map_err(|_| MPI_ERR_ARG)?),
+            };
+            let made = comm_of(comm)?.split(color, key).map_err(|e| code_of(&e))?;
+            // SAFETY: MPI's contract for `newcomm`.
+            unsafe { register(comm, made, newcomm) }
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_free`: the handle becomes `MPI_COMM_NULL`.
+    fn PMPI_Comm_free(comm: *mut c_int) -> c_int as MPI_Comm_free {
+        if comm.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Comm_free", MPI_ERR_ARG);
+        }
+        // SAFETY: checked non-null; MPI's contract makes it readable.
+        let h = unsafe { *comm };
+        let entry = match state::comm_index(h) {
+            Some(i) if i >= 2 => state::with(|s| s.comms.get_mut(i).and_then(Option::take)).flatten(),
+            _ => None,
+        };
+        let Some(e) = entry else {
+            return raise(MPI_COMM_WORLD, "MPI_Comm_free", MPI_ERR_COMM);
+        };
+        // SAFETY: checked non-null.
+        unsafe { *comm = MPI_COMM_NULL };
+        match e.comm.free() {
+            Ok(()) => MPI_SUCCESS,
+            Err(err) => raise(MPI_COMM_WORLD, "MPI_Comm_free", code_of(&err)),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_compare`.
+    fn PMPI_Comm_compare(a: c_int, b: c_int, result: *mut c_int) -> c_int as MPI_Comm_compare {
+        call(a, "MPI_Comm_compare", || {
+            let (ca, cb) = (comm_of(a)?, comm_of(b)?);
+            let r = if a == b {
+                MPI_IDENT
+            } else {
+                match ca.group().compare(&cb.group()) {
+                    GroupRelation::Identical => MPI_CONGRUENT,
+                    GroupRelation::Similar => 2,
+                    GroupRelation::Unequal => MPI_UNEQUAL,
+                }
+            };
+            // SAFETY: MPI's contract for `result`.
+            match unsafe { put(result, r, a, "MPI_Comm_compare") } {
+                MPI_SUCCESS => Ok(()),
+                c => Err(c),
+            }
+        })
+    }
+}
+
+/// The values of the predefined attributes, where `MPI_Comm_get_attr`
+/// points.
+static TAG_UB: c_int = pertinax::TAG_UB;
+static WTIME_IS_GLOBAL: c_int = 0;
+static UNIVERSE_SIZE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static APPNUM: c_int = 0;
+static HOST: c_int = MPI_PROC_NULL;
+static IO: c_int = MPI_ANY_SOURCE;
+
+crate::mpi! {
+    /// `MPI_Comm_get_attr` of the predefined attributes (`MPI_TAG_UB`,
+    /// `MPI_UNIVERSE_SIZE`, `MPI_APPNUM`, `MPI_WTIME_IS_GLOBAL`,
+    /// `MPI_HOST`, `MPI_IO`); user keyvals are not implemented yet (their
+    /// flag is false).
+    fn PMPI_Comm_get_attr(comm: c_int, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int as MPI_Comm_get_attr {
+        call(comm, "MPI_Comm_get_attr", || {
+            let c = comm_of(comm)?;
+            if value.is_null() || flag.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let p: *const c_int = match keyval {
+                MPI_TAG_UB => &TAG_UB,
+                MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
+                MPI_UNIVERSE_SIZE => {
+                    let world = comm_of(MPI_COMM_WORLD).map_or(c.size(), |w| w.size());
+                    UNIVERSE_SIZE.store(world as i32, std::sync::atomic::Ordering::Relaxed);
+                    UNIVERSE_SIZE.as_ptr()
+                }
+                MPI_APPNUM => &APPNUM,
+                MPI_HOST => &HOST,
+                MPI_IO => &IO,
+                _ => std::ptr::null(),
+            };
+            // SAFETY: checked non-null; MPI's contract: `value` is a
+            // `void **` for a predefined attribute's pointer.
+            unsafe {
+                *flag = c_int::from(!p.is_null());
+                if !p.is_null() {
+                    *value.cast::<*const c_int>() = p;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Registers group `g`; its handle.
+pub(crate) fn add_group(g: Group) -> Result<c_int, c_int> {
+    state::with(|s| GROUP_DIRECT | state::insert(&mut s.groups, g) as c_int).ok_or(MPI_ERR_OTHER)
+}
+
+/// A clone of the group of handle `h` (`MPI_GROUP_EMPTY` too).
+fn group_of(h: c_int) -> Result<Group, c_int> {
+    if h == MPI_GROUP_EMPTY {
+        return comm_of(MPI_COMM_SELF)
+            .and_then(|c| c.group().excl(&[Rank(0)]).map_err(|e| code_of(&e)));
+    }
+    let i = state::group_index(h).ok_or(8)?;
+    state::with(|s| s.groups.get(i).cloned().flatten()).flatten().ok_or(8)
+}
+
+crate::mpi! {
+    /// `MPI_Comm_group`.
+    fn PMPI_Comm_group(comm: c_int, group: *mut c_int) -> c_int as MPI_Comm_group {
+        call(comm, "MPI_Comm_group", || {
+            let g = add_group(comm_of(comm)?.group())?;
+            // SAFETY: MPI's contract for `group`.
+            match unsafe { put(group, g, comm, "MPI_Comm_group") } {
+                MPI_SUCCESS => Ok(()),
+                c => Err(c),
+            }
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Group_size`.
+    fn PMPI_Group_size(group: c_int, size: *mut c_int) -> c_int as MPI_Group_size {
+        match group_of(group) {
+            // SAFETY: MPI's contract for `size`.
+            Ok(g) => unsafe { put(size, g.size() as c_int, MPI_COMM_WORLD, "MPI_Group_size") },
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Group_size", code),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Group_rank` (`MPI_UNDEFINED` for a non-member).
+    fn PMPI_Group_rank(group: c_int, rank: *mut c_int) -> c_int as MPI_Group_rank {
+        match group_of(group) {
+            Ok(g) => {
+                let r = g.rank().map_or(MPI_UNDEFINED, |r| r.0);
+                // SAFETY: MPI's contract for `rank`.
+                unsafe { put(rank, r, MPI_COMM_WORLD, "MPI_Group_rank") }
+            }
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Group_rank", code),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Group_translate_ranks`.
+    fn PMPI_Group_translate_ranks(a: c_int, n: c_int, ranks: *const c_int, b: c_int, out: *mut c_int) -> c_int as MPI_Group_translate_ranks {
+        call(MPI_COMM_WORLD, "MPI_Group_translate_ranks", || {
+            let (ga, gb) = (group_of(a)?, group_of(b)?);
+            let n = usize::try_from(n).map_err(|_| MPI_ERR_ARG)?;
+            if n > 0 && (ranks.is_null() || out.is_null()) {
+                return Err(MPI_ERR_ARG);
+            }
+            // SAFETY: MPI's contract: `ranks` and `out` hold `n` ints.
+            let input = unsafe { crate::p2p::slice(ranks.cast(), n * 4) };
+            let rs: Vec<Rank> = input
+                .chunks_exact(4)
+                .map(|c| Rank(i32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
+                .collect();
+            let t = ga.translate_ranks(&rs, &gb).map_err(|e| code_of(&e))?;
+            for (i, r) in t.iter().enumerate() {
+                // SAFETY: as above.
+                unsafe { *out.add(i) = r.map_or(MPI_UNDEFINED, |r| r.0) };
+            }
+            Ok(())
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Group_free`.
+    fn PMPI_Group_free(group: *mut c_int) -> c_int as MPI_Group_free {
+        if group.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Group_free", MPI_ERR_ARG);
+        }
+        // SAFETY: checked non-null; MPI's contract makes it readable.
+        let h = unsafe { *group };
+        if h != MPI_GROUP_EMPTY {
+            let freed = state::group_index(h)
+                .and_then(|i| state::with(|s| s.groups.get_mut(i).and_then(Option::take)))
+                .flatten();
+            if freed.is_none() {
+                return raise(MPI_COMM_WORLD, "MPI_Group_free", 8);
+            }
+        }
+        // SAFETY: checked non-null.
+        unsafe { *group = MPI_GROUP_NULL };
+        MPI_SUCCESS
+    }
+}

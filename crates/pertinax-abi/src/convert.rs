@@ -1,0 +1,130 @@
+//! Handle conversions (`MPI_X_c2f`, `_f2c`, `_toint`, `_fromint`: the
+//! identity, handles being `int`s here, but for `MPI_File`, a pointer, of
+//! which this library makes none), address arithmetic, `MPI_Pcontrol`,
+//! and the few `MPIX_` queries that answer with a value.
+
+use std::ffi::{c_int, c_void};
+
+use crate::consts::*;
+use crate::MPI_Aint;
+
+macro_rules! identity {
+    ($($c2f:ident $pc2f:ident $f2c:ident $pf2c:ident $to:ident $pto:ident $from:ident $pfrom:ident;)*) => {$(
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($c2f), "`: the same `int`.")]
+            fn $pc2f(h: c_int) -> c_int as $c2f { h }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($f2c), "`: the same `int`.")]
+            fn $pf2c(h: c_int) -> c_int as $f2c { h }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($to), "`: the same `int`.")]
+            fn $pto(h: c_int) -> c_int as $to { h }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($from), "`: the same `int`.")]
+            fn $pfrom(h: c_int) -> c_int as $from { h }
+        }
+    )*};
+}
+
+identity! {
+    MPI_Comm_c2f PMPI_Comm_c2f MPI_Comm_f2c PMPI_Comm_f2c MPI_Comm_toint PMPI_Comm_toint MPI_Comm_fromint PMPI_Comm_fromint;
+    MPI_Errhandler_c2f PMPI_Errhandler_c2f MPI_Errhandler_f2c PMPI_Errhandler_f2c MPI_Errhandler_toint PMPI_Errhandler_toint MPI_Errhandler_fromint PMPI_Errhandler_fromint;
+    MPI_Group_c2f PMPI_Group_c2f MPI_Group_f2c PMPI_Group_f2c MPI_Group_toint PMPI_Group_toint MPI_Group_fromint PMPI_Group_fromint;
+    MPI_Info_c2f PMPI_Info_c2f MPI_Info_f2c PMPI_Info_f2c MPI_Info_toint PMPI_Info_toint MPI_Info_fromint PMPI_Info_fromint;
+    MPI_Message_c2f PMPI_Message_c2f MPI_Message_f2c PMPI_Message_f2c MPI_Message_toint PMPI_Message_toint MPI_Message_fromint PMPI_Message_fromint;
+    MPI_Op_c2f PMPI_Op_c2f MPI_Op_f2c PMPI_Op_f2c MPI_Op_toint PMPI_Op_toint MPI_Op_fromint PMPI_Op_fromint;
+    MPI_Request_c2f PMPI_Request_c2f MPI_Request_f2c PMPI_Request_f2c MPI_Request_toint PMPI_Request_toint MPI_Request_fromint PMPI_Request_fromint;
+    MPI_Session_c2f PMPI_Session_c2f MPI_Session_f2c PMPI_Session_f2c MPI_Session_toint PMPI_Session_toint MPI_Session_fromint PMPI_Session_fromint;
+    MPI_Type_c2f PMPI_Type_c2f MPI_Type_f2c PMPI_Type_f2c MPI_Type_toint PMPI_Type_toint MPI_Type_fromint PMPI_Type_fromint;
+    MPI_Win_c2f PMPI_Win_c2f MPI_Win_f2c PMPI_Win_f2c MPI_Win_toint PMPI_Win_toint MPI_Win_fromint PMPI_Win_fromint;
+}
+
+crate::mpi! {
+    /// `MPI_File_c2f`: no file is ever made here, so 0.
+    fn PMPI_File_c2f(_h: *mut c_void) -> c_int as MPI_File_c2f { 0 }
+}
+crate::mpi! {
+    /// `MPI_File_f2c`: `MPI_FILE_NULL`.
+    fn PMPI_File_f2c(_h: c_int) -> *mut c_void as MPI_File_f2c { std::ptr::null_mut() }
+}
+crate::mpi! {
+    /// `MPI_File_toint`: 0.
+    fn PMPI_File_toint(_h: *mut c_void) -> c_int as MPI_File_toint { 0 }
+}
+crate::mpi! {
+    /// `MPI_File_fromint`: `MPI_FILE_NULL`.
+    fn PMPI_File_fromint(_h: c_int) -> *mut c_void as MPI_File_fromint { std::ptr::null_mut() }
+}
+
+crate::mpi! {
+    /// `MPI_Aint_add`.
+    fn PMPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint as MPI_Aint_add {
+        base.wrapping_add(disp)
+    }
+}
+crate::mpi! {
+    /// `MPI_Aint_diff`.
+    fn PMPI_Aint_diff(a: MPI_Aint, b: MPI_Aint) -> MPI_Aint as MPI_Aint_diff {
+        a.wrapping_sub(b)
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Pcontrol` (variadic in C; the level is all it reads): does
+    /// nothing, as MPI allows.
+    fn PMPI_Pcontrol(_level: c_int) -> c_int as MPI_Pcontrol { MPI_SUCCESS }
+}
+
+crate::mpi! {
+    /// `MPIX_Query_cuda_support`: no.
+    fn PMPIX_Query_cuda_support() -> c_int as MPIX_Query_cuda_support { 0 }
+}
+crate::mpi! {
+    /// `MPIX_Query_hip_support`: no.
+    fn PMPIX_Query_hip_support() -> c_int as MPIX_Query_hip_support { 0 }
+}
+crate::mpi! {
+    /// `MPIX_Query_ze_support`: no.
+    fn PMPIX_Query_ze_support() -> c_int as MPIX_Query_ze_support { 0 }
+}
+crate::mpi! {
+    /// `MPIX_Async_get_state`: no asynchronous things here.
+    fn PMPIX_Async_get_state(_thing: *mut c_void) -> *mut c_void as MPIX_Async_get_state {
+        std::ptr::null_mut()
+    }
+}
+crate::mpi! {
+    /// `MPIX_Request_is_complete`: 1 for `MPI_REQUEST_NULL` or a request
+    /// known complete, else 0 (it does not drive progress).
+    fn PMPIX_Request_is_complete(req: c_int) -> c_int as MPIX_Request_is_complete {
+        c_int::from(req == MPI_REQUEST_NULL || crate::p2p::is_done(req))
+    }
+}
+
+/// `MPIR_Dup_fn`, which `mpi.h`'s `MPI_DUP_FN` (and `MPI_COMM_DUP_FN`,
+/// ...) names: copies the attribute's value.
+///
+/// # Safety
+/// MPI's contract for an attribute copy function.
+#[no_mangle]
+pub unsafe extern "C" fn MPIR_Dup_fn(
+    _comm: c_int,
+    _keyval: c_int,
+    _extra: *mut c_void,
+    value_in: *mut c_void,
+    value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    if value_out.is_null() || flag.is_null() {
+        return MPI_ERR_ARG;
+    }
+    // SAFETY: MPI's contract: `value_out` is a `void **`, `flag` an int.
+    unsafe {
+        *value_out.cast::<*mut c_void>() = value_in;
+        *flag = 1;
+    }
+    MPI_SUCCESS
+}

@@ -1,0 +1,196 @@
+//! The environment: start and end, the clock, names and versions.
+
+use std::ffi::{c_char, c_int};
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use crate::consts::*;
+use crate::errors::{copy_out, raise};
+use crate::state::{self, State, FINALIZED, INITIALIZED};
+
+/// The thread that called `MPI_Init`.
+static MAIN: OnceLock<std::thread::ThreadId> = OnceLock::new();
+
+fn start(what: &str) -> c_int {
+    if INITIALIZED.load(Ordering::SeqCst) {
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_OTHER);
+    }
+    let universe = match pertinax::init() {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("pertinax MPI: {what}: {e}");
+            return MPI_ERR_OTHER;
+        }
+    };
+    let world = universe.world().clone();
+    let me = universe.self_comm().clone();
+    let mut s = State {
+        universe,
+        comms: Vec::new(),
+        requests: Vec::new(),
+        groups: Vec::new(),
+        errhandlers: Vec::new(),
+    };
+    for comm in [world, me] {
+        s.comms.push(Some(state::CommEntry {
+            comm,
+            errhandler: MPI_ERRORS_ARE_FATAL,
+        }));
+    }
+    state::install(s);
+    let _ = MAIN.set(std::thread::current().id());
+    let _ = clock();
+    INITIALIZED.store(true, Ordering::SeqCst);
+    MPI_SUCCESS
+}
+
+crate::mpi! {
+    /// `MPI_Init`: joins the job (`pertinax::init`).
+    fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int as MPI_Init {
+        start("MPI_Init")
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Init_thread`: at most `MPI_THREAD_FUNNELED` (pertinax's objects
+    /// belong to the thread that made them), given in `provided`.
+    fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int as MPI_Init_thread {
+        let rc = start("MPI_Init_thread");
+        if rc == MPI_SUCCESS && !provided.is_null() {
+            // SAFETY: checked non-null; MPI's contract makes it writable.
+            unsafe { *provided = required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED) };
+        }
+        rc
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Query_thread`.
+    fn PMPI_Query_thread(provided: *mut c_int) -> c_int as MPI_Query_thread {
+        // SAFETY: MPI's contract: null or writable.
+        unsafe { crate::put(provided, MPI_THREAD_FUNNELED, MPI_COMM_WORLD, "MPI_Query_thread") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Is_thread_main`.
+    fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int as MPI_Is_thread_main {
+        let main = MAIN.get() == Some(&std::thread::current().id());
+        // SAFETY: MPI's contract: null or writable.
+        unsafe { crate::put(flag, c_int::from(main), MPI_COMM_WORLD, "MPI_Is_thread_main") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Finalize`: completes the requests still held, frees the
+    /// communicators made here, then `Universe::finalize`.
+    fn PMPI_Finalize() -> c_int as MPI_Finalize {
+        let Some(s) = state::take() else {
+            return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
+        };
+        FINALIZED.store(true, Ordering::SeqCst);
+        let State { universe, comms, requests, .. } = s;
+        drop(requests);
+        for e in comms.into_iter().skip(2).flatten() {
+            let _ = e.comm.free();
+        }
+        match universe.finalize() {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => {
+                eprintln!("pertinax MPI: MPI_Finalize: {e}");
+                crate::errors::code_of(&e)
+            }
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Initialized`.
+    fn PMPI_Initialized(flag: *mut c_int) -> c_int as MPI_Initialized {
+        let v = c_int::from(INITIALIZED.load(Ordering::SeqCst));
+        // SAFETY: MPI's contract: null or writable.
+        unsafe { crate::put(flag, v, MPI_COMM_WORLD, "MPI_Initialized") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Finalized`.
+    fn PMPI_Finalized(flag: *mut c_int) -> c_int as MPI_Finalized {
+        let v = c_int::from(FINALIZED.load(Ordering::SeqCst));
+        // SAFETY: MPI's contract: null or writable.
+        unsafe { crate::put(flag, v, MPI_COMM_WORLD, "MPI_Finalized") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Abort`: ends the whole job with `code`.
+    fn PMPI_Abort(_comm: c_int, code: c_int) -> c_int as MPI_Abort {
+        let message = format!("MPI_Abort with code {code}");
+        let _ = state::with(|s| s.universe.abort(code, &message));
+        eprintln!("pertinax MPI: {message}");
+        std::process::exit(code)
+    }
+}
+
+fn clock() -> Instant {
+    static ZERO: OnceLock<Instant> = OnceLock::new();
+    *ZERO.get_or_init(Instant::now)
+}
+
+crate::mpi! {
+    /// `MPI_Wtime`: seconds since this process's `MPI_Init` (a monotonic
+    /// clock; `MPI_WTIME_IS_GLOBAL` is false).
+    fn PMPI_Wtime() -> f64 as MPI_Wtime {
+        clock().elapsed().as_secs_f64()
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Wtick`: the monotonic clock's resolution (a nanosecond).
+    fn PMPI_Wtick() -> f64 as MPI_Wtick {
+        1e-9
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Get_processor_name`: the host name.
+    fn PMPI_Get_processor_name(name: *mut c_char, len: *mut c_int) -> c_int as MPI_Get_processor_name {
+        let host = rustix_hostname();
+        // SAFETY: MPI's contract: `name` holds MPI_MAX_PROCESSOR_NAME bytes.
+        unsafe { copy_out(&host, name, MPI_MAX_PROCESSOR_NAME, len) };
+        MPI_SUCCESS
+    }
+}
+
+fn rustix_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+crate::mpi! {
+    /// `MPI_Get_version`: the standard whose ABI this is (MPICH 5: 5.0).
+    fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int as MPI_Get_version {
+        if version.is_null() || subversion.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Get_version", MPI_ERR_ARG);
+        }
+        // SAFETY: checked non-null; MPI's contract makes them writable.
+        unsafe {
+            *version = MPI_VERSION;
+            *subversion = MPI_SUBVERSION;
+        }
+        MPI_SUCCESS
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Get_library_version`.
+    fn PMPI_Get_library_version(out: *mut c_char, len: *mut c_int) -> c_int as MPI_Get_library_version {
+        let text = concat!("pertinax ", env!("CARGO_PKG_VERSION"), " (MPICH ABI, libmpi.so.12)");
+        // SAFETY: MPI's contract: `out` holds
+        // MPI_MAX_LIBRARY_VERSION_STRING bytes.
+        unsafe { copy_out(text, out, MPI_MAX_LIBRARY_VERSION_STRING, len) };
+        MPI_SUCCESS
+    }
+}

@@ -1,0 +1,117 @@
+//! `libmpi.so.12` over pertinax: the MPICH ABI (the binary interface of
+//! MPICH, Intel MPI, Cray MPICH, MVAPICH, ParaStation MPI), so that a C
+//! program built once against any of them, and the mpi4py wheel's
+//! `MPI.mpich`, run on pertinax unchanged.
+//!
+//! Run a program under the launcher with this library first on the
+//! loader's path: `pertinax run -n 4 --mpi-abi -- ./prog` (see
+//! `docs/c-programs.md`). `MPI_Init` joins the job as `pertinax::init`
+//! does; every call then maps onto pertinax's API on the world it made.
+//!
+//! - [`consts`]: the ABI's values. Handles are `int`s; the library's own
+//!   objects live in per-thread tables ([`state`]) indexed by the handle's
+//!   low bits.
+//! - [`errors`]: pertinax's errors as MPI error classes (a failure is
+//!   `MPIX_ERR_PROC_FAILED`, a revocation `MPIX_ERR_REVOKED`) and the
+//!   communicators' error handlers (`MPI_ERRORS_ARE_FATAL` by default).
+//! - [`datatype`]: predefined datatypes and reduction operations.
+//! - [`env`], [`p2p`], [`coll`], [`comm`], [`ulfm`]: the calls.
+//! - `unsupported`: every other function `libmpi.so.12` exports, generated
+//!   by `gen/unsupported.py`; each returns `MPI_ERR_UNSUPPORTED_OPERATION`
+//!   through the communicator's error handler.
+//!
+//! Every function is exported under its `MPI_` name and its `PMPI_` name
+//! (the profiling interface: a tool's `MPI_Send` may call `PMPI_Send`).
+//! Calls made inside the library go to the `PMPI_` names.
+//!
+//! Threads: pertinax's objects belong to one thread; `MPI_Init_thread`
+//! gives at most `MPI_THREAD_FUNNELED`, and says so.
+
+#![allow(non_snake_case)]
+// The exported functions are the C ABI: their safety contract is MPI's.
+#![allow(clippy::missing_safety_doc)]
+
+use std::ffi::c_int;
+
+/// MPI's address-sized integer (`MPI_Aint`: `intptr_t`).
+#[allow(non_camel_case_types)]
+pub type MPI_Aint = isize;
+
+/// Defines `PMPI_X` and `MPI_X` calling it: `mpi! { fn PMPI_X(args) -> T
+/// as MPI_X { body } }`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! mpi {
+    ($(#[$m:meta])* fn $pmpi:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty as $mpi:ident $body:block) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($a: $t),*) -> $r $body
+
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $mpi($($a: $t),*) -> $r {
+            // SAFETY: the same function, the same contract.
+            unsafe { $pmpi($($a),*) }
+        }
+    };
+}
+
+/// A function this library does not implement (see `unsupported.rs`):
+/// both names return `MPI_ERR_UNSUPPORTED_OPERATION` through the error
+/// handler of the communicator argument named last (`none`: the world's).
+macro_rules! unsupported {
+    ($mpi:ident, $pmpi:ident, ($($a:ident: $t:ty),* $(,)?), none) => {
+        #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
+            $crate::errors::unsupported(stringify!($mpi), $crate::consts::MPI_COMM_NULL)
+        }
+        #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $mpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
+            $crate::errors::unsupported(stringify!($mpi), $crate::consts::MPI_COMM_NULL)
+        }
+    };
+    ($mpi:ident, $pmpi:ident, ($($a:ident: $t:ty),* $(,)?), $comm:ident) => {
+        #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
+            $crate::errors::unsupported(stringify!($mpi), $comm)
+        }
+        #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $mpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
+            $crate::errors::unsupported(stringify!($mpi), $comm)
+        }
+    };
+}
+
+pub mod consts;
+pub mod errors;
+mod state;
+
+pub mod coll;
+pub mod comm;
+pub mod convert;
+pub mod datatype;
+pub mod env;
+pub mod p2p;
+pub mod ulfm;
+mod unsupported;
+
+#[allow(unused_imports)]
+use std::ffi::c_void;
+
+/// Writes `v` through an out-pointer from C, or reports `MPI_ERR_ARG`
+/// through `comm`'s handler when it is null.
+///
+/// # Safety
+/// `out` is null or valid for a write of `T`.
+pub(crate) unsafe fn put<T>(out: *mut T, v: T, comm: c_int, what: &str) -> c_int {
+    if out.is_null() {
+        return errors::raise(comm, what, consts::MPI_ERR_ARG);
+    }
+    // SAFETY: non-null, and valid by the caller's contract.
+    unsafe { out.write(v) };
+    consts::MPI_SUCCESS
+}

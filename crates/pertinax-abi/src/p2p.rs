@@ -1,0 +1,520 @@
+//! Point-to-point: blocking and non-blocking sends and receives, probes,
+//! and the requests' waits and tests. Buffers are `count` elements of a
+//! predefined datatype, contiguous. A receive into a buffer shorter than
+//! the message consumes it and fails with `MPI_ERR_TRUNCATE`, as MPI says.
+
+use std::ffi::{c_int, c_void};
+
+use pertinax::{Communicator, Comm, Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG};
+
+use crate::consts::*;
+use crate::datatype::bytes;
+use crate::errors::{code_of, raise};
+use crate::state::{self, ReqEntry};
+
+/// The communicator of handle `comm`, or `MPI_ERR_COMM`.
+pub(crate) fn comm_of(comm: c_int) -> Result<Comm, c_int> {
+    state::with(|s| s.comm(comm)).flatten().ok_or(MPI_ERR_COMM)
+}
+
+/// Runs a call's body; an error class goes to `comm`'s handler.
+pub(crate) fn call(comm: c_int, what: &str, f: impl FnOnce() -> Result<(), c_int>) -> c_int {
+    match f() {
+        Ok(()) => MPI_SUCCESS,
+        Err(code) => raise(comm, what, code),
+    }
+}
+
+fn source(src: c_int) -> Result<Source, c_int> {
+    match src {
+        MPI_ANY_SOURCE => Ok(ANY_SOURCE),
+        r if r >= 0 => Ok(Source::from(Rank(r))),
+        _ => Err(MPI_ERR_RANK),
+    }
+}
+
+fn tag_match(tag: c_int) -> TagMatch {
+    if tag == MPI_ANY_TAG {
+        ANY_TAG
+    } else {
+        TagMatch::from(Tag(tag))
+    }
+}
+
+/// A status for `len` bytes from `source` with `tag`.
+pub(crate) fn status(source: c_int, tag: c_int, len: usize, error: c_int) -> MpiStatus {
+    MpiStatus {
+        count_lo: len as u32 as c_int,
+        count_hi_and_cancelled: ((len as u64 >> 32) as c_int) << 1,
+        source,
+        tag,
+        error,
+    }
+}
+
+fn of(st: &Status) -> MpiStatus {
+    status(st.source.0, st.tag.0, st.len, MPI_SUCCESS)
+}
+
+/// The status of a receive from `MPI_PROC_NULL`.
+fn empty() -> MpiStatus {
+    status(MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS)
+}
+
+/// Writes `st` to a C status unless it is `MPI_STATUS_IGNORE` (or null).
+///
+/// # Safety
+/// `out` is null, `MPI_STATUS_IGNORE`, or valid for a write.
+pub(crate) unsafe fn put_status(out: *mut MpiStatus, st: MpiStatus) {
+    if !out.is_null() && out as usize != STATUS_IGNORE {
+        // SAFETY: neither null nor the ignore marker: valid by contract.
+        unsafe { out.write(st) };
+    }
+}
+
+/// A C buffer of `len` bytes as a slice (empty when `len` is 0).
+///
+/// # Safety
+/// `buf` is valid for reads of `len` bytes for `'a`.
+pub(crate) unsafe fn slice<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
+    if len == 0 || buf.is_null() {
+        return &[];
+    }
+    // SAFETY: by the caller's contract.
+    unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) }
+}
+
+/// A C buffer of `len` bytes as a mutable slice.
+///
+/// # Safety
+/// `buf` is valid for reads and writes of `len` bytes for `'a`, and not
+/// otherwise accessed meanwhile.
+pub(crate) unsafe fn slice_mut<'a>(buf: *mut c_void, len: usize) -> &'a mut [u8] {
+    if len == 0 || buf.is_null() {
+        return &mut [];
+    }
+    // SAFETY: by the caller's contract.
+    unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) }
+}
+
+crate::mpi! {
+    /// `MPI_Send` (standard mode).
+    fn PMPI_Send(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Send {
+        call(comm, "MPI_Send", || {
+            let c = comm_of(comm)?;
+            let (len, _) = bytes(count, ty)?;
+            if dest == MPI_PROC_NULL {
+                return Ok(());
+            }
+            // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
+            let data = unsafe { slice(buf, len) };
+            c.send_bytes(data, Rank(dest), Tag(tag)).map(drop).map_err(|e| code_of(&e))
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Recv`.
+    fn PMPI_Recv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Recv {
+        call(comm, "MPI_Recv", || {
+            let c = comm_of(comm)?;
+            let (len, size) = bytes(count, ty)?;
+            if src == MPI_PROC_NULL {
+                // SAFETY: MPI's contract for `st`.
+                unsafe { put_status(st, empty()) };
+                return Ok(());
+            }
+            // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
+            let data = unsafe { slice_mut(buf, len) };
+            let got = c.recv_bytes(data, size, source(src)?, tag_match(tag));
+            match got {
+                Ok(Some(s)) => {
+                    // SAFETY: MPI's contract for `st`.
+                    unsafe { put_status(st, of(&s)) };
+                    Ok(())
+                }
+                Ok(None) => Err(MPI_ERR_INTERN),
+                Err(e) => Err(code_of(&e)),
+            }
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Sendrecv`.
+    fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, src: c_int, recvtag: c_int,
+        comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Sendrecv {
+        let mut r = MPI_REQUEST_NULL;
+        // SAFETY: MPI's contract for the receive buffer, forwarded.
+        let rc = unsafe { PMPI_Irecv(recvbuf, recvcount, recvtype, src, recvtag, comm, &mut r) };
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        // SAFETY: MPI's contract for the send buffer, forwarded.
+        let rc = unsafe { PMPI_Send(sendbuf, sendcount, sendtype, dest, sendtag, comm) };
+        // SAFETY: `r` is the request just made; `st` is the caller's.
+        let rw = unsafe { PMPI_Wait(&mut r, st) };
+        if rc != MPI_SUCCESS { rc } else { rw }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Probe`.
+    fn PMPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Probe {
+        call(comm, "MPI_Probe", || {
+            let c = comm_of(comm)?;
+            if src == MPI_PROC_NULL {
+                // SAFETY: MPI's contract for `st`.
+                unsafe { put_status(st, empty()) };
+                return Ok(());
+            }
+            match Communicator::probe(&c, source(src)?, tag_match(tag)) {
+                Ok(Some(s)) => {
+                    // SAFETY: MPI's contract for `st`.
+                    unsafe { put_status(st, of(&s)) };
+                    Ok(())
+                }
+                Ok(None) => Err(MPI_ERR_INTERN),
+                Err(e) => Err(code_of(&e)),
+            }
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Iprobe`.
+    fn PMPI_Iprobe(src: c_int, tag: c_int, comm: c_int, flag: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Iprobe {
+        call(comm, "MPI_Iprobe", || {
+            let c = comm_of(comm)?;
+            if flag.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let found = if src == MPI_PROC_NULL {
+                Some(empty())
+            } else {
+                Communicator::iprobe(&c, source(src)?, tag_match(tag))
+                    .map_err(|e| code_of(&e))?
+                    .map(|s| of(&s))
+            };
+            // SAFETY: checked non-null; MPI's contract for `flag` and `st`.
+            unsafe {
+                *flag = c_int::from(found.is_some());
+                if let Some(s) = found {
+                    put_status(st, s);
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Get_count`: `MPI_UNDEFINED` when the length is not a whole
+    /// number of elements.
+    fn PMPI_Get_count(st: *const MpiStatus, ty: c_int, count: *mut c_int) -> c_int as MPI_Get_count {
+        let Some(size) = crate::datatype::size_of(ty) else {
+            return raise(MPI_COMM_WORLD, "MPI_Get_count", MPI_ERR_TYPE);
+        };
+        if st.is_null() || st as usize == STATUS_IGNORE || count.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Get_count", MPI_ERR_ARG);
+        }
+        // SAFETY: checked; MPI's contract makes `st` readable.
+        let s = unsafe { st.read() };
+        let len = (s.count_lo as u32 as u64) | (((s.count_hi_and_cancelled >> 1) as u64) << 32);
+        let n = if len % size as u64 == 0 {
+            c_int::try_from(len / size as u64).unwrap_or(MPI_UNDEFINED)
+        } else {
+            MPI_UNDEFINED
+        };
+        // SAFETY: checked non-null; MPI's contract makes it writable.
+        unsafe { *count = n };
+        MPI_SUCCESS
+    }
+}
+
+/// Registers `e`; its handle.
+fn add_request(e: ReqEntry) -> Result<c_int, c_int> {
+    state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, e) as c_int).ok_or(MPI_ERR_OTHER)
+}
+
+crate::mpi! {
+    /// `MPI_Isend`.
+    fn PMPI_Isend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Isend {
+        call(comm, "MPI_Isend", || {
+            let c = comm_of(comm)?;
+            let (len, _) = bytes(count, ty)?;
+            if req.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let e = if dest == MPI_PROC_NULL {
+                ReqEntry::Done(empty())
+            } else {
+                // SAFETY: MPI's contract: `buf` stays valid and unwritten
+                // until the request completes.
+                let lent = unsafe { pertinax_os::lend::lend_raw(buf.cast(), len) };
+                let r = c.isend_lent(lent, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))?;
+                ReqEntry::Pending { req: r, comm, recv: false }
+            };
+            // SAFETY: checked non-null.
+            unsafe { *req = add_request(e)? };
+            Ok(())
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Irecv`.
+    fn PMPI_Irecv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Irecv {
+        call(comm, "MPI_Irecv", || {
+            let c = comm_of(comm)?;
+            let (len, size) = bytes(count, ty)?;
+            if req.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let e = if src == MPI_PROC_NULL {
+                ReqEntry::Done(empty())
+            } else {
+                let src = source(src)?;
+                // SAFETY: MPI's contract: `buf` stays valid and untouched
+                // until the request completes.
+                let lent = unsafe { pertinax_os::lend::lend_mut_raw(buf.cast(), len) };
+                let r = c.irecv_lent(lent, size, src, tag_match(tag)).map_err(|e| code_of(&e))?;
+                ReqEntry::Pending { req: r, comm, recv: true }
+            };
+            // SAFETY: checked non-null.
+            unsafe { *req = add_request(e)? };
+            Ok(())
+        })
+    }
+}
+
+/// What finishing a request gave: its status, its communicator (for the
+/// error handler) and the error class.
+struct Finished {
+    status: MpiStatus,
+    comm: c_int,
+}
+
+/// Takes request `handle` out of the table if `block`s or it is done;
+/// `Ok(None)`: still pending (it stays).
+fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_int> {
+    let i = state::request_index(handle).ok_or(MPI_ERR_REQUEST)?;
+    let e = state::with(|s| s.requests.get_mut(i).and_then(Option::take))
+        .flatten()
+        .ok_or(MPI_ERR_REQUEST)?;
+    let (mut req, comm, recv) = match e {
+        ReqEntry::Done(status) => {
+            return Ok(Some(Finished {
+                status,
+                comm: MPI_COMM_WORLD,
+            }))
+        }
+        ReqEntry::Pending { req, comm, recv } => (req, comm, recv),
+    };
+    let got = if block {
+        req.wait().map(Some)
+    } else {
+        match req.test() {
+            Ok(None) => {
+                state::with(|s| s.requests[i] = Some(ReqEntry::Pending { req, comm, recv }));
+                return Ok(None);
+            }
+            r => r,
+        }
+    };
+    let status = match got {
+        Ok(Some(s)) if recv => of(&s),
+        Ok(_) => status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS),
+        Err(e) => status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, code_of(&e)),
+    };
+    Ok(Some(Finished { status, comm }))
+}
+
+crate::mpi! {
+    /// `MPI_Wait`: `MPI_REQUEST_NULL` returns at once with an empty status.
+    fn PMPI_Wait(req: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Wait {
+        if req.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Wait", MPI_ERR_REQUEST);
+        }
+        // SAFETY: checked non-null; MPI's contract makes it readable.
+        let h = unsafe { *req };
+        if h == MPI_REQUEST_NULL {
+            // SAFETY: MPI's contract for `st`.
+            unsafe { put_status(st, empty()) };
+            return MPI_SUCCESS;
+        }
+        match finish(h, true) {
+            Ok(Some(f)) => {
+                // SAFETY: MPI's contract for `req` and `st`.
+                unsafe {
+                    *req = MPI_REQUEST_NULL;
+                    put_status(st, f.status);
+                }
+                raise(f.comm, "MPI_Wait", f.status.error)
+            }
+            Ok(None) => MPI_ERR_INTERN,
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Wait", code),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Test`.
+    fn PMPI_Test(req: *mut c_int, flag: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Test {
+        if req.is_null() || flag.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Test", MPI_ERR_ARG);
+        }
+        // SAFETY: checked non-null; MPI's contract makes it readable.
+        let h = unsafe { *req };
+        if h == MPI_REQUEST_NULL {
+            // SAFETY: MPI's contract for `flag` and `st`.
+            unsafe {
+                *flag = 1;
+                put_status(st, empty());
+            }
+            return MPI_SUCCESS;
+        }
+        match finish(h, false) {
+            Ok(Some(f)) => {
+                // SAFETY: MPI's contract for `req`, `flag` and `st`.
+                unsafe {
+                    *req = MPI_REQUEST_NULL;
+                    *flag = 1;
+                    put_status(st, f.status);
+                }
+                raise(f.comm, "MPI_Test", f.status.error)
+            }
+            Ok(None) => {
+                // SAFETY: checked non-null.
+                unsafe { *flag = 0 };
+                MPI_SUCCESS
+            }
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Test", code),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Waitall`: every request, in order; `MPI_ERR_IN_STATUS` when one
+    /// failed (each status says how, unless `MPI_STATUSES_IGNORE`).
+    fn PMPI_Waitall(count: c_int, reqs: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Waitall {
+        let n = usize::try_from(count).unwrap_or(0);
+        if n > 0 && reqs.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Waitall", MPI_ERR_ARG);
+        }
+        let ignore = sts.is_null() || sts as usize == STATUS_IGNORE;
+        let mut failed = None;
+        for i in 0..n {
+            // SAFETY: MPI's contract: `reqs` (and `sts` unless ignored)
+            // hold `count` entries.
+            let (r, s) = unsafe { (reqs.add(i), if ignore { sts } else { sts.add(i) }) };
+            // SAFETY: as above.
+            let h = unsafe { *r };
+            let f = if h == MPI_REQUEST_NULL {
+                Finished { status: empty(), comm: MPI_COMM_WORLD }
+            } else {
+                match finish(h, true) {
+                    Ok(Some(f)) => f,
+                    Ok(None) => continue,
+                    Err(code) => return raise(MPI_COMM_WORLD, "MPI_Waitall", code),
+                }
+            };
+            // SAFETY: as above.
+            unsafe {
+                *r = MPI_REQUEST_NULL;
+                put_status(s, f.status);
+            }
+            if f.status.error != MPI_SUCCESS && failed.is_none() {
+                failed = Some(f.comm);
+            }
+        }
+        match failed {
+            Some(c) => raise(c, "MPI_Waitall", MPI_ERR_IN_STATUS),
+            None => MPI_SUCCESS,
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Waitany`: the first of the active requests to complete.
+    fn PMPI_Waitany(count: c_int, reqs: *mut c_int, index: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Waitany {
+        let n = usize::try_from(count).unwrap_or(0);
+        if index.is_null() || (n > 0 && reqs.is_null()) {
+            return raise(MPI_COMM_WORLD, "MPI_Waitany", MPI_ERR_ARG);
+        }
+        let mut b = pertinax::Backoff::default();
+        loop {
+            let mut active = false;
+            for i in 0..n {
+                // SAFETY: MPI's contract: `reqs` holds `count` entries.
+                let r = unsafe { reqs.add(i) };
+                // SAFETY: as above.
+                let h = unsafe { *r };
+                if h == MPI_REQUEST_NULL {
+                    continue;
+                }
+                active = true;
+                match finish(h, false) {
+                    Ok(Some(f)) => {
+                        // SAFETY: MPI's contract for each pointer.
+                        unsafe {
+                            *r = MPI_REQUEST_NULL;
+                            *index = i as c_int;
+                            put_status(st, f.status);
+                        }
+                        return raise(f.comm, "MPI_Waitany", f.status.error);
+                    }
+                    Ok(None) => {}
+                    Err(code) => return raise(MPI_COMM_WORLD, "MPI_Waitany", code),
+                }
+            }
+            if !active {
+                // SAFETY: checked non-null; MPI's contract for `st`.
+                unsafe {
+                    *index = MPI_UNDEFINED;
+                    put_status(st, empty());
+                }
+                return MPI_SUCCESS;
+            }
+            b.snooze();
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Request_free`: the operation goes on; the handle is released.
+    fn PMPI_Request_free(req: *mut c_int) -> c_int as MPI_Request_free {
+        if req.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_REQUEST);
+        }
+        // SAFETY: checked non-null; MPI's contract makes it readable.
+        let h = unsafe { *req };
+        let freed = state::request_index(h)
+            .and_then(|i| state::with(|s| s.requests.get_mut(i).and_then(Option::take)))
+            .flatten();
+        match freed {
+            Some(e) => {
+                // A pending request's drop lets the operation go on.
+                drop(e);
+                // SAFETY: checked non-null.
+                unsafe { *req = MPI_REQUEST_NULL };
+                MPI_SUCCESS
+            }
+            None => raise(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_REQUEST),
+        }
+    }
+}
+
+/// Whether request `handle` is known complete (no progress is made).
+pub(crate) fn is_done(handle: c_int) -> bool {
+    state::request_index(handle)
+        .and_then(|i| {
+            state::with(|s| match s.requests.get(i) {
+                Some(Some(ReqEntry::Done(_))) => true,
+                Some(Some(ReqEntry::Pending { req, .. })) => !req.is_active(),
+                _ => false,
+            })
+        })
+        .unwrap_or(false)
+}

@@ -1,0 +1,151 @@
+//! The library's state: the universe and the tables that give C handles
+//! their objects. pertinax's objects are not `Send`, so the state belongs
+//! to the thread that called `MPI_Init` (what `MPI_THREAD_FUNNELED`
+//! promises); another thread finds no state and gets `MPI_ERR_OTHER`.
+//! No borrow of the state is held while pertinax runs: a call clones what
+//! it needs and lets go, so user callbacks may call MPI again.
+
+use std::cell::RefCell;
+use std::ffi::c_int;
+
+use pertinax::{Comm, Request, Universe};
+
+use crate::consts::*;
+
+/// A communicator and its error handler.
+#[derive(Debug)]
+pub(crate) struct CommEntry {
+    pub comm: Comm,
+    pub errhandler: c_int,
+}
+
+/// A request: pending in pertinax, or complete already (a receive from
+/// `MPI_PROC_NULL`, a failed start) with its status.
+#[derive(Debug)]
+pub(crate) enum ReqEntry {
+    Pending {
+        req: Request<'static>,
+        /// The communicator's handle (for its error handler) and the size
+        /// of one element (for `MPI_Get_count`).
+        comm: c_int,
+        recv: bool,
+    },
+    Done(MpiStatus),
+}
+
+/// A user error handler: `void f(MPI_Comm *, int *, ...)`.
+pub(crate) type UserErrhandler = unsafe extern "C" fn(*mut c_int, *mut c_int);
+
+#[derive(Debug)]
+pub(crate) struct State {
+    pub universe: Universe,
+    /// By index: `MPI_COMM_WORLD` (0), `MPI_COMM_SELF` (1), then
+    /// communicators made here (handle `COMM_DIRECT | index`).
+    pub comms: Vec<Option<CommEntry>>,
+    pub requests: Vec<Option<ReqEntry>>,
+    /// Groups (`MPI_Comm_group`, `MPIX_Comm_get_failed`).
+    pub groups: Vec<Option<pertinax::Group>>,
+    pub errhandlers: Vec<Option<UserErrhandler>>,
+}
+
+thread_local! {
+    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
+}
+
+/// Set by `MPI_Init`, cleared never: `MPI_Initialized` and
+/// `MPI_Finalized` answer from any thread.
+pub(crate) static INITIALIZED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+pub(crate) static FINALIZED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn install(s: State) {
+    STATE.with(|st| *st.borrow_mut() = Some(s));
+}
+
+pub(crate) fn take() -> Option<State> {
+    STATE.with(|st| st.borrow_mut().take())
+}
+
+/// Runs `f` on the state; `None` before `MPI_Init`, after `MPI_Finalize`,
+/// on another thread, or from inside another call's borrow.
+pub(crate) fn with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
+    STATE.with(|st| st.try_borrow_mut().ok()?.as_mut().map(f))
+}
+
+fn index(handle: c_int, direct: c_int) -> Option<usize> {
+    if handle & !0x03ff_ffff == direct {
+        Some((handle & 0x03ff_ffff) as usize)
+    } else {
+        None
+    }
+}
+
+/// The table index of a communicator handle.
+pub(crate) fn comm_index(handle: c_int) -> Option<usize> {
+    match handle {
+        MPI_COMM_WORLD => Some(0),
+        MPI_COMM_SELF => Some(1),
+        h => index(h, COMM_DIRECT).filter(|&i| i >= 2),
+    }
+}
+
+pub(crate) fn comm_handle(index: usize) -> c_int {
+    match index {
+        0 => MPI_COMM_WORLD,
+        1 => MPI_COMM_SELF,
+        i => COMM_DIRECT | i as c_int,
+    }
+}
+
+pub(crate) fn request_index(handle: c_int) -> Option<usize> {
+    index(handle, REQUEST_DIRECT)
+}
+
+pub(crate) fn group_index(handle: c_int) -> Option<usize> {
+    index(handle, GROUP_DIRECT)
+}
+
+pub(crate) fn errhandler_index(handle: c_int) -> Option<usize> {
+    index(handle, ERRHANDLER_DIRECT)
+}
+
+/// Puts `v` in the first free slot of `table`; its index.
+pub(crate) fn insert<T>(table: &mut Vec<Option<T>>, v: T) -> usize {
+    match table.iter().position(Option::is_none) {
+        Some(i) => {
+            table[i] = Some(v);
+            i
+        }
+        None => {
+            table.push(Some(v));
+            table.len() - 1
+        }
+    }
+}
+
+impl State {
+    /// A clone of the communicator of `handle`.
+    pub(crate) fn comm(&self, handle: c_int) -> Option<Comm> {
+        let i = comm_index(handle)?;
+        self.comms.get(i)?.as_ref().map(|e| e.comm.clone())
+    }
+
+    /// Registers a new communicator (with the error handler of `parent`);
+    /// its handle.
+    pub(crate) fn add_comm(&mut self, comm: Comm, errhandler: c_int) -> c_int {
+        // Indices 0 and 1 are the predefined ones.
+        while self.comms.len() < 2 {
+            self.comms.push(None);
+        }
+        let i = match self.comms.iter().skip(2).position(Option::is_none) {
+            Some(j) => j + 2,
+            None => {
+                self.comms.push(None);
+                self.comms.len() - 1
+            }
+        };
+        self.comms[i] = Some(CommEntry { comm, errhandler });
+        comm_handle(i)
+    }
+}
