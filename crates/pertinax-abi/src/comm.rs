@@ -38,7 +38,11 @@ crate::mpi! {
 ///
 /// # Safety
 /// `out` is null or writable.
-unsafe fn register(parent: c_int, made: Option<pertinax::Comm>, out: *mut c_int) -> Result<(), c_int> {
+unsafe fn register(
+    parent: c_int,
+    made: Option<pertinax::Comm>,
+    out: *mut c_int,
+) -> Result<(), c_int> {
     if out.is_null() {
         return Err(MPI_ERR_ARG);
     }
@@ -188,7 +192,9 @@ fn group_of(h: c_int) -> Result<Group, c_int> {
             .and_then(|c| c.group().excl(&[Rank(0)]).map_err(|e| code_of(&e)));
     }
     let i = state::group_index(h).ok_or(8)?;
-    state::with(|s| s.groups.get(i).cloned().flatten()).flatten().ok_or(8)
+    state::with(|s| s.groups.get(i).cloned().flatten())
+        .flatten()
+        .ok_or(8)
 }
 
 crate::mpi! {

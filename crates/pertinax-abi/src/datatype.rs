@@ -124,7 +124,10 @@ mod tests {
         assert!(reduction(MPI_SUM, MPI_DOUBLE).is_ok());
         assert!(reduction(MPI_BXOR, MPI_INT).is_ok());
         assert_eq!(reduction(MPI_BXOR, MPI_DOUBLE).err(), Some(MPI_ERR_OP));
-        assert_eq!(reduction(MPI_SUM, MPI_DATATYPE_NULL).err(), Some(MPI_ERR_TYPE));
+        assert_eq!(
+            reduction(MPI_SUM, MPI_DATATYPE_NULL).err(),
+            Some(MPI_ERR_TYPE)
+        );
         assert!(reduction(MPI_MINLOC, MPI_2INT).is_ok());
     }
 }

@@ -72,7 +72,9 @@ pub(crate) fn raise(comm: c_int, what: &str, code: c_int) -> c_int {
                 .and_then(|e| e.as_ref())
                 .map(|e| e.errhandler)
         };
-        of(comm).or_else(|| of(MPI_COMM_WORLD)).unwrap_or(MPI_ERRORS_ARE_FATAL)
+        of(comm)
+            .or_else(|| of(MPI_COMM_WORLD))
+            .unwrap_or(MPI_ERRORS_ARE_FATAL)
     })
     .unwrap_or(MPI_ERRORS_ARE_FATAL);
     match handler {

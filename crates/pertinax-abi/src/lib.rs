@@ -4,9 +4,10 @@
 //! `MPI.mpich`, run on pertinax unchanged.
 //!
 //! Run a program under the launcher with this library first on the
-//! loader's path: `pertinax run -n 4 --mpi-abi -- ./prog` (see
-//! `docs/c-programs.md`). `MPI_Init` joins the job as `pertinax::init`
-//! does; every call then maps onto pertinax's API on the world it made.
+//! loader's path (`LD_LIBRARY_PATH`, a `libmpi.so.12` link to Cargo's
+//! `libmpi.so`; see `docs/c-programs.md`). `MPI_Init` joins the job as
+//! `pertinax::init` does; every call then maps onto pertinax's API on the
+//! world it made.
 //!
 //! - [`consts`]: the ABI's values. Handles are `int`s; the library's own
 //!   objects live in per-thread tables ([`state`]) indexed by the handle's

@@ -5,7 +5,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use pertinax::{Communicator, Comm, Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG};
+use pertinax::{Comm, Communicator, Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG};
 
 use crate::consts::*;
 use crate::datatype::bytes;
@@ -18,7 +18,11 @@ pub(crate) fn comm_of(comm: c_int) -> Result<Comm, c_int> {
 }
 
 /// Runs a call's body; an error class goes to `comm`'s handler.
+///
+/// Each call is a fault point named after it (`pertinax run --kill
+/// 2@MPI_Allreduce#3` kills rank 2 in its third `MPI_Allreduce`).
 pub(crate) fn call(comm: c_int, what: &str, f: impl FnOnce() -> Result<(), c_int>) -> c_int {
+    pertinax::fault_point(what);
     match f() {
         Ok(()) => MPI_SUCCESS,
         Err(code) => raise(comm, what, code),
@@ -222,7 +226,7 @@ crate::mpi! {
         // SAFETY: checked; MPI's contract makes `st` readable.
         let s = unsafe { st.read() };
         let len = (s.count_lo as u32 as u64) | (((s.count_hi_and_cancelled >> 1) as u64) << 32);
-        let n = if len % size as u64 == 0 {
+        let n = if len.is_multiple_of(size as u64) {
             c_int::try_from(len / size as u64).unwrap_or(MPI_UNDEFINED)
         } else {
             MPI_UNDEFINED
@@ -235,7 +239,8 @@ crate::mpi! {
 
 /// Registers `e`; its handle.
 fn add_request(e: ReqEntry) -> Result<c_int, c_int> {
-    state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, e) as c_int).ok_or(MPI_ERR_OTHER)
+    state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, e) as c_int)
+        .ok_or(MPI_ERR_OTHER)
 }
 
 crate::mpi! {

@@ -53,7 +53,7 @@ pub use mpi::{
     backend, environ_value, job_code, kill_rank, mpi_available, mpi_ready, mpirun, native_only,
     on_mpi, translate, TestBackend, NATIVE_ONLY_LIST,
 };
-pub use program::{fake_rank, launcher, Program, FAKE_RANK, LAUNCHER};
+pub use program::{fake_rank, launcher, Program, FAKE_RANK, LAUNCHER, MPI_ABI};
 pub use rank::{report, setup, Reported, Scenario, Scenarios, UnknownScenario, LEFT};
 pub use sandbox::{
     alive, kill_all, kill_job, marked, shm_leftovers, wait_for, Ended, Outcome, Running, Sandbox,

@@ -33,6 +33,8 @@ use std::time::Instant;
 enum Kind {
     Bin,
     Example,
+    /// A library's dynamic form (`name` is its file name).
+    Lib,
 }
 
 /// A binary of some workspace package that a test runs.
@@ -48,6 +50,12 @@ pub const LAUNCHER: Program = Program::bin("pertinax-cli", "pertinax");
 /// The protocol-speaking test rank of this crate (see its documentation in
 /// `src/bin/pertinax-fake-rank.rs`).
 pub const FAKE_RANK: Program = Program::bin("pertinax-harness", "pertinax-fake-rank");
+/// `libmpi.so` of `pertinax-abi` (the MPICH ABI over pertinax).
+pub const MPI_ABI: Program = Program {
+    package: "pertinax-abi",
+    kind: Kind::Lib,
+    name: "libmpi.so",
+};
 
 impl Program {
     /// Binary `name` of `package`.
@@ -107,10 +115,10 @@ impl Program {
             cmd.arg("--features").arg("pertinax/mpi");
         }
         match self.kind {
-            Kind::Bin => cmd.arg("--bin"),
-            Kind::Example => cmd.arg("--example"),
+            Kind::Bin => cmd.arg("--bin").arg(self.name),
+            Kind::Example => cmd.arg("--example").arg(self.name),
+            Kind::Lib => cmd.arg("--lib"),
         };
-        cmd.arg(self.name);
         let t = Instant::now();
         let res = cmd
             .output()
@@ -124,7 +132,7 @@ impl Program {
             String::from_utf8_lossy(&res.stderr)
         );
         let path = match self.kind {
-            Kind::Bin => out.dir.join(self.name),
+            Kind::Bin | Kind::Lib => out.dir.join(self.name),
             Kind::Example => out.dir.join("examples").join(self.name),
         };
         assert!(

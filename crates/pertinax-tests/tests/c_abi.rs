@@ -1,0 +1,114 @@
+//! Unchanged C MPI programs on pertinax: the programs of
+//! `crates/pertinax-abi/tests/c/`, built by MPICH's own `mpicc` (so
+//! against MPICH's `mpi.h` and `libmpi.so.12`), run under `pertinax run`
+//! with `pertinax-abi`'s `libmpi.so.12` first on the loader's path.
+//!
+//! MPICH's compiler wrapper comes from `pip install mpich`:
+//! `PERTINAX_MPICH_CC`, else `/tmp/mpich/bin/mpicc` (the venv `.ci/run`
+//! makes). Native backend only: these programs bring their own MPI.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use pertinax_harness::{run, Job, Spec, MPI_ABI};
+
+/// MPICH's `mpicc`.
+fn mpicc() -> PathBuf {
+    let cc = std::env::var_os("PERTINAX_MPICH_CC")
+        .map_or_else(|| PathBuf::from("/tmp/mpich/bin/mpicc"), PathBuf::from);
+    assert!(
+        cc.exists(),
+        "{} is missing: these tests build C programs with MPICH's mpicc \
+         (python3 -m venv /tmp/mpich && /tmp/mpich/bin/pip install mpich, \
+         or set PERTINAX_MPICH_CC)",
+        cc.display()
+    );
+    cc
+}
+
+/// A directory holding `libmpi.so.12`, the library's soname, linked to
+/// the `libmpi.so` Cargo built.
+fn abi_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let lib = MPI_ABI.path();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-abi");
+        std::fs::create_dir_all(&dir).expect("mpi-abi dir");
+        let link = dir.join("libmpi.so.12");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&lib, &link).expect("libmpi.so.12 link");
+        dir
+    })
+}
+
+/// C program `name` (`tests/c/<name>.c` of pertinax-abi), built once.
+fn program(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../pertinax-abi/tests/c")
+        .join(format!("{name}.c"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{name}"));
+    let res = Command::new(mpicc())
+        .arg("-O1")
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .expect("run mpicc");
+    assert!(
+        res.status.success(),
+        "mpicc {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    out
+}
+
+fn job(n: usize, name: &str, kills: &[&str]) -> Job {
+    let mut spec = Spec::new(n, &[])
+        .program(program(name))
+        .env("LD_LIBRARY_PATH", &abi_dir().to_string_lossy())
+        .bound(60);
+    for k in kills {
+        spec = spec.launcher_arg("--kill").launcher_arg(k);
+    }
+    run(spec)
+}
+
+/// Point-to-point in every size class, requests, probes, truncation as a
+/// visible error, bad arguments as errors, an unimplemented call's
+/// `MPI_ERR_UNSUPPORTED_OPERATION`, collectives with `MPI_IN_PLACE`,
+/// split and dup, groups, attributes: every check holds at 2, 3 and 4
+/// ranks.
+#[test]
+fn an_unchanged_c_program_runs_on_pertinax() {
+    for n in [2, 3, 4] {
+        let j = job(n, "basics", &[]);
+        j.expect(0, n, &format!("basics on {n} ranks"));
+    }
+}
+
+/// The ULFM loop of `ulfm.c` (revoke, shrink, agree, redo) with one and
+/// with two ranks killed inside their `MPI_Allreduce` (fault points by
+/// call name): every survivor ends with the survivors' count as the sum.
+#[test]
+fn an_unchanged_c_ulfm_program_recovers_from_kills() {
+    for (n, kills) in [
+        (4, &["2@MPI_Allreduce#3"][..]),
+        (5, &["1@MPI_Allreduce#2", "3@MPI_Allreduce#5"][..]),
+        (4, &["0@MPI_Allreduce#1"][..]),
+    ] {
+        let j = job(n, "ulfm", kills);
+        let survivors = n - kills.len();
+        let what = format!("ulfm on {n} ranks, kills {kills:?}");
+        j.expect(0, survivors, &what);
+        for l in j.ok_lines() {
+            assert!(
+                l.contains(&format!("size={survivors} sum={survivors} ")),
+                "{what}: {l}\n{}",
+                j.stderr
+            );
+        }
+        assert_eq!(j.stderr.matches("(injected").count(), kills.len(), "{what}");
+    }
+}
