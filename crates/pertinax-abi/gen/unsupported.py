@@ -197,6 +197,13 @@ def hand_written(src_dir, skip):
             text = re.sub(r"//[^\n]*", " ", text)
             names.update(re.findall(r"\bfn\s+(\w+)\s*(?:<[^>]*>)?\s*\(", text))
             names.update(re.findall(r"export_name\s*=\s*\"(\w+)\"", text))
+            # Names given to the defining macros as bare identifiers
+            # (convert.rs's `identity!`, vcoll.rs's `v_forms!`): any
+            # function name in the code outside comments and strings.
+            code = re.sub(r'"(?:[^"\\]|\\.)*"', " ", text)
+            names.update(re.findall(r"\b(P?MPIX?_[A-Za-z]\w*)\b", code))
+            # `large!`'s `fn PMPI_X_c as MPI_X_c => ...`.
+            names.update(re.findall(r"\bfn\s+(\w+)\s+as\s+\w+\s*=>", text))
             # lib.rs's `mpi! { fn PMPI_X(...) -> T as MPI_X { ... } }`
             names.update(re.findall(r"\bas\s+(P?MPIX?_\w+)\b", text))
             for a, b in re.findall(r"\bunsupported!\s*\(\s*(\w+)\s*,\s*(\w+)", text):

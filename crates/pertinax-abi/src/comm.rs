@@ -67,7 +67,9 @@ crate::mpi! {
         call(comm, "MPI_Comm_dup", || {
             let d = comm_of(comm)?.dup().map_err(|e| code_of(&e))?;
             // SAFETY: MPI's contract for `newcomm`.
-            unsafe { register(comm, Some(d), newcomm) }
+            unsafe { register(comm, Some(d), newcomm)? };
+            // SAFETY: registered just now.
+            copy_attrs(comm, unsafe { *newcomm })
         })
     }
 }
@@ -95,6 +97,12 @@ crate::mpi! {
         }
         // SAFETY: checked non-null; MPI's contract makes it readable.
         let h = unsafe { *comm };
+        if state::comm_index(h).is_some_and(|i| i >= 2) {
+            let rc = delete_attrs(h);
+            if rc != MPI_SUCCESS {
+                return raise(h, "MPI_Comm_free", rc);
+            }
+        }
         let entry = match state::comm_index(h) {
             Some(i) if i >= 2 => state::with(|s| s.comms.get_mut(i).and_then(Option::take)).flatten(),
             _ => None,
@@ -146,8 +154,7 @@ static IO: c_int = MPI_ANY_SOURCE;
 crate::mpi! {
     /// `MPI_Comm_get_attr` of the predefined attributes (`MPI_TAG_UB`,
     /// `MPI_UNIVERSE_SIZE`, `MPI_APPNUM`, `MPI_WTIME_IS_GLOBAL`,
-    /// `MPI_HOST`, `MPI_IO`); user keyvals are not implemented yet (their
-    /// flag is false).
+    /// `MPI_HOST`, `MPI_IO`) and of user keyvals.
     fn PMPI_Comm_get_attr(comm: c_int, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int as MPI_Comm_get_attr {
         call(comm, "MPI_Comm_get_attr", || {
             let c = comm_of(comm)?;
@@ -165,7 +172,19 @@ crate::mpi! {
                 MPI_APPNUM => &APPNUM,
                 MPI_HOST => &HOST,
                 MPI_IO => &IO,
-                _ => std::ptr::null(),
+                k => {
+                    state::keyval_index(k).ok_or(MPI_ERR_KEYVAL)?;
+                    let v = attr(comm, k)?;
+                    // SAFETY: checked non-null; MPI's contract: `value` is
+                    // a `void **`.
+                    unsafe {
+                        *flag = c_int::from(v.is_some());
+                        if let Some(v) = v {
+                            *value.cast::<*mut c_void>() = v;
+                        }
+                    }
+                    return Ok(());
+                }
             };
             // SAFETY: checked non-null; MPI's contract: `value` is a
             // `void **` for a predefined attribute's pointer.
@@ -280,5 +299,205 @@ crate::mpi! {
         // SAFETY: checked non-null.
         unsafe { *group = MPI_GROUP_NULL };
         MPI_SUCCESS
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_test_inter`.
+    fn PMPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c_int as MPI_Comm_test_inter {
+        match comm_of(comm) {
+            // SAFETY: MPI's contract for `flag`.
+            Ok(c) => unsafe { put(flag, c_int::from(c.is_inter()), comm, "MPI_Comm_test_inter") },
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Comm_test_inter", code),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_remote_size` (`MPI_ERR_COMM` on an intracommunicator).
+    fn PMPI_Comm_remote_size(comm: c_int, size: *mut c_int) -> c_int as MPI_Comm_remote_size {
+        match comm_of(comm) {
+            Ok(c) if c.is_inter() => {
+                // SAFETY: MPI's contract for `size`.
+                unsafe { put(size, c.remote_size() as c_int, comm, "MPI_Comm_remote_size") }
+            }
+            Ok(_) => raise(comm, "MPI_Comm_remote_size", MPI_ERR_COMM),
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Comm_remote_size", code),
+        }
+    }
+}
+
+/// The value of user keyval `k` on communicator `comm`, if set.
+fn attr(comm: c_int, k: c_int) -> Result<Option<*mut c_void>, c_int> {
+    state::with(|s| {
+        let e = state::comm_index(comm).and_then(|i| s.comms.get(i)?.as_ref())?;
+        Some(e.attrs.iter().find(|(key, _)| *key == k).map(|(_, v)| *v))
+    })
+    .flatten()
+    .ok_or(MPI_ERR_COMM)
+}
+
+fn keyval_of(k: c_int) -> Result<state::Keyval, c_int> {
+    state::keyval_index(k)
+        .and_then(|i| state::with(|s| s.keyvals.get(i).copied().flatten()).flatten())
+        .ok_or(MPI_ERR_KEYVAL)
+}
+
+/// Runs keyval `k`'s delete function on `value` (no state borrowed).
+fn run_delete(comm: c_int, k: c_int, value: *mut c_void) -> c_int {
+    match keyval_of(k) {
+        Ok(state::Keyval {
+            delete: Some(f),
+            extra,
+            ..
+        }) => {
+            // SAFETY: the program registered `f` for this signature.
+            unsafe { f(comm, k, value, extra) }
+        }
+        _ => MPI_SUCCESS,
+    }
+}
+
+/// Runs the delete functions of every attribute of `comm` and clears them
+/// (`MPI_Comm_free`, and `MPI_COMM_SELF`'s at `MPI_Finalize`).
+pub(crate) fn delete_attrs(comm: c_int) -> c_int {
+    let attrs = state::with(|s| {
+        state::comm_index(comm)
+            .and_then(|i| s.comms.get_mut(i)?.as_mut())
+            .map(|e| std::mem::take(&mut e.attrs))
+    })
+    .flatten()
+    .unwrap_or_default();
+    // In the reverse order of setting, as MPICH does.
+    for (k, v) in attrs.into_iter().rev() {
+        let rc = run_delete(comm, k, v);
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+    }
+    MPI_SUCCESS
+}
+
+/// Copies the attributes of `from` to `to` through their copy functions
+/// (`MPI_Comm_dup`).
+fn copy_attrs(from: c_int, to: c_int) -> Result<(), c_int> {
+    let attrs = state::with(|s| {
+        state::comm_index(from)
+            .and_then(|i| s.comms.get(i)?.as_ref())
+            .map(|e| e.attrs.clone())
+    })
+    .flatten()
+    .unwrap_or_default();
+    for (k, v) in attrs {
+        let Ok(state::Keyval {
+            copy: Some(f),
+            extra,
+            ..
+        }) = keyval_of(k)
+        else {
+            continue;
+        };
+        let mut out: *mut c_void = std::ptr::null_mut();
+        let mut flag: c_int = 0;
+        // SAFETY: the program registered `f` for this signature.
+        let rc = unsafe {
+            f(
+                from,
+                k,
+                extra,
+                v,
+                (&mut out as *mut *mut c_void).cast(),
+                &mut flag,
+            )
+        };
+        if rc != MPI_SUCCESS {
+            return Err(rc);
+        }
+        if flag != 0 {
+            set(to, k, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Sets (or replaces, deleting the old value first) attribute `k`.
+fn set(comm: c_int, k: c_int, value: *mut c_void) -> Result<(), c_int> {
+    keyval_of(k)?;
+    if let Some(old) = attr(comm, k)? {
+        let rc = run_delete(comm, k, old);
+        if rc != MPI_SUCCESS {
+            return Err(rc);
+        }
+    }
+    state::with(|s| {
+        let e = state::comm_index(comm).and_then(|i| s.comms.get_mut(i)?.as_mut())?;
+        match e.attrs.iter_mut().find(|(key, _)| *key == k) {
+            Some(slot) => slot.1 = value,
+            None => e.attrs.push((k, value)),
+        }
+        Some(())
+    })
+    .flatten()
+    .ok_or(MPI_ERR_COMM)
+}
+
+crate::mpi! {
+    /// `MPI_Comm_create_keyval` (null functions: `MPI_COMM_NULL_COPY_FN`,
+    /// `MPI_COMM_NULL_DELETE_FN`).
+    fn PMPI_Comm_create_keyval(copy: Option<state::CopyFn>, delete: Option<state::DeleteFn>, keyval: *mut c_int, extra: *mut c_void) -> c_int as MPI_Comm_create_keyval {
+        call(MPI_COMM_WORLD, "MPI_Comm_create_keyval", || {
+            if keyval.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let i = state::with(|s| state::insert(&mut s.keyvals, state::Keyval { copy, delete, extra }))
+                .ok_or(MPI_ERR_OTHER)?;
+            // SAFETY: checked non-null; writable by MPI's contract.
+            unsafe { *keyval = KEYVAL_DIRECT | i as c_int };
+            Ok(())
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_free_keyval`: the handle becomes `MPI_KEYVAL_INVALID`;
+    /// attributes set with it keep their delete function.
+    fn PMPI_Comm_free_keyval(keyval: *mut c_int) -> c_int as MPI_Comm_free_keyval {
+        call(MPI_COMM_WORLD, "MPI_Comm_free_keyval", || {
+            if keyval.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            // SAFETY: checked non-null; readable and writable by contract.
+            unsafe {
+                keyval_of(*keyval)?;
+                *keyval = MPI_KEYVAL_INVALID;
+            }
+            Ok(())
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_set_attr`.
+    fn PMPI_Comm_set_attr(comm: c_int, keyval: c_int, value: *mut c_void) -> c_int as MPI_Comm_set_attr {
+        call(comm, "MPI_Comm_set_attr", || set(comm, keyval, value))
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Comm_delete_attr`.
+    fn PMPI_Comm_delete_attr(comm: c_int, keyval: c_int) -> c_int as MPI_Comm_delete_attr {
+        call(comm, "MPI_Comm_delete_attr", || {
+            let old = attr(comm, keyval)?.ok_or(MPI_ERR_KEYVAL)?;
+            let rc = run_delete(comm, keyval, old);
+            if rc != MPI_SUCCESS {
+                return Err(rc);
+            }
+            state::with(|s| {
+                if let Some(e) = state::comm_index(comm).and_then(|i| s.comms.get_mut(i)?.as_mut()) {
+                    e.attrs.retain(|(k, _)| *k != keyval);
+                }
+            });
+            Ok(())
+        })
     }
 }

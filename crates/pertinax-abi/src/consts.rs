@@ -39,6 +39,10 @@ pub const COMM_DIRECT: c_int = 0x8400_0000_u32 as c_int;
 pub const MPI_REQUEST_NULL: c_int = 0x2c00_0000;
 /// A request: this prefix and its index.
 pub const REQUEST_DIRECT: c_int = 0xac00_0000_u32 as c_int;
+pub const MPI_MESSAGE_NULL: c_int = 0x2c00_0000;
+pub const MPI_MESSAGE_NO_PROC: c_int = 0x6c00_0000;
+/// A message a matched probe took: this prefix and its index.
+pub const MESSAGE_DIRECT: c_int = 0xec00_0000_u32 as c_int;
 pub const MPI_GROUP_NULL: c_int = 0x0800_0000;
 pub const MPI_GROUP_EMPTY: c_int = 0x4800_0000;
 /// A group: this prefix and its index.
@@ -49,6 +53,10 @@ pub const MPI_ERRORS_RETURN: c_int = 0x5400_0001;
 pub const MPI_ERRORS_ABORT: c_int = 0x5400_0003;
 /// A user error handler: this prefix and its index.
 pub const ERRHANDLER_DIRECT: c_int = 0x9400_0000_u32 as c_int;
+pub const MPI_KEYVAL_INVALID: c_int = 0x2400_0000;
+/// A user keyval: this prefix and its index.
+pub const KEYVAL_DIRECT: c_int = 0xa400_0000_u32 as c_int;
+pub const MPI_ERR_KEYVAL: c_int = 48;
 pub const MPI_DATATYPE_NULL: c_int = 0x0c00_0000;
 pub const MPI_OP_NULL: c_int = 0x1800_0000;
 

@@ -128,3 +128,36 @@ pub unsafe extern "C" fn MPIR_Dup_fn(
     }
     MPI_SUCCESS
 }
+
+/// A pointer-valued variable of the ABI (`extern int * const ...` in
+/// `mpi.h`).
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct CPointer(*const c_int);
+
+// SAFETY: the pointers are constants (addresses of statics, or null) that
+// nothing writes through.
+unsafe impl Sync for CPointer {}
+
+static UNWEIGHTED: c_int = 0;
+static WEIGHTS_EMPTY: c_int = 0;
+
+/// `MPI_UNWEIGHTED`: a marker address.
+#[no_mangle]
+pub static MPI_UNWEIGHTED: CPointer = CPointer(&UNWEIGHTED);
+/// `MPI_WEIGHTS_EMPTY`: a marker address.
+#[no_mangle]
+pub static MPI_WEIGHTS_EMPTY: CPointer = CPointer(&WEIGHTS_EMPTY);
+/// `MPI_F_STATUS_IGNORE` (no Fortran here: null, as MPICH's is before
+/// its Fortran layer sets it).
+#[no_mangle]
+pub static MPI_F_STATUS_IGNORE: CPointer = CPointer(std::ptr::null());
+/// `MPI_F_STATUSES_IGNORE`.
+#[no_mangle]
+pub static MPI_F_STATUSES_IGNORE: CPointer = CPointer(std::ptr::null());
+/// `MPI_F08_STATUS_IGNORE`.
+#[no_mangle]
+pub static MPI_F08_STATUS_IGNORE: CPointer = CPointer(std::ptr::null());
+/// `MPI_F08_STATUSES_IGNORE`.
+#[no_mangle]
+pub static MPI_F08_STATUSES_IGNORE: CPointer = CPointer(std::ptr::null());

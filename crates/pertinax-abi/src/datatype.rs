@@ -131,3 +131,44 @@ mod tests {
         assert!(reduction(MPI_MINLOC, MPI_2INT).is_ok());
     }
 }
+
+/// Writes lower bound 0 and the size of predefined `ty` as its extent.
+///
+/// # Safety
+/// `lb` and `extent` null or writable.
+unsafe fn extent(
+    ty: c_int,
+    lb: *mut crate::MPI_Aint,
+    extent: *mut crate::MPI_Aint,
+    what: &str,
+) -> c_int {
+    let Some(n) = size_of(ty) else {
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_TYPE);
+    };
+    if lb.is_null() || extent.is_null() {
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_ARG);
+    }
+    // SAFETY: checked non-null; writable by the caller's contract.
+    unsafe {
+        *lb = 0;
+        *extent = n as crate::MPI_Aint;
+    }
+    MPI_SUCCESS
+}
+
+crate::mpi! {
+    /// `MPI_Type_get_extent` of a predefined datatype (its lower bound is
+    /// 0, its extent its size).
+    fn PMPI_Type_get_extent(ty: c_int, lb: *mut crate::MPI_Aint, ext: *mut crate::MPI_Aint) -> c_int as MPI_Type_get_extent {
+        // SAFETY: MPI's contract for the out-pointers.
+        unsafe { extent(ty, lb, ext, "MPI_Type_get_extent") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Type_get_true_extent` of a predefined datatype.
+    fn PMPI_Type_get_true_extent(ty: c_int, lb: *mut crate::MPI_Aint, ext: *mut crate::MPI_Aint) -> c_int as MPI_Type_get_true_extent {
+        // SAFETY: MPI's contract for the out-pointers.
+        unsafe { extent(ty, lb, ext, "MPI_Type_get_true_extent") }
+    }
+}

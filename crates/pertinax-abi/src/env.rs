@@ -31,11 +31,14 @@ fn start(what: &str) -> c_int {
         requests: Vec::new(),
         groups: Vec::new(),
         errhandlers: Vec::new(),
+        keyvals: Vec::new(),
+        messages: Vec::new(),
     };
     for comm in [world, me] {
         s.comms.push(Some(state::CommEntry {
             comm,
             errhandler: MPI_ERRORS_ARE_FATAL,
+            attrs: Vec::new(),
         }));
     }
     state::install(s);
@@ -86,6 +89,9 @@ crate::mpi! {
     /// `MPI_Finalize`: completes the requests still held, frees the
     /// communicators made here, then `Universe::finalize`.
     fn PMPI_Finalize() -> c_int as MPI_Finalize {
+        // MPI: `MPI_COMM_SELF`'s attributes are deleted first, as if it
+        // were freed (libraries hook their clean-up there).
+        let _ = crate::comm::delete_attrs(MPI_COMM_SELF);
         let Some(s) = state::take() else {
             return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
         };
@@ -191,6 +197,23 @@ crate::mpi! {
         // SAFETY: MPI's contract: `out` holds
         // MPI_MAX_LIBRARY_VERSION_STRING bytes.
         unsafe { copy_out(text, out, MPI_MAX_LIBRARY_VERSION_STRING, len) };
+        MPI_SUCCESS
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Abi_get_version`: -1, -1 as MPICH's `libmpi.so.12` answers (this
+    /// is MPICH's ABI, not the MPI-5 standard ABI); callable before
+    /// `MPI_Init`.
+    fn PMPI_Abi_get_version(major: *mut c_int, minor: *mut c_int) -> c_int as MPI_Abi_get_version {
+        if major.is_null() || minor.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Abi_get_version", MPI_ERR_ARG);
+        }
+        // SAFETY: checked non-null; MPI's contract makes them writable.
+        unsafe {
+            *major = -1;
+            *minor = -1;
+        }
         MPI_SUCCESS
     }
 }

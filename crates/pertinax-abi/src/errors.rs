@@ -49,6 +49,7 @@ pub(crate) fn text(code: c_int) -> &'static str {
         MPI_ERR_SPAWN => "spawn failed",
         MPI_ERR_UNSUPPORTED_OPERATION => "operation not supported by pertinax's MPI library yet",
         MPI_ERR_ERRHANDLER => "invalid error handler",
+        MPI_ERR_KEYVAL => "invalid keyval",
         MPIX_ERR_PROC_FAILED => "a process in the operation failed",
         MPIX_ERR_PROC_FAILED_PENDING => {
             "a process failed: the any-source operation is pending until the failure is acknowledged"
@@ -109,7 +110,8 @@ fn fatal(what: &str, code: c_int) -> ! {
 
 /// What a function this library does not implement returns: through the
 /// communicator's error handler (`MPI_COMM_WORLD`'s when it takes none).
-pub fn unsupported(what: &str, comm: c_int) -> c_int {
+pub fn unsupported(what: &'static str, comm: c_int) -> c_int {
+    LAST_UNSUPPORTED.with(|l| l.set(Some(what)));
     let comm = if state::comm_index(comm).is_some() {
         comm
     } else {
@@ -139,11 +141,25 @@ pub(crate) unsafe fn copy_out(text: &str, out: *mut c_char, cap: usize, len: *mu
     }
 }
 
+std::thread_local! {
+    /// The last function that answered `MPI_ERR_UNSUPPORTED_OPERATION`,
+    /// which that class's text names.
+    static LAST_UNSUPPORTED: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+}
+
+/// The text of an error class, naming the last unsupported call.
+fn describe(code: c_int) -> String {
+    match LAST_UNSUPPORTED.with(std::cell::Cell::get) {
+        Some(f) if code == MPI_ERR_UNSUPPORTED_OPERATION => format!("{} (last: {f})", text(code)),
+        _ => text(code).to_string(),
+    }
+}
+
 crate::mpi! {
     /// `MPI_Error_string`: the text of an error class.
     fn PMPI_Error_string(code: c_int, out: *mut c_char, len: *mut c_int) -> c_int as MPI_Error_string {
         // SAFETY: MPI's contract: `out` holds MPI_MAX_ERROR_STRING bytes.
-        unsafe { copy_out(text(code), out, MPI_MAX_ERROR_STRING, len) };
+        unsafe { copy_out(&describe(code), out, MPI_MAX_ERROR_STRING, len) };
         MPI_SUCCESS
     }
 }

@@ -96,9 +96,13 @@ pub mod comm;
 pub mod convert;
 pub mod datatype;
 pub mod env;
+pub mod large;
+pub mod mprobe;
 pub mod p2p;
+pub mod status;
 pub mod ulfm;
 mod unsupported;
+pub mod vcoll;
 
 #[allow(unused_imports)]
 use std::ffi::c_void;

@@ -17,6 +17,30 @@ use crate::consts::*;
 pub(crate) struct CommEntry {
     pub comm: Comm,
     pub errhandler: c_int,
+    /// Attributes set with user keyvals: (keyval, value).
+    pub attrs: Vec<(c_int, *mut std::ffi::c_void)>,
+}
+
+/// `int copy(MPI_Comm, int keyval, void *extra, void *in, void *out, int
+/// *flag)`.
+pub(crate) type CopyFn = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    *mut std::ffi::c_void,
+    *mut std::ffi::c_void,
+    *mut std::ffi::c_void,
+    *mut c_int,
+) -> c_int;
+/// `int delete(MPI_Comm, int keyval, void *value, void *extra)`.
+pub(crate) type DeleteFn =
+    unsafe extern "C" fn(c_int, c_int, *mut std::ffi::c_void, *mut std::ffi::c_void) -> c_int;
+
+/// A user keyval (`MPI_Comm_create_keyval`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Keyval {
+    pub copy: Option<CopyFn>,
+    pub delete: Option<DeleteFn>,
+    pub extra: *mut std::ffi::c_void,
 }
 
 /// A request: pending in pertinax, or complete already (a receive from
@@ -46,6 +70,11 @@ pub(crate) struct State {
     /// Groups (`MPI_Comm_group`, `MPIX_Comm_get_failed`).
     pub groups: Vec<Option<pertinax::Group>>,
     pub errhandlers: Vec<Option<UserErrhandler>>,
+    /// User keyvals (handle `KEYVAL_DIRECT | index`).
+    pub keyvals: Vec<Option<Keyval>>,
+    /// Messages a matched probe took (handle `MESSAGE_DIRECT | index`):
+    /// their bytes and status.
+    pub messages: Vec<Option<(Vec<u8>, crate::consts::MpiStatus)>>,
 }
 
 thread_local! {
@@ -106,6 +135,14 @@ pub(crate) fn group_index(handle: c_int) -> Option<usize> {
     index(handle, GROUP_DIRECT)
 }
 
+pub(crate) fn message_index(handle: c_int) -> Option<usize> {
+    index(handle, MESSAGE_DIRECT)
+}
+
+pub(crate) fn keyval_index(handle: c_int) -> Option<usize> {
+    index(handle, KEYVAL_DIRECT)
+}
+
 pub(crate) fn errhandler_index(handle: c_int) -> Option<usize> {
     index(handle, ERRHANDLER_DIRECT)
 }
@@ -145,7 +182,11 @@ impl State {
                 self.comms.len() - 1
             }
         };
-        self.comms[i] = Some(CommEntry { comm, errhandler });
+        self.comms[i] = Some(CommEntry {
+            comm,
+            errhandler,
+            attrs: Vec::new(),
+        });
         comm_handle(i)
     }
 }

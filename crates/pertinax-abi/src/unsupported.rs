@@ -15,7 +15,6 @@ use crate::MPI_Aint;
 unsupported!(MPI_Abi_get_fortran_booleans, PMPI_Abi_get_fortran_booleans, (logical_size: c_int, logical_true: *mut c_void, logical_false: *mut c_void, is_set: *mut c_void), none);
 unsupported!(MPI_Abi_get_fortran_info, PMPI_Abi_get_fortran_info, (info: *mut c_void), none);
 unsupported!(MPI_Abi_get_info, PMPI_Abi_get_info, (info: *mut c_void), none);
-unsupported!(MPI_Abi_get_version, PMPI_Abi_get_version, (abi_major: *mut c_void, abi_minor: *mut c_void), none);
 unsupported!(MPI_Abi_set_fortran_booleans, PMPI_Abi_set_fortran_booleans, (logical_size: c_int, logical_true: *mut c_void, logical_false: *mut c_void), none);
 unsupported!(MPI_Abi_set_fortran_info, PMPI_Abi_set_fortran_info, (info: c_int), none);
 unsupported!(MPI_Accumulate, PMPI_Accumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int), none);
@@ -24,22 +23,15 @@ unsupported!(MPI_Add_error_class, PMPI_Add_error_class, (errorclass: *mut c_void
 unsupported!(MPI_Add_error_code, PMPI_Add_error_code, (errorclass: c_int, errorcode: *mut c_void), none);
 unsupported!(MPI_Add_error_string, PMPI_Add_error_string, (errorcode: c_int, string: *mut c_void), none);
 unsupported!(MPI_Address, PMPI_Address, (location: *mut c_void, address: *mut c_void), none);
-unsupported!(MPI_Allgather_c, PMPI_Allgather_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int), comm);
 unsupported!(MPI_Allgather_init, PMPI_Allgather_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Allgather_init_c, PMPI_Allgather_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Allgatherv, PMPI_Allgatherv, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int), comm);
-unsupported!(MPI_Allgatherv_c, PMPI_Allgatherv_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int), comm);
 unsupported!(MPI_Allgatherv_init, PMPI_Allgatherv_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Alloc_mem, PMPI_Alloc_mem, (size: MPI_Aint, info: c_int, baseptr: *mut c_void), none);
-unsupported!(MPI_Allreduce_c, PMPI_Allreduce_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Allreduce_init, PMPI_Allreduce_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Allreduce_init_c, PMPI_Allreduce_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Alltoall_c, PMPI_Alltoall_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int), comm);
 unsupported!(MPI_Alltoall_init, PMPI_Alltoall_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Alltoall_init_c, PMPI_Alltoall_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Alltoallv, PMPI_Alltoallv, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtype: c_int, comm: c_int), comm);
-unsupported!(MPI_Alltoallv_c, PMPI_Alltoallv_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtype: c_int, comm: c_int), comm);
 unsupported!(MPI_Alltoallv_init, PMPI_Alltoallv_init, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Alltoallv_init_c, PMPI_Alltoallv_init_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Alltoallw, PMPI_Alltoallw, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int), comm);
@@ -50,7 +42,6 @@ unsupported!(MPI_Attr_delete, PMPI_Attr_delete, (comm: c_int, keyval: c_int), co
 unsupported!(MPI_Attr_get, PMPI_Attr_get, (comm: c_int, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_void), comm);
 unsupported!(MPI_Attr_put, PMPI_Attr_put, (comm: c_int, keyval: c_int, attribute_val: *mut c_void), comm);
 unsupported!(MPI_Barrier_init, PMPI_Barrier_init, (comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Bcast_c, PMPI_Bcast_c, (buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int), comm);
 unsupported!(MPI_Bcast_init, PMPI_Bcast_init, (buffer: *mut c_void, count: c_int, datatype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Bcast_init_c, PMPI_Bcast_init_c, (buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Bsend, PMPI_Bsend, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int), comm);
@@ -81,14 +72,11 @@ unsupported!(MPI_Comm_connect, PMPI_Comm_connect, (port_name: *mut c_void, info:
 unsupported!(MPI_Comm_create, PMPI_Comm_create, (comm: c_int, group: c_int, newcomm: *mut c_void), comm);
 unsupported!(MPI_Comm_create_from_group, PMPI_Comm_create_from_group, (group: c_int, stringtag: *mut c_void, info: c_int, errhandler: c_int, newcomm: *mut c_void), none);
 unsupported!(MPI_Comm_create_group, PMPI_Comm_create_group, (comm: c_int, group: c_int, tag: c_int, newcomm: *mut c_void), comm);
-unsupported!(MPI_Comm_create_keyval, PMPI_Comm_create_keyval, (comm_copy_attr_fn: *mut c_void, comm_delete_attr_fn: *mut c_void, comm_keyval: *mut c_void, extra_state: *mut c_void), none);
-unsupported!(MPI_Comm_delete_attr, PMPI_Comm_delete_attr, (comm: c_int, comm_keyval: c_int), comm);
 unsupported!(MPI_Comm_detach_buffer, PMPI_Comm_detach_buffer, (comm: c_int, buffer_addr: *mut c_void, size: *mut c_void), comm);
 unsupported!(MPI_Comm_detach_buffer_c, PMPI_Comm_detach_buffer_c, (comm: c_int, buffer_addr: *mut c_void, size: *mut c_void), comm);
 unsupported!(MPI_Comm_disconnect, PMPI_Comm_disconnect, (comm: *mut c_void), none);
 unsupported!(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info, (comm: c_int, info: c_int, newcomm: *mut c_void), comm);
 unsupported!(MPI_Comm_flush_buffer, PMPI_Comm_flush_buffer, (comm: c_int), comm);
-unsupported!(MPI_Comm_free_keyval, PMPI_Comm_free_keyval, (comm_keyval: *mut c_void), none);
 unsupported!(MPI_Comm_get_info, PMPI_Comm_get_info, (comm: c_int, info_used: *mut c_void), comm);
 unsupported!(MPI_Comm_get_name, PMPI_Comm_get_name, (comm: c_int, comm_name: *mut c_void, resultlen: *mut c_void), comm);
 unsupported!(MPI_Comm_get_parent, PMPI_Comm_get_parent, (parent: *mut c_void), none);
@@ -97,14 +85,11 @@ unsupported!(MPI_Comm_idup_with_info, PMPI_Comm_idup_with_info, (comm: c_int, in
 unsupported!(MPI_Comm_iflush_buffer, PMPI_Comm_iflush_buffer, (comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Comm_join, PMPI_Comm_join, (fd: c_int, intercomm: *mut c_void), none);
 unsupported!(MPI_Comm_remote_group, PMPI_Comm_remote_group, (comm: c_int, group: *mut c_void), comm);
-unsupported!(MPI_Comm_remote_size, PMPI_Comm_remote_size, (comm: c_int, size: *mut c_void), comm);
-unsupported!(MPI_Comm_set_attr, PMPI_Comm_set_attr, (comm: c_int, comm_keyval: c_int, attribute_val: *mut c_void), comm);
 unsupported!(MPI_Comm_set_info, PMPI_Comm_set_info, (comm: c_int, info: c_int), comm);
 unsupported!(MPI_Comm_set_name, PMPI_Comm_set_name, (comm: c_int, comm_name: *mut c_void), comm);
 unsupported!(MPI_Comm_spawn, PMPI_Comm_spawn, (command: *mut c_void, argv: *mut c_void, maxprocs: c_int, info: c_int, root: c_int, comm: c_int, intercomm: *mut c_void, array_of_errcodes: *mut c_void), comm);
 unsupported!(MPI_Comm_spawn_multiple, PMPI_Comm_spawn_multiple, (count: c_int, array_of_commands: *mut c_void, array_of_argv: *mut c_void, array_of_maxprocs: *mut c_void, array_of_info: *mut c_void, root: c_int, comm: c_int, intercomm: *mut c_void, array_of_errcodes: *mut c_void), comm);
 unsupported!(MPI_Comm_split_type, PMPI_Comm_split_type, (comm: c_int, split_type: c_int, key: c_int, info: c_int, newcomm: *mut c_void), comm);
-unsupported!(MPI_Comm_test_inter, PMPI_Comm_test_inter, (comm: c_int, flag: *mut c_void), comm);
 unsupported!(MPI_Compare_and_swap, PMPI_Compare_and_swap, (origin_addr: *mut c_void, compare_addr: *mut c_void, result_addr: *mut c_void, datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, win: c_int), none);
 unsupported!(MPI_Dims_create, PMPI_Dims_create, (nnodes: c_int, ndims: c_int, dims: *mut c_void), none);
 unsupported!(MPI_Dist_graph_create, PMPI_Dist_graph_create, (comm_old: c_int, n: c_int, sources: *mut c_void, degrees: *mut c_void, destinations: *mut c_void, weights: *mut c_void, info: c_int, reorder: c_int, comm_dist_graph: *mut c_void), comm_old);
@@ -208,11 +193,8 @@ unsupported!(MPI_File_write_ordered_end, PMPI_File_write_ordered_end, (fh: *mut 
 unsupported!(MPI_File_write_shared, PMPI_File_write_shared, (fh: *mut c_void, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void), none);
 unsupported!(MPI_File_write_shared_c, PMPI_File_write_shared_c, (fh: *mut c_void, buf: *mut c_void, count: i64, datatype: c_int, status: *mut c_void), none);
 unsupported!(MPI_Free_mem, PMPI_Free_mem, (base: *mut c_void), none);
-unsupported!(MPI_Gather_c, PMPI_Gather_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int), comm);
 unsupported!(MPI_Gather_init, PMPI_Gather_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Gather_init_c, PMPI_Gather_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Gatherv, PMPI_Gatherv, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, root: c_int, comm: c_int), comm);
-unsupported!(MPI_Gatherv_c, PMPI_Gatherv_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, root: c_int, comm: c_int), comm);
 unsupported!(MPI_Gatherv_init, PMPI_Gatherv_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Gatherv_init_c, PMPI_Gatherv_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Get, PMPI_Get, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int), none);
@@ -220,10 +202,6 @@ unsupported!(MPI_Get_accumulate, PMPI_Get_accumulate, (origin_addr: *mut c_void,
 unsupported!(MPI_Get_accumulate_c, PMPI_Get_accumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, result_addr: *mut c_void, result_count: i64, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int), none);
 unsupported!(MPI_Get_address, PMPI_Get_address, (location: *mut c_void, address: *mut c_void), none);
 unsupported!(MPI_Get_c, PMPI_Get_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
-unsupported!(MPI_Get_count_c, PMPI_Get_count_c, (status: *mut c_void, datatype: c_int, count: *mut c_void), none);
-unsupported!(MPI_Get_elements, PMPI_Get_elements, (status: *mut c_void, datatype: c_int, count: *mut c_void), none);
-unsupported!(MPI_Get_elements_c, PMPI_Get_elements_c, (status: *mut c_void, datatype: c_int, count: *mut c_void), none);
-unsupported!(MPI_Get_elements_x, PMPI_Get_elements_x, (status: *mut c_void, datatype: c_int, count: *mut c_void), none);
 unsupported!(MPI_Get_hw_resource_info, PMPI_Get_hw_resource_info, (hw_info: *mut c_void), none);
 unsupported!(MPI_Graph_create, PMPI_Graph_create, (comm_old: c_int, nnodes: c_int, indx: *mut c_void, edges: *mut c_void, reorder: c_int, comm_graph: *mut c_void), comm_old);
 unsupported!(MPI_Graph_get, PMPI_Graph_get, (comm: c_int, maxindex: c_int, maxedges: c_int, indx: *mut c_void, edges: *mut c_void), comm);
@@ -265,9 +243,6 @@ unsupported!(MPI_Igather, PMPI_Igather, (sendbuf: *mut c_void, sendcount: c_int,
 unsupported!(MPI_Igather_c, PMPI_Igather_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Igatherv, PMPI_Igatherv, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, root: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Igatherv_c, PMPI_Igatherv_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, root: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Improbe, PMPI_Improbe, (source: c_int, tag: c_int, comm: c_int, flag: *mut c_void, message: *mut c_void, status: *mut c_void), comm);
-unsupported!(MPI_Imrecv, PMPI_Imrecv, (buf: *mut c_void, count: c_int, datatype: c_int, message: *mut c_void, request: *mut c_void), none);
-unsupported!(MPI_Imrecv_c, PMPI_Imrecv_c, (buf: *mut c_void, count: i64, datatype: c_int, message: *mut c_void, request: *mut c_void), none);
 unsupported!(MPI_Ineighbor_allgather, PMPI_Ineighbor_allgather, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ineighbor_allgather_c, PMPI_Ineighbor_allgather_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, request: *mut c_void), comm);
@@ -292,7 +267,6 @@ unsupported!(MPI_Info_set, PMPI_Info_set, (info: c_int, key: *mut c_void, value:
 unsupported!(MPI_Intercomm_create, PMPI_Intercomm_create, (local_comm: c_int, local_leader: c_int, peer_comm: c_int, remote_leader: c_int, tag: c_int, newintercomm: *mut c_void), local_comm);
 unsupported!(MPI_Intercomm_create_from_groups, PMPI_Intercomm_create_from_groups, (local_group: c_int, local_leader: c_int, remote_group: c_int, remote_leader: c_int, stringtag: *mut c_void, info: c_int, errhandler: c_int, newintercomm: *mut c_void), none);
 unsupported!(MPI_Intercomm_merge, PMPI_Intercomm_merge, (intercomm: c_int, high: c_int, newintracomm: *mut c_void), intercomm);
-unsupported!(MPI_Irecv_c, PMPI_Irecv_c, (buf: *mut c_void, count: i64, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ireduce, PMPI_Ireduce, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, root: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ireduce_c, PMPI_Ireduce_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, root: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ireduce_scatter, PMPI_Ireduce_scatter, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, datatype: c_int, op: c_int, comm: c_int, request: *mut c_void), comm);
@@ -307,7 +281,6 @@ unsupported!(MPI_Iscatter, PMPI_Iscatter, (sendbuf: *mut c_void, sendcount: c_in
 unsupported!(MPI_Iscatter_c, PMPI_Iscatter_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Iscatterv, PMPI_Iscatterv, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Iscatterv_c, PMPI_Iscatterv_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Isend_c, PMPI_Isend_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Isendrecv, PMPI_Isendrecv, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Isendrecv_c, PMPI_Isendrecv_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Isendrecv_replace, PMPI_Isendrecv_replace, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_void), comm);
@@ -317,9 +290,6 @@ unsupported!(MPI_Issend_c, PMPI_Issend_c, (buf: *mut c_void, count: i64, datatyp
 unsupported!(MPI_Keyval_create, PMPI_Keyval_create, (copy_fn: *mut c_void, delete_fn: *mut c_void, keyval: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Keyval_free, PMPI_Keyval_free, (keyval: *mut c_void), none);
 unsupported!(MPI_Lookup_name, PMPI_Lookup_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
-unsupported!(MPI_Mprobe, PMPI_Mprobe, (source: c_int, tag: c_int, comm: c_int, message: *mut c_void, status: *mut c_void), comm);
-unsupported!(MPI_Mrecv, PMPI_Mrecv, (buf: *mut c_void, count: c_int, datatype: c_int, message: *mut c_void, status: *mut c_void), none);
-unsupported!(MPI_Mrecv_c, PMPI_Mrecv_c, (buf: *mut c_void, count: i64, datatype: c_int, message: *mut c_void, status: *mut c_void), none);
 unsupported!(MPI_Neighbor_allgather, PMPI_Neighbor_allgather, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int), comm);
 unsupported!(MPI_Neighbor_allgather_c, PMPI_Neighbor_allgather_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int), comm);
 unsupported!(MPI_Neighbor_allgather_init, PMPI_Neighbor_allgather_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
@@ -364,10 +334,8 @@ unsupported!(MPI_Put, PMPI_Put, (origin_addr: *mut c_void, origin_count: c_int, 
 unsupported!(MPI_Put_c, PMPI_Put_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Raccumulate, PMPI_Raccumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Raccumulate_c, PMPI_Raccumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
-unsupported!(MPI_Recv_c, PMPI_Recv_c, (buf: *mut c_void, count: i64, datatype: c_int, source: c_int, tag: c_int, comm: c_int, status: *mut c_void), comm);
 unsupported!(MPI_Recv_init, PMPI_Recv_init, (buf: *mut c_void, count: c_int, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Recv_init_c, PMPI_Recv_init_c, (buf: *mut c_void, count: i64, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Reduce_c, PMPI_Reduce_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, root: c_int, comm: c_int), comm);
 unsupported!(MPI_Reduce_init, PMPI_Reduce_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Reduce_init_c, PMPI_Reduce_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Reduce_local, PMPI_Reduce_local, (inbuf: *mut c_void, inoutbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int), none);
@@ -403,17 +371,12 @@ unsupported!(MPI_Scan, PMPI_Scan, (sendbuf: *mut c_void, recvbuf: *mut c_void, c
 unsupported!(MPI_Scan_c, PMPI_Scan_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Scan_init, PMPI_Scan_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Scan_init_c, PMPI_Scan_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Scatter_c, PMPI_Scatter_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int), comm);
 unsupported!(MPI_Scatter_init, PMPI_Scatter_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Scatter_init_c, PMPI_Scatter_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Scatterv, PMPI_Scatterv, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int), comm);
-unsupported!(MPI_Scatterv_c, PMPI_Scatterv_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int), comm);
 unsupported!(MPI_Scatterv_init, PMPI_Scatterv_init, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Scatterv_init_c, PMPI_Scatterv_init_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Send_c, PMPI_Send_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int), comm);
 unsupported!(MPI_Send_init, PMPI_Send_init, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Send_init_c, PMPI_Send_init_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Sendrecv_c, PMPI_Sendrecv_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut c_void), comm);
 unsupported!(MPI_Sendrecv_replace, PMPI_Sendrecv_replace, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut c_void), comm);
 unsupported!(MPI_Sendrecv_replace_c, PMPI_Sendrecv_replace_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut c_void), comm);
 unsupported!(MPI_Session_attach_buffer, PMPI_Session_attach_buffer, (session: c_int, buffer: *mut c_void, size: c_int), none);
@@ -444,16 +407,6 @@ unsupported!(MPI_Status_f082c, PMPI_Status_f082c, (f08_status: *mut c_void, c_st
 unsupported!(MPI_Status_f082f, PMPI_Status_f082f, (f08_status: *mut c_void, f_status: *mut c_void), none);
 unsupported!(MPI_Status_f2c, PMPI_Status_f2c, (f_status: *mut c_void, c_status: *mut c_void), none);
 unsupported!(MPI_Status_f2f08, PMPI_Status_f2f08, (f_status: *mut c_void, f08_status: *mut c_void), none);
-unsupported!(MPI_Status_get_error, PMPI_Status_get_error, (status: *mut c_void, error: *mut c_void), none);
-unsupported!(MPI_Status_get_source, PMPI_Status_get_source, (status: *mut c_void, source: *mut c_void), none);
-unsupported!(MPI_Status_get_tag, PMPI_Status_get_tag, (status: *mut c_void, tag: *mut c_void), none);
-unsupported!(MPI_Status_set_cancelled, PMPI_Status_set_cancelled, (status: *mut c_void, flag: c_int), none);
-unsupported!(MPI_Status_set_elements, PMPI_Status_set_elements, (status: *mut c_void, datatype: c_int, count: c_int), none);
-unsupported!(MPI_Status_set_elements_c, PMPI_Status_set_elements_c, (status: *mut c_void, datatype: c_int, count: i64), none);
-unsupported!(MPI_Status_set_elements_x, PMPI_Status_set_elements_x, (status: *mut c_void, datatype: c_int, count: i64), none);
-unsupported!(MPI_Status_set_error, PMPI_Status_set_error, (status: *mut c_void, error: c_int), none);
-unsupported!(MPI_Status_set_source, PMPI_Status_set_source, (status: *mut c_void, source: c_int), none);
-unsupported!(MPI_Status_set_tag, PMPI_Status_set_tag, (status: *mut c_void, tag: c_int), none);
 unsupported!(MPI_T_category_changed, PMPI_T_category_changed, (update_number: *mut c_void), none);
 unsupported!(MPI_T_category_get_categories, PMPI_T_category_get_categories, (cat_index: c_int, len: c_int, indices: *mut c_void), none);
 unsupported!(MPI_T_category_get_cvars, PMPI_T_category_get_cvars, (cat_index: c_int, len: c_int, indices: *mut c_void), none);
@@ -505,7 +458,6 @@ unsupported!(MPI_T_pvar_write, PMPI_T_pvar_write, (session: *mut c_void, handle:
 unsupported!(MPI_T_source_get_info, PMPI_T_source_get_info, (source_index: c_int, name: *mut c_void, name_len: *mut c_void, desc: *mut c_void, desc_len: *mut c_void, ordering: *mut c_void, ticks_per_second: *mut c_void, max_ticks: *mut c_void, info: *mut c_void), none);
 unsupported!(MPI_T_source_get_num, PMPI_T_source_get_num, (num_sources: *mut c_void), none);
 unsupported!(MPI_T_source_get_timestamp, PMPI_T_source_get_timestamp, (source_index: c_int, timestamp: *mut c_void), none);
-unsupported!(MPI_Test_cancelled, PMPI_Test_cancelled, (status: *mut c_void, flag: *mut c_void), none);
 unsupported!(MPI_Testall, PMPI_Testall, (count: c_int, array_of_requests: *mut c_void, flag: *mut c_void, array_of_statuses: *mut c_void), none);
 unsupported!(MPI_Testany, PMPI_Testany, (count: c_int, array_of_requests: *mut c_void, indx: *mut c_void, flag: *mut c_void, status: *mut c_void), none);
 unsupported!(MPI_Testsome, PMPI_Testsome, (incount: c_int, array_of_requests: *mut c_void, outcount: *mut c_void, array_of_indices: *mut c_void, array_of_statuses: *mut c_void), none);
@@ -543,12 +495,8 @@ unsupported!(MPI_Type_get_contents, PMPI_Type_get_contents, (datatype: c_int, ma
 unsupported!(MPI_Type_get_contents_c, PMPI_Type_get_contents_c, (datatype: c_int, max_integers: i64, max_addresses: i64, max_large_counts: i64, max_datatypes: i64, array_of_integers: *mut c_void, array_of_addresses: *mut c_void, array_of_large_counts: *mut c_void, array_of_datatypes: *mut c_void), none);
 unsupported!(MPI_Type_get_envelope, PMPI_Type_get_envelope, (datatype: c_int, num_integers: *mut c_void, num_addresses: *mut c_void, num_datatypes: *mut c_void, combiner: *mut c_void), none);
 unsupported!(MPI_Type_get_envelope_c, PMPI_Type_get_envelope_c, (datatype: c_int, num_integers: *mut c_void, num_addresses: *mut c_void, num_large_counts: *mut c_void, num_datatypes: *mut c_void, combiner: *mut c_void), none);
-unsupported!(MPI_Type_get_extent, PMPI_Type_get_extent, (datatype: c_int, lb: *mut c_void, extent: *mut c_void), none);
-unsupported!(MPI_Type_get_extent_c, PMPI_Type_get_extent_c, (datatype: c_int, lb: *mut c_void, extent: *mut c_void), none);
 unsupported!(MPI_Type_get_extent_x, PMPI_Type_get_extent_x, (datatype: c_int, lb: *mut c_void, extent: *mut c_void), none);
 unsupported!(MPI_Type_get_name, PMPI_Type_get_name, (datatype: c_int, type_name: *mut c_void, resultlen: *mut c_void), none);
-unsupported!(MPI_Type_get_true_extent, PMPI_Type_get_true_extent, (datatype: c_int, true_lb: *mut c_void, true_extent: *mut c_void), none);
-unsupported!(MPI_Type_get_true_extent_c, PMPI_Type_get_true_extent_c, (datatype: c_int, true_lb: *mut c_void, true_extent: *mut c_void), none);
 unsupported!(MPI_Type_get_true_extent_x, PMPI_Type_get_true_extent_x, (datatype: c_int, true_lb: *mut c_void, true_extent: *mut c_void), none);
 unsupported!(MPI_Type_get_value_index, PMPI_Type_get_value_index, (value_type: c_int, index_type: c_int, pair_type: *mut c_void), none);
 unsupported!(MPI_Type_hindexed, PMPI_Type_hindexed, (count: c_int, array_of_blocklengths: *mut c_void, array_of_displacements: *mut c_void, oldtype: c_int, newtype: *mut c_void), none);
@@ -559,7 +507,6 @@ unsupported!(MPI_Type_lb, PMPI_Type_lb, (datatype: c_int, displacement: *mut c_v
 unsupported!(MPI_Type_match_size, PMPI_Type_match_size, (typeclass: c_int, size: c_int, datatype: *mut c_void), none);
 unsupported!(MPI_Type_set_attr, PMPI_Type_set_attr, (datatype: c_int, type_keyval: c_int, attribute_val: *mut c_void), none);
 unsupported!(MPI_Type_set_name, PMPI_Type_set_name, (datatype: c_int, type_name: *mut c_void), none);
-unsupported!(MPI_Type_size_c, PMPI_Type_size_c, (datatype: c_int, size: *mut c_void), none);
 unsupported!(MPI_Type_size_x, PMPI_Type_size_x, (datatype: c_int, size: *mut c_void), none);
 unsupported!(MPI_Type_struct, PMPI_Type_struct, (count: c_int, array_of_blocklengths: *mut c_void, array_of_displacements: *mut c_void, array_of_types: *mut c_void, newtype: *mut c_void), none);
 unsupported!(MPI_Type_ub, PMPI_Type_ub, (datatype: c_int, displacement: *mut c_void), none);
@@ -667,21 +614,21 @@ unsupported!(MPIX_Win_create_errhandler_x, PMPIX_Win_create_errhandler_x, (comm_
 //     C: MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 // [present] MPI_Aint_diff / PMPI_Aint_diff: returns MPI_Aint
 //     C: MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
-// [MISSING] MPI_Comm_c2f / PMPI_Comm_c2f: returns MPI_Fint
+// [present] MPI_Comm_c2f / PMPI_Comm_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Comm_c2f(MPI_Comm comm)
-// [MISSING] MPI_Comm_f2c / PMPI_Comm_f2c: returns MPI_Comm
+// [present] MPI_Comm_f2c / PMPI_Comm_f2c: returns MPI_Comm
 //     C: MPI_Comm MPI_Comm_f2c(MPI_Fint comm)
-// [MISSING] MPI_Comm_fromint / PMPI_Comm_fromint: returns MPI_Comm
+// [present] MPI_Comm_fromint / PMPI_Comm_fromint: returns MPI_Comm
 //     C: MPI_Comm MPI_Comm_fromint(int comm)
-// [MISSING] MPI_Comm_toint / PMPI_Comm_toint: returns the handle as an int, not an error code
+// [present] MPI_Comm_toint / PMPI_Comm_toint: returns the handle as an int, not an error code
 //     C: int MPI_Comm_toint(MPI_Comm comm)
-// [MISSING] MPI_Errhandler_c2f / PMPI_Errhandler_c2f: returns MPI_Fint
+// [present] MPI_Errhandler_c2f / PMPI_Errhandler_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler)
-// [MISSING] MPI_Errhandler_f2c / PMPI_Errhandler_f2c: returns MPI_Errhandler
+// [present] MPI_Errhandler_f2c / PMPI_Errhandler_f2c: returns MPI_Errhandler
 //     C: MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler)
-// [MISSING] MPI_Errhandler_fromint / PMPI_Errhandler_fromint: returns MPI_Errhandler
+// [present] MPI_Errhandler_fromint / PMPI_Errhandler_fromint: returns MPI_Errhandler
 //     C: MPI_Errhandler MPI_Errhandler_fromint(int errhandler)
-// [MISSING] MPI_Errhandler_toint / PMPI_Errhandler_toint: returns the handle as an int, not an error code
+// [present] MPI_Errhandler_toint / PMPI_Errhandler_toint: returns the handle as an int, not an error code
 //     C: int MPI_Errhandler_toint(MPI_Errhandler errhandler)
 // [present] MPI_File_c2f / PMPI_File_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_File_c2f(MPI_File file)
@@ -691,71 +638,71 @@ unsupported!(MPIX_Win_create_errhandler_x, PMPIX_Win_create_errhandler_x, (comm_
 //     C: MPI_File MPI_File_fromint(int file)
 // [present] MPI_File_toint / PMPI_File_toint: returns the handle as an int, not an error code
 //     C: int MPI_File_toint(MPI_File file)
-// [MISSING] MPI_Group_c2f / PMPI_Group_c2f: returns MPI_Fint
+// [present] MPI_Group_c2f / PMPI_Group_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Group_c2f(MPI_Group group)
-// [MISSING] MPI_Group_f2c / PMPI_Group_f2c: returns MPI_Group
+// [present] MPI_Group_f2c / PMPI_Group_f2c: returns MPI_Group
 //     C: MPI_Group MPI_Group_f2c(MPI_Fint group)
-// [MISSING] MPI_Group_fromint / PMPI_Group_fromint: returns MPI_Group
+// [present] MPI_Group_fromint / PMPI_Group_fromint: returns MPI_Group
 //     C: MPI_Group MPI_Group_fromint(int group)
-// [MISSING] MPI_Group_toint / PMPI_Group_toint: returns the handle as an int, not an error code
+// [present] MPI_Group_toint / PMPI_Group_toint: returns the handle as an int, not an error code
 //     C: int MPI_Group_toint(MPI_Group group)
-// [MISSING] MPI_Info_c2f / PMPI_Info_c2f: returns MPI_Fint
+// [present] MPI_Info_c2f / PMPI_Info_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Info_c2f(MPI_Info info)
-// [MISSING] MPI_Info_f2c / PMPI_Info_f2c: returns MPI_Info
+// [present] MPI_Info_f2c / PMPI_Info_f2c: returns MPI_Info
 //     C: MPI_Info MPI_Info_f2c(MPI_Fint info)
-// [MISSING] MPI_Info_fromint / PMPI_Info_fromint: returns MPI_Info
+// [present] MPI_Info_fromint / PMPI_Info_fromint: returns MPI_Info
 //     C: MPI_Info MPI_Info_fromint(int info)
-// [MISSING] MPI_Info_toint / PMPI_Info_toint: returns the handle as an int, not an error code
+// [present] MPI_Info_toint / PMPI_Info_toint: returns the handle as an int, not an error code
 //     C: int MPI_Info_toint(MPI_Info info)
-// [MISSING] MPI_Message_c2f / PMPI_Message_c2f: returns MPI_Fint
+// [present] MPI_Message_c2f / PMPI_Message_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Message_c2f(MPI_Message message)
-// [MISSING] MPI_Message_f2c / PMPI_Message_f2c: returns MPI_Message
+// [present] MPI_Message_f2c / PMPI_Message_f2c: returns MPI_Message
 //     C: MPI_Message MPI_Message_f2c(MPI_Fint message)
-// [MISSING] MPI_Message_fromint / PMPI_Message_fromint: returns MPI_Message
+// [present] MPI_Message_fromint / PMPI_Message_fromint: returns MPI_Message
 //     C: MPI_Message MPI_Message_fromint(int message)
-// [MISSING] MPI_Message_toint / PMPI_Message_toint: returns the handle as an int, not an error code
+// [present] MPI_Message_toint / PMPI_Message_toint: returns the handle as an int, not an error code
 //     C: int MPI_Message_toint(MPI_Message message)
-// [MISSING] MPI_Op_c2f / PMPI_Op_c2f: returns MPI_Fint
+// [present] MPI_Op_c2f / PMPI_Op_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Op_c2f(MPI_Op op)
-// [MISSING] MPI_Op_f2c / PMPI_Op_f2c: returns MPI_Op
+// [present] MPI_Op_f2c / PMPI_Op_f2c: returns MPI_Op
 //     C: MPI_Op MPI_Op_f2c(MPI_Fint op)
-// [MISSING] MPI_Op_fromint / PMPI_Op_fromint: returns MPI_Op
+// [present] MPI_Op_fromint / PMPI_Op_fromint: returns MPI_Op
 //     C: MPI_Op MPI_Op_fromint(int op)
-// [MISSING] MPI_Op_toint / PMPI_Op_toint: returns the handle as an int, not an error code
+// [present] MPI_Op_toint / PMPI_Op_toint: returns the handle as an int, not an error code
 //     C: int MPI_Op_toint(MPI_Op op)
 // [present] MPI_Pcontrol / PMPI_Pcontrol: variadic
 //     C: int MPI_Pcontrol(const int level, ...)
-// [MISSING] MPI_Request_c2f / PMPI_Request_c2f: returns MPI_Fint
+// [present] MPI_Request_c2f / PMPI_Request_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Request_c2f(MPI_Request request)
-// [MISSING] MPI_Request_f2c / PMPI_Request_f2c: returns MPI_Request
+// [present] MPI_Request_f2c / PMPI_Request_f2c: returns MPI_Request
 //     C: MPI_Request MPI_Request_f2c(MPI_Fint request)
-// [MISSING] MPI_Request_fromint / PMPI_Request_fromint: returns MPI_Request
+// [present] MPI_Request_fromint / PMPI_Request_fromint: returns MPI_Request
 //     C: MPI_Request MPI_Request_fromint(int request)
-// [MISSING] MPI_Request_toint / PMPI_Request_toint: returns the handle as an int, not an error code
+// [present] MPI_Request_toint / PMPI_Request_toint: returns the handle as an int, not an error code
 //     C: int MPI_Request_toint(MPI_Request request)
-// [MISSING] MPI_Session_c2f / PMPI_Session_c2f: returns MPI_Fint
+// [present] MPI_Session_c2f / PMPI_Session_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Session_c2f(MPI_Session session)
-// [MISSING] MPI_Session_f2c / PMPI_Session_f2c: returns MPI_Session
+// [present] MPI_Session_f2c / PMPI_Session_f2c: returns MPI_Session
 //     C: MPI_Session MPI_Session_f2c(MPI_Fint session)
-// [MISSING] MPI_Session_fromint / PMPI_Session_fromint: returns MPI_Session
+// [present] MPI_Session_fromint / PMPI_Session_fromint: returns MPI_Session
 //     C: MPI_Session MPI_Session_fromint(int session)
-// [MISSING] MPI_Session_toint / PMPI_Session_toint: returns the handle as an int, not an error code
+// [present] MPI_Session_toint / PMPI_Session_toint: returns the handle as an int, not an error code
 //     C: int MPI_Session_toint(MPI_Session session)
-// [MISSING] MPI_Type_c2f / PMPI_Type_c2f: returns MPI_Fint
+// [present] MPI_Type_c2f / PMPI_Type_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Type_c2f(MPI_Datatype datatype)
-// [MISSING] MPI_Type_f2c / PMPI_Type_f2c: returns MPI_Datatype
+// [present] MPI_Type_f2c / PMPI_Type_f2c: returns MPI_Datatype
 //     C: MPI_Datatype MPI_Type_f2c(MPI_Fint datatype)
-// [MISSING] MPI_Type_fromint / PMPI_Type_fromint: returns MPI_Datatype
+// [present] MPI_Type_fromint / PMPI_Type_fromint: returns MPI_Datatype
 //     C: MPI_Datatype MPI_Type_fromint(int datatype)
-// [MISSING] MPI_Type_toint / PMPI_Type_toint: returns the handle as an int, not an error code
+// [present] MPI_Type_toint / PMPI_Type_toint: returns the handle as an int, not an error code
 //     C: int MPI_Type_toint(MPI_Datatype datatype)
-// [MISSING] MPI_Win_c2f / PMPI_Win_c2f: returns MPI_Fint
+// [present] MPI_Win_c2f / PMPI_Win_c2f: returns MPI_Fint
 //     C: MPI_Fint MPI_Win_c2f(MPI_Win win)
-// [MISSING] MPI_Win_f2c / PMPI_Win_f2c: returns MPI_Win
+// [present] MPI_Win_f2c / PMPI_Win_f2c: returns MPI_Win
 //     C: MPI_Win MPI_Win_f2c(MPI_Fint win)
-// [MISSING] MPI_Win_fromint / PMPI_Win_fromint: returns MPI_Win
+// [present] MPI_Win_fromint / PMPI_Win_fromint: returns MPI_Win
 //     C: MPI_Win MPI_Win_fromint(int win)
-// [MISSING] MPI_Win_toint / PMPI_Win_toint: returns the handle as an int, not an error code
+// [present] MPI_Win_toint / PMPI_Win_toint: returns the handle as an int, not an error code
 //     C: int MPI_Win_toint(MPI_Win win)
 // [present] MPI_Wtick / PMPI_Wtick: returns double
 //     C: double MPI_Wtick(void)

@@ -5,7 +5,9 @@
 //!
 //! MPICH's compiler wrapper comes from `pip install mpich`:
 //! `PERTINAX_MPICH_CC`, else `/tmp/mpich/bin/mpicc` (the venv `.ci/run`
-//! makes). Native backend only: these programs bring their own MPI.
+//! makes); the Python tests use the `python3` beside it, with `pip install
+//! mpi4py` in the same venv. Native backend only: these programs bring
+//! their own MPI.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,9 +67,15 @@ fn program(name: &str) -> PathBuf {
 }
 
 fn job(n: usize, name: &str, kills: &[&str]) -> Job {
-    let mut spec = Spec::new(n, &[])
-        .program(program(name))
+    bounded(Spec::new(n, &[]).program(program(name)), kills)
+}
+
+fn bounded<'a>(spec: Spec<'a>, kills: &[&str]) -> Job {
+    let lib = abi_dir().join("libmpi.so.12");
+    let mut spec = spec
         .env("LD_LIBRARY_PATH", &abi_dir().to_string_lossy())
+        // mpi4py's `MPI.mpich` loads this library by path.
+        .env("MPI4PY_LIBMPI", &lib.to_string_lossy())
         .bound(60);
     for k in kills {
         spec = spec.launcher_arg("--kill").launcher_arg(k);
@@ -110,5 +118,27 @@ fn an_unchanged_c_ulfm_program_recovers_from_kills() {
             );
         }
         assert_eq!(j.stderr.matches("(injected").count(), kills.len(), "{what}");
+    }
+}
+
+/// Python script `name` (`tests/py/<name>.py` of pertinax-abi) under the
+/// venv's `python3`.
+fn python(n: usize, name: &str) -> Job {
+    let py = mpicc().with_file_name("python3");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../pertinax-abi/tests/py")
+        .join(format!("{name}.py"));
+    let script = script.to_string_lossy().into_owned();
+    bounded(Spec::new(n, &[&script]).program(py), &[])
+}
+
+/// The mpi4py wheel, unchanged, on pertinax: objects through every
+/// collective mpi4py builds on, buffers (a 1 MiB message among them),
+/// split, and an error class as `MPI.Exception`, at 1 to 4 ranks.
+#[test]
+fn the_mpi4py_wheel_runs_on_pertinax() {
+    for n in [1, 2, 3, 4] {
+        let j = python(n, "basics");
+        j.expect(0, n, &format!("mpi4py basics on {n} ranks"));
     }
 }
