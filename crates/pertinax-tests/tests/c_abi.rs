@@ -121,6 +121,44 @@ fn an_unchanged_c_ulfm_program_recovers_from_kills() {
     }
 }
 
+/// A seeded campaign of the ULFM loop: 3 to 6 ranks, one or two of them
+/// (never all but one) killed inside a random `MPI_Allreduce` (the round,
+/// or a redo), several at once or in turn. Every job: exit 0, one `OK`
+/// per survivor, each with the survivors' count as size and sum.
+/// `PERTINAX_ABI_CAMPAIGN_RUNS` jobs (40 by default).
+#[test]
+fn the_c_ulfm_loop_survives_a_seeded_campaign() {
+    let runs: u64 = std::env::var("PERTINAX_ABI_CAMPAIGN_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let mut killed = 0;
+    for seed in 0..runs {
+        let mut r = pertinax_wire::rng::SplitMix64::new(seed);
+        let n = 3 + r.below(4) as usize;
+        let mut victims: Vec<usize> = (0..n).collect();
+        let mut kills = Vec::new();
+        for _ in 0..1 + r.below(2) {
+            let v = victims.remove(r.below(victims.len() as u64) as usize);
+            kills.push(format!("{v}@MPI_Allreduce#{}", 1 + r.below(8)));
+        }
+        let kills: Vec<&str> = kills.iter().map(String::as_str).collect();
+        let j = job(n, "ulfm", &kills);
+        let survivors = n - kills.len();
+        let what = format!("seed {seed}: ulfm on {n} ranks, kills {kills:?}");
+        j.expect(0, survivors, &what);
+        for l in j.ok_lines() {
+            assert!(
+                l.contains(&format!("size={survivors} sum={survivors} ")),
+                "{what}: {l}\n{}",
+                j.stderr
+            );
+        }
+        killed += kills.len();
+    }
+    eprintln!("c ulfm campaign: {runs} jobs, {killed} ranks killed, 0 hangs, 0 wrong answers");
+}
+
 /// Python script `name` (`tests/py/<name>.py` of pertinax-abi) under the
 /// venv's `python3`.
 fn python(n: usize, name: &str) -> Job {

@@ -1,8 +1,10 @@
 /* pertinax-abi: an unchanged C ULFM program. Every round allreduces 1
- * over its communicator; a failure (MPIX_ERR_PROC_FAILED or
- * MPIX_ERR_REVOKED) makes the survivors revoke, agree, shrink and redo
- * the round. Prints "OK ulfm rank=R size=S sum=S failed=F" at the end:
- * the last sum must equal the survivors' count. */
+ * over its communicator, then the members agree (MPIX_Comm_agree) on
+ * whether it succeeded everywhere: ULFM reports a failure to some members
+ * and not others, so the outcome is made uniform. When it failed somewhere
+ * (MPIX_ERR_PROC_FAILED or MPIX_ERR_REVOKED), the survivors revoke,
+ * shrink and redo the round. Prints "OK ulfm rank=R size=S sum=S
+ * failed=F" at the end: the last sum must equal the survivors' count. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -11,8 +13,13 @@
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    /* A rank may die while the others still duplicate the world: then
+     * the survivors' communicator is the world's shrink. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
+        MPIX_Comm_revoke(MPI_COMM_WORLD);
+        if (MPIX_Comm_shrink(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 8);
+    }
     int world_rank, sum = 0, failed = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     for (int round = 0; round < ROUNDS; round++) {
@@ -20,11 +27,14 @@ int main(int argc, char **argv) {
         int rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
         int cls = MPI_SUCCESS;
         MPI_Error_class(rc, &cls);
-        if (cls == MPI_SUCCESS) continue;
-        if (cls != MPIX_ERR_PROC_FAILED && cls != MPIX_ERR_REVOKED) {
+        if (cls != MPI_SUCCESS && cls != MPIX_ERR_PROC_FAILED && cls != MPIX_ERR_REVOKED) {
             fprintf(stderr, "rank %d: unexpected error class %d\n", world_rank, cls);
             MPI_Abort(MPI_COMM_WORLD, 4);
         }
+        /* The agreed flag is uniform even when agree reports a failure. */
+        int ok = cls == MPI_SUCCESS;
+        MPIX_Comm_agree(comm, &ok);
+        if (ok) continue;
         MPIX_Comm_revoke(comm);
         MPI_Comm shrunk;
         if (MPIX_Comm_shrink(comm, &shrunk) != MPI_SUCCESS) {
