@@ -98,7 +98,10 @@ fn unchanged_c_programs_run_on_pertinax() {
         .expect("tests/c")
         .filter_map(|e| {
             let p = e.ok()?.path();
-            (p.extension()? == "c").then(|| p.file_stem()?.to_string_lossy().into_owned())
+            if p.extension()? != "c" {
+                return None;
+            }
+            Some(p.file_stem()?.to_string_lossy().into_owned())
         })
         .filter(|n| n != "ulfm")
         .collect();
