@@ -7,9 +7,10 @@ use std::ffi::{c_int, c_void};
 use pertinax::{Communicator, Rank};
 
 use crate::consts::*;
-use crate::datatype::{bytes, reduction};
+use crate::datatype::bytes;
 use crate::errors::code_of;
 use crate::p2p::{call, comm_of, slice, slice_mut};
+use crate::reduce::operation as reduction;
 
 fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE

@@ -61,7 +61,7 @@ fn of(st: &Status) -> MpiStatus {
 }
 
 /// The status of a receive from `MPI_PROC_NULL`.
-fn empty() -> MpiStatus {
+pub(crate) fn empty() -> MpiStatus {
     status(MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS)
 }
 
@@ -296,14 +296,14 @@ crate::mpi! {
 
 /// What finishing a request gave: its status, its communicator (for the
 /// error handler) and the error class.
-struct Finished {
-    status: MpiStatus,
-    comm: c_int,
+pub(crate) struct Finished {
+    pub status: MpiStatus,
+    pub comm: c_int,
 }
 
 /// Takes request `handle` out of the table if `block`s or it is done;
 /// `Ok(None)`: still pending (it stays).
-fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_int> {
+pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_int> {
     let i = state::request_index(handle).ok_or(MPI_ERR_REQUEST)?;
     let e = state::with(|s| s.requests.get_mut(i).and_then(Option::take))
         .flatten()
@@ -331,6 +331,11 @@ fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_int> {
     let status = match got {
         Ok(Some(s)) if recv => of(&s),
         Ok(_) => status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS),
+        // A cancelled request completes normally, its status says so.
+        Err(pertinax::Error::Cancelled) => MpiStatus {
+            count_hi_and_cancelled: 1,
+            ..status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS)
+        },
         Err(e) => status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, code_of(&e)),
     };
     Ok(Some(Finished { status, comm }))
@@ -522,4 +527,37 @@ pub(crate) fn is_done(handle: c_int) -> bool {
             })
         })
         .unwrap_or(false)
+}
+
+/// Drives pertinax's progress through request `handle` (a test that
+/// keeps it pending if not done).
+pub(crate) fn progress(handle: c_int) {
+    if let Some(i) = state::request_index(handle) {
+        let e = state::with(|s| s.requests.get_mut(i).and_then(Option::take)).flatten();
+        let e = match e {
+            Some(ReqEntry::Pending {
+                mut req,
+                comm,
+                recv,
+            }) => {
+                // A done request's outcome is kept: `test` takes it, so
+                // it goes back as done with its status.
+                match req.test() {
+                    Ok(None) => ReqEntry::Pending { req, comm, recv },
+                    Ok(Some(s)) if recv => ReqEntry::Done(of(&s)),
+                    Ok(Some(_)) => {
+                        ReqEntry::Done(status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS))
+                    }
+                    Err(pertinax::Error::Cancelled) => ReqEntry::Done(MpiStatus {
+                        count_hi_and_cancelled: 1,
+                        ..status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS)
+                    }),
+                    Err(e) => ReqEntry::Done(status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, code_of(&e))),
+                }
+            }
+            Some(done) => done,
+            None => return,
+        };
+        state::with(|s| s.requests[i] = Some(e));
+    }
 }

@@ -44,17 +44,13 @@ unsupported!(MPI_Attr_put, PMPI_Attr_put, (comm: c_int, keyval: c_int, attribute
 unsupported!(MPI_Barrier_init, PMPI_Barrier_init, (comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Bcast_init, PMPI_Bcast_init, (buffer: *mut c_void, count: c_int, datatype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Bcast_init_c, PMPI_Bcast_init_c, (buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Bsend, PMPI_Bsend, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int), comm);
 unsupported!(MPI_Bsend_c, PMPI_Bsend_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int), comm);
 unsupported!(MPI_Bsend_init, PMPI_Bsend_init, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Bsend_init_c, PMPI_Bsend_init_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Buffer_attach, PMPI_Buffer_attach, (buffer: *mut c_void, size: c_int), none);
 unsupported!(MPI_Buffer_attach_c, PMPI_Buffer_attach_c, (buffer: *mut c_void, size: i64), none);
-unsupported!(MPI_Buffer_detach, PMPI_Buffer_detach, (buffer_addr: *mut c_void, size: *mut c_void), none);
 unsupported!(MPI_Buffer_detach_c, PMPI_Buffer_detach_c, (buffer_addr: *mut c_void, size: *mut c_void), none);
 unsupported!(MPI_Buffer_flush, PMPI_Buffer_flush, (), none);
 unsupported!(MPI_Buffer_iflush, PMPI_Buffer_iflush, (request: *mut c_void), none);
-unsupported!(MPI_Cancel, PMPI_Cancel, (request: *mut c_void), none);
 unsupported!(MPI_Cart_coords, PMPI_Cart_coords, (comm: c_int, rank: c_int, maxdims: c_int, coords: *mut c_void), comm);
 unsupported!(MPI_Cart_create, PMPI_Cart_create, (comm_old: c_int, ndims: c_int, dims: *mut c_void, periods: *mut c_void, reorder: c_int, comm_cart: *mut c_void), comm_old);
 unsupported!(MPI_Cart_get, PMPI_Cart_get, (comm: c_int, maxdims: c_int, dims: *mut c_void, periods: *mut c_void, coords: *mut c_void), comm);
@@ -99,7 +95,6 @@ unsupported!(MPI_Dist_graph_neighbors_count, PMPI_Dist_graph_neighbors_count, (c
 unsupported!(MPI_Errhandler_create, PMPI_Errhandler_create, (comm_errhandler_fn: *mut c_void, errhandler: *mut c_void), none);
 unsupported!(MPI_Errhandler_get, PMPI_Errhandler_get, (comm: c_int, errhandler: *mut c_void), comm);
 unsupported!(MPI_Errhandler_set, PMPI_Errhandler_set, (comm: c_int, errhandler: c_int), comm);
-unsupported!(MPI_Exscan, PMPI_Exscan, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Exscan_c, PMPI_Exscan_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Exscan_init, PMPI_Exscan_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Exscan_init_c, PMPI_Exscan_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
@@ -310,10 +305,7 @@ unsupported!(MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw, (sendbuf: *mut c_v
 unsupported!(MPI_Neighbor_alltoallw_c, PMPI_Neighbor_alltoallw_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int), comm);
 unsupported!(MPI_Neighbor_alltoallw_init, PMPI_Neighbor_alltoallw_init, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Neighbor_alltoallw_init_c, PMPI_Neighbor_alltoallw_init_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Op_commutative, PMPI_Op_commutative, (op: c_int, commute: *mut c_void), none);
-unsupported!(MPI_Op_create, PMPI_Op_create, (user_fn: *mut c_void, commute: c_int, op: *mut c_void), none);
 unsupported!(MPI_Op_create_c, PMPI_Op_create_c, (user_fn: *mut c_void, commute: c_int, op: *mut c_void), none);
-unsupported!(MPI_Op_free, PMPI_Op_free, (op: *mut c_void), none);
 unsupported!(MPI_Open_port, PMPI_Open_port, (info: c_int, port_name: *mut c_void), none);
 unsupported!(MPI_Pack, PMPI_Pack, (inbuf: *mut c_void, incount: c_int, datatype: c_int, outbuf: *mut c_void, outsize: c_int, position: *mut c_void, comm: c_int), comm);
 unsupported!(MPI_Pack_c, PMPI_Pack_c, (inbuf: *mut c_void, incount: i64, datatype: c_int, outbuf: *mut c_void, outsize: i64, position: *mut c_void, comm: c_int), comm);
@@ -338,10 +330,7 @@ unsupported!(MPI_Recv_init, PMPI_Recv_init, (buf: *mut c_void, count: c_int, dat
 unsupported!(MPI_Recv_init_c, PMPI_Recv_init_c, (buf: *mut c_void, count: i64, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Reduce_init, PMPI_Reduce_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Reduce_init_c, PMPI_Reduce_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Reduce_local, PMPI_Reduce_local, (inbuf: *mut c_void, inoutbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int), none);
 unsupported!(MPI_Reduce_local_c, PMPI_Reduce_local_c, (inbuf: *mut c_void, inoutbuf: *mut c_void, count: i64, datatype: c_int, op: c_int), none);
-unsupported!(MPI_Reduce_scatter, PMPI_Reduce_scatter, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, datatype: c_int, op: c_int, comm: c_int), comm);
-unsupported!(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: i64, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
@@ -353,7 +342,6 @@ unsupported!(MPI_Register_datarep_c, PMPI_Register_datarep_c, (datarep: *mut c_v
 unsupported!(MPI_Remove_error_class, PMPI_Remove_error_class, (errorclass: c_int), none);
 unsupported!(MPI_Remove_error_code, PMPI_Remove_error_code, (errorcode: c_int), none);
 unsupported!(MPI_Remove_error_string, PMPI_Remove_error_string, (errorcode: c_int), none);
-unsupported!(MPI_Request_get_status, PMPI_Request_get_status, (request: c_int, flag: *mut c_void, status: *mut c_void), none);
 unsupported!(MPI_Request_get_status_all, PMPI_Request_get_status_all, (count: c_int, array_of_requests: *mut c_void, flag: *mut c_void, array_of_statuses: *mut c_void), none);
 unsupported!(MPI_Request_get_status_any, PMPI_Request_get_status_any, (count: c_int, array_of_requests: *mut c_void, indx: *mut c_void, flag: *mut c_void, status: *mut c_void), none);
 unsupported!(MPI_Request_get_status_some, PMPI_Request_get_status_some, (incount: c_int, array_of_requests: *mut c_void, outcount: *mut c_void, array_of_indices: *mut c_void, array_of_statuses: *mut c_void), none);
@@ -363,11 +351,9 @@ unsupported!(MPI_Rget_accumulate_c, PMPI_Rget_accumulate_c, (origin_addr: *mut c
 unsupported!(MPI_Rget_c, PMPI_Rget_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rput, PMPI_Rput, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rput_c, PMPI_Rput_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int, request: *mut c_void), none);
-unsupported!(MPI_Rsend, PMPI_Rsend, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int), comm);
 unsupported!(MPI_Rsend_c, PMPI_Rsend_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int), comm);
 unsupported!(MPI_Rsend_init, PMPI_Rsend_init, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Rsend_init_c, PMPI_Rsend_init_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Scan, PMPI_Scan, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Scan_c, PMPI_Scan_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Scan_init, PMPI_Scan_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Scan_init_c, PMPI_Scan_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
@@ -377,7 +363,6 @@ unsupported!(MPI_Scatterv_init, PMPI_Scatterv_init, (sendbuf: *mut c_void, sendc
 unsupported!(MPI_Scatterv_init_c, PMPI_Scatterv_init_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Send_init, PMPI_Send_init, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Send_init_c, PMPI_Send_init_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Sendrecv_replace, PMPI_Sendrecv_replace, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut c_void), comm);
 unsupported!(MPI_Sendrecv_replace_c, PMPI_Sendrecv_replace_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut c_void), comm);
 unsupported!(MPI_Session_attach_buffer, PMPI_Session_attach_buffer, (session: c_int, buffer: *mut c_void, size: c_int), none);
 unsupported!(MPI_Session_attach_buffer_c, PMPI_Session_attach_buffer_c, (session: c_int, buffer: *mut c_void, size: i64), none);
@@ -458,9 +443,6 @@ unsupported!(MPI_T_pvar_write, PMPI_T_pvar_write, (session: *mut c_void, handle:
 unsupported!(MPI_T_source_get_info, PMPI_T_source_get_info, (source_index: c_int, name: *mut c_void, name_len: *mut c_void, desc: *mut c_void, desc_len: *mut c_void, ordering: *mut c_void, ticks_per_second: *mut c_void, max_ticks: *mut c_void, info: *mut c_void), none);
 unsupported!(MPI_T_source_get_num, PMPI_T_source_get_num, (num_sources: *mut c_void), none);
 unsupported!(MPI_T_source_get_timestamp, PMPI_T_source_get_timestamp, (source_index: c_int, timestamp: *mut c_void), none);
-unsupported!(MPI_Testall, PMPI_Testall, (count: c_int, array_of_requests: *mut c_void, flag: *mut c_void, array_of_statuses: *mut c_void), none);
-unsupported!(MPI_Testany, PMPI_Testany, (count: c_int, array_of_requests: *mut c_void, indx: *mut c_void, flag: *mut c_void, status: *mut c_void), none);
-unsupported!(MPI_Testsome, PMPI_Testsome, (incount: c_int, array_of_requests: *mut c_void, outcount: *mut c_void, array_of_indices: *mut c_void, array_of_statuses: *mut c_void), none);
 unsupported!(MPI_Topo_test, PMPI_Topo_test, (comm: c_int, status: *mut c_void), comm);
 unsupported!(MPI_Type_commit, PMPI_Type_commit, (datatype: *mut c_void), none);
 unsupported!(MPI_Type_contiguous, PMPI_Type_contiguous, (count: c_int, oldtype: c_int, newtype: *mut c_void), none);
@@ -517,7 +499,6 @@ unsupported!(MPI_Unpack_c, PMPI_Unpack_c, (inbuf: *mut c_void, insize: i64, posi
 unsupported!(MPI_Unpack_external, PMPI_Unpack_external, (datarep: *mut c_void, inbuf: *mut c_void, insize: MPI_Aint, position: *mut c_void, outbuf: *mut c_void, outcount: c_int, datatype: c_int), none);
 unsupported!(MPI_Unpack_external_c, PMPI_Unpack_external_c, (datarep: *mut c_void, inbuf: *mut c_void, insize: i64, position: *mut c_void, outbuf: *mut c_void, outcount: i64, datatype: c_int), none);
 unsupported!(MPI_Unpublish_name, PMPI_Unpublish_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
-unsupported!(MPI_Waitsome, PMPI_Waitsome, (incount: c_int, array_of_requests: *mut c_void, outcount: *mut c_void, array_of_indices: *mut c_void, array_of_statuses: *mut c_void), none);
 unsupported!(MPI_Win_allocate, PMPI_Win_allocate, (size: MPI_Aint, disp_unit: c_int, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_void), comm);
 unsupported!(MPI_Win_allocate_c, PMPI_Win_allocate_c, (size: MPI_Aint, disp_unit: MPI_Aint, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_void), comm);
 unsupported!(MPI_Win_allocate_shared, PMPI_Win_allocate_shared, (size: MPI_Aint, disp_unit: c_int, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_void), comm);

@@ -96,6 +96,24 @@ impl<T: Pod> Op<T> {
 }
 
 impl ErasedOp {
+    /// A user operation on bytes, for a foreign caller (the C ABI's
+    /// `MPI_Op_create`): `combine(acc, rhs, acc_is_left)` gets equal
+    /// lengths, whole `elem_size`-byte elements, and must leave the result
+    /// in `acc` (`left op right`, `acc` being left when `acc_is_left`).
+    pub fn from_bytes(
+        elem_size: usize,
+        commutative: bool,
+        combine: impl Fn(&mut [u8], &[u8], bool) + 'static,
+    ) -> ErasedOp {
+        ErasedOp {
+            combine: Rc::new(combine),
+            elem_size,
+            commutative,
+            name: "user",
+            scalar: None,
+        }
+    }
+
     /// Size in bytes of one element.
     pub fn elem_size(&self) -> usize {
         self.elem_size

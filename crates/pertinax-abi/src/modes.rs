@@ -1,0 +1,110 @@
+//! Send modes beyond standard: buffered (`MPI_Bsend`, with
+//! `MPI_Buffer_attach`/`_detach`), ready (`MPI_Rsend`, which MPI lets an
+//! implementation run as a standard send), and `MPI_Sendrecv_replace`.
+//! Synchronous mode (`MPI_Ssend`) is not implemented: pertinax has no
+//! send that completes only once matched.
+
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+
+use pertinax::{Rank, Tag};
+
+use crate::consts::*;
+use crate::datatype::bytes;
+use crate::errors::{code_of, raise};
+use crate::p2p::{call, comm_of, slice, PMPI_Recv, PMPI_Send};
+
+/// `MPI_BSEND_OVERHEAD`: what MPI programs add per message.
+const BSEND_OVERHEAD: usize = 96;
+
+std::thread_local! {
+    /// The attached buffer: its address and size.
+    static ATTACHED: Cell<Option<(*mut c_void, c_int)>> = const { Cell::new(None) };
+}
+
+crate::mpi! {
+    /// `MPI_Buffer_attach`: the program's buffer bounds what one buffered
+    /// send may carry (pertinax copies the message itself, in the
+    /// background, so the buffer's bytes are not written).
+    fn PMPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int as MPI_Buffer_attach {
+        if size < 0 || ATTACHED.with(Cell::get).is_some() {
+            return raise(MPI_COMM_WORLD, "MPI_Buffer_attach", MPI_ERR_BUFFER);
+        }
+        ATTACHED.with(|a| a.set(Some((buf, size))));
+        MPI_SUCCESS
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Buffer_detach`: gives the buffer back (`void **` and size).
+    /// Buffered sends are on their way already, so nothing waits.
+    fn PMPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int as MPI_Buffer_detach {
+        let Some((b, n)) = ATTACHED.with(|a| a.take()) else {
+            return raise(MPI_COMM_WORLD, "MPI_Buffer_detach", MPI_ERR_BUFFER);
+        };
+        if buf.is_null() || size.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Buffer_detach", MPI_ERR_ARG);
+        }
+        // SAFETY: checked non-null; MPI's contract: `buf` is a `void **`.
+        unsafe {
+            *buf.cast::<*mut c_void>() = b;
+            *size = n;
+        }
+        MPI_SUCCESS
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Bsend`: `MPI_ERR_BUFFER` unless an attached buffer could hold
+    /// the message and `MPI_BSEND_OVERHEAD`.
+    fn PMPI_Bsend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Bsend {
+        call(comm, "MPI_Bsend", || {
+            let c = comm_of(comm)?;
+            let (len, _) = bytes(count, ty)?;
+            let room = ATTACHED.with(Cell::get).map_or(0, |(_, n)| n.max(0) as usize);
+            if len + BSEND_OVERHEAD > room {
+                return Err(MPI_ERR_BUFFER);
+            }
+            if dest == MPI_PROC_NULL {
+                return Ok(());
+            }
+            // SAFETY: MPI's contract: `buf` holds `count` elements.
+            let data = unsafe { slice(buf, len) };
+            c.bsend(data, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Rsend`: a standard send (MPI allows it).
+    fn PMPI_Rsend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Rsend {
+        // SAFETY: MPI's contract, forwarded.
+        unsafe { PMPI_Send(buf, count, ty, dest, tag, comm) }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Sendrecv_replace`: the message goes out from a copy, the
+    /// reply lands in the buffer.
+    fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, ty: c_int, dest: c_int, sendtag: c_int, src: c_int, recvtag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Sendrecv_replace {
+        let len = match bytes(count, ty) {
+            Ok((len, _)) => len,
+            Err(code) => return raise(comm, "MPI_Sendrecv_replace", code),
+        };
+        // SAFETY: MPI's contract: `buf` holds `count` elements.
+        let copy = unsafe { slice(buf, len) }.to_vec();
+        let c = match comm_of(comm) {
+            Ok(c) => c,
+            Err(code) => return raise(comm, "MPI_Sendrecv_replace", code),
+        };
+        // The copy goes out in the background, so the receive below can
+        // take the reply whatever the order of the peers.
+        if dest != MPI_PROC_NULL {
+            if let Err(e) = c.bsend(&copy, Rank(dest), Tag(sendtag)) {
+                return raise(comm, "MPI_Sendrecv_replace", code_of(&e));
+            }
+        }
+        // SAFETY: MPI's contract, forwarded.
+        unsafe { PMPI_Recv(buf, count, ty, src, recvtag, comm, st) }
+    }
+}

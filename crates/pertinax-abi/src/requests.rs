@@ -1,0 +1,253 @@
+//! The rest of the request calls: `Testall`, `Testany`, `Testsome`,
+//! `Waitsome`, `Cancel`, `Request_get_status`.
+
+use std::ffi::c_int;
+
+use crate::consts::*;
+use crate::errors::{code_of, raise};
+use crate::p2p::{empty, finish, put_status, Finished};
+use crate::state::{self, ReqEntry};
+
+/// The `i`th of `count` entries of a C array.
+///
+/// # Safety
+/// `p` holds `count > i` entries.
+unsafe fn at<T>(p: *mut T, i: usize) -> *mut T {
+    // SAFETY: by the caller's contract.
+    unsafe { p.add(i) }
+}
+
+/// Whether `sts` is `MPI_STATUSES_IGNORE` (or null).
+fn ignored(sts: *mut MpiStatus) -> bool {
+    sts.is_null() || sts as usize == STATUS_IGNORE
+}
+
+/// Tests request `*r` without completing it unless done; `Some` when done
+/// (the handle is then `MPI_REQUEST_NULL`). `MPI_REQUEST_NULL` is `None`.
+///
+/// # Safety
+/// `r` valid for reads and writes.
+unsafe fn poll(r: *mut c_int) -> Result<Option<Finished>, c_int> {
+    // SAFETY: by the caller's contract.
+    let h = unsafe { *r };
+    if h == MPI_REQUEST_NULL {
+        return Ok(None);
+    }
+    let f = finish(h, false)?;
+    if f.is_some() {
+        // SAFETY: as above.
+        unsafe { *r = MPI_REQUEST_NULL };
+    }
+    Ok(f)
+}
+
+crate::mpi! {
+    /// `MPI_Testall`: `flag` is true only when every request is done, and
+    /// then all are completed; otherwise none is (MPI's rule), though the
+    /// done ones stay done.
+    fn PMPI_Testall(count: c_int, reqs: *mut c_int, flag: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Testall {
+        let n = usize::try_from(count).unwrap_or(0);
+        if flag.is_null() || (n > 0 && reqs.is_null()) {
+            return raise(MPI_COMM_WORLD, "MPI_Testall", MPI_ERR_ARG);
+        }
+        // First see whether all are done, without completing any.
+        let all = (0..n).all(|i| {
+            // SAFETY: MPI's contract: `reqs` holds `count` entries.
+            let h = unsafe { *at(reqs, i) };
+            h == MPI_REQUEST_NULL || crate::p2p::is_done(h) || {
+                crate::p2p::progress(h);
+                crate::p2p::is_done(h)
+            }
+        });
+        // SAFETY: checked non-null.
+        unsafe { *flag = c_int::from(all) };
+        if !all {
+            return MPI_SUCCESS;
+        }
+        // SAFETY: forwarded: every request is done, so this does not block.
+        unsafe { crate::p2p::PMPI_Waitall(count, reqs, sts) }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Testany`.
+    fn PMPI_Testany(count: c_int, reqs: *mut c_int, index: *mut c_int, flag: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Testany {
+        let n = usize::try_from(count).unwrap_or(0);
+        if flag.is_null() || index.is_null() || (n > 0 && reqs.is_null()) {
+            return raise(MPI_COMM_WORLD, "MPI_Testany", MPI_ERR_ARG);
+        }
+        let mut active = false;
+        for i in 0..n {
+            // SAFETY: MPI's contract: `reqs` holds `count` entries.
+            let r = unsafe { at(reqs, i) };
+            // SAFETY: as above.
+            active |= unsafe { *r } != MPI_REQUEST_NULL;
+            // SAFETY: as above.
+            match unsafe { poll(r) } {
+                Ok(Some(f)) => {
+                    // SAFETY: checked non-null; MPI's contract for `st`.
+                    unsafe {
+                        *flag = 1;
+                        *index = i as c_int;
+                        put_status(st, f.status);
+                    }
+                    return raise(f.comm, "MPI_Testany", f.status.error);
+                }
+                Ok(None) => {}
+                Err(code) => return raise(MPI_COMM_WORLD, "MPI_Testany", code),
+            }
+        }
+        // SAFETY: checked non-null; MPI's contract for `st`.
+        unsafe {
+            *flag = c_int::from(!active);
+            *index = MPI_UNDEFINED;
+            if !active {
+                put_status(st, empty());
+            }
+        }
+        MPI_SUCCESS
+    }
+}
+
+/// `Testsome` and, when `block`, `Waitsome`.
+///
+/// # Safety
+/// MPI's contract for the arrays.
+unsafe fn some(
+    count: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    sts: *mut MpiStatus,
+    block: bool,
+    what: &str,
+) -> c_int {
+    let n = usize::try_from(count).unwrap_or(0);
+    if outcount.is_null() || (n > 0 && (reqs.is_null() || indices.is_null())) {
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_ARG);
+    }
+    let mut b = pertinax::Backoff::default();
+    loop {
+        let (mut done, mut active, mut failed) = (0usize, false, None);
+        for i in 0..n {
+            // SAFETY: MPI's contract: `reqs` holds `count` entries.
+            let r = unsafe { at(reqs, i) };
+            // SAFETY: as above.
+            active |= unsafe { *r } != MPI_REQUEST_NULL;
+            // SAFETY: as above.
+            match unsafe { poll(r) } {
+                Ok(Some(f)) => {
+                    // SAFETY: `indices` (and `sts` unless ignored) hold
+                    // `count` entries; `done <= i`.
+                    unsafe {
+                        *at(indices, done) = i as c_int;
+                        if !ignored(sts) {
+                            put_status(at(sts, done), f.status);
+                        }
+                    }
+                    if f.status.error != MPI_SUCCESS && failed.is_none() {
+                        failed = Some(f.comm);
+                    }
+                    done += 1;
+                }
+                Ok(None) => {}
+                Err(code) => return raise(MPI_COMM_WORLD, what, code),
+            }
+        }
+        if !active {
+            // SAFETY: checked non-null.
+            unsafe { *outcount = MPI_UNDEFINED };
+            return MPI_SUCCESS;
+        }
+        if done > 0 || !block {
+            // SAFETY: checked non-null.
+            unsafe { *outcount = done as c_int };
+            return match failed {
+                Some(c) => raise(c, what, MPI_ERR_IN_STATUS),
+                None => MPI_SUCCESS,
+            };
+        }
+        b.snooze();
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Testsome`.
+    fn PMPI_Testsome(count: c_int, reqs: *mut c_int, outcount: *mut c_int, indices: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Testsome {
+        // SAFETY: MPI's contract, forwarded.
+        unsafe { some(count, reqs, outcount, indices, sts, false, "MPI_Testsome") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Waitsome`.
+    fn PMPI_Waitsome(count: c_int, reqs: *mut c_int, outcount: *mut c_int, indices: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Waitsome {
+        // SAFETY: MPI's contract, forwarded.
+        unsafe { some(count, reqs, outcount, indices, sts, true, "MPI_Waitsome") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Cancel`: a receive not yet matched is cancelled (its status
+    /// then says so); a send, or a receive already matched, completes
+    /// normally.
+    fn PMPI_Cancel(req: *mut c_int) -> c_int as MPI_Cancel {
+        if req.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_REQUEST);
+        }
+        // SAFETY: checked non-null; MPI's contract makes it readable.
+        let h = unsafe { *req };
+        let r = state::request_index(h).and_then(|i| {
+            state::with(|s| match s.requests.get_mut(i) {
+                Some(Some(ReqEntry::Pending { req, comm, .. })) => Some(req.cancel().map(drop).map_err(|e| (code_of(&e), *comm))),
+                Some(Some(ReqEntry::Done(_))) => Some(Ok(())),
+                _ => None,
+            })
+            .flatten()
+        });
+        match r {
+            Some(Ok(())) => MPI_SUCCESS,
+            Some(Err((code, comm))) => raise(comm, "MPI_Cancel", code),
+            None => raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_REQUEST),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Request_get_status`: whether the request is done, with its
+    /// status, without freeing it (its wait still completes it).
+    fn PMPI_Request_get_status(req: c_int, flag: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Request_get_status {
+        if flag.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_ARG);
+        }
+        if req == MPI_REQUEST_NULL {
+            // SAFETY: checked non-null; MPI's contract for `st`.
+            unsafe {
+                *flag = 1;
+                put_status(st, empty());
+            }
+            return MPI_SUCCESS;
+        }
+        // Completing it keeps its outcome: it goes back as done.
+        match finish(req, false) {
+            Ok(Some(f)) => {
+                let Some(i) = state::request_index(req) else {
+                    return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_REQUEST);
+                };
+                state::with(|s| s.requests[i] = Some(ReqEntry::Done(f.status)));
+                // SAFETY: checked non-null; MPI's contract for `st`.
+                unsafe {
+                    *flag = 1;
+                    put_status(st, f.status);
+                }
+                MPI_SUCCESS
+            }
+            Ok(None) => {
+                // SAFETY: checked non-null.
+                unsafe { *flag = 0 };
+                MPI_SUCCESS
+            }
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Request_get_status", code),
+        }
+    }
+}
