@@ -38,7 +38,7 @@ crate::mpi! {
 ///
 /// # Safety
 /// `out` is null or writable.
-unsafe fn register(
+pub(crate) unsafe fn register(
     parent: c_int,
     made: Option<pertinax::Comm>,
     out: *mut c_int,
@@ -69,7 +69,7 @@ unsafe fn register(
 /// with the new communicator and others with an error (measured: the C
 /// ULFM loop hung in 1 run of 10 with rank 0 killed at its first
 /// collective).
-fn uniform(
+pub(crate) fn uniform(
     parent: &pertinax::Comm,
     made: Result<Option<pertinax::Comm>, c_int>,
 ) -> Result<Option<pertinax::Comm>, c_int> {
@@ -235,7 +235,7 @@ pub(crate) fn add_group(g: Group) -> Result<c_int, c_int> {
 }
 
 /// A clone of the group of handle `h` (`MPI_GROUP_EMPTY` too).
-fn group_of(h: c_int) -> Result<Group, c_int> {
+pub(crate) fn group_of(h: c_int) -> Result<Group, c_int> {
     if h == MPI_GROUP_EMPTY {
         return comm_of(MPI_COMM_SELF)
             .and_then(|c| c.group().excl(&[Rank(0)]).map_err(|e| code_of(&e)));

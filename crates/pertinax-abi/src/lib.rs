@@ -16,7 +16,10 @@
 //!   `MPIX_ERR_PROC_FAILED`, a revocation `MPIX_ERR_REVOKED`) and the
 //!   communicators' error handlers (`MPI_ERRORS_ARE_FATAL` by default).
 //! - [`datatype`]: predefined datatypes and reduction operations.
-//! - [`env`], [`p2p`], [`coll`], [`comm`], [`ulfm`]: the calls.
+//! - The calls by area: [`env`]; [`p2p`], [`requests`], [`modes`],
+//!   [`mprobe`], [`status`]; [`coll`], [`vcoll`], [`icoll`], [`reduce`];
+//!   [`comm`], [`groups`], [`info`], [`topo`]; [`ulfm`]; [`large`] (the
+//!   `_c` forms); [`convert`] (handle conversions, data symbols).
 //! - `unsupported`: every other function `libmpi.so.12` exports, generated
 //!   by `gen/unsupported.py`; each returns `MPI_ERR_UNSUPPORTED_OPERATION`
 //!   through the communicator's error handler.
@@ -96,6 +99,9 @@ pub mod comm;
 pub mod convert;
 pub mod datatype;
 pub mod env;
+pub mod groups;
+pub mod icoll;
+pub mod info;
 pub mod large;
 pub mod modes;
 pub mod mprobe;
@@ -103,6 +109,7 @@ pub mod p2p;
 pub mod reduce;
 pub mod requests;
 pub mod status;
+pub mod topo;
 pub mod ulfm;
 mod unsupported;
 pub mod vcoll;

@@ -259,7 +259,7 @@ crate::mpi! {
                 // until the request completes.
                 let lent = unsafe { pertinax_os::lend::lend_raw(buf.cast(), len) };
                 let r = c.isend_lent(lent, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))?;
-                ReqEntry::Pending { req: r, comm, recv: false }
+                ReqEntry::Pending { req: r, comm, recv: false, keep: None }
             };
             // SAFETY: checked non-null.
             unsafe { *req = add_request(e)? };
@@ -285,7 +285,7 @@ crate::mpi! {
                 // until the request completes.
                 let lent = unsafe { pertinax_os::lend::lend_mut_raw(buf.cast(), len) };
                 let r = c.irecv_lent(lent, size, src, tag_match(tag)).map_err(|e| code_of(&e))?;
-                ReqEntry::Pending { req: r, comm, recv: true }
+                ReqEntry::Pending { req: r, comm, recv: true, keep: None }
             };
             // SAFETY: checked non-null.
             unsafe { *req = add_request(e)? };
@@ -308,21 +308,33 @@ pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_i
     let e = state::with(|s| s.requests.get_mut(i).and_then(Option::take))
         .flatten()
         .ok_or(MPI_ERR_REQUEST)?;
-    let (mut req, comm, recv) = match e {
+    let (mut req, comm, recv, keep) = match e {
         ReqEntry::Done(status) => {
             return Ok(Some(Finished {
                 status,
                 comm: MPI_COMM_WORLD,
             }))
         }
-        ReqEntry::Pending { req, comm, recv } => (req, comm, recv),
+        ReqEntry::Pending {
+            req,
+            comm,
+            recv,
+            keep,
+        } => (req, comm, recv, keep),
     };
     let got = if block {
         req.wait().map(Some)
     } else {
         match req.test() {
             Ok(None) => {
-                state::with(|s| s.requests[i] = Some(ReqEntry::Pending { req, comm, recv }));
+                state::with(|s| {
+                    s.requests[i] = Some(ReqEntry::Pending {
+                        req,
+                        comm,
+                        recv,
+                        keep,
+                    })
+                });
                 return Ok(None);
             }
             r => r,
@@ -539,11 +551,17 @@ pub(crate) fn progress(handle: c_int) {
                 mut req,
                 comm,
                 recv,
+                keep,
             }) => {
                 // A done request's outcome is kept: `test` takes it, so
                 // it goes back as done with its status.
                 match req.test() {
-                    Ok(None) => ReqEntry::Pending { req, comm, recv },
+                    Ok(None) => ReqEntry::Pending {
+                        req,
+                        comm,
+                        recv,
+                        keep,
+                    },
                     Ok(Some(s)) if recv => ReqEntry::Done(of(&s)),
                     Ok(Some(_)) => {
                         ReqEntry::Done(status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS))

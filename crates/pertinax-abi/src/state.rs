@@ -53,6 +53,9 @@ pub(crate) enum ReqEntry {
         /// of one element (for `MPI_Get_count`).
         comm: c_int,
         recv: bool,
+        /// A copy the operation reads (an `MPI_IN_PLACE` input), kept
+        /// until it completes.
+        keep: Option<Box<[u8]>>,
     },
     Done(MpiStatus),
 }

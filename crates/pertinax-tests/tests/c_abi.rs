@@ -44,8 +44,21 @@ fn abi_dir() -> &'static Path {
     })
 }
 
-/// C program `name` (`tests/c/<name>.c` of pertinax-abi), built once.
+/// C program `name` (`tests/c/<name>.c` of pertinax-abi), built once per
+/// test process (tests run in parallel threads: a second build would
+/// rewrite the binary under a running job).
 fn program(name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, p)) = built.iter().find(|(n, _)| n == name) {
+        return p.clone();
+    }
+    let p = build(name);
+    built.push((name.to_string(), p.clone()));
+    p
+}
+
+fn build(name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../pertinax-abi/tests/c")
         .join(format!("{name}.c"));

@@ -170,6 +170,7 @@ mod universe;
 
 pub(crate) use pertinax_backend::{error, inject, op, types, wait};
 
+pub use collective::LentCollective;
 pub use comm::Comm;
 pub use communicator::{
     pending_into, BoxedComm, CommError, Communicator, CommunicatorExt, Completion, Outcome,

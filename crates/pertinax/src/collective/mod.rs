@@ -62,6 +62,7 @@
 
 pub(crate) mod algo;
 mod fast;
+mod lent;
 mod reduce;
 mod run;
 pub(crate) mod schedule;
@@ -76,6 +77,7 @@ use crate::op::ErasedOp;
 use crate::request::{Request, Scope};
 use crate::types::Rank;
 use crate::wait::Backoff;
+pub use lent::LentCollective;
 use schedule::Builder;
 
 fn bytes<T: Pod>(s: &[T]) -> &[u8] {
@@ -160,20 +162,32 @@ impl Comm {
         kind: CollKind,
         build: impl FnOnce(&mut Builder, usize, usize),
     ) -> Result<ReqKey> {
+        self.start_lent(inp.map(|x| s.lend(x)), s.lend_mut(out), op, kind, build)
+    }
+
+    /// [`Comm::start_coll`] on buffers already lent.
+    fn start_lent(
+        &self,
+        inp: Option<lend::Lent>,
+        out: lend::LentMut,
+        op: Option<ErasedOp>,
+        kind: CollKind,
+        build: impl FnOnce(&mut Builder, usize, usize),
+    ) -> Result<ReqKey> {
         self.coll_live()?;
         if self.own() {
             return self.inner.rt.b.start_coll(Coll {
                 ctx: self.inner.ctx + 1,
                 kind,
-                inp: inp.map(|x| s.lend(x)),
-                out: CollOut::Lent(s.lend_mut(out)),
+                inp,
+                out: CollOut::Lent(out),
                 op,
             });
         }
         let mut b = Builder::new(self.inner.rank, self.size() as u32);
-        let o = b.buf(Store::Out(s.lend_mut(out)));
+        let o = b.buf(Store::Out(out));
         let i = match inp {
-            Some(x) => b.buf(Store::In(s.lend(x))),
+            Some(x) => b.buf(Store::In(x)),
             None => o,
         };
         if let Some(op) = op {
