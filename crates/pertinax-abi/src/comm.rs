@@ -89,7 +89,7 @@ pub(crate) fn uniform(
 }
 
 crate::mpi! {
-    /// `MPI_Comm_dup`: uniform under failures (see [`uniform`]).
+    /// `MPI_Comm_dup`: uniform under failures (see `uniform`).
     fn PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_dup {
         call(comm, "MPI_Comm_dup", || {
             let c = comm_of(comm)?;

@@ -10,13 +10,13 @@
 //! world it made.
 //!
 //! - [`consts`]: the ABI's values. Handles are `int`s; the library's own
-//!   objects live in per-thread tables ([`state`]) indexed by the handle's
+//!   objects live in per-thread tables (`state.rs`) indexed by the handle's
 //!   low bits.
 //! - [`errors`]: pertinax's errors as MPI error classes (a failure is
 //!   `MPIX_ERR_PROC_FAILED`, a revocation `MPIX_ERR_REVOKED`) and the
 //!   communicators' error handlers (`MPI_ERRORS_ARE_FATAL` by default).
 //! - [`datatype`]: predefined datatypes and reduction operations.
-//! - The calls by area: [`env`]; [`p2p`], [`requests`], [`modes`],
+//! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
 //!   [`mprobe`], [`status`]; [`coll`], [`vcoll`], [`icoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`]; [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols).
