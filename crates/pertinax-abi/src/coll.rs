@@ -2,6 +2,7 @@
 //! where MPI allows it. Non-blocking, v- and w-variants, scans and
 //! reduce-scatter are not implemented yet (`unsupported.rs`).
 
+use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
 
 use pertinax::{Communicator, Rank};
@@ -12,12 +13,31 @@ use crate::errors::code_of;
 use crate::p2p::{call, comm_of, slice, slice_mut};
 use crate::reduce::operation as reduction;
 
-fn in_place(p: *const c_void) -> bool {
+pub(crate) fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
-fn done(r: pertinax::Result<pertinax::Outcome>) -> Result<(), c_int> {
+pub(crate) fn done(r: pertinax::Result<pertinax::Outcome>) -> Result<(), c_int> {
     r.map(drop).map_err(|e| code_of(&e))
+}
+
+/// The input of a call that takes `MPI_IN_PLACE`: `len` bytes at
+/// `sendbuf`, or a copy of `inplace` (the part of the receive buffer
+/// that holds the input).
+///
+/// # Safety
+/// Unless `MPI_IN_PLACE`, `sendbuf` holds `len` bytes (MPI's contract).
+pub(crate) unsafe fn input<'a>(
+    sendbuf: *const c_void,
+    len: usize,
+    inplace: &[u8],
+) -> Cow<'a, [u8]> {
+    if in_place(sendbuf) {
+        Cow::Owned(inplace.to_vec())
+    } else {
+        // SAFETY: by the caller's contract.
+        Cow::Borrowed(unsafe { slice(sendbuf, len) })
+    }
 }
 
 fn root_of(c: &pertinax::Comm, root: c_int) -> Result<Rank, c_int> {
@@ -83,15 +103,9 @@ crate::mpi! {
             // SAFETY: MPI's contract: `recvbuf` holds `count` elements, and
             // `sendbuf` too unless it is MPI_IN_PLACE.
             let recv = unsafe { slice_mut(recvbuf, len) };
-            let own;
-            let send = if in_place(sendbuf) {
-                own = recv.to_vec();
-                &own[..]
-            } else {
-                // SAFETY: as above.
-                unsafe { slice(sendbuf, len) }
-            };
-            done(c.allreduce_bytes(send, recv, &op))
+            // SAFETY: as above.
+            let send = unsafe { input(sendbuf, len, recv) };
+            done(c.allreduce_bytes(&send, recv, &op))
         })
     }
 }

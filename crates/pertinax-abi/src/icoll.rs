@@ -10,6 +10,7 @@ use std::ffi::{c_int, c_void};
 use pertinax::{LentCollective, Rank};
 use pertinax_os::lend::{lend_mut_raw, lend_raw};
 
+use crate::coll::in_place;
 use crate::consts::*;
 use crate::datatype::bytes;
 use crate::errors::code_of;
@@ -17,10 +18,6 @@ use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of};
 use crate::reduce::operation;
 use crate::state::{self, ReqEntry};
-
-fn in_place(p: *const c_void) -> bool {
-    p as usize == IN_PLACE
-}
 
 /// Starts `which` and registers its request (with `keep`, the copy it
 /// reads, if any).

@@ -7,6 +7,7 @@ use std::ffi::{c_int, c_void};
 
 use pertinax::{Communicator, ErasedOp};
 
+use crate::coll::{done, in_place, input};
 use crate::consts::*;
 use crate::datatype::{bytes, reduction, size_of};
 use crate::errors::{code_of, raise};
@@ -134,14 +135,6 @@ crate::mpi! {
     }
 }
 
-fn in_place(p: *const c_void) -> bool {
-    p as usize == IN_PLACE
-}
-
-fn done(r: pertinax::Result<pertinax::Outcome>) -> Result<(), c_int> {
-    r.map(drop).map_err(|e| code_of(&e))
-}
-
 crate::mpi! {
     /// `MPI_Scan` (`MPI_IN_PLACE` too).
     fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Scan {
@@ -152,15 +145,9 @@ crate::mpi! {
             // SAFETY: MPI's contract: `recvbuf` (and `sendbuf` unless
             // MPI_IN_PLACE) hold `count` elements.
             let recv = unsafe { slice_mut(recvbuf, len) };
-            let own;
-            let send = if in_place(sendbuf) {
-                own = recv.to_vec();
-                &own[..]
-            } else {
-                // SAFETY: as above.
-                unsafe { slice(sendbuf, len) }
-            };
-            done(c.scan_bytes(send, recv, &o))
+            // SAFETY: as above.
+            let send = unsafe { input(sendbuf, len, recv) };
+            done(c.scan_bytes(&send, recv, &o))
         })
     }
 }
@@ -174,15 +161,9 @@ crate::mpi! {
             let o = operation(op, ty)?;
             // SAFETY: as in `MPI_Scan`.
             let recv = unsafe { slice_mut(recvbuf, len) };
-            let own;
-            let send = if in_place(sendbuf) {
-                own = recv.to_vec();
-                &own[..]
-            } else {
-                // SAFETY: as above.
-                unsafe { slice(sendbuf, len) }
-            };
-            done(c.exscan_bytes(send, recv, &o))
+            // SAFETY: as above.
+            let send = unsafe { input(sendbuf, len, recv) };
+            done(c.exscan_bytes(&send, recv, &o))
         })
     }
 }

@@ -6,9 +6,9 @@ use std::ffi::{c_int, c_void};
 
 use pertinax::{Communicator, Rank};
 
+use crate::coll::{done, in_place};
 use crate::consts::*;
 use crate::datatype::size_of;
-use crate::errors::code_of;
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of, slice, slice_mut};
 use crate::MPI_Aint;
@@ -43,14 +43,6 @@ fn span(counts: &[usize], displs: &[usize], elem: usize) -> usize {
 
 fn elem(ty: c_int) -> Result<usize, c_int> {
     size_of(ty).ok_or(MPI_ERR_TYPE)
-}
-
-fn done(r: pertinax::Result<pertinax::Outcome>) -> Result<(), c_int> {
-    r.map(drop).map_err(|e| code_of(&e))
-}
-
-fn in_place(p: *const c_void) -> bool {
-    p as usize == IN_PLACE
 }
 
 #[allow(clippy::too_many_arguments)]
