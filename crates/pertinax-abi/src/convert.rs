@@ -161,3 +161,10 @@ pub static MPI_F08_STATUS_IGNORE: CPointer = CPointer(std::ptr::null());
 /// `MPI_F08_STATUSES_IGNORE`.
 #[no_mangle]
 pub static MPI_F08_STATUSES_IGNORE: CPointer = CPointer(std::ptr::null());
+
+static PVAR_ALL_HANDLES: c_int = 0;
+
+/// `MPI_T_PVAR_ALL_HANDLES`: a marker address (the tool interface is not
+/// implemented; its calls return `MPI_ERR_UNSUPPORTED_OPERATION`).
+#[no_mangle]
+pub static MPI_T_PVAR_ALL_HANDLES: CPointer = CPointer(&PVAR_ALL_HANDLES);

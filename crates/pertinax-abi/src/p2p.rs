@@ -19,10 +19,17 @@ pub(crate) fn comm_of(comm: c_int) -> Result<Comm, c_int> {
 
 /// Runs a call's body; an error class goes to `comm`'s handler.
 ///
-/// Each call is a fault point named after it (`pertinax run --kill
-/// 2@MPI_Allreduce#3` kills rank 2 in its third `MPI_Allreduce`).
+/// Each call is a fault point named after it: `MPI_Allreduce` is
+/// `mpi.Allreduce`, `MPIX_Comm_shrink` `mpix.Comm_shrink` (`pertinax run --kill 2@mpi.Allreduce#3` kills rank 2
+/// in its third `MPI_Allreduce`).
 pub(crate) fn call(comm: c_int, what: &str, f: impl FnOnce() -> Result<(), c_int>) -> c_int {
-    pertinax::fault_point(what);
+    if pertinax::faults_planned() {
+        let point = match what.strip_prefix("MPIX_") {
+            Some(x) => format!("mpix.{x}"),
+            None => format!("mpi.{}", what.strip_prefix("MPI_").unwrap_or(what)),
+        };
+        pertinax::fault_point(&point);
+    }
     match f() {
         Ok(()) => MPI_SUCCESS,
         Err(code) => raise(comm, what, code),

@@ -151,6 +151,14 @@ pub fn fault_point(name: &str) {
     }
 }
 
+/// Whether the launcher planned a fault for this process: a caller that
+/// builds point names at run time (the C ABI's `mpi.Allreduce`) builds
+/// them only then.
+#[inline]
+pub fn faults_planned() -> bool {
+    PLAN.get().is_some()
+}
+
 /// A fault point inside the runtime's protocols (see the module's table):
 /// as [`fault_point`], but a planned panic is a `SIGABRT`.
 #[inline]

@@ -134,9 +134,9 @@ fn unchanged_c_programs_run_on_pertinax() {
 #[test]
 fn an_unchanged_c_ulfm_program_recovers_from_kills() {
     for (n, kills) in [
-        (4, &["2@MPI_Allreduce#3"][..]),
-        (5, &["1@MPI_Allreduce#2", "3@MPI_Allreduce#5"][..]),
-        (4, &["0@MPI_Allreduce#1"][..]),
+        (4, &["2@mpi.Allreduce#3"][..]),
+        (5, &["1@mpi.Allreduce#2", "3@mpi.Allreduce#5"][..]),
+        (4, &["0@mpi.Allreduce#1"][..]),
     ] {
         let j = job(n, "ulfm", kills);
         let survivors = n - kills.len();
@@ -154,9 +154,11 @@ fn an_unchanged_c_ulfm_program_recovers_from_kills() {
 }
 
 /// A seeded campaign of the ULFM loop: 3 to 6 ranks, one or two of them
-/// (never all but one) killed inside a random `MPI_Allreduce` (the round,
-/// or a redo), several at once or in turn. Every job: exit 0, one `OK`
-/// per survivor, each with the survivors' count as size and sum.
+/// killed inside a random `MPI_Allreduce` (the round, or a redo) by the
+/// launcher, and in one job of three one more killing itself with
+/// `raise(SIGKILL)`; several at once or in turn, never all but one. Every
+/// job: the exit code (0, or 137 for the unplanned death), one `OK` per
+/// survivor, each with the survivors' count as size and sum.
 /// `PERTINAX_ABI_CAMPAIGN_RUNS` jobs (40 by default).
 #[test]
 fn the_c_ulfm_loop_survives_a_seeded_campaign() {
@@ -172,13 +174,23 @@ fn the_c_ulfm_loop_survives_a_seeded_campaign() {
         let mut kills = Vec::new();
         for _ in 0..1 + r.below(2) {
             let v = victims.remove(r.below(victims.len() as u64) as usize);
-            kills.push(format!("{v}@MPI_Allreduce#{}", 1 + r.below(8)));
+            kills.push(format!("{v}@mpi.Allreduce#{}", 1 + r.below(8)));
         }
+        // One job in three: one more rank kills itself (raise(SIGKILL)
+        // before its N-th round), a death the launcher did not plan.
+        let own = (r.below(3) == 0).then(|| {
+            let v = victims.remove(r.below(victims.len() as u64) as usize);
+            [v.to_string(), (1 + r.below(8)).to_string()]
+        });
         let kills: Vec<&str> = kills.iter().map(String::as_str).collect();
-        let j = job(n, "ulfm", &kills);
-        let survivors = n - kills.len();
-        let what = format!("seed {seed}: ulfm on {n} ranks, kills {kills:?}");
-        j.expect(0, survivors, &what);
+        let args: Vec<&str> = own.iter().flatten().map(String::as_str).collect();
+        let spec = Spec::new(n, &args).program(program("ulfm"));
+        let j = bounded(spec, &kills);
+        let dead = kills.len() + usize::from(own.is_some());
+        let survivors = n - dead;
+        let what = format!("seed {seed}: ulfm on {n} ranks, kills {kills:?}, own kill {own:?}");
+        // An unplanned death is the job's failure: 128 + SIGKILL.
+        j.expect(if own.is_some() { 137 } else { 0 }, survivors, &what);
         for l in j.ok_lines() {
             assert!(
                 l.contains(&format!("size={survivors} sum={survivors} ")),
@@ -186,7 +198,7 @@ fn the_c_ulfm_loop_survives_a_seeded_campaign() {
                 j.stderr
             );
         }
-        killed += kills.len();
+        killed += dead;
     }
     eprintln!("c ulfm campaign: {runs} jobs, {killed} ranks killed, 0 hangs, 0 wrong answers");
 }
@@ -211,4 +223,48 @@ fn the_mpi4py_wheel_runs_on_pertinax() {
         let j = python(n, "basics");
         j.expect(0, n, &format!("mpi4py basics on {n} ranks"));
     }
+}
+
+/// The functions and data `nm -D` lists as defined in a shared library,
+/// whose names start with `MPI_`, `PMPI_`, `MPIX_` or `PMPIX_`.
+fn exported(lib: &Path) -> std::collections::BTreeSet<String> {
+    let out = Command::new("nm")
+        .arg("-D")
+        .arg("--defined-only")
+        .arg(lib)
+        .output()
+        .expect("run nm (binutils)");
+    assert!(out.status.success(), "nm {}", lib.display());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|s| {
+            ["MPI_", "PMPI_", "MPIX_", "PMPIX_"]
+                .iter()
+                .any(|p| s.starts_with(p))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every `MPI_`, `PMPI_` and `MPIX_` symbol MPICH's `libmpi.so.12`
+/// exports is exported by ours, so a program linked against MPICH never
+/// fails to load on pertinax.
+#[test]
+fn every_symbol_of_mpichs_libmpi_is_exported() {
+    let theirs = mpicc()
+        .parent()
+        .and_then(Path::parent)
+        .map(|v| v.join("lib/libmpi.so.12"))
+        .expect("MPICH's lib directory");
+    let ours = abi_dir().join("libmpi.so.12");
+    let (want, have) = (exported(&theirs), exported(&ours));
+    assert!(
+        want.len() > 1400,
+        "{}: {} symbols",
+        theirs.display(),
+        want.len()
+    );
+    let missing: Vec<&String> = want.difference(&have).collect();
+    assert!(missing.is_empty(), "missing from ours: {missing:?}");
 }

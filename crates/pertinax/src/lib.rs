@@ -177,7 +177,7 @@ pub use communicator::{
 };
 pub use error::{Error, RankList, RecoveryCall, Result};
 pub use group::{Group, GroupRelation};
-pub use inject::fault_point;
+pub use inject::{fault_point, faults_planned};
 pub use op::{Arith, Bitwise, ErasedOp, Logical, Op, Ordered, ValueIndex};
 pub use pending::{test_any, wait_all, wait_any, AnyResult, Pending, PendingOp, WaitError};
 pub use request::{scope, Request, Scope};

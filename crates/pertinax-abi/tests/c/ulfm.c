@@ -6,12 +6,17 @@
  * shrink and redo the round. Prints "OK ulfm rank=R size=S sum=S
  * failed=F" at the end: the last sum must equal the survivors' count. */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define ROUNDS 8
 
+/* Optional arguments R N: world rank R kills itself (raise(SIGKILL))
+ * before its N-th round's allreduce. */
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
+    int victim = argc > 2 ? atoi(argv[1]) : -1, at = argc > 2 ? atoi(argv[2]) : -1;
     MPI_Comm comm;
     /* A rank may die while the others still duplicate the world: then
      * the survivors' communicator is the world's shrink. */
@@ -22,7 +27,9 @@ int main(int argc, char **argv) {
     }
     int world_rank, sum = 0, failed = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    int started = 0;
     for (int round = 0; round < ROUNDS; round++) {
+        if (world_rank == victim && ++started == at) raise(SIGKILL);
         int one = 1;
         int rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
         int cls = MPI_SUCCESS;
