@@ -1,20 +1,8 @@
 /* pertinax-abi: an unchanged C MPI program (built with MPICH's mpicc)
  * checking point-to-point, requests, collectives, communicators, groups,
  * errors and attributes. Prints "OK basics rank=R" when every check held. */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "check.h"
 #include <string.h>
-
-static int rank, size;
-#define CHECK(c)                                                          \
-    do {                                                                  \
-        if (!(c)) {                                                       \
-            fprintf(stderr, "rank %d: check failed at line %d: %s\n",     \
-                    rank, __LINE__, #c);                                  \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                 \
-        }                                                                 \
-    } while (0)
 
 int main(int argc, char **argv) {
     int provided = -1;

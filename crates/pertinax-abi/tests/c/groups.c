@@ -3,19 +3,7 @@
  * MPI_GROUP_EMPTY, errors) and the communicators made from them
  * (Comm_create, Comm_create_group, Comm_split_type, Comm_idup), at any
  * size from 2. Prints "OK groups rank=R" when every check held. */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-static int rank, size;
-#define CHECK(c)                                                          \
-    do {                                                                  \
-        if (!(c)) {                                                       \
-            fprintf(stderr, "rank %d: check failed at line %d: %s\n",     \
-                    rank, __LINE__, #c);                                  \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                 \
-        }                                                                 \
-    } while (0)
+#include "check.h"
 
 /* The error class of `rc`. */
 static int class_of(int rc) {

@@ -2,19 +2,7 @@
  * Iallreduce with MPI_IN_PLACE, Iallgather, Ialltoall), overlapping with
  * point-to-point that must progress meanwhile, completed by Wait, Test
  * loops and Waitall. Prints "OK icoll rank=R". */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-static int rank, size;
-#define CHECK(c)                                                          \
-    do {                                                                  \
-        if (!(c)) {                                                       \
-            fprintf(stderr, "rank %d: check failed at line %d: %s\n",     \
-                    rank, __LINE__, #c);                                  \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                 \
-        }                                                                 \
-    } while (0)
+#include "check.h"
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);

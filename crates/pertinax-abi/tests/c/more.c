@@ -2,19 +2,7 @@
  * Cancel, Request_get_status), send modes (Bsend with an attached buffer,
  * Rsend, Sendrecv_replace), scans and reduce-scatter, Reduce_local and
  * user operations (commutative or not). Prints "OK more rank=R". */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-static int rank, size;
-#define CHECK(c)                                                          \
-    do {                                                                  \
-        if (!(c)) {                                                       \
-            fprintf(stderr, "rank %d: check failed at line %d: %s\n",     \
-                    rank, __LINE__, #c);                                  \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                 \
-        }                                                                 \
-    } while (0)
+#include "check.h"
 
 /* a op b = a: associative, not commutative (the leftmost wins). */
 static void first(void *in, void *inout, int *len, MPI_Datatype *ty) {

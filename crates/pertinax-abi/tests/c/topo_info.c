@@ -7,21 +7,9 @@
  * than the world, zero dimensions, errors, and a freed Cartesian
  * communicator's handle reused without its grid, name or hints), at any
  * size from 2. Prints "OK topo_info rank=R" when every check held. */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "check.h"
 #include <string.h>
 #include <unistd.h>
-
-static int rank, size;
-#define CHECK(c)                                                          \
-    do {                                                                  \
-        if (!(c)) {                                                       \
-            fprintf(stderr, "rank %d: check failed at line %d: %s\n",     \
-                    rank, __LINE__, #c);                                  \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                 \
-        }                                                                 \
-    } while (0)
 
 /* The error class of `rc`. */
 static int class_of(int rc) {
