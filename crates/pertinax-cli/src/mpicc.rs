@@ -7,6 +7,7 @@
 //! cc -I<include> ARGS... -L<lib> -Wl,-rpath,<lib> -lmpi
 //! ```
 //!
+//! (`-l:libmpi.so.12` where the directory has no `libmpi.so`)
 //! (no link options when ARGS only compile: `-c`, `-E`, `-S`, `-M`,
 //! `-MM`). As MPI compiler wrappers do, `-show` prints the command instead
 //! of running it, `-compile-info` and `-link-info` the compile and link
@@ -100,7 +101,13 @@ pub fn execute(lang: Lang, args: &[OsString]) -> Result<i32, String> {
     let link = vec![
         flag("-L", &lib),
         flag("-Wl,-rpath,", &lib),
-        OsString::from("-lmpi"),
+        // `-lmpi` finds `libmpi.so`; a directory with only the soname
+        // (an installed layout) is linked by file name.
+        OsString::from(if lib.join("libmpi.so").exists() {
+            "-lmpi"
+        } else {
+            "-l:libmpi.so.12"
+        }),
     ];
     let compile_only = user.iter().any(|a| {
         a.to_str()
