@@ -34,10 +34,11 @@ fn start(what: &str) -> c_int {
         keyvals: Vec::new(),
         messages: Vec::new(),
     };
+    let errhandler = initial_errhandler();
     for comm in [world, me] {
         s.comms.push(Some(state::CommEntry {
             comm,
-            errhandler: MPI_ERRORS_ARE_FATAL,
+            errhandler,
             attrs: Vec::new(),
         }));
     }
@@ -46,6 +47,28 @@ fn start(what: &str) -> c_int {
     let _ = clock();
     INITIALIZED.store(true, Ordering::SeqCst);
     MPI_SUCCESS
+}
+
+/// The error handler `MPI_COMM_WORLD` and `MPI_COMM_SELF` start with:
+/// `PERTINAX_INITIAL_ERRHANDLER` (which `pertinax run -initial-errhandler`
+/// sets, as `mpiexec`'s key of MPI 4), `mpi_errors_are_fatal` (the
+/// default), `mpi_errors_return` or `mpi_errors_abort`, in any case.
+fn initial_errhandler() -> c_int {
+    let Some(v) = std::env::var_os("PERTINAX_INITIAL_ERRHANDLER") else {
+        return MPI_ERRORS_ARE_FATAL;
+    };
+    match v.to_string_lossy().to_ascii_lowercase().as_str() {
+        "" | "mpi_errors_are_fatal" => MPI_ERRORS_ARE_FATAL,
+        "mpi_errors_return" => MPI_ERRORS_RETURN,
+        "mpi_errors_abort" => MPI_ERRORS_ABORT,
+        other => {
+            eprintln!(
+                "pertinax MPI: PERTINAX_INITIAL_ERRHANDLER={other}: not mpi_errors_are_fatal, \
+                 mpi_errors_return or mpi_errors_abort; errors are fatal"
+            );
+            MPI_ERRORS_ARE_FATAL
+        }
+    }
 }
 
 crate::mpi! {

@@ -24,7 +24,7 @@ use pertinax_launch::{
 pub use np::normalize;
 use np::rewrite_np;
 use values::{
-    parse_count, parse_env, parse_group_size, parse_kill, parse_max_hit, parse_ms,
+    parse_count, parse_env, parse_group_size, parse_hosts, parse_kill, parse_max_hit, parse_ms,
     parse_output_files, parse_policy, parse_ranks, parse_ring_bytes, parse_slots, parse_threshold,
     parse_timeout,
 };
@@ -37,6 +37,7 @@ const SPAWN: &str = "Spawning and spares";
 const FAILURES: &str = "Failures and recovery";
 const FAULTS: &str = "Fault injection";
 const RESILIENT: &str = "Resilient communicators";
+const C_MPI: &str = "C MPI programs (pertinax's libmpi.so.12)";
 const COMPAT: &str = "Accepted for compatibility with mpirun (no effect)";
 
 /// pertinax: a fault-tolerant message-passing runtime.
@@ -68,6 +69,29 @@ pub enum Command {
                           [: -n <N> [-x <VAR>]... <PROGRAM> [ARGS]...]..."
     )]
     Run(Box<RunArgs>),
+    /// Compile and link a C MPI program against pertinax's mpi.h and
+    /// libmpi.so.12.
+    ///
+    /// Runs cc (PERTINAX_CC overrides) as "cc -I<include> ARGS... -L<lib>
+    /// -Wl,-rpath,<lib> -lmpi" (no link options with -c, -E, -S). -show
+    /// prints that command, -compile-info and -link-info its halves,
+    /// --version pertinax's version, where the headers and library are,
+    /// and the compiler's. PERTINAX_INCLUDE_DIR and PERTINAX_ABI_DIR
+    /// override where the headers and the library are looked for (beside
+    /// the pertinax executable; see docs/c-programs.md).
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Mpicc {
+        /// The compiler's arguments.
+        #[arg(value_name = "ARGS", trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
+    /// As mpicc, for C++: c++ (PERTINAX_CXX overrides).
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Mpicxx {
+        /// The compiler's arguments.
+        #[arg(value_name = "ARGS", trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
     /// Print a shell completion script for pertinax on stdout.
     ///
     /// For example `pertinax completions bash > ~/.local/share/bash-completion/completions/pertinax`.
@@ -239,6 +263,25 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "HOW", requires = "resilient", help_heading = RESILIENT)]
     pub resilient_check: Option<CheckArg>,
 
+    /// The hosts to run on, comma-separated (mpiexec's -host, -hosts):
+    /// this machine only, as localhost, 127.0.0.1, ::1 or its hostname
+    /// (NAME:SLOTS accepted). Any other host is an error.
+    #[arg(long = "host", visible_alias = "hosts", value_name = "HOSTS", value_parser = parse_hosts, help_heading = PLACEMENT)]
+    pub hosts: Vec<String>,
+
+    /// Error handler that MPI_COMM_WORLD and MPI_COMM_SELF of a C MPI
+    /// program start with (mpiexec's -initial-errhandler): errors are fatal
+    /// by default.
+    #[arg(long, value_enum, value_name = "HANDLER", help_heading = C_MPI)]
+    pub initial_errhandler: Option<ErrhandlerArg>,
+
+    /// Do not put the directory of pertinax's libmpi.so.12 first on the
+    /// processes' LD_LIBRARY_PATH (also PERTINAX_NO_ABI_LIB=1). By default
+    /// it is, so that a program built by any MPICH-ABI mpicc runs on
+    /// pertinax.
+    #[arg(long, help_heading = C_MPI)]
+    pub no_abi_lib: bool,
+
     /// Accepted for mpirun's command lines: pertinax always allows more
     /// processes than CPUs.
     #[arg(long, help_heading = COMPAT)]
@@ -318,6 +361,30 @@ pub enum CheckArg {
     Agree,
 }
 
+/// `--initial-errhandler`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ErrhandlerArg {
+    /// MPI_ERRORS_ARE_FATAL: an error ends the job (the default).
+    #[value(name = "mpi_errors_are_fatal")]
+    Fatal,
+    /// MPI_ERRORS_RETURN: calls return the error code.
+    #[value(name = "mpi_errors_return")]
+    Return,
+    /// MPI_ERRORS_ABORT: an error aborts the job.
+    #[value(name = "mpi_errors_abort")]
+    Abort,
+}
+
+impl ErrhandlerArg {
+    fn env_value(self) -> &'static str {
+        match self {
+            ErrhandlerArg::Fatal => "mpi_errors_are_fatal",
+            ErrhandlerArg::Return => "mpi_errors_return",
+            ErrhandlerArg::Abort => "mpi_errors_abort",
+        }
+    }
+}
+
 /// `--heartbeat-mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
@@ -361,6 +428,28 @@ impl RunArgs {
             });
         }
         let extra: usize = apps.iter().map(|a| a.ranks).sum();
+        // `--host` was checked by its parser (this machine only).
+        let _ = &self.hosts;
+        let mut env = self.env.clone();
+        if let Some(h) = self.initial_errhandler {
+            env.push(("PERTINAX_INITIAL_ERRHANDLER".into(), h.env_value().into()));
+        }
+        let opted_out = self.no_abi_lib
+            || std::env::var_os("PERTINAX_NO_ABI_LIB").is_some_and(|v| !v.is_empty() && v != "0");
+        if !opted_out {
+            // Pertinax's libmpi.so.12 first, when there is one (a Rust
+            // program does not need it).
+            if let Ok(dir) = crate::abi::lib_dir() {
+                let current = env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == "LD_LIBRARY_PATH")
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| std::env::var_os("LD_LIBRARY_PATH"));
+                let path = crate::abi::library_path(&dir, current.as_ref());
+                env.push(("LD_LIBRARY_PATH".into(), path));
+            }
+        }
         Ok(JobSpec {
             ranks: self.ranks + extra,
             apps,
@@ -382,7 +471,7 @@ impl RunArgs {
             tag_output: self.tag_output,
             timeout: self.timeout,
             ring_bytes: self.ring_bytes,
-            env: self.env.clone(),
+            env,
             spares: self.spares,
             max_spawn: self.max_spawn,
             on_parent_failure: match self.on_parent_failure {

@@ -18,7 +18,9 @@
 //! line on stderr.
 #![forbid(unsafe_code)]
 
+mod abi;
 mod args;
+mod mpicc;
 mod run;
 
 use std::io::Write;
@@ -43,6 +45,8 @@ fn main() -> ExitCode {
             Ok(spec) => run::execute(&spec),
             Err(e) => return usage_error(&e),
         },
+        Command::Mpicc { args } => mpicc::execute(mpicc::Lang::C, args).map_err(Failure::Tool),
+        Command::Mpicxx { args } => mpicc::execute(mpicc::Lang::Cxx, args).map_err(Failure::Tool),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(*shell, &mut cmd, "pertinax", &mut std::io::stdout());
@@ -56,6 +60,10 @@ fn main() -> ExitCode {
         Err(Failure::Usage(e)) => {
             eprintln!("pertinax: {e}");
             ExitCode::from(USAGE)
+        }
+        Err(Failure::Tool(e)) => {
+            eprintln!("pertinax: {e}");
+            ExitCode::FAILURE
         }
         Err(Failure::Launch(e)) => {
             eprintln!("pertinax: {e:#}");

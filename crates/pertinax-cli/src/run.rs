@@ -11,6 +11,8 @@ pub enum Failure {
     Usage(LaunchError),
     /// The machine refused (exit status 1).
     Launch(anyhow::Error),
+    /// `pertinax mpicc`: no headers, library or compiler (exit status 1).
+    Tool(String),
 }
 
 /// Runs the job and returns its exit status; the summary of failed ranks,

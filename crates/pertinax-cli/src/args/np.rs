@@ -1,5 +1,6 @@
 //! `-np`: mpirun's spelling of `--np`, rewritten among `pertinax run`'s
-//! own options before clap reads the command line.
+//! own options before clap reads the command line; so are mpiexec's
+//! `-wdir`, `-host`, `-hosts` and `-initial-errhandler`.
 
 use std::ffi::OsString;
 
@@ -37,7 +38,9 @@ pub(super) fn rewrite_np(args: Vec<OsString>) -> Vec<OsString> {
     let takes_next = |tok: &str| {
         run.get_arguments().any(|a| {
             let named = match tok.strip_prefix("--") {
-                Some(long) => a.get_long() == Some(long),
+                Some(long) => a
+                    .get_long_and_visible_aliases()
+                    .is_some_and(|names| names.contains(&long)),
                 None => tok.len() == 2 && a.get_short() == tok.chars().nth(1),
             };
             named && a.get_action().takes_values() && !a.is_require_equals_set()
@@ -58,10 +61,18 @@ pub(super) fn rewrite_np(args: Vec<OsString>) -> Vec<OsString> {
                 options = false;
                 out.push(a);
             }
-            Some("-np") => out.push("--np".into()),
             Some(t) if t.starts_with('-') && t.len() > 1 && !t.contains('=') => {
-                out.push(a);
-                if takes_next(t) {
+                // mpiexec's one-dash long options.
+                let t = match t {
+                    "-np" | "-wdir" | "-host" | "-hosts" | "-initial-errhandler" => format!("-{t}"),
+                    _ => t.to_string(),
+                };
+                if t == a.to_str().unwrap_or_default() {
+                    out.push(a);
+                } else {
+                    out.push(OsString::from(&t));
+                }
+                if takes_next(&t) {
                     out.extend(it.next());
                 }
             }

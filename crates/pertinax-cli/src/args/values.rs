@@ -112,3 +112,38 @@ pub(super) fn parse_env(s: &str) -> Result<(OsString, OsString), String> {
         },
     }
 }
+
+/// `--host`: comma-separated hosts, each NAME or NAME:SLOTS, all this
+/// machine (localhost, 127.0.0.1, ::1, or the name in
+/// /proc/sys/kernel/hostname, with or without its domain).
+pub fn parse_hosts(s: &str) -> Result<String, String> {
+    let me = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let me = me.trim();
+    for h in s.split(',') {
+        let name = match h.rsplit_once(':') {
+            Some((n, slots))
+                if !n.is_empty() && !n.ends_with(':') && slots.parse::<usize>().is_ok() =>
+            {
+                n
+            }
+            _ => h,
+        };
+        let short = |n: &str| n.split('.').next().unwrap_or(n).to_string();
+        let local = matches!(
+            name,
+            "localhost" | "127.0.0.1" | "::1" | "localhost.localdomain"
+        ) || (!me.is_empty() && (name == me || short(name) == short(me)));
+        if !local {
+            return Err(format!(
+                "'{h}' is not this machine: pertinax run starts every process here \
+                 (localhost{}); for several machines use the MPI backend (docs/cluster.md)",
+                if me.is_empty() {
+                    String::new()
+                } else {
+                    format!(" or {me}")
+                }
+            ));
+        }
+    }
+    Ok(s.to_string())
+}
