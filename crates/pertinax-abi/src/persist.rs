@@ -278,18 +278,23 @@ unsafe fn p2p_init(
             return Err(MPI_ERR_TAG);
         }
         let s: Starter = match mode {
-            // SAFETY (each starter): MPI's contract on the init's buffer.
-            Mode::Standard => Rc::new(move |r| unsafe {
-                crate::p2p::PMPI_Isend(buf, count, ty, peer, tag, comm, r)
+            Mode::Standard => Rc::new(move |r| {
+                // SAFETY: MPI's contract: the init's buffer stays valid
+                // while the request lives.
+                unsafe { crate::p2p::PMPI_Isend(buf, count, ty, peer, tag, comm, r) }
             }),
-            Mode::Sync => Rc::new(move |r| unsafe {
-                crate::modes::PMPI_Issend(buf, count, ty, peer, tag, comm, r)
+            Mode::Sync => Rc::new(move |r| {
+                // SAFETY: MPI's contract: the init's buffer stays valid
+                // while the request lives.
+                unsafe { crate::modes::PMPI_Issend(buf, count, ty, peer, tag, comm, r) }
             }),
-            Mode::Recv => Rc::new(move |r| unsafe {
-                crate::p2p::PMPI_Irecv(buf, count, ty, peer, tag, comm, r)
+            Mode::Recv => Rc::new(move |r| {
+                // SAFETY: MPI's contract: the init's buffer stays valid
+                // while the request lives.
+                unsafe { crate::p2p::PMPI_Irecv(buf, count, ty, peer, tag, comm, r) }
             }),
             Mode::Buffered => Rc::new(move |r| {
-                // SAFETY: as above.
+                // SAFETY: as above: the init's buffer.
                 let rc = unsafe { crate::modes::PMPI_Bsend(buf, count, ty, peer, tag, comm) };
                 if rc != MPI_SUCCESS {
                     return rc;
