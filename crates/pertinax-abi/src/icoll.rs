@@ -2,8 +2,8 @@
 //! `Iallreduce`, `Iallgather`, `Ialltoall` (and their large-count
 //! forms), on pertinax's schedules over the C buffers
 //! (`Comm::icollective_lent`); `MPI_IN_PLACE` inputs are copied and the
-//! copy kept with the request. The v-, w- and scan forms are not
-//! implemented yet.
+//! copy kept with the request. The others (gather, scatter, the v-forms,
+//! scans, reduce-scatter) are in `ivcoll.rs`.
 
 use std::ffi::{c_int, c_void};
 

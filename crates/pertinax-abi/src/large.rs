@@ -95,3 +95,12 @@ crate::mpi! {
         unsafe { PMPI_Type_get_true_extent(ty, lb.cast::<MPI_Aint>(), ext.cast::<MPI_Aint>()) }
     }
 }
+
+use crate::modes::{PMPI_Bsend, PMPI_Issend, PMPI_Rsend, PMPI_Ssend};
+
+large! {
+    fn PMPI_Ssend_c as MPI_Ssend_c => PMPI_Ssend(buf: *const c_void, count: MPI_Count, ty: c_int, dest: c_int, tag: c_int, comm: c_int) counts(count) comm comm;
+    fn PMPI_Issend_c as MPI_Issend_c => PMPI_Issend(buf: *const c_void, count: MPI_Count, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) counts(count) comm comm;
+    fn PMPI_Bsend_c as MPI_Bsend_c => PMPI_Bsend(buf: *const c_void, count: MPI_Count, ty: c_int, dest: c_int, tag: c_int, comm: c_int) counts(count) comm comm;
+    fn PMPI_Rsend_c as MPI_Rsend_c => PMPI_Rsend(buf: *const c_void, count: MPI_Count, ty: c_int, dest: c_int, tag: c_int, comm: c_int) counts(count) comm comm;
+}

@@ -17,7 +17,7 @@
 //!   communicators' error handlers (`MPI_ERRORS_ARE_FATAL` by default).
 //! - [`datatype`]: predefined datatypes and reduction operations.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
-//!   [`mprobe`], [`status`]; [`coll`], [`vcoll`], [`icoll`], [`reduce`];
+//!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`]; [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols).
 //! - `unsupported`: every other function `libmpi.so.12` exports, generated
@@ -102,10 +102,12 @@ pub mod env;
 pub mod groups;
 pub mod icoll;
 pub mod info;
+pub mod ivcoll;
 pub mod large;
 pub mod modes;
 pub mod mprobe;
 pub mod p2p;
+pub mod persist;
 pub mod reduce;
 pub mod requests;
 pub mod status;

@@ -1,8 +1,9 @@
 //! Send modes beyond standard: buffered (`MPI_Bsend`, with
 //! `MPI_Buffer_attach`/`_detach`), ready (`MPI_Rsend`, which MPI lets an
-//! implementation run as a standard send), and `MPI_Sendrecv_replace`.
-//! Synchronous mode (`MPI_Ssend`) is not implemented: pertinax has no
-//! send that completes only once matched.
+//! implementation run as a standard send), synchronous (`MPI_Ssend`,
+//! `MPI_Issend`: pertinax's `Comm::ssend` / `Comm::issend_lent`, which
+//! complete only once the receiver matched the message, and fail with
+//! `MPIX_ERR_PROC_FAILED` when it dies first), and `MPI_Sendrecv_replace`.
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
@@ -12,7 +13,8 @@ use pertinax::{Rank, Tag};
 use crate::consts::*;
 use crate::datatype::bytes;
 use crate::errors::{code_of, raise};
-use crate::p2p::{call, comm_of, slice, PMPI_Recv, PMPI_Send};
+use crate::p2p::{call, comm_of, empty, slice, PMPI_Recv, PMPI_Send};
+use crate::state::{self, ReqEntry};
 
 /// `MPI_BSEND_OVERHEAD`: what MPI programs add per message.
 const BSEND_OVERHEAD: usize = 96;
@@ -106,5 +108,49 @@ crate::mpi! {
         }
         // SAFETY: MPI's contract, forwarded.
         unsafe { PMPI_Recv(buf, count, ty, src, recvtag, comm, st) }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Ssend`: returns once the receiver matched the message.
+    fn PMPI_Ssend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Ssend {
+        call(comm, "MPI_Ssend", || {
+            let c = comm_of(comm)?;
+            let (len, _) = bytes(count, ty)?;
+            if dest == MPI_PROC_NULL {
+                return Ok(());
+            }
+            // SAFETY: MPI's contract: `buf` holds `count` elements.
+            let data = unsafe { slice(buf, len) };
+            c.ssend(data, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Issend`: the request completes once the receiver matched the
+    /// message.
+    fn PMPI_Issend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Issend {
+        call(comm, "MPI_Issend", || {
+            let c = comm_of(comm)?;
+            let (len, _) = bytes(count, ty)?;
+            if req.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let e = if dest == MPI_PROC_NULL {
+                ReqEntry::Done(empty())
+            } else {
+                // SAFETY: MPI's contract: `buf` stays valid and unwritten
+                // until the request completes.
+                let lent = unsafe { pertinax_os::lend::lend_raw(buf.cast(), len) };
+                let r = c.issend_lent(lent, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))?;
+                ReqEntry::Pending { req: r, comm, recv: false, keep: None }
+            };
+            let h = state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, e) as c_int)
+                .ok_or(MPI_ERR_OTHER)?;
+            // SAFETY: checked non-null.
+            unsafe { *req = h };
+            Ok(())
+        })
     }
 }

@@ -311,6 +311,9 @@ pub(crate) struct Finished {
 /// Takes request `handle` out of the table if `block`s or it is done;
 /// `Ok(None)`: still pending (it stays).
 pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_int> {
+    if let Some(r) = crate::persist::finish(handle, block) {
+        return r;
+    }
     let i = state::request_index(handle).ok_or(MPI_ERR_REQUEST)?;
     let e = state::with(|s| s.requests.get_mut(i).and_then(Option::take))
         .flatten()
@@ -377,7 +380,7 @@ crate::mpi! {
             Ok(Some(f)) => {
                 // SAFETY: MPI's contract for `req` and `st`.
                 unsafe {
-                    *req = MPI_REQUEST_NULL;
+                    *req = crate::persist::released(h);
                     put_status(st, f.status);
                 }
                 raise(f.comm, "MPI_Wait", f.status.error)
@@ -408,7 +411,7 @@ crate::mpi! {
             Ok(Some(f)) => {
                 // SAFETY: MPI's contract for `req`, `flag` and `st`.
                 unsafe {
-                    *req = MPI_REQUEST_NULL;
+                    *req = crate::persist::released(h);
                     *flag = 1;
                     put_status(st, f.status);
                 }
@@ -451,7 +454,7 @@ crate::mpi! {
             };
             // SAFETY: as above.
             unsafe {
-                *r = MPI_REQUEST_NULL;
+                *r = crate::persist::released(h);
                 put_status(s, f.status);
             }
             if f.status.error != MPI_SUCCESS && failed.is_none() {
@@ -480,7 +483,7 @@ crate::mpi! {
                 let r = unsafe { reqs.add(i) };
                 // SAFETY: as above.
                 let h = unsafe { *r };
-                if h == MPI_REQUEST_NULL {
+                if h == MPI_REQUEST_NULL || crate::persist::inactive(h) {
                     continue;
                 }
                 active = true;
@@ -488,7 +491,7 @@ crate::mpi! {
                     Ok(Some(f)) => {
                         // SAFETY: MPI's contract for each pointer.
                         unsafe {
-                            *r = MPI_REQUEST_NULL;
+                            *r = crate::persist::released(h);
                             *index = i as c_int;
                             put_status(st, f.status);
                         }
@@ -519,6 +522,16 @@ crate::mpi! {
         }
         // SAFETY: checked non-null; MPI's contract makes it readable.
         let h = unsafe { *req };
+        if let Some(r) = crate::persist::free(h) {
+            return match r {
+                Ok(()) => {
+                    // SAFETY: checked non-null.
+                    unsafe { *req = MPI_REQUEST_NULL };
+                    MPI_SUCCESS
+                }
+                Err(code) => raise(MPI_COMM_WORLD, "MPI_Request_free", code),
+            };
+        }
         let freed = state::request_index(h)
             .and_then(|i| state::with(|s| s.requests.get_mut(i).and_then(Option::take)))
             .flatten();
@@ -537,6 +550,10 @@ crate::mpi! {
 
 /// Whether request `handle` is known complete (no progress is made).
 pub(crate) fn is_done(handle: c_int) -> bool {
+    let handle = match crate::persist::resolve(handle) {
+        crate::persist::Resolved::Plain(h) | crate::persist::Resolved::Active(h) => h,
+        _ => return true,
+    };
     state::request_index(handle)
         .and_then(|i| {
             state::with(|s| match s.requests.get(i) {
@@ -551,6 +568,10 @@ pub(crate) fn is_done(handle: c_int) -> bool {
 /// Drives pertinax's progress through request `handle` (a test that
 /// keeps it pending if not done).
 pub(crate) fn progress(handle: c_int) {
+    let handle = match crate::persist::resolve(handle) {
+        crate::persist::Resolved::Plain(h) | crate::persist::Resolved::Active(h) => h,
+        _ => return,
+    };
     if let Some(i) = state::request_index(handle) {
         let e = state::with(|s| s.requests.get_mut(i).and_then(Option::take)).flatten();
         let e = match e {

@@ -30,13 +30,13 @@ fn ignored(sts: *mut MpiStatus) -> bool {
 unsafe fn poll(r: *mut c_int) -> Result<Option<Finished>, c_int> {
     // SAFETY: by the caller's contract.
     let h = unsafe { *r };
-    if h == MPI_REQUEST_NULL {
+    if h == MPI_REQUEST_NULL || crate::persist::inactive(h) {
         return Ok(None);
     }
     let f = finish(h, false)?;
     if f.is_some() {
         // SAFETY: as above.
-        unsafe { *r = MPI_REQUEST_NULL };
+        unsafe { *r = crate::persist::released(h) };
     }
     Ok(f)
 }
@@ -81,7 +81,8 @@ crate::mpi! {
             // SAFETY: MPI's contract: `reqs` holds `count` entries.
             let r = unsafe { at(reqs, i) };
             // SAFETY: as above.
-            active |= unsafe { *r } != MPI_REQUEST_NULL;
+            let h = unsafe { *r };
+            active |= h != MPI_REQUEST_NULL && !crate::persist::inactive(h);
             // SAFETY: as above.
             match unsafe { poll(r) } {
                 Ok(Some(f)) => {
@@ -133,7 +134,8 @@ unsafe fn some(
             // SAFETY: MPI's contract: `reqs` holds `count` entries.
             let r = unsafe { at(reqs, i) };
             // SAFETY: as above.
-            active |= unsafe { *r } != MPI_REQUEST_NULL;
+            let h = unsafe { *r };
+            active |= h != MPI_REQUEST_NULL && !crate::persist::inactive(h);
             // SAFETY: as above.
             match unsafe { poll(r) } {
                 Ok(Some(f)) => {
@@ -196,7 +198,11 @@ crate::mpi! {
             return raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_REQUEST);
         }
         // SAFETY: checked non-null; MPI's contract makes it readable.
-        let h = unsafe { *req };
+        let h = match crate::persist::resolve(unsafe { *req }) {
+            crate::persist::Resolved::Plain(h) | crate::persist::Resolved::Active(h) => h,
+            crate::persist::Resolved::Inactive(_) => return MPI_SUCCESS,
+            crate::persist::Resolved::Invalid => return raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_REQUEST),
+        };
         let r = state::request_index(h).and_then(|i| {
             state::with(|s| match s.requests.get_mut(i) {
                 Some(Some(ReqEntry::Pending { req, comm, .. })) => Some(req.cancel().map(drop).map_err(|e| (code_of(&e), *comm))),
@@ -220,6 +226,11 @@ crate::mpi! {
         if flag.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_ARG);
         }
+        let req = match crate::persist::resolve(req) {
+            crate::persist::Resolved::Plain(h) | crate::persist::Resolved::Active(h) => h,
+            crate::persist::Resolved::Inactive(_) => MPI_REQUEST_NULL,
+            crate::persist::Resolved::Invalid => return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_REQUEST),
+        };
         if req == MPI_REQUEST_NULL {
             // SAFETY: checked non-null; MPI's contract for `st`.
             unsafe {

@@ -17,7 +17,10 @@ use crate::MPI_Aint;
 ///
 /// # Safety
 /// `p` holds `n` values of `T` (or `n` is 0).
-unsafe fn read<T: Copy + TryInto<usize>>(p: *const T, n: usize) -> Result<Vec<usize>, c_int> {
+pub(crate) unsafe fn read<T: Copy + TryInto<usize>>(
+    p: *const T,
+    n: usize,
+) -> Result<Vec<usize>, c_int> {
     if n > 0 && p.is_null() {
         return Err(MPI_ERR_ARG);
     }
@@ -32,7 +35,7 @@ unsafe fn read<T: Copy + TryInto<usize>>(p: *const T, n: usize) -> Result<Vec<us
 
 /// The bytes a buffer described by `counts` and `displs` of `elem`-byte
 /// elements spans.
-fn span(counts: &[usize], displs: &[usize], elem: usize) -> usize {
+pub(crate) fn span(counts: &[usize], displs: &[usize], elem: usize) -> usize {
     counts
         .iter()
         .zip(displs)

@@ -39,7 +39,8 @@
 //!
 //! - **Non-blocking send, receive and probe with MPI matching**
 //!   ([`Backend::isend`], [`Backend::send_eager`], [`Backend::irecv`],
-//!   [`Backend::find`]): receives match by (context, source, tag) with
+//!   [`Backend::find`]), and the synchronous send ([`Backend::issend`]:
+//!   complete only once the receiver matched the message): receives match by (context, source, tag) with
 //!   wildcards ([`MatchSpec`]); arrivals match posted receives in posting
 //!   order, a new receive searches earlier arrivals in arrival order first,
 //!   and messages from one sender on one context never overtake each
@@ -411,6 +412,22 @@ pub trait Backend: Debug + Sized {
     /// # Errors
     /// Resource errors only; a doomed send gives a failed request.
     fn isend(
+        &self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey>;
+    /// Starts a synchronous send of a lent buffer (`MPI_Issend`): the
+    /// request completes only once a receive at the destination has
+    /// matched the message, whatever its size. A destination that ends
+    /// before then fails it with `ProcFailed`.
+    ///
+    /// # Errors
+    /// As [`Backend::isend`].
+    fn issend(
         &self,
         dest: usize,
         dest_rank: u32,

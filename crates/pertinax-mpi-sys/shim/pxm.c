@@ -201,6 +201,14 @@ int pxm_isend(const void *buf, size_t len, int dest, int tag, intptr_t comm, int
     *req = (intptr_t)r;
     return rc;
 }
+/* As pxm_isend, synchronous (complete once a receive matched it). */
+int pxm_issend(const void *buf, size_t len, int dest, int tag, intptr_t comm, intptr_t *req) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    int rc = MPI_Issend(buf, (int)len, MPI_BYTE, dest, tag, COMM(comm), &r);
+    *req = (intptr_t)r;
+    return rc;
+}
 /* Envelopes. On a point-to-point communicator a message of at most
  * PXM_SMALL bytes travels as itself; a longer one as an envelope of
  * PXM_ENVELOPE bytes (its length and a magic word) followed at once by the

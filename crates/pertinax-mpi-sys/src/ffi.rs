@@ -79,6 +79,14 @@ extern "C" {
         comm: isize,
         req: *mut isize,
     ) -> c_int;
+    pub fn pxm_issend(
+        buf: *const c_void,
+        len: usize,
+        dest: c_int,
+        tag: c_int,
+        comm: isize,
+        req: *mut isize,
+    ) -> c_int;
     pub fn pxm_send(buf: *const c_void, len: usize, dest: c_int, tag: c_int, comm: isize) -> c_int;
     pub fn pxm_small() -> c_int;
     pub fn pxm_envelope(len: usize, out: *mut c_char);

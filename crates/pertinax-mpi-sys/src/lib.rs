@@ -599,6 +599,27 @@ pub(crate) unsafe fn isend(
     Ok(Request(r))
 }
 
+/// `MPI_Issend` of `len` bytes at `buf` to `dest` with `tag`: complete
+/// once a receive matched it.
+///
+/// # Safety
+/// As [`isend`].
+///
+/// # Errors
+/// As [`isend`].
+pub(crate) unsafe fn issend(
+    buf: *const u8,
+    len: usize,
+    dest: i32,
+    tag: i32,
+    comm: Comm,
+) -> Result<Request> {
+    let mut r: isize = 0;
+    // SAFETY: the caller keeps the buffer alive; the shim writes `r`.
+    check(unsafe { ffi::pxm_issend(buf.cast(), len, dest, tag, comm.0, &mut r) })?;
+    Ok(Request(r))
+}
+
 /// Messages on a point-to-point communicator of at most this many bytes
 /// travel as themselves; a longer one as an envelope of [`ENVELOPE`] bytes
 /// announcing its length, followed at once by the payload (same source,

@@ -78,6 +78,22 @@ impl Op<SendData> {
             recv: false,
         })
     }
+
+    /// `MPI_Issend` of `data` to `dest` with `tag` on `comm`: complete
+    /// once a receive matched it.
+    ///
+    /// # Errors
+    /// As [`Op::send`].
+    pub fn ssend(data: SendData, dest: i32, tag: i32, comm: Comm) -> Result<Op<SendData>> {
+        let (ptr, len) = data.span();
+        // SAFETY: as for `send`.
+        let req = unsafe { crate::issend(ptr, len, dest, tag, comm)? };
+        Ok(Op {
+            req,
+            data: Some(data),
+            recv: false,
+        })
+    }
 }
 
 impl Op<RecvData> {

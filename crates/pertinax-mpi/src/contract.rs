@@ -264,7 +264,40 @@ impl Backend for Mpi {
             }
         };
         Ok(
-            match self.start_message(data, dest_rank, tag, (comm, ctx)) {
+            match self.start_message(data, dest_rank, tag, (comm, ctx), false) {
+                Ok(op) => self.insert(Slot::Send {
+                    op,
+                    ctx,
+                    dest_rank,
+                    forgotten: false,
+                }),
+                Err(c) => self.done(Err(error_of(c, Some(comm), Some(dest_rank)))),
+            },
+        )
+    }
+
+    fn issend(
+        &self,
+        _dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        _src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        let comm = match self.p2p_comm(ctx) {
+            Ok(c) => c,
+            Err(e) => return Ok(self.done(Err(e))),
+        };
+        let data = match buf {
+            SendBuf::Lent(l) => SendData::Lent(l),
+            SendBuf::Part(c, r) => {
+                let bytes = c.borrow_mut().bytes().get(r).map(Box::<[u8]>::from);
+                SendData::Owned(bytes.unwrap_or_default())
+            }
+        };
+        Ok(
+            match self.start_message(data, dest_rank, tag, (comm, ctx), true) {
                 Ok(op) => self.insert(Slot::Send {
                     op,
                     ctx,

@@ -121,12 +121,17 @@ impl Mpi {
 
     /// Starts sending a point-to-point message: when longer than
     /// [`sys::SMALL`], its envelope first, in a send nobody waits for.
+    /// With `sync` (`MPI_Issend`) the message itself, or the payload after
+    /// an envelope, is an `MPI_Issend`: this backend receives a message
+    /// (`MPI_Improbe` then `MPI_Imrecv`, an envelope's payload at once)
+    /// only when a receive here matched it, so it completes only then.
     pub(super) fn start_message(
         &self,
         data: SendData,
         dest_rank: u32,
         tag: i32,
         (comm, ctx): (sys::Comm, u32),
+        sync: bool,
     ) -> std::result::Result<Op<SendData>, Code> {
         let len = match &data {
             SendData::Lent(b) => b.len(),
@@ -142,7 +147,11 @@ impl Mpi {
                 forgotten: true,
             });
         }
-        Op::send(data, dest_rank as i32, tag, comm)
+        if sync {
+            Op::ssend(data, dest_rank as i32, tag, comm)
+        } else {
+            Op::send(data, dest_rank as i32, tag, comm)
+        }
     }
 
     /// Sends a copy of `data` in a send MPI completes in the background
@@ -155,7 +164,13 @@ impl Mpi {
         data: &[u8],
     ) -> Result<()> {
         let op = self
-            .start_message(SendData::Owned(data.into()), dest_rank, tag, (comm, ctx))
+            .start_message(
+                SendData::Owned(data.into()),
+                dest_rank,
+                tag,
+                (comm, ctx),
+                false,
+            )
             .map_err(|c| error_of(c, Some(comm), Some(dest_rank)))?;
         self.insert(Slot::Send {
             op,

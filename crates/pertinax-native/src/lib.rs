@@ -283,6 +283,20 @@ impl Backend for Native {
             .isend(dest, dest_rank, ctx, src, tag, buf)
     }
 
+    fn issend(
+        &self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        self.engine
+            .borrow_mut()
+            .issend(dest, dest_rank, ctx, src, tag, buf)
+    }
+
     #[inline]
     fn irecv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
         self.engine.borrow_mut().irecv(spec, peers, buf, elem)

@@ -61,6 +61,8 @@ scenario_enum! {
         Agree => "agree",
         AgreeSmall => "agree_small",
         Shrink => "shrink",
+        Ssend => "ssend",
+        SsendDead => "ssend_dead",
     }
 }
 

@@ -198,6 +198,23 @@ fn shrink_after_a_kill() {
     }
 }
 
+/// A synchronous send completes only once its receive is posted, and fails
+/// with `ProcFailed` (never hangs) when its receiver dies first.
+#[test]
+fn synchronous_send() {
+    for b in backends() {
+        let j = job(b, 2, Contract::Ssend, &[]);
+        j.expect(0, 2, b.name);
+        assert!(j.stdout.contains("synchronous"), "{}", j.stdout);
+        for n in [2, 3] {
+            let kill = format!("{}@contract.victim#1", n - 1);
+            let j = job(b, n, Contract::SsendDead, &["--kill", &kill]);
+            j.expect(0, n - 1, b.name);
+            assert_eq!(j.stdout.matches("failed").count(), n - 1, "{}", j.stdout);
+        }
+    }
+}
+
 /// `kill -9` from outside: the harness finds the last rank's process (by
 /// the test's mark and its rank in the environment, `PERTINAX_RANK` or
 /// `OMPI_COMM_WORLD_RANK`) and SIGKILLs it while the others wait for it:

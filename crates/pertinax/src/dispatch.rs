@@ -171,6 +171,17 @@ impl Backend for Active {
     ) -> Result<ReqKey> {
         on!(self, b => b.isend(dest, dest_rank, ctx, src, tag, buf))
     }
+    fn issend(
+        &self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        on!(self, b => b.issend(dest, dest_rank, ctx, src, tag, buf))
+    }
     #[inline]
     fn irecv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {
         on!(self, b => b.irecv(spec, peers, buf, elem))

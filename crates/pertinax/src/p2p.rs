@@ -438,6 +438,94 @@ impl Comm {
             .irecv(spec, self.targets().clone(), RecvBuf::Lent(buf), elem);
         Ok(Request::new(self.inner.rt.clone(), k))
     }
+
+    /// Sends `buf` in synchronous mode (`MPI_Ssend`): returns only once a
+    /// receive at `dest` has matched the message, whatever its size (a
+    /// standard [`Comm::send`] of a small message returns as soon as it is
+    /// copied out). On the native backend the message goes by rendezvous;
+    /// on MPI it is an `MPI_Issend`.
+    ///
+    /// # Errors
+    /// As [`Comm::send`]: `ProcFailed` when the destination fails before
+    /// it matched the message (the call does not wait for it forever).
+    pub fn ssend<T: Pod>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<()> {
+        let (dest, tag) = self.send_args(dest.into(), tag.into())?;
+        let rt = &self.inner.rt;
+        let slot = self.slot_of(dest);
+        let data: &[u8] = bytemuck::cast_slice(buf);
+        let mut b = Backoff::default();
+        lend::scope(
+            |s| {
+                let k = rt.b.issend(
+                    slot,
+                    dest,
+                    self.inner.ctx,
+                    self.inner.rank,
+                    tag,
+                    SendBuf::Lent(s.lend(data)),
+                )?;
+                rt.b.wait(k).map(|_| ())
+            },
+            || rt.drain_step(&mut b),
+        )
+    }
+
+    /// Starts a synchronous send (`MPI_Issend`): as [`Comm::isend`], but
+    /// the request completes only once a receive at `dest` has matched the
+    /// message (see [`Comm::ssend`]).
+    ///
+    /// # Errors
+    /// As [`Comm::isend`].
+    pub fn issend<'s, T: Pod>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Request<'s>> {
+        self.live()?;
+        let dest = self.check_rank(dest.into())?;
+        let tag = Self::check_tag(tag.into())?;
+        let slot = self.slot_of(dest);
+        let lent = SendBuf::Lent(scope.lend(bytemuck::cast_slice(buf)));
+        let k = self
+            .inner
+            .rt
+            .b
+            .issend(slot, dest, self.inner.ctx, self.inner.rank, tag, lent)?;
+        Ok(Request::new(self.inner.rt.clone(), k))
+    }
+
+    /// [`Comm::issend`] of a buffer lent without a scope (see
+    /// [`Comm::isend_lent`]).
+    ///
+    /// # Errors
+    /// As [`Comm::isend`].
+    pub fn issend_lent(
+        &self,
+        buf: lend::Lent,
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Request<'static>> {
+        self.live()?;
+        let dest = self.check_rank(dest.into())?;
+        let tag = Self::check_tag(tag.into())?;
+        let slot = self.slot_of(dest);
+        let k = self.inner.rt.b.issend(
+            slot,
+            dest,
+            self.inner.ctx,
+            self.inner.rank,
+            tag,
+            SendBuf::Lent(buf),
+        )?;
+        Ok(Request::new(self.inner.rt.clone(), k))
+    }
 }
 
 /// A value's postcard encoding ([`Comm::send_value`]).

@@ -1,5 +1,6 @@
 //! The engine's sending side: eager records, buffered sends, and the
-//! rendezvous announcement (RTS) of larger messages, with the checks of a
+//! rendezvous announcement (RTS) of larger messages and of synchronous
+//! sends, with the checks of a
 //! destination that is gone and the cap on the backlog of full rings.
 
 use std::rc::Rc;
@@ -129,6 +130,41 @@ impl Engine {
         tag: i32,
         buf: SendBuf,
     ) -> Result<ReqKey> {
+        self.start_send(dest, dest_rank, ctx, src, tag, buf, false)
+    }
+
+    /// Starts a synchronous send (`MPI_Issend`): the rendezvous path
+    /// whatever the size, so the request completes only once the receiver
+    /// matched the message (its answer to the RTS: CTS then the last
+    /// fragment, or FIN after a single copy or for an empty message). A
+    /// receiver that ends first fails it with `ProcFailed` (`doom_send`).
+    ///
+    /// # Errors
+    /// As [`Engine::isend`].
+    pub fn issend(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+    ) -> Result<ReqKey> {
+        self.start_send(dest, dest_rank, ctx, src, tag, buf, true)
+    }
+
+    /// [`Engine::isend`], or with `sync` [`Engine::issend`].
+    #[allow(clippy::too_many_arguments)]
+    fn start_send(
+        &mut self,
+        dest: usize,
+        dest_rank: u32,
+        ctx: u32,
+        src: u32,
+        tag: i32,
+        buf: SendBuf,
+        sync: bool,
+    ) -> Result<ReqKey> {
         let status = Status {
             source: Rank(dest_rank as i32),
             tag: Tag(tag),
@@ -137,7 +173,7 @@ impl Engine {
         // Before anything else (and outside any borrow of a schedule's
         // buffer: applying a failure may deliver records into one).
         self.poll_events();
-        if buf.len() <= self.eager_limit {
+        if !sync && buf.len() <= self.eager_limit {
             // The data is copied out now: the request is complete, with
             // the error of a destination known to be gone (or revoked).
             let r = self.check_dest(ctx, dest, dest_rank).map(|()| {

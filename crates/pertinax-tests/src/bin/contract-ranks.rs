@@ -25,6 +25,11 @@
 //! - `shrink`: a rank dies; survivors' receives from it fail with
 //!   `ProcFailed`, then shrink gives the same communicator of survivors at
 //!   every one, on which an allreduce works.
+//! - `ssend`: a synchronous send (empty, small, large; blocking and not)
+//!   does not complete before the receiver posts its receive, and does
+//!   once it has.
+//! - `ssend_dead`: a synchronous send to a rank that dies without
+//!   receiving fails with `ProcFailed` (blocking and not), no hang.
 
 use std::time::Duration;
 
@@ -381,6 +386,103 @@ fn shrink(w: &Comm) -> R {
     Ok(format!("size={} sum={}", s.size(), sum[0]))
 }
 
+/// Rank 0 synchronous-sends to rank 1, which posts its receives only
+/// after a go-ahead (or a pause): no send completes before.
+fn ssend(u: &Universe, w: &Comm) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    check!(n >= 2, "needs 2 ranks");
+    let big = 2 * u.eager_limit() + 5;
+    let sizes = [0usize, 8, big];
+    if me == 0 {
+        for (i, &len) in sizes.iter().enumerate() {
+            let data = pattern(0, i as u32, len);
+            let early = pertinax::scope(|s| {
+                let mut r = w.issend(s, &data, 1, 10 + i as i32)?;
+                // The receiver waits for the go-ahead: tests for a while
+                // must all say pending.
+                let t = std::time::Instant::now();
+                let mut early = false;
+                while t.elapsed() < Duration::from_millis(150) {
+                    early |= r.test()?.is_some();
+                    if early {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                w.send(&[1u8], 1, 1)?;
+                if !early {
+                    r.wait()?;
+                }
+                Ok::<_, Error>(early)
+            })
+            .map_err(e)?;
+            check!(
+                !early,
+                "issend of {len} B completed before its receive was posted"
+            );
+        }
+        // Blocking: returns only after the receiver's pause.
+        for (i, &len) in sizes.iter().enumerate() {
+            let t = std::time::Instant::now();
+            w.ssend(&pattern(0, 9 + i as u32, len), 1, 20).map_err(e)?;
+            let took = t.elapsed();
+            check!(
+                took >= Duration::from_millis(100),
+                "ssend of {len} B returned after {took:?}, before the receive"
+            );
+        }
+        w.barrier().map_err(e)?;
+        Ok("synchronous".into())
+    } else if me == 1 {
+        for (i, &len) in sizes.iter().enumerate() {
+            let mut go = [0u8];
+            w.recv(&mut go, 0, 1).map_err(e)?;
+            let mut got = vec![0u8; len];
+            let st = w.recv(&mut got, 0, 10 + i as i32).map_err(e)?;
+            check!(
+                st.len == len && got == pattern(0, i as u32, len),
+                "issend data of {len} B"
+            );
+        }
+        for (i, &len) in sizes.iter().enumerate() {
+            std::thread::sleep(Duration::from_millis(150));
+            let mut got = vec![0u8; len];
+            w.recv(&mut got, 0, 20).map_err(e)?;
+            check!(
+                got == pattern(0, 9 + i as u32, len),
+                "ssend data of {len} B"
+            );
+        }
+        w.barrier().map_err(e)?;
+        Ok("received".into())
+    } else {
+        w.barrier().map_err(e)?;
+        Ok("idle".into())
+    }
+}
+
+/// The last rank dies at its fault point without receiving: synchronous
+/// sends to it fail with `ProcFailed`.
+fn ssend_dead(u: &Universe, w: &Comm) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let victim = n - 1;
+    if me == victim {
+        pertinax::fault_point("contract.victim");
+        return Err("the victim survived its kill".into());
+    }
+    let dead: Result<(), Error> = Err(Error::ProcFailed {
+        ranks: vec![Rank(victim as i32)],
+    });
+    for len in [8usize, 2 * u.eager_limit() + 5] {
+        let data = vec![7u8; len];
+        let r = w.ssend(&data, victim, 1);
+        check!(r == dead, "ssend of {len} B to the dead: {r:?}");
+        let r = pertinax::scope(|s| w.issend(s, &data, victim, 2)?.wait());
+        check!(r.map(drop) == dead, "issend of {len} B to the dead");
+    }
+    Ok("failed".into())
+}
+
 fn main() {
     let sc = Scenario::<Contract>::from_args();
     let u: Universe = setup("init", pertinax::init());
@@ -393,6 +495,8 @@ fn main() {
         Contract::Agree => agree(&w, u32::MAX),
         Contract::AgreeSmall => agree(&w, (1 << 23) - 1),
         Contract::Shrink => shrink(&w),
+        Contract::Ssend => ssend(&u, &w),
+        Contract::SsendDead => ssend_dead(&u, &w),
     };
     report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);

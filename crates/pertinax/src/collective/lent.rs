@@ -40,6 +40,98 @@ pub enum LentCollective {
     Allgather,
     /// `ialltoall` of `inp` (`size` parts) into `out` (as long).
     Alltoall,
+    /// `igather` of `inp` into `out` at `root` (`size` parts there, `out`
+    /// empty elsewhere).
+    Gather {
+        /// Who gets the parts.
+        root: Rank,
+    },
+    /// `iscatter` of `inp` at `root` (`size` parts; none elsewhere) into
+    /// `out`.
+    Scatter {
+        /// Whose parts are sent.
+        root: Rank,
+    },
+    /// `igatherv`: at `root`, rank `i`'s `inp` lands at byte `offs[i]` of
+    /// `out`, `lens[i]` bytes; elsewhere `lens`/`offs` are ignored.
+    Gatherv {
+        /// Who gets the parts.
+        root: Rank,
+        /// Bytes from each rank (at the root).
+        lens: Vec<usize>,
+        /// Where each rank's part goes in `out` (at the root).
+        offs: Vec<usize>,
+    },
+    /// `iscatterv`: at `root`, bytes `offs[i]..offs[i] + lens[i]` of `inp`
+    /// go to rank `i`'s `out`; elsewhere `lens`/`offs` are ignored.
+    Scatterv {
+        /// Whose parts are sent.
+        root: Rank,
+        /// Bytes to each rank (at the root).
+        lens: Vec<usize>,
+        /// Where each rank's part is in `inp` (at the root).
+        offs: Vec<usize>,
+    },
+    /// `iallgatherv`: rank `i`'s `inp` (`lens[i]` bytes) at byte `offs[i]`
+    /// of every `out`.
+    Allgatherv {
+        /// Bytes from each rank.
+        lens: Vec<usize>,
+        /// Where each rank's part goes.
+        offs: Vec<usize>,
+    },
+    /// `ialltoallv`: bytes `so[i]..so[i] + sl[i]` of `inp` go to rank
+    /// `i`, whose part lands at `ro[j]..ro[j] + rl[j]` of `out` at rank
+    /// `j`... (MPI's `MPI_Alltoallv`, in bytes).
+    Alltoallv {
+        /// Send lengths and offsets per destination.
+        sl: Vec<usize>,
+        /// Send offsets.
+        so: Vec<usize>,
+        /// Receive lengths per source.
+        rl: Vec<usize>,
+        /// Receive offsets.
+        ro: Vec<usize>,
+    },
+    /// `iscan` (`exclusive`: `iexscan`, rank 0's `out` left as it was) of
+    /// `inp` into `out` (equal lengths).
+    Scan {
+        /// The reduction.
+        op: ErasedOp,
+        /// Exclusive scan.
+        exclusive: bool,
+    },
+    /// `ireduce_scatter`: the reduction of every rank's `inp` (the sum of
+    /// `lens` bytes), block `i` (`lens[i]` bytes, in rank order) into rank
+    /// `i`'s `out`.
+    ReduceScatter {
+        /// The reduction.
+        op: ErasedOp,
+        /// Bytes of each rank's block.
+        lens: Vec<usize>,
+    },
+}
+
+/// Offsets of `lens` laid end to end.
+fn packed(lens: &[usize]) -> Vec<usize> {
+    lens.iter()
+        .scan(0, |a, &l| {
+            let o = *a;
+            *a += l;
+            Some(o)
+        })
+        .collect()
+}
+
+/// Whether every part `offs[i]..offs[i] + lens[i]` lies in `len` bytes
+/// (and there is one per rank).
+fn fits(n: usize, lens: &[usize], offs: &[usize], len: usize) -> bool {
+    lens.len() == n
+        && offs.len() == n
+        && lens
+            .iter()
+            .zip(offs)
+            .all(|(&l, &o)| o.checked_add(l).is_some_and(|e| e <= len))
 }
 
 impl Comm {
@@ -132,6 +224,170 @@ impl Comm {
                     CollKind::Alltoall { len: lens[0] },
                     |b, i, o| algo::alltoallv(b, i, o, &lens, &offs, &lens, &offs),
                 )?
+            }
+            LentCollective::Gather { root } => {
+                let root = self.check_root(root)?;
+                let at_root = self.rank().0 as u32 == root;
+                if at_root && out_len != n * in_len {
+                    return Err(bad(
+                        "gather",
+                        format!("receive holds {out_len} bytes, {n} × {in_len} needed"),
+                    ));
+                }
+                let (lens, offs) = uniform(n, in_len);
+                self.start_lent(
+                    inp,
+                    out,
+                    None,
+                    CollKind::Gather { root, len: in_len },
+                    |b, i, o| algo::gatherv(b, i, o, &lens, &offs, root),
+                )?
+            }
+            LentCollective::Scatter { root } => {
+                let root = self.check_root(root)?;
+                let at_root = self.rank().0 as u32 == root;
+                if at_root && in_len != n * out_len {
+                    return Err(bad(
+                        "scatter",
+                        format!("send holds {in_len} bytes, {n} × {out_len} needed"),
+                    ));
+                }
+                let (lens, offs) = uniform(n, out_len);
+                self.start_lent(
+                    inp,
+                    out,
+                    None,
+                    CollKind::Scatter { root, len: out_len },
+                    |b, i, o| algo::scatterv(b, i, o, &lens, &offs, root, 1),
+                )?
+            }
+            LentCollective::Gatherv { root, lens, offs } => {
+                let root = self.check_root(root)?;
+                let me = self.rank().index();
+                let (lens, offs) = if me == root as usize {
+                    if !fits(n, &lens, &offs, out_len) || lens[me] != in_len {
+                        return Err(bad(
+                            "gatherv",
+                            format!(
+                                "parts do not fit {out_len} bytes, or this rank's is not {in_len}"
+                            ),
+                        ));
+                    }
+                    (lens, offs)
+                } else {
+                    let mut l = vec![0; n];
+                    l[me] = in_len;
+                    (l, vec![0; n])
+                };
+                let kind = CollKind::Gatherv {
+                    root,
+                    lens: lens.clone(),
+                    offs: offs.clone(),
+                };
+                self.start_lent(inp, out, None, kind, |b, i, o| {
+                    algo::gatherv(b, i, o, &lens, &offs, root)
+                })?
+            }
+            LentCollective::Scatterv { root, lens, offs } => {
+                let root = self.check_root(root)?;
+                let me = self.rank().index();
+                let (lens, offs) = if me == root as usize {
+                    if !fits(n, &lens, &offs, in_len) || lens[me] != out_len {
+                        return Err(bad(
+                            "scatterv",
+                            format!(
+                                "parts do not fit {in_len} bytes, or this rank's is not {out_len}"
+                            ),
+                        ));
+                    }
+                    (lens, offs)
+                } else {
+                    let mut l = vec![0; n];
+                    l[me] = out_len;
+                    (l, vec![0; n])
+                };
+                let kind = CollKind::Scatterv {
+                    root,
+                    lens: lens.clone(),
+                    offs: offs.clone(),
+                };
+                self.start_lent(inp, out, None, kind, |b, i, o| {
+                    algo::scatterv(b, i, o, &lens, &offs, root, 1)
+                })?
+            }
+            LentCollective::Allgatherv { lens, offs } => {
+                let me = self.rank().index();
+                if !fits(n, &lens, &offs, out_len) || lens[me] != in_len {
+                    return Err(bad(
+                        "allgatherv",
+                        format!("parts do not fit {out_len} bytes, or this rank's is not {in_len}"),
+                    ));
+                }
+                let kind = CollKind::Allgatherv {
+                    lens: lens.clone(),
+                    offs: offs.clone(),
+                };
+                self.start_lent(inp, out, None, kind, |b, i, o| {
+                    algo::allgatherv(b, i, o, &lens, &offs)
+                })?
+            }
+            LentCollective::Alltoallv { sl, so, rl, ro } => {
+                let me = self.rank().index();
+                if !fits(n, &sl, &so, in_len) || !fits(n, &rl, &ro, out_len) || sl[me] != rl[me] {
+                    return Err(bad(
+                        "alltoallv",
+                        format!("parts do not fit {in_len} and {out_len} bytes, or the block to self differs"),
+                    ));
+                }
+                let kind = CollKind::Alltoallv {
+                    sl: sl.clone(),
+                    so: so.clone(),
+                    rl: rl.clone(),
+                    ro: ro.clone(),
+                };
+                self.start_lent(inp, out, None, kind, |b, i, o| {
+                    algo::alltoallv(b, i, o, &sl, &so, &rl, &ro)
+                })?
+            }
+            LentCollective::Scan { op, exclusive } => {
+                let elem = op.elem_size().max(1);
+                let what = if exclusive { "exscan" } else { "scan" };
+                if in_len != out_len || !in_len.is_multiple_of(elem) {
+                    return Err(bad(
+                        what,
+                        format!(
+                            "send {in_len} and receive {out_len} bytes of {elem}-byte elements"
+                        ),
+                    ));
+                }
+                let kind = if exclusive {
+                    CollKind::Exscan
+                } else {
+                    CollKind::Scan
+                };
+                self.start_lent(inp, out, Some(op), kind, |b, i, o| {
+                    algo::scan(b, i, o, in_len, exclusive)
+                })?
+            }
+            LentCollective::ReduceScatter { op, lens } => {
+                let elem = op.elem_size().max(1);
+                let me = self.rank().index();
+                let total: usize = lens.iter().sum();
+                if lens.len() != n
+                    || in_len != total
+                    || lens[me] != out_len
+                    || lens.iter().any(|l| !l.is_multiple_of(elem))
+                {
+                    return Err(bad(
+                        "reduce_scatter",
+                        format!("send {in_len} bytes (blocks sum to {total}), receive {out_len}"),
+                    ));
+                }
+                let offs = packed(&lens);
+                let kind = CollKind::ReduceScatter { lens: lens.clone() };
+                self.start_lent(inp, out, Some(op), kind, |b, i, o| {
+                    algo::reduce_scatter(b, i, o, total, &lens, &offs)
+                })?
             }
         };
         Ok(Request::new(self.inner.rt.clone(), k))
