@@ -107,6 +107,36 @@ pub const MPI_C_BOOL: c_int = 0x4c00_013f;
 pub const MPI_AINT: c_int = 0x4c00_0843;
 pub const MPI_OFFSET: c_int = 0x4c00_0844;
 pub const MPI_COUNT: c_int = 0x4c00_0845;
+pub const MPI_LONG_DOUBLE: c_int = 0x4c00_100c;
+pub const MPI_LB: c_int = 0x4c00_0010;
+pub const MPI_UB: c_int = 0x4c00_0011;
+pub const MPI_C_FLOAT_COMPLEX: c_int = 0x4c00_0840;
+pub const MPI_C_DOUBLE_COMPLEX: c_int = 0x4c00_1041;
+pub const MPI_C_LONG_DOUBLE_COMPLEX: c_int = 0x4c00_2042;
+/// A datatype this library made (or a predefined pair type, indices
+/// 0-4): this prefix and its index.
+pub const DATATYPE_DIRECT: c_int = 0x8c00_0000_u32 as c_int;
+
+pub const MPI_ERR_CONVERSION: c_int = 23;
+pub const MPI_ERR_UNSUPPORTED_DATAREP: c_int = 43;
+
+pub const MPI_COMBINER_NAMED: c_int = 1;
+pub const MPI_COMBINER_DUP: c_int = 2;
+pub const MPI_COMBINER_CONTIGUOUS: c_int = 3;
+pub const MPI_COMBINER_VECTOR: c_int = 4;
+pub const MPI_COMBINER_HVECTOR: c_int = 6;
+pub const MPI_COMBINER_INDEXED: c_int = 7;
+pub const MPI_COMBINER_HINDEXED: c_int = 9;
+pub const MPI_COMBINER_INDEXED_BLOCK: c_int = 10;
+pub const MPI_COMBINER_STRUCT: c_int = 12;
+pub const MPI_COMBINER_SUBARRAY: c_int = 13;
+pub const MPI_COMBINER_RESIZED: c_int = 18;
+pub const MPI_COMBINER_HINDEXED_BLOCK: c_int = 19;
+pub const MPI_ORDER_C: c_int = 56;
+pub const MPI_ORDER_FORTRAN: c_int = 57;
+pub const MPI_TYPECLASS_REAL: c_int = 1;
+pub const MPI_TYPECLASS_INTEGER: c_int = 2;
+pub const MPI_TYPECLASS_COMPLEX: c_int = 3;
 
 pub const MPI_PROC_NULL: c_int = -1;
 pub const MPI_ANY_SOURCE: c_int = -2;

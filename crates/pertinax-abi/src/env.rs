@@ -33,6 +33,7 @@ fn start(what: &str) -> c_int {
         errhandlers: Vec::new(),
         keyvals: Vec::new(),
         messages: Vec::new(),
+        datatypes: Vec::new(),
     };
     for comm in [world, me] {
         s.comms.push(Some(state::CommEntry {

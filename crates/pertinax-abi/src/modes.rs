@@ -10,9 +10,9 @@ use std::ffi::{c_int, c_void};
 use pertinax::{Rank, Tag};
 
 use crate::consts::*;
-use crate::datatype::bytes;
+use crate::datatype::{count_of, usable, SendBuf};
 use crate::errors::{code_of, raise};
-use crate::p2p::{call, comm_of, slice, PMPI_Recv, PMPI_Send};
+use crate::p2p::{call, comm_of, PMPI_Recv, PMPI_Send};
 
 /// `MPI_BSEND_OVERHEAD`: what MPI programs add per message.
 const BSEND_OVERHEAD: usize = 96;
@@ -60,7 +60,9 @@ crate::mpi! {
     fn PMPI_Bsend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Bsend {
         call(comm, "MPI_Bsend", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
+            let len = t.bytes(n)?;
             let room = ATTACHED.with(Cell::get).map_or(0, |(_, n)| n.max(0) as usize);
             if len + BSEND_OVERHEAD > room {
                 return Err(MPI_ERR_BUFFER);
@@ -69,8 +71,8 @@ crate::mpi! {
                 return Ok(());
             }
             // SAFETY: MPI's contract: `buf` holds `count` elements.
-            let data = unsafe { slice(buf, len) };
-            c.bsend(data, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
+            let data = unsafe { SendBuf::new(buf, n, &t) }?;
+            c.bsend(data.bytes(), Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
         })
     }
 }
@@ -87,12 +89,11 @@ crate::mpi! {
     /// `MPI_Sendrecv_replace`: the message goes out from a copy, the
     /// reply lands in the buffer.
     fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, ty: c_int, dest: c_int, sendtag: c_int, src: c_int, recvtag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Sendrecv_replace {
-        let len = match bytes(count, ty) {
-            Ok((len, _)) => len,
+        // SAFETY: MPI's contract: `buf` holds `count` elements.
+        let copy = match usable(ty).and_then(|t| unsafe { SendBuf::new(buf, count_of(count)?, &t) }) {
+            Ok(b) => b,
             Err(code) => return raise(comm, "MPI_Sendrecv_replace", code),
         };
-        // SAFETY: MPI's contract: `buf` holds `count` elements.
-        let copy = unsafe { slice(buf, len) }.to_vec();
         let c = match comm_of(comm) {
             Ok(c) => c,
             Err(code) => return raise(comm, "MPI_Sendrecv_replace", code),
@@ -100,7 +101,7 @@ crate::mpi! {
         // The copy goes out in the background, so the receive below can
         // take the reply whatever the order of the peers.
         if dest != MPI_PROC_NULL {
-            if let Err(e) = c.bsend(&copy, Rank(dest), Tag(sendtag)) {
+            if let Err(e) = c.bsend(copy.bytes(), Rank(dest), Tag(sendtag)) {
                 return raise(comm, "MPI_Sendrecv_replace", code_of(&e));
             }
         }
