@@ -34,6 +34,7 @@ fn start(what: &str) -> c_int {
         keyvals: Vec::new(),
         messages: Vec::new(),
         datatypes: Vec::new(),
+        detached: Vec::new(),
     };
     for comm in [world, me] {
         s.comms.push(Some(state::CommEntry {
@@ -97,8 +98,11 @@ crate::mpi! {
             return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
         };
         FINALIZED.store(true, Ordering::SeqCst);
-        let State { universe, comms, requests, .. } = s;
+        let State { universe, comms, requests, detached, .. } = s;
         drop(requests);
+        for e in detached {
+            crate::p2p::settle(e, true);
+        }
         for e in comms.into_iter().skip(2).flatten() {
             let _ = e.comm.free();
         }

@@ -310,6 +310,7 @@ pub(crate) struct Finished {
 /// Takes request `handle` out of the table if `block`s or it is done;
 /// `Ok(None)`: still pending (it stays).
 pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_int> {
+    sweep();
     let i = state::request_index(handle).ok_or(MPI_ERR_REQUEST)?;
     let e = state::with(|s| s.requests.get_mut(i).and_then(Option::take))
         .flatten()
@@ -537,8 +538,11 @@ crate::mpi! {
             .flatten();
         match freed {
             Some(e) => {
-                // A pending request's drop lets the operation go on.
-                drop(e);
+                // A pending request's drop lets the operation go on; one
+                // that owns a temporary is kept until it completes.
+                if let Some(e) = settle(e, false) {
+                    state::with(|s| s.detached.push(e));
+                }
                 // SAFETY: checked non-null.
                 unsafe { *req = MPI_REQUEST_NULL };
                 MPI_SUCCESS
@@ -546,6 +550,62 @@ crate::mpi! {
             None => raise(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_REQUEST),
         }
     }
+}
+
+/// Completes a freed request that owns a temporary (unpacking a
+/// receive's): `Some` while it is still pending (unless `block`); one
+/// that owns nothing is dropped at once (the operation goes on).
+pub(crate) fn settle(e: ReqEntry, block: bool) -> Option<ReqEntry> {
+    let ReqEntry::Pending {
+        mut req,
+        comm,
+        recv,
+        keep,
+        unpack,
+    } = e
+    else {
+        return None;
+    };
+    if keep.is_none() && unpack.is_none() {
+        return None;
+    }
+    let unpacked = |u: Option<RecvBuf>, len: usize| {
+        if let Some(u) = u {
+            u.finish(if recv { len } else { usize::MAX });
+        }
+    };
+    if block {
+        if let Ok(s) = req.wait() {
+            unpacked(unpack, s.len);
+        }
+        return None;
+    }
+    match req.test() {
+        Ok(None) => Some(ReqEntry::Pending {
+            req,
+            comm,
+            recv,
+            keep,
+            unpack,
+        }),
+        Ok(Some(s)) => {
+            unpacked(unpack, s.len);
+            None
+        }
+        Err(_) => None,
+    }
+}
+
+/// Settles the freed requests that completed.
+fn sweep() {
+    let Some(all) = state::with(|s| std::mem::take(&mut s.detached)) else {
+        return;
+    };
+    if all.is_empty() {
+        return;
+    }
+    let left: Vec<ReqEntry> = all.into_iter().filter_map(|e| settle(e, false)).collect();
+    state::with(|s| s.detached.extend(left));
 }
 
 /// Whether request `handle` is known complete (no progress is made).

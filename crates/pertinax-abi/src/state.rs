@@ -83,6 +83,9 @@ pub(crate) struct State {
     pub messages: Vec<Option<(Vec<u8>, crate::consts::MpiStatus)>>,
     /// Derived datatypes (handle `DATATYPE_DIRECT | (16 + index)`).
     pub datatypes: Vec<Option<std::rc::Rc<crate::datatype::Layout>>>,
+    /// Requests `MPI_Request_free` let go of that own a temporary (a
+    /// packed send, a receive to unpack): kept until they complete.
+    pub detached: Vec<ReqEntry>,
 }
 
 thread_local! {

@@ -236,6 +236,12 @@ int main(int argc, char **argv) {
         while (!flag) MPI_Test(&rr[0], &flag, MPI_STATUS_IGNORE);
         MPI_Wait(&rr[1], MPI_STATUS_IGNORE);
         for (int i = 0; i < 4; i++) CHECK(in[i][3] == prev + i && in[i][0] == -1);
+        /* a freed send of a packed column still goes out */
+        MPI_Isend(&m[0][3], 1, column, next, 14, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+        CHECK(r == MPI_REQUEST_NULL);
+        MPI_Recv(col, 4, MPI_INT, prev, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < 4; i++) CHECK(col[i] == 100 * prev + 10 * i + 3);
     }
     {
         /* indexed both ways, through Sendrecv */
