@@ -97,7 +97,6 @@ pub(crate) fn operation(op: c_int, ty: c_int) -> Result<ErasedOp, c_int> {
                 }
             }
             acc.copy_from_slice(&right);
-            let _ = &mut left;
         },
     ))
 }

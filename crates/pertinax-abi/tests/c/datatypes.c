@@ -436,6 +436,32 @@ int main(int argc, char **argv) {
         int s2[3] = {rank, -1, -rank};
         MPI_Allgatherv(s2, 1, vec2, big, counts, displs, MPI_INT, MPI_COMM_WORLD);
         for (int i = 0; i < size; i++) CHECK(big[2 * i] == i && big[2 * i + 1] == -i);
+        /* scatterv from every other int, alltoallv strided to contiguous */
+        int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size);
+        int *rc = malloc(sizeof(int) * size), *rd = malloc(sizeof(int) * size);
+        for (int i = 0; i < size; i++) {
+            sc[i] = 1;
+            sd[i] = size - 1 - i;
+            rc[i] = 1;
+            rd[i] = i;
+        }
+        for (int i = 0; i < 2 * size; i++) big[i] = i;
+        int one = -1;
+        MPI_Scatterv(big, sc, sd, every2, &one, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        CHECK(one == 2 * (size - 1 - rank));
+        for (int i = 0; i < 2 * size; i++) big[i] = (i % 2) ? -7 : 100 * rank + i / 2;
+        for (int i = 0; i < size; i++) sd[i] = i;
+        MPI_Alltoallv(big, sc, sd, every2, big2, rc, rd, MPI_INT, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++) CHECK(big2[i] == 100 * i + rank);
+        /* and contiguous out, strided in */
+        for (int i = 0; i < size; i++) big2[i] = 10 * rank + i;
+        for (int i = 0; i < 2 * size; i++) big[i] = -1;
+        MPI_Alltoallv(big2, rc, rd, MPI_INT, big, sc, sd, every2, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++) CHECK(big[2 * i] == 10 * i + rank && big[2 * i + 1] == -1);
+        free(sc);
+        free(sd);
+        free(rc);
+        free(rd);
         free(counts);
         free(displs);
     }
@@ -457,6 +483,18 @@ int main(int argc, char **argv) {
         int e[3] = {rank, -9, 2};
         MPI_Allreduce(MPI_IN_PLACE, e, 1, vec2, MPI_SUM, MPI_COMM_WORLD);
         CHECK(e[0] == tri && e[1] == -9 && e[2] == 2 * size);
+        /* scan, reduce_scatter_block and Reduce_local on the strided type */
+        int f[3] = {rank, -9, 1}, g[3] = {-1, -1, -1};
+        MPI_Scan(f, g, 1, vec2, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(g[0] == rank * (rank + 1) / 2 && g[1] == -1 && g[2] == rank + 1);
+        int *h = malloc(sizeof(int) * 4 * size), k[3] = {-1, -1, -1};
+        for (int i = 0; i < 4 * size; i++) h[i] = i / 3 + rank; /* extent: 3 ints */
+        MPI_Reduce_scatter_block(h, k, 1, vec2, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(k[0] == size * rank + tri && k[1] == -1 && k[2] == size * rank + tri);
+        free(h);
+        int l1[3] = {5, 0, 6}, l2[3] = {1, -3, 2};
+        MPI_Reduce_local(l1, l2, 1, vec2, MPI_PROD);
+        CHECK(l2[0] == 5 && l2[1] == -3 && l2[2] == 12);
         /* a type of mixed elements: no predefined operation */
         struct rec x = {1.0, 1, 'a'}, y;
         int rc = MPI_Allreduce(&x, &y, 1, st, MPI_SUM, MPI_COMM_WORLD);
