@@ -1,16 +1,17 @@
 //! Collectives on intracommunicators, blocking, with `MPI_IN_PLACE`
-//! where MPI allows it. Non-blocking, v- and w-variants, scans and
-//! reduce-scatter are not implemented yet (`unsupported.rs`).
+//! where MPI allows it, on any committed datatype (through
+//! [`SendBuf`]/[`RecvBuf`]). The v-variants are in `vcoll.rs`, the
+//! non-blocking ones in `icoll.rs`, scans and reduce-scatter in
+//! `reduce.rs`; the w-variants are not implemented yet.
 
-use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
 
 use pertinax::{Communicator, Rank};
 
 use crate::consts::*;
-use crate::datatype::bytes;
+use crate::datatype::{count_of, usable, RecvBuf, SendBuf};
 use crate::errors::code_of;
-use crate::p2p::{call, comm_of, slice, slice_mut};
+use crate::p2p::{call, comm_of};
 use crate::reduce::operation as reduction;
 
 pub(crate) fn in_place(p: *const c_void) -> bool {
@@ -19,25 +20,6 @@ pub(crate) fn in_place(p: *const c_void) -> bool {
 
 pub(crate) fn done(r: pertinax::Result<pertinax::Outcome>) -> Result<(), c_int> {
     r.map(drop).map_err(|e| code_of(&e))
-}
-
-/// The input of a call that takes `MPI_IN_PLACE`: `len` bytes at
-/// `sendbuf`, or a copy of `inplace` (the part of the receive buffer
-/// that holds the input).
-///
-/// # Safety
-/// Unless `MPI_IN_PLACE`, `sendbuf` holds `len` bytes (MPI's contract).
-pub(crate) unsafe fn input<'a>(
-    sendbuf: *const c_void,
-    len: usize,
-    inplace: &[u8],
-) -> Cow<'a, [u8]> {
-    if in_place(sendbuf) {
-        Cow::Owned(inplace.to_vec())
-    } else {
-        // SAFETY: by the caller's contract.
-        Cow::Borrowed(unsafe { slice(sendbuf, len) })
-    }
 }
 
 fn root_of(c: &pertinax::Comm, root: c_int) -> Result<Rank, c_int> {
@@ -59,12 +41,36 @@ crate::mpi! {
     fn PMPI_Bcast(buf: *mut c_void, count: c_int, ty: c_int, root: c_int, comm: c_int) -> c_int as MPI_Bcast {
         call(comm, "MPI_Bcast", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
             let root = root_of(&c, root)?;
             // SAFETY: MPI's contract: `buf` holds `count` elements.
-            let data = unsafe { slice_mut(buf, len) };
-            done(c.bcast_bytes(data, root))
+            let mut data = unsafe { RecvBuf::new(buf, count_of(count)?, &t) }?;
+            if c.rank() == root {
+                data.load();
+            }
+            done(c.bcast_bytes(data.bytes_mut(), root))?;
+            data.finish(usize::MAX);
+            Ok(())
         })
+    }
+}
+
+/// The input of a reduction into `recv`: `count` elements at `sendbuf`,
+/// or (`MPI_IN_PLACE`) `recv`'s contents.
+///
+/// # Safety
+/// Unless `MPI_IN_PLACE`, `sendbuf` holds `count` elements of `t`.
+pub(crate) unsafe fn operand(
+    sendbuf: *const c_void,
+    count: usize,
+    t: &crate::datatype::Ty,
+    recv: &RecvBuf,
+) -> Result<SendBuf, c_int> {
+    if in_place(sendbuf) {
+        Ok(SendBuf::from_vec(recv.current()))
+    } else {
+        // SAFETY: by the caller's contract.
+        unsafe { SendBuf::new(sendbuf, count, t) }
     }
 }
 
@@ -73,22 +79,24 @@ crate::mpi! {
     fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, root: c_int, comm: c_int) -> c_int as MPI_Reduce {
         call(comm, "MPI_Reduce", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             let op = reduction(op, ty)?;
             let root = root_of(&c, root)?;
             let at_root = c.rank() == root;
             // SAFETY: MPI's contract: at the root `recvbuf` holds `count`
             // elements; `sendbuf` does unless it is MPI_IN_PLACE.
-            let recv = if at_root { unsafe { slice_mut(recvbuf, len) } } else { &mut [] };
-            let own;
-            let send = if in_place(sendbuf) && at_root {
-                own = recv.to_vec();
-                &own[..]
+            let mut recv = if at_root { unsafe { RecvBuf::new(recvbuf, n, &t) }? } else { RecvBuf::empty() };
+            let send = if at_root {
+                // SAFETY: as above.
+                unsafe { operand(sendbuf, n, &t, &recv) }?
             } else {
                 // SAFETY: as above.
-                unsafe { slice(sendbuf, len) }
+                unsafe { SendBuf::new(sendbuf, n, &t) }?
             };
-            done(c.reduce_bytes(send, recv, &op, root))
+            done(c.reduce_bytes(send.bytes(), recv.bytes_mut(), &op, root))?;
+            recv.finish(usize::MAX);
+            Ok(())
         })
     }
 }
@@ -98,24 +106,26 @@ crate::mpi! {
     fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Allreduce {
         call(comm, "MPI_Allreduce", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             let op = reduction(op, ty)?;
             // SAFETY: MPI's contract: `recvbuf` holds `count` elements, and
             // `sendbuf` too unless it is MPI_IN_PLACE.
-            let recv = unsafe { slice_mut(recvbuf, len) };
+            let mut recv = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
             // SAFETY: as above.
-            let send = unsafe { input(sendbuf, len, recv) };
-            done(c.allreduce_bytes(&send, recv, &op))
+            let send = unsafe { operand(sendbuf, n, &t, &recv) }?;
+            done(c.allreduce_bytes(send.bytes(), recv.bytes_mut(), &op))?;
+            recv.finish(usize::MAX);
+            Ok(())
         })
     }
 }
 
-/// The byte lengths of one rank's part on the send and the receive side,
-/// which must agree.
-fn parts(scount: c_int, sty: c_int, rcount: c_int, rty: c_int) -> Result<(usize, usize), c_int> {
-    let (s, _) = bytes(scount, sty)?;
-    let (r, _) = bytes(rcount, rty)?;
-    Ok((s, r))
+/// This rank's part (`part` bytes, the `me`-th) of a receive buffer's
+/// current contents: the input of an `MPI_IN_PLACE` gather.
+fn own_part(recv: &RecvBuf, me: usize, part: usize) -> SendBuf {
+    let all = recv.current();
+    SendBuf::from_vec(all.get(me * part..(me + 1) * part).unwrap_or(&[]).to_vec())
 }
 
 crate::mpi! {
@@ -126,25 +136,25 @@ crate::mpi! {
             let root = root_of(&c, root)?;
             let at_root = c.rank() == root;
             let n = c.size();
-            let (s, r) = if at_root {
-                parts(sendcount, sendtype, recvcount, recvtype)?
+            let mut recv = if at_root {
+                let rt = usable(recvtype)?;
+                let k = count_of(recvcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
+                // SAFETY: MPI's contract: at the root `recvbuf` holds
+                // `size` parts.
+                unsafe { RecvBuf::new(recvbuf, k, &rt) }?
             } else {
-                let (s, _) = bytes(sendcount, sendtype)?;
-                (s, s)
+                RecvBuf::empty()
             };
-            // SAFETY: MPI's contract: at the root `recvbuf` holds `size`
-            // parts.
-            let recv = if at_root { unsafe { slice_mut(recvbuf, r * n) } } else { &mut [] };
-            let own;
             let send = if at_root && in_place(sendbuf) {
-                let me = root.0 as usize;
-                own = recv[me * r..(me + 1) * r].to_vec();
-                &own[..]
+                own_part(&recv, root.0 as usize, recv.len() / n)
             } else {
+                let st = usable(sendtype)?;
                 // SAFETY: MPI's contract: `sendbuf` holds one part.
-                unsafe { slice(sendbuf, s) }
+                unsafe { SendBuf::new(sendbuf, count_of(sendcount)?, &st) }?
             };
-            done(c.gather_bytes(send, recv, root))
+            done(c.gather_bytes(send.bytes(), recv.bytes_mut(), root))?;
+            recv.finish(usize::MAX);
+            Ok(())
         })
     }
 }
@@ -157,18 +167,25 @@ crate::mpi! {
             let root = root_of(&c, root)?;
             let at_root = c.rank() == root;
             let n = c.size();
-            let (s, _) = if at_root { bytes(sendcount, sendtype)? } else { (0, 1) };
-            // SAFETY: MPI's contract: at the root `sendbuf` holds `size`
-            // parts.
-            let send = if at_root { unsafe { slice(sendbuf, s * n) } } else { &[] };
+            let send = if at_root {
+                let st = usable(sendtype)?;
+                let k = count_of(sendcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
+                // SAFETY: MPI's contract: at the root `sendbuf` holds
+                // `size` parts.
+                unsafe { SendBuf::new(sendbuf, k, &st) }?
+            } else {
+                SendBuf::from_vec(Vec::new())
+            };
             if at_root && in_place(recvbuf) {
-                let mut scratch = vec![0u8; s];
-                return done(c.scatter_bytes(send, &mut scratch, root));
+                let mut scratch = vec![0u8; send.bytes().len() / n];
+                return done(c.scatter_bytes(send.bytes(), &mut scratch, root));
             }
-            let (r, _) = bytes(recvcount, recvtype)?;
+            let rt = usable(recvtype)?;
             // SAFETY: MPI's contract: `recvbuf` holds one part.
-            let recv = unsafe { slice_mut(recvbuf, r) };
-            done(c.scatter_bytes(send, recv, root))
+            let mut recv = unsafe { RecvBuf::new(recvbuf, count_of(recvcount)?, &rt) }?;
+            done(c.scatter_bytes(send.bytes(), recv.bytes_mut(), root))?;
+            recv.finish(usize::MAX);
+            Ok(())
         })
     }
 }
@@ -179,20 +196,20 @@ crate::mpi! {
         call(comm, "MPI_Allgather", || {
             let c = comm_of(comm)?;
             let n = c.size();
-            let (r, _) = bytes(recvcount, recvtype)?;
+            let rt = usable(recvtype)?;
+            let k = count_of(recvcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
             // SAFETY: MPI's contract: `recvbuf` holds `size` parts.
-            let recv = unsafe { slice_mut(recvbuf, r * n) };
-            let own;
+            let mut recv = unsafe { RecvBuf::new(recvbuf, k, &rt) }?;
             let send = if in_place(sendbuf) {
-                let me = c.rank().0 as usize;
-                own = recv[me * r..(me + 1) * r].to_vec();
-                &own[..]
+                own_part(&recv, c.rank().0 as usize, recv.len() / n)
             } else {
-                let (s, _) = bytes(sendcount, sendtype)?;
+                let st = usable(sendtype)?;
                 // SAFETY: MPI's contract: `sendbuf` holds one part.
-                unsafe { slice(sendbuf, s) }
+                unsafe { SendBuf::new(sendbuf, count_of(sendcount)?, &st) }?
             };
-            done(c.allgather_bytes(send, recv))
+            done(c.allgather_bytes(send.bytes(), recv.bytes_mut()))?;
+            recv.finish(usize::MAX);
+            Ok(())
         })
     }
 }
@@ -203,19 +220,21 @@ crate::mpi! {
         call(comm, "MPI_Alltoall", || {
             let c = comm_of(comm)?;
             let n = c.size();
-            let (r, _) = bytes(recvcount, recvtype)?;
+            let rt = usable(recvtype)?;
+            let k = count_of(recvcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
             // SAFETY: MPI's contract: `recvbuf` holds `size` parts.
-            let recv = unsafe { slice_mut(recvbuf, r * n) };
-            let own;
+            let mut recv = unsafe { RecvBuf::new(recvbuf, k, &rt) }?;
             let send = if in_place(sendbuf) {
-                own = recv.to_vec();
-                &own[..]
+                SendBuf::from_vec(recv.current())
             } else {
-                let (s, _) = bytes(sendcount, sendtype)?;
+                let st = usable(sendtype)?;
+                let k = count_of(sendcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
                 // SAFETY: MPI's contract: `sendbuf` holds `size` parts.
-                unsafe { slice(sendbuf, s * n) }
+                unsafe { SendBuf::new(sendbuf, k, &st) }?
             };
-            done(c.alltoall_bytes(send, recv))
+            done(c.alltoall_bytes(send.bytes(), recv.bytes_mut()))?;
+            recv.finish(usize::MAX);
+            Ok(())
         })
     }
 }

@@ -1,36 +1,758 @@
-//! Predefined datatypes (their sizes) and the reduction operations on
-//! them. Derived datatypes are not implemented yet: their constructors
-//! return `MPI_ERR_UNSUPPORTED_OPERATION`, and a handle that is not a
-//! predefined type is `MPI_ERR_TYPE`.
+//! Datatypes: every type, predefined or derived, has a [`Layout`] (its
+//! size, bounds, the byte blocks of one element, its basic elements), and
+//! the reduction operations on them.
+//!
+//! Predefined types are the builtin handles (their size is in the
+//! handle) and the pair types `MPI_FLOAT_INT`, `MPI_DOUBLE_INT`,
+//! `MPI_LONG_INT`, `MPI_SHORT_INT`, `MPI_LONG_DOUBLE_INT` (direct handles
+//! 0-4, with C's padded layouts: `MPI_DOUBLE_INT` has size 12 and extent
+//! 16). Derived types (`types.rs` builds them) live in the state's table,
+//! handle `DATATYPE_DIRECT | (16 + index)`.
+//!
+//! Buffers: [`SendBuf`] and [`RecvBuf`] are what every call moves. A
+//! buffer whose elements are contiguous is used in place (zero copy); any
+//! other is packed into a temporary before sending, or received into one
+//! that is unpacked into the program's buffer when the operation
+//! completes (only what arrived, for a short message). Reductions run on
+//! packed data: a derived type built of one predefined type reduces as
+//! that type's elements.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
+use std::rc::Rc;
 
 use pertinax::{ErasedOp, Op, ValueIndex};
 
 use crate::consts::*;
 use crate::errors::raise;
+use crate::state;
 
-/// The size in bytes of predefined datatype `ty`, if it is one.
-pub fn size_of(ty: c_int) -> Option<usize> {
-    match ty {
-        // `{float, int}` and `{short, int}` as C lays them out.
-        MPI_FLOAT_INT | MPI_SHORT_INT => Some(8),
-        MPI_DOUBLE_INT | MPI_LONG_INT => Some(16),
-        MPI_LONG_DOUBLE_INT => Some(32),
-        // A builtin (bits 30-31 = 1, type 0x0c): size in bits 8-15.
-        t if (t as u32) & 0xfc00_0000 == 0x4c00_0000 => {
-            let n = ((t as u32) >> 8) & 0xff;
-            (n > 0).then_some(n as usize)
-        }
-        _ => None,
+/// How a type was made (`MPI_Type_get_envelope`/`_get_contents`).
+#[derive(Debug, Default)]
+pub(crate) struct Contents {
+    pub combiner: c_int,
+    pub ints: Vec<c_int>,
+    pub addrs: Vec<isize>,
+    /// The types given, with the layout of each derived one (kept so that
+    /// `MPI_Type_get_contents` can hand out a copy after it was freed).
+    pub types: Vec<(c_int, Option<Rc<Layout>>)>,
+}
+
+/// What a datatype is.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    /// Bytes of data in one element.
+    pub size: usize,
+    pub lb: isize,
+    /// `ub - lb`: the distance between consecutive elements.
+    pub extent: isize,
+    pub true_lb: isize,
+    pub true_extent: isize,
+    /// The data of one element in typemap order: (offset from the
+    /// element's origin, length), adjacent blocks merged.
+    pub blocks: Vec<(isize, usize)>,
+    /// The basic elements of one element in typemap order, run-length
+    /// encoded: (predefined type, count).
+    pub prims: Vec<(c_int, usize)>,
+    /// The one predefined type (and its size) the type is built of, if
+    /// only one (pair types count as one: `MPI_DOUBLE_INT` for MINLOC).
+    pub base: Option<(c_int, usize)>,
+    /// The largest alignment of its basic elements (a struct's extent is
+    /// rounded up to it, as C pads a struct).
+    pub align: usize,
+    pub committed: bool,
+    pub predefined: bool,
+    pub name: Vec<u8>,
+    pub contents: Rc<Contents>,
+}
+
+/// The size in bytes of a builtin datatype (bits 30-31 = 1, type 0x0c:
+/// size in bits 8-15), if `ty` is one.
+pub(crate) fn builtin_size(ty: c_int) -> Option<usize> {
+    if (ty as u32) & 0xfc00_0000 == 0x4c00_0000 {
+        let n = ((ty as u32) >> 8) & 0xff;
+        (n > 0).then_some(n as usize)
+    } else {
+        None
     }
 }
 
-/// The byte length of `count` elements of `ty`, or the error class.
+/// The size in bytes of predefined datatype `ty`, if it is one (the pair
+/// types: the bytes of data, not the extent).
+pub fn size_of(ty: c_int) -> Option<usize> {
+    match ty {
+        MPI_FLOAT_INT => Some(8),
+        MPI_DOUBLE_INT | MPI_LONG_INT => Some(12),
+        MPI_SHORT_INT => Some(6),
+        MPI_LONG_DOUBLE_INT => Some(20),
+        t => builtin_size(t),
+    }
+}
+
+/// The name of a predefined type (empty for the rarer ones).
+fn predefined_name(ty: c_int) -> &'static str {
+    match ty {
+        MPI_CHAR => "MPI_CHAR",
+        MPI_UNSIGNED_CHAR => "MPI_UNSIGNED_CHAR",
+        MPI_SHORT => "MPI_SHORT",
+        MPI_UNSIGNED_SHORT => "MPI_UNSIGNED_SHORT",
+        MPI_INT => "MPI_INT",
+        MPI_UNSIGNED => "MPI_UNSIGNED",
+        MPI_LONG => "MPI_LONG",
+        MPI_UNSIGNED_LONG => "MPI_UNSIGNED_LONG",
+        MPI_LONG_LONG_INT => "MPI_LONG_LONG_INT",
+        MPI_FLOAT => "MPI_FLOAT",
+        MPI_DOUBLE => "MPI_DOUBLE",
+        MPI_LONG_DOUBLE => "MPI_LONG_DOUBLE",
+        MPI_BYTE => "MPI_BYTE",
+        MPI_WCHAR => "MPI_WCHAR",
+        MPI_PACKED => "MPI_PACKED",
+        MPI_FLOAT_INT => "MPI_FLOAT_INT",
+        MPI_DOUBLE_INT => "MPI_DOUBLE_INT",
+        MPI_LONG_INT => "MPI_LONG_INT",
+        MPI_SHORT_INT => "MPI_SHORT_INT",
+        MPI_2INT => "MPI_2INT",
+        MPI_LONG_DOUBLE_INT => "MPI_LONG_DOUBLE_INT",
+        MPI_SIGNED_CHAR => "MPI_SIGNED_CHAR",
+        MPI_UNSIGNED_LONG_LONG => "MPI_UNSIGNED_LONG_LONG",
+        MPI_INT8_T => "MPI_INT8_T",
+        MPI_INT16_T => "MPI_INT16_T",
+        MPI_INT32_T => "MPI_INT32_T",
+        MPI_INT64_T => "MPI_INT64_T",
+        MPI_UINT8_T => "MPI_UINT8_T",
+        MPI_UINT16_T => "MPI_UINT16_T",
+        MPI_UINT32_T => "MPI_UINT32_T",
+        MPI_UINT64_T => "MPI_UINT64_T",
+        MPI_C_BOOL => "MPI_C_BOOL",
+        MPI_C_FLOAT_COMPLEX => "MPI_C_FLOAT_COMPLEX",
+        MPI_C_DOUBLE_COMPLEX => "MPI_C_DOUBLE_COMPLEX",
+        MPI_C_LONG_DOUBLE_COMPLEX => "MPI_C_LONG_DOUBLE_COMPLEX",
+        MPI_AINT => "MPI_AINT",
+        MPI_OFFSET => "MPI_OFFSET",
+        MPI_COUNT => "MPI_COUNT",
+        _ => "",
+    }
+}
+
+/// The alignment of a basic element: a complex number's is its part's,
+/// `MPI_2INT`'s an `int`'s.
+fn align_of(ty: c_int, size: usize) -> usize {
+    match ty {
+        MPI_C_FLOAT_COMPLEX | MPI_C_DOUBLE_COMPLEX | MPI_C_LONG_DOUBLE_COMPLEX => size / 2,
+        0x4c00_081e | 0x4c00_1022 | 0x4c00_0834 | 0x4c00_1035 | 0x4c00_2036 => size / 2,
+        MPI_2INT => 4,
+        _ => size.clamp(1, 16),
+    }
+}
+
+fn named() -> Rc<Contents> {
+    Rc::new(Contents {
+        combiner: MPI_COMBINER_NAMED,
+        ..Contents::default()
+    })
+}
+
+/// The layout of builtin `ty` of `size` bytes.
+fn builtin(ty: c_int, size: usize) -> Layout {
+    Layout {
+        size,
+        lb: 0,
+        extent: size as isize,
+        true_lb: 0,
+        true_extent: size as isize,
+        blocks: vec![(0, size)],
+        prims: if ty == MPI_2INT {
+            vec![(MPI_INT, 2)]
+        } else {
+            vec![(ty, 1)]
+        },
+        base: Some((ty, size)),
+        align: align_of(ty, size),
+        committed: true,
+        predefined: true,
+        name: predefined_name(ty).as_bytes().to_vec(),
+        contents: named(),
+    }
+}
+
+/// A pair type `{value; int}` as C lays it out.
+fn pair(ty: c_int, value: c_int) -> Layout {
+    let v = builtin(value, builtin_size(value).unwrap_or(8));
+    let i = builtin(MPI_INT, 4);
+    // The `int` at its alignment after the value.
+    let off = v.size.next_multiple_of(4) as isize;
+    let mut l = build(
+        &[
+            Part {
+                disp: 0,
+                count: 1,
+                child: &v,
+            },
+            Part {
+                disp: off,
+                count: 1,
+                child: &i,
+            },
+        ],
+        true,
+    );
+    l.base = Some((ty, l.size));
+    l.committed = true;
+    l.predefined = true;
+    l.name = predefined_name(ty).as_bytes().to_vec();
+    l.contents = named();
+    l
+}
+
+/// One part of a new type: `count` copies of `child` from byte `disp`,
+/// each `child.extent` after the previous.
+pub(crate) struct Part<'a> {
+    pub disp: isize,
+    pub count: usize,
+    pub child: &'a Layout,
+}
+
+fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    if let Some(last) = blocks.last_mut() {
+        if last.0 + last.1 as isize == off {
+            last.1 += len;
+            return;
+        }
+    }
+    blocks.push((off, len));
+}
+
+fn push_prim(prims: &mut Vec<(c_int, usize)>, t: c_int, n: usize) {
+    if n == 0 {
+        return;
+    }
+    if let Some(last) = prims.last_mut() {
+        if last.0 == t {
+            last.1 += n;
+            return;
+        }
+    }
+    prims.push((t, n));
+}
+
+/// The layout of the parts side by side (uncommitted, unnamed, without
+/// contents); `structure`: a struct's extent is rounded up to its
+/// alignment.
+pub(crate) fn build(parts: &[Part], structure: bool) -> Layout {
+    let mut size = 0usize;
+    let mut blocks = Vec::new();
+    let mut prims = Vec::new();
+    let mut bounds: Option<(isize, isize)> = None;
+    let mut truth: Option<(isize, isize)> = None;
+    let mut align = 1;
+    let live: Vec<&Part> = parts.iter().filter(|p| p.count > 0).collect();
+    let base_from: Vec<&Part> = if live.is_empty() {
+        parts.iter().collect()
+    } else {
+        live.clone()
+    };
+    let base = match base_from.first() {
+        Some(first) if base_from.iter().all(|p| p.child.base == first.child.base) => {
+            first.child.base
+        }
+        _ => None,
+    };
+    for p in &live {
+        let c = p.child;
+        let n = p.count;
+        size += n * c.size;
+        align = align.max(c.align);
+        let dense = c.blocks.len() == 1 && c.extent == c.size as isize;
+        if dense {
+            push_block(&mut blocks, p.disp + c.blocks[0].0, n * c.size);
+        } else {
+            for k in 0..n {
+                let at = p.disp + k as isize * c.extent;
+                for &(off, len) in &c.blocks {
+                    push_block(&mut blocks, at + off, len);
+                }
+            }
+        }
+        if c.prims.len() == 1 {
+            push_prim(&mut prims, c.prims[0].0, c.prims[0].1 * n);
+        } else {
+            for _ in 0..n {
+                for &(t, m) in &c.prims {
+                    push_prim(&mut prims, t, m);
+                }
+            }
+        }
+        let span = (n as isize - 1) * c.extent;
+        let lo = p.disp + c.lb + span.min(0);
+        let hi = p.disp + c.lb + c.extent + span.max(0);
+        bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        if c.size > 0 {
+            let lo = p.disp + c.true_lb + span.min(0);
+            let hi = p.disp + c.true_lb + c.true_extent + span.max(0);
+            truth = Some(truth.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+    }
+    let (lb, ub) = bounds.unwrap_or((0, 0));
+    let (tlb, tub) = truth.unwrap_or((0, 0));
+    let mut extent = ub - lb;
+    if structure && align > 1 && extent % align as isize != 0 {
+        extent += align as isize - extent % align as isize;
+    }
+    Layout {
+        size,
+        lb,
+        extent,
+        true_lb: tlb,
+        true_extent: tub - tlb,
+        blocks,
+        prims,
+        base,
+        align,
+        committed: false,
+        predefined: false,
+        name: Vec::new(),
+        contents: Rc::new(Contents::default()),
+    }
+}
+
+/// Where derived handles start (indices 0-4 are the pair types).
+const FIRST_DERIVED: usize = 16;
+
+/// The layout of any type handle, committed or not.
+pub(crate) fn layout(ty: c_int) -> Result<Rc<Layout>, c_int> {
+    if let Some(n) = builtin_size(ty) {
+        return Ok(Rc::new(builtin(ty, n)));
+    }
+    match ty {
+        MPI_FLOAT_INT => return Ok(Rc::new(pair(ty, MPI_FLOAT))),
+        MPI_DOUBLE_INT => return Ok(Rc::new(pair(ty, MPI_DOUBLE))),
+        MPI_LONG_INT => return Ok(Rc::new(pair(ty, MPI_LONG))),
+        MPI_SHORT_INT => return Ok(Rc::new(pair(ty, MPI_SHORT))),
+        MPI_LONG_DOUBLE_INT => return Ok(Rc::new(pair(ty, MPI_LONG_DOUBLE))),
+        _ => {}
+    }
+    let i = derived_index(ty).ok_or(MPI_ERR_TYPE)?;
+    state::with(|s| s.datatypes.get(i).cloned().flatten())
+        .flatten()
+        .ok_or(MPI_ERR_TYPE)
+}
+
+/// The table index of a derived type's handle.
+fn derived_index(ty: c_int) -> Option<usize> {
+    if ty & !0x03ff_ffff != DATATYPE_DIRECT {
+        return None;
+    }
+    ((ty & 0x03ff_ffff) as usize).checked_sub(FIRST_DERIVED)
+}
+
+/// Registers a derived type; its handle.
+pub(crate) fn add(l: Layout) -> Result<c_int, c_int> {
+    state::with(|s| {
+        DATATYPE_DIRECT | (FIRST_DERIVED + state::insert(&mut s.datatypes, Rc::new(l))) as c_int
+    })
+    .ok_or(MPI_ERR_OTHER)
+}
+
+/// Replaces derived type `ty`'s layout (commit, name).
+pub(crate) fn update(ty: c_int, f: impl FnOnce(&mut Layout)) -> Result<(), c_int> {
+    let i = derived_index(ty).ok_or(MPI_ERR_TYPE)?;
+    state::with(|s| match s.datatypes.get_mut(i) {
+        Some(Some(l)) => {
+            f(Rc::make_mut(l));
+            Ok(())
+        }
+        _ => Err(MPI_ERR_TYPE),
+    })
+    .ok_or(MPI_ERR_OTHER)?
+}
+
+/// Frees derived type `ty`.
+pub(crate) fn remove(ty: c_int) -> Result<(), c_int> {
+    let i = derived_index(ty).ok_or(MPI_ERR_TYPE)?;
+    state::with(|s| s.datatypes.get_mut(i).and_then(Option::take))
+        .flatten()
+        .map(drop)
+        .ok_or(MPI_ERR_TYPE)
+}
+
+/// A type as the calls that move data see it.
+#[derive(Debug, Clone)]
+pub(crate) enum Ty {
+    /// A builtin type: contiguous, `size` bytes an element.
+    Plain(c_int, usize),
+    Derived(Rc<Layout>),
+}
+
+/// A type a communication may use: predefined, or derived and committed
+/// (else `MPI_ERR_TYPE`).
+pub(crate) fn usable(ty: c_int) -> Result<Ty, c_int> {
+    if let Some(n) = builtin_size(ty) {
+        return Ok(Ty::Plain(ty, n));
+    }
+    let l = layout(ty)?;
+    if !l.committed {
+        return Err(MPI_ERR_TYPE);
+    }
+    Ok(Ty::Derived(l))
+}
+
+/// `count` as a `usize`, or `MPI_ERR_COUNT`.
+pub(crate) fn count_of<T: TryInto<usize>>(count: T) -> Result<usize, c_int> {
+    count.try_into().map_err(|_| MPI_ERR_COUNT)
+}
+
+impl Ty {
+    pub(crate) fn size(&self) -> usize {
+        match self {
+            Ty::Plain(_, n) => *n,
+            Ty::Derived(l) => l.size,
+        }
+    }
+
+    pub(crate) fn extent(&self) -> isize {
+        match self {
+            Ty::Plain(_, n) => *n as isize,
+            Ty::Derived(l) => l.extent,
+        }
+    }
+
+    /// The byte length of `count` elements' data.
+    pub(crate) fn bytes(&self, count: usize) -> Result<usize, c_int> {
+        count.checked_mul(self.size()).ok_or(MPI_ERR_COUNT)
+    }
+
+    /// Where the data of `count` elements starts, if it is one contiguous
+    /// run.
+    fn direct(&self, count: usize) -> Option<isize> {
+        match self {
+            Ty::Plain(..) => Some(0),
+            Ty::Derived(l) => match l.blocks.as_slice() {
+                [] => Some(0),
+                [(off, len)] if count <= 1 || l.extent == *len as isize => Some(*off),
+                _ => None,
+            },
+        }
+    }
+
+    /// Whether element `k` is the bytes `k * size ..` of the buffer (so
+    /// displacements in elements are displacements in packed elements).
+    pub(crate) fn packed_like(&self) -> bool {
+        self.direct(2) == Some(0) && self.extent() == self.size() as isize
+    }
+
+    /// The element size for a receive's length check: the base type's,
+    /// or 1 byte for a type of mixed elements.
+    pub(crate) fn recv_elem(&self) -> usize {
+        match self {
+            Ty::Plain(_, n) => *n,
+            Ty::Derived(l) => l.base.map_or(1, |(_, n)| n.max(1)),
+        }
+    }
+
+    /// The one predefined type it is built of (for a reduction).
+    pub(crate) fn base(&self) -> Option<c_int> {
+        match self {
+            Ty::Plain(t, _) => Some(*t),
+            Ty::Derived(l) => l.base.map(|(t, _)| t),
+        }
+    }
+
+    fn layout(&self) -> Rc<Layout> {
+        match self {
+            Ty::Plain(t, n) => Rc::new(builtin(*t, *n)),
+            Ty::Derived(l) => l.clone(),
+        }
+    }
+}
+
+/// Appends the data of `count` elements of `l` at `buf` to `out`.
+///
+/// # Safety
+/// `buf` holds `count` elements of `l`.
+pub(crate) unsafe fn pack(l: &Layout, buf: *const u8, count: usize, out: &mut Vec<u8>) {
+    out.reserve(count * l.size);
+    for k in 0..count {
+        let at = buf.wrapping_offset(k as isize * l.extent);
+        for &(off, len) in &l.blocks {
+            // SAFETY: by the caller's contract the block is in the buffer.
+            let src = unsafe { std::slice::from_raw_parts(at.wrapping_offset(off), len) };
+            out.extend_from_slice(src);
+        }
+    }
+}
+
+/// Writes packed `data` into elements of `l` at `buf`, in typemap order,
+/// as far as `data` goes (at most `count` elements).
+///
+/// # Safety
+/// `buf` holds `count` elements of `l`, not otherwise borrowed.
+pub(crate) unsafe fn unpack(l: &Layout, data: &[u8], buf: *mut u8, count: usize) {
+    let mut rest = data;
+    for k in 0..count {
+        let at = buf.wrapping_offset(k as isize * l.extent);
+        for &(off, len) in &l.blocks {
+            if rest.is_empty() {
+                return;
+            }
+            let n = len.min(rest.len());
+            // SAFETY: by the caller's contract the block is in the buffer;
+            // `rest` holds `n` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(rest.as_ptr(), at.wrapping_offset(off), n);
+            }
+            rest = &rest[n..];
+        }
+    }
+}
+
+/// Data to send: the program's buffer itself when its elements are
+/// contiguous, else a packed copy.
+#[derive(Debug)]
+pub(crate) struct SendBuf {
+    ptr: *const u8,
+    len: usize,
+    owned: Option<Box<[u8]>>,
+}
+
+impl SendBuf {
+    /// `count` elements of `ty` at `buf`.
+    ///
+    /// # Safety
+    /// `buf` holds them (MPI's contract), and stays valid and unwritten
+    /// while the `SendBuf` (or what it lends) lives.
+    pub(crate) unsafe fn new(buf: *const c_void, count: usize, ty: &Ty) -> Result<SendBuf, c_int> {
+        // SAFETY: forwarded.
+        unsafe { SendBuf::segments(buf, &[(0, count)], ty) }
+    }
+
+    /// Segments of `buf`, (byte displacement, count), one after the other.
+    ///
+    /// # Safety
+    /// As [`SendBuf::new`], for every segment.
+    pub(crate) unsafe fn segments(
+        buf: *const c_void,
+        segs: &[(isize, usize)],
+        ty: &Ty,
+    ) -> Result<SendBuf, c_int> {
+        let total = segs
+            .iter()
+            .try_fold(0usize, |a, &(_, n)| a.checked_add(ty.bytes(n).ok()?))
+            .ok_or(MPI_ERR_COUNT)?;
+        if let [(d, n)] = segs {
+            if let Some(off) = ty.direct(*n) {
+                return Ok(SendBuf {
+                    ptr: buf.cast::<u8>().wrapping_offset(d + off),
+                    len: total,
+                    owned: None,
+                });
+            }
+        }
+        let l = ty.layout();
+        let mut out = Vec::with_capacity(total);
+        for &(d, n) in segs {
+            // SAFETY: by the caller's contract.
+            unsafe { pack(&l, buf.cast::<u8>().wrapping_offset(d), n, &mut out) };
+        }
+        Ok(SendBuf::from_vec(out))
+    }
+
+    /// Bytes of its own.
+    pub(crate) fn from_vec(v: Vec<u8>) -> SendBuf {
+        let owned = v.into_boxed_slice();
+        SendBuf {
+            ptr: owned.as_ptr(),
+            len: owned.len(),
+            owned: Some(owned),
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        if self.len == 0 || self.ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: the program's buffer (valid by `new`'s contract) or the
+        // copy this owns.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// The bytes lent without a scope, and the copy to keep until the
+    /// operation completes.
+    pub(crate) fn lend(self) -> (pertinax_os::lend::Lent, Option<Box<[u8]>>) {
+        // SAFETY: `new`'s contract for the program's buffer; a copy lives
+        // in the returned box, which the caller keeps with the request.
+        let lent = unsafe { pertinax_os::lend::lend_raw(self.ptr, self.len) };
+        (lent, self.owned)
+    }
+}
+
+/// Where received data goes: the program's buffer itself when its
+/// elements are contiguous, else a temporary unpacked by
+/// [`RecvBuf::finish`].
+#[derive(Debug)]
+pub(crate) struct RecvBuf {
+    ptr: *mut u8,
+    len: usize,
+    stage: Option<Stage>,
+}
+
+#[derive(Debug)]
+struct Stage {
+    data: Box<[u8]>,
+    user: *mut u8,
+    segs: Vec<(isize, usize)>,
+    layout: Rc<Layout>,
+}
+
+impl RecvBuf {
+    /// Nothing (a non-root's receive buffer).
+    pub(crate) fn empty() -> RecvBuf {
+        RecvBuf {
+            ptr: std::ptr::null_mut(),
+            len: 0,
+            stage: None,
+        }
+    }
+
+    /// `len` bytes of scratch, of its own, unpacked nowhere (a scatter
+    /// root's own part with `MPI_IN_PLACE`).
+    pub(crate) fn scratch(len: usize) -> RecvBuf {
+        let mut data = vec![0u8; len].into_boxed_slice();
+        RecvBuf {
+            ptr: data.as_mut_ptr(),
+            len,
+            stage: Some(Stage {
+                data,
+                user: std::ptr::null_mut(),
+                segs: Vec::new(),
+                layout: Rc::new(builtin(MPI_BYTE, 1)),
+            }),
+        }
+    }
+
+    /// `count` elements of `ty` at `buf`.
+    ///
+    /// # Safety
+    /// `buf` holds them (MPI's contract), valid and not otherwise accessed
+    /// until the `RecvBuf` is finished (or dropped).
+    pub(crate) unsafe fn new(buf: *mut c_void, count: usize, ty: &Ty) -> Result<RecvBuf, c_int> {
+        // SAFETY: forwarded.
+        unsafe { RecvBuf::segments(buf, &[(0, count)], ty) }
+    }
+
+    /// Segments of `buf`, (byte displacement, count), which the data fills
+    /// one after the other.
+    ///
+    /// # Safety
+    /// As [`RecvBuf::new`], for every segment.
+    pub(crate) unsafe fn segments(
+        buf: *mut c_void,
+        segs: &[(isize, usize)],
+        ty: &Ty,
+    ) -> Result<RecvBuf, c_int> {
+        let total = segs
+            .iter()
+            .try_fold(0usize, |a, &(_, n)| a.checked_add(ty.bytes(n).ok()?))
+            .ok_or(MPI_ERR_COUNT)?;
+        if let [(d, n)] = segs {
+            if let Some(off) = ty.direct(*n) {
+                return Ok(RecvBuf {
+                    ptr: buf.cast::<u8>().wrapping_offset(d + off),
+                    len: total,
+                    stage: None,
+                });
+            }
+        }
+        let mut data = vec![0u8; total].into_boxed_slice();
+        Ok(RecvBuf {
+            ptr: data.as_mut_ptr(),
+            len: total,
+            stage: Some(Stage {
+                data,
+                user: buf.cast(),
+                segs: segs.to_vec(),
+                layout: ty.layout(),
+            }),
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The bytes to receive into.
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        if self.len == 0 || self.ptr.is_null() {
+            return &mut [];
+        }
+        // SAFETY: the program's buffer (by `new`'s contract) or the
+        // temporary this owns.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// The buffer's current contents, packed (an `MPI_IN_PLACE` input).
+    pub(crate) fn current(&self) -> Vec<u8> {
+        match &self.stage {
+            None => {
+                if self.len == 0 || self.ptr.is_null() {
+                    return Vec::new();
+                }
+                // SAFETY: the program's buffer, by `new`'s contract.
+                unsafe { std::slice::from_raw_parts(self.ptr, self.len) }.to_vec()
+            }
+            Some(s) => {
+                let mut out = Vec::with_capacity(self.len);
+                for &(d, n) in &s.segs {
+                    // SAFETY: by `new`'s contract.
+                    unsafe { pack(&s.layout, s.user.wrapping_offset(d), n, &mut out) };
+                }
+                out
+            }
+        }
+    }
+
+    /// Fills the temporary with the buffer's contents (a buffer that is
+    /// both input and output, as a broadcast root's).
+    pub(crate) fn load(&mut self) {
+        if self.stage.is_some() {
+            let cur = self.current();
+            self.bytes_mut().copy_from_slice(&cur);
+        }
+    }
+
+    /// The bytes lent without a scope (the `RecvBuf` is kept with the
+    /// request, and finished when it completes).
+    pub(crate) fn lend(&mut self) -> pertinax_os::lend::LentMut {
+        // SAFETY: `new`'s contract for the program's buffer; a temporary
+        // lives in `self`, which the caller keeps with the request.
+        unsafe { pertinax_os::lend::lend_mut_raw(self.ptr, self.len) }
+    }
+
+    pub(crate) fn staged(&self) -> bool {
+        self.stage.is_some()
+    }
+
+    /// Unpacks the first `n` bytes received into the program's buffer.
+    pub(crate) fn finish(self, n: usize) {
+        let Some(s) = self.stage else { return };
+        let mut rest = &s.data[..n.min(s.data.len())];
+        for &(d, k) in &s.segs {
+            let take = rest.len().min(k * s.layout.size);
+            // SAFETY: by `new`'s contract the segment holds `k` elements.
+            unsafe { unpack(&s.layout, &rest[..take], s.user.wrapping_offset(d), k) };
+            rest = &rest[take..];
+        }
+    }
+}
+
+/// The byte length of `count` elements of a usable `ty`, and the element
+/// size for the receive's length check.
+#[cfg(test)]
 pub(crate) fn bytes(count: c_int, ty: c_int) -> Result<(usize, usize), c_int> {
-    let size = size_of(ty).ok_or(MPI_ERR_TYPE)?;
-    let n = usize::try_from(count).map_err(|_| MPI_ERR_COUNT)?;
-    Ok((n.checked_mul(size).ok_or(MPI_ERR_COUNT)?, size))
+    let t = usable(ty)?;
+    let n = count_of(count)?;
+    Ok((t.bytes(n)?, t.recv_elem()))
 }
 
 macro_rules! arith {
@@ -59,8 +781,20 @@ macro_rules! integer {
     };
 }
 
-/// The reduction `op` on elements of `ty`, or the error class (`MPI_ERR_OP`
-/// for a pair MPI does not define or this library does not run yet).
+macro_rules! loc {
+    ($op:expr, $t:ty) => {
+        match $op {
+            MPI_MINLOC => Some(Op::<ValueIndex<$t>>::minloc().erase()),
+            MPI_MAXLOC => Some(Op::<ValueIndex<$t>>::maxloc().erase()),
+            _ => None,
+        }
+    };
+}
+
+/// The predefined reduction `op` on packed elements of predefined type
+/// `ty`, or `MPI_ERR_OP` (a pair MPI does not define or this library does
+/// not run: `MPI_LONG_DOUBLE` and `MPI_LONG_DOUBLE_INT` have no Rust
+/// type).
 pub(crate) fn reduction(op: c_int, ty: c_int) -> Result<ErasedOp, c_int> {
     let found = match ty {
         MPI_SIGNED_CHAR | MPI_INT8_T => integer!(op, i8),
@@ -75,30 +809,99 @@ pub(crate) fn reduction(op: c_int, ty: c_int) -> Result<ErasedOp, c_int> {
         MPI_UNSIGNED_LONG | MPI_UNSIGNED_LONG_LONG | MPI_UINT64_T => integer!(op, u64),
         MPI_FLOAT => arith!(op, f32),
         MPI_DOUBLE => arith!(op, f64),
-        MPI_2INT => match op {
-            MPI_MINLOC => Some(Op::<ValueIndex<i32>>::minloc().erase()),
-            MPI_MAXLOC => Some(Op::<ValueIndex<i32>>::maxloc().erase()),
-            _ => None,
-        },
-        MPI_FLOAT_INT => match op {
-            MPI_MINLOC => Some(Op::<ValueIndex<f32>>::minloc().erase()),
-            MPI_MAXLOC => Some(Op::<ValueIndex<f32>>::maxloc().erase()),
-            _ => None,
-        },
-        t if size_of(t).is_none() => return Err(MPI_ERR_TYPE),
+        // Packed pairs: `ValueIndex` is `{value; i32}` without padding.
+        MPI_2INT => loc!(op, i32),
+        MPI_FLOAT_INT => loc!(op, f32),
+        MPI_DOUBLE_INT => loc!(op, f64),
+        MPI_LONG_INT => loc!(op, i64),
+        MPI_SHORT_INT => loc!(op, i16),
         _ => None,
     };
     found.ok_or(MPI_ERR_OP)
 }
 
+/// `(lb, extent)` or the true ones of any type.
+fn bounds(ty: c_int, truth: bool) -> Result<(isize, isize), c_int> {
+    let l = layout(ty)?;
+    Ok(if truth {
+        (l.true_lb, l.true_extent)
+    } else {
+        (l.lb, l.extent)
+    })
+}
+
+/// Writes `ty`'s bounds to `lb` and `extent` (`T`: `MPI_Aint` or
+/// `MPI_Count`).
+///
+/// # Safety
+/// `lb` and `extent` null or writable.
+pub(crate) unsafe fn put_bounds<T: From<i64>>(
+    ty: c_int,
+    lb: *mut T,
+    extent: *mut T,
+    truth: bool,
+    what: &str,
+) -> c_int {
+    let (l, e) = match bounds(ty, truth) {
+        Ok(b) => b,
+        Err(code) => return raise(MPI_COMM_WORLD, what, code),
+    };
+    if lb.is_null() || extent.is_null() {
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_ARG);
+    }
+    // SAFETY: checked non-null; writable by the caller's contract.
+    unsafe {
+        lb.write(T::from(l as i64));
+        extent.write(T::from(e as i64));
+    }
+    MPI_SUCCESS
+}
+
+/// Writes `ty`'s size (`MPI_UNDEFINED` past `T`'s range).
+///
+/// # Safety
+/// `out` null or writable.
+pub(crate) unsafe fn put_size<T: TryFrom<usize>>(
+    ty: c_int,
+    out: *mut T,
+    undefined: T,
+    what: &str,
+) -> c_int {
+    match layout(ty) {
+        // SAFETY: by the caller's contract.
+        Ok(l) => unsafe {
+            crate::put(
+                out,
+                T::try_from(l.size).unwrap_or(undefined),
+                MPI_COMM_WORLD,
+                what,
+            )
+        },
+        Err(code) => raise(MPI_COMM_WORLD, what, code),
+    }
+}
+
 crate::mpi! {
-    /// `MPI_Type_size` of a predefined datatype.
+    /// `MPI_Type_size`.
     fn PMPI_Type_size(ty: c_int, size: *mut c_int) -> c_int as MPI_Type_size {
-        match size_of(ty) {
-            // SAFETY: MPI's contract: `size` is null or writable.
-            Some(n) => unsafe { crate::put(size, n as c_int, MPI_COMM_WORLD, "MPI_Type_size") },
-            None => raise(MPI_COMM_WORLD, "MPI_Type_size", MPI_ERR_TYPE),
-        }
+        // SAFETY: MPI's contract: `size` is null or writable.
+        unsafe { put_size(ty, size, MPI_UNDEFINED, "MPI_Type_size") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Type_get_extent`.
+    fn PMPI_Type_get_extent(ty: c_int, lb: *mut crate::MPI_Aint, ext: *mut crate::MPI_Aint) -> c_int as MPI_Type_get_extent {
+        // SAFETY: MPI's contract for the out-pointers.
+        unsafe { put_bounds::<i64>(ty, lb.cast(), ext.cast(), false, "MPI_Type_get_extent") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Type_get_true_extent`.
+    fn PMPI_Type_get_true_extent(ty: c_int, lb: *mut crate::MPI_Aint, ext: *mut crate::MPI_Aint) -> c_int as MPI_Type_get_true_extent {
+        // SAFETY: MPI's contract for the out-pointers.
+        unsafe { put_bounds::<i64>(ty, lb.cast(), ext.cast(), true, "MPI_Type_get_true_extent") }
     }
 }
 
@@ -112,11 +915,58 @@ mod tests {
         assert_eq!(size_of(MPI_DOUBLE), Some(8));
         assert_eq!(size_of(MPI_CHAR), Some(1));
         assert_eq!(size_of(MPI_2INT), Some(8));
-        assert_eq!(size_of(MPI_DOUBLE_INT), Some(16));
+        assert_eq!(size_of(MPI_DOUBLE_INT), Some(12));
         assert_eq!(size_of(MPI_DATATYPE_NULL), None);
         assert_eq!(size_of(0x4c00_0010), None, "MPI_LB has no size");
         assert_eq!(bytes(-1, MPI_INT), Err(MPI_ERR_COUNT));
         assert_eq!(bytes(3, MPI_INT), Ok((12, 4)));
+        assert_eq!(bytes(3, MPI_DATATYPE_NULL), Err(MPI_ERR_TYPE));
+    }
+
+    #[test]
+    fn pair_types_have_cs_padded_layouts() {
+        let d = pair(MPI_DOUBLE_INT, MPI_DOUBLE);
+        assert_eq!((d.size, d.lb, d.extent), (12, 0, 16));
+        assert_eq!(d.blocks, vec![(0, 12)]);
+        assert_eq!(d.prims, vec![(MPI_DOUBLE, 1), (MPI_INT, 1)]);
+        let s = pair(MPI_SHORT_INT, MPI_SHORT);
+        assert_eq!((s.size, s.extent, s.true_extent), (6, 8, 8));
+        assert_eq!(s.blocks, vec![(0, 2), (4, 4)]);
+        let f = pair(MPI_FLOAT_INT, MPI_FLOAT);
+        assert_eq!((f.size, f.extent), (8, 8));
+        let ld = pair(MPI_LONG_DOUBLE_INT, MPI_LONG_DOUBLE);
+        assert_eq!((ld.size, ld.extent), (20, 32));
+    }
+
+    #[test]
+    fn a_vector_packs_and_unpacks_its_blocks() {
+        let int = builtin(MPI_INT, 4);
+        // vector(3, 1, 2, INT): ints 0, 2, 4.
+        let parts: Vec<Part> = (0..3)
+            .map(|i| Part {
+                disp: i * 8,
+                count: 1,
+                child: &int,
+            })
+            .collect();
+        let v = build(&parts, false);
+        assert_eq!((v.size, v.extent, v.blocks.len()), (12, 20, 3));
+        let src: Vec<i32> = (0..10).collect();
+        let mut out = Vec::new();
+        // SAFETY: `src` holds 2 elements of extent 20 (the second ends at
+        // byte 40).
+        unsafe { pack(&v, src.as_ptr().cast(), 2, &mut out) };
+        let got: Vec<i32> = out
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(got, [0, 2, 4, 5, 7, 9]);
+        let mut dst = vec![-1i32; 10];
+        // SAFETY: as above; only 7 bytes: one int and part of the next.
+        unsafe { unpack(&v, &out[..7], dst.as_mut_ptr().cast(), 2) };
+        assert_eq!(dst[0], 0);
+        assert_eq!(dst[2] & 0xff_ffff, 2);
+        assert_eq!(dst[4], -1);
     }
 
     #[test]
@@ -124,51 +974,14 @@ mod tests {
         assert!(reduction(MPI_SUM, MPI_DOUBLE).is_ok());
         assert!(reduction(MPI_BXOR, MPI_INT).is_ok());
         assert_eq!(reduction(MPI_BXOR, MPI_DOUBLE).err(), Some(MPI_ERR_OP));
-        assert_eq!(
-            reduction(MPI_SUM, MPI_DATATYPE_NULL).err(),
-            Some(MPI_ERR_TYPE)
-        );
         assert!(reduction(MPI_MINLOC, MPI_2INT).is_ok());
-    }
-}
-
-/// Writes lower bound 0 and the size of predefined `ty` as its extent.
-///
-/// # Safety
-/// `lb` and `extent` null or writable.
-unsafe fn extent(
-    ty: c_int,
-    lb: *mut crate::MPI_Aint,
-    extent: *mut crate::MPI_Aint,
-    what: &str,
-) -> c_int {
-    let Some(n) = size_of(ty) else {
-        return raise(MPI_COMM_WORLD, what, MPI_ERR_TYPE);
-    };
-    if lb.is_null() || extent.is_null() {
-        return raise(MPI_COMM_WORLD, what, MPI_ERR_ARG);
-    }
-    // SAFETY: checked non-null; writable by the caller's contract.
-    unsafe {
-        *lb = 0;
-        *extent = n as crate::MPI_Aint;
-    }
-    MPI_SUCCESS
-}
-
-crate::mpi! {
-    /// `MPI_Type_get_extent` of a predefined datatype (its lower bound is
-    /// 0, its extent its size).
-    fn PMPI_Type_get_extent(ty: c_int, lb: *mut crate::MPI_Aint, ext: *mut crate::MPI_Aint) -> c_int as MPI_Type_get_extent {
-        // SAFETY: MPI's contract for the out-pointers.
-        unsafe { extent(ty, lb, ext, "MPI_Type_get_extent") }
-    }
-}
-
-crate::mpi! {
-    /// `MPI_Type_get_true_extent` of a predefined datatype.
-    fn PMPI_Type_get_true_extent(ty: c_int, lb: *mut crate::MPI_Aint, ext: *mut crate::MPI_Aint) -> c_int as MPI_Type_get_true_extent {
-        // SAFETY: MPI's contract for the out-pointers.
-        unsafe { extent(ty, lb, ext, "MPI_Type_get_true_extent") }
+        for t in [MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_FLOAT_INT] {
+            let op = reduction(MPI_MAXLOC, t).expect("a pair's maxloc");
+            assert_eq!(Some(op.elem_size()), size_of(t));
+        }
+        assert_eq!(
+            reduction(MPI_MINLOC, MPI_LONG_DOUBLE_INT).err(),
+            Some(MPI_ERR_OP)
+        );
     }
 }

@@ -33,6 +33,8 @@ fn start(what: &str) -> c_int {
         errhandlers: Vec::new(),
         keyvals: Vec::new(),
         messages: Vec::new(),
+        datatypes: Vec::new(),
+        detached: Vec::new(),
     };
     let errhandler = initial_errhandler();
     for comm in [world, me] {
@@ -119,8 +121,11 @@ crate::mpi! {
             return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
         };
         FINALIZED.store(true, Ordering::SeqCst);
-        let State { universe, comms, requests, .. } = s;
+        let State { universe, comms, requests, detached, .. } = s;
         drop(requests);
+        for e in detached {
+            crate::p2p::settle(e, true);
+        }
         for e in comms.into_iter().skip(2).flatten() {
             let _ = e.comm.free();
         }

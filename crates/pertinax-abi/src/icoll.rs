@@ -1,53 +1,50 @@
 //! Non-blocking collectives: `Ibarrier`, `Ibcast`, `Ireduce`,
 //! `Iallreduce`, `Iallgather`, `Ialltoall` (and their large-count
 //! forms), on pertinax's schedules over the C buffers
-//! (`Comm::icollective_lent`); `MPI_IN_PLACE` inputs are copied and the
-//! copy kept with the request. The others (gather, scatter, the v-forms,
-//! scans, reduce-scatter) are in `ivcoll.rs`.
+//! (`Comm::icollective_lent`); `MPI_IN_PLACE` inputs and packed inputs
+//! of non-contiguous datatypes are copies kept with the request, and a
+//! non-contiguous output a temporary unpacked when it completes. The
+//! others (gather, scatter, the v-forms, scans, reduce-scatter) are in
+//! `ivcoll.rs`.
 
 use std::ffi::{c_int, c_void};
 
 use pertinax::{LentCollective, Rank};
-use pertinax_os::lend::{lend_mut_raw, lend_raw};
 
-use crate::coll::in_place;
+use crate::coll::{in_place, operand};
 use crate::consts::*;
-use crate::datatype::bytes;
+use crate::datatype::{usable, RecvBuf, SendBuf};
 use crate::errors::code_of;
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of};
 use crate::reduce::operation;
 use crate::state::{self, ReqEntry};
 
-/// Starts `which` and registers its request (with `keep`, the copy it
-/// reads, if any).
+/// Starts `which` and registers its request (with the packed input or
+/// `MPI_IN_PLACE` copy it reads, and the temporary it writes, if any).
 ///
 /// # Safety
-/// `inp` (unless `keep` holds the input) and `out` are the program's
-/// buffers of `in_len` and `out_len` bytes, valid until the request
-/// completes (MPI's contract).
-#[allow(clippy::too_many_arguments)]
-unsafe fn start(
+/// The program's buffers behind `inp` and `out` stay valid until the
+/// request completes (MPI's contract).
+pub(crate) unsafe fn start(
     comm: c_int,
     which: LentCollective,
-    inp: Option<(*const c_void, usize)>,
-    keep: Option<Box<[u8]>>,
-    out: (*mut c_void, usize),
+    inp: Option<SendBuf>,
+    mut out: RecvBuf,
     req: *mut c_int,
 ) -> Result<(), c_int> {
     if req.is_null() {
         return Err(MPI_ERR_ARG);
     }
     let c = comm_of(comm)?;
-    let lent_in = match (&keep, inp) {
-        // SAFETY: the copy lives in the request's entry until it completes.
-        (Some(k), _) => Some(unsafe { lend_raw(k.as_ptr(), k.len()) }),
-        // SAFETY: by the caller's contract.
-        (None, Some((p, n))) => Some(unsafe { lend_raw(p.cast(), n) }),
-        (None, None) => None,
+    let (lent_in, keep) = match inp {
+        Some(b) => {
+            let (l, k) = b.lend();
+            (Some(l), k)
+        }
+        None => (None, None),
     };
-    // SAFETY: by the caller's contract.
-    let lent_out = unsafe { lend_mut_raw(out.0.cast(), out.1) };
+    let lent_out = out.lend();
     let r = c
         .icollective_lent(which, lent_in, lent_out)
         .map_err(|e| code_of(&e))?;
@@ -56,6 +53,7 @@ unsafe fn start(
         comm,
         recv: false,
         keep,
+        unpack: out.staged().then_some(out),
     };
     let h = state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, e) as c_int)
         .ok_or(MPI_ERR_OTHER)?;
@@ -64,8 +62,8 @@ unsafe fn start(
     Ok(())
 }
 
-fn count(n: MPI_Count) -> Result<c_int, c_int> {
-    c_int::try_from(n).map_err(|_| MPI_ERR_COUNT)
+fn count(n: MPI_Count) -> Result<usize, c_int> {
+    usize::try_from(n).map_err(|_| MPI_ERR_COUNT)
 }
 
 /// `Iallreduce` and `Ireduce` (`root` `Some`).
@@ -83,15 +81,25 @@ unsafe fn ireduce(
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
-    let (len, _) = bytes(count(n)?, ty)?;
+    let t = usable(ty)?;
+    let n = count(n)?;
     let o = operation(op, ty)?;
     let c = comm_of(comm)?;
     let at_root = root.is_none_or(|r| c.rank().0 == r);
-    let out_len = if at_root { len } else { 0 };
-    let keep = (in_place(sendbuf) && at_root).then(|| {
-        // SAFETY: MPI's contract: with MPI_IN_PLACE the input is `recvbuf`.
-        unsafe { crate::p2p::slice(recvbuf, len) }.into()
-    });
+    let out = if at_root {
+        // SAFETY: MPI's contract: `recvbuf` holds `count` elements.
+        unsafe { RecvBuf::new(recvbuf, n, &t) }?
+    } else {
+        RecvBuf::empty()
+    };
+    let inp = if at_root {
+        // SAFETY: MPI's contract: `sendbuf` holds `count` elements unless
+        // MPI_IN_PLACE.
+        unsafe { operand(sendbuf, n, &t, &out) }?
+    } else {
+        // SAFETY: as above.
+        unsafe { SendBuf::new(sendbuf, n, &t) }?
+    };
     let which = match root {
         Some(r) => LentCollective::Reduce {
             op: o,
@@ -100,16 +108,7 @@ unsafe fn ireduce(
         None => LentCollective::Allreduce { op: o },
     };
     // SAFETY: forwarded.
-    unsafe {
-        start(
-            comm,
-            which,
-            Some((sendbuf, len)),
-            keep,
-            (recvbuf, out_len),
-            req,
-        )
-    }
+    unsafe { start(comm, which, Some(inp), out, req) }
 }
 
 /// `Iallgather` and `Ialltoall`.
@@ -128,41 +127,41 @@ unsafe fn igather(
     req: *mut c_int,
     all_to_all: bool,
 ) -> Result<(), c_int> {
-    let n = comm_of(comm)?.size();
-    let (part, _) = bytes(count(rcount)?, recvtype)?;
-    let out_len = part * n;
+    let c = comm_of(comm)?;
+    let n = c.size();
+    let rt = usable(recvtype)?;
+    let k = count(rcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
+    // SAFETY: MPI's contract: `recvbuf` holds `size` parts.
+    let out = unsafe { RecvBuf::new(recvbuf, k, &rt) }?;
+    let part = out.len() / n.max(1);
     let (which, in_len) = if all_to_all {
-        (LentCollective::Alltoall, out_len)
+        (LentCollective::Alltoall, out.len())
     } else {
         (LentCollective::Allgather, part)
     };
-    let keep = if in_place(sendbuf) {
-        // SAFETY: MPI's contract: `recvbuf` holds `size` parts.
-        let all = unsafe { crate::p2p::slice(recvbuf, out_len) };
-        let me = comm_of(comm)?.rank().0 as usize;
-        Some(if all_to_all {
-            all.into()
+    let inp = if in_place(sendbuf) {
+        let all = out.current();
+        let me = c.rank().0 as usize;
+        SendBuf::from_vec(if all_to_all {
+            all
         } else {
-            all[me * part..(me + 1) * part].into()
+            all.get(me * part..(me + 1) * part).unwrap_or(&[]).to_vec()
         })
     } else {
-        let (s, _) = bytes(count(scount)?, sendtype)?;
-        if s * if all_to_all { n } else { 1 } != in_len {
+        let st = usable(sendtype)?;
+        let k = count(scount)?
+            .checked_mul(if all_to_all { n } else { 1 })
+            .ok_or(MPI_ERR_COUNT)?;
+        // SAFETY: MPI's contract: `sendbuf` holds one part (`size` for
+        // alltoall).
+        let b = unsafe { SendBuf::new(sendbuf, k, &st) }?;
+        if b.bytes().len() != in_len {
             return Err(MPI_ERR_TRUNCATE);
         }
-        None
+        b
     };
     // SAFETY: forwarded.
-    unsafe {
-        start(
-            comm,
-            which,
-            Some((sendbuf, in_len)),
-            keep,
-            (recvbuf, out_len),
-            req,
-        )
-    }
+    unsafe { start(comm, which, Some(inp), out, req) }
 }
 
 crate::mpi! {
@@ -170,7 +169,7 @@ crate::mpi! {
     fn PMPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_int as MPI_Ibarrier {
         call(comm, "MPI_Ibarrier", || {
             // SAFETY: no buffers.
-            unsafe { start(comm, LentCollective::Barrier, None, None, (std::ptr::null_mut(), 0), req) }
+            unsafe { start(comm, LentCollective::Barrier, None, RecvBuf::empty(), req) }
         })
     }
 }
@@ -187,15 +186,19 @@ unsafe fn ibcast(
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
-    let (len, _) = bytes(count(n)?, ty)?;
+    let t = usable(ty)?;
+    // SAFETY: MPI's contract: `buf` holds `count` elements.
+    let mut data = unsafe { RecvBuf::new(buf, count(n)?, &t) }?;
+    if comm_of(comm)?.rank().0 == root {
+        data.load();
+    }
     // SAFETY: forwarded.
     unsafe {
         start(
             comm,
             LentCollective::Bcast { root: Rank(root) },
             None,
-            None,
-            (buf, len),
+            data,
             req,
         )
     }

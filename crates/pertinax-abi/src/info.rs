@@ -217,7 +217,7 @@ fn with_info_mut<R>(h: c_int, f: impl FnOnce(&mut Info) -> Result<R, c_int>) -> 
 ///
 /// # Safety
 /// `p` is null or NUL-terminated and valid until `'a` ends.
-unsafe fn c_bytes<'a>(p: *const c_char) -> Result<&'a [u8], c_int> {
+pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Result<&'a [u8], c_int> {
     if p.is_null() {
         return Err(MPI_ERR_ARG);
     }
@@ -243,7 +243,7 @@ unsafe fn key<'a>(p: *const c_char) -> Result<&'a [u8], c_int> {
 ///
 /// # Safety
 /// `out` is valid for `cap` bytes (or `cap` is 0).
-unsafe fn write_c(bytes: &[u8], out: *mut c_char, cap: usize) -> Result<(), c_int> {
+pub(crate) unsafe fn write_c(bytes: &[u8], out: *mut c_char, cap: usize) -> Result<(), c_int> {
     if cap == 0 {
         return Ok(());
     }

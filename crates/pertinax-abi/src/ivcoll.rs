@@ -2,11 +2,13 @@
 //! v-forms (`Igatherv`, `Iscatterv`, `Iallgatherv`, `Ialltoallv`), the
 //! scans (`Iscan`, `Iexscan`) and `Ireduce_scatter`,
 //! `Ireduce_scatter_block`, with their large-count forms, on pertinax's
-//! schedules over the C buffers (`Comm::icollective_lent`), with the
-//! semantics of the blocking forms in `coll.rs`, `vcoll.rs` and
-//! `reduce.rs` (`MPI_IN_PLACE` included: the input is copied, or the
-//! root's own part of a scatter lands in scratch, kept with the request
-//! until it completes). The w-forms (`Ialltoallw`) are not implemented.
+//! schedules over the C buffers (`Comm::icollective_lent`, through
+//! `icoll.rs`'s start), with the semantics of the blocking forms in
+//! `coll.rs`, `vcoll.rs` and `reduce.rs`: derived datatypes as there (a
+//! non-contiguous buffer goes through a temporary kept with the request),
+//! `MPI_IN_PLACE` too (the input is a copy kept with the request; the
+//! root's own part of a scatter lands in scratch). The w-forms
+//! (`Ialltoallw`) are not implemented.
 //!
 //! A v-collective's counts that do not fit at the root fail the call
 //! there at once; the other ranks' requests then wait for a root that
@@ -15,93 +17,19 @@
 use std::ffi::{c_int, c_void};
 
 use pertinax::{LentCollective, Rank};
-use pertinax_os::lend::{lend_mut_raw, lend_raw};
 
-use crate::coll::in_place;
+use crate::coll::{in_place, operand};
 use crate::consts::*;
-use crate::datatype::{bytes, size_of};
-use crate::errors::code_of;
+use crate::datatype::{usable, RecvBuf, SendBuf};
+use crate::icoll::start;
 use crate::large::MPI_Count;
-use crate::p2p::{call, comm_of, slice};
+use crate::p2p::{call, comm_of};
 use crate::reduce::operation;
-use crate::state::{self, ReqEntry};
-use crate::vcoll::{read, span};
+use crate::vcoll::{elem, moved, own, read, v_recv, v_send};
 use crate::MPI_Aint;
-
-/// Where an input is read or an output written: the program's buffer, or
-/// a range of the copy kept with the request.
-#[derive(Clone)]
-enum Buf {
-    User(*const c_void, usize),
-    Kept(std::ops::Range<usize>),
-}
-
-/// Starts `which` on `inp` and `out` and registers its request, keeping
-/// `keep` (the copies and scratch that `Buf::Kept` ranges name) until it
-/// completes.
-///
-/// # Safety
-/// The `Buf::User` buffers are the program's, valid for their lengths
-/// until the request completes (MPI's contract); an output one writable.
-unsafe fn start(
-    comm: c_int,
-    which: LentCollective,
-    inp: Buf,
-    out: Buf,
-    keep: Option<Box<[u8]>>,
-    req: *mut c_int,
-) -> Result<(), c_int> {
-    if req.is_null() {
-        return Err(MPI_ERR_ARG);
-    }
-    let c = comm_of(comm)?;
-    let mut keep = keep;
-    let base = keep
-        .as_mut()
-        .map_or(std::ptr::null_mut(), |k| k.as_mut_ptr());
-    let in_range = |b: &Buf| -> Result<(), c_int> {
-        match b {
-            Buf::Kept(r) if keep.as_ref().is_none_or(|k| r.end > k.len()) => Err(MPI_ERR_INTERN),
-            _ => Ok(()),
-        }
-    };
-    in_range(&inp)?;
-    in_range(&out)?;
-    let lent_in = match inp {
-        // SAFETY: by the caller's contract.
-        Buf::User(p, n) => unsafe { lend_raw(p.cast(), n) },
-        // SAFETY: within `keep` (checked), which lives in the request's
-        // entry until it completes; never written meanwhile.
-        Buf::Kept(r) => unsafe { lend_raw(base.add(r.start), r.len()) },
-    };
-    let lent_out = match out {
-        // SAFETY: by the caller's contract.
-        Buf::User(p, n) => unsafe { lend_mut_raw(p.cast_mut().cast(), n) },
-        // SAFETY: within `keep` (checked), disjoint from the input's range.
-        Buf::Kept(r) => unsafe { lend_mut_raw(base.add(r.start), r.len()) },
-    };
-    let r = c
-        .icollective_lent(which, Some(lent_in), lent_out)
-        .map_err(|e| code_of(&e))?;
-    let e = ReqEntry::Pending {
-        req: r,
-        comm,
-        recv: false,
-        keep,
-    };
-    let h = state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, e) as c_int)
-        .ok_or(MPI_ERR_OTHER)?;
-    // SAFETY: checked non-null.
-    unsafe { *req = h };
-    Ok(())
-}
 
 fn usize_of(n: MPI_Count) -> Result<usize, c_int> {
     usize::try_from(n).map_err(|_| MPI_ERR_COUNT)
-}
-
-fn elem(ty: c_int) -> Result<usize, c_int> {
-    size_of(ty).ok_or(MPI_ERR_TYPE)
 }
 
 fn root_ok(c: &pertinax::Comm, root: c_int) -> Result<bool, c_int> {
@@ -111,30 +39,16 @@ fn root_ok(c: &pertinax::Comm, root: c_int) -> Result<bool, c_int> {
     }
 }
 
-/// `n` counts (or displacements) from a C array, as bytes of `e`-byte
-/// elements.
-///
-/// # Safety
-/// `p` holds `n` values.
-unsafe fn scaled<T: Copy + TryInto<usize>>(
-    p: *const T,
-    n: usize,
-    e: usize,
-) -> Result<Vec<usize>, c_int> {
-    // SAFETY: by the caller's contract.
-    Ok(unsafe { read(p, n) }?.into_iter().map(|v| v * e).collect())
+/// Counts and packed displacements (in elements of `e` bytes) as bytes.
+fn in_bytes(counts: &[usize], displs: &[usize], e: usize) -> (Vec<usize>, Vec<usize>) {
+    (
+        counts.iter().map(|c| c * e).collect(),
+        displs.iter().map(|d| d * e).collect(),
+    )
 }
 
-/// A copy of `len` bytes at `p`.
-///
-/// # Safety
-/// `p` holds `len` bytes.
-unsafe fn copy(p: *const c_void, len: usize) -> Box<[u8]> {
-    // SAFETY: by the caller's contract.
-    unsafe { slice(p, len) }.into()
-}
-
-/// `Igather` (`v`: `Some((counts, displs))` at the root for `Igatherv`).
+/// `Igather` (`v`: `Some((counts, displs))` at the root for `Igatherv`;
+/// `is_v` picks the schedule).
 ///
 /// # Safety
 /// MPI's contract for the buffers.
@@ -147,72 +61,61 @@ unsafe fn igatherv(
     rcount: usize,
     rtype: c_int,
     v: Option<(Vec<usize>, Vec<usize>)>,
+    is_v: bool,
     root: c_int,
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
     let c = comm_of(comm)?;
-    let (n, me) = (c.size(), c.rank().index());
-    let at_root = root_ok(&c, root)?;
-    if !at_root {
-        let len = scount * elem(stype)?;
-        // `rcount` is `usize::MAX` for the v-form.
-        let which = if rcount == usize::MAX {
+    let n = c.size();
+    let which = |lens: Vec<usize>, offs: Vec<usize>| {
+        if is_v {
             LentCollective::Gatherv {
                 root: Rank(root),
-                lens: Vec::new(),
-                offs: Vec::new(),
+                lens,
+                offs,
             }
         } else {
             LentCollective::Gather { root: Rank(root) }
-        };
+        }
+    };
+    if !root_ok(&c, root)? {
+        let st = usable(stype)?;
+        // SAFETY: MPI's contract: `sendbuf` holds `scount` elements.
+        let inp = unsafe { SendBuf::new(sendbuf, scount, &st) }?;
         // SAFETY: forwarded.
         return unsafe {
             start(
                 comm,
-                which,
-                Buf::User(sendbuf, len),
-                Buf::User(recvbuf, 0),
-                None,
+                which(Vec::new(), Vec::new()),
+                Some(inp),
+                RecvBuf::empty(),
                 req,
             )
         };
     }
-    let e = elem(rtype)?;
-    let (lens, offs) = match v {
-        Some((c, d)) => (
-            c.iter().map(|x| x * e).collect::<Vec<_>>(),
-            d.iter().map(|x| x * e).collect::<Vec<_>>(),
-        ),
-        None => (
-            (0..n).map(|_| rcount * e).collect(),
-            (0..n).map(|i| i * rcount * e).collect(),
-        ),
-    };
-    let total = span(&lens, &offs, 1);
-    let (inp, keep) = if in_place(sendbuf) {
-        let (o, l) = (offs[me], lens[me]);
-        // SAFETY: MPI's contract: at the root `recvbuf` spans the parts.
-        let k = unsafe { copy(recvbuf.cast_const().cast::<u8>().add(o).cast(), l) };
-        (Buf::Kept(0..l), Some(k))
+    let rt = usable(rtype)?;
+    let (counts, displs) =
+        v.unwrap_or_else(|| (vec![rcount; n], (0..n).map(|i| i * rcount).collect()));
+    // SAFETY: MPI's contract: at the root `recvbuf` spans the counts.
+    let (out, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
+    let e = elem(&rt);
+    let counts = moved(counts, &rt);
+    let me = root as usize;
+    let inp = if in_place(sendbuf) {
+        own(&out, pd[me], counts[me], e)
     } else {
-        (Buf::User(sendbuf, scount * elem(stype)?), None)
+        let st = usable(stype)?;
+        // SAFETY: MPI's contract: `sendbuf` holds `scount` elements.
+        unsafe { SendBuf::new(sendbuf, scount, &st) }?
     };
-    let which = if rcount == usize::MAX {
-        LentCollective::Gatherv {
-            root: Rank(root),
-            lens,
-            offs,
-        }
-    } else {
-        LentCollective::Gather { root: Rank(root) }
-    };
+    let (lens, offs) = in_bytes(&counts, &pd, e);
     // SAFETY: forwarded.
-    unsafe { start(comm, which, inp, Buf::User(recvbuf, total), keep, req) }
+    unsafe { start(comm, which(lens, offs), Some(inp), out, req) }
 }
 
 /// `Iscatter` (`v`: `Some((counts, displs))` at the root for
-/// `Iscatterv`).
+/// `Iscatterv`; `is_v` picks the schedule).
 ///
 /// # Safety
 /// MPI's contract for the buffers.
@@ -231,8 +134,7 @@ unsafe fn iscatterv(
     is_v: bool,
 ) -> Result<(), c_int> {
     let c = comm_of(comm)?;
-    let (n, me) = (c.size(), c.rank().index());
-    let at_root = root_ok(&c, root)?;
+    let n = c.size();
     let which = |lens: Vec<usize>, offs: Vec<usize>| {
         if is_v {
             LentCollective::Scatterv {
@@ -244,51 +146,31 @@ unsafe fn iscatterv(
             LentCollective::Scatter { root: Rank(root) }
         }
     };
-    if !at_root {
-        let len = rcount * elem(rtype)?;
-        let w = which(Vec::new(), Vec::new());
+    if !root_ok(&c, root)? {
+        let rt = usable(rtype)?;
+        // SAFETY: MPI's contract: `recvbuf` holds `rcount` elements.
+        let out = unsafe { RecvBuf::new(recvbuf, rcount, &rt) }?;
         // SAFETY: forwarded.
-        return unsafe {
-            start(
-                comm,
-                w,
-                Buf::User(sendbuf, 0),
-                Buf::User(recvbuf, len),
-                None,
-                req,
-            )
-        };
+        return unsafe { start(comm, which(Vec::new(), Vec::new()), None, out, req) };
     }
-    let e = elem(stype)?;
-    let (lens, offs) = match v {
-        Some((c, d)) => (
-            c.iter().map(|x| x * e).collect::<Vec<_>>(),
-            d.iter().map(|x| x * e).collect::<Vec<_>>(),
-        ),
-        None => (
-            (0..n).map(|_| scount * e).collect(),
-            (0..n).map(|i| i * scount * e).collect(),
-        ),
-    };
-    let total = span(&lens, &offs, 1);
-    let (out, keep) = if in_place(recvbuf) {
+    let st = usable(stype)?;
+    let (counts, displs) =
+        v.unwrap_or_else(|| (vec![scount; n], (0..n).map(|i| i * scount).collect()));
+    // SAFETY: MPI's contract: at the root `sendbuf` spans the counts.
+    let (inp, pd) = unsafe { v_send(sendbuf, &counts, &displs, &st) }?;
+    let e = elem(&st);
+    let counts = moved(counts, &st);
+    let out = if in_place(recvbuf) {
         // The root's own part stays where it is: it lands in scratch.
-        let l = lens[me];
-        (Buf::Kept(0..l), Some(vec![0u8; l].into_boxed_slice()))
+        RecvBuf::scratch(counts[root as usize] * e)
     } else {
-        (Buf::User(recvbuf, rcount * elem(rtype)?), None)
+        let rt = usable(rtype)?;
+        // SAFETY: MPI's contract: `recvbuf` holds `rcount` elements.
+        unsafe { RecvBuf::new(recvbuf, rcount, &rt) }?
     };
+    let (lens, offs) = in_bytes(&counts, &pd, e);
     // SAFETY: forwarded.
-    unsafe {
-        start(
-            comm,
-            which(lens, offs),
-            Buf::User(sendbuf, total),
-            out,
-            keep,
-            req,
-        )
-    }
+    unsafe { start(comm, which(lens, offs), Some(inp), out, req) }
 }
 
 /// `Iallgatherv` (counts and displacements in elements of `rtype`).
@@ -301,53 +183,65 @@ unsafe fn iallgatherv(
     scount: usize,
     stype: c_int,
     recvbuf: *mut c_void,
-    lens: Vec<usize>,
-    offs: Vec<usize>,
+    counts: Vec<usize>,
+    displs: Vec<usize>,
+    rtype: c_int,
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
     let me = comm_of(comm)?.rank().index();
-    let total = span(&lens, &offs, 1);
-    let (inp, keep) = if in_place(sendbuf) {
-        let (o, l) = (
-            offs.get(me).copied().unwrap_or(0),
-            lens.get(me).copied().unwrap_or(0),
-        );
-        // SAFETY: MPI's contract: `recvbuf` spans the parts.
-        let k = unsafe { copy(recvbuf.cast_const().cast::<u8>().add(o).cast(), l) };
-        (Buf::Kept(0..l), Some(k))
+    let rt = usable(rtype)?;
+    // SAFETY: MPI's contract: `recvbuf` spans the counts.
+    let (out, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
+    let e = elem(&rt);
+    let counts = moved(counts, &rt);
+    let inp = if in_place(sendbuf) {
+        own(&out, pd[me], counts[me], e)
     } else {
-        (Buf::User(sendbuf, scount * elem(stype)?), None)
+        let st = usable(stype)?;
+        // SAFETY: MPI's contract: `sendbuf` holds `scount` elements.
+        unsafe { SendBuf::new(sendbuf, scount, &st) }?
     };
+    let (lens, offs) = in_bytes(&counts, &pd, e);
     let which = LentCollective::Allgatherv { lens, offs };
     // SAFETY: forwarded.
-    unsafe { start(comm, which, inp, Buf::User(recvbuf, total), keep, req) }
+    unsafe { start(comm, which, Some(inp), out, req) }
 }
 
-/// `Ialltoallv` (`send` `None`: `MPI_IN_PLACE`).
+/// `Ialltoallv` (`send` `None`: `MPI_IN_PLACE`); counts and
+/// displacements in elements of each side's type.
 ///
 /// # Safety
 /// MPI's contract for the buffers.
+#[allow(clippy::too_many_arguments)]
 unsafe fn ialltoallv(
     sendbuf: *const c_void,
     send: Option<(Vec<usize>, Vec<usize>)>,
+    stype: c_int,
     recvbuf: *mut c_void,
-    (rl, ro): (Vec<usize>, Vec<usize>),
+    (rcounts, rdispls): (Vec<usize>, Vec<usize>),
+    rtype: c_int,
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
-    let total = span(&rl, &ro, 1);
-    let (inp, keep, sl, so) = match send {
-        None => {
-            // SAFETY: MPI's contract: `recvbuf` spans the receive parts.
-            let k = unsafe { copy(recvbuf, total) };
-            (Buf::Kept(0..total), Some(k), rl.clone(), ro.clone())
+    let rt = usable(rtype)?;
+    // SAFETY: MPI's contract: `recvbuf` spans the receive counts.
+    let (out, rpd) = unsafe { v_recv(recvbuf, &rcounts, &rdispls, &rt) }?;
+    // In bytes: the two sides' types may differ.
+    let (rl, ro) = in_bytes(&rcounts, &rpd, rt.size());
+    let (inp, sl, so) = match send {
+        None => (SendBuf::from_vec(out.current()), rl.clone(), ro.clone()),
+        Some((sc, sd)) => {
+            let st = usable(stype)?;
+            // SAFETY: MPI's contract: `sendbuf` spans the send counts.
+            let (b, spd) = unsafe { v_send(sendbuf, &sc, &sd, &st) }?;
+            let (sl, so) = in_bytes(&sc, &spd, st.size());
+            (b, sl, so)
         }
-        Some((sl, so)) => (Buf::User(sendbuf, span(&sl, &so, 1)), None, sl, so),
     };
     let which = LentCollective::Alltoallv { sl, so, rl, ro };
     // SAFETY: forwarded.
-    unsafe { start(comm, which, inp, Buf::User(recvbuf, total), keep, req) }
+    unsafe { start(comm, which, Some(inp), out, req) }
 }
 
 /// `Iscan`, `Iexscan`.
@@ -365,17 +259,18 @@ unsafe fn iscan(
     req: *mut c_int,
     exclusive: bool,
 ) -> Result<(), c_int> {
-    let (len, _) = bytes(c_int::try_from(n).map_err(|_| MPI_ERR_COUNT)?, ty)?;
+    let t = usable(ty)?;
+    let n = usize_of(n)?;
     let op = operation(op, ty)?;
-    let (inp, keep) = if in_place(sendbuf) {
-        // SAFETY: MPI's contract: `recvbuf` holds the input.
-        (Buf::Kept(0..len), Some(unsafe { copy(recvbuf, len) }))
-    } else {
-        (Buf::User(sendbuf, len), None)
-    };
+    // SAFETY: MPI's contract: `recvbuf` holds `count` elements.
+    let mut out = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
+    // SAFETY: MPI's contract: `sendbuf` holds them unless MPI_IN_PLACE.
+    let inp = unsafe { operand(sendbuf, n, &t, &out) }?;
+    // Rank 0 of an exclusive scan leaves its buffer as it was.
+    out.load();
     let which = LentCollective::Scan { op, exclusive };
     // SAFETY: forwarded.
-    unsafe { start(comm, which, inp, Buf::User(recvbuf, len), keep, req) }
+    unsafe { start(comm, which, Some(inp), out, req) }
 }
 
 /// `Ireduce_scatter` with `counts` (elements per rank).
@@ -392,21 +287,26 @@ unsafe fn ireduce_scatter(
     req: *mut c_int,
 ) -> Result<(), c_int> {
     let me = comm_of(comm)?.rank().index();
-    let e = elem(ty)?;
+    let t = usable(ty)?;
     let op = operation(op, ty)?;
-    let lens: Vec<usize> = counts.iter().map(|c| c * e).collect();
-    let total: usize = lens.iter().sum();
-    let mine = lens.get(me).copied().unwrap_or(0);
-    let (inp, keep) = if in_place(sendbuf) {
-        // SAFETY: MPI's contract: with MPI_IN_PLACE, `recvbuf` holds the
-        // whole input and gets this rank's part at its start.
-        (Buf::Kept(0..total), Some(unsafe { copy(recvbuf, total) }))
+    let total: usize = counts.iter().sum();
+    let mine = counts.get(me).copied().unwrap_or(0);
+    let lens: Vec<usize> = counts.iter().map(|c| c * t.size()).collect();
+    let inp = if in_place(sendbuf) {
+        // With MPI_IN_PLACE `recvbuf` holds the whole input and gets this
+        // rank's part at its start.
+        // SAFETY: MPI's contract: `recvbuf` holds `total` elements.
+        let whole = unsafe { RecvBuf::new(recvbuf, total, &t) }?;
+        SendBuf::from_vec(whole.current())
     } else {
-        (Buf::User(sendbuf, total), None)
+        // SAFETY: MPI's contract: `sendbuf` holds `total` elements.
+        unsafe { SendBuf::new(sendbuf, total, &t) }?
     };
+    // SAFETY: MPI's contract: `recvbuf` holds this rank's part.
+    let out = unsafe { RecvBuf::new(recvbuf, mine, &t) }?;
     let which = LentCollective::ReduceScatter { op, lens };
     // SAFETY: forwarded.
-    unsafe { start(comm, which, inp, Buf::User(recvbuf, mine), keep, req) }
+    unsafe { start(comm, which, Some(inp), out, req) }
 }
 
 fn size(comm: c_int) -> Result<usize, c_int> {
@@ -427,7 +327,7 @@ macro_rules! forms {
                 call(comm, stringify!($g), || {
                     let (sc, rc) = (usize_of(scount.into())?, usize_of(rcount.into())?);
                     // SAFETY: MPI's contract, forwarded.
-                    unsafe { igatherv(sendbuf, sc, stype, recvbuf, rc, rtype, None, root, comm, req) }
+                    unsafe { igatherv(sendbuf, sc, stype, recvbuf, rc, rtype, None, false, root, comm, req) }
                 })
             }
         }
@@ -454,8 +354,8 @@ macro_rules! forms {
                     } else {
                         None
                     };
-                    // SAFETY: MPI's contract, forwarded (`usize::MAX`: the v-form).
-                    unsafe { igatherv(sendbuf, sc, stype, recvbuf, usize::MAX, rtype, v, root, comm, req) }
+                    // SAFETY: MPI's contract, forwarded.
+                    unsafe { igatherv(sendbuf, sc, stype, recvbuf, 0, rtype, v, true, root, comm, req) }
                 })
             }
         }
@@ -481,12 +381,12 @@ macro_rules! forms {
             #[doc = concat!("`", stringify!($agv), "` (`MPI_IN_PLACE` too).")]
             fn $pagv(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, displs: *const $disp, rtype: c_int, comm: c_int, req: *mut c_int) -> c_int as $agv {
                 call(comm, stringify!($agv), || {
-                    let (n, e) = (size(comm)?, elem(rtype)?);
+                    let n = size(comm)?;
                     let sc = usize_of(scount.into())?;
                     // SAFETY: MPI's contract: the arrays hold `size` entries.
-                    let (l, o) = unsafe { (scaled(rcounts, n, e)?, scaled(displs, n, e)?) };
+                    let (l, o) = unsafe { (read(rcounts, n)?, read(displs, n)?) };
                     // SAFETY: MPI's contract, forwarded.
-                    unsafe { iallgatherv(sendbuf, sc, stype, recvbuf, l, o, comm, req) }
+                    unsafe { iallgatherv(sendbuf, sc, stype, recvbuf, l, o, rtype, comm, req) }
                 })
             }
         }
@@ -494,21 +394,18 @@ macro_rules! forms {
             #[doc = concat!("`", stringify!($av), "` (`MPI_IN_PLACE` too).")]
             fn $pav(sendbuf: *const c_void, scounts: *const $cnt, sdispls: *const $disp, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, rdispls: *const $disp, rtype: c_int, comm: c_int, req: *mut c_int) -> c_int as $av {
                 call(comm, stringify!($av), || {
-                    let (n, e) = (size(comm)?, elem(rtype)?);
+                    let n = size(comm)?;
                     let send = if in_place(sendbuf) {
                         None
                     } else {
-                        if elem(stype)? != e {
-                            return Err(MPI_ERR_TYPE);
-                        }
                         // SAFETY: MPI's contract: the send arrays hold
                         // `size` entries unless MPI_IN_PLACE.
-                        Some(unsafe { (scaled(scounts, n, e)?, scaled(sdispls, n, e)?) })
+                        Some(unsafe { (read(scounts, n)?, read(sdispls, n)?) })
                     };
                     // SAFETY: as above.
-                    let recv = unsafe { (scaled(rcounts, n, e)?, scaled(rdispls, n, e)?) };
+                    let recv = unsafe { (read(rcounts, n)?, read(rdispls, n)?) };
                     // SAFETY: MPI's contract, forwarded.
-                    unsafe { ialltoallv(sendbuf, send, recvbuf, recv, comm, req) }
+                    unsafe { ialltoallv(sendbuf, send, stype, recvbuf, recv, rtype, comm, req) }
                 })
             }
         }

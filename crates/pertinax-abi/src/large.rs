@@ -7,10 +7,9 @@ use std::ffi::{c_int, c_void};
 
 use crate::coll::*;
 use crate::consts::*;
-use crate::datatype::{size_of, PMPI_Type_get_extent, PMPI_Type_get_true_extent};
+use crate::datatype::{put_bounds, put_size};
 use crate::errors::raise;
 use crate::p2p::*;
-use crate::MPI_Aint;
 
 /// `MPI_Count`.
 #[allow(non_camel_case_types)]
@@ -69,30 +68,50 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Type_size_c` of a predefined datatype.
+    /// `MPI_Type_size_c`.
     fn PMPI_Type_size_c(ty: c_int, size: *mut MPI_Count) -> c_int as MPI_Type_size_c {
-        match size_of(ty) {
-            // SAFETY: MPI's contract: null or writable.
-            Some(n) => unsafe { crate::put(size, n as MPI_Count, MPI_COMM_WORLD, "MPI_Type_size_c") },
-            None => raise(MPI_COMM_WORLD, "MPI_Type_size_c", MPI_ERR_TYPE),
-        }
+        // SAFETY: MPI's contract: null or writable.
+        unsafe { put_size(ty, size, MPI_UNDEFINED.into(), "MPI_Type_size_c") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Type_size_x`.
+    fn PMPI_Type_size_x(ty: c_int, size: *mut MPI_Count) -> c_int as MPI_Type_size_x {
+        // SAFETY: MPI's contract: null or writable.
+        unsafe { put_size(ty, size, MPI_UNDEFINED.into(), "MPI_Type_size_x") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Type_get_extent_x`.
+    fn PMPI_Type_get_extent_x(ty: c_int, lb: *mut MPI_Count, ext: *mut MPI_Count) -> c_int as MPI_Type_get_extent_x {
+        // SAFETY: MPI's contract for the out-pointers.
+        unsafe { put_bounds(ty, lb, ext, false, "MPI_Type_get_extent_x") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Type_get_true_extent_x`.
+    fn PMPI_Type_get_true_extent_x(ty: c_int, lb: *mut MPI_Count, ext: *mut MPI_Count) -> c_int as MPI_Type_get_true_extent_x {
+        // SAFETY: MPI's contract for the out-pointers.
+        unsafe { put_bounds(ty, lb, ext, true, "MPI_Type_get_true_extent_x") }
     }
 }
 
 crate::mpi! {
     /// `MPI_Type_get_extent_c`.
     fn PMPI_Type_get_extent_c(ty: c_int, lb: *mut MPI_Count, ext: *mut MPI_Count) -> c_int as MPI_Type_get_extent_c {
-        // MPI_Count and MPI_Aint are both 64 bits here.
-        // SAFETY: the same contract as the `MPI_Aint` form's.
-        unsafe { PMPI_Type_get_extent(ty, lb.cast::<MPI_Aint>(), ext.cast::<MPI_Aint>()) }
+        // SAFETY: MPI's contract for the out-pointers.
+        unsafe { put_bounds(ty, lb, ext, false, "MPI_Type_get_extent_c") }
     }
 }
 
 crate::mpi! {
     /// `MPI_Type_get_true_extent_c`.
     fn PMPI_Type_get_true_extent_c(ty: c_int, lb: *mut MPI_Count, ext: *mut MPI_Count) -> c_int as MPI_Type_get_true_extent_c {
-        // SAFETY: as above.
-        unsafe { PMPI_Type_get_true_extent(ty, lb.cast::<MPI_Aint>(), ext.cast::<MPI_Aint>()) }
+        // SAFETY: MPI's contract for the out-pointers.
+        unsafe { put_bounds(ty, lb, ext, true, "MPI_Type_get_true_extent_c") }
     }
 }
 

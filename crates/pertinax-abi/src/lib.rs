@@ -15,7 +15,10 @@
 //! - [`errors`]: pertinax's errors as MPI error classes (a failure is
 //!   `MPIX_ERR_PROC_FAILED`, a revocation `MPIX_ERR_REVOKED`) and the
 //!   communicators' error handlers (`MPI_ERRORS_ARE_FATAL` by default).
-//! - [`datatype`]: predefined datatypes and reduction operations.
+//! - [`datatype`]: datatypes' layouts (predefined and derived), the
+//!   send and receive buffers every call moves through, and reduction
+//!   operations; [`types`]: the datatype calls (constructors, queries,
+//!   `MPI_Pack`/`MPI_Unpack`, `MPI_Get_elements`).
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
 //!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`]; [`ulfm`]; [`large`] (the
@@ -112,6 +115,7 @@ pub mod reduce;
 pub mod requests;
 pub mod status;
 pub mod topo;
+pub mod types;
 pub mod ulfm;
 mod unsupported;
 pub mod vcoll;

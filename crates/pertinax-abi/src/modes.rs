@@ -11,9 +11,9 @@ use std::ffi::{c_int, c_void};
 use pertinax::{Rank, Tag};
 
 use crate::consts::*;
-use crate::datatype::bytes;
+use crate::datatype::{count_of, usable, SendBuf};
 use crate::errors::{code_of, raise};
-use crate::p2p::{call, comm_of, empty, slice, PMPI_Recv, PMPI_Send};
+use crate::p2p::{call, comm_of, empty, PMPI_Recv, PMPI_Send};
 use crate::state::{self, ReqEntry};
 
 /// `MPI_BSEND_OVERHEAD`: what MPI programs add per message.
@@ -62,7 +62,9 @@ crate::mpi! {
     fn PMPI_Bsend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Bsend {
         call(comm, "MPI_Bsend", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
+            let len = t.bytes(n)?;
             let room = ATTACHED.with(Cell::get).map_or(0, |(_, n)| n.max(0) as usize);
             if len + BSEND_OVERHEAD > room {
                 return Err(MPI_ERR_BUFFER);
@@ -71,8 +73,8 @@ crate::mpi! {
                 return Ok(());
             }
             // SAFETY: MPI's contract: `buf` holds `count` elements.
-            let data = unsafe { slice(buf, len) };
-            c.bsend(data, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
+            let data = unsafe { SendBuf::new(buf, n, &t) }?;
+            c.bsend(data.bytes(), Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
         })
     }
 }
@@ -89,12 +91,11 @@ crate::mpi! {
     /// `MPI_Sendrecv_replace`: the message goes out from a copy, the
     /// reply lands in the buffer.
     fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, ty: c_int, dest: c_int, sendtag: c_int, src: c_int, recvtag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Sendrecv_replace {
-        let len = match bytes(count, ty) {
-            Ok((len, _)) => len,
+        // SAFETY: MPI's contract: `buf` holds `count` elements.
+        let copy = match usable(ty).and_then(|t| unsafe { SendBuf::new(buf, count_of(count)?, &t) }) {
+            Ok(b) => b,
             Err(code) => return raise(comm, "MPI_Sendrecv_replace", code),
         };
-        // SAFETY: MPI's contract: `buf` holds `count` elements.
-        let copy = unsafe { slice(buf, len) }.to_vec();
         let c = match comm_of(comm) {
             Ok(c) => c,
             Err(code) => return raise(comm, "MPI_Sendrecv_replace", code),
@@ -102,7 +103,7 @@ crate::mpi! {
         // The copy goes out in the background, so the receive below can
         // take the reply whatever the order of the peers.
         if dest != MPI_PROC_NULL {
-            if let Err(e) = c.bsend(&copy, Rank(dest), Tag(sendtag)) {
+            if let Err(e) = c.bsend(copy.bytes(), Rank(dest), Tag(sendtag)) {
                 return raise(comm, "MPI_Sendrecv_replace", code_of(&e));
             }
         }
@@ -116,13 +117,14 @@ crate::mpi! {
     fn PMPI_Ssend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Ssend {
         call(comm, "MPI_Ssend", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             if dest == MPI_PROC_NULL {
                 return Ok(());
             }
             // SAFETY: MPI's contract: `buf` holds `count` elements.
-            let data = unsafe { slice(buf, len) };
-            c.ssend(data, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
+            let data = unsafe { SendBuf::new(buf, n, &t) }?;
+            c.ssend(data.bytes(), Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
         })
     }
 }
@@ -133,7 +135,8 @@ crate::mpi! {
     fn PMPI_Issend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Issend {
         call(comm, "MPI_Issend", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             if req.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -142,9 +145,9 @@ crate::mpi! {
             } else {
                 // SAFETY: MPI's contract: `buf` stays valid and unwritten
                 // until the request completes.
-                let lent = unsafe { pertinax_os::lend::lend_raw(buf.cast(), len) };
+                let (lent, keep) = unsafe { SendBuf::new(buf, n, &t) }?.lend();
                 let r = c.issend_lent(lent, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))?;
-                ReqEntry::Pending { req: r, comm, recv: false, keep: None }
+                ReqEntry::Pending { req: r, comm, recv: false, keep, unpack: None }
             };
             let h = state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, e) as c_int)
                 .ok_or(MPI_ERR_OTHER)?;

@@ -10,6 +10,7 @@ use std::ffi::{c_int, c_void};
 use pertinax::{Communicator, Rank, Tag, TagMatch};
 
 use crate::consts::*;
+use crate::datatype::{usable, RecvBuf};
 use crate::errors::{code_of, raise};
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of, put_status, status, PMPI_Iprobe, PMPI_Probe};
@@ -89,17 +90,20 @@ crate::mpi! {
     }
 }
 
-/// Copies message `*msg` into `buf` (`len` bytes, `elem`-byte elements);
-/// the status. The handle becomes `MPI_MESSAGE_NULL`.
+/// Copies message `*msg` into `count` elements of `ty` at `buf`; the
+/// status. The handle becomes `MPI_MESSAGE_NULL`.
 ///
 /// # Safety
-/// `msg` valid; `buf` holds `len` bytes.
+/// `msg` valid; `buf` holds `count` elements of `ty`.
 unsafe fn receive(
     buf: *mut c_void,
-    len: usize,
-    elem: usize,
+    count: MPI_Count,
+    ty: c_int,
     msg: *mut c_int,
 ) -> Result<MpiStatus, c_int> {
+    let t = usable(ty)?;
+    let n = usize::try_from(count).map_err(|_| MPI_ERR_COUNT)?;
+    let elem = t.recv_elem();
     if msg.is_null() {
         return Err(MPI_ERR_ARG);
     }
@@ -115,23 +119,17 @@ unsafe fn receive(
         .ok_or(MPI_ERR_ARG)?;
     // SAFETY: checked non-null.
     unsafe { *msg = MPI_MESSAGE_NULL };
-    if data.len() > len || (elem > 1 && data.len() % elem != 0) {
+    // SAFETY: `buf` holds `count` elements by the contract.
+    let mut into = unsafe { RecvBuf::new(buf, n, &t) }?;
+    if data.len() > into.len() || (elem > 1 && data.len() % elem != 0) {
         return Ok(MpiStatus {
             error: MPI_ERR_TRUNCATE,
             ..st
         });
     }
-    if !data.is_empty() {
-        // SAFETY: `buf` holds `len >= data.len()` bytes by the contract.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.cast::<u8>(), data.len()) };
-    }
+    into.bytes_mut()[..data.len()].copy_from_slice(&data);
+    into.finish(data.len());
     Ok(st)
-}
-
-fn length(count: MPI_Count, ty: c_int) -> Result<(usize, usize), c_int> {
-    let size = crate::datatype::size_of(ty).ok_or(MPI_ERR_TYPE)?;
-    let n = usize::try_from(count).map_err(|_| MPI_ERR_COUNT)?;
-    Ok((n.checked_mul(size).ok_or(MPI_ERR_COUNT)?, size))
 }
 
 /// `MPI_Mrecv` and its forms.
@@ -146,9 +144,8 @@ unsafe fn mrecv(
     st: *mut MpiStatus,
     what: &str,
 ) -> c_int {
-    let got = length(count, ty)
-        // SAFETY: forwarded.
-        .and_then(|(len, elem)| unsafe { receive(buf, len, elem, msg) });
+    // SAFETY: forwarded.
+    let got = unsafe { receive(buf, count, ty, msg) };
     match got {
         Ok(s) => {
             // SAFETY: MPI's contract for `st`.
@@ -175,9 +172,8 @@ unsafe fn imrecv(
     if req.is_null() {
         return raise(MPI_COMM_WORLD, what, MPI_ERR_ARG);
     }
-    let got = length(count, ty)
-        // SAFETY: forwarded.
-        .and_then(|(len, elem)| unsafe { receive(buf, len, elem, msg) });
+    // SAFETY: forwarded.
+    let got = unsafe { receive(buf, count, ty, msg) };
     match got {
         Ok(s) => match state::with(|st| {
             REQUEST_DIRECT | state::insert(&mut st.requests, ReqEntry::Done(s)) as c_int

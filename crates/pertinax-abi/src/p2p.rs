@@ -1,14 +1,16 @@
 //! Point-to-point: blocking and non-blocking sends and receives, probes,
-//! and the requests' waits and tests. Buffers are `count` elements of a
-//! predefined datatype, contiguous. A receive into a buffer shorter than
-//! the message consumes it and fails with `MPI_ERR_TRUNCATE`, as MPI says.
+//! and the requests' waits and tests. Buffers are `count` elements of any
+//! committed datatype ([`SendBuf`]/[`RecvBuf`]: a non-contiguous one goes
+//! through a packed temporary, which a non-blocking receive keeps in its
+//! request until it completes). A receive into a buffer shorter than the
+//! message consumes it and fails with `MPI_ERR_TRUNCATE`, as MPI says.
 
 use std::ffi::{c_int, c_void};
 
 use pertinax::{Comm, Communicator, Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG};
 
 use crate::consts::*;
-use crate::datatype::bytes;
+use crate::datatype::{count_of, usable, RecvBuf, SendBuf};
 use crate::errors::{code_of, raise};
 use crate::state::{self, ReqEntry};
 
@@ -95,31 +97,19 @@ pub(crate) unsafe fn slice<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
     unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) }
 }
 
-/// A C buffer of `len` bytes as a mutable slice.
-///
-/// # Safety
-/// `buf` is valid for reads and writes of `len` bytes for `'a`, and not
-/// otherwise accessed meanwhile.
-pub(crate) unsafe fn slice_mut<'a>(buf: *mut c_void, len: usize) -> &'a mut [u8] {
-    if len == 0 || buf.is_null() {
-        return &mut [];
-    }
-    // SAFETY: by the caller's contract.
-    unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) }
-}
-
 crate::mpi! {
     /// `MPI_Send` (standard mode).
     fn PMPI_Send(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Send {
         call(comm, "MPI_Send", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             if dest == MPI_PROC_NULL {
                 return Ok(());
             }
             // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
-            let data = unsafe { slice(buf, len) };
-            c.send_bytes(data, Rank(dest), Tag(tag)).map(drop).map_err(|e| code_of(&e))
+            let data = unsafe { SendBuf::new(buf, n, &t) }?;
+            c.send_bytes(data.bytes(), Rank(dest), Tag(tag)).map(drop).map_err(|e| code_of(&e))
         })
     }
 }
@@ -129,17 +119,19 @@ crate::mpi! {
     fn PMPI_Recv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Recv {
         call(comm, "MPI_Recv", || {
             let c = comm_of(comm)?;
-            let (len, size) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             if src == MPI_PROC_NULL {
                 // SAFETY: MPI's contract for `st`.
                 unsafe { put_status(st, empty()) };
                 return Ok(());
             }
             // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
-            let data = unsafe { slice_mut(buf, len) };
-            let got = c.recv_bytes(data, size, source(src)?, tag_match(tag));
+            let mut data = unsafe { RecvBuf::new(buf, n, &t) }?;
+            let got = c.recv_bytes(data.bytes_mut(), t.recv_elem(), source(src)?, tag_match(tag));
             match got {
                 Ok(Some(s)) => {
+                    data.finish(s.len);
                     // SAFETY: MPI's contract for `st`.
                     unsafe { put_status(st, of(&s)) };
                     Ok(())
@@ -224,8 +216,9 @@ crate::mpi! {
     /// `MPI_Get_count`: `MPI_UNDEFINED` when the length is not a whole
     /// number of elements.
     fn PMPI_Get_count(st: *const MpiStatus, ty: c_int, count: *mut c_int) -> c_int as MPI_Get_count {
-        let Some(size) = crate::datatype::size_of(ty) else {
-            return raise(MPI_COMM_WORLD, "MPI_Get_count", MPI_ERR_TYPE);
+        let size = match crate::datatype::layout(ty) {
+            Ok(l) => l.size,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Get_count", code),
         };
         if st.is_null() || st as usize == STATUS_IGNORE || count.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Get_count", MPI_ERR_ARG);
@@ -233,7 +226,9 @@ crate::mpi! {
         // SAFETY: checked; MPI's contract makes `st` readable.
         let s = unsafe { st.read() };
         let len = (s.count_lo as u32 as u64) | (((s.count_hi_and_cancelled >> 1) as u64) << 32);
-        let n = if len.is_multiple_of(size as u64) {
+        let n = if size == 0 {
+            0
+        } else if len.is_multiple_of(size as u64) {
             c_int::try_from(len / size as u64).unwrap_or(MPI_UNDEFINED)
         } else {
             MPI_UNDEFINED
@@ -255,7 +250,8 @@ crate::mpi! {
     fn PMPI_Isend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Isend {
         call(comm, "MPI_Isend", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             if req.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -264,9 +260,9 @@ crate::mpi! {
             } else {
                 // SAFETY: MPI's contract: `buf` stays valid and unwritten
                 // until the request completes.
-                let lent = unsafe { pertinax_os::lend::lend_raw(buf.cast(), len) };
+                let (lent, keep) = unsafe { SendBuf::new(buf, n, &t) }?.lend();
                 let r = c.isend_lent(lent, Rank(dest), Tag(tag)).map_err(|e| code_of(&e))?;
-                ReqEntry::Pending { req: r, comm, recv: false, keep: None }
+                ReqEntry::Pending { req: r, comm, recv: false, keep, unpack: None }
             };
             // SAFETY: checked non-null.
             unsafe { *req = add_request(e)? };
@@ -280,7 +276,8 @@ crate::mpi! {
     fn PMPI_Irecv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Irecv {
         call(comm, "MPI_Irecv", || {
             let c = comm_of(comm)?;
-            let (len, size) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             if req.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -290,9 +287,11 @@ crate::mpi! {
                 let src = source(src)?;
                 // SAFETY: MPI's contract: `buf` stays valid and untouched
                 // until the request completes.
-                let lent = unsafe { pertinax_os::lend::lend_mut_raw(buf.cast(), len) };
-                let r = c.irecv_lent(lent, size, src, tag_match(tag)).map_err(|e| code_of(&e))?;
-                ReqEntry::Pending { req: r, comm, recv: true, keep: None }
+                let mut into = unsafe { RecvBuf::new(buf, n, &t) }?;
+                let lent = into.lend();
+                let r = c.irecv_lent(lent, t.recv_elem(), src, tag_match(tag)).map_err(|e| code_of(&e))?;
+                let unpack = into.staged().then_some(into);
+                ReqEntry::Pending { req: r, comm, recv: true, keep: None, unpack }
             };
             // SAFETY: checked non-null.
             unsafe { *req = add_request(e)? };
@@ -314,11 +313,12 @@ pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_i
     if let Some(r) = crate::persist::finish(handle, block) {
         return r;
     }
+    sweep();
     let i = state::request_index(handle).ok_or(MPI_ERR_REQUEST)?;
     let e = state::with(|s| s.requests.get_mut(i).and_then(Option::take))
         .flatten()
         .ok_or(MPI_ERR_REQUEST)?;
-    let (mut req, comm, recv, keep) = match e {
+    let (mut req, comm, recv, keep, unpack) = match e {
         ReqEntry::Done(status) => {
             return Ok(Some(Finished {
                 status,
@@ -330,7 +330,8 @@ pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_i
             comm,
             recv,
             keep,
-        } => (req, comm, recv, keep),
+            unpack,
+        } => (req, comm, recv, keep, unpack),
     };
     let got = if block {
         req.wait().map(Some)
@@ -343,6 +344,7 @@ pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_i
                         comm,
                         recv,
                         keep,
+                        unpack,
                     })
                 });
                 return Ok(None);
@@ -350,9 +352,21 @@ pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_i
             r => r,
         }
     };
+    drop(keep);
     let status = match got {
-        Ok(Some(s)) if recv => of(&s),
-        Ok(_) => status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS),
+        Ok(Some(s)) if recv => {
+            if let Some(u) = unpack {
+                u.finish(s.len);
+            }
+            of(&s)
+        }
+        Ok(_) => {
+            // A collective's output: all of it.
+            if let Some(u) = unpack {
+                u.finish(usize::MAX);
+            }
+            status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS)
+        }
         // A cancelled request completes normally, its status says so.
         Err(pertinax::Error::Cancelled) => MpiStatus {
             count_hi_and_cancelled: 1,
@@ -537,8 +551,11 @@ crate::mpi! {
             .flatten();
         match freed {
             Some(e) => {
-                // A pending request's drop lets the operation go on.
-                drop(e);
+                // A pending request's drop lets the operation go on; one
+                // that owns a temporary is kept until it completes.
+                if let Some(e) = settle(e, false) {
+                    state::with(|s| s.detached.push(e));
+                }
                 // SAFETY: checked non-null.
                 unsafe { *req = MPI_REQUEST_NULL };
                 MPI_SUCCESS
@@ -546,6 +563,62 @@ crate::mpi! {
             None => raise(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_REQUEST),
         }
     }
+}
+
+/// Completes a freed request that owns a temporary (unpacking a
+/// receive's): `Some` while it is still pending (unless `block`); one
+/// that owns nothing is dropped at once (the operation goes on).
+pub(crate) fn settle(e: ReqEntry, block: bool) -> Option<ReqEntry> {
+    let ReqEntry::Pending {
+        mut req,
+        comm,
+        recv,
+        keep,
+        unpack,
+    } = e
+    else {
+        return None;
+    };
+    if keep.is_none() && unpack.is_none() {
+        return None;
+    }
+    let unpacked = |u: Option<RecvBuf>, len: usize| {
+        if let Some(u) = u {
+            u.finish(if recv { len } else { usize::MAX });
+        }
+    };
+    if block {
+        if let Ok(s) = req.wait() {
+            unpacked(unpack, s.len);
+        }
+        return None;
+    }
+    match req.test() {
+        Ok(None) => Some(ReqEntry::Pending {
+            req,
+            comm,
+            recv,
+            keep,
+            unpack,
+        }),
+        Ok(Some(s)) => {
+            unpacked(unpack, s.len);
+            None
+        }
+        Err(_) => None,
+    }
+}
+
+/// Settles the freed requests that completed.
+fn sweep() {
+    let Some(all) = state::with(|s| std::mem::take(&mut s.detached)) else {
+        return;
+    };
+    if all.is_empty() {
+        return;
+    }
+    let left: Vec<ReqEntry> = all.into_iter().filter_map(|e| settle(e, false)).collect();
+    state::with(|s| s.detached.extend(left));
 }
 
 /// Whether request `handle` is known complete (no progress is made).
@@ -580,6 +653,7 @@ pub(crate) fn progress(handle: c_int) {
                 comm,
                 recv,
                 keep,
+                unpack,
             }) => {
                 // A done request's outcome is kept: `test` takes it, so
                 // it goes back as done with its status.
@@ -589,9 +663,18 @@ pub(crate) fn progress(handle: c_int) {
                         comm,
                         recv,
                         keep,
+                        unpack,
                     },
-                    Ok(Some(s)) if recv => ReqEntry::Done(of(&s)),
+                    Ok(Some(s)) if recv => {
+                        if let Some(u) = unpack {
+                            u.finish(s.len);
+                        }
+                        ReqEntry::Done(of(&s))
+                    }
                     Ok(Some(_)) => {
+                        if let Some(u) = unpack {
+                            u.finish(usize::MAX);
+                        }
                         ReqEntry::Done(status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS))
                     }
                     Err(pertinax::Error::Cancelled) => ReqEntry::Done(MpiStatus {

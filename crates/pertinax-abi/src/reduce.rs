@@ -7,11 +7,11 @@ use std::ffi::{c_int, c_void};
 
 use pertinax::{Communicator, ErasedOp};
 
-use crate::coll::{done, in_place, input};
+use crate::coll::{done, in_place, operand};
 use crate::consts::*;
-use crate::datatype::{bytes, reduction, size_of};
+use crate::datatype::{count_of, layout, pack, reduction, unpack, usable, RecvBuf, SendBuf};
 use crate::errors::{code_of, raise};
-use crate::p2p::{call, comm_of, slice, slice_mut};
+use crate::p2p::{call, comm_of};
 
 /// `void f(void *in, void *inout, int *len, MPI_Datatype *type)`:
 /// `inout[i] = in[i] op inout[i]`.
@@ -33,47 +33,70 @@ fn user(op: c_int) -> Option<(UserFn, bool)> {
     OPS.with(|o| o.borrow().get(i).copied().flatten())
 }
 
-/// The operation `op` on elements of `ty`: a user one, or a predefined
-/// one ([`reduction`]).
+/// The operation `op` on packed elements of `ty`: a user one, or a
+/// predefined one ([`reduction`]) on the one predefined type `ty` is
+/// built of (`MPI_ERR_OP` for a type of mixed elements).
 pub(crate) fn operation(op: c_int, ty: c_int) -> Result<ErasedOp, c_int> {
     let Some((f, commutes)) = user(op) else {
-        return reduction(op, ty);
+        let base = usable(ty)?.base().ok_or(MPI_ERR_OP)?;
+        return reduction(op, base);
     };
-    let size = size_of(ty).ok_or(MPI_ERR_TYPE)?;
+    let l = layout(ty)?;
+    let size = l.size;
+    // A type whose elements are not packed already: the function gets
+    // them unpacked into scratch buffers laid out as the type says.
+    let plain = l.blocks.len() <= 1
+        && l.blocks.first().is_none_or(|b| b.0 == 0)
+        && l.extent == size as isize;
     Ok(ErasedOp::from_bytes(
         size,
         commutes,
         move |acc, rhs, acc_is_left| {
-            let mut n = (acc.len() / size.max(1)) as c_int;
+            let n = acc.len() / size.max(1);
+            let mut len = n as c_int;
             let mut t = ty;
-            if acc_is_left {
-                // acc = acc op rhs: `in` is acc, `inout` a copy of rhs.
-                let mut right = rhs.to_vec();
-                let mut left = acc.to_vec();
+            // `in` and `inout` of the program's function, packed.
+            let (mut left, mut right) = if acc_is_left {
+                (acc.to_vec(), rhs.to_vec())
+            } else {
+                (rhs.to_vec(), acc.to_vec())
+            };
+            if plain {
                 // SAFETY: both buffers hold `n` elements of `ty`, as the
                 // program's function expects.
                 unsafe {
                     f(
                         left.as_mut_ptr().cast(),
                         right.as_mut_ptr().cast(),
-                        &mut n,
+                        &mut len,
                         &mut t,
                     )
                 };
-                acc.copy_from_slice(&right);
             } else {
-                // acc = rhs op acc: `in` is rhs, `inout` acc.
-                let mut left = rhs.to_vec();
-                // SAFETY: as above.
-                unsafe {
-                    f(
-                        left.as_mut_ptr().cast(),
-                        acc.as_mut_ptr().cast(),
-                        &mut n,
-                        &mut t,
-                    )
+                let span = if n == 0 {
+                    0
+                } else {
+                    (n as isize - 1) * l.extent.max(0) + l.true_extent
                 };
+                let span = span.max(0) as usize;
+                let mut a = vec![0u8; span];
+                let mut b = vec![0u8; span];
+                let origin = -l.true_lb;
+                let (pa, pb) = (
+                    a.as_mut_ptr().wrapping_offset(origin),
+                    b.as_mut_ptr().wrapping_offset(origin),
+                );
+                // SAFETY: the scratch buffers span `n` elements of the type
+                // from their origins.
+                unsafe {
+                    unpack(&l, &left, pa, n);
+                    unpack(&l, &right, pb, n);
+                    f(pa.cast(), pb.cast(), &mut len, &mut t);
+                    right.clear();
+                    pack(&l, pb, n, &mut right);
+                }
             }
+            acc.copy_from_slice(&right);
         },
     ))
 }
@@ -126,11 +149,15 @@ crate::mpi! {
     /// `MPI_Reduce_local`: `inout = in op inout`.
     fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, ty: c_int, op: c_int) -> c_int as MPI_Reduce_local {
         call(MPI_COMM_WORLD, "MPI_Reduce_local", || {
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             let o = operation(op, ty)?;
             // SAFETY: MPI's contract: both hold `count` elements.
-            let (i, io) = unsafe { (slice(inbuf, len), slice_mut(inoutbuf, len)) };
-            o.combine_bytes(io, i, false).map_err(|e| code_of(&e))
+            let (i, mut io) = unsafe { (SendBuf::new(inbuf, n, &t)?, RecvBuf::new(inoutbuf, n, &t)?) };
+            io.load();
+            o.combine_bytes(io.bytes_mut(), i.bytes(), false).map_err(|e| code_of(&e))?;
+            io.finish(usize::MAX);
+            Ok(())
         })
     }
 }
@@ -140,14 +167,17 @@ crate::mpi! {
     fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Scan {
         call(comm, "MPI_Scan", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             let o = operation(op, ty)?;
             // SAFETY: MPI's contract: `recvbuf` (and `sendbuf` unless
             // MPI_IN_PLACE) hold `count` elements.
-            let recv = unsafe { slice_mut(recvbuf, len) };
+            let mut recv = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
             // SAFETY: as above.
-            let send = unsafe { input(sendbuf, len, recv) };
-            done(c.scan_bytes(&send, recv, &o))
+            let send = unsafe { operand(sendbuf, n, &t, &recv) }?;
+            done(c.scan_bytes(send.bytes(), recv.bytes_mut(), &o))?;
+            recv.finish(usize::MAX);
+            Ok(())
         })
     }
 }
@@ -157,13 +187,18 @@ crate::mpi! {
     fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Exscan {
         call(comm, "MPI_Exscan", || {
             let c = comm_of(comm)?;
-            let (len, _) = bytes(count, ty)?;
+            let t = usable(ty)?;
+            let n = count_of(count)?;
             let o = operation(op, ty)?;
             // SAFETY: as in `MPI_Scan`.
-            let recv = unsafe { slice_mut(recvbuf, len) };
+            let mut recv = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
+            // Rank 0's buffer is left as it is.
+            recv.load();
             // SAFETY: as above.
-            let send = unsafe { input(sendbuf, len, recv) };
-            done(c.exscan_bytes(&send, recv, &o))
+            let send = unsafe { operand(sendbuf, n, &t, &recv) }?;
+            done(c.exscan_bytes(send.bytes(), recv.bytes_mut(), &o))?;
+            recv.finish(usize::MAX);
+            Ok(())
         })
     }
 }
@@ -181,22 +216,36 @@ unsafe fn reduce_scatter(
     comm: c_int,
 ) -> Result<(), c_int> {
     let c = comm_of(comm)?;
-    let size = size_of(ty).ok_or(MPI_ERR_TYPE)?;
+    let t = usable(ty)?;
     let o = operation(op, ty)?;
-    let total: usize = counts.iter().sum::<usize>() * size;
+    let total: usize = counts.iter().sum();
     let me = c.rank().0 as usize;
-    let mine = counts.get(me).copied().unwrap_or(0) * size;
+    let mine = counts.get(me).copied().unwrap_or(0);
+    // The counts in the operation's elements (a derived type's base
+    // elements).
+    let per = t.size() / o.elem_size().max(1);
+    let scaled: Vec<usize> = counts.iter().map(|k| k * per).collect();
     if in_place(sendbuf) {
         // SAFETY: MPI's contract: with MPI_IN_PLACE, `recvbuf` holds the
         // whole input and gets this rank's part at its start.
-        let all = unsafe { slice_mut(recvbuf, total) };
-        let input = all.to_vec();
-        return done(c.reduce_scatter_bytes(&input, &mut all[..mine], counts, &o));
+        let input = unsafe { RecvBuf::new(recvbuf, total, &t) }?.current();
+        // SAFETY: as above.
+        let mut recv = unsafe { RecvBuf::new(recvbuf, mine, &t) }?;
+        done(c.reduce_scatter_bytes(&input, recv.bytes_mut(), &scaled, &o))?;
+        recv.finish(usize::MAX);
+        return Ok(());
     }
     // SAFETY: MPI's contract: `sendbuf` holds every part, `recvbuf` this
     // rank's.
-    let (send, recv) = unsafe { (slice(sendbuf, total), slice_mut(recvbuf, mine)) };
-    done(c.reduce_scatter_bytes(send, recv, counts, &o))
+    let (send, mut recv) = unsafe {
+        (
+            SendBuf::new(sendbuf, total, &t)?,
+            RecvBuf::new(recvbuf, mine, &t)?,
+        )
+    };
+    done(c.reduce_scatter_bytes(send.bytes(), recv.bytes_mut(), &scaled, &o))?;
+    recv.finish(usize::MAX);
+    Ok(())
 }
 
 crate::mpi! {

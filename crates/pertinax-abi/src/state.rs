@@ -56,6 +56,9 @@ pub(crate) enum ReqEntry {
         /// A copy the operation reads (an `MPI_IN_PLACE` input), kept
         /// until it completes.
         keep: Option<Box<[u8]>>,
+        /// A receive into a temporary (a non-contiguous datatype): unpacked
+        /// into the program's buffer when the request completes.
+        unpack: Option<crate::datatype::RecvBuf>,
     },
     Done(MpiStatus),
 }
@@ -78,6 +81,11 @@ pub(crate) struct State {
     /// Messages a matched probe took (handle `MESSAGE_DIRECT | index`):
     /// their bytes and status.
     pub messages: Vec<Option<(Vec<u8>, crate::consts::MpiStatus)>>,
+    /// Derived datatypes (handle `DATATYPE_DIRECT | (16 + index)`).
+    pub datatypes: Vec<Option<std::rc::Rc<crate::datatype::Layout>>>,
+    /// Requests `MPI_Request_free` let go of that own a temporary (a
+    /// packed send, a receive to unpack): kept until they complete.
+    pub detached: Vec<ReqEntry>,
 }
 
 thread_local! {

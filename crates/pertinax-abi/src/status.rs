@@ -1,5 +1,5 @@
 //! Status objects: their fields' getters and setters, the element count
-//! (for predefined types, the count), cancellation.
+//! (the basic elements of any datatype), cancellation.
 
 use std::ffi::c_int;
 
@@ -102,19 +102,39 @@ crate::mpi! {
     }
 }
 
-/// Sets the length of `count` elements of predefined `ty`.
+/// Sets the length of `count` basic elements of `ty`.
 ///
 /// # Safety
 /// As [`with`].
 unsafe fn set_elements(st: *mut MpiStatus, ty: c_int, count: MPI_Count, what: &str) -> c_int {
-    let Some(size) = crate::datatype::size_of(ty) else {
-        return raise(MPI_COMM_WORLD, what, MPI_ERR_TYPE);
+    let l = match crate::datatype::layout(ty) {
+        Ok(l) => l,
+        Err(code) => return raise(MPI_COMM_WORLD, what, code),
     };
-    let Ok(n) = u64::try_from(count) else {
+    let Some(n) = u64::try_from(count)
+        .ok()
+        .and_then(|n| crate::types::bytes_of_elements(&l, n))
+    else {
         return raise(MPI_COMM_WORLD, what, MPI_ERR_COUNT);
     };
     // SAFETY: forwarded.
-    unsafe { with(st, what, |s| set_bytes(s, n * size as u64)) }
+    unsafe { with(st, what, |s| set_bytes(s, n)) }
+}
+
+/// The basic elements of `ty` in the length `st` says
+/// (`MPI_UNDEFINED` when it ends inside one).
+///
+/// # Safety
+/// `st` readable unless null or `MPI_STATUS_IGNORE`.
+unsafe fn elements(st: *const MpiStatus, ty: c_int) -> Result<MPI_Count, c_int> {
+    let l = crate::datatype::layout(ty)?;
+    if st.is_null() || st as usize == STATUS_IGNORE {
+        return Err(MPI_ERR_ARG);
+    }
+    // SAFETY: checked; readable by the caller's contract.
+    let s = unsafe { st.read() };
+    let len = (s.count_lo as u32 as u64) | (((s.count_hi_and_cancelled >> 1) as u64) << 32);
+    Ok(crate::types::elements_in(&l, len).map_or(MPI_UNDEFINED.into(), |n| n as MPI_Count))
 }
 
 crate::mpi! {
@@ -139,23 +159,31 @@ crate::mpi! {
     }
 }
 crate::mpi! {
-    /// `MPI_Get_elements`: for a predefined type, the count.
+    /// `MPI_Get_elements`: the basic elements received.
     fn PMPI_Get_elements(st: *const MpiStatus, ty: c_int, count: *mut c_int) -> c_int as MPI_Get_elements {
-        // SAFETY: MPI's contract, forwarded.
-        unsafe { crate::p2p::PMPI_Get_count(st, ty, count) }
+        // SAFETY: MPI's contract for the pointers.
+        match unsafe { elements(st, ty) } {
+            // SAFETY: MPI's contract: null or writable.
+            Ok(n) => unsafe { crate::put(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED), MPI_COMM_WORLD, "MPI_Get_elements") },
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Get_elements", code),
+        }
     }
 }
 crate::mpi! {
     /// `MPI_Get_elements_c`.
     fn PMPI_Get_elements_c(st: *const MpiStatus, ty: c_int, count: *mut MPI_Count) -> c_int as MPI_Get_elements_c {
-        // SAFETY: MPI's contract, forwarded.
-        unsafe { crate::large::PMPI_Get_count_c(st, ty, count) }
+        // SAFETY: MPI's contract for the pointers.
+        match unsafe { elements(st, ty) } {
+            // SAFETY: MPI's contract: null or writable.
+            Ok(n) => unsafe { crate::put(count, n, MPI_COMM_WORLD, "MPI_Get_elements_c") },
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Get_elements_c", code),
+        }
     }
 }
 crate::mpi! {
     /// `MPI_Get_elements_x`.
     fn PMPI_Get_elements_x(st: *const MpiStatus, ty: c_int, count: *mut MPI_Count) -> c_int as MPI_Get_elements_x {
         // SAFETY: MPI's contract, forwarded.
-        unsafe { crate::large::PMPI_Get_count_c(st, ty, count) }
+        unsafe { PMPI_Get_elements_c(st, ty, count) }
     }
 }

@@ -1,6 +1,8 @@
 //! The v-variants of the collectives (`Gatherv`, `Scatterv`,
 //! `Allgatherv`, `Alltoallv`), in their `int` and large-count forms:
-//! counts and displacements in elements of the receive (or send) type.
+//! counts and displacements in elements of the receive (or send) type;
+//! block `i` is at `displs[i]` extents of the type (a non-contiguous type
+//! goes through a temporary of the blocks one after the other).
 
 use std::ffi::{c_int, c_void};
 
@@ -8,9 +10,9 @@ use pertinax::{Communicator, Rank};
 
 use crate::coll::{done, in_place};
 use crate::consts::*;
-use crate::datatype::size_of;
+use crate::datatype::{usable, RecvBuf, SendBuf, Ty};
 use crate::large::MPI_Count;
-use crate::p2p::{call, comm_of, slice, slice_mut};
+use crate::p2p::{call, comm_of};
 use crate::MPI_Aint;
 
 /// `n` non-negative values of a C array as `usize`s.
@@ -33,19 +35,103 @@ pub(crate) unsafe fn read<T: Copy + TryInto<usize>>(
         .collect()
 }
 
-/// The bytes a buffer described by `counts` and `displs` of `elem`-byte
-/// elements spans.
-pub(crate) fn span(counts: &[usize], displs: &[usize], elem: usize) -> usize {
+/// The `(byte displacement, count)` segments of a buffer described by
+/// `counts` and `displs` (in extents of `t`).
+fn segments(counts: &[usize], displs: &[usize], t: &Ty) -> Vec<(isize, usize)> {
     counts
         .iter()
         .zip(displs)
-        .map(|(c, d)| (c + d) * elem)
+        .map(|(&c, &d)| (d as isize * t.extent(), c))
+        .collect()
+}
+
+/// The elements a buffer described by `counts` and `displs` spans.
+fn span(counts: &[usize], displs: &[usize]) -> usize {
+    counts
+        .iter()
+        .zip(displs)
+        .map(|(c, d)| c + d)
         .max()
         .unwrap_or(0)
 }
 
-fn elem(ty: c_int) -> Result<usize, c_int> {
-    size_of(ty).ok_or(MPI_ERR_TYPE)
+/// Displacements of `counts` packed one after the other.
+fn packed(counts: &[usize]) -> Vec<usize> {
+    counts
+        .iter()
+        .scan(0, |at, &c| {
+            let d = *at;
+            *at += c;
+            Some(d)
+        })
+        .collect()
+}
+
+/// The receive side of a v-collective: the buffer, and the displacements
+/// (in elements of `t`'s size) the data goes to in it. A type whose
+/// elements are packed already takes the program's displacements (zero
+/// copy); any other a temporary of the parts one after the other.
+///
+/// # Safety
+/// `buf` spans the counts (MPI's contract).
+pub(crate) unsafe fn v_recv(
+    buf: *mut c_void,
+    counts: &[usize],
+    displs: &[usize],
+    t: &Ty,
+) -> Result<(RecvBuf, Vec<usize>), c_int> {
+    if t.packed_like() {
+        // SAFETY: by the caller's contract.
+        let r = unsafe { RecvBuf::new(buf, span(counts, displs), t) }?;
+        Ok((r, displs.to_vec()))
+    } else {
+        // SAFETY: by the caller's contract.
+        let r = unsafe { RecvBuf::segments(buf, &segments(counts, displs, t), t) }?;
+        Ok((r, packed(counts)))
+    }
+}
+
+/// The send side of a v-collective, as [`v_recv`].
+///
+/// # Safety
+/// `buf` spans the counts (MPI's contract).
+pub(crate) unsafe fn v_send(
+    buf: *const c_void,
+    counts: &[usize],
+    displs: &[usize],
+    t: &Ty,
+) -> Result<(SendBuf, Vec<usize>), c_int> {
+    if t.packed_like() {
+        // SAFETY: by the caller's contract.
+        let b = unsafe { SendBuf::new(buf, span(counts, displs), t) }?;
+        Ok((b, displs.to_vec()))
+    } else {
+        // SAFETY: by the caller's contract.
+        let b = unsafe { SendBuf::segments(buf, &segments(counts, displs, t), t) }?;
+        Ok((b, packed(counts)))
+    }
+}
+
+/// The element size the byte-level v-collectives take (counts of a
+/// zero-size type move nothing).
+pub(crate) fn elem(t: &Ty) -> usize {
+    t.size().max(1)
+}
+
+/// Zero counts for a zero-size type.
+pub(crate) fn moved(counts: Vec<usize>, t: &Ty) -> Vec<usize> {
+    if t.size() == 0 {
+        vec![0; counts.len()]
+    } else {
+        counts
+    }
+}
+
+/// This rank's part of a receive buffer's current contents (an
+/// `MPI_IN_PLACE` input).
+pub(crate) fn own(recv: &RecvBuf, at: usize, count: usize, e: usize) -> SendBuf {
+    let all = recv.current();
+    SendBuf::from_vec(all.get(at * e..(at + count) * e).unwrap_or(&[]).to_vec())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -62,27 +148,25 @@ unsafe fn gatherv(
     let c = comm_of(comm)?;
     let at_root = c.rank().0 == root;
     let (counts, displs) = counts.unwrap_or_default();
-    let e = if at_root {
-        elem(recvtype)?
-    } else {
-        elem(sendtype)?
-    };
-    let recv = if at_root {
+    let (mut recv, pd, e, counts) = if at_root {
+        let rt = usable(recvtype)?;
         // SAFETY: MPI's contract: at the root `recvbuf` spans the counts.
-        unsafe { slice_mut(recvbuf, span(&counts, &displs, e)) }
+        let (r, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
+        (r, pd, elem(&rt), moved(counts, &rt))
     } else {
-        &mut []
+        (RecvBuf::empty(), displs, 1, counts)
     };
-    let own;
     let send = if at_root && in_place(sendbuf) {
         let me = root as usize;
-        own = recv[displs[me] * e..(displs[me] + counts[me]) * e].to_vec();
-        &own[..]
+        own(&recv, pd[me], counts[me], e)
     } else {
+        let st = usable(sendtype)?;
         // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
-        unsafe { slice(sendbuf, sendcount * elem(sendtype)?) }
+        unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
     };
-    done(c.gatherv_bytes(send, recv, &counts, &displs, e, Rank(root)))
+    done(c.gatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e, Rank(root)))?;
+    recv.finish(usize::MAX);
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -99,24 +183,25 @@ unsafe fn scatterv(
     let c = comm_of(comm)?;
     let at_root = c.rank().0 == root;
     let (counts, displs) = counts.unwrap_or_default();
-    let e = if at_root {
-        elem(sendtype)?
-    } else {
-        elem(recvtype)?
-    };
-    let send = if at_root {
+    let (send, pd, e, counts) = if at_root {
+        let st = usable(sendtype)?;
         // SAFETY: MPI's contract: at the root `sendbuf` spans the counts.
-        unsafe { slice(sendbuf, span(&counts, &displs, e)) }
+        let (b, pd) = unsafe { v_send(sendbuf, &counts, &displs, &st) }?;
+        (b, pd, elem(&st), moved(counts, &st))
     } else {
-        &[]
+        (SendBuf::from_vec(Vec::new()), displs, 1, counts)
     };
     if at_root && in_place(recvbuf) {
         let mut scratch = vec![0u8; counts[root as usize] * e];
-        return done(c.scatterv_bytes(send, &counts, &displs, &mut scratch, e, Rank(root)));
+        return done(c.scatterv_bytes(send.bytes(), &counts, &pd, &mut scratch, e, Rank(root)));
     }
+    let rt = usable(recvtype)?;
     // SAFETY: MPI's contract: `recvbuf` holds `recvcount` elements.
-    let recv = unsafe { slice_mut(recvbuf, recvcount * elem(recvtype)?) };
-    done(c.scatterv_bytes(send, &counts, &displs, recv, e, Rank(root)))
+    let mut recv = unsafe { RecvBuf::new(recvbuf, recvcount, &rt) }?;
+    let e = if at_root { e } else { elem(&rt) };
+    done(c.scatterv_bytes(send.bytes(), &counts, &pd, recv.bytes_mut(), e, Rank(root)))?;
+    recv.finish(usize::MAX);
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -131,19 +216,30 @@ unsafe fn allgatherv(
     comm: c_int,
 ) -> Result<(), c_int> {
     let c = comm_of(comm)?;
-    let e = elem(recvtype)?;
+    let rt = usable(recvtype)?;
+    let e = elem(&rt);
     // SAFETY: MPI's contract: `recvbuf` spans the counts.
-    let recv = unsafe { slice_mut(recvbuf, span(&counts, &displs, e)) };
-    let own;
+    let (mut recv, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
+    let counts = moved(counts, &rt);
     let send = if in_place(sendbuf) {
         let me = c.rank().0 as usize;
-        own = recv[displs[me] * e..(displs[me] + counts[me]) * e].to_vec();
-        &own[..]
+        own(&recv, pd[me], counts[me], e)
     } else {
+        let st = usable(sendtype)?;
         // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
-        unsafe { slice(sendbuf, sendcount * elem(sendtype)?) }
+        unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
     };
-    done(c.allgatherv_bytes(send, recv, &counts, &displs, e))
+    done(c.allgatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e))?;
+    recv.finish(usize::MAX);
+    Ok(())
+}
+
+/// Counts and displacements in bytes.
+fn in_bytes(counts: &[usize], displs: &[usize], size: usize) -> (Vec<usize>, Vec<usize>) {
+    (
+        counts.iter().map(|c| c * size).collect(),
+        displs.iter().map(|d| d * size).collect(),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -159,19 +255,24 @@ unsafe fn alltoallv(
     comm: c_int,
 ) -> Result<(), c_int> {
     let c = comm_of(comm)?;
-    let e = elem(recvtype)?;
+    let rt = usable(recvtype)?;
     // SAFETY: MPI's contract: `recvbuf` spans the receive counts.
-    let recv = unsafe { slice_mut(recvbuf, span(&rcounts, &rdispls, e)) };
+    let (mut recv, rpd) = unsafe { v_recv(recvbuf, &rcounts, &rdispls, &rt) }?;
+    // Counts and displacements in bytes: the two sides' types may differ.
+    let (rc, rd) = in_bytes(&rcounts, &rpd, rt.size());
     if in_place(sendbuf) {
-        let own = recv.to_vec();
-        return done(c.alltoallv_bytes(&own, &rcounts, &rdispls, recv, &rcounts, &rdispls, e));
+        let own = recv.current();
+        done(c.alltoallv_bytes(&own, &rc, &rd, recv.bytes_mut(), &rc, &rd, 1))?;
+        recv.finish(usize::MAX);
+        return Ok(());
     }
-    if elem(sendtype)? != e {
-        return Err(MPI_ERR_TYPE);
-    }
+    let st = usable(sendtype)?;
     // SAFETY: MPI's contract: `sendbuf` spans the send counts.
-    let send = unsafe { slice(sendbuf, span(&scounts, &sdispls, e)) };
-    done(c.alltoallv_bytes(send, &scounts, &sdispls, recv, &rcounts, &rdispls, e))
+    let (send, spd) = unsafe { v_send(sendbuf, &scounts, &sdispls, &st) }?;
+    let (sc, sd) = in_bytes(&scounts, &spd, st.size());
+    done(c.alltoallv_bytes(send.bytes(), &sc, &sd, recv.bytes_mut(), &rc, &rd, 1))?;
+    recv.finish(usize::MAX);
+    Ok(())
 }
 
 /// The communicator's size, for the length of the count arrays.

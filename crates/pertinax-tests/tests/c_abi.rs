@@ -107,7 +107,9 @@ fn bounded<'a>(spec: Spec<'a>, kills: &[&str]) -> Job {
 /// in every size class, requests, probes, truncation as a visible error,
 /// bad arguments as errors, an unimplemented call's
 /// `MPI_ERR_UNSUPPORTED_OPERATION`, collectives with `MPI_IN_PLACE`,
-/// split and dup, groups, attributes; the others say what they check at
+/// split and dup, groups, attributes; `datatypes.c`: derived datatypes
+/// (constructors, bounds, Pack/Unpack) through point-to-point, the
+/// collectives and the reductions; the others say what they check at
 /// their top.
 #[test]
 fn unchanged_c_programs_run_on_pertinax() {
