@@ -276,9 +276,9 @@ pub struct RunArgs {
     pub initial_errhandler: Option<ErrhandlerArg>,
 
     /// Do not put the directory of pertinax's libmpi.so.12 first on the
-    /// processes' LD_LIBRARY_PATH (also PERTINAX_NO_ABI_LIB=1). By default
-    /// it is, so that a program built by any MPICH-ABI mpicc runs on
-    /// pertinax.
+    /// processes' LD_LIBRARY_PATH, nor name it in MPI4PY_LIBMPI (also
+    /// PERTINAX_NO_ABI_LIB=1). By default it is, so that a program built by
+    /// any MPICH-ABI mpicc, and the mpi4py wheel, run on pertinax.
     #[arg(long, help_heading = C_MPI)]
     pub no_abi_lib: bool,
 
@@ -448,6 +448,13 @@ impl RunArgs {
                     .or_else(|| std::env::var_os("LD_LIBRARY_PATH"));
                 let path = crate::abi::library_path(&dir, current.as_ref());
                 env.push(("LD_LIBRARY_PATH".into(), path));
+                // The mpi4py wheel loads the libmpi.so.12 this names (else
+                // MPICH's, beside it in a venv), unless the user chose one.
+                let chosen = env.iter().any(|(k, _)| k == "MPI4PY_LIBMPI")
+                    || std::env::var_os("MPI4PY_LIBMPI").is_some();
+                if !chosen {
+                    env.push(("MPI4PY_LIBMPI".into(), dir.join("libmpi.so.12").into()));
+                }
             }
         }
         Ok(JobSpec {
