@@ -184,7 +184,7 @@ static IO: c_int = MPI_ANY_SOURCE;
 crate::mpi! {
     /// `MPI_Comm_get_attr` of the predefined attributes (`MPI_TAG_UB`,
     /// `MPI_UNIVERSE_SIZE`, `MPI_APPNUM`, `MPI_WTIME_IS_GLOBAL`,
-    /// `MPI_HOST`, `MPI_IO`) and of user keyvals.
+    /// `MPI_HOST`, `MPI_IO`, `MPI_LASTUSEDCODE`) and of user keyvals.
     fn PMPI_Comm_get_attr(comm: c_int, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int as MPI_Comm_get_attr {
         call(comm, "MPI_Comm_get_attr", || {
             let c = comm_of(comm)?;
@@ -202,6 +202,7 @@ crate::mpi! {
                 MPI_APPNUM => &APPNUM,
                 MPI_HOST => &HOST,
                 MPI_IO => &IO,
+                MPI_LASTUSEDCODE => crate::errclass::LAST_USED.as_ptr(),
                 k => {
                     state::keyval_index(k).ok_or(MPI_ERR_KEYVAL)?;
                     let v = attr(comm, k)?;

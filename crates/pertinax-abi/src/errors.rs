@@ -108,7 +108,7 @@ pub(crate) fn raise(comm: c_int, what: &str, code: c_int) -> c_int {
 
 /// `MPI_ERRORS_ARE_FATAL`: says why, and ends the job.
 fn fatal(what: &str, code: c_int) -> ! {
-    let message = format!("{what}: {} (error class {code})", text(code));
+    let message = format!("{what}: {} (error class {code})", describe(code));
     let _ = state::with(|s| s.universe.abort(code, &message));
     // No state (another thread, or the state is borrowed): this process.
     eprintln!("pertinax MPI: {message}");
@@ -156,6 +156,9 @@ std::thread_local! {
 
 /// The text of an error class, naming the last unsupported call.
 fn describe(code: c_int) -> String {
+    if let Some(t) = crate::errclass::text_of(code) {
+        return t;
+    }
     match LAST_UNSUPPORTED.with(std::cell::Cell::get) {
         Some(f) if code == MPI_ERR_UNSUPPORTED_OPERATION => format!("{} (last: {f})", text(code)),
         _ => text(code).to_string(),
@@ -172,13 +175,19 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Error_class`: codes are their classes here.
+    /// `MPI_Error_class`: a predefined code is its class; a user code's
+    /// class is the one it was added to.
     fn PMPI_Error_class(code: c_int, class: *mut c_int) -> c_int as MPI_Error_class {
-        if class.is_null() || !(0..=MPI_ERR_LASTCODE).contains(&code) {
+        let found = if (0..=MPI_ERR_LASTCODE).contains(&code) {
+            Some(code)
+        } else {
+            crate::errclass::class_of(code)
+        };
+        let (false, Some(found)) = (class.is_null(), found) else {
             return raise(MPI_COMM_WORLD, "MPI_Error_class", MPI_ERR_ARG);
-        }
+        };
         // SAFETY: checked non-null; MPI's contract makes it writable.
-        unsafe { *class = code };
+        unsafe { *class = found };
         MPI_SUCCESS
     }
 }

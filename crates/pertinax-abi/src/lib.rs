@@ -102,6 +102,7 @@ pub mod comm;
 pub mod convert;
 pub mod datatype;
 pub mod env;
+pub mod errclass;
 pub mod groups;
 pub mod icoll;
 pub mod info;

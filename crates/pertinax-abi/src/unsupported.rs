@@ -19,9 +19,6 @@ unsupported!(MPI_Abi_set_fortran_booleans, PMPI_Abi_set_fortran_booleans, (logic
 unsupported!(MPI_Abi_set_fortran_info, PMPI_Abi_set_fortran_info, (info: c_int), none);
 unsupported!(MPI_Accumulate, PMPI_Accumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int), none);
 unsupported!(MPI_Accumulate_c, PMPI_Accumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int), none);
-unsupported!(MPI_Add_error_class, PMPI_Add_error_class, (errorclass: *mut c_void), none);
-unsupported!(MPI_Add_error_code, PMPI_Add_error_code, (errorclass: c_int, errorcode: *mut c_void), none);
-unsupported!(MPI_Add_error_string, PMPI_Add_error_string, (errorcode: c_int, string: *mut c_void), none);
 unsupported!(MPI_Address, PMPI_Address, (location: *mut c_void, address: *mut c_void), none);
 unsupported!(MPI_Allgatherv_init, PMPI_Allgatherv_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
@@ -244,9 +241,6 @@ unsupported!(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init, (sendbuf: *mut c
 unsupported!(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Register_datarep, PMPI_Register_datarep, (datarep: *mut c_void, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Register_datarep_c, PMPI_Register_datarep_c, (datarep: *mut c_void, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void), none);
-unsupported!(MPI_Remove_error_class, PMPI_Remove_error_class, (errorclass: c_int), none);
-unsupported!(MPI_Remove_error_code, PMPI_Remove_error_code, (errorcode: c_int), none);
-unsupported!(MPI_Remove_error_string, PMPI_Remove_error_string, (errorcode: c_int), none);
 unsupported!(MPI_Request_get_status_all, PMPI_Request_get_status_all, (count: c_int, array_of_requests: *mut c_void, flag: *mut c_void, array_of_statuses: *mut c_void), none);
 unsupported!(MPI_Request_get_status_any, PMPI_Request_get_status_any, (count: c_int, array_of_requests: *mut c_void, indx: *mut c_void, flag: *mut c_void, status: *mut c_void), none);
 unsupported!(MPI_Request_get_status_some, PMPI_Request_get_status_some, (incount: c_int, array_of_requests: *mut c_void, outcount: *mut c_void, array_of_indices: *mut c_void, array_of_statuses: *mut c_void), none);

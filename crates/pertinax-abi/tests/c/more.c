@@ -1,7 +1,8 @@
 /* pertinax-abi: request calls (Testall, Testany, Testsome, Waitsome,
  * Cancel, Request_get_status), send modes (Bsend with an attached buffer,
  * Rsend, Sendrecv_replace), scans and reduce-scatter, Reduce_local and
- * user operations (commutative or not). Prints "OK more rank=R". */
+ * user operations (commutative or not), user error classes, codes and
+ * strings. Prints "OK more rank=R". */
 #include "check.h"
 
 /* a op b = a: associative, not commutative (the leftmost wins). */
@@ -138,6 +139,36 @@ int main(int argc, char **argv) {
     free(counts);
     free(all);
     free(part);
+
+    /* User error classes, codes and strings. */
+    {
+        int cls, code, code2, c, len, flag, *last;
+        char text[MPI_MAX_ERROR_STRING];
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK(MPI_Add_error_class(&cls) == MPI_SUCCESS);
+        CHECK(cls > MPI_ERR_LASTCODE);
+        CHECK(MPI_Add_error_code(cls, &code) == MPI_SUCCESS);
+        CHECK(MPI_Add_error_code(MPI_ERR_TAG, &code2) == MPI_SUCCESS);
+        CHECK(code != cls && code2 != code && code2 != cls);
+        CHECK(MPI_Error_class(code, &c) == MPI_SUCCESS && c == cls);
+        CHECK(MPI_Error_class(cls, &c) == MPI_SUCCESS && c == cls);
+        CHECK(MPI_Error_class(code2, &c) == MPI_SUCCESS && c == MPI_ERR_TAG);
+        CHECK(MPI_Add_error_code(cls + 1000, &c) == MPI_ERR_ARG); /* not a class */
+        CHECK(MPI_Add_error_string(code, "pertinax test code") == MPI_SUCCESS);
+        CHECK(MPI_Error_string(code, text, &len) == MPI_SUCCESS);
+        CHECK(len == 18 && text[0] == 'p' && text[17] == 'e' && text[18] == 0);
+        CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag) == MPI_SUCCESS);
+        CHECK(flag && *last >= code2 && *last >= code && *last >= cls);
+        /* Removal: a code with a string, a class with codes: erroneous. */
+        CHECK(MPI_Remove_error_code(code) == MPI_ERR_ARG);
+        CHECK(MPI_Remove_error_class(cls) == MPI_ERR_ARG);
+        CHECK(MPI_Remove_error_string(code) == MPI_SUCCESS);
+        CHECK(MPI_Remove_error_code(code) == MPI_SUCCESS);
+        CHECK(MPI_Error_class(code, &c) == MPI_ERR_ARG);
+        CHECK(MPI_Remove_error_class(cls) == MPI_SUCCESS);
+        CHECK(MPI_Remove_error_code(code2) == MPI_SUCCESS);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    }
     MPI_Finalize();
     printf("OK more rank=%d\n", rank);
     return 0;
