@@ -115,6 +115,7 @@ pub mod reduce;
 pub mod requests;
 pub mod status;
 pub mod topo;
+pub mod typeextra;
 pub mod types;
 pub mod ulfm;
 mod unsupported;

@@ -539,7 +539,8 @@ crate::mpi! {
             unsafe { finish((*o).clone(), MPI_COMBINER_DUP, vec![], vec![], &[old], new) }?;
             // SAFETY: just written.
             let h = unsafe { *new };
-            update(h, |t| t.committed = committed)
+            update(h, |t| t.committed = committed)?;
+            crate::typeextra::copy_attrs(old, h)
         })
     }
 }
@@ -581,6 +582,7 @@ crate::mpi! {
             if layout(h)?.predefined {
                 return Err(MPI_ERR_TYPE);
             }
+            crate::typeextra::delete_attrs(h)?;
             remove(h)?;
             // SAFETY: as above.
             unsafe { *ty = MPI_DATATYPE_NULL };

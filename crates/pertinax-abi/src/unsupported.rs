@@ -22,7 +22,6 @@ unsupported!(MPI_Accumulate_c, PMPI_Accumulate_c, (origin_addr: *mut c_void, ori
 unsupported!(MPI_Add_error_class, PMPI_Add_error_class, (errorclass: *mut c_void), none);
 unsupported!(MPI_Add_error_code, PMPI_Add_error_code, (errorclass: c_int, errorcode: *mut c_void), none);
 unsupported!(MPI_Add_error_string, PMPI_Add_error_string, (errorcode: c_int, string: *mut c_void), none);
-unsupported!(MPI_Address, PMPI_Address, (location: *mut c_void, address: *mut c_void), none);
 unsupported!(MPI_Allgatherv_init, PMPI_Allgatherv_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Alloc_mem, PMPI_Alloc_mem, (size: MPI_Aint, info: c_int, baseptr: *mut c_void), none);
@@ -164,7 +163,6 @@ unsupported!(MPI_Gatherv_init_c, PMPI_Gatherv_init_c, (sendbuf: *mut c_void, sen
 unsupported!(MPI_Get, PMPI_Get, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Get_accumulate, PMPI_Get_accumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, result_addr: *mut c_void, result_count: c_int, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int), none);
 unsupported!(MPI_Get_accumulate_c, PMPI_Get_accumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, result_addr: *mut c_void, result_count: i64, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int), none);
-unsupported!(MPI_Get_address, PMPI_Get_address, (location: *mut c_void, address: *mut c_void), none);
 unsupported!(MPI_Get_c, PMPI_Get_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Get_hw_resource_info, PMPI_Get_hw_resource_info, (hw_info: *mut c_void), none);
 unsupported!(MPI_Graph_create, PMPI_Graph_create, (comm_old: c_int, nnodes: c_int, indx: *mut c_void, edges: *mut c_void, reorder: c_int, comm_graph: *mut c_void), comm_old);
@@ -337,17 +335,6 @@ unsupported!(MPI_T_source_get_num, PMPI_T_source_get_num, (num_sources: *mut c_v
 unsupported!(MPI_T_source_get_timestamp, PMPI_T_source_get_timestamp, (source_index: c_int, timestamp: *mut c_void), none);
 unsupported!(MPI_Type_create_darray, PMPI_Type_create_darray, (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *mut c_void, array_of_distribs: *mut c_void, array_of_dargs: *mut c_void, array_of_psizes: *mut c_void, order: c_int, oldtype: c_int, newtype: *mut c_void), none);
 unsupported!(MPI_Type_create_darray_c, PMPI_Type_create_darray_c, (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *mut c_void, array_of_distribs: *mut c_void, array_of_dargs: *mut c_void, array_of_psizes: *mut c_void, order: c_int, oldtype: c_int, newtype: *mut c_void), none);
-unsupported!(MPI_Type_create_f90_complex, PMPI_Type_create_f90_complex, (p: c_int, r: c_int, newtype: *mut c_void), none);
-unsupported!(MPI_Type_create_f90_integer, PMPI_Type_create_f90_integer, (r: c_int, newtype: *mut c_void), none);
-unsupported!(MPI_Type_create_f90_real, PMPI_Type_create_f90_real, (p: c_int, r: c_int, newtype: *mut c_void), none);
-unsupported!(MPI_Type_create_keyval, PMPI_Type_create_keyval, (type_copy_attr_fn: *mut c_void, type_delete_attr_fn: *mut c_void, type_keyval: *mut c_void, extra_state: *mut c_void), none);
-unsupported!(MPI_Type_delete_attr, PMPI_Type_delete_attr, (datatype: c_int, type_keyval: c_int), none);
-unsupported!(MPI_Type_free_keyval, PMPI_Type_free_keyval, (type_keyval: *mut c_void), none);
-unsupported!(MPI_Type_get_attr, PMPI_Type_get_attr, (datatype: c_int, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_void), none);
-unsupported!(MPI_Type_get_contents_c, PMPI_Type_get_contents_c, (datatype: c_int, max_integers: i64, max_addresses: i64, max_large_counts: i64, max_datatypes: i64, array_of_integers: *mut c_void, array_of_addresses: *mut c_void, array_of_large_counts: *mut c_void, array_of_datatypes: *mut c_void), none);
-unsupported!(MPI_Type_get_envelope_c, PMPI_Type_get_envelope_c, (datatype: c_int, num_integers: *mut c_void, num_addresses: *mut c_void, num_large_counts: *mut c_void, num_datatypes: *mut c_void, combiner: *mut c_void), none);
-unsupported!(MPI_Type_get_value_index, PMPI_Type_get_value_index, (value_type: c_int, index_type: c_int, pair_type: *mut c_void), none);
-unsupported!(MPI_Type_set_attr, PMPI_Type_set_attr, (datatype: c_int, type_keyval: c_int, attribute_val: *mut c_void), none);
 unsupported!(MPI_Unpublish_name, PMPI_Unpublish_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
 unsupported!(MPI_Win_allocate, PMPI_Win_allocate, (size: MPI_Aint, disp_unit: c_int, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_void), comm);
 unsupported!(MPI_Win_allocate_c, PMPI_Win_allocate_c, (size: MPI_Aint, disp_unit: MPI_Aint, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_void), comm);
