@@ -34,8 +34,6 @@ unsupported!(MPI_Alltoallw_init_c, PMPI_Alltoallw_init_c, (sendbuf: *mut c_void,
 unsupported!(MPI_Attr_delete, PMPI_Attr_delete, (comm: c_int, keyval: c_int), comm);
 unsupported!(MPI_Attr_get, PMPI_Attr_get, (comm: c_int, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_void), comm);
 unsupported!(MPI_Attr_put, PMPI_Attr_put, (comm: c_int, keyval: c_int, attribute_val: *mut c_void), comm);
-unsupported!(MPI_Buffer_attach_c, PMPI_Buffer_attach_c, (buffer: *mut c_void, size: i64), none);
-unsupported!(MPI_Buffer_detach_c, PMPI_Buffer_detach_c, (buffer_addr: *mut c_void, size: *mut c_void), none);
 unsupported!(MPI_Buffer_flush, PMPI_Buffer_flush, (), none);
 unsupported!(MPI_Buffer_iflush, PMPI_Buffer_iflush, (request: *mut c_void), none);
 unsupported!(MPI_Close_port, PMPI_Close_port, (port_name: *mut c_void), none);
@@ -65,7 +63,6 @@ unsupported!(MPI_Dist_graph_neighbors_count, PMPI_Dist_graph_neighbors_count, (c
 unsupported!(MPI_Errhandler_create, PMPI_Errhandler_create, (comm_errhandler_fn: *mut c_void, errhandler: *mut c_void), none);
 unsupported!(MPI_Errhandler_get, PMPI_Errhandler_get, (comm: c_int, errhandler: *mut c_void), comm);
 unsupported!(MPI_Errhandler_set, PMPI_Errhandler_set, (comm: c_int, errhandler: c_int), comm);
-unsupported!(MPI_Exscan_c, PMPI_Exscan_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Exscan_init, PMPI_Exscan_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Exscan_init_c, PMPI_Exscan_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Fetch_and_op, PMPI_Fetch_and_op, (origin_addr: *mut c_void, result_addr: *mut c_void, datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, op: c_int, win: c_int), none);
@@ -233,11 +230,8 @@ unsupported!(MPI_Put, PMPI_Put, (origin_addr: *mut c_void, origin_count: c_int, 
 unsupported!(MPI_Put_c, PMPI_Put_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Raccumulate, PMPI_Raccumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Raccumulate_c, PMPI_Raccumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
-unsupported!(MPI_Reduce_local_c, PMPI_Reduce_local_c, (inbuf: *mut c_void, inoutbuf: *mut c_void, count: i64, datatype: c_int, op: c_int), none);
-unsupported!(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: i64, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Register_datarep, PMPI_Register_datarep, (datarep: *mut c_void, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void), none);
@@ -254,12 +248,10 @@ unsupported!(MPI_Rget_accumulate_c, PMPI_Rget_accumulate_c, (origin_addr: *mut c
 unsupported!(MPI_Rget_c, PMPI_Rget_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rput, PMPI_Rput, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rput_c, PMPI_Rput_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int, request: *mut c_void), none);
-unsupported!(MPI_Scan_c, PMPI_Scan_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int), comm);
 unsupported!(MPI_Scan_init, PMPI_Scan_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Scan_init_c, PMPI_Scan_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Scatterv_init, PMPI_Scatterv_init, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Scatterv_init_c, PMPI_Scatterv_init_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Sendrecv_replace_c, PMPI_Sendrecv_replace_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut c_void), comm);
 unsupported!(MPI_Session_attach_buffer, PMPI_Session_attach_buffer, (session: c_int, buffer: *mut c_void, size: c_int), none);
 unsupported!(MPI_Session_attach_buffer_c, PMPI_Session_attach_buffer_c, (session: c_int, buffer: *mut c_void, size: i64), none);
 unsupported!(MPI_Session_call_errhandler, PMPI_Session_call_errhandler, (session: c_int, errorcode: c_int), none);
