@@ -22,11 +22,7 @@ unsupported!(MPI_Accumulate_c, PMPI_Accumulate_c, (origin_addr: *mut c_void, ori
 unsupported!(MPI_Add_error_class, PMPI_Add_error_class, (errorclass: *mut c_void), none);
 unsupported!(MPI_Add_error_code, PMPI_Add_error_code, (errorclass: c_int, errorcode: *mut c_void), none);
 unsupported!(MPI_Add_error_string, PMPI_Add_error_string, (errorcode: c_int, string: *mut c_void), none);
-unsupported!(MPI_Allgatherv_init, PMPI_Allgatherv_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Allgatherv_init_c, PMPI_Allgatherv_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Alloc_mem, PMPI_Alloc_mem, (size: MPI_Aint, info: c_int, baseptr: *mut c_void), none);
-unsupported!(MPI_Alltoallv_init, PMPI_Alltoallv_init, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Alltoallv_init_c, PMPI_Alltoallv_init_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtype: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Alltoallw, PMPI_Alltoallw, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int), comm);
 unsupported!(MPI_Alltoallw_c, PMPI_Alltoallw_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int), comm);
 unsupported!(MPI_Alltoallw_init, PMPI_Alltoallw_init, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, info: c_int, request: *mut c_void), comm);
@@ -63,8 +59,6 @@ unsupported!(MPI_Dist_graph_neighbors_count, PMPI_Dist_graph_neighbors_count, (c
 unsupported!(MPI_Errhandler_create, PMPI_Errhandler_create, (comm_errhandler_fn: *mut c_void, errhandler: *mut c_void), none);
 unsupported!(MPI_Errhandler_get, PMPI_Errhandler_get, (comm: c_int, errhandler: *mut c_void), comm);
 unsupported!(MPI_Errhandler_set, PMPI_Errhandler_set, (comm: c_int, errhandler: c_int), comm);
-unsupported!(MPI_Exscan_init, PMPI_Exscan_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Exscan_init_c, PMPI_Exscan_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Fetch_and_op, PMPI_Fetch_and_op, (origin_addr: *mut c_void, result_addr: *mut c_void, datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, op: c_int, win: c_int), none);
 unsupported!(MPI_File_call_errhandler, PMPI_File_call_errhandler, (fh: *mut c_void, errorcode: c_int), none);
 unsupported!(MPI_File_close, PMPI_File_close, (fh: *mut c_void), none);
@@ -155,8 +149,6 @@ unsupported!(MPI_File_write_ordered_end, PMPI_File_write_ordered_end, (fh: *mut 
 unsupported!(MPI_File_write_shared, PMPI_File_write_shared, (fh: *mut c_void, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void), none);
 unsupported!(MPI_File_write_shared_c, PMPI_File_write_shared_c, (fh: *mut c_void, buf: *mut c_void, count: i64, datatype: c_int, status: *mut c_void), none);
 unsupported!(MPI_Free_mem, PMPI_Free_mem, (base: *mut c_void), none);
-unsupported!(MPI_Gatherv_init, PMPI_Gatherv_init, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Gatherv_init_c, PMPI_Gatherv_init_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Get, PMPI_Get, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Get_accumulate, PMPI_Get_accumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, result_addr: *mut c_void, result_count: c_int, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int), none);
 unsupported!(MPI_Get_accumulate_c, PMPI_Get_accumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, result_addr: *mut c_void, result_count: i64, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int), none);
@@ -230,10 +222,6 @@ unsupported!(MPI_Put, PMPI_Put, (origin_addr: *mut c_void, origin_count: c_int, 
 unsupported!(MPI_Put_c, PMPI_Put_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Raccumulate, PMPI_Raccumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Raccumulate_c, PMPI_Raccumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
-unsupported!(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Reduce_scatter_block_init_c, PMPI_Reduce_scatter_block_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Reduce_scatter_init_c, PMPI_Reduce_scatter_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Register_datarep, PMPI_Register_datarep, (datarep: *mut c_void, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Register_datarep_c, PMPI_Register_datarep_c, (datarep: *mut c_void, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Remove_error_class, PMPI_Remove_error_class, (errorclass: c_int), none);
@@ -248,10 +236,6 @@ unsupported!(MPI_Rget_accumulate_c, PMPI_Rget_accumulate_c, (origin_addr: *mut c
 unsupported!(MPI_Rget_c, PMPI_Rget_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rput, PMPI_Rput, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rput_c, PMPI_Rput_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int, request: *mut c_void), none);
-unsupported!(MPI_Scan_init, PMPI_Scan_init, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Scan_init_c, PMPI_Scan_init_c, (sendbuf: *mut c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Scatterv_init, PMPI_Scatterv_init, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Scatterv_init_c, PMPI_Scatterv_init_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, displs: *mut c_void, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Session_attach_buffer, PMPI_Session_attach_buffer, (session: c_int, buffer: *mut c_void, size: c_int), none);
 unsupported!(MPI_Session_attach_buffer_c, PMPI_Session_attach_buffer_c, (session: c_int, buffer: *mut c_void, size: i64), none);
 unsupported!(MPI_Session_call_errhandler, PMPI_Session_call_errhandler, (session: c_int, errorcode: c_int), none);
