@@ -123,3 +123,79 @@ large! {
     fn PMPI_Bsend_c as MPI_Bsend_c => PMPI_Bsend(buf: *const c_void, count: MPI_Count, ty: c_int, dest: c_int, tag: c_int, comm: c_int) counts(count) comm comm;
     fn PMPI_Rsend_c as MPI_Rsend_c => PMPI_Rsend(buf: *const c_void, count: MPI_Count, ty: c_int, dest: c_int, tag: c_int, comm: c_int) counts(count) comm comm;
 }
+
+use crate::reduce::{
+    PMPI_Exscan, PMPI_Reduce_local, PMPI_Reduce_scatter, PMPI_Reduce_scatter_block, PMPI_Scan,
+};
+
+large! {
+    fn PMPI_Scan_c as MPI_Scan_c => PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, ty: c_int, op: c_int, comm: c_int) counts(count) comm comm;
+    fn PMPI_Exscan_c as MPI_Exscan_c => PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, ty: c_int, op: c_int, comm: c_int) counts(count) comm comm;
+    fn PMPI_Reduce_scatter_block_c as MPI_Reduce_scatter_block_c => PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, ty: c_int, op: c_int, comm: c_int) counts(count) comm comm;
+    fn PMPI_Sendrecv_replace_c as MPI_Sendrecv_replace_c => PMPI_Sendrecv_replace(buf: *mut c_void, count: MPI_Count, ty: c_int, dest: c_int, sendtag: c_int, src: c_int, recvtag: c_int, comm: c_int, st: *mut MpiStatus) counts(count) comm comm;
+}
+
+use crate::modes::PMPI_Sendrecv_replace;
+
+crate::mpi! {
+    /// `MPI_Reduce_local_c`.
+    fn PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, count: MPI_Count, ty: c_int, op: c_int) -> c_int as MPI_Reduce_local_c {
+        match int(count, MPI_COMM_WORLD, "MPI_Reduce_local_c") {
+            // SAFETY: the same contract as the `int` form's.
+            Ok(n) => unsafe { PMPI_Reduce_local(inbuf, inoutbuf, n, ty, op) },
+            Err(rc) => rc,
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Reduce_scatter_c`: the counts as `int`s.
+    fn PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, counts: *const MPI_Count, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Reduce_scatter_c {
+        let n = match crate::p2p::comm_of(comm) {
+            Ok(c) => c.size(),
+            Err(code) => return raise(comm, "MPI_Reduce_scatter_c", code),
+        };
+        if counts.is_null() {
+            return raise(comm, "MPI_Reduce_scatter_c", MPI_ERR_ARG);
+        }
+        let mut ints = Vec::with_capacity(n);
+        for i in 0..n {
+            // SAFETY: MPI's contract: `counts` holds `size` entries.
+            match int(unsafe { *counts.add(i) }, comm, "MPI_Reduce_scatter_c") {
+                Ok(v) => ints.push(v),
+                Err(rc) => return rc,
+            }
+        }
+        // SAFETY: the same contract as the `int` form's; `ints` holds
+        // `size` entries.
+        unsafe { PMPI_Reduce_scatter(sendbuf, recvbuf, ints.as_ptr(), ty, op, comm) }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Buffer_attach_c`.
+    fn PMPI_Buffer_attach_c(buf: *mut c_void, size: MPI_Count) -> c_int as MPI_Buffer_attach_c {
+        match int(size, MPI_COMM_WORLD, "MPI_Buffer_attach_c") {
+            // SAFETY: the same contract as the `int` form's.
+            Ok(n) => unsafe { crate::modes::PMPI_Buffer_attach(buf, n) },
+            Err(rc) => rc,
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Buffer_detach_c`.
+    fn PMPI_Buffer_detach_c(buf: *mut c_void, size: *mut MPI_Count) -> c_int as MPI_Buffer_detach_c {
+        if size.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Buffer_detach_c", MPI_ERR_ARG);
+        }
+        let mut n: c_int = 0;
+        // SAFETY: the same contract as the `int` form's.
+        let rc = unsafe { crate::modes::PMPI_Buffer_detach(buf, &mut n) };
+        if rc == MPI_SUCCESS {
+            // SAFETY: checked non-null; writable by MPI's contract.
+            unsafe { *size = n.into() };
+        }
+        rc
+    }
+}

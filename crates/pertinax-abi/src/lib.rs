@@ -18,11 +18,15 @@
 //! - [`datatype`]: datatypes' layouts (predefined and derived), the
 //!   send and receive buffers every call moves through, and reduction
 //!   operations; [`types`]: the datatype calls (constructors, queries,
-//!   `MPI_Pack`/`MPI_Unpack`, `MPI_Get_elements`).
+//!   `MPI_Pack`/`MPI_Unpack`, `MPI_Get_elements`); [`typeextra`]: the
+//!   large-count envelope and contents, addresses, value-index pairs, F90
+//!   types, datatype attributes.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
 //!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`]; [`ulfm`]; [`large`] (the
-//!   `_c` forms); [`convert`] (handle conversions, data symbols).
+//!   `_c` forms); [`convert`] (handle conversions, data symbols);
+//!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
+//!   `MPI_Comm_call_errhandler`, status conversions).
 //! - `unsupported`: every other function `libmpi.so.12` exports, generated
 //!   by `gen/unsupported.py`; each returns `MPI_ERR_UNSUPPORTED_OPERATION`
 //!   through the communicator's error handler.
@@ -95,6 +99,7 @@ macro_rules! unsupported {
 
 pub mod consts;
 pub mod errors;
+pub mod extras;
 mod state;
 
 pub mod coll;
@@ -116,6 +121,7 @@ pub mod reduce;
 pub mod requests;
 pub mod status;
 pub mod topo;
+pub mod typeextra;
 pub mod types;
 pub mod ulfm;
 mod unsupported;

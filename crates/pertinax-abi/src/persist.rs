@@ -433,3 +433,133 @@ crate::mpi! {
         coll_init("MPI_Barrier_init", comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibarrier(comm, r) }))
     }
 }
+
+/// A copy of a C array of `n` values made at init (`None` for a null
+/// pointer: an argument not significant on this rank).
+///
+/// # Safety
+/// `p` null or holding `n` values.
+unsafe fn kept<T: Copy>(p: *const T, n: usize) -> Option<Rc<[T]>> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, holding `n` values by the caller's contract.
+    Some(unsafe { std::slice::from_raw_parts(p, n) }.into())
+}
+
+/// Where a kept array is (null for `None`).
+fn at<T>(v: &Option<Rc<[T]>>) -> *const T {
+    v.as_ref().map_or(std::ptr::null(), |v| v.as_ptr())
+}
+
+/// The size of `comm` (0 for an invalid one: the init reports it).
+fn size_of(comm: c_int) -> usize {
+    comm_of(comm).map_or(0, |c| c.size())
+}
+
+macro_rules! more_coll_inits {
+    ($cnt:ty, $disp:ty, $pgv:ident $gv:ident => $igv:path, $psv:ident $sv:ident => $isv:path,
+     $pagv:ident $agv:ident => $iagv:path, $pav:ident $av:ident => $iav:path,
+     $psc:ident $sc:ident => $isc:path, $pex:ident $ex:ident => $iex:path,
+     $prs:ident $rs:ident => $irs:path, $prsb:ident $rsb:ident => $irsb:path) => {
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($gv), "`: each start is an `", stringify!($igv), "` (the arrays are copied at init).")]
+            fn $pgv(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, displs: *const $disp, rtype: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $gv {
+                let n = size_of(comm);
+                // SAFETY: MPI's contract: non-null arrays hold `size` entries.
+                let (rc, d) = unsafe { (kept(rcounts, n), kept(displs, n)) };
+                // SAFETY: MPI's contract on the init's buffers, forwarded.
+                coll_init(stringify!($gv), comm, req, Rc::new(move |r| unsafe { $igv(sendbuf, scount, stype, recvbuf, at(&rc), at(&d), rtype, root, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($sv), "`: each start is an `", stringify!($isv), "` (the arrays are copied at init).")]
+            fn $psv(sendbuf: *const c_void, scounts: *const $cnt, displs: *const $disp, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $sv {
+                let n = size_of(comm);
+                // SAFETY: MPI's contract: non-null arrays hold `size` entries.
+                let (sc, d) = unsafe { (kept(scounts, n), kept(displs, n)) };
+                // SAFETY: as above.
+                coll_init(stringify!($sv), comm, req, Rc::new(move |r| unsafe { $isv(sendbuf, at(&sc), at(&d), stype, recvbuf, rcount, rtype, root, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($agv), "`: each start is an `", stringify!($iagv), "` (the arrays are copied at init).")]
+            fn $pagv(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, displs: *const $disp, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $agv {
+                let n = size_of(comm);
+                // SAFETY: MPI's contract: the arrays hold `size` entries.
+                let (rc, d) = unsafe { (kept(rcounts, n), kept(displs, n)) };
+                // SAFETY: as above.
+                coll_init(stringify!($agv), comm, req, Rc::new(move |r| unsafe { $iagv(sendbuf, scount, stype, recvbuf, at(&rc), at(&d), rtype, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($av), "`: each start is an `", stringify!($iav), "` (the arrays are copied at init).")]
+            fn $pav(sendbuf: *const c_void, scounts: *const $cnt, sdispls: *const $disp, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, rdispls: *const $disp, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $av {
+                let n = size_of(comm);
+                let send = if crate::coll::in_place(sendbuf) {
+                    (None, None)
+                } else {
+                    // SAFETY: MPI's contract: the arrays hold `size` entries.
+                    unsafe { (kept(scounts, n), kept(sdispls, n)) }
+                };
+                // SAFETY: as above.
+                let recv = unsafe { (kept(rcounts, n), kept(rdispls, n)) };
+                // SAFETY: as above.
+                coll_init(stringify!($av), comm, req, Rc::new(move |r| unsafe { $iav(sendbuf, at(&send.0), at(&send.1), stype, recvbuf, at(&recv.0), at(&recv.1), rtype, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($sc), "`: each start is an `", stringify!($isc), "`.")]
+            fn $psc(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $sc {
+                // SAFETY: as above.
+                coll_init(stringify!($sc), comm, req, Rc::new(move |r| unsafe { $isc(sendbuf, recvbuf, count, ty, op, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($ex), "`: each start is an `", stringify!($iex), "`.")]
+            fn $pex(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $ex {
+                // SAFETY: as above.
+                coll_init(stringify!($ex), comm, req, Rc::new(move |r| unsafe { $iex(sendbuf, recvbuf, count, ty, op, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($rs), "`: each start is an `", stringify!($irs), "` (the counts are copied at init).")]
+            fn $prs(sendbuf: *const c_void, recvbuf: *mut c_void, counts: *const $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $rs {
+                let n = size_of(comm);
+                // SAFETY: MPI's contract: `counts` holds `size` entries.
+                let k = unsafe { kept(counts, n) };
+                // SAFETY: as above.
+                coll_init(stringify!($rs), comm, req, Rc::new(move |r| unsafe { $irs(sendbuf, recvbuf, at(&k), ty, op, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($rsb), "`: each start is an `", stringify!($irsb), "`.")]
+            fn $prsb(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $rsb {
+                // SAFETY: as above.
+                coll_init(stringify!($rsb), comm, req, Rc::new(move |r| unsafe { $irsb(sendbuf, recvbuf, count, ty, op, comm, r) }))
+            }
+        }
+    };
+}
+
+use crate::ivcoll as iv;
+use crate::MPI_Aint;
+
+more_coll_inits!(c_int, c_int,
+    PMPI_Gatherv_init MPI_Gatherv_init => iv::PMPI_Igatherv,
+    PMPI_Scatterv_init MPI_Scatterv_init => iv::PMPI_Iscatterv,
+    PMPI_Allgatherv_init MPI_Allgatherv_init => iv::PMPI_Iallgatherv,
+    PMPI_Alltoallv_init MPI_Alltoallv_init => iv::PMPI_Ialltoallv,
+    PMPI_Scan_init MPI_Scan_init => iv::PMPI_Iscan,
+    PMPI_Exscan_init MPI_Exscan_init => iv::PMPI_Iexscan,
+    PMPI_Reduce_scatter_init MPI_Reduce_scatter_init => iv::PMPI_Ireduce_scatter,
+    PMPI_Reduce_scatter_block_init MPI_Reduce_scatter_block_init => iv::PMPI_Ireduce_scatter_block);
+more_coll_inits!(MPI_Count, MPI_Aint,
+    PMPI_Gatherv_init_c MPI_Gatherv_init_c => iv::PMPI_Igatherv_c,
+    PMPI_Scatterv_init_c MPI_Scatterv_init_c => iv::PMPI_Iscatterv_c,
+    PMPI_Allgatherv_init_c MPI_Allgatherv_init_c => iv::PMPI_Iallgatherv_c,
+    PMPI_Alltoallv_init_c MPI_Alltoallv_init_c => iv::PMPI_Ialltoallv_c,
+    PMPI_Scan_init_c MPI_Scan_init_c => iv::PMPI_Iscan_c,
+    PMPI_Exscan_init_c MPI_Exscan_init_c => iv::PMPI_Iexscan_c,
+    PMPI_Reduce_scatter_init_c MPI_Reduce_scatter_init_c => iv::PMPI_Ireduce_scatter_c,
+    PMPI_Reduce_scatter_block_init_c MPI_Reduce_scatter_block_init_c => iv::PMPI_Ireduce_scatter_block_c);

@@ -6,9 +6,10 @@
 //! queries (`_get_envelope`, `_get_contents`, names, `_match_size`,
 //! the deprecated `_extent`, `_lb`, `_ub`), `MPI_Pack`/`MPI_Unpack` (and
 //! `"external32"`: big-endian) and the basic-element counts behind
-//! `MPI_Get_elements`. Not implemented: `MPI_Type_create_darray`, the
-//! `_c` forms of the envelope and contents, type attributes, and the
-//! `MPI_LB`/`MPI_UB` markers of the deprecated `MPI_Type_struct`.
+//! `MPI_Get_elements`. More in `typeextra.rs` (the `_c` envelope and
+//! contents, type attributes, the F90 types). Not implemented:
+//! `MPI_Type_create_darray`, and the `MPI_LB`/`MPI_UB` markers of the
+//! deprecated `MPI_Type_struct`.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::rc::Rc;
@@ -539,7 +540,8 @@ crate::mpi! {
             unsafe { finish((*o).clone(), MPI_COMBINER_DUP, vec![], vec![], &[old], new) }?;
             // SAFETY: just written.
             let h = unsafe { *new };
-            update(h, |t| t.committed = committed)
+            update(h, |t| t.committed = committed)?;
+            crate::typeextra::copy_attrs(old, h)
         })
     }
 }
@@ -581,6 +583,7 @@ crate::mpi! {
             if layout(h)?.predefined {
                 return Err(MPI_ERR_TYPE);
             }
+            crate::typeextra::delete_attrs(h)?;
             remove(h)?;
             // SAFETY: as above.
             unsafe { *ty = MPI_DATATYPE_NULL };
