@@ -9,6 +9,7 @@ use crate::coll::*;
 use crate::consts::*;
 use crate::datatype::{put_bounds, put_size};
 use crate::errors::raise;
+use crate::modes::{PMPI_Ibsend, PMPI_Irsend, PMPI_Isendrecv, PMPI_Isendrecv_replace};
 use crate::p2p::*;
 
 /// `MPI_Count`.
@@ -50,6 +51,10 @@ large! {
     fn PMPI_Gather_c as MPI_Gather_c => PMPI_Gather(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: c_int, root: c_int, comm: c_int) counts(sendcount, recvcount) comm comm;
     fn PMPI_Scatter_c as MPI_Scatter_c => PMPI_Scatter(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: c_int, root: c_int, comm: c_int) counts(sendcount, recvcount) comm comm;
     fn PMPI_Allgather_c as MPI_Allgather_c => PMPI_Allgather(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: c_int, comm: c_int) counts(sendcount, recvcount) comm comm;
+    fn PMPI_Ibsend_c as MPI_Ibsend_c => PMPI_Ibsend(buf: *const c_void, count: MPI_Count, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) counts(count) comm comm;
+    fn PMPI_Irsend_c as MPI_Irsend_c => PMPI_Irsend(buf: *const c_void, count: MPI_Count, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) counts(count) comm comm;
+    fn PMPI_Isendrecv_c as MPI_Isendrecv_c => PMPI_Isendrecv(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: c_int, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: c_int, src: c_int, recvtag: c_int, comm: c_int, req: *mut c_int) counts(sendcount, recvcount) comm comm;
+    fn PMPI_Isendrecv_replace_c as MPI_Isendrecv_replace_c => PMPI_Isendrecv_replace(buf: *mut c_void, count: MPI_Count, ty: c_int, dest: c_int, sendtag: c_int, src: c_int, recvtag: c_int, comm: c_int, req: *mut c_int) counts(count) comm comm;
     fn PMPI_Alltoall_c as MPI_Alltoall_c => PMPI_Alltoall(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: c_int, comm: c_int) counts(sendcount, recvcount) comm comm;
 }
 

@@ -56,25 +56,73 @@ crate::mpi! {
     }
 }
 
+/// A buffered send's body: `MPI_ERR_BUFFER` unless an attached buffer
+/// could hold the message and `MPI_BSEND_OVERHEAD`.
+///
+/// # Safety
+/// MPI's contract: `buf` holds `count` elements of `ty`.
+unsafe fn bsend(
+    buf: *const c_void,
+    count: c_int,
+    ty: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> Result<(), c_int> {
+    let c = comm_of(comm)?;
+    let t = usable(ty)?;
+    let n = count_of(count)?;
+    let len = t.bytes(n)?;
+    let room = ATTACHED
+        .with(Cell::get)
+        .map_or(0, |(_, n)| n.max(0) as usize);
+    if len + BSEND_OVERHEAD > room {
+        return Err(MPI_ERR_BUFFER);
+    }
+    if dest == MPI_PROC_NULL {
+        return Ok(());
+    }
+    // SAFETY: by the caller's contract.
+    let data = unsafe { SendBuf::new(buf, n, &t) }?;
+    c.bsend(data.bytes(), Rank(dest), Tag(tag))
+        .map_err(|e| code_of(&e))
+}
+
+/// Registers a request complete already (a send whose data is on its
+/// way from a copy).
+fn done_request(req: *mut c_int) -> Result<(), c_int> {
+    if req.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    let h = state::with(|s| {
+        REQUEST_DIRECT | state::insert(&mut s.requests, ReqEntry::Done(empty())) as c_int
+    })
+    .ok_or(MPI_ERR_OTHER)?;
+    // SAFETY: checked non-null.
+    unsafe { *req = h };
+    Ok(())
+}
+
 crate::mpi! {
     /// `MPI_Bsend`: `MPI_ERR_BUFFER` unless an attached buffer could hold
     /// the message and `MPI_BSEND_OVERHEAD`.
     fn PMPI_Bsend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Bsend {
-        call(comm, "MPI_Bsend", || {
-            let c = comm_of(comm)?;
-            let t = usable(ty)?;
-            let n = count_of(count)?;
-            let len = t.bytes(n)?;
-            let room = ATTACHED.with(Cell::get).map_or(0, |(_, n)| n.max(0) as usize);
-            if len + BSEND_OVERHEAD > room {
-                return Err(MPI_ERR_BUFFER);
+        // SAFETY: MPI's contract, forwarded.
+        call(comm, "MPI_Bsend", || unsafe { bsend(buf, count, ty, dest, tag, comm) })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Ibsend`: the buffered send, whose request is complete at once
+    /// (the message leaves from a copy).
+    fn PMPI_Ibsend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Ibsend {
+        call(comm, "MPI_Ibsend", || {
+            if req.is_null() {
+                return Err(MPI_ERR_ARG);
             }
-            if dest == MPI_PROC_NULL {
-                return Ok(());
-            }
-            // SAFETY: MPI's contract: `buf` holds `count` elements.
-            let data = unsafe { SendBuf::new(buf, n, &t) }?;
-            c.bsend(data.bytes(), Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
+            // SAFETY: MPI's contract, forwarded.
+            unsafe { bsend(buf, count, ty, dest, tag, comm) }?;
+            done_request(req)
         })
     }
 }
@@ -154,6 +202,83 @@ crate::mpi! {
             // SAFETY: checked non-null.
             unsafe { *req = h };
             Ok(())
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Irsend`: a standard non-blocking send (MPI allows it).
+    fn PMPI_Irsend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Irsend {
+        // SAFETY: MPI's contract, forwarded.
+        unsafe { crate::p2p::PMPI_Isend(buf, count, ty, dest, tag, comm, req) }
+    }
+}
+
+/// The send half of `MPI_Isendrecv(_replace)`: the data leaves from a
+/// copy (so the request is the receive's alone, and a peer that sends
+/// and receives in either order cannot deadlock).
+///
+/// # Safety
+/// MPI's contract: `buf` holds `count` elements of `ty`.
+unsafe fn send_copy(
+    buf: *const c_void,
+    count: c_int,
+    ty: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> Result<(), c_int> {
+    let c = comm_of(comm)?;
+    let t = usable(ty)?;
+    let n = count_of(count)?;
+    if dest == MPI_PROC_NULL {
+        return Ok(());
+    }
+    // SAFETY: by the caller's contract.
+    let data = unsafe { SendBuf::new(buf, n, &t) }?;
+    c.bsend(data.bytes(), Rank(dest), Tag(tag))
+        .map_err(|e| code_of(&e))
+}
+
+crate::mpi! {
+    /// `MPI_Isendrecv`: the send leaves from a copy; the request completes
+    /// with the receive (its status is the receive's).
+    fn PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, src: c_int, recvtag: c_int,
+        comm: c_int, req: *mut c_int) -> c_int as MPI_Isendrecv {
+        call(comm, "MPI_Isendrecv", || {
+            if req.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            // The receive's arguments first, so a bad one sends nothing.
+            usable(recvtype)?.bytes(count_of(recvcount)?)?;
+            // SAFETY: MPI's contract, forwarded.
+            unsafe { send_copy(sendbuf, sendcount, sendtype, dest, sendtag, comm) }?;
+            // SAFETY: MPI's contract, forwarded.
+            match unsafe { crate::p2p::PMPI_Irecv(recvbuf, recvcount, recvtype, src, recvtag, comm, req) } {
+                MPI_SUCCESS => Ok(()),
+                rc => Err(rc),
+            }
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Isendrecv_replace`: the buffer's contents leave from a copy,
+    /// the reply lands in the buffer.
+    fn PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, ty: c_int, dest: c_int, sendtag: c_int,
+        src: c_int, recvtag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Isendrecv_replace {
+        call(comm, "MPI_Isendrecv_replace", || {
+            if req.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            // SAFETY: MPI's contract, forwarded.
+            unsafe { send_copy(buf, count, ty, dest, sendtag, comm) }?;
+            // SAFETY: MPI's contract, forwarded.
+            match unsafe { crate::p2p::PMPI_Irecv(buf, count, ty, src, recvtag, comm, req) } {
+                MPI_SUCCESS => Ok(()),
+                rc => Err(rc),
+            }
         })
     }
 }

@@ -157,8 +157,6 @@ unsupported!(MPI_Grequest_start, PMPI_Grequest_start, (query_fn: *mut c_void, fr
 unsupported!(MPI_Group_from_session_pset, PMPI_Group_from_session_pset, (session: c_int, pset_name: *mut c_void, newgroup: *mut c_void), none);
 unsupported!(MPI_Ialltoallw, PMPI_Ialltoallw, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ialltoallw_c, PMPI_Ialltoallw_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Ibsend, PMPI_Ibsend, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Ibsend_c, PMPI_Ibsend_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ineighbor_allgather, PMPI_Ineighbor_allgather, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ineighbor_allgather_c, PMPI_Ineighbor_allgather_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *mut c_void, displs: *mut c_void, recvtype: c_int, comm: c_int, request: *mut c_void), comm);
@@ -172,12 +170,6 @@ unsupported!(MPI_Ineighbor_alltoallw_c, PMPI_Ineighbor_alltoallw_c, (sendbuf: *m
 unsupported!(MPI_Intercomm_create, PMPI_Intercomm_create, (local_comm: c_int, local_leader: c_int, peer_comm: c_int, remote_leader: c_int, tag: c_int, newintercomm: *mut c_void), local_comm);
 unsupported!(MPI_Intercomm_create_from_groups, PMPI_Intercomm_create_from_groups, (local_group: c_int, local_leader: c_int, remote_group: c_int, remote_leader: c_int, stringtag: *mut c_void, info: c_int, errhandler: c_int, newintercomm: *mut c_void), none);
 unsupported!(MPI_Intercomm_merge, PMPI_Intercomm_merge, (intercomm: c_int, high: c_int, newintracomm: *mut c_void), intercomm);
-unsupported!(MPI_Irsend, PMPI_Irsend, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Irsend_c, PMPI_Irsend_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Isendrecv, PMPI_Isendrecv, (sendbuf: *mut c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Isendrecv_c, PMPI_Isendrecv_c, (sendbuf: *mut c_void, sendcount: i64, sendtype: c_int, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Isendrecv_replace, PMPI_Isendrecv_replace, (buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Isendrecv_replace_c, PMPI_Isendrecv_replace_c, (buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Keyval_create, PMPI_Keyval_create, (copy_fn: *mut c_void, delete_fn: *mut c_void, keyval: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Keyval_free, PMPI_Keyval_free, (keyval: *mut c_void), none);
 unsupported!(MPI_Lookup_name, PMPI_Lookup_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);

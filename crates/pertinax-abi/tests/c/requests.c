@@ -4,7 +4,8 @@
  * inactive requests in Wait/Test/Waitany/Testany/Waitsome/Testall,
  * Request_get_status, Request_free), persistent collectives, and the
  * non-blocking gather/scatter, v-forms, scans and reduce-scatter with and
- * without MPI_IN_PLACE, each against results computed here. Prints
+ * without MPI_IN_PLACE, Ibsend, Irsend, Isendrecv(_replace), each against
+ * results computed here. Prints
  * "OK requests rank=R". */
 #include "check.h"
 #include <string.h>
@@ -348,6 +349,45 @@ static void vcolls(int inplace) {
     free(bs);
 }
 
+/* Ibsend, Irsend, Isendrecv, Isendrecv_replace around a ring (a vector
+ * type on the replace, so a non-contiguous buffer goes both ways). */
+static void more_modes(void) {
+    int nxt = (rank + 1) % size, prv = (rank + size - 1) % size;
+    int out[4], in[4], buf[8], bsize = 4 * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+    void *attached = malloc(bsize), *back;
+    MPI_Request r[2];
+    MPI_Status st;
+    MPI_Datatype every_other;
+    for (int i = 0; i < 4; i++) out[i] = 100 * rank + i;
+    MPI_Buffer_attach(attached, bsize);
+    CHECK(MPI_Ibsend(out, 4, MPI_INT, nxt, 7, MPI_COMM_WORLD, &r[0]) == MPI_SUCCESS);
+    CHECK(MPI_Irecv(in, 4, MPI_INT, prv, 7, MPI_COMM_WORLD, &r[1]) == MPI_SUCCESS);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < 4; i++) CHECK(in[i] == 100 * prv + i);
+    MPI_Buffer_detach(&back, &bsize);
+    CHECK(back == attached);
+    free(attached);
+    /* Irsend: the receive is posted before the barrier, the send after. */
+    CHECK(MPI_Irecv(in, 4, MPI_INT, prv, 8, MPI_COMM_WORLD, &r[1]) == MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_Irsend(out, 4, MPI_INT, nxt, 8, MPI_COMM_WORLD, &r[0]) == MPI_SUCCESS);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < 4; i++) CHECK(in[i] == 100 * prv + i);
+    /* Isendrecv both ways around the ring. */
+    CHECK(MPI_Isendrecv(out, 4, MPI_INT, nxt, 9, in, 4, MPI_INT, prv, 9, MPI_COMM_WORLD, &r[0]) == MPI_SUCCESS);
+    MPI_Wait(&r[0], &st);
+    CHECK(st.MPI_SOURCE == prv && st.MPI_TAG == 9);
+    for (int i = 0; i < 4; i++) CHECK(in[i] == 100 * prv + i);
+    /* Isendrecv_replace on every other int of 8. */
+    MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    for (int i = 0; i < 8; i++) buf[i] = i % 2 ? -1 : 10 * rank + i;
+    CHECK(MPI_Isendrecv_replace(buf, 1, every_other, nxt, 10, prv, 10, MPI_COMM_WORLD, &r[0]) == MPI_SUCCESS);
+    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    for (int i = 0; i < 8; i++) CHECK(buf[i] == (i % 2 ? -1 : 10 * prv + i));
+    MPI_Type_free(&every_other);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -358,6 +398,7 @@ int main(int argc, char **argv) {
     persistent_coll();
     vcolls(0);
     vcolls(1);
+    more_modes();
     MPI_Finalize();
     printf("OK requests rank=%d\n", rank);
     return 0;
