@@ -117,8 +117,13 @@ fn fatal(what: &str, code: c_int) -> ! {
 
 /// What a function this library does not implement returns: through the
 /// communicator's error handler (`MPI_COMM_WORLD`'s when it takes none).
+/// The tool interface's calls (`MPI_T_*`) invoke no error handler, as
+/// MPI says: they return `MPI_T_ERR_NOT_SUPPORTED`.
 pub fn unsupported(what: &'static str, comm: c_int) -> c_int {
     LAST_UNSUPPORTED.with(|l| l.set(Some(what)));
+    if what.starts_with("MPI_T_") {
+        return MPI_T_ERR_NOT_SUPPORTED;
+    }
     let comm = if state::comm_index(comm).is_some() {
         comm
     } else {
