@@ -93,6 +93,7 @@ macro_rules! unsupported {
     };
 }
 
+mod check;
 pub mod consts;
 pub mod errors;
 mod state;

@@ -21,7 +21,6 @@ use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
 use crate::consts::*;
-use crate::datatype::{count_of, usable};
 use crate::errors::raise;
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of, empty, Finished};
@@ -273,10 +272,12 @@ unsafe fn p2p_init(
 ) -> c_int {
     call(comm, what, || {
         let count = c_int::try_from(count).map_err(|_| MPI_ERR_COUNT)?;
-        usable(ty)?.bytes(count_of(count)?)?;
-        if tag < 0 && !(mode == Mode::Recv && tag == MPI_ANY_TAG) {
-            return Err(MPI_ERR_TAG);
-        }
+        let (_, t, n) = if mode == Mode::Recv {
+            crate::check::recv(buf, count, ty, peer, tag, comm)?
+        } else {
+            crate::check::send(buf, count, ty, peer, tag, comm)?
+        };
+        t.bytes(n)?;
         let s: Starter = match mode {
             Mode::Standard => Rc::new(move |r| {
                 // SAFETY: MPI's contract: the init's buffer stays valid
