@@ -116,26 +116,6 @@ pub(crate) fn root(c: &Comm, root: c_int) -> Result<Rank, c_int> {
     }
 }
 
-/// Every count of a v-collective's `counts` (`n` of them, `MPI_ERR_ARG`
-/// for NULL) is at least 0 (`MPI_ERR_COUNT`).
-///
-/// # Safety
-/// `counts` is null or holds `n` ints.
-pub(crate) unsafe fn counts(counts: *const c_int, n: usize) -> Result<(), c_int> {
-    if n == 0 {
-        return Ok(());
-    }
-    if counts.is_null() {
-        return Err(MPI_ERR_ARG);
-    }
-    // SAFETY: by the caller's contract.
-    let all = unsafe { std::slice::from_raw_parts(counts, n) };
-    if all.iter().any(|&k| k < 0) {
-        return Err(MPI_ERR_COUNT);
-    }
-    Ok(())
-}
-
 /// A send's arguments: the communicator, the type and the count.
 pub(crate) fn send<T: TryInto<usize>>(
     buf: *const c_void,
@@ -174,4 +154,59 @@ pub(crate) fn probe(from: c_int, tag: c_int, comm_h: c_int) -> Result<Comm, c_in
     source(&c, from)?;
     recv_tag(tag)?;
     Ok(c)
+}
+
+/// Whether `h` is a live request: `MPI_REQUEST_NULL` is not.
+pub(crate) fn live_request(h: c_int) -> bool {
+    use crate::persist::{resolve, Resolved};
+    match resolve(h) {
+        Resolved::Plain(h) => crate::state::request_index(h)
+            .and_then(|i| crate::state::with(|s| matches!(s.requests.get(i), Some(Some(_)))))
+            .unwrap_or(false),
+        Resolved::Active(_) | Resolved::Inactive(_) => true,
+        Resolved::Invalid => false,
+    }
+}
+
+/// An array of `count` requests (waits, tests, `MPI_Startall`): a
+/// negative count is `MPI_ERR_COUNT`, a NULL array with entries
+/// `MPI_ERR_ARG`, an entry neither `MPI_REQUEST_NULL` (when `null_ok`)
+/// nor a live request `MPI_ERR_REQUEST`; the number of entries.
+///
+/// # Safety
+/// `reqs` is null or holds `count` ints.
+pub(crate) unsafe fn requests(
+    count: c_int,
+    reqs: *const c_int,
+    null_ok: bool,
+) -> Result<usize, c_int> {
+    let n = self::count(count)?;
+    if n == 0 {
+        return Ok(0);
+    }
+    if reqs.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    // SAFETY: by the caller's contract.
+    let all = unsafe { std::slice::from_raw_parts(reqs, n) };
+    for &h in all {
+        if !(live_request(h) || (null_ok && h == MPI_REQUEST_NULL)) {
+            return Err(MPI_ERR_REQUEST);
+        }
+    }
+    Ok(n)
+}
+
+/// The input of a collective (unless `MPI_IN_PLACE`): [`data`].
+pub(crate) fn input<T: TryInto<usize>>(buf: *const c_void, n: T, ty: c_int) -> Result<(), c_int> {
+    if buf as usize == IN_PLACE {
+        return Ok(());
+    }
+    data(buf, n, ty).map(drop)
+}
+
+/// A reduction's op on `ty`: `MPI_ERR_OP` for an invalid or freed op or
+/// one that does not apply to the type.
+pub(crate) fn op(op: c_int, ty: c_int) -> Result<(), c_int> {
+    crate::reduce::operation(op, ty).map(drop)
 }

@@ -443,7 +443,11 @@ crate::mpi! {
     /// `MPI_Waitall`: every request, in order; `MPI_ERR_IN_STATUS` when one
     /// failed (each status says how, unless `MPI_STATUSES_IGNORE`).
     fn PMPI_Waitall(count: c_int, reqs: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Waitall {
-        let n = usize::try_from(count).unwrap_or(0);
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Waitall", code),
+        };
         if n > 0 && reqs.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Waitall", MPI_ERR_ARG);
         }
@@ -483,7 +487,11 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Waitany`: the first of the active requests to complete.
     fn PMPI_Waitany(count: c_int, reqs: *mut c_int, index: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Waitany {
-        let n = usize::try_from(count).unwrap_or(0);
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Waitany", code),
+        };
         if index.is_null() || (n > 0 && reqs.is_null()) {
             return raise(MPI_COMM_WORLD, "MPI_Waitany", MPI_ERR_ARG);
         }

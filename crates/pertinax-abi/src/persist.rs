@@ -20,6 +20,7 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
+use crate::check;
 use crate::consts::*;
 use crate::errors::raise;
 use crate::large::MPI_Count;
@@ -225,7 +226,11 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Startall`: in order; the first that cannot start stops it.
     fn PMPI_Startall(count: c_int, reqs: *mut c_int) -> c_int as MPI_Startall {
-        let n = usize::try_from(count).unwrap_or(0);
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, false) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Startall", code),
+        };
         if n > 0 && reqs.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Startall", MPI_ERR_ARG);
         }
@@ -346,9 +351,41 @@ p2p_inits! { MPI_Count,
     PMPI_Recv_init_c MPI_Recv_init_c => Mode::Recv;
 }
 
-/// Registers a persistent collective whose start is `s`.
-fn coll_init(what: &str, comm: c_int, req: *mut c_int, s: Starter) -> c_int {
-    call(comm, what, || register(comm, s, req))
+/// Registers a persistent collective whose start is `s`, once `checked`
+/// (its arguments, as the start will find them) holds.
+fn coll_init(
+    what: &str,
+    comm: c_int,
+    req: *mut c_int,
+    checked: Result<(), c_int>,
+    s: Starter,
+) -> c_int {
+    call(comm, what, || {
+        checked?;
+        register(comm, s, req)
+    })
+}
+
+/// The arguments of a persistent collective's init, checked as its
+/// start's non-blocking collective will (so a bad one fails the init,
+/// at every rank): `root` (if any) and the buffers `(buf, count, type,
+/// significant here)`.
+fn coll_args(
+    comm: c_int,
+    root: Option<c_int>,
+    bufs: &[(*const c_void, c_int, c_int, bool)],
+) -> Result<(), c_int> {
+    let c = check::comm(comm)?;
+    let at_root = match root {
+        Some(r) => c.rank() == check::root(&c, r)?,
+        None => true,
+    };
+    for &(buf, n, ty, significant) in bufs {
+        if significant || at_root {
+            check::input(buf, n, ty)?;
+        }
+    }
+    Ok(())
 }
 
 fn int(n: MPI_Count) -> c_int {
@@ -364,7 +401,7 @@ macro_rules! coll_inits {
             fn $pb(buf: *mut c_void, count: $cnt, ty: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $b {
                 let count = int(count.into());
                 // SAFETY: MPI's contract on the init's buffers, forwarded.
-                coll_init(stringify!($b), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibcast(buf, count, ty, root, comm, r) }))
+                coll_init(stringify!($b), comm, req, coll_args(comm, Some(root), &[(buf, count, ty, true)]), Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibcast(buf, count, ty, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -372,7 +409,7 @@ macro_rules! coll_inits {
             fn $pr(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $r {
                 let count = int(count.into());
                 // SAFETY: as above.
-                coll_init(stringify!($r), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ireduce(sendbuf, recvbuf, count, ty, op, root, comm, r) }))
+                coll_init(stringify!($r), comm, req, coll_args(comm, Some(root), &[(sendbuf, count, ty, true)]).and_then(|_| check::op(op, ty)), Rc::new(move |r| unsafe { crate::icoll::PMPI_Ireduce(sendbuf, recvbuf, count, ty, op, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -380,7 +417,7 @@ macro_rules! coll_inits {
             fn $par(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $ar {
                 let count = int(count.into());
                 // SAFETY: as above.
-                coll_init(stringify!($ar), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Iallreduce(sendbuf, recvbuf, count, ty, op, comm, r) }))
+                coll_init(stringify!($ar), comm, req, coll_args(comm, None, &[(sendbuf, count, ty, true), (recvbuf, count, ty, true)]).and_then(|_| check::op(op, ty)), Rc::new(move |r| unsafe { crate::icoll::PMPI_Iallreduce(sendbuf, recvbuf, count, ty, op, comm, r) }))
             }
         }
         crate::mpi! {
@@ -388,7 +425,7 @@ macro_rules! coll_inits {
             fn $pg(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $g {
                 let (scount, rcount) = (int(scount.into()), int(rcount.into()));
                 // SAFETY: as above.
-                coll_init(stringify!($g), comm, req, Rc::new(move |r| unsafe { crate::ivcoll::PMPI_Igather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, r) }))
+                coll_init(stringify!($g), comm, req, coll_args(comm, Some(root), &[(sendbuf, scount, stype, true), (recvbuf, rcount, rtype, false)]), Rc::new(move |r| unsafe { crate::ivcoll::PMPI_Igather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -396,7 +433,7 @@ macro_rules! coll_inits {
             fn $ps(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $s {
                 let (scount, rcount) = (int(scount.into()), int(rcount.into()));
                 // SAFETY: as above.
-                coll_init(stringify!($s), comm, req, Rc::new(move |r| unsafe { crate::ivcoll::PMPI_Iscatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, r) }))
+                coll_init(stringify!($s), comm, req, coll_args(comm, Some(root), &[(recvbuf, rcount, rtype, true), (sendbuf, scount, stype, false)]), Rc::new(move |r| unsafe { crate::ivcoll::PMPI_Iscatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -404,7 +441,7 @@ macro_rules! coll_inits {
             fn $pag(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $ag {
                 let (scount, rcount) = (int(scount.into()), int(rcount.into()));
                 // SAFETY: as above.
-                coll_init(stringify!($ag), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
+                coll_init(stringify!($ag), comm, req, coll_args(comm, None, &[(sendbuf, scount, stype, true), (recvbuf, rcount, rtype, true)]), Rc::new(move |r| unsafe { crate::icoll::PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
             }
         }
         crate::mpi! {
@@ -412,7 +449,7 @@ macro_rules! coll_inits {
             fn $pa(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $a {
                 let (scount, rcount) = (int(scount.into()), int(rcount.into()));
                 // SAFETY: as above.
-                coll_init(stringify!($a), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ialltoall(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
+                coll_init(stringify!($a), comm, req, coll_args(comm, None, &[(sendbuf, scount, stype, true), (recvbuf, rcount, rtype, true)]), Rc::new(move |r| unsafe { crate::icoll::PMPI_Ialltoall(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
             }
         }
     };
@@ -431,6 +468,6 @@ crate::mpi! {
     /// `MPI_Barrier_init`: each start is an `MPI_Ibarrier`.
     fn PMPI_Barrier_init(comm: c_int, _info: c_int, req: *mut c_int) -> c_int as MPI_Barrier_init {
         // SAFETY: no buffers.
-        coll_init("MPI_Barrier_init", comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibarrier(comm, r) }))
+        coll_init("MPI_Barrier_init", comm, req, coll_args(comm, None, &[]), Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibarrier(comm, r) }))
     }
 }
