@@ -22,11 +22,8 @@ pub(crate) fn done(r: pertinax::Result<pertinax::Outcome>) -> Result<(), c_int> 
     r.map(drop).map_err(|e| code_of(&e))
 }
 
-fn root_of(c: &pertinax::Comm, root: c_int) -> Result<Rank, c_int> {
-    match usize::try_from(root) {
-        Ok(r) if r < c.size() => Ok(Rank(root)),
-        _ => Err(MPI_ERR_ROOT),
-    }
+pub(crate) fn root_of(c: &pertinax::Comm, root: c_int) -> Result<Rank, c_int> {
+    crate::check::root(c, root)
 }
 
 crate::mpi! {

@@ -204,7 +204,7 @@ crate::mpi! {
                 MPI_IO => &IO,
                 MPI_LASTUSEDCODE => crate::errclass::LAST_USED.as_ptr(),
                 k => {
-                    state::keyval_index(k).ok_or(MPI_ERR_KEYVAL)?;
+                    keyval_of(k)?;
                     let v = attr(comm, k)?;
                     // SAFETY: checked non-null; MPI's contract: `value` is
                     // a `void **`.
@@ -368,15 +368,21 @@ fn attr(comm: c_int, k: c_int) -> Result<Option<*mut c_void>, c_int> {
     .ok_or(MPI_ERR_COMM)
 }
 
-fn keyval_of(k: c_int) -> Result<state::Keyval, c_int> {
+/// Keyval `k`, freed or not (for its attributes' functions).
+fn keyval_entry(k: c_int) -> Result<state::Keyval, c_int> {
     state::keyval_index(k)
         .and_then(|i| state::with(|s| s.keyvals.get(i).copied().flatten()).flatten())
         .ok_or(MPI_ERR_KEYVAL)
 }
 
+/// Keyval `k` as a program's argument: `MPI_ERR_KEYVAL` once freed.
+fn keyval_of(k: c_int) -> Result<state::Keyval, c_int> {
+    keyval_entry(k).and_then(|e| if e.freed { Err(MPI_ERR_KEYVAL) } else { Ok(e) })
+}
+
 /// Runs keyval `k`'s delete function on `value` (no state borrowed).
 fn run_delete(comm: c_int, k: c_int, value: *mut c_void) -> c_int {
-    match keyval_of(k) {
+    match keyval_entry(k) {
         Ok(state::Keyval {
             delete: Some(f),
             extra,
@@ -424,7 +430,7 @@ fn copy_attrs(from: c_int, to: c_int) -> Result<(), c_int> {
             copy: Some(f),
             extra,
             ..
-        }) = keyval_of(k)
+        }) = keyval_entry(k)
         else {
             continue;
         };
@@ -480,7 +486,7 @@ crate::mpi! {
             if keyval.is_null() {
                 return Err(MPI_ERR_ARG);
             }
-            let i = state::with(|s| state::insert(&mut s.keyvals, state::Keyval { copy, delete, extra }))
+            let i = state::with(|s| state::insert(&mut s.keyvals, state::Keyval { copy, delete, extra, freed: false }))
                 .ok_or(MPI_ERR_OTHER)?;
             // SAFETY: checked non-null; writable by MPI's contract.
             unsafe { *keyval = KEYVAL_DIRECT | i as c_int };
@@ -499,7 +505,20 @@ crate::mpi! {
             }
             // SAFETY: checked non-null; readable and writable by contract.
             unsafe {
-                keyval_of(*keyval)?;
+                let k = *keyval;
+                keyval_of(k)?;
+                let used = state::with(|s| s.comms.iter().flatten().any(|e| e.attrs.iter().any(|(a, _)| *a == k)))
+                    .unwrap_or(true);
+                state::with(|s| {
+                    if let Some(slot) = state::keyval_index(k).and_then(|i| s.keyvals.get_mut(i)) {
+                        match slot {
+                            // Unused: the slot is free again.
+                            Some(_) if !used => *slot = None,
+                            Some(e) => e.freed = true,
+                            None => {}
+                        }
+                    }
+                });
                 *keyval = MPI_KEYVAL_INVALID;
             }
             Ok(())
@@ -518,6 +537,8 @@ crate::mpi! {
     /// `MPI_Comm_delete_attr`.
     fn PMPI_Comm_delete_attr(comm: c_int, keyval: c_int) -> c_int as MPI_Comm_delete_attr {
         call(comm, "MPI_Comm_delete_attr", || {
+            comm_of(comm)?;
+            keyval_of(keyval)?;
             let old = attr(comm, keyval)?.ok_or(MPI_ERR_KEYVAL)?;
             let rc = run_delete(comm, keyval, old);
             if rc != MPI_SUCCESS {

@@ -540,6 +540,9 @@ impl SendBuf {
             .iter()
             .try_fold(0usize, |a, &(_, n)| a.checked_add(ty.bytes(n).ok()?))
             .ok_or(MPI_ERR_COUNT)?;
+        if total > 0 {
+            crate::check::buffer(buf, 1, ty)?;
+        }
         if let [(d, n)] = segs {
             if let Some(off) = ty.direct(*n) {
                 return Ok(SendBuf {
@@ -655,6 +658,9 @@ impl RecvBuf {
             .iter()
             .try_fold(0usize, |a, &(_, n)| a.checked_add(ty.bytes(n).ok()?))
             .ok_or(MPI_ERR_COUNT)?;
+        if total > 0 {
+            crate::check::buffer(buf, 1, ty)?;
+        }
         if let [(d, n)] = segs {
             if let Some(off) = ty.direct(*n) {
                 return Ok(RecvBuf {

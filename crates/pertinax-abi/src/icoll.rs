@@ -85,6 +85,9 @@ unsafe fn ireduce(
     let n = count(n)?;
     let o = operation(op, ty)?;
     let c = comm_of(comm)?;
+    if let Some(r) = root {
+        crate::check::root(&c, r)?;
+    }
     let at_root = root.is_none_or(|r| c.rank().0 == r);
     let out = if at_root {
         // SAFETY: MPI's contract: `recvbuf` holds `count` elements.
@@ -187,9 +190,11 @@ unsafe fn ibcast(
     req: *mut c_int,
 ) -> Result<(), c_int> {
     let t = usable(ty)?;
+    let c = comm_of(comm)?;
+    crate::check::root(&c, root)?;
     // SAFETY: MPI's contract: `buf` holds `count` elements.
     let mut data = unsafe { RecvBuf::new(buf, count(n)?, &t) }?;
-    if comm_of(comm)?.rank().0 == root {
+    if c.rank().0 == root {
         data.load();
     }
     // SAFETY: forwarded.

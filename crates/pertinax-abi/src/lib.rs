@@ -97,6 +97,7 @@ macro_rules! unsupported {
     };
 }
 
+mod check;
 pub mod consts;
 pub mod errors;
 pub mod extras;

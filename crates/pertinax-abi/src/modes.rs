@@ -10,6 +10,7 @@ use std::ffi::{c_int, c_void};
 
 use pertinax::{Rank, Tag};
 
+use crate::check;
 use crate::consts::*;
 use crate::datatype::{count_of, usable, SendBuf};
 use crate::errors::{code_of, raise};
@@ -69,9 +70,7 @@ unsafe fn bsend(
     tag: c_int,
     comm: c_int,
 ) -> Result<(), c_int> {
-    let c = comm_of(comm)?;
-    let t = usable(ty)?;
-    let n = count_of(count)?;
+    let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
     let len = t.bytes(n)?;
     let room = ATTACHED
         .with(Cell::get)
@@ -139,6 +138,11 @@ crate::mpi! {
     /// `MPI_Sendrecv_replace`: the message goes out from a copy, the
     /// reply lands in the buffer.
     fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, ty: c_int, dest: c_int, sendtag: c_int, src: c_int, recvtag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Sendrecv_replace {
+        let checked = check::send(buf, count, ty, dest, sendtag, comm)
+            .and_then(|_| check::recv(buf, count, ty, src, recvtag, comm));
+        if let Err(code) = checked {
+            return raise(comm, "MPI_Sendrecv_replace", code);
+        }
         // SAFETY: MPI's contract: `buf` holds `count` elements.
         let copy = match usable(ty).and_then(|t| unsafe { SendBuf::new(buf, count_of(count)?, &t) }) {
             Ok(b) => b,
@@ -164,9 +168,7 @@ crate::mpi! {
     /// `MPI_Ssend`: returns once the receiver matched the message.
     fn PMPI_Ssend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Ssend {
         call(comm, "MPI_Ssend", || {
-            let c = comm_of(comm)?;
-            let t = usable(ty)?;
-            let n = count_of(count)?;
+            let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
             if dest == MPI_PROC_NULL {
                 return Ok(());
             }
@@ -182,9 +184,7 @@ crate::mpi! {
     /// message.
     fn PMPI_Issend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Issend {
         call(comm, "MPI_Issend", || {
-            let c = comm_of(comm)?;
-            let t = usable(ty)?;
-            let n = count_of(count)?;
+            let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
             if req.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -228,9 +228,7 @@ unsafe fn send_copy(
     tag: c_int,
     comm: c_int,
 ) -> Result<(), c_int> {
-    let c = comm_of(comm)?;
-    let t = usable(ty)?;
-    let n = count_of(count)?;
+    let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
     if dest == MPI_PROC_NULL {
         return Ok(());
     }
@@ -251,7 +249,7 @@ crate::mpi! {
                 return Err(MPI_ERR_ARG);
             }
             // The receive's arguments first, so a bad one sends nothing.
-            usable(recvtype)?.bytes(count_of(recvcount)?)?;
+            check::recv(recvbuf, recvcount, recvtype, src, recvtag, comm)?;
             // SAFETY: MPI's contract, forwarded.
             unsafe { send_copy(sendbuf, sendcount, sendtype, dest, sendtag, comm) }?;
             // SAFETY: MPI's contract, forwarded.

@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use pertinax::{Communicator, Rank, Tag, TagMatch};
 
 use crate::consts::*;
-use crate::datatype::{usable, RecvBuf};
+use crate::datatype::RecvBuf;
 use crate::errors::{code_of, raise};
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of, put_status, status, PMPI_Iprobe, PMPI_Probe};
@@ -101,8 +101,7 @@ unsafe fn receive(
     ty: c_int,
     msg: *mut c_int,
 ) -> Result<MpiStatus, c_int> {
-    let t = usable(ty)?;
-    let n = usize::try_from(count).map_err(|_| MPI_ERR_COUNT)?;
+    let (t, n) = crate::check::data(buf, count, ty)?;
     let elem = t.recv_elem();
     if msg.is_null() {
         return Err(MPI_ERR_ARG);
@@ -116,7 +115,7 @@ unsafe fn receive(
     }
     let (data, st) = state::message_index(h)
         .and_then(|i| state::with(|s| s.messages.get_mut(i).and_then(Option::take)).flatten())
-        .ok_or(MPI_ERR_ARG)?;
+        .ok_or(MPI_ERR_REQUEST)?;
     // SAFETY: checked non-null.
     unsafe { *msg = MPI_MESSAGE_NULL };
     // SAFETY: `buf` holds `count` elements by the contract.

@@ -9,8 +9,9 @@ use std::ffi::{c_int, c_void};
 
 use pertinax::{Comm, Communicator, Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG};
 
+use crate::check;
 use crate::consts::*;
-use crate::datatype::{count_of, usable, RecvBuf, SendBuf};
+use crate::datatype::{RecvBuf, SendBuf};
 use crate::errors::{code_of, raise};
 use crate::state::{self, ReqEntry};
 
@@ -101,9 +102,7 @@ crate::mpi! {
     /// `MPI_Send` (standard mode).
     fn PMPI_Send(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Send {
         call(comm, "MPI_Send", || {
-            let c = comm_of(comm)?;
-            let t = usable(ty)?;
-            let n = count_of(count)?;
+            let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
             if dest == MPI_PROC_NULL {
                 return Ok(());
             }
@@ -118,9 +117,7 @@ crate::mpi! {
     /// `MPI_Recv`.
     fn PMPI_Recv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Recv {
         call(comm, "MPI_Recv", || {
-            let c = comm_of(comm)?;
-            let t = usable(ty)?;
-            let n = count_of(count)?;
+            let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;
             if src == MPI_PROC_NULL {
                 // SAFETY: MPI's contract for `st`.
                 unsafe { put_status(st, empty()) };
@@ -148,6 +145,11 @@ crate::mpi! {
     fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int,
         recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, src: c_int, recvtag: c_int,
         comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Sendrecv {
+        let checked = check::send(sendbuf, sendcount, sendtype, dest, sendtag, comm)
+            .and_then(|_| check::recv(recvbuf, recvcount, recvtype, src, recvtag, comm));
+        if let Err(code) = checked {
+            return raise(comm, "MPI_Sendrecv", code);
+        }
         let mut r = MPI_REQUEST_NULL;
         // SAFETY: MPI's contract for the receive buffer, forwarded.
         let rc = unsafe { PMPI_Irecv(recvbuf, recvcount, recvtype, src, recvtag, comm, &mut r) };
@@ -166,7 +168,7 @@ crate::mpi! {
     /// `MPI_Probe`.
     fn PMPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Probe {
         call(comm, "MPI_Probe", || {
-            let c = comm_of(comm)?;
+            let c = check::probe(src, tag, comm)?;
             if src == MPI_PROC_NULL {
                 // SAFETY: MPI's contract for `st`.
                 unsafe { put_status(st, empty()) };
@@ -189,7 +191,7 @@ crate::mpi! {
     /// `MPI_Iprobe`.
     fn PMPI_Iprobe(src: c_int, tag: c_int, comm: c_int, flag: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Iprobe {
         call(comm, "MPI_Iprobe", || {
-            let c = comm_of(comm)?;
+            let c = check::probe(src, tag, comm)?;
             if flag.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -249,9 +251,7 @@ crate::mpi! {
     /// `MPI_Isend`.
     fn PMPI_Isend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Isend {
         call(comm, "MPI_Isend", || {
-            let c = comm_of(comm)?;
-            let t = usable(ty)?;
-            let n = count_of(count)?;
+            let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
             if req.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -275,9 +275,7 @@ crate::mpi! {
     /// `MPI_Irecv`.
     fn PMPI_Irecv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Irecv {
         call(comm, "MPI_Irecv", || {
-            let c = comm_of(comm)?;
-            let t = usable(ty)?;
-            let n = count_of(count)?;
+            let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;
             if req.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -445,7 +443,11 @@ crate::mpi! {
     /// `MPI_Waitall`: every request, in order; `MPI_ERR_IN_STATUS` when one
     /// failed (each status says how, unless `MPI_STATUSES_IGNORE`).
     fn PMPI_Waitall(count: c_int, reqs: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Waitall {
-        let n = usize::try_from(count).unwrap_or(0);
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Waitall", code),
+        };
         if n > 0 && reqs.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Waitall", MPI_ERR_ARG);
         }
@@ -485,7 +487,11 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Waitany`: the first of the active requests to complete.
     fn PMPI_Waitany(count: c_int, reqs: *mut c_int, index: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Waitany {
-        let n = usize::try_from(count).unwrap_or(0);
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Waitany", code),
+        };
         if index.is_null() || (n > 0 && reqs.is_null()) {
             return raise(MPI_COMM_WORLD, "MPI_Waitany", MPI_ERR_ARG);
         }

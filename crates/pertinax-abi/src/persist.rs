@@ -20,8 +20,8 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
+use crate::check;
 use crate::consts::*;
-use crate::datatype::{count_of, usable};
 use crate::errors::raise;
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of, empty, Finished};
@@ -226,7 +226,11 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Startall`: in order; the first that cannot start stops it.
     fn PMPI_Startall(count: c_int, reqs: *mut c_int) -> c_int as MPI_Startall {
-        let n = usize::try_from(count).unwrap_or(0);
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, false) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Startall", code),
+        };
         if n > 0 && reqs.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Startall", MPI_ERR_ARG);
         }
@@ -273,10 +277,12 @@ unsafe fn p2p_init(
 ) -> c_int {
     call(comm, what, || {
         let count = c_int::try_from(count).map_err(|_| MPI_ERR_COUNT)?;
-        usable(ty)?.bytes(count_of(count)?)?;
-        if tag < 0 && !(mode == Mode::Recv && tag == MPI_ANY_TAG) {
-            return Err(MPI_ERR_TAG);
-        }
+        let (_, t, n) = if mode == Mode::Recv {
+            crate::check::recv(buf, count, ty, peer, tag, comm)?
+        } else {
+            crate::check::send(buf, count, ty, peer, tag, comm)?
+        };
+        t.bytes(n)?;
         let s: Starter = match mode {
             Mode::Standard => Rc::new(move |r| {
                 // SAFETY: MPI's contract: the init's buffer stays valid
@@ -345,9 +351,41 @@ p2p_inits! { MPI_Count,
     PMPI_Recv_init_c MPI_Recv_init_c => Mode::Recv;
 }
 
-/// Registers a persistent collective whose start is `s`.
-fn coll_init(what: &str, comm: c_int, req: *mut c_int, s: Starter) -> c_int {
-    call(comm, what, || register(comm, s, req))
+/// Registers a persistent collective whose start is `s`, once `checked`
+/// (its arguments, as the start will find them) holds.
+fn coll_init(
+    what: &str,
+    comm: c_int,
+    req: *mut c_int,
+    checked: Result<(), c_int>,
+    s: Starter,
+) -> c_int {
+    call(comm, what, || {
+        checked?;
+        register(comm, s, req)
+    })
+}
+
+/// The arguments of a persistent collective's init, checked as its
+/// start's non-blocking collective will (so a bad one fails the init,
+/// at every rank): `root` (if any) and the buffers `(buf, count, type,
+/// significant here)`.
+fn coll_args(
+    comm: c_int,
+    root: Option<c_int>,
+    bufs: &[(*const c_void, c_int, c_int, bool)],
+) -> Result<(), c_int> {
+    let c = check::comm(comm)?;
+    let at_root = match root {
+        Some(r) => c.rank() == check::root(&c, r)?,
+        None => true,
+    };
+    for &(buf, n, ty, significant) in bufs {
+        if significant || at_root {
+            check::input(buf, n, ty)?;
+        }
+    }
+    Ok(())
 }
 
 fn int(n: MPI_Count) -> c_int {
@@ -363,7 +401,7 @@ macro_rules! coll_inits {
             fn $pb(buf: *mut c_void, count: $cnt, ty: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $b {
                 let count = int(count.into());
                 // SAFETY: MPI's contract on the init's buffers, forwarded.
-                coll_init(stringify!($b), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibcast(buf, count, ty, root, comm, r) }))
+                coll_init(stringify!($b), comm, req, coll_args(comm, Some(root), &[(buf, count, ty, true)]), Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibcast(buf, count, ty, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -371,7 +409,7 @@ macro_rules! coll_inits {
             fn $pr(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $r {
                 let count = int(count.into());
                 // SAFETY: as above.
-                coll_init(stringify!($r), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ireduce(sendbuf, recvbuf, count, ty, op, root, comm, r) }))
+                coll_init(stringify!($r), comm, req, coll_args(comm, Some(root), &[(sendbuf, count, ty, true)]).and_then(|_| check::op(op, ty)), Rc::new(move |r| unsafe { crate::icoll::PMPI_Ireduce(sendbuf, recvbuf, count, ty, op, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -379,7 +417,7 @@ macro_rules! coll_inits {
             fn $par(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $ar {
                 let count = int(count.into());
                 // SAFETY: as above.
-                coll_init(stringify!($ar), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Iallreduce(sendbuf, recvbuf, count, ty, op, comm, r) }))
+                coll_init(stringify!($ar), comm, req, coll_args(comm, None, &[(sendbuf, count, ty, true), (recvbuf, count, ty, true)]).and_then(|_| check::op(op, ty)), Rc::new(move |r| unsafe { crate::icoll::PMPI_Iallreduce(sendbuf, recvbuf, count, ty, op, comm, r) }))
             }
         }
         crate::mpi! {
@@ -387,7 +425,7 @@ macro_rules! coll_inits {
             fn $pg(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $g {
                 let (scount, rcount) = (int(scount.into()), int(rcount.into()));
                 // SAFETY: as above.
-                coll_init(stringify!($g), comm, req, Rc::new(move |r| unsafe { crate::ivcoll::PMPI_Igather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, r) }))
+                coll_init(stringify!($g), comm, req, coll_args(comm, Some(root), &[(sendbuf, scount, stype, true), (recvbuf, rcount, rtype, false)]), Rc::new(move |r| unsafe { crate::ivcoll::PMPI_Igather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -395,7 +433,7 @@ macro_rules! coll_inits {
             fn $ps(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $s {
                 let (scount, rcount) = (int(scount.into()), int(rcount.into()));
                 // SAFETY: as above.
-                coll_init(stringify!($s), comm, req, Rc::new(move |r| unsafe { crate::ivcoll::PMPI_Iscatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, r) }))
+                coll_init(stringify!($s), comm, req, coll_args(comm, Some(root), &[(recvbuf, rcount, rtype, true), (sendbuf, scount, stype, false)]), Rc::new(move |r| unsafe { crate::ivcoll::PMPI_Iscatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -403,7 +441,7 @@ macro_rules! coll_inits {
             fn $pag(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $ag {
                 let (scount, rcount) = (int(scount.into()), int(rcount.into()));
                 // SAFETY: as above.
-                coll_init(stringify!($ag), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
+                coll_init(stringify!($ag), comm, req, coll_args(comm, None, &[(sendbuf, scount, stype, true), (recvbuf, rcount, rtype, true)]), Rc::new(move |r| unsafe { crate::icoll::PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
             }
         }
         crate::mpi! {
@@ -411,7 +449,7 @@ macro_rules! coll_inits {
             fn $pa(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $a {
                 let (scount, rcount) = (int(scount.into()), int(rcount.into()));
                 // SAFETY: as above.
-                coll_init(stringify!($a), comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ialltoall(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
+                coll_init(stringify!($a), comm, req, coll_args(comm, None, &[(sendbuf, scount, stype, true), (recvbuf, rcount, rtype, true)]), Rc::new(move |r| unsafe { crate::icoll::PMPI_Ialltoall(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
             }
         }
     };
@@ -430,7 +468,7 @@ crate::mpi! {
     /// `MPI_Barrier_init`: each start is an `MPI_Ibarrier`.
     fn PMPI_Barrier_init(comm: c_int, _info: c_int, req: *mut c_int) -> c_int as MPI_Barrier_init {
         // SAFETY: no buffers.
-        coll_init("MPI_Barrier_init", comm, req, Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibarrier(comm, r) }))
+        coll_init("MPI_Barrier_init", comm, req, coll_args(comm, None, &[]), Rc::new(move |r| unsafe { crate::icoll::PMPI_Ibarrier(comm, r) }))
     }
 }
 
@@ -469,7 +507,7 @@ macro_rules! more_coll_inits {
                 // SAFETY: MPI's contract: non-null arrays hold `size` entries.
                 let (rc, d) = unsafe { (kept(rcounts, n), kept(displs, n)) };
                 // SAFETY: MPI's contract on the init's buffers, forwarded.
-                coll_init(stringify!($gv), comm, req, Rc::new(move |r| unsafe { $igv(sendbuf, scount, stype, recvbuf, at(&rc), at(&d), rtype, root, comm, r) }))
+                coll_init(stringify!($gv), comm, req, coll_args(comm, Some(root), &[]), Rc::new(move |r| unsafe { $igv(sendbuf, scount, stype, recvbuf, at(&rc), at(&d), rtype, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -479,7 +517,7 @@ macro_rules! more_coll_inits {
                 // SAFETY: MPI's contract: non-null arrays hold `size` entries.
                 let (sc, d) = unsafe { (kept(scounts, n), kept(displs, n)) };
                 // SAFETY: as above.
-                coll_init(stringify!($sv), comm, req, Rc::new(move |r| unsafe { $isv(sendbuf, at(&sc), at(&d), stype, recvbuf, rcount, rtype, root, comm, r) }))
+                coll_init(stringify!($sv), comm, req, coll_args(comm, Some(root), &[]), Rc::new(move |r| unsafe { $isv(sendbuf, at(&sc), at(&d), stype, recvbuf, rcount, rtype, root, comm, r) }))
             }
         }
         crate::mpi! {
@@ -489,7 +527,7 @@ macro_rules! more_coll_inits {
                 // SAFETY: MPI's contract: the arrays hold `size` entries.
                 let (rc, d) = unsafe { (kept(rcounts, n), kept(displs, n)) };
                 // SAFETY: as above.
-                coll_init(stringify!($agv), comm, req, Rc::new(move |r| unsafe { $iagv(sendbuf, scount, stype, recvbuf, at(&rc), at(&d), rtype, comm, r) }))
+                coll_init(stringify!($agv), comm, req, coll_args(comm, None, &[]), Rc::new(move |r| unsafe { $iagv(sendbuf, scount, stype, recvbuf, at(&rc), at(&d), rtype, comm, r) }))
             }
         }
         crate::mpi! {
@@ -505,21 +543,21 @@ macro_rules! more_coll_inits {
                 // SAFETY: as above.
                 let recv = unsafe { (kept(rcounts, n), kept(rdispls, n)) };
                 // SAFETY: as above.
-                coll_init(stringify!($av), comm, req, Rc::new(move |r| unsafe { $iav(sendbuf, at(&send.0), at(&send.1), stype, recvbuf, at(&recv.0), at(&recv.1), rtype, comm, r) }))
+                coll_init(stringify!($av), comm, req, coll_args(comm, None, &[]), Rc::new(move |r| unsafe { $iav(sendbuf, at(&send.0), at(&send.1), stype, recvbuf, at(&recv.0), at(&recv.1), rtype, comm, r) }))
             }
         }
         crate::mpi! {
             #[doc = concat!("`", stringify!($sc), "`: each start is an `", stringify!($isc), "`.")]
             fn $psc(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $sc {
                 // SAFETY: as above.
-                coll_init(stringify!($sc), comm, req, Rc::new(move |r| unsafe { $isc(sendbuf, recvbuf, count, ty, op, comm, r) }))
+                coll_init(stringify!($sc), comm, req, coll_args(comm, None, &[]).and_then(|_| check::op(op, ty)), Rc::new(move |r| unsafe { $isc(sendbuf, recvbuf, count, ty, op, comm, r) }))
             }
         }
         crate::mpi! {
             #[doc = concat!("`", stringify!($ex), "`: each start is an `", stringify!($iex), "`.")]
             fn $pex(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $ex {
                 // SAFETY: as above.
-                coll_init(stringify!($ex), comm, req, Rc::new(move |r| unsafe { $iex(sendbuf, recvbuf, count, ty, op, comm, r) }))
+                coll_init(stringify!($ex), comm, req, coll_args(comm, None, &[]).and_then(|_| check::op(op, ty)), Rc::new(move |r| unsafe { $iex(sendbuf, recvbuf, count, ty, op, comm, r) }))
             }
         }
         crate::mpi! {
@@ -529,14 +567,14 @@ macro_rules! more_coll_inits {
                 // SAFETY: MPI's contract: `counts` holds `size` entries.
                 let k = unsafe { kept(counts, n) };
                 // SAFETY: as above.
-                coll_init(stringify!($rs), comm, req, Rc::new(move |r| unsafe { $irs(sendbuf, recvbuf, at(&k), ty, op, comm, r) }))
+                coll_init(stringify!($rs), comm, req, coll_args(comm, None, &[]).and_then(|_| check::op(op, ty)), Rc::new(move |r| unsafe { $irs(sendbuf, recvbuf, at(&k), ty, op, comm, r) }))
             }
         }
         crate::mpi! {
             #[doc = concat!("`", stringify!($rsb), "`: each start is an `", stringify!($irsb), "`.")]
             fn $prsb(sendbuf: *const c_void, recvbuf: *mut c_void, count: $cnt, ty: c_int, op: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $rsb {
                 // SAFETY: as above.
-                coll_init(stringify!($rsb), comm, req, Rc::new(move |r| unsafe { $irsb(sendbuf, recvbuf, count, ty, op, comm, r) }))
+                coll_init(stringify!($rsb), comm, req, coll_args(comm, None, &[]).and_then(|_| check::op(op, ty)), Rc::new(move |r| unsafe { $irsb(sendbuf, recvbuf, count, ty, op, comm, r) }))
             }
         }
     };

@@ -46,7 +46,11 @@ crate::mpi! {
     /// then all are completed; otherwise none is (MPI's rule), though the
     /// done ones stay done.
     fn PMPI_Testall(count: c_int, reqs: *mut c_int, flag: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Testall {
-        let n = usize::try_from(count).unwrap_or(0);
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Testall", code),
+        };
         if flag.is_null() || (n > 0 && reqs.is_null()) {
             return raise(MPI_COMM_WORLD, "MPI_Testall", MPI_ERR_ARG);
         }
@@ -72,7 +76,11 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Testany`.
     fn PMPI_Testany(count: c_int, reqs: *mut c_int, index: *mut c_int, flag: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Testany {
-        let n = usize::try_from(count).unwrap_or(0);
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, "MPI_Testany", code),
+        };
         if flag.is_null() || index.is_null() || (n > 0 && reqs.is_null()) {
             return raise(MPI_COMM_WORLD, "MPI_Testany", MPI_ERR_ARG);
         }
@@ -123,7 +131,11 @@ unsafe fn some(
     block: bool,
     what: &str,
 ) -> c_int {
-    let n = usize::try_from(count).unwrap_or(0);
+    // SAFETY: MPI's contract: `reqs` holds `count` handles.
+    let n = match unsafe { crate::check::requests(count, reqs, true) } {
+        Ok(n) => n,
+        Err(code) => return raise(MPI_COMM_WORLD, what, code),
+    };
     if outcount.is_null() || (n > 0 && (reqs.is_null() || indices.is_null())) {
         return raise(MPI_COMM_WORLD, what, MPI_ERR_ARG);
     }

@@ -41,6 +41,9 @@ pub(crate) struct Keyval {
     pub copy: Option<CopyFn>,
     pub delete: Option<DeleteFn>,
     pub extra: *mut std::ffi::c_void,
+    /// `MPI_Comm_free_keyval` was called: the handle is invalid, the
+    /// attributes set with it keep their functions until deleted.
+    pub freed: bool,
 }
 
 /// A request: pending in pertinax, or complete already (a receive from

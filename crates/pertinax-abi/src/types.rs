@@ -928,7 +928,7 @@ crate::mpi! {
     /// `MPI_Pack`.
     fn PMPI_Pack(inbuf: *const c_void, count: c_int, ty: c_int, out: *mut c_void, outsize: c_int, position: *mut c_int, comm: c_int) -> c_int as MPI_Pack {
         // SAFETY: MPI's contract for the buffers.
-        match unsafe { pack_to(inbuf, count.into(), ty, out, outsize.into(), position, false) } {
+        match crate::check::comm(comm).and_then(|_| unsafe { pack_to(inbuf, count.into(), ty, out, outsize.into(), position, false) }) {
             Ok(()) => MPI_SUCCESS,
             Err(code) => raise(comm, "MPI_Pack", code),
         }
@@ -938,7 +938,7 @@ crate::mpi! {
     /// `MPI_Pack_c`.
     fn PMPI_Pack_c(inbuf: *const c_void, count: MPI_Count, ty: c_int, out: *mut c_void, outsize: MPI_Count, position: *mut MPI_Count, comm: c_int) -> c_int as MPI_Pack_c {
         // SAFETY: MPI's contract for the buffers.
-        match unsafe { pack_to(inbuf, count, ty, out, outsize, position, false) } {
+        match crate::check::comm(comm).and_then(|_| unsafe { pack_to(inbuf, count, ty, out, outsize, position, false) }) {
             Ok(()) => MPI_SUCCESS,
             Err(code) => raise(comm, "MPI_Pack_c", code),
         }
@@ -948,7 +948,7 @@ crate::mpi! {
     /// `MPI_Unpack`.
     fn PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, out: *mut c_void, count: c_int, ty: c_int, comm: c_int) -> c_int as MPI_Unpack {
         // SAFETY: MPI's contract for the buffers.
-        match unsafe { unpack_from(inbuf, insize.into(), position, out, count.into(), ty, false) } {
+        match crate::check::comm(comm).and_then(|_| unsafe { unpack_from(inbuf, insize.into(), position, out, count.into(), ty, false) }) {
             Ok(()) => MPI_SUCCESS,
             Err(code) => raise(comm, "MPI_Unpack", code),
         }
@@ -958,7 +958,7 @@ crate::mpi! {
     /// `MPI_Unpack_c`.
     fn PMPI_Unpack_c(inbuf: *const c_void, insize: MPI_Count, position: *mut MPI_Count, out: *mut c_void, count: MPI_Count, ty: c_int, comm: c_int) -> c_int as MPI_Unpack_c {
         // SAFETY: MPI's contract for the buffers.
-        match unsafe { unpack_from(inbuf, insize, position, out, count, ty, false) } {
+        match crate::check::comm(comm).and_then(|_| unsafe { unpack_from(inbuf, insize, position, out, count, ty, false) }) {
             Ok(()) => MPI_SUCCESS,
             Err(code) => raise(comm, "MPI_Unpack_c", code),
         }
@@ -977,7 +977,8 @@ fn pack_size(count: i64, ty: c_int) -> Result<i64, c_int> {
 crate::mpi! {
     /// `MPI_Pack_size`.
     fn PMPI_Pack_size(count: c_int, ty: c_int, comm: c_int, size: *mut c_int) -> c_int as MPI_Pack_size {
-        let r = pack_size(count.into(), ty)
+        let r = crate::check::comm(comm)
+            .and_then(|_| pack_size(count.into(), ty))
             .and_then(|n| c_int::try_from(n).map_err(|_| MPI_ERR_COUNT))
             // SAFETY: MPI's contract: `size` writable.
             .and_then(|n| unsafe { put(size, n) });
@@ -991,7 +992,7 @@ crate::mpi! {
     /// `MPI_Pack_size_c`.
     fn PMPI_Pack_size_c(count: MPI_Count, ty: c_int, comm: c_int, size: *mut MPI_Count) -> c_int as MPI_Pack_size_c {
         // SAFETY: MPI's contract: `size` writable.
-        match pack_size(count, ty).and_then(|n| unsafe { put(size, n) }) {
+        match crate::check::comm(comm).and_then(|_| pack_size(count, ty)).and_then(|n| unsafe { put(size, n) }) {
             Ok(()) => MPI_SUCCESS,
             Err(code) => raise(comm, "MPI_Pack_size_c", code),
         }

@@ -146,6 +146,7 @@ unsafe fn gatherv(
     comm: c_int,
 ) -> Result<(), c_int> {
     let c = comm_of(comm)?;
+    crate::check::root(&c, root)?;
     let at_root = c.rank().0 == root;
     let (counts, displs) = counts.unwrap_or_default();
     let (mut recv, pd, e, counts) = if at_root {
@@ -181,6 +182,7 @@ unsafe fn scatterv(
     comm: c_int,
 ) -> Result<(), c_int> {
     let c = comm_of(comm)?;
+    crate::check::root(&c, root)?;
     let at_root = c.rank().0 == root;
     let (counts, displs) = counts.unwrap_or_default();
     let (send, pd, e, counts) = if at_root {
