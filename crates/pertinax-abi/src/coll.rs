@@ -50,6 +50,7 @@ fn root_of(c: &pertinax::Comm, root: c_int) -> Result<Rank, c_int> {
 crate::mpi! {
     /// `MPI_Barrier`.
     fn PMPI_Barrier(comm: c_int) -> c_int as MPI_Barrier {
+        if let Some(rc) = crate::inter::barrier(comm) { return rc; }
         call(comm, "MPI_Barrier", || done(Communicator::barrier(&comm_of(comm)?)))
     }
 }
@@ -57,6 +58,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Bcast`.
     fn PMPI_Bcast(buf: *mut c_void, count: c_int, ty: c_int, root: c_int, comm: c_int) -> c_int as MPI_Bcast {
+        if let Some(rc) = crate::inter::bcast(buf, count, ty, root, comm) { return rc; }
         call(comm, "MPI_Bcast", || {
             let c = comm_of(comm)?;
             let (len, _) = bytes(count, ty)?;
@@ -96,6 +98,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Allreduce` (`MPI_IN_PLACE` too).
     fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Allreduce {
+        if let Some(rc) = crate::inter::allreduce(sendbuf, recvbuf, count, ty, op, comm) { return rc; }
         call(comm, "MPI_Allreduce", || {
             let c = comm_of(comm)?;
             let (len, _) = bytes(count, ty)?;
@@ -176,6 +179,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Allgather` (`MPI_IN_PLACE` too).
     fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) -> c_int as MPI_Allgather {
+        if let Some(rc) = crate::inter::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) { return rc; }
         call(comm, "MPI_Allgather", || {
             let c = comm_of(comm)?;
             let n = c.size();

@@ -91,6 +91,7 @@ pub(crate) fn uniform(
 crate::mpi! {
     /// `MPI_Comm_dup`: uniform under failures (see `uniform`).
     fn PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_dup {
+        if let Some(rc) = crate::inter::dup(comm, newcomm) { return rc; }
         call(comm, "MPI_Comm_dup", || {
             let c = comm_of(comm)?;
             let d = uniform(&c, c.dup().map(Some).map_err(|e| code_of(&e)))?;

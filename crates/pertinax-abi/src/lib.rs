@@ -18,7 +18,8 @@
 //! - [`datatype`]: predefined datatypes and reduction operations.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
 //!   [`mprobe`], [`status`]; [`coll`], [`vcoll`], [`icoll`], [`reduce`];
-//!   [`comm`], [`groups`], [`info`], [`topo`]; [`ulfm`]; [`large`] (the
+//!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
+//!   [`inter`] (intercommunicators), [`spawn`]; [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols).
 //! - `unsupported`: every other function `libmpi.so.12` exports, generated
 //!   by `gen/unsupported.py`; each returns `MPI_ERR_UNSUPPORTED_OPERATION`
@@ -99,15 +100,19 @@ pub mod comm;
 pub mod convert;
 pub mod datatype;
 pub mod env;
+pub mod graph;
 pub mod groups;
 pub mod icoll;
 pub mod info;
+pub mod inter;
 pub mod large;
 pub mod modes;
 pub mod mprobe;
+pub mod neighbor;
 pub mod p2p;
 pub mod reduce;
 pub mod requests;
+pub mod spawn;
 pub mod status;
 pub mod topo;
 pub mod ulfm;
