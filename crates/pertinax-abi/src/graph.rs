@@ -73,9 +73,12 @@ pub(crate) fn topology(comm: c_int) -> Result<Option<Topo>, c_int> {
     with_table(&GRAPHS, |t| t.get(comm).cloned())
 }
 
+/// Sources and destinations.
+pub(crate) type Neighbours = (Vec<i32>, Vec<i32>);
+
 /// The (sources, destinations) of this process in `comm`'s graph or
 /// distributed graph; `None` if it has neither.
-pub(crate) fn neighbors(comm: c_int, me: i32) -> Result<Option<(Vec<i32>, Vec<i32>)>, c_int> {
+pub(crate) fn neighbors(comm: c_int, me: i32) -> Result<Option<Neighbours>, c_int> {
     Ok(match topology(comm)? {
         None => None,
         Some(Topo::Graph { index, edges }) => {
@@ -282,7 +285,12 @@ crate::mpi! {
 ///
 /// # Safety
 /// `newcomm` is null or writable.
-unsafe fn dist(comm_old: c_int, c: &pertinax::Comm, t: Topo, newcomm: *mut c_int) -> Result<(), c_int> {
+unsafe fn dist(
+    comm_old: c_int,
+    c: &pertinax::Comm,
+    t: Topo,
+    newcomm: *mut c_int,
+) -> Result<(), c_int> {
     let d = uniform(c, c.dup().map(Some).map_err(|e| code_of(&e)))?;
     // SAFETY: by the caller's contract.
     unsafe { register_topo(comm_old, d, t, newcomm) }
@@ -406,12 +414,26 @@ crate::mpi! {
     }
 }
 
-fn dist_of(comm: c_int) -> Result<(Vec<i32>, Vec<i32>, Vec<i32>, Vec<i32>, bool), c_int> {
+/// The distributed graph of `comm`: sources, their weights,
+/// destinations, their weights, whether weighted.
+struct DistOf(Vec<i32>, Vec<i32>, Vec<i32>, Vec<i32>, bool);
+
+fn dist_of(comm: c_int) -> Result<DistOf, c_int> {
     comm_of(comm)?;
     match topology(comm)? {
-        Some(Topo::Dist { sources, source_weights, dests, dest_weights, weighted }) => {
-            Ok((sources, source_weights, dests, dest_weights, weighted))
-        }
+        Some(Topo::Dist {
+            sources,
+            source_weights,
+            dests,
+            dest_weights,
+            weighted,
+        }) => Ok(DistOf(
+            sources,
+            source_weights,
+            dests,
+            dest_weights,
+            weighted,
+        )),
         _ => Err(MPI_ERR_TOPOLOGY),
     }
 }
@@ -420,7 +442,7 @@ crate::mpi! {
     /// `MPI_Dist_graph_neighbors_count`.
     fn PMPI_Dist_graph_neighbors_count(comm: c_int, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) -> c_int as MPI_Dist_graph_neighbors_count {
         call(comm, "MPI_Dist_graph_neighbors_count", || {
-            let (s, _, d, _, w) = dist_of(comm)?;
+            let DistOf(s, _, d, _, w) = dist_of(comm)?;
             // SAFETY: MPI's contract: null or writable.
             unsafe {
                 out(indegree, s.len() as c_int)?;
@@ -437,7 +459,7 @@ crate::mpi! {
     /// `MPI_UNWEIGHTED` (or the graph is unweighted).
     fn PMPI_Dist_graph_neighbors(comm: c_int, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int) -> c_int as MPI_Dist_graph_neighbors {
         call(comm, "MPI_Dist_graph_neighbors", || {
-            let (s, sw, d, dw, w) = dist_of(comm)?;
+            let DistOf(s, sw, d, dw, w) = dist_of(comm)?;
             // SAFETY: MPI's contract: each array holds its maximum of ints.
             unsafe {
                 put_ints(sources, &s, maxindegree)?;

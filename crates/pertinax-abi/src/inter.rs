@@ -166,7 +166,10 @@ pub(crate) fn bcast(
     let c = inter_of(comm)?;
     Some(call(comm, "MPI_Bcast", || {
         let (len, size) = bytes(count, ty)?;
-        if root != MPI_ROOT && root != MPI_PROC_NULL && !(0..c.remote_size() as c_int).contains(&root) {
+        if root != MPI_ROOT
+            && root != MPI_PROC_NULL
+            && !(0..c.remote_size() as c_int).contains(&root)
+        {
             return Err(MPI_ERR_ROOT);
         }
         let s = shadow(comm, &c)?;
@@ -186,7 +189,12 @@ pub(crate) fn bcast(
                 // SAFETY: MPI's contract: `buf` holds `count` elements.
                 let data = unsafe { slice_mut(buf, len) };
                 s.merged
-                    .recv_bytes(data, size, Source::from(s.remote(r)), TagMatch::from(Tag(TAG_BCAST)))
+                    .recv_bytes(
+                        data,
+                        size,
+                        Source::from(s.remote(r)),
+                        TagMatch::from(Tag(TAG_BCAST)),
+                    )
                     .map(drop)
                     .map_err(|e| err(&e))
             }
@@ -210,7 +218,10 @@ fn leaders(s: &Shadow, mine: &[u8], theirs: &mut [u8]) -> Result<(), c_int> {
             )
             .map_err(|e| err(&e))?;
     }
-    s.local.bcast_bytes(theirs, Rank(0)).map(drop).map_err(|e| err(&e))
+    s.local
+        .bcast_bytes(theirs, Rank(0))
+        .map(drop)
+        .map_err(|e| err(&e))
 }
 
 /// `MPI_Allreduce` on an intercommunicator (the reduction of the remote

@@ -176,7 +176,12 @@ fn uniform(n: usize, len: i64) -> Result<Vec<Range<usize>>, c_int> {
 }
 
 /// Blocks of `counts[k] × size` bytes at `displs[k] × unit`.
-fn varied(counts: &[i64], displs: &[i64], size: i64, unit: i64) -> Result<Vec<Range<usize>>, c_int> {
+fn varied(
+    counts: &[i64],
+    displs: &[i64],
+    size: i64,
+    unit: i64,
+) -> Result<Vec<Range<usize>>, c_int> {
     counts
         .iter()
         .zip(displs)
@@ -300,7 +305,12 @@ unsafe fn alltoallv<C: Num, D: Num>(
         let (ss, rs) = (elem(stype)?, elem(rtype)?);
         // SAFETY: MPI's contract: an entry per destination (source).
         let (sc, sd, rc, rd) = unsafe {
-            (read(scounts, ko)?, read(sdispls, ko)?, read(rcounts, ki)?, read(rdispls, ki)?)
+            (
+                read(scounts, ko)?,
+                read(sdispls, ko)?,
+                read(rcounts, ki)?,
+                read(rdispls, ki)?,
+            )
         };
         let b = Blocks {
             sends: varied(&sc, &sd, ss, ss)?,

@@ -118,22 +118,42 @@ unsafe fn spawn(
         (None, false) => 1,
         (None, true) => return Err(MPI_ERR_ARG),
     };
-    let made = c.spawn(&program, &list, count, Rank(root)).map_err(|e| match e {
-        // A count beyond what the launcher may start.
-        pertinax::Error::InvalidArgument(_) => MPI_ERR_SPAWN,
-        e => code_of(&e),
-    });
+    let made = c
+        .spawn(&program, &list, count, Rank(root))
+        .map_err(|e| match e {
+            // A count beyond what the launcher may start.
+            pertinax::Error::InvalidArgument(_) => MPI_ERR_SPAWN,
+            e => code_of(&e),
+        });
     match made {
         Ok(ic) => {
             // SAFETY: MPI's contract for `errcodes` (at the root).
-            unsafe { codes(if at_root { errcodes } else { std::ptr::null_mut() }, maxprocs, MPI_SUCCESS) };
+            unsafe {
+                codes(
+                    if at_root {
+                        errcodes
+                    } else {
+                        std::ptr::null_mut()
+                    },
+                    maxprocs,
+                    MPI_SUCCESS,
+                )
+            };
             // SAFETY: checked non-null; writable by MPI's contract.
             unsafe { register(comm, Some(ic), intercomm) }
         }
         Err(code) => {
             // SAFETY: as above.
             unsafe {
-                codes(if at_root { errcodes } else { std::ptr::null_mut() }, maxprocs, code);
+                codes(
+                    if at_root {
+                        errcodes
+                    } else {
+                        std::ptr::null_mut()
+                    },
+                    maxprocs,
+                    code,
+                );
                 *intercomm = MPI_COMM_NULL;
             }
             Err(code)
