@@ -135,7 +135,6 @@ const REFUSED: &[&str] = &[
     "MPI_Comm_create",
     "MPI_Comm_create_group",
     "MPIX_Comm_shrink",
-    "MPIX_Comm_agree",
 ];
 
 /// `MPI_ERR_UNSUPPORTED_OPERATION` for a call named in [`REFUSED`] on an
