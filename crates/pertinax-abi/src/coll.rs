@@ -73,6 +73,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Reduce` (`MPI_IN_PLACE` at the root).
     fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, root: c_int, comm: c_int) -> c_int as MPI_Reduce {
+        if let Some(rc) = crate::inter::reduce(sendbuf, recvbuf, count, ty, op, root, comm) { return rc; }
         call(comm, "MPI_Reduce", || {
             let c = comm_of(comm)?;
             let (len, _) = bytes(count, ty)?;
@@ -124,6 +125,7 @@ fn parts(scount: c_int, sty: c_int, rcount: c_int, rty: c_int) -> Result<(usize,
 crate::mpi! {
     /// `MPI_Gather` (`MPI_IN_PLACE` at the root).
     fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) -> c_int as MPI_Gather {
+        if let Some(rc) = crate::inter::rooted(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) { return rc; }
         call(comm, "MPI_Gather", || {
             let c = comm_of(comm)?;
             let root = root_of(&c, root)?;
@@ -155,6 +157,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Scatter` (`MPI_IN_PLACE` at the root).
     fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) -> c_int as MPI_Scatter {
+        if let Some(rc) = crate::inter::rooted(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) { return rc; }
         call(comm, "MPI_Scatter", || {
             let c = comm_of(comm)?;
             let root = root_of(&c, root)?;
@@ -204,6 +207,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Alltoall` (`MPI_IN_PLACE` too).
     fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) -> c_int as MPI_Alltoall {
+        if let Some(rc) = crate::inter::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) { return rc; }
         call(comm, "MPI_Alltoall", || {
             let c = comm_of(comm)?;
             let n = c.size();

@@ -2,8 +2,9 @@
 //! `MPI_Comm_remote_group` (`MPI_Comm_test_inter` and
 //! `MPI_Comm_remote_size` are in `comm`), `MPI_Comm_dup` of an
 //! intercommunicator, and the collectives MPI defines on them that are
-//! implemented here: `MPI_Barrier`, `MPI_Bcast` (`MPI_ROOT`,
-//! `MPI_PROC_NULL`), `MPI_Allreduce` and `MPI_Allgather`.
+//! implemented here: `MPI_Barrier`, `MPI_Bcast`, `MPI_Reduce`,
+//! `MPI_Gather`, `MPI_Scatter` (`MPI_ROOT`, `MPI_PROC_NULL`),
+//! `MPI_Allreduce`, `MPI_Allgather` and `MPI_Alltoall`.
 //!
 //! Point-to-point on an intercommunicator is pertinax's own: ranks name
 //! the remote group, a status's source is the sender's rank in its group.
@@ -20,6 +21,11 @@
 //! - barrier: a barrier of the merge;
 //! - bcast: the root sends to every remote process (point to point on the
 //!   merge), the others of its group do nothing;
+//! - gather, scatter, alltoall: one exchange on the merge
+//!   (`LentCollective::Neighbor`) where each process lists what it sends
+//!   to and receives from whom (nothing at `MPI_PROC_NULL`);
+//! - reduce: the remote group reduces to its rank 0, which sends the
+//!   result to the root in the same kind of exchange;
 //! - allreduce and allgather: each group reduces (gathers) its own
 //!   contributions on its local intracommunicator, the two leaders
 //!   exchange the results, and each leader broadcasts what it received
@@ -35,8 +41,10 @@
 
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
+use std::ops::Range;
 
-use pertinax::{Comm, Communicator, Rank, Source, Tag, TagMatch};
+use pertinax::{Comm, Communicator, LentCollective, Rank, Source, Tag, TagMatch};
+use pertinax_os::lend::{lend_mut_raw, lend_raw};
 
 use crate::comm::{add_group, register};
 use crate::consts::*;
@@ -113,13 +121,9 @@ fn inter_of(comm: c_int) -> Option<Comm> {
 /// Names of the collectives (and creations) that are refused on an
 /// intercommunicator: those MPI defines there and this module lacks.
 const REFUSED: &[&str] = &[
-    "MPI_Reduce",
-    "MPI_Gather",
     "MPI_Gatherv",
-    "MPI_Scatter",
     "MPI_Scatterv",
     "MPI_Allgatherv",
-    "MPI_Alltoall",
     "MPI_Alltoallv",
     "MPI_Alltoallw",
     "MPI_Reduce_scatter",
@@ -282,6 +286,177 @@ pub(crate) fn allgather(
         // SAFETY: MPI's contract: `recvbuf` holds a part per remote rank.
         let recv = unsafe { slice_mut(recvbuf, rl * c.remote_size()) };
         leaders(&s, &mine, recv)
+    }))
+}
+
+/// One exchange on the shadow's merge (every member of both groups
+/// takes part, with its own lists, possibly empty): `sends` are byte
+/// ranges of `inp` to merged ranks, `recvs` byte ranges of `out` from
+/// them.
+fn exchange(
+    s: &Shadow,
+    inp: &[u8],
+    out: &mut [u8],
+    sends: Vec<(Rank, Range<usize>)>,
+    recvs: Vec<(Rank, Range<usize>)>,
+) -> Result<(), c_int> {
+    // SAFETY: both buffers outlive the request, which is waited for
+    // before this returns; `out` is not touched meanwhile.
+    let (i, o) = unsafe {
+        (
+            lend_raw(inp.as_ptr(), inp.len()),
+            lend_mut_raw(out.as_mut_ptr(), out.len()),
+        )
+    };
+    s.merged
+        .icollective_lent(LentCollective::Neighbor { sends, recvs }, Some(i), o)
+        .and_then(|r| r.wait())
+        .map(drop)
+        .map_err(|e| err(&e))
+}
+
+/// Checks an intercommunicator collective's root: `MPI_ROOT`,
+/// `MPI_PROC_NULL` or a remote rank.
+fn check_root(c: &Comm, root: c_int) -> Result<(), c_int> {
+    if root == MPI_ROOT || root == MPI_PROC_NULL || (0..c.remote_size() as c_int).contains(&root) {
+        Ok(())
+    } else {
+        Err(MPI_ERR_ROOT)
+    }
+}
+
+/// `MPI_Reduce` on an intercommunicator (the root gets the reduction of
+/// the remote group's contributions); `None` for an intracommunicator.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    ty: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+) -> Option<c_int> {
+    let c = inter_of(comm)?;
+    Some(call(comm, "MPI_Reduce", || {
+        check_root(&c, root)?;
+        let (len, _) = bytes(count, ty)?;
+        let o = crate::reduce::operation(op, ty)?;
+        let s = shadow(comm, &c)?;
+        match root {
+            MPI_PROC_NULL => exchange(&s, &[], &mut [], vec![], vec![]),
+            MPI_ROOT => {
+                // SAFETY: MPI's contract: `recvbuf` holds `count` elements.
+                let recv = unsafe { slice_mut(recvbuf, len) };
+                exchange(&s, &[], recv, vec![], vec![(s.remote(0), 0..len)])
+            }
+            r => {
+                if crate::coll::in_place(sendbuf) {
+                    return Err(MPI_ERR_ARG);
+                }
+                // SAFETY: MPI's contract: `sendbuf` holds `count` elements.
+                let send = unsafe { slice(sendbuf, len) };
+                let mut tmp = vec![0u8; len];
+                s.local
+                    .reduce_bytes(send, &mut tmp, &o, Rank(0))
+                    .map_err(|e| err(&e))?;
+                let to = if s.local.rank().0 == 0 {
+                    vec![(s.remote(r), 0..len)]
+                } else {
+                    vec![]
+                };
+                exchange(&s, &tmp, &mut [], to, vec![])
+            }
+        }
+    }))
+}
+
+/// `MPI_Gather` (`scatter` false) and `MPI_Scatter` on an
+/// intercommunicator; `None` for an intracommunicator.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn rooted(
+    scatter: bool,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> Option<c_int> {
+    let c = inter_of(comm)?;
+    let what = if scatter { "MPI_Scatter" } else { "MPI_Gather" };
+    Some(call(comm, what, || {
+        check_root(&c, root)?;
+        let s = shadow(comm, &c)?;
+        let n = c.remote_size();
+        match (root, scatter) {
+            (MPI_PROC_NULL, _) => exchange(&s, &[], &mut [], vec![], vec![]),
+            (MPI_ROOT, false) => {
+                let (rl, _) = bytes(recvcount, recvtype)?;
+                // SAFETY: MPI's contract: a part per remote rank.
+                let recv = unsafe { slice_mut(recvbuf, rl * n) };
+                let from = (0..n)
+                    .map(|q| (s.remote(q as i32), q * rl..(q + 1) * rl))
+                    .collect();
+                exchange(&s, &[], recv, vec![], from)
+            }
+            (MPI_ROOT, true) => {
+                let (sl, _) = bytes(sendcount, sendtype)?;
+                // SAFETY: MPI's contract: a part per remote rank.
+                let send = unsafe { slice(sendbuf, sl * n) };
+                let to = (0..n)
+                    .map(|q| (s.remote(q as i32), q * sl..(q + 1) * sl))
+                    .collect();
+                exchange(&s, send, &mut [], to, vec![])
+            }
+            (r, false) => {
+                let (sl, _) = bytes(sendcount, sendtype)?;
+                // SAFETY: MPI's contract: one part.
+                let send = unsafe { slice(sendbuf, sl) };
+                exchange(&s, send, &mut [], vec![(s.remote(r), 0..sl)], vec![])
+            }
+            (r, true) => {
+                let (rl, _) = bytes(recvcount, recvtype)?;
+                // SAFETY: MPI's contract: one part.
+                let recv = unsafe { slice_mut(recvbuf, rl) };
+                exchange(&s, &[], recv, vec![], vec![(s.remote(r), 0..rl)])
+            }
+        }
+    }))
+}
+
+/// `MPI_Alltoall` on an intercommunicator (block `j` to and from remote
+/// rank `j`); `None` for an intracommunicator.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> Option<c_int> {
+    let c = inter_of(comm)?;
+    Some(call(comm, "MPI_Alltoall", || {
+        if crate::coll::in_place(sendbuf) {
+            return Err(MPI_ERR_ARG);
+        }
+        let (sl, _) = bytes(sendcount, sendtype)?;
+        let (rl, _) = bytes(recvcount, recvtype)?;
+        let s = shadow(comm, &c)?;
+        let n = c.remote_size();
+        // SAFETY: MPI's contract: a part per remote rank each.
+        let (send, recv) = unsafe { (slice(sendbuf, sl * n), slice_mut(recvbuf, rl * n)) };
+        let to = (0..n)
+            .map(|q| (s.remote(q as i32), q * sl..(q + 1) * sl))
+            .collect();
+        let from = (0..n)
+            .map(|q| (s.remote(q as i32), q * rl..(q + 1) * rl))
+            .collect();
+        exchange(&s, send, recv, to, from)
     }))
 }
 

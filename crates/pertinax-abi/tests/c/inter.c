@@ -2,8 +2,9 @@
  * checking intercommunicators and dynamic processes: MPI_Intercomm_create
  * between the two halves of the world, test_inter, remote size and group,
  * point-to-point by remote rank (the status names the sender's rank in
- * its group), barrier, bcast with MPI_ROOT and MPI_PROC_NULL both ways,
- * allreduce and allgather (the remote group's data), dup, merge both
+ * its group), barrier, bcast, reduce, gather and scatter with MPI_ROOT
+ * and MPI_PROC_NULL, allreduce, allgather and alltoall (the remote
+ * group's data), dup, merge both
  * ways, a collective the library lacks on an intercommunicator
  * (MPI_ERR_UNSUPPORTED_OPERATION); then MPI_Comm_spawn of this program
  * (the children see a parent from MPI_Comm_get_parent, merge with the
@@ -151,8 +152,52 @@ static void intercomms(void) {
     for (int q = 0; q < rsize_want; q++)
         CHECK(all[2 * q] == 10 * (first + q) && all[2 * q + 1] == 10 * (first + q) + 1);
 
+    /* Reduce to the high group's rank 0 (the low group's data), then to
+     * the low group's last rank (the high group's data). */
+    long red[2] = {-1, -1};
+    root = low ? 0 : (hr == 0 ? MPI_ROOT : MPI_PROC_NULL);
+    CHECK(MPI_Reduce(mine, red, 2, MPI_LONG, MPI_SUM, root, ic) == MPI_SUCCESS);
+    if (!low && hr == 0)
+        CHECK(red[0] == want && red[1] == wmax);
+    else
+        CHECK(red[0] == -1 && red[1] == -1);
+    root = !low ? rsize_want - 1 : (hr == lsize - 1 ? MPI_ROOT : MPI_PROC_NULL);
+    CHECK(MPI_Reduce(&rank, &mx, 1, MPI_INT, MPI_MIN, root, ic) == MPI_SUCCESS);
+    if (low && hr == lsize - 1)
+        CHECK(mx == first);
+
+    /* Gather to the low group's rank 0, scatter back from it. */
+    for (int i = 0; i < 128; i++)
+        all[i] = -1;
+    root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    CHECK(MPI_Gather(part, 2, MPI_INT, all, 2, MPI_INT, root, ic) == MPI_SUCCESS);
+    for (int q = 0; q < rsize_want; q++)
+        if (low && hr == 0)
+            CHECK(all[2 * q] == 10 * (first + q) && all[2 * q + 1] == 10 * (first + q) + 1);
+        else
+            CHECK(all[2 * q] == -1);
+    int back[2] = {-1, -1};
+    if (low && hr == 0)
+        for (int q = 0; q < rsize_want; q++)
+            all[2 * q] = 7 * q, all[2 * q + 1] = 7 * q + 1;
+    CHECK(MPI_Scatter(all, 2, MPI_INT, back, 2, MPI_INT, root, ic) == MPI_SUCCESS);
+    if (!low)
+        CHECK(back[0] == 7 * hr && back[1] == 7 * hr + 1);
+    else
+        CHECK(back[0] == -1);
+
+    /* Alltoall: block q to remote rank q. */
+    int blocks[64], from[64];
+    for (int q = 0; q < rsize_want; q++)
+        blocks[q] = 1000 * rank + first + q, from[q] = -1;
+    CHECK(MPI_Alltoall(blocks, 1, MPI_INT, from, 1, MPI_INT, ic) == MPI_SUCCESS);
+    for (int q = 0; q < rsize_want; q++)
+        CHECK(from[q] == 1000 * (first + q) + rank);
+
     /* What is not implemented on an intercommunicator says so. */
-    CHECK(class_of(MPI_Reduce(mine, got, 1, MPI_LONG, MPI_SUM, 0, ic)) ==
+    int counts[64] = {0}, displs[64] = {0};
+    CHECK(class_of(MPI_Gatherv(part, 0, MPI_INT, all, counts, displs, MPI_INT,
+                               low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic)) ==
           MPI_ERR_UNSUPPORTED_OPERATION);
     MPI_Comm sp;
     CHECK(class_of(MPI_Comm_split(ic, 0, 0, &sp)) == MPI_ERR_UNSUPPORTED_OPERATION);
