@@ -133,6 +133,21 @@ fn unchanged_c_programs_run_on_pertinax() {
     }
 }
 
+/// `inter.c` with exactly the room its spawn takes (`--max-spawn 2`, below
+/// the default of one slot per rank): the spawn of 2 children fills it, so
+/// its later spawns fail with `MPI_ERR_SPAWN` because no slot is left, and
+/// nothing else is started.
+#[test]
+fn a_c_spawn_beyond_max_spawn_is_mpi_err_spawn() {
+    for n in [2, 4] {
+        let spec = Spec::new(n, &[])
+            .program(program("inter"))
+            .launcher_arg("--max-spawn")
+            .launcher_arg("2");
+        bounded(spec, &[]).expect(0, n, &format!("inter with --max-spawn 2 on {n} ranks"));
+    }
+}
+
 /// The ULFM loop of `ulfm.c` (revoke, shrink, agree, redo) with one and
 /// with two ranks killed inside their `MPI_Allreduce` (fault points by
 /// call name): every survivor ends with the survivors' count as the sum.

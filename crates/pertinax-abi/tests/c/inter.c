@@ -10,8 +10,9 @@
  * (the children see a parent from MPI_Comm_get_parent, merge with the
  * parents and check an allreduce and a bcast over the intercommunicator),
  * and spawns beyond the launcher's room failing with MPI_ERR_SPAWN. Needs
- * 2 slots for spawned processes (`pertinax run --max-spawn`, whose
- * default is the number of ranks). At any size from 2. Prints
+ * room for 2 spawned processes and no more than the number of ranks
+ * (`pertinax run --max-spawn`, whose default is the number of ranks). At
+ * any size from 2. Prints
  * "OK inter rank=R" per parent rank when every check held. */
 #include "check.h"
 #include <string.h>
@@ -275,13 +276,21 @@ static void spawn(const char *self) {
     MPI_Comm_free(&all);
     CHECK(MPI_Comm_disconnect(&kids) == MPI_SUCCESS && kids == MPI_COMM_NULL);
 
+    /* More than the room left (the default room is the number of ranks,
+     * 2 of which are used): MPI_ERR_SPAWN everywhere, nothing started. */
+    MPI_Comm extra = MPI_COMM_WORLD;
+    char *idle[] = {"idle", NULL};
+    int rc = MPI_Comm_spawn(self, idle, size - 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &extra,
+                            MPI_ERRCODES_IGNORE);
+    CHECK(class_of(rc) == MPI_ERR_SPAWN && extra == MPI_COMM_NULL);
+
     /* More than the launcher may ever start: MPI_ERR_SPAWN everywhere,
      * with the error codes, and no communicator. */
     int many[64];
     for (int i = 0; i < 64; i++)
         many[i] = -1;
     MPI_Comm none = MPI_COMM_WORLD;
-    int rc = MPI_Comm_spawn(self, args, 64, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &none, many);
+    rc = MPI_Comm_spawn(self, args, 64, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &none, many);
     CHECK(class_of(rc) == MPI_ERR_SPAWN && none == MPI_COMM_NULL);
     if (rank == 0)
         CHECK(class_of(many[0]) == MPI_ERR_SPAWN && class_of(many[63]) == MPI_ERR_SPAWN);
@@ -293,6 +302,13 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm parent;
     CHECK(MPI_Comm_get_parent(&parent) == MPI_SUCCESS);
+    if (parent != MPI_COMM_NULL && argc == 2 && strcmp(argv[1], "idle") == 0) {
+        /* Started by a spawn that should have failed: say so. */
+        printf("FAIL inter: an idle child was started\n");
+        MPI_Comm_disconnect(&parent);
+        MPI_Finalize();
+        return 0;
+    }
     if (parent != MPI_COMM_NULL) {
         CHECK(argc == 2 && strcmp(argv[1], "child") == 0);
         MPI_Comm again;
