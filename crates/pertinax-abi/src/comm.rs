@@ -98,6 +98,8 @@ crate::mpi! {
             // SAFETY: MPI's contract for `newcomm`.
             unsafe { register(comm, d, newcomm)? };
             // SAFETY: registered just now.
+            crate::graph::copy_topology(comm, unsafe { *newcomm })?;
+            // SAFETY: registered just now.
             copy_attrs(comm, unsafe { *newcomm })
         })
     }

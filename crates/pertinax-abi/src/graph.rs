@@ -19,7 +19,8 @@
 //!   given. `MPI_UNWEIGHTED` makes the graph unweighted;
 //!   `MPI_WEIGHTS_EMPTY` is an empty weighted list.
 //!
-//! Creations are uniform under failures, as `MPI_Comm_split`'s
+//! `MPI_Comm_dup` copies a topology ([`copy_topology`]). Creations are
+//! uniform under failures, as `MPI_Comm_split`'s
 //! (`comm::uniform`). The neighbour lists are what the neighbourhood
 //! collectives (`neighbor`) exchange with. Error classes follow MPICH's:
 //! `MPI_ERR_TOPOLOGY` for a communicator without such a topology,
@@ -87,6 +88,17 @@ pub(crate) fn neighbors(comm: c_int, me: i32) -> Result<Option<Neighbours>, c_in
         }
         Some(Topo::Dist { sources, dests, .. }) => Some((sources, dests)),
     })
+}
+
+/// Gives `to` (a duplicate of `from`, `MPI_Comm_dup`) `from`'s topology:
+/// Cartesian, graph or distributed graph.
+pub(crate) fn copy_topology(from: c_int, to: c_int) -> Result<(), c_int> {
+    crate::topo::copy_cart(from, to)?;
+    if let Some(t) = topology(from)? {
+        let c = comm_of(to)?;
+        with_table(&GRAPHS, |tb| tb.set(to, &c, t))?;
+    }
+    Ok(())
 }
 
 fn graph_of(comm: c_int) -> Result<(Vec<i32>, Vec<i32>), c_int> {

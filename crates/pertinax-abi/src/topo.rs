@@ -25,9 +25,8 @@
 //!
 //! Graph and distributed-graph topologies are in `graph`, the
 //! neighbourhood collectives in `neighbor` (which asks
-//! [`cart_neighbors`] for a grid's neighbours). Not done:
-//! `MPI_Comm_dup` (in `comm`) does not copy a topology, as MPI says it
-//! should.
+//! [`cart_neighbors`] for a grid's neighbours). `MPI_Comm_dup` copies
+//! the topology (`copy_cart`, through `graph::copy_topology`).
 
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -177,6 +176,15 @@ pub(crate) fn cart_neighbors(comm: c_int, me: i32) -> Result<Option<Vec<i32>>, c
         }
     }
     Ok(Some(n))
+}
+
+/// Gives `to` (a duplicate of `from`) `from`'s grid, if it has one.
+pub(crate) fn copy_cart(from: c_int, to: c_int) -> Result<(), c_int> {
+    if let Some(cart) = with_table(&CARTS, |t| t.get(from).cloned())? {
+        let c = comm_of(to)?;
+        with_table(&CARTS, |t| t.set(to, &c, cart))?;
+    }
+    Ok(())
 }
 
 /// Registers `made` (if this process is in it) with grid `cart`, writing

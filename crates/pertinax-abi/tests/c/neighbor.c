@@ -1,6 +1,7 @@
 /* pertinax-abi: an unchanged C MPI program (built with MPICH's mpicc)
  * checking graph and distributed-graph topologies (create, the queries,
- * map, Topo_test, MPI_Dist_graph_create's gathering of edges, weights)
+ * map, Topo_test, MPI_Dist_graph_create's gathering of edges, weights,
+ * a dup keeping the topology)
  * and the neighbourhood collectives (allgather, allgatherv, alltoall,
  * alltoallv, alltoallw, blocking and non-blocking, a _c form) on a
  * periodic ring, a non-periodic 2-D grid, a graph and a distributed
@@ -207,7 +208,12 @@ int main(int argc, char **argv) {
     int dims1[1] = {size}, per1[1] = {1};
     CHECK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims1, per1, 0, &ring) == MPI_SUCCESS);
     collectives(ring, RING);
+    /* A dup keeps the topology. */
+    MPI_Comm rdup;
+    CHECK(MPI_Comm_dup(ring, &rdup) == MPI_SUCCESS && topo(rdup) == MPI_CART);
     MPI_Comm_free(&ring);
+    collectives(rdup, RING);
+    MPI_Comm_free(&rdup);
 
     /* Non-periodic grid. */
     MPI_Comm grid;
@@ -285,6 +291,11 @@ int main(int argc, char **argv) {
     CHECK(memcmp(gs, s, sizeof s) == 0 && memcmp(gd, d, sizeof d) == 0);
     CHECK(memcmp(gsw, sw, sizeof sw) == 0 && memcmp(gdw, dw, sizeof dw) == 0);
     collectives(dg, DIST);
+    MPI_Comm ddup;
+    CHECK(MPI_Comm_dup(dg, &ddup) == MPI_SUCCESS && topo(ddup) == MPI_DIST_GRAPH);
+    CHECK(MPI_Dist_graph_neighbors(ddup, 2, gs, gsw, 2, gd, gdw) == MPI_SUCCESS);
+    CHECK(memcmp(gs, s, sizeof s) == 0 && memcmp(gdw, dw, sizeof dw) == 0);
+    MPI_Comm_free(&ddup);
     MPI_Comm_free(&dg);
 
     /* Distributed graph from edges all named by rank 0 (r -> r+1, r -> r+2,
