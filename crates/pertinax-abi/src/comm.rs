@@ -109,6 +109,7 @@ crate::mpi! {
     /// `MPI_Comm_split` (`MPI_UNDEFINED`: no communicator); uniform as
     /// `MPI_Comm_dup`.
     fn PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_split {
+        if let Some(rc) = crate::inter::split(comm, color, key, newcomm) { return rc; }
         call(comm, "MPI_Comm_split", || {
             let color = match color {
                 MPI_UNDEFINED => None,

@@ -33,8 +33,14 @@
 //! - dup: `Comm::intercomm_create` again over the shadow (the same two
 //!   groups, a new context). Attributes are not copied.
 //!
-//! Every other collective on an intercommunicator, and `MPI_Comm_split`
-//! / `MPI_Comm_create` of one, is `MPI_ERR_UNSUPPORTED_OPERATION`
+//! - split: an allgather of colors and keys on the merge, a split of the
+//!   local group, then `Comm::intercomm_create` between the parts of the
+//!   same color (their leaders talk over the merge).
+//!
+//! Every other collective on an intercommunicator (the non-blocking ones,
+//! the v- and w-forms, reduce-scatter), and `MPI_Comm_create`,
+//! `MPI_Comm_split_type` and `MPIX_Comm_shrink` of one, is
+//! `MPI_ERR_UNSUPPORTED_OPERATION`
 //! ([`refuse`], from `p2p::call`). `MPI_Intercomm_create_from_groups` is
 //! not implemented (pertinax makes intercommunicators over a peer
 //! communicator only).
@@ -85,6 +91,7 @@ thread_local! {
 const TAG_BCAST: i32 = 1;
 const TAG_LEADERS: i32 = 2;
 const TAG_DUP: i32 = 3;
+const TAG_SPLIT: i32 = 4;
 
 fn err(e: &pertinax::Error) -> c_int {
     code_of(e)
@@ -134,7 +141,6 @@ const REFUSED: &[&str] = &[
     "MPI_Iallreduce",
     "MPI_Iallgather",
     "MPI_Ialltoall",
-    "MPI_Comm_split",
     "MPI_Comm_split_type",
     "MPI_Comm_create",
     "MPI_Comm_create_group",
@@ -457,6 +463,55 @@ pub(crate) fn alltoall(
             .map(|q| (s.remote(q as i32), q * rl..(q + 1) * rl))
             .collect();
         exchange(&s, send, recv, to, from)
+    }))
+}
+
+/// `MPI_Comm_split` of an intercommunicator: each group splits by color
+/// and key, and the parts of the same color in both groups are joined by
+/// a new intercommunicator (`MPI_COMM_NULL` where the other group has no
+/// process of that color, and for `MPI_UNDEFINED`); `None` for an
+/// intracommunicator.
+pub(crate) fn split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> Option<c_int> {
+    let c = inter_of(comm)?;
+    Some(call(comm, "MPI_Comm_split", || {
+        if newcomm.is_null() || (color < 0 && color != MPI_UNDEFINED) {
+            return Err(MPI_ERR_ARG);
+        }
+        let s = shadow(comm, &c)?;
+        // Everyone's color and key, in the merge's order.
+        let mine: Vec<u8> = [color, key].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let mut all = vec![0u8; 8 * s.merged.size()];
+        s.merged
+            .allgather_bytes(&mine, &mut all)
+            .map_err(|e| err(&e))?;
+        let word = |i: usize| i32::from_ne_bytes([all[i], all[i + 1], all[i + 2], all[i + 3]]);
+        let ck: Vec<(i32, i32)> = (0..s.merged.size())
+            .map(|m| (word(8 * m), word(8 * m + 4)))
+            .collect();
+        let made = s
+            .local
+            .split((color != MPI_UNDEFINED).then_some(color as u32), key)
+            .map_err(|e| err(&e))?;
+        let Some(part) = made else {
+            // SAFETY: checked non-null; writable by MPI's contract.
+            return unsafe { register(comm, None, newcomm) };
+        };
+        // The other group's leader of this color: its lowest (key, rank).
+        let leader = (0..c.remote_size() as i32)
+            .map(|q| (q, ck[s.remote(q).0 as usize]))
+            .filter(|(_, (col, _))| *col == color)
+            .min_by_key(|&(q, (_, k))| (k, q))
+            .map(|(q, _)| q);
+        let joined = match leader {
+            None => None,
+            Some(q) => Some(
+                part.intercomm_create(Rank(0), &s.merged, s.remote(q), Tag(TAG_SPLIT))
+                    .map_err(|e| err(&e))?,
+            ),
+        };
+        let _ = part.free();
+        // SAFETY: checked non-null; writable by MPI's contract.
+        unsafe { register(comm, joined, newcomm) }
     }))
 }
 

@@ -4,7 +4,7 @@
  * point-to-point by remote rank (the status names the sender's rank in
  * its group), barrier, bcast, reduce, gather and scatter with MPI_ROOT
  * and MPI_PROC_NULL, allreduce, allgather and alltoall (the remote
- * group's data), dup, merge both
+ * group's data), dup, split (parts of one color joined), merge both
  * ways, a collective the library lacks on an intercommunicator
  * (MPI_ERR_UNSUPPORTED_OPERATION); then MPI_Comm_spawn of this program
  * (the children see a parent from MPI_Comm_get_parent, merge with the
@@ -200,8 +200,44 @@ static void intercomms(void) {
     CHECK(class_of(MPI_Gatherv(part, 0, MPI_INT, all, counts, displs, MPI_INT,
                                low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic)) ==
           MPI_ERR_UNSUPPORTED_OPERATION);
+
+    /* Split by parity of the local rank, in reverse order: the parts of
+     * the same parity in both groups are joined (none where the other
+     * group has no such rank). */
     MPI_Comm sp;
-    CHECK(class_of(MPI_Comm_split(ic, 0, 0, &sp)) == MPI_ERR_UNSUPPORTED_OPERATION);
+    int color = hr % 2;
+    CHECK(MPI_Comm_split(ic, color, -hr, &sp) == MPI_SUCCESS);
+    int lcount = 0, rcount = 0, rtop = -1, mypos = 0;
+    for (int i = 0; i < lsize; i++)
+        if (i % 2 == color) {
+            lcount++;
+            if (i > hr)
+                mypos++;
+        }
+    for (int q = 0; q < rsize_want; q++)
+        if (q % 2 == color)
+            rcount++, rtop = q;
+    if (rcount == 0) {
+        CHECK(sp == MPI_COMM_NULL);
+    } else {
+        CHECK(sp != MPI_COMM_NULL);
+        CHECK(MPI_Comm_test_inter(sp, &flag) == MPI_SUCCESS && flag == 1);
+        CHECK(MPI_Comm_size(sp, &n) == MPI_SUCCESS && n == lcount);
+        CHECK(MPI_Comm_rank(sp, &n) == MPI_SUCCESS && n == mypos);
+        CHECK(MPI_Comm_remote_size(sp, &n) == MPI_SUCCESS && n == rcount);
+        /* Each part's rank 0 (its highest local rank) tells the other's. */
+        if (mypos == 0) {
+            int got = -1;
+            CHECK(MPI_Sendrecv(&rank, 1, MPI_INT, 0, 6, &got, 1, MPI_INT, 0, 6, sp,
+                               MPI_STATUS_IGNORE) == MPI_SUCCESS);
+            CHECK(got == first + rtop);
+        }
+        int top = -1;
+        CHECK(MPI_Allreduce(&rank, &top, 1, MPI_INT, MPI_MAX, sp) == MPI_SUCCESS);
+        CHECK(top == first + rtop);
+        CHECK(MPI_Comm_free(&sp) == MPI_SUCCESS);
+    }
+    CHECK(MPI_Comm_split(ic, MPI_UNDEFINED, 0, &sp) == MPI_SUCCESS && sp == MPI_COMM_NULL);
 
     /* Dup: the same groups, its own context. */
     MPI_Comm dup;
