@@ -1,7 +1,7 @@
 //! Intercommunicators: `MPI_Intercomm_create`, `MPI_Intercomm_merge`,
 //! `MPI_Comm_remote_group` (`MPI_Comm_test_inter` and
-//! `MPI_Comm_remote_size` are in `comm`), `MPI_Comm_dup` of an
-//! intercommunicator, and the collectives MPI defines on them that are
+//! `MPI_Comm_remote_size` are in `comm`), `MPI_Comm_dup` and
+//! `MPI_Comm_split` of an intercommunicator, and the collectives MPI defines on them that are
 //! implemented here: `MPI_Barrier`, `MPI_Bcast`, `MPI_Reduce`,
 //! `MPI_Gather`, `MPI_Scatter` (`MPI_ROOT`, `MPI_PROC_NULL`),
 //! `MPI_Allreduce`, `MPI_Allgather` and `MPI_Alltoall`.
@@ -31,8 +31,7 @@
 //!   exchange the results, and each leader broadcasts what it received
 //!   to its group;
 //! - dup: `Comm::intercomm_create` again over the shadow (the same two
-//!   groups, a new context). Attributes are not copied.
-//!
+//!   groups, a new context). Attributes are not copied;
 //! - split: an allgather of colors and keys on the merge, a split of the
 //!   local group, then `Comm::intercomm_create` between the parts of the
 //!   same color (their leaders talk over the merge).
