@@ -236,12 +236,16 @@ fn python(n: usize, name: &str) -> Job {
 
 /// The mpi4py wheel, unchanged, on pertinax: objects through every
 /// collective mpi4py builds on, buffers (a 1 MiB message among them),
-/// split, and an error class as `MPI.Exception`, at 1 to 4 ranks.
+/// split, and an error class as `MPI.Exception` (`basics.py`);
+/// topologies, neighbourhood collectives and intercommunicators
+/// (`topo.py`); at 1 to 4 ranks.
 #[test]
 fn the_mpi4py_wheel_runs_on_pertinax() {
     for n in [1, 2, 3, 4] {
-        let j = python(n, "basics");
-        j.expect(0, n, &format!("mpi4py basics on {n} ranks"));
+        for name in ["basics", "topo"] {
+            let j = python(n, name);
+            j.expect(0, n, &format!("mpi4py {name} on {n} ranks"));
+        }
     }
 }
 
