@@ -68,7 +68,13 @@ pub(crate) fn data<T: TryInto<usize>>(
 
 /// A point-to-point destination: a rank of `c` or `MPI_PROC_NULL`.
 pub(crate) fn dest(c: &Comm, dest: c_int) -> Result<(), c_int> {
-    if dest == MPI_PROC_NULL || in_range(c, dest) {
+    // On an intercommunicator, a rank of the remote group.
+    let peers = if c.is_inter() {
+        c.remote_size()
+    } else {
+        Communicator::size(c)
+    };
+    if dest == MPI_PROC_NULL || usize::try_from(dest).is_ok_and(|r| r < peers) {
         Ok(())
     } else {
         Err(MPI_ERR_RANK)

@@ -29,6 +29,7 @@ pub(crate) fn root_of(c: &pertinax::Comm, root: c_int) -> Result<Rank, c_int> {
 crate::mpi! {
     /// `MPI_Barrier`.
     fn PMPI_Barrier(comm: c_int) -> c_int as MPI_Barrier {
+        if let Some(rc) = crate::inter::barrier(comm) { return rc; }
         call(comm, "MPI_Barrier", || done(Communicator::barrier(&comm_of(comm)?)))
     }
 }
@@ -36,6 +37,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Bcast`.
     fn PMPI_Bcast(buf: *mut c_void, count: c_int, ty: c_int, root: c_int, comm: c_int) -> c_int as MPI_Bcast {
+        if let Some(rc) = crate::inter::bcast(buf, count, ty, root, comm) { return rc; }
         call(comm, "MPI_Bcast", || {
             let c = comm_of(comm)?;
             let t = usable(ty)?;
@@ -74,6 +76,7 @@ pub(crate) unsafe fn operand(
 crate::mpi! {
     /// `MPI_Reduce` (`MPI_IN_PLACE` at the root).
     fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, root: c_int, comm: c_int) -> c_int as MPI_Reduce {
+        if let Some(rc) = crate::inter::reduce(sendbuf, recvbuf, count, ty, op, root, comm) { return rc; }
         call(comm, "MPI_Reduce", || {
             let c = comm_of(comm)?;
             let t = usable(ty)?;
@@ -101,6 +104,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Allreduce` (`MPI_IN_PLACE` too).
     fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Allreduce {
+        if let Some(rc) = crate::inter::allreduce(sendbuf, recvbuf, count, ty, op, comm) { return rc; }
         call(comm, "MPI_Allreduce", || {
             let c = comm_of(comm)?;
             let t = usable(ty)?;
@@ -128,6 +132,7 @@ fn own_part(recv: &RecvBuf, me: usize, part: usize) -> SendBuf {
 crate::mpi! {
     /// `MPI_Gather` (`MPI_IN_PLACE` at the root).
     fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) -> c_int as MPI_Gather {
+        if let Some(rc) = crate::inter::rooted(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) { return rc; }
         call(comm, "MPI_Gather", || {
             let c = comm_of(comm)?;
             let root = root_of(&c, root)?;
@@ -159,6 +164,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Scatter` (`MPI_IN_PLACE` at the root).
     fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) -> c_int as MPI_Scatter {
+        if let Some(rc) = crate::inter::rooted(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) { return rc; }
         call(comm, "MPI_Scatter", || {
             let c = comm_of(comm)?;
             let root = root_of(&c, root)?;
@@ -190,6 +196,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Allgather` (`MPI_IN_PLACE` too).
     fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) -> c_int as MPI_Allgather {
+        if let Some(rc) = crate::inter::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) { return rc; }
         call(comm, "MPI_Allgather", || {
             let c = comm_of(comm)?;
             let n = c.size();
@@ -214,6 +221,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Alltoall` (`MPI_IN_PLACE` too).
     fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) -> c_int as MPI_Alltoall {
+        if let Some(rc) = crate::inter::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) { return rc; }
         call(comm, "MPI_Alltoall", || {
             let c = comm_of(comm)?;
             let n = c.size();

@@ -91,11 +91,14 @@ pub(crate) fn uniform(
 crate::mpi! {
     /// `MPI_Comm_dup`: uniform under failures (see `uniform`).
     fn PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_dup {
+        if let Some(rc) = crate::inter::dup(comm, newcomm) { return rc; }
         call(comm, "MPI_Comm_dup", || {
             let c = comm_of(comm)?;
             let d = uniform(&c, c.dup().map(Some).map_err(|e| code_of(&e)))?;
             // SAFETY: MPI's contract for `newcomm`.
             unsafe { register(comm, d, newcomm)? };
+            // SAFETY: registered just now.
+            crate::graph::copy_topology(comm, unsafe { *newcomm })?;
             // SAFETY: registered just now.
             copy_attrs(comm, unsafe { *newcomm })
         })
@@ -106,6 +109,7 @@ crate::mpi! {
     /// `MPI_Comm_split` (`MPI_UNDEFINED`: no communicator); uniform as
     /// `MPI_Comm_dup`.
     fn PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_split {
+        if let Some(rc) = crate::inter::split(comm, color, key, newcomm) { return rc; }
         call(comm, "MPI_Comm_split", || {
             let color = match color {
                 MPI_UNDEFINED => None,

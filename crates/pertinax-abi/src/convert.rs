@@ -133,7 +133,7 @@ pub unsafe extern "C" fn MPIR_Dup_fn(
 /// `mpi.h`).
 #[repr(transparent)]
 #[derive(Debug)]
-pub struct CPointer(*const c_int);
+pub struct CPointer(pub(crate) *const c_int);
 
 // SAFETY: the pointers are constants (addresses of statics, or null) that
 // nothing writes through.

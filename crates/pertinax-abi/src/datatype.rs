@@ -398,6 +398,27 @@ pub(crate) fn usable(ty: c_int) -> Result<Ty, c_int> {
     Ok(Ty::Derived(l))
 }
 
+/// The element size of a usable type whose elements lie packed in the
+/// buffer (every predefined one, and a derived one laid out so); any
+/// other is `MPI_ERR_UNSUPPORTED_OPERATION` for the calls that move bytes
+/// without packing (the neighbourhood and intercommunicator collectives).
+pub(crate) fn packed_size(ty: c_int) -> Result<usize, c_int> {
+    let t = usable(ty)?;
+    if t.packed_like() {
+        Ok(t.size())
+    } else {
+        Err(MPI_ERR_UNSUPPORTED_OPERATION)
+    }
+}
+
+/// The byte length of `count` elements of a packed type (as
+/// [`packed_size`]), and the element size.
+pub(crate) fn packed_bytes(count: c_int, ty: c_int) -> Result<(usize, usize), c_int> {
+    let size = packed_size(ty)?;
+    let n = count_of(count)?;
+    Ok((n.checked_mul(size).ok_or(MPI_ERR_COUNT)?, size))
+}
+
 /// `count` as a `usize`, or `MPI_ERR_COUNT`.
 pub(crate) fn count_of<T: TryInto<usize>>(count: T) -> Result<usize, c_int> {
     count.try_into().map_err(|_| MPI_ERR_COUNT)

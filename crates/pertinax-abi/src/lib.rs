@@ -23,7 +23,8 @@
 //!   types, datatype attributes.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
 //!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
-//!   [`comm`], [`groups`], [`info`], [`topo`]; [`ulfm`]; [`large`] (the
+//!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
+//!   [`inter`] (intercommunicators), [`spawn`]; [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
 //!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
 //!   `MPI_Comm_call_errhandler`, status conversions).
@@ -109,17 +110,21 @@ pub mod convert;
 pub mod datatype;
 pub mod env;
 pub mod errclass;
+pub mod graph;
 pub mod groups;
 pub mod icoll;
 pub mod info;
+pub mod inter;
 pub mod ivcoll;
 pub mod large;
 pub mod modes;
 pub mod mprobe;
+pub mod neighbor;
 pub mod p2p;
 pub mod persist;
 pub mod reduce;
 pub mod requests;
+pub mod spawn;
 pub mod status;
 pub mod topo;
 pub mod typeextra;

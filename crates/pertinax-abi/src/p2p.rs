@@ -33,6 +33,9 @@ pub(crate) fn call(comm: c_int, what: &str, f: impl FnOnce() -> Result<(), c_int
         };
         pertinax::fault_point(&point);
     }
+    if let Some(code) = crate::inter::refuse(comm, what) {
+        return raise(comm, what, code);
+    }
     match f() {
         Ok(()) => MPI_SUCCESS,
         Err(code) => raise(comm, what, code),

@@ -23,11 +23,10 @@
 //! count, a coordinate outside a non-periodic dimension or a direction
 //! outside the grid.
 //!
-//! Not here: graph and distributed-graph topologies (`MPI_Graph_*`,
-//! `MPI_Dist_graph_*`, the neighbourhood collectives), so
-//! `MPI_Topo_test` answers `MPI_CART` or `MPI_UNDEFINED` only; and
-//! `MPI_Comm_dup` (in `comm`) does not copy a topology, as MPI says it
-//! should.
+//! Graph and distributed-graph topologies are in `graph`, the
+//! neighbourhood collectives in `neighbor` (which asks
+//! [`cart_neighbors`] for a grid's neighbours). `MPI_Comm_dup` copies
+//! the topology (`copy_cart`, through `graph::copy_topology`).
 
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -151,6 +150,41 @@ fn procs(dims: &[i32]) -> i32 {
 fn cart_of(comm: c_int) -> Result<Cart, c_int> {
     comm_of(comm)?;
     with_table(&CARTS, |t| t.get(comm).cloned())?.ok_or(MPI_ERR_TOPOLOGY)
+}
+
+/// The neighbours of this process (rank `me`) in `comm`'s grid, if it
+/// has one, in the order of MPI's neighbourhood collectives: for each
+/// dimension, the source then the destination of a shift by 1
+/// (`MPI_PROC_NULL` past the edge of a non-periodic dimension).
+pub(crate) fn cart_neighbors(comm: c_int, me: i32) -> Result<Option<Vec<i32>>, c_int> {
+    let Some(cart) = with_table(&CARTS, |t| t.get(comm).cloned())? else {
+        return Ok(None);
+    };
+    let at = cart.coords(me);
+    let mut n = Vec::with_capacity(2 * cart.dims.len());
+    for (dir, (&d, &periodic)) in cart.dims.iter().zip(&cart.periods).enumerate() {
+        for step in [-1, 1] {
+            let x = at[dir] + step;
+            let x = if periodic { x.rem_euclid(d) } else { x };
+            n.push(if (0..d).contains(&x) {
+                let mut c = at.clone();
+                c[dir] = x;
+                cart.rank(&c)
+            } else {
+                MPI_PROC_NULL
+            });
+        }
+    }
+    Ok(Some(n))
+}
+
+/// Gives `to` (a duplicate of `from`) `from`'s grid, if it has one.
+pub(crate) fn copy_cart(from: c_int, to: c_int) -> Result<(), c_int> {
+    if let Some(cart) = with_table(&CARTS, |t| t.get(from).cloned())? {
+        let c = comm_of(to)?;
+        with_table(&CARTS, |t| t.set(to, &c, cart))?;
+    }
+    Ok(())
 }
 
 /// Registers `made` (if this process is in it) with grid `cart`, writing
@@ -501,12 +535,17 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Topo_test`: `MPI_CART` or `MPI_UNDEFINED`.
+    /// `MPI_Topo_test`: `MPI_CART`, `MPI_GRAPH`, `MPI_DIST_GRAPH` (see
+    /// `graph`) or `MPI_UNDEFINED`.
     fn PMPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int as MPI_Topo_test {
         call(comm, "MPI_Topo_test", || {
             let t = match cart_of(comm) {
                 Ok(_) => MPI_CART,
-                Err(MPI_ERR_TOPOLOGY) => MPI_UNDEFINED,
+                Err(MPI_ERR_TOPOLOGY) => match crate::graph::topology(comm)? {
+                    Some(crate::graph::Topo::Graph { .. }) => MPI_GRAPH,
+                    Some(crate::graph::Topo::Dist { .. }) => MPI_DIST_GRAPH,
+                    None => MPI_UNDEFINED,
+                },
                 Err(code) => return Err(code),
             };
             // SAFETY: MPI's contract: null or writable.

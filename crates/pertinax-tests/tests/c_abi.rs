@@ -160,6 +160,21 @@ fn bad_arguments_from_c_are_errors_never_crashes() {
     }
 }
 
+/// `inter.c` with exactly the room its spawn takes (`--max-spawn 2`, below
+/// the default of one slot per rank): the spawn of 2 children fills it, so
+/// its later spawns fail with `MPI_ERR_SPAWN` because no slot is left, and
+/// nothing else is started.
+#[test]
+fn a_c_spawn_beyond_max_spawn_is_mpi_err_spawn() {
+    for n in [2, 4] {
+        let spec = Spec::new(n, &[])
+            .program(program("inter"))
+            .launcher_arg("--max-spawn")
+            .launcher_arg("2");
+        bounded(spec, &[]).expect(0, n, &format!("inter with --max-spawn 2 on {n} ranks"));
+    }
+}
+
 /// The ULFM loop of `ulfm.c` (revoke, shrink, agree, redo) with one and
 /// with two ranks killed inside their `MPI_Allreduce` (fault points by
 /// call name): every survivor ends with the survivors' count as the sum.
@@ -251,13 +266,16 @@ fn python(n: usize, name: &str) -> Job {
 
 /// The mpi4py wheel, unchanged and with no other step, on pertinax:
 /// objects through every collective mpi4py builds on, buffers (a 1 MiB
-/// message among them), split, and an error class as `MPI.Exception`, at
-/// 1 to 4 ranks.
+/// message among them), split, and an error class as `MPI.Exception`
+/// (`basics.py`); topologies, neighbourhood collectives and
+/// intercommunicators (`topo.py`); at 1 to 4 ranks.
 #[test]
 fn the_mpi4py_wheel_runs_on_pertinax() {
     for n in [1, 2, 3, 4] {
-        let j = python(n, "basics");
-        j.expect(0, n, &format!("mpi4py basics on {n} ranks"));
+        for name in ["basics", "topo"] {
+            let j = python(n, name);
+            j.expect(0, n, &format!("mpi4py {name} on {n} ranks"));
+        }
     }
 }
 

@@ -3,12 +3,15 @@
 //! `MPI_Iallreduce`, whose buffers stay valid until the request completes
 //! by its own contract. The same schedules as the scoped forms.
 
+use std::collections::HashMap;
+use std::ops::Range;
+
 use pertinax_os::lend::{Lent, LentMut};
 
-use super::{algo, bad, uniform};
-use crate::backend::CollKind;
+use super::{algo, bad, run, uniform, Builder};
+use crate::backend::{Backend, CollKind, ReqKey, Store};
 use crate::comm::Comm;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::op::ErasedOp;
 use crate::request::Request;
 use crate::types::Rank;
@@ -109,6 +112,21 @@ pub enum LentCollective {
         op: ErasedOp,
         /// Bytes of each rank's block.
         lens: Vec<usize>,
+    },
+    /// A neighbourhood exchange (MPI's `MPI_Neighbor_*`): each
+    /// `(rank, range)` of `sends` sends that byte range of `inp` to that
+    /// rank, each of `recvs` receives exactly that byte range of `out`
+    /// from it (ranges of different receives must not overlap). Every
+    /// member of the communicator starts one, as for any collective. The
+    /// k-th send from a process to another matches the k-th receive the
+    /// other lists from it (MPICH's order when a rank is a neighbour more
+    /// than once). Not on a backend with its own collectives
+    /// (`Unsupported`).
+    Neighbor {
+        /// Destinations and the ranges of `inp` sent to them.
+        sends: Vec<(Rank, Range<usize>)>,
+        /// Sources and the ranges of `out` they fill.
+        recvs: Vec<(Rank, Range<usize>)>,
     },
 }
 
@@ -389,7 +407,76 @@ impl Comm {
                     algo::reduce_scatter(b, i, o, total, &lens, &offs)
                 })?
             }
+            LentCollective::Neighbor { sends, recvs } => {
+                self.start_neighbor(inp, out, &sends, &recvs)?
+            }
         };
         Ok(Request::new(self.inner.rt.clone(), k))
+    }
+}
+
+impl Comm {
+    /// Starts [`LentCollective::Neighbor`]: one round of every send and
+    /// receive; the phase of a message is the number of messages listed
+    /// before it between the same two processes in the same direction.
+    fn start_neighbor(
+        &self,
+        inp: Option<Lent>,
+        out: LentMut,
+        sends: &[(Rank, Range<usize>)],
+        recvs: &[(Rank, Range<usize>)],
+    ) -> Result<ReqKey> {
+        self.coll_live()?;
+        if self.own() {
+            return Err(Error::Unsupported {
+                feature: "neighbourhood collectives on a backend with its own collectives",
+            });
+        }
+        let in_len = inp.as_ref().map_or(out.len(), Lent::len);
+        let out_len = out.len();
+        let check = |list: &[(Rank, Range<usize>)], len: usize, what: &str| -> Result<Vec<u32>> {
+            list.iter()
+                .map(|(r, range)| {
+                    if range.start > range.end || range.end > len {
+                        return Err(bad(
+                            "neighbor",
+                            format!("{what} range {range:?} outside a buffer of {len} bytes"),
+                        ));
+                    }
+                    self.check_rank(*r)
+                })
+                .collect()
+        };
+        let to = check(sends, in_len, "send")?;
+        let from = check(recvs, out_len, "receive")?;
+        let mut b = Builder::new(self.inner.rank, self.size() as u32);
+        let o = b.buf(Store::Out(out));
+        let i = match inp {
+            Some(x) => b.buf(Store::In(x)),
+            None => o,
+        };
+        b.round(0);
+        let mut seen: HashMap<u32, u32> = HashMap::new();
+        for (&r, (_, range)) in to.iter().zip(sends) {
+            let k = seen.entry(r).or_insert(0);
+            b.send_phase(r, i, range.clone(), *k);
+            *k += 1;
+        }
+        seen.clear();
+        for (&r, (_, range)) in from.iter().zip(recvs) {
+            let k = seen.entry(r).or_insert(0);
+            b.recv_phase(r, o, range.clone(), *k);
+            *k += 1;
+        }
+        let sched = b.finish(
+            self.inner.ctx + 1,
+            self.inner.peers.clone(),
+            self.next_seq(),
+        );
+        Ok(self
+            .inner
+            .rt
+            .b
+            .start_task(Box::new(run::Running::new(sched))))
     }
 }
