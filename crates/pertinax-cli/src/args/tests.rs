@@ -12,11 +12,12 @@ fn parse(args: &[&str]) -> Result<RunArgs, clap::Error> {
 }
 
 /// The job's variables but the `LD_LIBRARY_PATH` that puts pertinax's
-/// `libmpi.so.12` first (when the test finds one beside itself).
+/// `libmpi.so.12` first and the `MPI4PY_LIBMPI` that names it (when the
+/// test finds one beside itself).
 fn user_env(spec: &JobSpec) -> Vec<(OsString, OsString)> {
     spec.env
         .iter()
-        .filter(|(k, _)| k != "LD_LIBRARY_PATH")
+        .filter(|(k, _)| k != "LD_LIBRARY_PATH" && k != "MPI4PY_LIBMPI")
         .cloned()
         .collect()
 }
