@@ -351,16 +351,34 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<Request<'s>> {
+        self.start_send(
+            scope.lend(bytemuck::cast_slice(buf)),
+            dest.into(),
+            tag.into(),
+            false,
+        )
+    }
+
+    /// Starts a send (`sync`: a synchronous one) of lent bytes: the
+    /// checks and the backend call every non-blocking send shares.
+    fn start_send<'s>(
+        &self,
+        buf: lend::Lent,
+        dest: Rank,
+        tag: Tag,
+        sync: bool,
+    ) -> Result<Request<'s>> {
         self.live()?;
-        let dest = self.check_rank(dest.into())?;
-        let tag = Self::check_tag(tag.into())?;
+        let dest = self.check_rank(dest)?;
+        let tag = Self::check_tag(tag)?;
         let slot = self.slot_of(dest);
-        let lent = SendBuf::Lent(scope.lend(bytemuck::cast_slice(buf)));
-        let k = self
-            .inner
-            .rt
-            .b
-            .isend(slot, dest, self.inner.ctx, self.inner.rank, tag, lent)?;
+        let (ctx, me, data) = (self.inner.ctx, self.inner.rank, SendBuf::Lent(buf));
+        let b = &self.inner.rt.b;
+        let k = if sync {
+            b.issend(slot, dest, ctx, me, tag, data)
+        } else {
+            b.isend(slot, dest, ctx, me, tag, data)
+        }?;
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 
@@ -402,19 +420,7 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<Request<'static>> {
-        self.live()?;
-        let dest = self.check_rank(dest.into())?;
-        let tag = Self::check_tag(tag.into())?;
-        let slot = self.slot_of(dest);
-        let k = self.inner.rt.b.isend(
-            slot,
-            dest,
-            self.inner.ctx,
-            self.inner.rank,
-            tag,
-            SendBuf::Lent(buf),
-        )?;
-        Ok(Request::new(self.inner.rt.clone(), k))
+        self.start_send(buf, dest.into(), tag.into(), false)
     }
 
     /// [`Comm::irecv`] into a buffer lent without a scope
@@ -488,17 +494,12 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<Request<'s>> {
-        self.live()?;
-        let dest = self.check_rank(dest.into())?;
-        let tag = Self::check_tag(tag.into())?;
-        let slot = self.slot_of(dest);
-        let lent = SendBuf::Lent(scope.lend(bytemuck::cast_slice(buf)));
-        let k = self
-            .inner
-            .rt
-            .b
-            .issend(slot, dest, self.inner.ctx, self.inner.rank, tag, lent)?;
-        Ok(Request::new(self.inner.rt.clone(), k))
+        self.start_send(
+            scope.lend(bytemuck::cast_slice(buf)),
+            dest.into(),
+            tag.into(),
+            true,
+        )
     }
 
     /// [`Comm::issend`] of a buffer lent without a scope (see
@@ -512,19 +513,7 @@ impl Comm {
         dest: impl Into<Rank>,
         tag: impl Into<Tag>,
     ) -> Result<Request<'static>> {
-        self.live()?;
-        let dest = self.check_rank(dest.into())?;
-        let tag = Self::check_tag(tag.into())?;
-        let slot = self.slot_of(dest);
-        let k = self.inner.rt.b.issend(
-            slot,
-            dest,
-            self.inner.ctx,
-            self.inner.rank,
-            tag,
-            SendBuf::Lent(buf),
-        )?;
-        Ok(Request::new(self.inner.rt.clone(), k))
+        self.start_send(buf, dest.into(), tag.into(), true)
     }
 }
 
