@@ -123,7 +123,9 @@ fn unchanged_c_programs_run_on_pertinax() {
             }
             Some(p.file_stem()?.to_string_lossy().into_owned())
         })
-        .filter(|n| n != "ulfm")
+        // ulfm.c runs with kills below, resilient_limits.c under
+        // --resilient.
+        .filter(|n| n != "ulfm" && n != "resilient_limits")
         .collect();
     names.sort();
     assert!(names.contains(&"basics".to_string()), "{names:?}");
@@ -400,6 +402,34 @@ fn an_unchanged_c_program_is_resilient_under_pertinax_run_resilient() {
         -2,
         "ring, recv=ignore",
     );
+    // Legio's hierarchical mode, with a hierarchy at 5 ranks.
+    montecarlo(
+        5,
+        &[(2, McKill::Allreduce(3))],
+        &[
+            "--resilient=hier",
+            "--resilient-threshold",
+            "4",
+            "--resilient-k",
+            "2",
+        ],
+        -1,
+        "hier",
+    );
+}
+
+/// The limits of `--resilient` for unchanged programs
+/// (`resilient_limits.c`): on the resilient world and a duplicate, the
+/// calls without a resilient form are `MPI_ERR_UNSUPPORTED_OPERATION`;
+/// `MPI_COMM_SELF` stays plain; attributes work.
+#[test]
+fn calls_without_a_resilient_form_are_unsupported_under_resilient() {
+    for n in [1, 3] {
+        let spec = Spec::new(n, &[])
+            .program(program("resilient_limits"))
+            .launcher_arg("--resilient");
+        bounded(spec, &[]).expect(0, n, &format!("resilient_limits on {n} ranks"));
+    }
 }
 
 /// A seeded campaign of `montecarlo.c` under `pertinax run --resilient`:
