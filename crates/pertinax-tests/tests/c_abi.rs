@@ -303,8 +303,16 @@ impl McKill {
     }
 }
 
-/// Runs `montecarlo.c` on `n` ranks with `kills` (rank, where) and the
-/// launcher options `extra` (`--resilient` ...), and checks every
+/// `montecarlo.c`, or `tests/py/montecarlo.py` (the same program through
+/// the mpi4py wheel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum McLang {
+    C,
+    Python,
+}
+
+/// Runs `montecarlo.c` (or `.py`, `lang`) on `n` ranks with `kills` (rank,
+/// where) and the launcher options `extra` (`--resilient` ...), and checks every
 /// survivor's line against the values computed here from who was alive
 /// in each round: the total of the hits, the contributors per round, the
 /// size (the world's, failed ranks included), the ring (the left
@@ -312,6 +320,7 @@ impl McKill {
 /// policy `stop`, -2 for `ignore`) and the sum of the surviving ranks of
 /// the same parity (over `MPI_Comm_split`). Returns the total.
 fn montecarlo(
+    lang: McLang,
     n: usize,
     kills: &[(usize, McKill)],
     extra: &[&str],
@@ -335,13 +344,20 @@ fn montecarlo(
         .collect();
     let specs: Vec<String> = kills.iter().map(|&(v, k)| k.spec(v)).collect();
     let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
-    let mut spec = Spec::new(n, &[]).program(program("montecarlo"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../pertinax-abi/tests/py/montecarlo.py")
+        .to_string_lossy()
+        .into_owned();
+    let mut spec = match lang {
+        McLang::C => Spec::new(n, &[]).program(program("montecarlo")),
+        McLang::Python => Spec::new(n, &[&script]).program(mpicc().with_file_name("python3")),
+    };
     for a in extra {
         spec = spec.launcher_arg(a);
     }
     let j = bounded(spec, &specs);
     let survivors = n - kills.len();
-    let what = format!("{what}: montecarlo on {n} ranks, {extra:?}, kills {specs:?}");
+    let what = format!("{what}: montecarlo ({lang:?}) on {n} ranks, {extra:?}, kills {specs:?}");
     j.expect(0, survivors, &what);
     for r in (0..n).filter(|&r| !dead(r)) {
         let left = (r + n - 1) % n;
@@ -370,10 +386,11 @@ fn montecarlo(
 /// exact result of the ranks alive in each round, ranks and size stable.
 #[test]
 fn an_unchanged_c_program_is_resilient_under_pertinax_run_resilient() {
-    let plain = montecarlo(4, &[], &[], -1, "plain");
-    let resilient = montecarlo(4, &[], &["--resilient"], -1, "fault-free");
+    let plain = montecarlo(McLang::C, 4, &[], &[], -1, "plain");
+    let resilient = montecarlo(McLang::C, 4, &[], &["--resilient"], -1, "fault-free");
     assert_eq!(plain, resilient);
     montecarlo(
+        McLang::C,
         4,
         &[(2, McKill::Allreduce(3))],
         &["--resilient"],
@@ -381,6 +398,7 @@ fn an_unchanged_c_program_is_resilient_under_pertinax_run_resilient() {
         "one kill",
     );
     montecarlo(
+        McLang::C,
         5,
         &[(1, McKill::Allreduce(2)), (3, McKill::Allreduce(5))],
         &["--resilient"],
@@ -388,14 +406,23 @@ fn an_unchanged_c_program_is_resilient_under_pertinax_run_resilient() {
         "two kills",
     );
     montecarlo(
+        McLang::C,
         4,
         &[(0, McKill::Allreduce(1))],
         &["--resilient"],
         -1,
         "rank 0",
     );
-    montecarlo(4, &[(1, McKill::Sendrecv)], &["--resilient"], -1, "ring");
     montecarlo(
+        McLang::C,
+        4,
+        &[(1, McKill::Sendrecv)],
+        &["--resilient"],
+        -1,
+        "ring",
+    );
+    montecarlo(
+        McLang::C,
         4,
         &[(1, McKill::Sendrecv)],
         &["--resilient", "--resilient-policy", "recv=ignore"],
@@ -404,6 +431,7 @@ fn an_unchanged_c_program_is_resilient_under_pertinax_run_resilient() {
     );
     // Legio's hierarchical mode, with a hierarchy at 5 ranks.
     montecarlo(
+        McLang::C,
         5,
         &[(2, McKill::Allreduce(3))],
         &[
@@ -415,6 +443,39 @@ fn an_unchanged_c_program_is_resilient_under_pertinax_run_resilient() {
         ],
         -1,
         "hier",
+    );
+}
+
+/// The same Monte Carlo program in Python through the mpi4py wheel
+/// (`tests/py/montecarlo.py`), unchanged, under `pertinax run
+/// --resilient`: fault-free equal to the plain run, and the exact
+/// survivors' result with one and two ranks killed (in an `MPI_Allreduce`
+/// and in the ring's `MPI_Sendrecv`, whose failed source is an
+/// `MPI.Exception` of class `MPIX_ERR_PROC_FAILED`).
+#[test]
+fn an_unchanged_mpi4py_program_is_resilient_under_pertinax_run_resilient() {
+    let _ = abi_dir();
+    let py = McLang::Python;
+    let plain = montecarlo(py, 3, &[], &[], -1, "plain");
+    assert_eq!(
+        plain,
+        montecarlo(py, 3, &[], &["--resilient"], -1, "fault-free")
+    );
+    montecarlo(
+        py,
+        4,
+        &[(2, McKill::Allreduce(3))],
+        &["--resilient"],
+        -1,
+        "one kill",
+    );
+    montecarlo(
+        py,
+        5,
+        &[(0, McKill::Allreduce(6)), (3, McKill::Sendrecv)],
+        &["--resilient"],
+        -1,
+        "two kills",
     );
 }
 
@@ -466,7 +527,14 @@ fn an_unchanged_c_program_survives_a_seeded_resilient_campaign() {
             &["--resilient"]
         };
         let what = format!("seed {seed}");
-        montecarlo(n, &kills, extra, if ignore { -2 } else { -1 }, &what);
+        montecarlo(
+            McLang::C,
+            n,
+            &kills,
+            extra,
+            if ignore { -2 } else { -1 },
+            &what,
+        );
         killed += kills.len();
     }
     eprintln!("c resilient campaign: {runs} jobs, {killed} ranks killed, 0 hangs, 0 wrong answers");
