@@ -472,7 +472,8 @@ pub(crate) fn done<E: Class>(r: Result<Outcome, E>) -> Result<(), c_int> {
 /// Runs `$body` with `$c` bound to the communicator of handle `$h`: the
 /// resilient one (a `&dyn Communicator<Error = pertinax_resilient::Error>`)
 /// when `pertinax run --resilient` made it one, else the plain one
-/// (`p2p::comm_of`, whose `MPI_ERR_COMM` the enclosing closure returns).
+/// (`p2p::entry_comm`, whose `MPI_ERR_COMM` the enclosing closure
+/// returns).
 /// The body is compiled for each: the plain path is today's.
 #[macro_export]
 #[doc(hidden)]
@@ -480,7 +481,9 @@ macro_rules! on_comm {
     ($h:expr, |$c:ident| $body:block) => {
         match $crate::resilient::lookup($h) {
             None => {
-                let $c = &$crate::p2p::comm_of($h)?;
+                // Not resilient: the entry's communicator, without
+                // `comm_of`'s second test of the switch.
+                let $c = &$crate::p2p::entry_comm($h)?;
                 $body
             }
             Some(r) => {
