@@ -91,7 +91,7 @@ pub(crate) fn source(c: &Comm, src: c_int) -> Result<(), c_int> {
     }
 }
 
-fn in_range(c: &Comm, r: c_int) -> bool {
+fn in_range<C: Communicator + ?Sized>(c: &C, r: c_int) -> bool {
     usize::try_from(r).is_ok_and(|r| r < Communicator::size(c))
 }
 
@@ -114,7 +114,7 @@ pub(crate) fn recv_tag(tag: c_int) -> Result<(), c_int> {
 }
 
 /// A collective's root: a rank of `c` (`MPI_ERR_ROOT`).
-pub(crate) fn root(c: &Comm, root: c_int) -> Result<Rank, c_int> {
+pub(crate) fn root<C: Communicator + ?Sized>(c: &C, root: c_int) -> Result<Rank, c_int> {
     if in_range(c, root) {
         Ok(Rank(root))
     } else {

@@ -10,19 +10,22 @@ use pertinax::{Communicator, Rank};
 
 use crate::consts::*;
 use crate::datatype::{count_of, usable, RecvBuf, SendBuf};
-use crate::errors::code_of;
-use crate::p2p::{call, comm_of};
+use crate::p2p::call;
 use crate::reduce::operation as reduction;
 
 pub(crate) fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
-pub(crate) fn done(r: pertinax::Result<pertinax::Outcome>) -> Result<(), c_int> {
-    r.map(drop).map_err(|e| code_of(&e))
+/// A collective's result as the call's (the plain communicator's errors,
+/// or the resilient one's: see `resilient::Class`).
+pub(crate) fn done<E: crate::resilient::Class>(
+    r: Result<pertinax::Outcome, E>,
+) -> Result<(), c_int> {
+    crate::resilient::done(r)
 }
 
-pub(crate) fn root_of(c: &pertinax::Comm, root: c_int) -> Result<Rank, c_int> {
+pub(crate) fn root_of<C: Communicator + ?Sized>(c: &C, root: c_int) -> Result<Rank, c_int> {
     crate::check::root(c, root)
 }
 
@@ -30,7 +33,7 @@ crate::mpi! {
     /// `MPI_Barrier`.
     fn PMPI_Barrier(comm: c_int) -> c_int as MPI_Barrier {
         if let Some(rc) = crate::inter::barrier(comm) { return rc; }
-        call(comm, "MPI_Barrier", || done(Communicator::barrier(&comm_of(comm)?)))
+        call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(Communicator::barrier(c)) }))
     }
 }
 
@@ -39,9 +42,9 @@ crate::mpi! {
     fn PMPI_Bcast(buf: *mut c_void, count: c_int, ty: c_int, root: c_int, comm: c_int) -> c_int as MPI_Bcast {
         if let Some(rc) = crate::inter::bcast(buf, count, ty, root, comm) { return rc; }
         call(comm, "MPI_Bcast", || {
-            let c = comm_of(comm)?;
+            crate::on_comm!(comm, |c| {
             let t = usable(ty)?;
-            let root = root_of(&c, root)?;
+            let root = root_of(c, root)?;
             // SAFETY: MPI's contract: `buf` holds `count` elements.
             let mut data = unsafe { RecvBuf::new(buf, count_of(count)?, &t) }?;
             if c.rank() == root {
@@ -50,6 +53,7 @@ crate::mpi! {
             done(c.bcast_bytes(data.bytes_mut(), root))?;
             data.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }
@@ -78,11 +82,11 @@ crate::mpi! {
     fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, root: c_int, comm: c_int) -> c_int as MPI_Reduce {
         if let Some(rc) = crate::inter::reduce(sendbuf, recvbuf, count, ty, op, root, comm) { return rc; }
         call(comm, "MPI_Reduce", || {
-            let c = comm_of(comm)?;
+            crate::on_comm!(comm, |c| {
             let t = usable(ty)?;
             let n = count_of(count)?;
             let op = reduction(op, ty)?;
-            let root = root_of(&c, root)?;
+            let root = root_of(c, root)?;
             let at_root = c.rank() == root;
             // SAFETY: MPI's contract: at the root `recvbuf` holds `count`
             // elements; `sendbuf` does unless it is MPI_IN_PLACE.
@@ -97,6 +101,7 @@ crate::mpi! {
             done(c.reduce_bytes(send.bytes(), recv.bytes_mut(), &op, root))?;
             recv.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }
@@ -106,7 +111,7 @@ crate::mpi! {
     fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Allreduce {
         if let Some(rc) = crate::inter::allreduce(sendbuf, recvbuf, count, ty, op, comm) { return rc; }
         call(comm, "MPI_Allreduce", || {
-            let c = comm_of(comm)?;
+            crate::on_comm!(comm, |c| {
             let t = usable(ty)?;
             let n = count_of(count)?;
             let op = reduction(op, ty)?;
@@ -118,6 +123,7 @@ crate::mpi! {
             done(c.allreduce_bytes(send.bytes(), recv.bytes_mut(), &op))?;
             recv.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }
@@ -134,8 +140,8 @@ crate::mpi! {
     fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) -> c_int as MPI_Gather {
         if let Some(rc) = crate::inter::rooted(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) { return rc; }
         call(comm, "MPI_Gather", || {
-            let c = comm_of(comm)?;
-            let root = root_of(&c, root)?;
+            crate::on_comm!(comm, |c| {
+            let root = root_of(c, root)?;
             let at_root = c.rank() == root;
             let n = c.size();
             let mut recv = if at_root {
@@ -157,6 +163,7 @@ crate::mpi! {
             done(c.gather_bytes(send.bytes(), recv.bytes_mut(), root))?;
             recv.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }
@@ -166,8 +173,8 @@ crate::mpi! {
     fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) -> c_int as MPI_Scatter {
         if let Some(rc) = crate::inter::rooted(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) { return rc; }
         call(comm, "MPI_Scatter", || {
-            let c = comm_of(comm)?;
-            let root = root_of(&c, root)?;
+            crate::on_comm!(comm, |c| {
+            let root = root_of(c, root)?;
             let at_root = c.rank() == root;
             let n = c.size();
             let send = if at_root {
@@ -189,6 +196,7 @@ crate::mpi! {
             done(c.scatter_bytes(send.bytes(), recv.bytes_mut(), root))?;
             recv.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }
@@ -198,7 +206,7 @@ crate::mpi! {
     fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) -> c_int as MPI_Allgather {
         if let Some(rc) = crate::inter::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) { return rc; }
         call(comm, "MPI_Allgather", || {
-            let c = comm_of(comm)?;
+            crate::on_comm!(comm, |c| {
             let n = c.size();
             let rt = usable(recvtype)?;
             let k = count_of(recvcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
@@ -214,6 +222,7 @@ crate::mpi! {
             done(c.allgather_bytes(send.bytes(), recv.bytes_mut()))?;
             recv.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }
@@ -223,7 +232,7 @@ crate::mpi! {
     fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) -> c_int as MPI_Alltoall {
         if let Some(rc) = crate::inter::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) { return rc; }
         call(comm, "MPI_Alltoall", || {
-            let c = comm_of(comm)?;
+            crate::on_comm!(comm, |c| {
             let n = c.size();
             let rt = usable(recvtype)?;
             let k = count_of(recvcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
@@ -240,6 +249,7 @@ crate::mpi! {
             done(c.alltoall_bytes(send.bytes(), recv.bytes_mut()))?;
             recv.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }

@@ -15,6 +15,7 @@ use crate::state;
 crate::mpi! {
     /// `MPI_Comm_rank`.
     fn PMPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int as MPI_Comm_rank {
+        if let Some(rc) = crate::resilient::rank_size(comm, rank, false) { return rc; }
         match comm_of(comm) {
             // SAFETY: MPI's contract: null or writable.
             Ok(c) => unsafe { put(rank, c.rank().0, comm, "MPI_Comm_rank") },
@@ -26,6 +27,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Comm_size`.
     fn PMPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int as MPI_Comm_size {
+        if let Some(rc) = crate::resilient::rank_size(comm, size, true) { return rc; }
         match comm_of(comm) {
             // SAFETY: MPI's contract: null or writable.
             Ok(c) => unsafe { put(size, c.size() as c_int, comm, "MPI_Comm_size") },
@@ -92,6 +94,7 @@ crate::mpi! {
     /// `MPI_Comm_dup`: uniform under failures (see `uniform`).
     fn PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_dup {
         if let Some(rc) = crate::inter::dup(comm, newcomm) { return rc; }
+        if let Some(rc) = crate::resilient::dup(comm, newcomm) { return rc; }
         call(comm, "MPI_Comm_dup", || {
             let c = comm_of(comm)?;
             let d = uniform(&c, c.dup().map(Some).map_err(|e| code_of(&e)))?;
@@ -110,6 +113,7 @@ crate::mpi! {
     /// `MPI_Comm_dup`.
     fn PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_split {
         if let Some(rc) = crate::inter::split(comm, color, key, newcomm) { return rc; }
+        if let Some(rc) = crate::resilient::split(comm, color, key, newcomm) { return rc; }
         call(comm, "MPI_Comm_split", || {
             let color = match color {
                 MPI_UNDEFINED => None,
@@ -146,6 +150,9 @@ crate::mpi! {
         };
         // SAFETY: checked non-null.
         unsafe { *comm = MPI_COMM_NULL };
+        // A resilient one's is dropped (local); its entry's `comm` is its
+        // own duplicate of MPI_COMM_SELF.
+        crate::resilient::forget(h);
         match e.comm.free() {
             Ok(()) => MPI_SUCCESS,
             Err(err) => raise(MPI_COMM_WORLD, "MPI_Comm_free", code_of(&err)),
@@ -191,7 +198,7 @@ crate::mpi! {
     /// `MPI_HOST`, `MPI_IO`, `MPI_LASTUSEDCODE`) and of user keyvals.
     fn PMPI_Comm_get_attr(comm: c_int, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int as MPI_Comm_get_attr {
         call(comm, "MPI_Comm_get_attr", || {
-            let c = comm_of(comm)?;
+            let c = crate::p2p::entry_comm(comm)?;
             if value.is_null() || flag.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -199,7 +206,7 @@ crate::mpi! {
                 MPI_TAG_UB => &TAG_UB,
                 MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL,
                 MPI_UNIVERSE_SIZE => {
-                    let world = comm_of(MPI_COMM_WORLD).map_or(c.size(), |w| w.size());
+                    let world = crate::p2p::entry_comm(MPI_COMM_WORLD).map_or(c.size(), |w| w.size());
                     UNIVERSE_SIZE.store(world as i32, std::sync::atomic::Ordering::Relaxed);
                     UNIVERSE_SIZE.as_ptr()
                 }
@@ -340,7 +347,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Comm_test_inter`.
     fn PMPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c_int as MPI_Comm_test_inter {
-        match comm_of(comm) {
+        match crate::p2p::entry_comm(comm) {
             // SAFETY: MPI's contract for `flag`.
             Ok(c) => unsafe { put(flag, c_int::from(c.is_inter()), comm, "MPI_Comm_test_inter") },
             Err(code) => raise(MPI_COMM_WORLD, "MPI_Comm_test_inter", code),

@@ -23,6 +23,13 @@ fn start(what: &str) -> c_int {
             return MPI_ERR_OTHER;
         }
     };
+    let resilient = match crate::resilient::start(&universe) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("pertinax MPI: {what}: {e}");
+            return MPI_ERR_OTHER;
+        }
+    };
     let world = universe.world().clone();
     let me = universe.self_comm().clone();
     let mut s = State {
@@ -45,6 +52,9 @@ fn start(what: &str) -> c_int {
         }));
     }
     state::install(s);
+    if let Some(w) = resilient {
+        crate::resilient::install(w);
+    }
     let _ = MAIN.set(std::thread::current().id());
     let _ = clock();
     INITIALIZED.store(true, Ordering::SeqCst);
@@ -117,6 +127,8 @@ crate::mpi! {
         // MPI: `MPI_COMM_SELF`'s attributes are deleted first, as if it
         // were freed (libraries hook their clean-up there).
         let _ = crate::comm::delete_attrs(MPI_COMM_SELF);
+        // A resilient world ends collectively (over the survivors).
+        let ended = crate::resilient::finish();
         let Some(s) = state::take() else {
             return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
         };
@@ -128,6 +140,9 @@ crate::mpi! {
         }
         for e in comms.into_iter().skip(2).flatten() {
             let _ = e.comm.free();
+        }
+        if let Err(code) = ended {
+            eprintln!("pertinax MPI: MPI_Finalize: the resilient world's end: error class {code}");
         }
         match universe.finalize() {
             Ok(()) => MPI_SUCCESS,

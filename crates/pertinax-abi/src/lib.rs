@@ -28,6 +28,8 @@
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
 //!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
 //!   `MPI_Comm_call_errhandler`, status conversions).
+//! - `resilient`: `pertinax run --resilient` for unchanged programs: the
+//!   world and the communicators made from it are `pertinax-resilient`'s.
 //! - `unsupported`: every other function `libmpi.so.12` exports, generated
 //!   by `gen/unsupported.py`; each returns `MPI_ERR_UNSUPPORTED_OPERATION`
 //!   through the communicator's error handler.
@@ -124,6 +126,7 @@ pub mod p2p;
 pub mod persist;
 pub mod reduce;
 pub mod requests;
+mod resilient;
 pub mod spawn;
 pub mod status;
 pub mod topo;

@@ -17,6 +17,17 @@ use crate::state::{self, ReqEntry};
 
 /// The communicator of handle `comm`, or `MPI_ERR_COMM`.
 pub(crate) fn comm_of(comm: c_int) -> Result<Comm, c_int> {
+    // `pertinax run --resilient`: the calls without a resilient form
+    // refuse a resilient communicator.
+    if crate::resilient::refused(comm) {
+        return Err(MPI_ERR_UNSUPPORTED_OPERATION);
+    }
+    entry_comm(comm)
+}
+
+/// The plain communicator of handle `comm`'s entry, resilient or not (for
+/// the calls that only read it: attributes, `MPI_Comm_test_inter`).
+pub(crate) fn entry_comm(comm: c_int) -> Result<Comm, c_int> {
     state::with(|s| s.comm(comm)).flatten().ok_or(MPI_ERR_COMM)
 }
 
@@ -104,6 +115,7 @@ pub(crate) unsafe fn slice<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
 crate::mpi! {
     /// `MPI_Send` (standard mode).
     fn PMPI_Send(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Send {
+        if let Some(rc) = crate::resilient::send(buf, count, ty, dest, tag, comm) { return rc; }
         call(comm, "MPI_Send", || {
             let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
             if dest == MPI_PROC_NULL {
@@ -119,6 +131,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Recv`.
     fn PMPI_Recv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Recv {
+        if let Some(rc) = crate::resilient::recv(buf, count, ty, src, tag, comm, st) { return rc; }
         call(comm, "MPI_Recv", || {
             let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;
             if src == MPI_PROC_NULL {
@@ -148,6 +161,7 @@ crate::mpi! {
     fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int,
         recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, src: c_int, recvtag: c_int,
         comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Sendrecv {
+        if let Some(rc) = crate::resilient::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, src, recvtag, comm, st) { return rc; }
         let checked = check::send(sendbuf, sendcount, sendtype, dest, sendtag, comm)
             .and_then(|_| check::recv(recvbuf, recvcount, recvtype, src, recvtag, comm));
         if let Err(code) = checked {
@@ -170,6 +184,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Probe`.
     fn PMPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Probe {
+        if let Some(rc) = crate::resilient::probe(src, tag, comm, std::ptr::null_mut(), st, true) { return rc; }
         call(comm, "MPI_Probe", || {
             let c = check::probe(src, tag, comm)?;
             if src == MPI_PROC_NULL {
@@ -193,6 +208,7 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Iprobe`.
     fn PMPI_Iprobe(src: c_int, tag: c_int, comm: c_int, flag: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Iprobe {
+        if let Some(rc) = crate::resilient::probe(src, tag, comm, flag, st, false) { return rc; }
         call(comm, "MPI_Iprobe", || {
             let c = check::probe(src, tag, comm)?;
             if flag.is_null() {

@@ -11,7 +11,7 @@ use crate::coll::{done, in_place, operand};
 use crate::consts::*;
 use crate::datatype::{count_of, layout, pack, reduction, unpack, usable, RecvBuf, SendBuf};
 use crate::errors::{code_of, raise};
-use crate::p2p::{call, comm_of};
+use crate::p2p::call;
 
 /// `void f(void *in, void *inout, int *len, MPI_Datatype *type)`:
 /// `inout[i] = in[i] op inout[i]`.
@@ -166,7 +166,7 @@ crate::mpi! {
     /// `MPI_Scan` (`MPI_IN_PLACE` too).
     fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Scan {
         call(comm, "MPI_Scan", || {
-            let c = comm_of(comm)?;
+            crate::on_comm!(comm, |c| {
             let t = usable(ty)?;
             let n = count_of(count)?;
             let o = operation(op, ty)?;
@@ -178,6 +178,7 @@ crate::mpi! {
             done(c.scan_bytes(send.bytes(), recv.bytes_mut(), &o))?;
             recv.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }
@@ -186,7 +187,7 @@ crate::mpi! {
     /// `MPI_Exscan` (`MPI_IN_PLACE` too; rank 0's buffer is untouched).
     fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Exscan {
         call(comm, "MPI_Exscan", || {
-            let c = comm_of(comm)?;
+            crate::on_comm!(comm, |c| {
             let t = usable(ty)?;
             let n = count_of(count)?;
             let o = operation(op, ty)?;
@@ -199,6 +200,7 @@ crate::mpi! {
             done(c.exscan_bytes(send.bytes(), recv.bytes_mut(), &o))?;
             recv.finish(usize::MAX);
             Ok(())
+            })
         })
     }
 }
@@ -215,44 +217,45 @@ unsafe fn reduce_scatter(
     op: c_int,
     comm: c_int,
 ) -> Result<(), c_int> {
-    let c = comm_of(comm)?;
-    let t = usable(ty)?;
-    let o = operation(op, ty)?;
-    let total: usize = counts.iter().sum();
-    let me = c.rank().0 as usize;
-    let mine = counts.get(me).copied().unwrap_or(0);
-    // The counts in the operation's elements (a derived type's base
-    // elements).
-    let per = t.size() / o.elem_size().max(1);
-    let scaled: Vec<usize> = counts.iter().map(|k| k * per).collect();
-    if in_place(sendbuf) {
-        // SAFETY: MPI's contract: with MPI_IN_PLACE, `recvbuf` holds the
-        // whole input and gets this rank's part at its start.
-        let input = unsafe { RecvBuf::new(recvbuf, total, &t) }?.current();
-        // SAFETY: as above.
-        let mut recv = unsafe { RecvBuf::new(recvbuf, mine, &t) }?;
-        done(c.reduce_scatter_bytes(&input, recv.bytes_mut(), &scaled, &o))?;
+    crate::on_comm!(comm, |c| {
+        let t = usable(ty)?;
+        let o = operation(op, ty)?;
+        let total: usize = counts.iter().sum();
+        let me = c.rank().0 as usize;
+        let mine = counts.get(me).copied().unwrap_or(0);
+        // The counts in the operation's elements (a derived type's base
+        // elements).
+        let per = t.size() / o.elem_size().max(1);
+        let scaled: Vec<usize> = counts.iter().map(|k| k * per).collect();
+        if in_place(sendbuf) {
+            // SAFETY: MPI's contract: with MPI_IN_PLACE, `recvbuf` holds the
+            // whole input and gets this rank's part at its start.
+            let input = unsafe { RecvBuf::new(recvbuf, total, &t) }?.current();
+            // SAFETY: as above.
+            let mut recv = unsafe { RecvBuf::new(recvbuf, mine, &t) }?;
+            done(c.reduce_scatter_bytes(&input, recv.bytes_mut(), &scaled, &o))?;
+            recv.finish(usize::MAX);
+            return Ok(());
+        }
+        // SAFETY: MPI's contract: `sendbuf` holds every part, `recvbuf` this
+        // rank's.
+        let (send, mut recv) = unsafe {
+            (
+                SendBuf::new(sendbuf, total, &t)?,
+                RecvBuf::new(recvbuf, mine, &t)?,
+            )
+        };
+        done(c.reduce_scatter_bytes(send.bytes(), recv.bytes_mut(), &scaled, &o))?;
         recv.finish(usize::MAX);
-        return Ok(());
-    }
-    // SAFETY: MPI's contract: `sendbuf` holds every part, `recvbuf` this
-    // rank's.
-    let (send, mut recv) = unsafe {
-        (
-            SendBuf::new(sendbuf, total, &t)?,
-            RecvBuf::new(recvbuf, mine, &t)?,
-        )
-    };
-    done(c.reduce_scatter_bytes(send.bytes(), recv.bytes_mut(), &scaled, &o))?;
-    recv.finish(usize::MAX);
-    Ok(())
+        Ok(())
+    })
 }
 
 crate::mpi! {
     /// `MPI_Reduce_scatter_block`.
     fn PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Reduce_scatter_block {
         call(comm, "MPI_Reduce_scatter_block", || {
-            let n = comm_of(comm)?.size();
+            let n = crate::on_comm!(comm, |c| { c.size() });
             let k = usize::try_from(count).map_err(|_| MPI_ERR_COUNT)?;
             // SAFETY: MPI's contract, forwarded.
             unsafe { reduce_scatter(sendbuf, recvbuf, &vec![k; n], ty, op, comm) }
@@ -264,7 +267,7 @@ crate::mpi! {
     /// `MPI_Reduce_scatter`.
     fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, counts: *const c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Reduce_scatter {
         call(comm, "MPI_Reduce_scatter", || {
-            let n = comm_of(comm)?.size();
+            let n = crate::on_comm!(comm, |c| { c.size() });
             if counts.is_null() {
                 return Err(MPI_ERR_ARG);
             }

@@ -12,7 +12,7 @@ use crate::coll::{done, in_place};
 use crate::consts::*;
 use crate::datatype::{usable, RecvBuf, SendBuf, Ty};
 use crate::large::MPI_Count;
-use crate::p2p::{call, comm_of};
+use crate::p2p::call;
 use crate::MPI_Aint;
 
 /// `n` non-negative values of a C array as `usize`s.
@@ -145,29 +145,30 @@ unsafe fn gatherv(
     root: c_int,
     comm: c_int,
 ) -> Result<(), c_int> {
-    let c = comm_of(comm)?;
-    crate::check::root(&c, root)?;
-    let at_root = c.rank().0 == root;
-    let (counts, displs) = counts.unwrap_or_default();
-    let (mut recv, pd, e, counts) = if at_root {
-        let rt = usable(recvtype)?;
-        // SAFETY: MPI's contract: at the root `recvbuf` spans the counts.
-        let (r, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
-        (r, pd, elem(&rt), moved(counts, &rt))
-    } else {
-        (RecvBuf::empty(), displs, 1, counts)
-    };
-    let send = if at_root && in_place(sendbuf) {
-        let me = root as usize;
-        own(&recv, pd[me], counts[me], e)
-    } else {
-        let st = usable(sendtype)?;
-        // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
-        unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
-    };
-    done(c.gatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e, Rank(root)))?;
-    recv.finish(usize::MAX);
-    Ok(())
+    crate::on_comm!(comm, |c| {
+        crate::check::root(c, root)?;
+        let at_root = c.rank().0 == root;
+        let (counts, displs) = counts.unwrap_or_default();
+        let (mut recv, pd, e, counts) = if at_root {
+            let rt = usable(recvtype)?;
+            // SAFETY: MPI's contract: at the root `recvbuf` spans the counts.
+            let (r, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
+            (r, pd, elem(&rt), moved(counts, &rt))
+        } else {
+            (RecvBuf::empty(), displs, 1, counts)
+        };
+        let send = if at_root && in_place(sendbuf) {
+            let me = root as usize;
+            own(&recv, pd[me], counts[me], e)
+        } else {
+            let st = usable(sendtype)?;
+            // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
+            unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
+        };
+        done(c.gatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e, Rank(root)))?;
+        recv.finish(usize::MAX);
+        Ok(())
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -181,29 +182,30 @@ unsafe fn scatterv(
     root: c_int,
     comm: c_int,
 ) -> Result<(), c_int> {
-    let c = comm_of(comm)?;
-    crate::check::root(&c, root)?;
-    let at_root = c.rank().0 == root;
-    let (counts, displs) = counts.unwrap_or_default();
-    let (send, pd, e, counts) = if at_root {
-        let st = usable(sendtype)?;
-        // SAFETY: MPI's contract: at the root `sendbuf` spans the counts.
-        let (b, pd) = unsafe { v_send(sendbuf, &counts, &displs, &st) }?;
-        (b, pd, elem(&st), moved(counts, &st))
-    } else {
-        (SendBuf::from_vec(Vec::new()), displs, 1, counts)
-    };
-    if at_root && in_place(recvbuf) {
-        let mut scratch = vec![0u8; counts[root as usize] * e];
-        return done(c.scatterv_bytes(send.bytes(), &counts, &pd, &mut scratch, e, Rank(root)));
-    }
-    let rt = usable(recvtype)?;
-    // SAFETY: MPI's contract: `recvbuf` holds `recvcount` elements.
-    let mut recv = unsafe { RecvBuf::new(recvbuf, recvcount, &rt) }?;
-    let e = if at_root { e } else { elem(&rt) };
-    done(c.scatterv_bytes(send.bytes(), &counts, &pd, recv.bytes_mut(), e, Rank(root)))?;
-    recv.finish(usize::MAX);
-    Ok(())
+    crate::on_comm!(comm, |c| {
+        crate::check::root(c, root)?;
+        let at_root = c.rank().0 == root;
+        let (counts, displs) = counts.unwrap_or_default();
+        let (send, pd, e, counts) = if at_root {
+            let st = usable(sendtype)?;
+            // SAFETY: MPI's contract: at the root `sendbuf` spans the counts.
+            let (b, pd) = unsafe { v_send(sendbuf, &counts, &displs, &st) }?;
+            (b, pd, elem(&st), moved(counts, &st))
+        } else {
+            (SendBuf::from_vec(Vec::new()), displs, 1, counts)
+        };
+        if at_root && in_place(recvbuf) {
+            let mut scratch = vec![0u8; counts[root as usize] * e];
+            return done(c.scatterv_bytes(send.bytes(), &counts, &pd, &mut scratch, e, Rank(root)));
+        }
+        let rt = usable(recvtype)?;
+        // SAFETY: MPI's contract: `recvbuf` holds `recvcount` elements.
+        let mut recv = unsafe { RecvBuf::new(recvbuf, recvcount, &rt) }?;
+        let e = if at_root { e } else { elem(&rt) };
+        done(c.scatterv_bytes(send.bytes(), &counts, &pd, recv.bytes_mut(), e, Rank(root)))?;
+        recv.finish(usize::MAX);
+        Ok(())
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -217,23 +219,24 @@ unsafe fn allgatherv(
     recvtype: c_int,
     comm: c_int,
 ) -> Result<(), c_int> {
-    let c = comm_of(comm)?;
-    let rt = usable(recvtype)?;
-    let e = elem(&rt);
-    // SAFETY: MPI's contract: `recvbuf` spans the counts.
-    let (mut recv, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
-    let counts = moved(counts, &rt);
-    let send = if in_place(sendbuf) {
-        let me = c.rank().0 as usize;
-        own(&recv, pd[me], counts[me], e)
-    } else {
-        let st = usable(sendtype)?;
-        // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
-        unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
-    };
-    done(c.allgatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e))?;
-    recv.finish(usize::MAX);
-    Ok(())
+    crate::on_comm!(comm, |c| {
+        let rt = usable(recvtype)?;
+        let e = elem(&rt);
+        // SAFETY: MPI's contract: `recvbuf` spans the counts.
+        let (mut recv, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
+        let counts = moved(counts, &rt);
+        let send = if in_place(sendbuf) {
+            let me = c.rank().0 as usize;
+            own(&recv, pd[me], counts[me], e)
+        } else {
+            let st = usable(sendtype)?;
+            // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
+            unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
+        };
+        done(c.allgatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e))?;
+        recv.finish(usize::MAX);
+        Ok(())
+    })
 }
 
 /// Counts and displacements in bytes.
@@ -256,35 +259,36 @@ unsafe fn alltoallv(
     recvtype: c_int,
     comm: c_int,
 ) -> Result<(), c_int> {
-    let c = comm_of(comm)?;
-    let rt = usable(recvtype)?;
-    // SAFETY: MPI's contract: `recvbuf` spans the receive counts.
-    let (mut recv, rpd) = unsafe { v_recv(recvbuf, &rcounts, &rdispls, &rt) }?;
-    // Counts and displacements in bytes: the two sides' types may differ.
-    let (rc, rd) = in_bytes(&rcounts, &rpd, rt.size());
-    if in_place(sendbuf) {
-        let own = recv.current();
-        done(c.alltoallv_bytes(&own, &rc, &rd, recv.bytes_mut(), &rc, &rd, 1))?;
+    crate::on_comm!(comm, |c| {
+        let rt = usable(recvtype)?;
+        // SAFETY: MPI's contract: `recvbuf` spans the receive counts.
+        let (mut recv, rpd) = unsafe { v_recv(recvbuf, &rcounts, &rdispls, &rt) }?;
+        // Counts and displacements in bytes: the two sides' types may differ.
+        let (rc, rd) = in_bytes(&rcounts, &rpd, rt.size());
+        if in_place(sendbuf) {
+            let own = recv.current();
+            done(c.alltoallv_bytes(&own, &rc, &rd, recv.bytes_mut(), &rc, &rd, 1))?;
+            recv.finish(usize::MAX);
+            return Ok(());
+        }
+        let st = usable(sendtype)?;
+        // SAFETY: MPI's contract: `sendbuf` spans the send counts.
+        let (send, spd) = unsafe { v_send(sendbuf, &scounts, &sdispls, &st) }?;
+        let (sc, sd) = in_bytes(&scounts, &spd, st.size());
+        done(c.alltoallv_bytes(send.bytes(), &sc, &sd, recv.bytes_mut(), &rc, &rd, 1))?;
         recv.finish(usize::MAX);
-        return Ok(());
-    }
-    let st = usable(sendtype)?;
-    // SAFETY: MPI's contract: `sendbuf` spans the send counts.
-    let (send, spd) = unsafe { v_send(sendbuf, &scounts, &sdispls, &st) }?;
-    let (sc, sd) = in_bytes(&scounts, &spd, st.size());
-    done(c.alltoallv_bytes(send.bytes(), &sc, &sd, recv.bytes_mut(), &rc, &rd, 1))?;
-    recv.finish(usize::MAX);
-    Ok(())
+        Ok(())
+    })
 }
 
 /// The communicator's size, for the length of the count arrays.
 fn size(comm: c_int) -> Result<usize, c_int> {
-    comm_of(comm).map(|c| c.size())
+    crate::on_comm!(comm, |c| { Ok(c.size()) })
 }
 
 /// Whether this process is `root` of `comm`.
 fn is_root(comm: c_int, root: c_int) -> Result<bool, c_int> {
-    comm_of(comm).map(|c| c.rank().0 == root)
+    crate::on_comm!(comm, |c| { Ok(c.rank().0 == root) })
 }
 
 macro_rules! v_forms {

@@ -1,0 +1,66 @@
+/* pertinax-abi: the limits of `pertinax run --resilient` for unchanged
+ * programs (run by c_abi.rs with --resilient only). On the resilient
+ * MPI_COMM_WORLD (and a duplicate) the calls without a resilient form
+ * return MPI_ERR_UNSUPPORTED_OPERATION through the error handler (never
+ * a plain operation): non-blocking point-to-point and collectives, the
+ * v-collectives and scans pertinax-resilient does not repair yet,
+ * MPI_Comm_group. MPI_COMM_SELF stays plain and works; so do the calls
+ * that only read the communicator's entry (attributes, names, error
+ * handlers). Prints "OK resilient_limits rank=R" when all held. */
+#include <mpi.h>
+#include <stdio.h>
+
+static int bad = 0, rank = -1;
+
+static void unsupported(const char *what, int rc) {
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    if (cls != MPI_ERR_UNSUPPORTED_OPERATION) {
+        printf("FAIL resilient_limits rank=%d: %s gave class %d\n", rank, what, cls);
+        bad = 1;
+    }
+}
+
+static void works(const char *what, int rc) {
+    if (rc != MPI_SUCCESS) {
+        printf("FAIL resilient_limits rank=%d: %s gave %d\n", rank, what, rc);
+        bad = 1;
+    }
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int size = 0, x = rank, y = 0, *ub = NULL, flag = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm dup;
+    works("MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Comm comms[2] = {MPI_COMM_WORLD, dup};
+    for (int i = 0; i < 2; i++) {
+        MPI_Comm c = comms[i];
+        unsupported("MPI_Isend", MPI_Isend(&x, 1, MPI_INT, (rank + 1) % size, 0, c, &req));
+        unsupported("MPI_Irecv", MPI_Irecv(&y, 1, MPI_INT, MPI_ANY_SOURCE, 0, c, &req));
+        unsupported("MPI_Iallreduce", MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, c, &req));
+        unsupported("MPI_Scan", MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, c));
+        MPI_Group g;
+        unsupported("MPI_Comm_group", MPI_Comm_group(c, &g));
+        works("MPI_Comm_get_attr", MPI_Comm_get_attr(c, MPI_TAG_UB, &ub, &flag));
+        works("MPI_Allreduce", MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, c));
+        if (y != size * (size - 1) / 2) {
+            printf("FAIL resilient_limits rank=%d: allreduce %d\n", rank, y);
+            bad = 1;
+        }
+    }
+    if (req != MPI_REQUEST_NULL || !flag || *ub < 32767) {
+        printf("FAIL resilient_limits rank=%d: req %d flag %d\n", rank, req, flag);
+        bad = 1;
+    }
+    works("MPI_Allreduce on MPI_COMM_SELF", MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
+    works("MPI_Comm_free", MPI_Comm_free(&dup));
+    if (!bad) printf("OK resilient_limits rank=%d\n", rank);
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}
