@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use pertinax_mpi_sys::{self as sys, RecvData, SendData};
+use pertinax_mpi_sys::{self as sys, RecvData};
 
 use super::comms::shrink_live;
 use super::{agree, finalize, report, spawn};
@@ -252,28 +252,7 @@ impl Backend for Mpi {
         tag: i32,
         buf: SendBuf,
     ) -> Result<ReqKey> {
-        let comm = match self.p2p_comm(ctx) {
-            Ok(c) => c,
-            Err(e) => return Ok(self.done(Err(e))),
-        };
-        let data = match buf {
-            SendBuf::Lent(l) => SendData::Lent(l),
-            SendBuf::Part(c, r) => {
-                let bytes = c.borrow_mut().bytes().get(r).map(Box::<[u8]>::from);
-                SendData::Owned(bytes.unwrap_or_default())
-            }
-        };
-        Ok(
-            match self.start_message(data, dest_rank, tag, (comm, ctx), false) {
-                Ok(op) => self.insert(Slot::Send {
-                    op,
-                    ctx,
-                    dest_rank,
-                    forgotten: false,
-                }),
-                Err(c) => self.done(Err(error_of(c, Some(comm), Some(dest_rank)))),
-            },
-        )
+        Ok(self.start_send(dest_rank, ctx, tag, buf, false))
     }
 
     fn issend(
@@ -285,28 +264,7 @@ impl Backend for Mpi {
         tag: i32,
         buf: SendBuf,
     ) -> Result<ReqKey> {
-        let comm = match self.p2p_comm(ctx) {
-            Ok(c) => c,
-            Err(e) => return Ok(self.done(Err(e))),
-        };
-        let data = match buf {
-            SendBuf::Lent(l) => SendData::Lent(l),
-            SendBuf::Part(c, r) => {
-                let bytes = c.borrow_mut().bytes().get(r).map(Box::<[u8]>::from);
-                SendData::Owned(bytes.unwrap_or_default())
-            }
-        };
-        Ok(
-            match self.start_message(data, dest_rank, tag, (comm, ctx), true) {
-                Ok(op) => self.insert(Slot::Send {
-                    op,
-                    ctx,
-                    dest_rank,
-                    forgotten: false,
-                }),
-                Err(c) => self.done(Err(error_of(c, Some(comm), Some(dest_rank)))),
-            },
-        )
+        Ok(self.start_send(dest_rank, ctx, tag, buf, true))
     }
 
     fn irecv(&self, spec: MatchSpec, _peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey {

@@ -18,7 +18,7 @@ use std::cell::Cell;
 use pertinax_mpi_sys::{self as sys, Code, Kind, Op, RecvData, SendData};
 
 use super::{error_of, recv_error_of, Mpi, Slot};
-use crate::backend::{MatchSpec, ReqKey};
+use crate::backend::{MatchSpec, ReqKey, SendBuf};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 
@@ -117,6 +117,39 @@ impl Mpi {
         self.comm(ctx)
             .map(|(c, _)| c)
             .ok_or_else(|| self.trio(ctx).err().unwrap_or(Error::CommFreed))
+    }
+
+    /// A non-blocking send (`sync`: a synchronous one) of `buf` to
+    /// `dest_rank` on context `ctx`: its request, done at once with the
+    /// error when the send cannot start.
+    pub(super) fn start_send(
+        &self,
+        dest_rank: u32,
+        ctx: u32,
+        tag: i32,
+        buf: SendBuf,
+        sync: bool,
+    ) -> ReqKey {
+        let comm = match self.p2p_comm(ctx) {
+            Ok(c) => c,
+            Err(e) => return self.done(Err(e)),
+        };
+        let data = match buf {
+            SendBuf::Lent(l) => SendData::Lent(l),
+            SendBuf::Part(c, r) => {
+                let bytes = c.borrow_mut().bytes().get(r).map(Box::<[u8]>::from);
+                SendData::Owned(bytes.unwrap_or_default())
+            }
+        };
+        match self.start_message(data, dest_rank, tag, (comm, ctx), sync) {
+            Ok(op) => self.insert(Slot::Send {
+                op,
+                ctx,
+                dest_rank,
+                forgotten: false,
+            }),
+            Err(c) => self.done(Err(error_of(c, Some(comm), Some(dest_rank)))),
+        }
     }
 
     /// Starts sending a point-to-point message: when longer than
