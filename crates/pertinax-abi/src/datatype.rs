@@ -528,6 +528,28 @@ pub(crate) unsafe fn unpack(l: &Layout, data: &[u8], buf: *mut u8, count: usize)
     }
 }
 
+/// What `SendBuf` and `RecvBuf` share: the byte length of `segs` of `ty`
+/// at `buf` (a NULL `buf` holding data is `MPI_ERR_BUFFER`), and the
+/// byte offset of the data in `buf` when it is one contiguous run.
+fn plan<P>(
+    buf: *const P,
+    segs: &[(isize, usize)],
+    ty: &Ty,
+) -> Result<(usize, Option<isize>), c_int> {
+    let total = segs
+        .iter()
+        .try_fold(0usize, |a, &(_, n)| a.checked_add(ty.bytes(n).ok()?))
+        .ok_or(MPI_ERR_COUNT)?;
+    if total > 0 {
+        crate::check::buffer(buf.cast(), 1, ty)?;
+    }
+    let direct = match segs {
+        [(d, n)] => ty.direct(*n).map(|off| d + off),
+        _ => None,
+    };
+    Ok((total, direct))
+}
+
 /// Data to send: the program's buffer itself when its elements are
 /// contiguous, else a packed copy.
 #[derive(Debug)]
@@ -557,21 +579,13 @@ impl SendBuf {
         segs: &[(isize, usize)],
         ty: &Ty,
     ) -> Result<SendBuf, c_int> {
-        let total = segs
-            .iter()
-            .try_fold(0usize, |a, &(_, n)| a.checked_add(ty.bytes(n).ok()?))
-            .ok_or(MPI_ERR_COUNT)?;
-        if total > 0 {
-            crate::check::buffer(buf, 1, ty)?;
-        }
-        if let [(d, n)] = segs {
-            if let Some(off) = ty.direct(*n) {
-                return Ok(SendBuf {
-                    ptr: buf.cast::<u8>().wrapping_offset(d + off),
-                    len: total,
-                    owned: None,
-                });
-            }
+        let (total, direct) = plan(buf, segs, ty)?;
+        if let Some(at) = direct {
+            return Ok(SendBuf {
+                ptr: buf.cast::<u8>().wrapping_offset(at),
+                len: total,
+                owned: None,
+            });
         }
         let l = ty.layout();
         let mut out = Vec::with_capacity(total);
@@ -675,21 +689,13 @@ impl RecvBuf {
         segs: &[(isize, usize)],
         ty: &Ty,
     ) -> Result<RecvBuf, c_int> {
-        let total = segs
-            .iter()
-            .try_fold(0usize, |a, &(_, n)| a.checked_add(ty.bytes(n).ok()?))
-            .ok_or(MPI_ERR_COUNT)?;
-        if total > 0 {
-            crate::check::buffer(buf, 1, ty)?;
-        }
-        if let [(d, n)] = segs {
-            if let Some(off) = ty.direct(*n) {
-                return Ok(RecvBuf {
-                    ptr: buf.cast::<u8>().wrapping_offset(d + off),
-                    len: total,
-                    stage: None,
-                });
-            }
+        let (total, direct) = plan(buf, segs, ty)?;
+        if let Some(at) = direct {
+            return Ok(RecvBuf {
+                ptr: buf.cast::<u8>().wrapping_offset(at),
+                len: total,
+                stage: None,
+            });
         }
         let mut data = vec![0u8; total].into_boxed_slice();
         Ok(RecvBuf {
