@@ -437,7 +437,19 @@ crate::mpi! {
     fn PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, info: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_split_type {
         let _ = info;
         if comm_of(comm).is_ok_and(|c| c.is_inter()) {
-            return crate::errors::unsupported("MPI_Comm_split_type (intercommunicator)", comm);
+            // Each group splits as an intracommunicator would; the parts
+            // are joined as `MPI_Comm_split` of an intercommunicator does.
+            let color = match split_type {
+                MPI_COMM_TYPE_SHARED => 0,
+                MPI_UNDEFINED
+                | MPI_COMM_TYPE_HW_GUIDED
+                | MPI_COMM_TYPE_HW_UNGUIDED
+                | MPI_COMM_TYPE_RESOURCE_GUIDED => MPI_UNDEFINED,
+                _ => return crate::errors::raise(comm, "MPI_Comm_split_type", MPI_ERR_ARG),
+            };
+            if let Some(rc) = crate::inter::split(comm, color, key, newcomm) {
+                return rc;
+            }
         }
         call(comm, "MPI_Comm_split_type", || {
             let color = match split_type {

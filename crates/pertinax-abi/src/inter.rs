@@ -3,8 +3,10 @@
 //! `MPI_Comm_remote_size` are in `comm`), `MPI_Comm_dup` and
 //! `MPI_Comm_split` of an intercommunicator, and the collectives MPI defines on them that are
 //! implemented here: `MPI_Barrier`, `MPI_Bcast`, `MPI_Reduce`,
-//! `MPI_Gather`, `MPI_Scatter` (`MPI_ROOT`, `MPI_PROC_NULL`),
-//! `MPI_Allreduce`, `MPI_Allgather` and `MPI_Alltoall`.
+//! `MPI_Gather`, `MPI_Scatter`, `MPI_Gatherv`, `MPI_Scatterv` (`MPI_ROOT`,
+//! `MPI_PROC_NULL`), `MPI_Allreduce`, `MPI_Allgather`, `MPI_Allgatherv`,
+//! `MPI_Alltoall`, `MPI_Alltoallv`, `MPI_Reduce_scatter` and
+//! `MPI_Reduce_scatter_block`, and `MPI_Comm_split_type`.
 //!
 //! Point-to-point on an intercommunicator is pertinax's own: ranks name
 //! the remote group, a status's source is the sender's rank in its group.
@@ -21,7 +23,8 @@
 //! - barrier: a barrier of the merge;
 //! - bcast: the root sends to every remote process (point to point on the
 //!   merge), the others of its group do nothing;
-//! - gather, scatter, alltoall: one exchange on the merge
+//! - gather, scatter, alltoall and their v-forms, allgatherv: one
+//!   exchange on the merge
 //!   (`LentCollective::Neighbor`) where each process lists what it sends
 //!   to and receives from whom (nothing at `MPI_PROC_NULL`);
 //! - reduce: the remote group reduces to its rank 0, which sends the
@@ -29,16 +32,17 @@
 //! - allreduce and allgather: each group reduces (gathers) its own
 //!   contributions on its local intracommunicator, the two leaders
 //!   exchange the results, and each leader broadcasts what it received
-//!   to its group;
+//!   to its group; reduce-scatter: the same, but each leader scatters
+//!   what it received over its group;
 //! - dup: `Comm::intercomm_create` again over the shadow (the same two
 //!   groups, a new context). Attributes are not copied;
 //! - split: an allgather of colors and keys on the merge, a split of the
 //!   local group, then `Comm::intercomm_create` between the parts of the
-//!   same color (their leaders talk over the merge).
+//!   same color (their leaders talk over the merge); split_type: a split
+//!   with one color (shared memory: one node) or none (`MPI_UNDEFINED`).
 //!
 //! Every other collective on an intercommunicator (the non-blocking ones,
-//! the v- and w-forms, reduce-scatter), and `MPI_Comm_create`,
-//! `MPI_Comm_split_type` and `MPIX_Comm_shrink` of one, is
+//! the w-forms), and `MPI_Comm_create` and `MPIX_Comm_shrink` of one, is
 //! `MPI_ERR_UNSUPPORTED_OPERATION`
 //! ([`refuse`], from `p2p::call`). `MPI_Intercomm_create_from_groups` is
 //! not implemented (pertinax makes intercommunicators over a peer
@@ -127,20 +131,13 @@ fn inter_of(comm: c_int) -> Option<Comm> {
 /// Names of the collectives (and creations) that are refused on an
 /// intercommunicator: those MPI defines there and this module lacks.
 const REFUSED: &[&str] = &[
-    "MPI_Gatherv",
-    "MPI_Scatterv",
-    "MPI_Allgatherv",
-    "MPI_Alltoallv",
     "MPI_Alltoallw",
-    "MPI_Reduce_scatter",
-    "MPI_Reduce_scatter_block",
     "MPI_Ibarrier",
     "MPI_Ibcast",
     "MPI_Ireduce",
     "MPI_Iallreduce",
     "MPI_Iallgather",
     "MPI_Ialltoall",
-    "MPI_Comm_split_type",
     "MPI_Comm_create",
     "MPI_Comm_create_group",
     "MPIX_Comm_shrink",
@@ -594,4 +591,246 @@ unsafe fn slice_mut<'a>(buf: *mut c_void, len: usize) -> &'a mut [u8] {
     }
     // SAFETY: by the caller's contract.
     unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) }
+}
+
+/// The remote group's size when `comm` is an intercommunicator (the
+/// length of the v-forms' count arrays there).
+pub(crate) fn remote_size(comm: c_int) -> Option<usize> {
+    inter_of(comm).map(|c| c.remote_size())
+}
+
+/// The byte ranges of blocks of `counts[q]` packed elements of `el` bytes
+/// at `displs[q]` elements.
+fn blocks(counts: &[usize], displs: &[usize], el: usize) -> Result<Vec<Range<usize>>, c_int> {
+    counts
+        .iter()
+        .zip(displs)
+        .map(|(&c, &d)| {
+            let at = d.checked_mul(el).ok_or(MPI_ERR_COUNT)?;
+            Ok(at..at
+                .checked_add(c.checked_mul(el).ok_or(MPI_ERR_COUNT)?)
+                .ok_or(MPI_ERR_COUNT)?)
+        })
+        .collect()
+}
+
+/// How far `ranges` reach into a buffer.
+fn reach(ranges: &[Range<usize>]) -> usize {
+    ranges.iter().map(|r| r.end).max().unwrap_or(0)
+}
+
+/// The bytes of `count` packed elements of `ty`, and the element size.
+fn packed_len(count: usize, ty: c_int) -> Result<(usize, usize), c_int> {
+    let el = crate::datatype::packed_size(ty)?;
+    Ok((count.checked_mul(el).ok_or(MPI_ERR_COUNT)?, el))
+}
+
+/// `MPI_Gatherv` (`scatter` false) and `MPI_Scatterv` on an
+/// intercommunicator: at `MPI_ROOT`, `vec` is the counts and
+/// displacements per remote rank and `buf` the root's buffer; in the
+/// remote group, `buf`/`count` is the one part; nothing at
+/// `MPI_PROC_NULL`. Packed types only.
+///
+/// # Safety
+/// MPI's contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn rooted_v(
+    scatter: bool,
+    comm: c_int,
+    root: c_int,
+    root_buf: *mut c_void,
+    vec: Option<(Vec<usize>, Vec<usize>)>,
+    root_ty: c_int,
+    part: *mut c_void,
+    count: usize,
+    ty: c_int,
+) -> Result<(), c_int> {
+    let c = comm_of(comm)?;
+    check_root(&c, root)?;
+    let s = shadow(comm, &c)?;
+    match root {
+        MPI_PROC_NULL => exchange(&s, &[], &mut [], vec![], vec![]),
+        MPI_ROOT => {
+            let (counts, displs) = vec.ok_or(MPI_ERR_ARG)?;
+            let (_, el) = packed_len(0, root_ty)?;
+            let ranges = blocks(&counts, &displs, el)?;
+            let peers = (0..ranges.len()).map(|q| s.remote(q as i32));
+            let lists: Vec<_> = peers.zip(ranges.iter().cloned()).collect();
+            if scatter {
+                // SAFETY: MPI's contract: the blocks lie in the buffer.
+                let send = unsafe { slice(root_buf, reach(&ranges)) };
+                exchange(&s, send, &mut [], lists, vec![])
+            } else {
+                // SAFETY: as above.
+                let recv = unsafe { slice_mut(root_buf, reach(&ranges)) };
+                exchange(&s, &[], recv, vec![], lists)
+            }
+        }
+        r => {
+            let (len, _) = packed_len(count, ty)?;
+            if scatter {
+                // SAFETY: MPI's contract: one part.
+                let recv = unsafe { slice_mut(part, len) };
+                exchange(&s, &[], recv, vec![], vec![(s.remote(r), 0..len)])
+            } else {
+                // SAFETY: as above.
+                let send = unsafe { slice(part, len) };
+                exchange(&s, send, &mut [], vec![(s.remote(r), 0..len)], vec![])
+            }
+        }
+    }
+}
+
+/// `MPI_Allgatherv` (`sends` one part for every remote rank) and
+/// `MPI_Alltoallv` on an intercommunicator: every process sends to and
+/// receives from every remote process; counts and displacements are per
+/// remote rank. Packed types only, no `MPI_IN_PLACE`.
+///
+/// # Safety
+/// MPI's contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn all_v(
+    comm: c_int,
+    sendbuf: *const c_void,
+    send: (Vec<usize>, Vec<usize>),
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recv: (Vec<usize>, Vec<usize>),
+    recvtype: c_int,
+) -> Result<(), c_int> {
+    // In bytes, with a type per block: the w-form.
+    let bytes = |(_, displs): &(Vec<usize>, Vec<usize>), ty| {
+        let (_, el) = packed_len(0, ty)?;
+        displs
+            .iter()
+            .map(|d| d.checked_mul(el).ok_or(MPI_ERR_COUNT))
+            .collect::<Result<Vec<_>, c_int>>()
+    };
+    let (sd, rd) = (bytes(&send, sendtype)?, bytes(&recv, recvtype)?);
+    let (st, rt) = (vec![sendtype; send.0.len()], vec![recvtype; recv.0.len()]);
+    // SAFETY: the same contract, forwarded.
+    unsafe {
+        all_w(
+            comm,
+            sendbuf,
+            (&send.0, &sd, &st),
+            recvbuf,
+            (&recv.0, &rd, &rt),
+        )
+    }
+}
+
+/// `MPI_Reduce_scatter` on an intercommunicator: the reduction of the
+/// remote group's contributions (`sum(counts)` elements there, `counts`
+/// per local rank here), block `i` to local rank `i`. Each group reduces
+/// its own to its leader, the leaders swap, and each leader scatters what
+/// it got over its group. Packed types only, no `MPI_IN_PLACE`.
+///
+/// # Safety
+/// MPI's contract for the buffers.
+pub(crate) unsafe fn reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: &[usize],
+    ty: c_int,
+    op: c_int,
+    comm: c_int,
+) -> Result<(), c_int> {
+    if crate::coll::in_place(sendbuf) {
+        return Err(MPI_ERR_ARG);
+    }
+    let c = comm_of(comm)?;
+    let o = crate::reduce::operation(op, ty)?;
+    let (_, el) = packed_len(0, ty)?;
+    let total = counts
+        .iter()
+        .try_fold(0usize, |a, &k| a.checked_add(k))
+        .ok_or(MPI_ERR_COUNT)?;
+    let (len, _) = packed_len(total, ty)?;
+    let s = shadow(comm, &c)?;
+    // The remote group's total is this group's too (MPI requires the
+    // two sums to agree).
+    // SAFETY: MPI's contract: `sendbuf` holds the whole vector.
+    let send = unsafe { slice(sendbuf, len) };
+    let mut mine = vec![0u8; len];
+    s.local
+        .reduce_bytes(send, &mut mine, &o, Rank(0))
+        .map_err(|e| err(&e))?;
+    let mut theirs = vec![0u8; len];
+    if s.local.rank().0 == 0 {
+        s.merged
+            .sendrecv_bytes(
+                &mine,
+                s.remote(0),
+                Tag(TAG_LEADERS),
+                &mut theirs,
+                1,
+                Source::from(s.remote(0)),
+                TagMatch::from(Tag(TAG_LEADERS)),
+            )
+            .map_err(|e| err(&e))?;
+    }
+    let me = s.local.rank().index();
+    let (mine_len, _) = packed_len(counts.get(me).copied().unwrap_or(0), ty)?;
+    // SAFETY: MPI's contract: `recvbuf` holds this rank's block.
+    let recv = unsafe { slice_mut(recvbuf, mine_len) };
+    let bytes: Vec<usize> = counts.iter().map(|k| k * el).collect();
+    let displs: Vec<usize> = bytes
+        .iter()
+        .scan(0, |at, &b| {
+            let d = *at;
+            *at += b;
+            Some(d)
+        })
+        .collect();
+    s.local
+        .scatterv_bytes(&theirs, &bytes, &displs, recv, 1, Rank(0))
+        .map(drop)
+        .map_err(|e| err(&e))
+}
+
+/// `MPI_Alltoallw` on an intercommunicator: block `q` of each buffer is
+/// `counts[q]` elements of `types[q]` at byte displacement `displs[q]`,
+/// to and from remote rank `q`. Packed types only, no `MPI_IN_PLACE`.
+///
+/// # Safety
+/// MPI's contract for the buffers.
+#[allow(clippy::type_complexity)]
+pub(crate) unsafe fn all_w(
+    comm: c_int,
+    sendbuf: *const c_void,
+    send: (&[usize], &[usize], &[c_int]),
+    recvbuf: *mut c_void,
+    recv: (&[usize], &[usize], &[c_int]),
+) -> Result<(), c_int> {
+    if crate::coll::in_place(sendbuf) {
+        return Err(MPI_ERR_ARG);
+    }
+    let ranges = |(counts, displs, types): (&[usize], &[usize], &[c_int])| {
+        counts
+            .iter()
+            .zip(displs)
+            .zip(types)
+            .map(|((&c, &d), &t)| {
+                let (len, _) = packed_len(c, t)?;
+                Ok(d..d.checked_add(len).ok_or(MPI_ERR_COUNT)?)
+            })
+            .collect::<Result<Vec<_>, c_int>>()
+    };
+    let (sr, rr) = (ranges(send)?, ranges(recv)?);
+    let c = comm_of(comm)?;
+    let s = shadow(comm, &c)?;
+    // SAFETY: MPI's contract: the blocks lie in the buffers.
+    let (inp, out) = unsafe { (slice(sendbuf, reach(&sr)), slice_mut(recvbuf, reach(&rr))) };
+    let to = sr
+        .into_iter()
+        .enumerate()
+        .map(|(q, r)| (s.remote(q as i32), r))
+        .collect();
+    let from = rr
+        .into_iter()
+        .enumerate()
+        .map(|(q, r)| (s.remote(q as i32), r))
+        .collect();
+    exchange(&s, inp, out, to, from)
 }

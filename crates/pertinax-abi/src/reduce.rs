@@ -217,6 +217,10 @@ unsafe fn reduce_scatter(
     op: c_int,
     comm: c_int,
 ) -> Result<(), c_int> {
+    if crate::inter::remote_size(comm).is_some() {
+        // SAFETY: the same contract, forwarded.
+        return unsafe { crate::inter::reduce_scatter(sendbuf, recvbuf, counts, ty, op, comm) };
+    }
     crate::on_comm!(comm, |c| {
         let t = usable(ty)?;
         let o = operation(op, ty)?;

@@ -298,8 +298,19 @@ macro_rules! v_forms {
             #[doc = concat!("`", stringify!($g), "` (`MPI_IN_PLACE` at the root).")]
             fn $pg(sendbuf: *const c_void, sendcount: $scount, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const $cnt, displs: *const $disp, recvtype: c_int, root: c_int, comm: c_int) -> c_int as $g {
                 call(comm, stringify!($g), || {
-                    let n = size(comm)?;
                     let sc = usize::try_from(sendcount).map_err(|_| MPI_ERR_COUNT)?;
+                    if let Some(n) = crate::inter::remote_size(comm) {
+                        let counts = if root == MPI_ROOT {
+                            // SAFETY: MPI's contract: at the root the
+                            // arrays hold the remote group's size.
+                            Some(unsafe { (read(recvcounts, n)?, read(displs, n)?) })
+                        } else {
+                            None
+                        };
+                        // SAFETY: MPI's contract for the buffers.
+                        return unsafe { crate::inter::rooted_v(false, comm, root, recvbuf, counts, recvtype, sendbuf.cast_mut(), sc, sendtype) };
+                    }
+                    let n = size(comm)?;
                     let counts = if is_root(comm, root)? {
                         // SAFETY: MPI's contract: at the root the arrays
                         // hold `size` entries.
@@ -316,8 +327,19 @@ macro_rules! v_forms {
             #[doc = concat!("`", stringify!($s), "` (`MPI_IN_PLACE` at the root).")]
             fn $ps(sendbuf: *const c_void, sendcounts: *const $cnt, displs: *const $disp, sendtype: c_int, recvbuf: *mut c_void, recvcount: $scount, recvtype: c_int, root: c_int, comm: c_int) -> c_int as $s {
                 call(comm, stringify!($s), || {
-                    let n = size(comm)?;
                     let rc = usize::try_from(recvcount).map_err(|_| MPI_ERR_COUNT)?;
+                    if let Some(n) = crate::inter::remote_size(comm) {
+                        let counts = if root == MPI_ROOT {
+                            // SAFETY: MPI's contract: at the root the
+                            // arrays hold the remote group's size.
+                            Some(unsafe { (read(sendcounts, n)?, read(displs, n)?) })
+                        } else {
+                            None
+                        };
+                        // SAFETY: MPI's contract for the buffers.
+                        return unsafe { crate::inter::rooted_v(true, comm, root, sendbuf.cast_mut(), counts, sendtype, recvbuf, rc, recvtype) };
+                    }
+                    let n = size(comm)?;
                     let counts = if is_root(comm, root)? {
                         // SAFETY: MPI's contract: at the root the arrays
                         // hold `size` entries.
@@ -334,8 +356,15 @@ macro_rules! v_forms {
             #[doc = concat!("`", stringify!($ag), "` (`MPI_IN_PLACE` too).")]
             fn $pag(sendbuf: *const c_void, sendcount: $scount, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const $cnt, displs: *const $disp, recvtype: c_int, comm: c_int) -> c_int as $ag {
                 call(comm, stringify!($ag), || {
-                    let n = size(comm)?;
                     let sc = usize::try_from(sendcount).map_err(|_| MPI_ERR_COUNT)?;
+                    if let Some(n) = crate::inter::remote_size(comm) {
+                        // SAFETY: MPI's contract: the arrays hold the
+                        // remote group's size.
+                        let recv = unsafe { (read(recvcounts, n)?, read(displs, n)?) };
+                        // SAFETY: MPI's contract for the buffers.
+                        return unsafe { crate::inter::all_v(comm, sendbuf, (vec![sc; n], vec![0; n]), sendtype, recvbuf, recv, recvtype) };
+                    }
+                    let n = size(comm)?;
                     // SAFETY: MPI's contract: the arrays hold `size` entries.
                     let (counts, d) = unsafe { (read(recvcounts, n)?, read(displs, n)?) };
                     // SAFETY: MPI's contract for the buffers.
@@ -347,6 +376,13 @@ macro_rules! v_forms {
             #[doc = concat!("`", stringify!($a), "` (`MPI_IN_PLACE` too).")]
             fn $pa(sendbuf: *const c_void, sendcounts: *const $cnt, sdispls: *const $disp, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const $cnt, rdispls: *const $disp, recvtype: c_int, comm: c_int) -> c_int as $a {
                 call(comm, stringify!($a), || {
+                    if let Some(n) = crate::inter::remote_size(comm) {
+                        // SAFETY: MPI's contract: the arrays hold the
+                        // remote group's size.
+                        let (send, recv) = unsafe { ((read(sendcounts, n)?, read(sdispls, n)?), (read(recvcounts, n)?, read(rdispls, n)?)) };
+                        // SAFETY: MPI's contract for the buffers.
+                        return unsafe { crate::inter::all_v(comm, sendbuf, send, sendtype, recvbuf, recv, recvtype) };
+                    }
                     let n = size(comm)?;
                     let (sc, sd) = if in_place(sendbuf) {
                         (Vec::new(), Vec::new())

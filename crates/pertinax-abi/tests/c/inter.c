@@ -4,7 +4,7 @@
  * point-to-point by remote rank (the status names the sender's rank in
  * its group), barrier, bcast, reduce, gather and scatter with MPI_ROOT
  * and MPI_PROC_NULL, allreduce, allgather and alltoall (the remote
- * group's data), dup, split (parts of one color joined), merge both
+ * group's data), the v-forms and reduce-scatter, split_type, dup, split (parts of one color joined), merge both
  * ways, a collective the library lacks on an intercommunicator
  * (MPI_ERR_UNSUPPORTED_OPERATION); then MPI_Comm_spawn of this program
  * (the children see a parent from MPI_Comm_get_parent, merge with the
@@ -195,11 +195,110 @@ static void intercomms(void) {
     for (int q = 0; q < rsize_want; q++)
         CHECK(from[q] == 1000 * (first + q) + rank);
 
+    /* The v-forms: remote rank q's part is q + 1 ints, placed in
+     * reverse order with a gap of one. */
+    int counts[64], displs[64], vbuf[4096], vpart[80];
+    int at = 0;
+    for (int q = rsize_want - 1; q >= 0; q--)
+        counts[q] = q + 1, displs[q] = at, at += q + 2;
+    for (int i = 0; i < hr + 1; i++)
+        vpart[i] = 100 * rank + i;
+    for (int i = 0; i < 4096; i++)
+        vbuf[i] = -1;
+    /* Gatherv to the low group's rank 0, from every high rank. */
+    root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    CHECK(MPI_Gatherv(vpart, hr + 1, MPI_INT, vbuf, counts, displs, MPI_INT, root, ic) ==
+          MPI_SUCCESS);
+    if (low && hr == 0)
+        for (int q = 0; q < rsize_want; q++) {
+            for (int i = 0; i < q + 1; i++)
+                CHECK(vbuf[displs[q] + i] == 100 * (first + q) + i);
+            CHECK(vbuf[displs[q] + q + 1] == -1);
+        }
+    /* Scatterv back: high rank q gets q + 1 ints. */
+    if (low && hr == 0)
+        for (int q = 0; q < rsize_want; q++)
+            for (int i = 0; i < q + 1; i++)
+                vbuf[displs[q] + i] = 5000 + 10 * q + i;
+    for (int i = 0; i < 80; i++)
+        vpart[i] = -1;
+    CHECK(MPI_Scatterv(vbuf, counts, displs, MPI_INT, vpart, hr + 1, MPI_INT, root, ic) ==
+          MPI_SUCCESS);
+    if (!low) {
+        for (int i = 0; i < hr + 1; i++)
+            CHECK(vpart[i] == 5000 + 10 * hr + i);
+        CHECK(vpart[hr + 1] == -1);
+    }
+    /* Allgatherv: every remote rank's part. */
+    for (int i = 0; i < hr + 1; i++)
+        vpart[i] = 100 * rank + i;
+    for (int i = 0; i < 4096; i++)
+        vbuf[i] = -1;
+    CHECK(MPI_Allgatherv(vpart, hr + 1, MPI_INT, vbuf, counts, displs, MPI_INT, ic) ==
+          MPI_SUCCESS);
+    for (int q = 0; q < rsize_want; q++) {
+        for (int i = 0; i < q + 1; i++)
+            CHECK(vbuf[displs[q] + i] == 100 * (first + q) + i);
+        CHECK(vbuf[displs[q] + q + 1] == -1);
+    }
+    /* Alltoallv: to remote rank q, q + 1 ints; from it, hr + 1. */
+    int sc[64], sd[64], rc[64], rd[64], sbuf[4096];
+    int sat = 0, rat = 0;
+    for (int q = 0; q < rsize_want; q++) {
+        sc[q] = q + 1, sd[q] = sat, rc[q] = hr + 1, rd[q] = rat;
+        for (int i = 0; i < q + 1; i++)
+            sbuf[sat + i] = 10000 * rank + 100 * q + i;
+        sat += q + 1, rat += hr + 1;
+    }
+    for (int i = 0; i < 4096; i++)
+        vbuf[i] = -1;
+    CHECK(MPI_Alltoallv(sbuf, sc, sd, MPI_INT, vbuf, rc, rd, MPI_INT, ic) == MPI_SUCCESS);
+    for (int q = 0; q < rsize_want; q++)
+        for (int i = 0; i < hr + 1; i++)
+            CHECK(vbuf[rd[q] + i] == 10000 * (first + q) + 100 * hr + i);
+    /* Reduce_scatter: the remote group's sum, block i (i + 1 longs... as
+     * ints) to local rank i; both groups' totals agree (lsize and
+     * rsize_want halves: the counts are spread to make them so). */
+    {
+        int total = 2 * size, rcounts[64], mysum = 0;
+        for (int i = 0; i < lsize; i++)
+            rcounts[i] = total / lsize + (i < total % lsize);
+        int vec[256], outv[256], off = 0;
+        for (int i = 0; i < total; i++)
+            vec[i] = rank * 1000 + i;
+        for (int i = 0; i < hr; i++)
+            off += rcounts[i];
+        for (int i = 0; i < 256; i++)
+            outv[i] = -1;
+        CHECK(MPI_Reduce_scatter(vec, outv, rcounts, MPI_INT, MPI_SUM, ic) == MPI_SUCCESS);
+        for (int q = 0; q < rsize_want; q++)
+            mysum += (first + q) * 1000;
+        for (int i = 0; i < rcounts[hr]; i++)
+            CHECK(outv[i] == mysum + rsize_want * (off + i));
+        CHECK(outv[rcounts[hr]] == -1);
+        int blk = 3;
+        if ((lsize * blk) == (rsize_want * blk)) {
+            CHECK(MPI_Reduce_scatter_block(vec, outv, blk, MPI_INT, MPI_SUM, ic) == MPI_SUCCESS);
+            for (int i = 0; i < blk; i++)
+                CHECK(outv[i] == mysum + rsize_want * (hr * blk + i));
+        }
+    }
+    /* Split_type: shared memory joins everyone; MPI_UNDEFINED gives
+     * MPI_COMM_NULL. */
+    {
+        MPI_Comm st;
+        CHECK(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, hr, MPI_INFO_NULL, &st) == MPI_SUCCESS);
+        CHECK(st != MPI_COMM_NULL);
+        CHECK(MPI_Comm_test_inter(st, &flag) == MPI_SUCCESS && flag == 1);
+        CHECK(MPI_Comm_remote_size(st, &n) == MPI_SUCCESS && n == rsize_want);
+        CHECK(MPI_Comm_free(&st) == MPI_SUCCESS);
+        CHECK(MPI_Comm_split_type(ic, MPI_UNDEFINED, 0, MPI_INFO_NULL, &st) == MPI_SUCCESS &&
+              st == MPI_COMM_NULL);
+    }
+
     /* What is not implemented on an intercommunicator says so. */
-    int counts[64] = {0}, displs[64] = {0};
-    CHECK(class_of(MPI_Gatherv(part, 0, MPI_INT, all, counts, displs, MPI_INT,
-                               low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic)) ==
-          MPI_ERR_UNSUPPORTED_OPERATION);
+    MPI_Request ib;
+    CHECK(class_of(MPI_Ibarrier(ic, &ib)) == MPI_ERR_UNSUPPORTED_OPERATION);
 
     /* Split by parity of the local rank, in reverse order: the parts of
      * the same parity in both groups are joined (none where the other
