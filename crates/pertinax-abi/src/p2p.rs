@@ -342,6 +342,25 @@ pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_i
                 comm: MPI_COMM_WORLD,
             }))
         }
+        ReqEntry::Agree {
+            pending,
+            flag,
+            comm,
+        } => {
+            return Ok(match crate::ulfm::agreed(pending, flag, block) {
+                Ok(status) => Some(Finished { status, comm }),
+                Err(pending) => {
+                    state::with(|s| {
+                        s.requests[i] = Some(ReqEntry::Agree {
+                            pending,
+                            flag,
+                            comm,
+                        })
+                    });
+                    None
+                }
+            });
+        }
         ReqEntry::Pending {
             req,
             comm,
@@ -594,6 +613,22 @@ crate::mpi! {
 /// receive's): `Some` while it is still pending (unless `block`); one
 /// that owns nothing is dropped at once (the operation goes on).
 pub(crate) fn settle(e: ReqEntry, block: bool) -> Option<ReqEntry> {
+    if let ReqEntry::Agree {
+        pending,
+        flag,
+        comm,
+    } = e
+    {
+        // The program let go of the request, not of the agreement: it
+        // completes, and its flag is written, when progress allows.
+        return crate::ulfm::agreed(pending, flag, block)
+            .err()
+            .map(|pending| ReqEntry::Agree {
+                pending,
+                flag,
+                comm,
+            });
+    }
     let ReqEntry::Pending {
         mut req,
         comm,
@@ -709,6 +744,18 @@ pub(crate) fn progress(handle: c_int) {
                     Err(e) => ReqEntry::Done(status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, code_of(&e))),
                 }
             }
+            Some(ReqEntry::Agree {
+                pending,
+                flag,
+                comm,
+            }) => match crate::ulfm::agreed(pending, flag, false) {
+                Ok(status) => ReqEntry::Done(status),
+                Err(pending) => ReqEntry::Agree {
+                    pending,
+                    flag,
+                    comm,
+                },
+            },
             Some(done) => done,
             None => return,
         };

@@ -218,7 +218,8 @@ crate::mpi! {
         let r = state::request_index(h).and_then(|i| {
             state::with(|s| match s.requests.get_mut(i) {
                 Some(Some(ReqEntry::Pending { req, comm, .. })) => Some(req.cancel().map(drop).map_err(|e| (code_of(&e), *comm))),
-                Some(Some(ReqEntry::Done(_))) => Some(Ok(())),
+                // An agreement cannot be withdrawn: it completes normally.
+                Some(Some(ReqEntry::Done(_) | ReqEntry::Agree { .. })) => Some(Ok(())),
                 _ => None,
             })
             .flatten()

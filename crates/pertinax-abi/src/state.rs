@@ -64,6 +64,12 @@ pub(crate) enum ReqEntry {
         unpack: Option<crate::datatype::RecvBuf>,
     },
     Done(MpiStatus),
+    /// `MPIX_Comm_iagree` under way: its outcome is written to `flag`.
+    Agree {
+        pending: pertinax::PendingAgreement,
+        flag: *mut c_int,
+        comm: c_int,
+    },
 }
 
 /// A user error handler: `void f(MPI_Comm *, int *, ...)`.

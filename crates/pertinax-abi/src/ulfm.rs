@@ -79,6 +79,94 @@ crate::mpi! {
     }
 }
 
+/// Completes agreement `pending` if it is done (or waits for it when
+/// `block`): writes the agreed flag to `flag` and returns the request's
+/// status (its error `MPIX_ERR_PROC_FAILED` when a member failed that this
+/// process has not acknowledged, as `MPIX_Comm_agree`'s); gives it back
+/// while it is still under way.
+pub(crate) fn agreed(
+    mut pending: pertinax::PendingAgreement,
+    flag: *mut c_int,
+    block: bool,
+) -> Result<MpiStatus, pertinax::PendingAgreement> {
+    let got = if block {
+        pending.wait().map(Some)
+    } else {
+        match pending.test() {
+            Ok(None) => return Err(pending),
+            r => r,
+        }
+    };
+    let error = match got {
+        Ok(Some(a)) => {
+            // SAFETY: checked non-null at `MPIX_Comm_iagree`; MPI's
+            // contract keeps it valid until the request completes.
+            unsafe { flag.write(a.flags as c_int) };
+            if a.unacked.is_empty() {
+                MPI_SUCCESS
+            } else {
+                MPIX_ERR_PROC_FAILED
+            }
+        }
+        Ok(None) => MPI_ERR_INTERN,
+        Err(e) => code_of(&e),
+    };
+    Ok(crate::p2p::status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, error))
+}
+
+crate::mpi! {
+    /// `MPIX_Comm_iagree`: `MPIX_Comm_agree` started now (this member's
+    /// `*flag` contributed at once); the request completes when every live
+    /// member has contributed, and then `*flag` holds the agreed value.
+    /// Until then no other agreement (agree, shrink) may start on the
+    /// communicator (`MPI_ERR_ARG`, from pertinax's `Comm::iagree`).
+    fn PMPIX_Comm_iagree(comm: c_int, flag: *mut c_int, request: *mut c_int) -> c_int as MPIX_Comm_iagree {
+        call(comm, "MPIX_Comm_iagree", || {
+            if flag.is_null() || request.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let c = comm_of(comm)?;
+            // SAFETY: checked non-null; readable by MPI's contract.
+            let mine = unsafe { *flag } as u32;
+            let pending = c.iagree(mine).map_err(|e| code_of(&e))?;
+            let h = state::with(|s| {
+                REQUEST_DIRECT
+                    | state::insert(&mut s.requests, state::ReqEntry::Agree { pending, flag, comm }) as c_int
+            })
+            .ok_or(MPI_ERR_OTHER)?;
+            out(request, h)
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPIX_Comm_ishrink`: blocks. It is `MPIX_Comm_shrink`, then a
+    /// request that is already complete (as `MPI_Comm_idup` here), so
+    /// `*newcomm` is valid on return. A program that relies on the call
+    /// returning before the other members enter it waits forever.
+    fn PMPIX_Comm_ishrink(comm: c_int, newcomm: *mut c_int, request: *mut c_int) -> c_int as MPIX_Comm_ishrink {
+        if request.is_null() {
+            return crate::errors::raise(comm, "MPIX_Comm_ishrink", MPI_ERR_ARG);
+        }
+        // SAFETY: MPI's contract for `newcomm`, forwarded.
+        let rc = unsafe { PMPIX_Comm_shrink(comm, newcomm) };
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        let h = state::with(|s| {
+            REQUEST_DIRECT | state::insert(&mut s.requests, state::ReqEntry::Done(crate::p2p::empty())) as c_int
+        });
+        match h {
+            Some(h) => {
+                // SAFETY: checked non-null.
+                unsafe { request.write(h) };
+                MPI_SUCCESS
+            }
+            None => crate::errors::raise(comm, "MPIX_Comm_ishrink", MPI_ERR_OTHER),
+        }
+    }
+}
+
 crate::mpi! {
     /// `MPIX_Comm_get_failed`: the group of the members known failed.
     fn PMPIX_Comm_get_failed(comm: c_int, group: *mut c_int) -> c_int as MPIX_Comm_get_failed {
