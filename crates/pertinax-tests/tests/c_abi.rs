@@ -502,13 +502,29 @@ fn calls_without_a_resilient_form_are_unsupported_under_resilient() {
 /// `PERTINAX_ABI_RESILIENT_RUNS` jobs (20 by default).
 #[test]
 fn an_unchanged_c_program_survives_a_seeded_resilient_campaign() {
-    let runs: u64 = std::env::var("PERTINAX_ABI_RESILIENT_RUNS")
+    resilient_campaign(McLang::C, "PERTINAX_ABI_RESILIENT_RUNS", 20);
+}
+
+/// The same campaign with `tests/py/montecarlo.py` through the mpi4py
+/// wheel (other seeds): `PERTINAX_ABI_RESILIENT_PY_RUNS` jobs (6 by
+/// default; each starts a Python interpreter per rank).
+#[test]
+fn an_unchanged_python_program_survives_a_seeded_resilient_campaign() {
+    resilient_campaign(McLang::Python, "PERTINAX_ABI_RESILIENT_PY_RUNS", 6);
+}
+
+fn resilient_campaign(lang: McLang, var: &str, default: u64) {
+    let runs: u64 = std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
+        .unwrap_or(default);
+    let base = match lang {
+        McLang::C => 1000,
+        McLang::Python => 5000,
+    };
     let mut killed = 0;
     for seed in 0..runs {
-        let mut r = pertinax_wire::rng::SplitMix64::new(1000 + seed);
+        let mut r = pertinax_wire::rng::SplitMix64::new(base + seed);
         let n = 3 + r.below(4) as usize;
         let mut victims: Vec<usize> = (0..n).collect();
         let mut kills = Vec::new();
@@ -527,18 +543,17 @@ fn an_unchanged_c_program_survives_a_seeded_resilient_campaign() {
         } else {
             &["--resilient"]
         };
-        let what = format!("seed {seed}");
-        montecarlo(
-            McLang::C,
-            n,
-            &kills,
-            extra,
-            if ignore { -2 } else { -1 },
-            &what,
-        );
+        let what = format!("seed {}", base + seed);
+        montecarlo(lang, n, &kills, extra, if ignore { -2 } else { -1 }, &what);
         killed += kills.len();
     }
-    eprintln!("c resilient campaign: {runs} jobs, {killed} ranks killed, 0 hangs, 0 wrong answers");
+    let name = match lang {
+        McLang::C => "c",
+        McLang::Python => "python",
+    };
+    eprintln!(
+        "{name} resilient campaign: {runs} jobs, {killed} ranks killed, 0 hangs, 0 wrong answers"
+    );
 }
 
 /// Python script `name` (`tests/py/<name>.py` of pertinax-abi) under the
