@@ -64,6 +64,9 @@ pub(crate) enum ReqEntry {
         unpack: Option<crate::datatype::RecvBuf>,
     },
     Done(MpiStatus),
+    /// A generalized request (`MPI_Grequest_start`): the program completes
+    /// it, its callbacks fill its status and free it.
+    Generalized(crate::grequest::Greq),
 }
 
 /// A user error handler: `void f(MPI_Comm *, int *, ...)`.
