@@ -131,6 +131,11 @@ impl<T> PerComm<T> {
             .map(|(_, _, v)| v)
     }
 
+    /// Removes communicator `handle`'s value.
+    pub(crate) fn remove(&mut self, handle: c_int) {
+        self.entries.retain(|(h, _, _)| *h != handle);
+    }
+
     /// Sets the value of communicator `handle`, whose communicator is
     /// `comm`, replacing any entry of the handle.
     pub(crate) fn set(&mut self, handle: c_int, comm: &Comm, value: T) {
@@ -182,6 +187,15 @@ fn add(info: Info) -> Result<c_int, c_int> {
         return Err(MPI_ERR_INTERN);
     }
     Ok(INFO_DIRECT | i as c_int)
+}
+
+/// A new info object holding `pairs`, in order; its handle.
+pub(crate) fn new_info(pairs: &[(&str, &str)]) -> Result<c_int, c_int> {
+    let mut info = Info::default();
+    for (k, v) in pairs {
+        info.set(k.as_bytes(), v.as_bytes());
+    }
+    add(info)
 }
 
 /// A copy of info object `h` (`MPI_INFO_ENV` too).
