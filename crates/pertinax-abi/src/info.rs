@@ -19,7 +19,8 @@
 //! A communicator's hints are what the program set on it (merged over
 //! successive `MPI_Comm_set_info` calls; pertinax acts on none of them);
 //! `MPI_Comm_get_info` returns a new object holding them. Names default to
-//! `MPI_COMM_WORLD`, `MPI_COMM_SELF`, and the empty string; a name longer
+//! `MPI_COMM_WORLD`, `MPI_COMM_SELF`, and the empty string
+//! (`MPI_Comm_get_name` of `MPI_COMM_NULL` is `MPI_COMM_NULL`, as in MPICH); a name longer
 //! than `MPI_MAX_OBJECT_NAME - 1` bytes is cut, as MPICH does. Neither is
 //! copied by `MPI_Comm_dup` (MPI says hints should be: not done).
 //!
@@ -63,7 +64,8 @@ const MAX_INDEX: usize = 0x03ff_ffff;
 pub(crate) struct Info(Vec<(Vec<u8>, Vec<u8>)>);
 
 impl Info {
-    fn get(&self, key: &[u8]) -> Option<&[u8]> {
+    /// The value of `key`, if set.
+    pub(crate) fn get(&self, key: &[u8]) -> Option<&[u8]> {
         self.0
             .iter()
             .find(|(k, _)| k == key)
@@ -593,7 +595,9 @@ crate::mpi! {
     /// never named.
     fn PMPI_Comm_get_name(comm: c_int, name: *mut c_char, resultlen: *mut c_int) -> c_int as MPI_Comm_get_name {
         call(comm, "MPI_Comm_get_name", || {
-            comm_of(comm)?;
+            if comm != MPI_COMM_NULL {
+                comm_of(comm)?;
+            }
             if name.is_null() || resultlen.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -601,6 +605,7 @@ crate::mpi! {
             let n = set.unwrap_or_else(|| match comm {
                 MPI_COMM_WORLD => b"MPI_COMM_WORLD".to_vec(),
                 MPI_COMM_SELF => b"MPI_COMM_SELF".to_vec(),
+                MPI_COMM_NULL => b"MPI_COMM_NULL".to_vec(),
                 _ => Vec::new(),
             });
             // SAFETY: MPI's contract: `name` holds MPI_MAX_OBJECT_NAME
