@@ -4,7 +4,9 @@
 //! `MPI_Comm_split` of an intercommunicator, and the collectives MPI defines on them that are
 //! implemented here: `MPI_Barrier`, `MPI_Bcast`, `MPI_Reduce`,
 //! `MPI_Gather`, `MPI_Scatter` (`MPI_ROOT`, `MPI_PROC_NULL`),
-//! `MPI_Allreduce`, `MPI_Allgather` and `MPI_Alltoall`.
+//! `MPI_Allreduce`, `MPI_Allgather`, `MPI_Alltoall`, and the v-forms
+//! `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`, `MPI_Alltoallv`
+//! (and their `_c` forms), of types laid out packed.
 //!
 //! Point-to-point on an intercommunicator is pertinax's own: ranks name
 //! the remote group, a status's source is the sender's rank in its group.
@@ -21,7 +23,8 @@
 //! - barrier: a barrier of the merge;
 //! - bcast: the root sends to every remote process (point to point on the
 //!   merge), the others of its group do nothing;
-//! - gather, scatter, alltoall: one exchange on the merge
+//! - gather, scatter, alltoall and their v-forms, allgatherv: one
+//!   exchange on the merge
 //!   (`LentCollective::Neighbor`) where each process lists what it sends
 //!   to and receives from whom (nothing at `MPI_PROC_NULL`);
 //! - reduce: the remote group reduces to its rank 0, which sends the
@@ -37,7 +40,7 @@
 //!   same color (their leaders talk over the merge).
 //!
 //! Every other collective on an intercommunicator (the non-blocking ones,
-//! the v- and w-forms, reduce-scatter), and `MPI_Comm_create`,
+//! the w-forms, reduce-scatter), and `MPI_Comm_create`,
 //! `MPI_Comm_split_type` and `MPIX_Comm_shrink` of one, is
 //! `MPI_ERR_UNSUPPORTED_OPERATION`
 //! ([`refuse`], from `p2p::call`). `MPI_Intercomm_create_from_groups` is
@@ -127,10 +130,6 @@ fn inter_of(comm: c_int) -> Option<Comm> {
 /// Names of the collectives (and creations) that are refused on an
 /// intercommunicator: those MPI defines there and this module lacks.
 const REFUSED: &[&str] = &[
-    "MPI_Gatherv",
-    "MPI_Scatterv",
-    "MPI_Allgatherv",
-    "MPI_Alltoallv",
     "MPI_Alltoallw",
     "MPI_Reduce_scatter",
     "MPI_Reduce_scatter_block",
@@ -460,6 +459,256 @@ pub(crate) fn alltoall(
             .collect();
         let from = (0..n)
             .map(|q| (s.remote(q as i32), q * rl..(q + 1) * rl))
+            .collect();
+        exchange(&s, send, recv, to, from)
+    }))
+}
+
+/// `n` counts and displacements of a v-collective as byte ranges of a
+/// buffer of elements of `size` bytes: range `q` is `displs[q]` to
+/// `displs[q] + counts[q]` elements. With the length they span.
+///
+/// # Safety
+/// `counts` and `displs` hold `n` values each (MPI's contract).
+unsafe fn ranges<C: Copy + TryInto<usize>, D: Copy + TryInto<usize>>(
+    counts: *const C,
+    displs: *const D,
+    n: usize,
+    size: usize,
+) -> Result<(Vec<Range<usize>>, usize), c_int> {
+    // SAFETY: by the caller's contract.
+    let (c, d) = unsafe {
+        (
+            crate::vcoll::read(counts, n)?,
+            crate::vcoll::read(displs, n)?,
+        )
+    };
+    let r: Vec<Range<usize>> = c
+        .iter()
+        .zip(&d)
+        .map(|(&c, &d)| {
+            let a = d.checked_mul(size).ok_or(MPI_ERR_COUNT)?;
+            Ok(a..c
+                .checked_mul(size)
+                .and_then(|b| b.checked_add(a))
+                .ok_or(MPI_ERR_COUNT)?)
+        })
+        .collect::<Result<_, c_int>>()?;
+    let span = r.iter().map(|r| r.end).max().unwrap_or(0);
+    Ok((r, span))
+}
+
+/// The byte length of `count` elements of packed type `ty`.
+fn part<S: TryInto<usize>>(count: S, ty: c_int) -> Result<usize, c_int> {
+    let n = crate::datatype::count_of(count)?;
+    n.checked_mul(crate::datatype::packed_size(ty)?)
+        .ok_or(MPI_ERR_COUNT)
+}
+
+/// `MPI_Gatherv` (and `_c`) on an intercommunicator: the root
+/// (`MPI_ROOT`) gets remote rank `q`'s part at `displs[q]`; `None` for an
+/// intracommunicator.
+///
+/// # Safety
+/// MPI's contract for the buffers and the arrays (which the root reads,
+/// a remote-group size of entries).
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gatherv<
+    S: TryInto<usize>,
+    C: Copy + TryInto<usize>,
+    D: Copy + TryInto<usize>,
+>(
+    what: &str,
+    sendbuf: *const c_void,
+    sendcount: S,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const C,
+    displs: *const D,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> Option<c_int> {
+    let c = inter_of(comm)?;
+    Some(call(comm, what, || {
+        check_root(&c, root)?;
+        let s = shadow(comm, &c)?;
+        match root {
+            MPI_PROC_NULL => exchange(&s, &[], &mut [], vec![], vec![]),
+            MPI_ROOT => {
+                let size = crate::datatype::packed_size(recvtype)?;
+                // SAFETY: MPI's contract: the arrays hold a remote-group
+                // size of entries.
+                let (rs, span) = unsafe { ranges(recvcounts, displs, c.remote_size(), size) }?;
+                // SAFETY: MPI's contract: `recvbuf` spans the parts.
+                let recv = unsafe { slice_mut(recvbuf, span) };
+                let from = rs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(q, r)| (s.remote(q as i32), r))
+                    .collect();
+                exchange(&s, &[], recv, vec![], from)
+            }
+            r => {
+                let sl = part(sendcount, sendtype)?;
+                // SAFETY: MPI's contract: one part.
+                let send = unsafe { slice(sendbuf, sl) };
+                exchange(&s, send, &mut [], vec![(s.remote(r), 0..sl)], vec![])
+            }
+        }
+    }))
+}
+
+/// `MPI_Scatterv` (and `_c`) on an intercommunicator: the root
+/// (`MPI_ROOT`) sends remote rank `q` the part at `displs[q]`; `None` for
+/// an intracommunicator.
+///
+/// # Safety
+/// As [`gatherv`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatterv<
+    S: TryInto<usize>,
+    C: Copy + TryInto<usize>,
+    D: Copy + TryInto<usize>,
+>(
+    what: &str,
+    sendbuf: *const c_void,
+    sendcounts: *const C,
+    displs: *const D,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: S,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> Option<c_int> {
+    let c = inter_of(comm)?;
+    Some(call(comm, what, || {
+        check_root(&c, root)?;
+        let s = shadow(comm, &c)?;
+        match root {
+            MPI_PROC_NULL => exchange(&s, &[], &mut [], vec![], vec![]),
+            MPI_ROOT => {
+                let size = crate::datatype::packed_size(sendtype)?;
+                // SAFETY: MPI's contract: the arrays hold a remote-group
+                // size of entries.
+                let (rs, span) = unsafe { ranges(sendcounts, displs, c.remote_size(), size) }?;
+                // SAFETY: MPI's contract: `sendbuf` spans the parts.
+                let send = unsafe { slice(sendbuf, span) };
+                let to = rs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(q, r)| (s.remote(q as i32), r))
+                    .collect();
+                exchange(&s, send, &mut [], to, vec![])
+            }
+            r => {
+                let rl = part(recvcount, recvtype)?;
+                // SAFETY: MPI's contract: one part.
+                let recv = unsafe { slice_mut(recvbuf, rl) };
+                exchange(&s, &[], recv, vec![], vec![(s.remote(r), 0..rl)])
+            }
+        }
+    }))
+}
+
+/// `MPI_Allgatherv` (and `_c`) on an intercommunicator: every process
+/// gets remote rank `q`'s part at `displs[q]` (one exchange: each sends
+/// its part to every remote process); `None` for an intracommunicator.
+///
+/// # Safety
+/// MPI's contract for the buffers and the arrays (a remote-group size of
+/// entries).
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgatherv<
+    S: TryInto<usize>,
+    C: Copy + TryInto<usize>,
+    D: Copy + TryInto<usize>,
+>(
+    what: &str,
+    sendbuf: *const c_void,
+    sendcount: S,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const C,
+    displs: *const D,
+    recvtype: c_int,
+    comm: c_int,
+) -> Option<c_int> {
+    let c = inter_of(comm)?;
+    Some(call(comm, what, || {
+        if crate::coll::in_place(sendbuf) {
+            return Err(MPI_ERR_ARG);
+        }
+        let sl = part(sendcount, sendtype)?;
+        let size = crate::datatype::packed_size(recvtype)?;
+        // SAFETY: MPI's contract: the arrays hold a remote-group size of
+        // entries.
+        let (rs, span) = unsafe { ranges(recvcounts, displs, c.remote_size(), size) }?;
+        let s = shadow(comm, &c)?;
+        // SAFETY: MPI's contract: one part, and a buffer spanning the parts.
+        let (send, recv) = unsafe { (slice(sendbuf, sl), slice_mut(recvbuf, span)) };
+        let to = (0..c.remote_size())
+            .map(|q| (s.remote(q as i32), 0..sl))
+            .collect();
+        let from = rs
+            .into_iter()
+            .enumerate()
+            .map(|(q, r)| (s.remote(q as i32), r))
+            .collect();
+        exchange(&s, send, recv, to, from)
+    }))
+}
+
+/// `MPI_Alltoallv` (and `_c`) on an intercommunicator: the part at
+/// `sdispls[q]` to remote rank `q`, its part for us at `rdispls[q]`;
+/// `None` for an intracommunicator.
+///
+/// # Safety
+/// MPI's contract for the buffers and the arrays (a remote-group size of
+/// entries each).
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoallv<C: Copy + TryInto<usize>, D: Copy + TryInto<usize>>(
+    what: &str,
+    sendbuf: *const c_void,
+    sendcounts: *const C,
+    sdispls: *const D,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const C,
+    rdispls: *const D,
+    recvtype: c_int,
+    comm: c_int,
+) -> Option<c_int> {
+    let c = inter_of(comm)?;
+    Some(call(comm, what, || {
+        if crate::coll::in_place(sendbuf) {
+            return Err(MPI_ERR_ARG);
+        }
+        let n = c.remote_size();
+        let (ss, rsz) = (
+            crate::datatype::packed_size(sendtype)?,
+            crate::datatype::packed_size(recvtype)?,
+        );
+        // SAFETY: MPI's contract: the arrays hold `n` entries each.
+        let ((to, sspan), (from, rspan)) = unsafe {
+            (
+                ranges(sendcounts, sdispls, n, ss)?,
+                ranges(recvcounts, rdispls, n, rsz)?,
+            )
+        };
+        let s = shadow(comm, &c)?;
+        // SAFETY: MPI's contract: the buffers span their parts.
+        let (send, recv) = unsafe { (slice(sendbuf, sspan), slice_mut(recvbuf, rspan)) };
+        let to = to
+            .into_iter()
+            .enumerate()
+            .map(|(q, r)| (s.remote(q as i32), r))
+            .collect();
+        let from = from
+            .into_iter()
+            .enumerate()
+            .map(|(q, r)| (s.remote(q as i32), r))
             .collect();
         exchange(&s, send, recv, to, from)
     }))

@@ -2,7 +2,8 @@
 //! `Allgatherv`, `Alltoallv`), in their `int` and large-count forms:
 //! counts and displacements in elements of the receive (or send) type;
 //! block `i` is at `displs[i]` extents of the type (a non-contiguous type
-//! goes through a temporary of the blocks one after the other).
+//! goes through a temporary of the blocks one after the other). On an
+//! intercommunicator they are `inter.rs`'s.
 
 use std::ffi::{c_int, c_void};
 
@@ -297,6 +298,8 @@ macro_rules! v_forms {
         crate::mpi! {
             #[doc = concat!("`", stringify!($g), "` (`MPI_IN_PLACE` at the root).")]
             fn $pg(sendbuf: *const c_void, sendcount: $scount, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const $cnt, displs: *const $disp, recvtype: c_int, root: c_int, comm: c_int) -> c_int as $g {
+                // SAFETY: MPI's contract, forwarded.
+                if let Some(rc) = unsafe { crate::inter::gatherv(stringify!($g), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm) } { return rc; }
                 call(comm, stringify!($g), || {
                     let n = size(comm)?;
                     let sc = usize::try_from(sendcount).map_err(|_| MPI_ERR_COUNT)?;
@@ -315,6 +318,8 @@ macro_rules! v_forms {
         crate::mpi! {
             #[doc = concat!("`", stringify!($s), "` (`MPI_IN_PLACE` at the root).")]
             fn $ps(sendbuf: *const c_void, sendcounts: *const $cnt, displs: *const $disp, sendtype: c_int, recvbuf: *mut c_void, recvcount: $scount, recvtype: c_int, root: c_int, comm: c_int) -> c_int as $s {
+                // SAFETY: MPI's contract, forwarded.
+                if let Some(rc) = unsafe { crate::inter::scatterv(stringify!($s), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm) } { return rc; }
                 call(comm, stringify!($s), || {
                     let n = size(comm)?;
                     let rc = usize::try_from(recvcount).map_err(|_| MPI_ERR_COUNT)?;
@@ -333,6 +338,8 @@ macro_rules! v_forms {
         crate::mpi! {
             #[doc = concat!("`", stringify!($ag), "` (`MPI_IN_PLACE` too).")]
             fn $pag(sendbuf: *const c_void, sendcount: $scount, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const $cnt, displs: *const $disp, recvtype: c_int, comm: c_int) -> c_int as $ag {
+                // SAFETY: MPI's contract, forwarded.
+                if let Some(rc) = unsafe { crate::inter::allgatherv(stringify!($ag), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) } { return rc; }
                 call(comm, stringify!($ag), || {
                     let n = size(comm)?;
                     let sc = usize::try_from(sendcount).map_err(|_| MPI_ERR_COUNT)?;
@@ -346,6 +353,8 @@ macro_rules! v_forms {
         crate::mpi! {
             #[doc = concat!("`", stringify!($a), "` (`MPI_IN_PLACE` too).")]
             fn $pa(sendbuf: *const c_void, sendcounts: *const $cnt, sdispls: *const $disp, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const $cnt, rdispls: *const $disp, recvtype: c_int, comm: c_int) -> c_int as $a {
+                // SAFETY: MPI's contract, forwarded.
+                if let Some(rc) = unsafe { crate::inter::alltoallv(stringify!($a), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) } { return rc; }
                 call(comm, stringify!($a), || {
                     let n = size(comm)?;
                     let (sc, sd) = if in_place(sendbuf) {

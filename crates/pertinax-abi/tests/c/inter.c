@@ -4,7 +4,7 @@
  * point-to-point by remote rank (the status names the sender's rank in
  * its group), barrier, bcast, reduce, gather and scatter with MPI_ROOT
  * and MPI_PROC_NULL, allreduce, allgather and alltoall (the remote
- * group's data), dup, split (parts of one color joined), merge both
+ * group's data), the v-forms gatherv, scatterv, allgatherv, alltoallv, dup, split (parts of one color joined), merge both
  * ways, a collective the library lacks on an intercommunicator
  * (MPI_ERR_UNSUPPORTED_OPERATION); then MPI_Comm_spawn of this program
  * (the children see a parent from MPI_Comm_get_parent, merge with the
@@ -195,10 +195,68 @@ static void intercomms(void) {
     for (int q = 0; q < rsize_want; q++)
         CHECK(from[q] == 1000 * (first + q) + rank);
 
+    /* The v-forms: remote rank q's part is q + 1 ints, at displs[q]
+     * (a gap of one int after each). */
+    int counts[64] = {0}, displs[64] = {0}, vin[64], vout[256];
+    for (int q = 0, at = 0; q < rsize_want; q++)
+        counts[q] = q + 1, displs[q] = at, at += q + 2;
+    for (int k = 0; k < 64; k++)
+        vin[k] = 100 * rank + k;
+    for (int i = 0; i < 256; i++)
+        vout[i] = -1;
+    root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    CHECK(MPI_Gatherv(vin, hr + 1, MPI_INT, vout, counts, displs, MPI_INT, root, ic) ==
+          MPI_SUCCESS);
+    if (low && hr == 0)
+        for (int q = 0; q < rsize_want; q++) {
+            for (int k = 0; k <= q; k++)
+                CHECK(vout[displs[q] + k] == 100 * (first + q) + k);
+            CHECK(vout[displs[q] + q + 1] == -1);
+        }
+    else
+        CHECK(vout[0] == -1);
+    if (low && hr == 0)
+        for (int i = 0; i < 256; i++)
+            vout[i] = 3 * i;
+    int vback[64];
+    for (int k = 0; k < 64; k++)
+        vback[k] = -1;
+    CHECK(MPI_Scatterv(vout, counts, displs, MPI_INT, vback, hr + 1, MPI_INT, root, ic) ==
+          MPI_SUCCESS);
+    if (!low) {
+        /* Where the root's displacements put this rank's part. */
+        int at = 0;
+        for (int j = 0; j < hr; j++)
+            at += j + 2;
+        for (int k = 0; k <= hr; k++)
+            CHECK(vback[k] == 3 * (at + k));
+        CHECK(vback[hr + 1] == -1);
+    } else {
+        CHECK(vback[0] == -1);
+    }
+    for (int i = 0; i < 256; i++)
+        vout[i] = -1;
+    CHECK(MPI_Allgatherv(vin, hr + 1, MPI_INT, vout, counts, displs, MPI_INT, ic) == MPI_SUCCESS);
+    for (int q = 0; q < rsize_want; q++) {
+        for (int k = 0; k <= q; k++)
+            CHECK(vout[displs[q] + k] == 100 * (first + q) + k);
+        CHECK(vout[displs[q] + q + 1] == -1);
+    }
+    /* Alltoallv: one int to remote rank q from the end of the send
+     * buffer, one from it at 2q. */
+    int sc[64], sd[64], rc[64], rd[64];
+    for (int q = 0; q < rsize_want; q++) {
+        sc[q] = rc[q] = 1, sd[q] = rsize_want - 1 - q, rd[q] = 2 * q;
+        blocks[rsize_want - 1 - q] = 1000 * rank + first + q;
+    }
+    for (int i = 0; i < 256; i++)
+        vout[i] = -1;
+    CHECK(MPI_Alltoallv(blocks, sc, sd, MPI_INT, vout, rc, rd, MPI_INT, ic) == MPI_SUCCESS);
+    for (int q = 0; q < rsize_want; q++)
+        CHECK(vout[2 * q] == 1000 * (first + q) + rank && vout[2 * q + 1] == -1);
+
     /* What is not implemented on an intercommunicator says so. */
-    int counts[64] = {0}, displs[64] = {0};
-    CHECK(class_of(MPI_Gatherv(part, 0, MPI_INT, all, counts, displs, MPI_INT,
-                               low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic)) ==
+    CHECK(class_of(MPI_Reduce_scatter_block(part, all, 1, MPI_INT, MPI_SUM, ic)) ==
           MPI_ERR_UNSUPPORTED_OPERATION);
 
     /* Split by parity of the local rank, in reverse order: the parts of
