@@ -42,7 +42,7 @@ pub(crate) type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 pub(crate) type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
 
 /// A generalized request's callbacks and state.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Greq {
     query: Option<QueryFn>,
     free: Option<FreeFn>,
@@ -121,11 +121,11 @@ impl Greq {
     }
 }
 
-/// The callbacks of request handle `h` if it is a generalized one.
-fn callbacks(h: c_int) -> Option<(usize, Option<QueryFn>, Option<CancelFn>, *mut c_void, bool)> {
+/// A copy of request handle `h`'s entry if it is a generalized request.
+fn entry(h: c_int) -> Option<Greq> {
     let i = state::request_index(h)?;
     state::with(|s| match s.requests.get(i) {
-        Some(Some(ReqEntry::Generalized(g))) => Some((i, g.query, g.cancel, g.extra, g.complete)),
+        Some(Some(ReqEntry::Generalized(g))) => Some(*g),
         _ => None,
     })
     .flatten()
@@ -134,17 +134,17 @@ fn callbacks(h: c_int) -> Option<(usize, Option<QueryFn>, Option<CancelFn>, *mut
 /// `MPI_Request_get_status` of `h` if it is a generalized request
 /// (`None` otherwise): its status (from `query_fn`) when done.
 pub(crate) fn peek(h: c_int) -> Option<Option<MpiStatus>> {
-    let (_, q, _, extra, done) = callbacks(h)?;
-    Some(done.then(|| query(q, extra)))
+    let g = entry(h)?;
+    Some(g.complete.then(|| query(g.query, g.extra)))
 }
 
 /// `MPI_Cancel` of `h` if it is a generalized request (`None`
 /// otherwise): `cancel_fn`'s result.
 pub(crate) fn cancel(h: c_int) -> Option<c_int> {
-    let (_, _, c, extra, done) = callbacks(h)?;
-    Some(match c {
+    let g = entry(h)?;
+    Some(match g.cancel {
         // SAFETY: MPI's contract for the program's callback.
-        Some(c) => unsafe { c(extra, c_int::from(done)) },
+        Some(c) => unsafe { c(g.extra, c_int::from(g.complete)) },
         None => MPI_SUCCESS,
     })
 }
