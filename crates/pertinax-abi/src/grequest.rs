@@ -9,11 +9,13 @@
 //! - the waits and tests (through `finish` in `p2p.rs`) complete a done
 //!   one: `query_fn` fills its status (a status of this library's own
 //!   when the program's is `MPI_STATUS_IGNORE`), then `free_fn` frees it.
-//!   The call's error class is `query_fn`'s result, else `free_fn`'s;
+//!   The call's error class is `query_fn`'s result, else `free_fn`'s
+//!   (raised through `MPI_COMM_WORLD`'s handler);
 //!   `MPI_Waitall` and the others that take many put it in the request's
 //!   status and return `MPI_ERR_IN_STATUS`;
-//! - a wait on one not yet done waits for `MPI_Grequest_complete`, which
-//!   under `MPI_THREAD_FUNNELED` only a callback of this thread can call;
+//! - a wait on one not yet done waits for `MPI_Grequest_complete`; under
+//!   `MPI_THREAD_FUNNELED` no other thread may call it, so a program that
+//!   waits before it completes the request waits for ever, as in MPI;
 //! - `MPI_Request_get_status` (and its `_all`, `_any`, `_some` forms)
 //!   calls `query_fn` only, and only once the request is done;
 //! - `MPI_Cancel` calls `cancel_fn(extra_state, complete)`, `complete`
@@ -22,8 +24,8 @@
 //!   else in `MPI_Grequest_complete` (the handle stays reserved until
 //!   then, so that call still finds it); `query_fn` is then never called.
 //!
-//! A null callback does nothing and succeeds (mpi4py passes `None` as
-//! null); the status it leaves is `MPI_ANY_SOURCE`, `MPI_ANY_TAG`, no
+//! A null callback does nothing and succeeds; the status a null
+//! `query_fn` leaves is `MPI_ANY_SOURCE`, `MPI_ANY_TAG`, no
 //! elements, not cancelled. No borrow of the state is held while a
 //! callback runs: callbacks may call MPI.
 
