@@ -298,7 +298,8 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Group_translate_ranks`.
+    /// `MPI_Group_translate_ranks`: `MPI_PROC_NULL` translates to itself,
+    /// a rank not in `b` to `MPI_UNDEFINED`.
     fn PMPI_Group_translate_ranks(a: c_int, n: c_int, ranks: *const c_int, b: c_int, out: *mut c_int) -> c_int as MPI_Group_translate_ranks {
         call(MPI_COMM_WORLD, "MPI_Group_translate_ranks", || {
             let (ga, gb) = (group_of(a)?, group_of(b)?);
@@ -308,14 +309,21 @@ crate::mpi! {
             }
             // SAFETY: MPI's contract: `ranks` and `out` hold `n` ints.
             let input = unsafe { crate::p2p::slice(ranks.cast(), n * 4) };
-            let rs: Vec<Rank> = input
+            let all: Vec<c_int> = input
                 .chunks_exact(4)
-                .map(|c| Rank(i32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
+                .map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
                 .collect();
-            let t = ga.translate_ranks(&rs, &gb).map_err(|e| code_of(&e))?;
-            for (i, r) in t.iter().enumerate() {
+            // `MPI_PROC_NULL` translates to itself.
+            let rs: Vec<Rank> = all.iter().filter(|&&r| r != MPI_PROC_NULL).map(|&r| Rank(r)).collect();
+            let mut t = ga.translate_ranks(&rs, &gb).map_err(|e| code_of(&e))?.into_iter();
+            for (i, &r) in all.iter().enumerate() {
+                let v = if r == MPI_PROC_NULL {
+                    MPI_PROC_NULL
+                } else {
+                    t.next().flatten().map_or(MPI_UNDEFINED, |r| r.0)
+                };
                 // SAFETY: as above.
-                unsafe { *out.add(i) = r.map_or(MPI_UNDEFINED, |r| r.0) };
+                unsafe { *out.add(i) = v };
             }
             Ok(())
         })

@@ -260,3 +260,60 @@ crate::mpi! {
         MPI_SUCCESS
     }
 }
+
+crate::mpi! {
+    /// `MPI_Abi_get_info`: a new info object with the sizes in bytes of
+    /// this ABI's `MPI_Aint`, `MPI_Count` and `MPI_Offset`
+    /// (`mpi_aint_size`, `mpi_count_size`, `mpi_offset_size`), as MPICH
+    /// gives.
+    fn PMPI_Abi_get_info(info: *mut c_int) -> c_int as MPI_Abi_get_info {
+        if info.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Abi_get_info", MPI_ERR_ARG);
+        }
+        let aint = std::mem::size_of::<crate::MPI_Aint>().to_string();
+        let count = std::mem::size_of::<crate::large::MPI_Count>().to_string();
+        // `MPI_Offset` is `long long`, as `MPI_Count`.
+        let pairs = [("mpi_aint_size", aint.as_str()), ("mpi_count_size", count.as_str()), ("mpi_offset_size", count.as_str())];
+        match crate::info::new_info(&pairs) {
+            Ok(h) => {
+                // SAFETY: checked non-null; writable by MPI's contract.
+                unsafe { *info = h };
+                MPI_SUCCESS
+            }
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Abi_get_info", code),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Abi_get_fortran_info`: `MPI_INFO_NULL`, as MPICH built without
+    /// Fortran answers: this library has no Fortran bindings.
+    fn PMPI_Abi_get_fortran_info(info: *mut c_int) -> c_int as MPI_Abi_get_fortran_info {
+        if info.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Abi_get_fortran_info", MPI_ERR_ARG);
+        }
+        // SAFETY: checked non-null; writable by MPI's contract.
+        unsafe { *info = crate::info::MPI_INFO_NULL };
+        MPI_SUCCESS
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Get_hw_resource_info` (MPI 4.1): a new, empty info object.
+    /// pertinax binds its processes to no part of the node, so there is
+    /// no hardware resource to report (as `MPI_COMM_TYPE_HW_UNGUIDED`
+    /// finds no level to split at).
+    fn PMPI_Get_hw_resource_info(info: *mut c_int) -> c_int as MPI_Get_hw_resource_info {
+        if info.is_null() {
+            return raise(MPI_COMM_WORLD, "MPI_Get_hw_resource_info", MPI_ERR_ARG);
+        }
+        match crate::info::new_info(&[]) {
+            Ok(h) => {
+                // SAFETY: checked non-null; writable by MPI's contract.
+                unsafe { *info = h };
+                MPI_SUCCESS
+            }
+            Err(code) => raise(MPI_COMM_WORLD, "MPI_Get_hw_resource_info", code),
+        }
+    }
+}

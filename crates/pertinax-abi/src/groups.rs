@@ -425,17 +425,17 @@ crate::mpi! {
     /// - `MPI_COMM_TYPE_SHARED`: every process of a pertinax job is on one
     ///   node and can share memory, so one communicator of every caller.
     /// - `MPI_UNDEFINED`: takes part, gets `MPI_COMM_NULL`.
-    /// - `MPI_COMM_TYPE_HW_GUIDED`, `MPI_COMM_TYPE_RESOURCE_GUIDED`:
-    ///   `MPI_COMM_NULL`, what MPICH returns when the info lacks the
-    ///   `mpi_hw_resource_type` key. `info` is not read: this library has
-    ///   no info objects (`MPI_Info_create` is not implemented), so no
-    ///   program can pass the key.
+    /// - `MPI_COMM_TYPE_HW_GUIDED`, `MPI_COMM_TYPE_RESOURCE_GUIDED`: as
+    ///   `MPI_COMM_TYPE_SHARED` when `info`'s `mpi_hw_resource_type` is
+    ///   `mpi_shared_memory` (the one resource type MPI names, and the
+    ///   one level a pertinax job has); otherwise (no info, no such key,
+    ///   another type) `MPI_COMM_NULL`, as MPICH returns for a type it
+    ///   does not know. `info` is read, not changed.
     /// - `MPI_COMM_TYPE_HW_UNGUIDED`: `MPI_COMM_NULL`, what MPICH returns
     ///   when no hardware level splits the communicator into strict
     ///   subsets; pertinax does not bind processes to parts of the node.
     /// - Other types (MPICH's `MPIX_COMM_TYPE_NEIGHBORHOOD`): `MPI_ERR_ARG`.
     fn PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, info: c_int, newcomm: *mut c_int) -> c_int as MPI_Comm_split_type {
-        let _ = info;
         if comm_of(comm).is_ok_and(|c| c.is_inter()) {
             // Each group splits as an intracommunicator would; the parts
             // are joined as `MPI_Comm_split` of an intercommunicator does.
@@ -454,10 +454,12 @@ crate::mpi! {
         call(comm, "MPI_Comm_split_type", || {
             let color = match split_type {
                 MPI_COMM_TYPE_SHARED => Some(0),
-                MPI_UNDEFINED
-                | MPI_COMM_TYPE_HW_GUIDED
-                | MPI_COMM_TYPE_HW_UNGUIDED
-                | MPI_COMM_TYPE_RESOURCE_GUIDED => None,
+                MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED => {
+                    let shared = info != crate::info::MPI_INFO_NULL
+                        && crate::info::info_of(info)?.get(b"mpi_hw_resource_type") == Some(b"mpi_shared_memory".as_slice());
+                    shared.then_some(0)
+                }
+                MPI_UNDEFINED | MPI_COMM_TYPE_HW_UNGUIDED => None,
                 _ => return Err(MPI_ERR_ARG),
             };
             if newcomm.is_null() {

@@ -19,7 +19,8 @@
 //! A communicator's hints are what the program set on it (merged over
 //! successive `MPI_Comm_set_info` calls; pertinax acts on none of them);
 //! `MPI_Comm_get_info` returns a new object holding them. Names default to
-//! `MPI_COMM_WORLD`, `MPI_COMM_SELF`, and the empty string; a name longer
+//! `MPI_COMM_WORLD`, `MPI_COMM_SELF`, and the empty string
+//! (`MPI_Comm_get_name` of `MPI_COMM_NULL` is `MPI_COMM_NULL`, as in MPICH); a name longer
 //! than `MPI_MAX_OBJECT_NAME - 1` bytes is cut, as MPICH does. Neither is
 //! copied by `MPI_Comm_dup` (MPI says hints should be: not done).
 //!
@@ -63,7 +64,8 @@ const MAX_INDEX: usize = 0x03ff_ffff;
 pub(crate) struct Info(Vec<(Vec<u8>, Vec<u8>)>);
 
 impl Info {
-    fn get(&self, key: &[u8]) -> Option<&[u8]> {
+    /// The value of `key`, if set.
+    pub(crate) fn get(&self, key: &[u8]) -> Option<&[u8]> {
         self.0
             .iter()
             .find(|(k, _)| k == key)
@@ -131,6 +133,11 @@ impl<T> PerComm<T> {
             .map(|(_, _, v)| v)
     }
 
+    /// Removes communicator `handle`'s value.
+    pub(crate) fn remove(&mut self, handle: c_int) {
+        self.entries.retain(|(h, _, _)| *h != handle);
+    }
+
     /// Sets the value of communicator `handle`, whose communicator is
     /// `comm`, replacing any entry of the handle.
     pub(crate) fn set(&mut self, handle: c_int, comm: &Comm, value: T) {
@@ -182,6 +189,15 @@ fn add(info: Info) -> Result<c_int, c_int> {
         return Err(MPI_ERR_INTERN);
     }
     Ok(INFO_DIRECT | i as c_int)
+}
+
+/// A new info object holding `pairs`, in order; its handle.
+pub(crate) fn new_info(pairs: &[(&str, &str)]) -> Result<c_int, c_int> {
+    let mut info = Info::default();
+    for (k, v) in pairs {
+        info.set(k.as_bytes(), v.as_bytes());
+    }
+    add(info)
 }
 
 /// A copy of info object `h` (`MPI_INFO_ENV` too).
@@ -579,7 +595,9 @@ crate::mpi! {
     /// never named.
     fn PMPI_Comm_get_name(comm: c_int, name: *mut c_char, resultlen: *mut c_int) -> c_int as MPI_Comm_get_name {
         call(comm, "MPI_Comm_get_name", || {
-            comm_of(comm)?;
+            if comm != MPI_COMM_NULL {
+                comm_of(comm)?;
+            }
             if name.is_null() || resultlen.is_null() {
                 return Err(MPI_ERR_ARG);
             }
@@ -587,6 +605,7 @@ crate::mpi! {
             let n = set.unwrap_or_else(|| match comm {
                 MPI_COMM_WORLD => b"MPI_COMM_WORLD".to_vec(),
                 MPI_COMM_SELF => b"MPI_COMM_SELF".to_vec(),
+                MPI_COMM_NULL => b"MPI_COMM_NULL".to_vec(),
                 _ => Vec::new(),
             });
             // SAFETY: MPI's contract: `name` holds MPI_MAX_OBJECT_NAME

@@ -176,31 +176,3 @@ crate::mpi! {
         unsafe { PMPI_Reduce_scatter(sendbuf, recvbuf, ints.as_ptr(), ty, op, comm) }
     }
 }
-
-crate::mpi! {
-    /// `MPI_Buffer_attach_c`.
-    fn PMPI_Buffer_attach_c(buf: *mut c_void, size: MPI_Count) -> c_int as MPI_Buffer_attach_c {
-        match int(size, MPI_COMM_WORLD, "MPI_Buffer_attach_c") {
-            // SAFETY: the same contract as the `int` form's.
-            Ok(n) => unsafe { crate::modes::PMPI_Buffer_attach(buf, n) },
-            Err(rc) => rc,
-        }
-    }
-}
-
-crate::mpi! {
-    /// `MPI_Buffer_detach_c`.
-    fn PMPI_Buffer_detach_c(buf: *mut c_void, size: *mut MPI_Count) -> c_int as MPI_Buffer_detach_c {
-        if size.is_null() {
-            return raise(MPI_COMM_WORLD, "MPI_Buffer_detach_c", MPI_ERR_ARG);
-        }
-        let mut n: c_int = 0;
-        // SAFETY: the same contract as the `int` form's.
-        let rc = unsafe { crate::modes::PMPI_Buffer_detach(buf, &mut n) };
-        if rc == MPI_SUCCESS {
-            // SAFETY: checked non-null; writable by MPI's contract.
-            unsafe { *size = n.into() };
-        }
-        rc
-    }
-}

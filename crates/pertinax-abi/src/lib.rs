@@ -22,7 +22,7 @@
 //!   large-count envelope and contents, addresses, value-index pairs, F90
 //!   types, datatype attributes.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
-//!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
+//!   [`mprobe`], [`status`], [`persist`], [`grequest`], [`buffer`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
 //!   [`inter`] (intercommunicators), [`spawn`]; [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
@@ -106,6 +106,7 @@ pub mod errors;
 pub mod extras;
 mod state;
 
+pub mod buffer;
 pub mod coll;
 pub mod comm;
 pub mod convert;
@@ -113,6 +114,7 @@ pub mod datatype;
 pub mod env;
 pub mod errclass;
 pub mod graph;
+pub mod grequest;
 pub mod groups;
 pub mod icoll;
 pub mod info;

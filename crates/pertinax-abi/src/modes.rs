@@ -1,11 +1,10 @@
-//! Send modes beyond standard: buffered (`MPI_Bsend`, with
-//! `MPI_Buffer_attach`/`_detach`), ready (`MPI_Rsend`, which MPI lets an
+//! Send modes beyond standard: buffered (`MPI_Bsend`, `MPI_Ibsend`, with
+//! the buffers of `buffer.rs`), ready (`MPI_Rsend`, which MPI lets an
 //! implementation run as a standard send), synchronous (`MPI_Ssend`,
 //! `MPI_Issend`: pertinax's `Comm::ssend` / `Comm::issend_lent`, which
 //! complete only once the receiver matched the message, and fail with
 //! `MPIX_ERR_PROC_FAILED` when it dies first), and `MPI_Sendrecv_replace`.
 
-use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 
 use pertinax::{Rank, Tag};
@@ -17,48 +16,9 @@ use crate::errors::{code_of, raise};
 use crate::p2p::{call, comm_of, empty, PMPI_Recv, PMPI_Send};
 use crate::state::{self, ReqEntry};
 
-/// `MPI_BSEND_OVERHEAD`: what MPI programs add per message.
-const BSEND_OVERHEAD: usize = 96;
-
-std::thread_local! {
-    /// The attached buffer: its address and size.
-    static ATTACHED: Cell<Option<(*mut c_void, c_int)>> = const { Cell::new(None) };
-}
-
-crate::mpi! {
-    /// `MPI_Buffer_attach`: the program's buffer bounds what one buffered
-    /// send may carry (pertinax copies the message itself, in the
-    /// background, so the buffer's bytes are not written).
-    fn PMPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int as MPI_Buffer_attach {
-        if size < 0 || ATTACHED.with(Cell::get).is_some() {
-            return raise(MPI_COMM_WORLD, "MPI_Buffer_attach", MPI_ERR_BUFFER);
-        }
-        ATTACHED.with(|a| a.set(Some((buf, size))));
-        MPI_SUCCESS
-    }
-}
-
-crate::mpi! {
-    /// `MPI_Buffer_detach`: gives the buffer back (`void **` and size).
-    /// Buffered sends are on their way already, so nothing waits.
-    fn PMPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int as MPI_Buffer_detach {
-        let Some((b, n)) = ATTACHED.with(|a| a.take()) else {
-            return raise(MPI_COMM_WORLD, "MPI_Buffer_detach", MPI_ERR_BUFFER);
-        };
-        if buf.is_null() || size.is_null() {
-            return raise(MPI_COMM_WORLD, "MPI_Buffer_detach", MPI_ERR_ARG);
-        }
-        // SAFETY: checked non-null; MPI's contract: `buf` is a `void **`.
-        unsafe {
-            *buf.cast::<*mut c_void>() = b;
-            *size = n;
-        }
-        MPI_SUCCESS
-    }
-}
-
-/// A buffered send's body: `MPI_ERR_BUFFER` unless an attached buffer
-/// could hold the message and `MPI_BSEND_OVERHEAD`.
+/// A buffered send's body: `MPI_ERR_BUFFER` unless the attached buffer
+/// (`comm`'s, else the process's: `buffer.rs`) could hold the message and
+/// `MPI_BSEND_OVERHEAD`.
 ///
 /// # Safety
 /// MPI's contract: `buf` holds `count` elements of `ty`.
@@ -72,10 +32,7 @@ unsafe fn bsend(
 ) -> Result<(), c_int> {
     let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
     let len = t.bytes(n)?;
-    let room = ATTACHED
-        .with(Cell::get)
-        .map_or(0, |(_, n)| n.max(0) as usize);
-    if len + BSEND_OVERHEAD > room {
+    if len > crate::buffer::room(comm) {
         return Err(MPI_ERR_BUFFER);
     }
     if dest == MPI_PROC_NULL {

@@ -89,6 +89,12 @@ pub(crate) fn empty() -> MpiStatus {
     status(MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS)
 }
 
+/// MPI's empty status, of a null or inactive request: `MPI_ANY_SOURCE`,
+/// `MPI_ANY_TAG`, `MPI_SUCCESS`, no elements, not cancelled.
+pub(crate) fn null_status() -> MpiStatus {
+    status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS)
+}
+
 /// Writes `st` to a C status unless it is `MPI_STATUS_IGNORE` (or null).
 ///
 /// # Safety
@@ -361,6 +367,7 @@ pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_i
                 }
             });
         }
+        ReqEntry::Generalized(g) => return crate::grequest::finish(i, g, block),
         ReqEntry::Pending {
             req,
             comm,
@@ -423,7 +430,7 @@ crate::mpi! {
         let h = unsafe { *req };
         if h == MPI_REQUEST_NULL {
             // SAFETY: MPI's contract for `st`.
-            unsafe { put_status(st, empty()) };
+            unsafe { put_status(st, null_status()) };
             return MPI_SUCCESS;
         }
         match finish(h, true) {
@@ -453,7 +460,7 @@ crate::mpi! {
             // SAFETY: MPI's contract for `flag` and `st`.
             unsafe {
                 *flag = 1;
-                put_status(st, empty());
+                put_status(st, null_status());
             }
             return MPI_SUCCESS;
         }
@@ -498,7 +505,7 @@ crate::mpi! {
             // SAFETY: as above.
             let h = unsafe { *r };
             let f = if h == MPI_REQUEST_NULL {
-                Finished { status: empty(), comm: MPI_COMM_WORLD }
+                Finished { status: null_status(), comm: MPI_COMM_WORLD }
             } else {
                 match finish(h, true) {
                     Ok(Some(f)) => f,
@@ -563,7 +570,7 @@ crate::mpi! {
                 // SAFETY: checked non-null; MPI's contract for `st`.
                 unsafe {
                     *index = MPI_UNDEFINED;
-                    put_status(st, empty());
+                    put_status(st, null_status());
                 }
                 return MPI_SUCCESS;
             }
@@ -590,11 +597,17 @@ crate::mpi! {
                 Err(code) => raise(MPI_COMM_WORLD, "MPI_Request_free", code),
             };
         }
-        let freed = state::request_index(h)
+        let i = state::request_index(h);
+        let freed = i
             .and_then(|i| state::with(|s| s.requests.get_mut(i).and_then(Option::take)))
             .flatten();
-        match freed {
-            Some(e) => {
+        match (freed, i) {
+            (Some(ReqEntry::Generalized(g)), Some(i)) => {
+                // SAFETY: checked non-null.
+                unsafe { *req = MPI_REQUEST_NULL };
+                raise(MPI_COMM_WORLD, "MPI_Request_free", crate::grequest::free(i, g))
+            }
+            (Some(e), _) => {
                 // A pending request's drop lets the operation go on; one
                 // that owns a temporary is kept until it completes.
                 if let Some(e) = settle(e, false) {
@@ -604,7 +617,7 @@ crate::mpi! {
                 unsafe { *req = MPI_REQUEST_NULL };
                 MPI_SUCCESS
             }
-            None => raise(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_REQUEST),
+            (None, _) => raise(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_REQUEST),
         }
     }
 }
@@ -692,6 +705,7 @@ pub(crate) fn is_done(handle: c_int) -> bool {
             state::with(|s| match s.requests.get(i) {
                 Some(Some(ReqEntry::Done(_))) => true,
                 Some(Some(ReqEntry::Pending { req, .. })) => !req.is_active(),
+                Some(Some(ReqEntry::Generalized(g))) => g.is_complete(),
                 _ => false,
             })
         })

@@ -24,7 +24,7 @@ use crate::check;
 use crate::consts::*;
 use crate::errors::raise;
 use crate::large::MPI_Count;
-use crate::p2p::{call, comm_of, empty, Finished};
+use crate::p2p::{call, comm_of, null_status, Finished};
 use crate::state::{self, ReqEntry};
 
 /// The handles of persistent requests: a prefix no other request has.
@@ -106,7 +106,7 @@ pub(crate) fn finish(h: c_int, block: bool) -> Option<Result<Option<Finished>, c
     let i = index(h)?;
     Some(match resolve(h) {
         Resolved::Inactive(comm) => Ok(Some(Finished {
-            status: empty(),
+            status: null_status(),
             comm,
         })),
         Resolved::Active(a) => {

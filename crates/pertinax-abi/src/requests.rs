@@ -1,11 +1,12 @@
 //! The rest of the request calls: `Testall`, `Testany`, `Testsome`,
-//! `Waitsome`, `Cancel`, `Request_get_status`.
+//! `Waitsome`, `Cancel`, `Request_get_status` and its MPI 4.1 `_all`,
+//! `_any`, `_some` forms (which free and deactivate nothing).
 
 use std::ffi::c_int;
 
 use crate::consts::*;
 use crate::errors::{code_of, raise};
-use crate::p2p::{empty, finish, put_status, Finished};
+use crate::p2p::{finish, null_status, put_status, Finished};
 use crate::state::{self, ReqEntry};
 
 /// The `i`th of `count` entries of a C array.
@@ -111,7 +112,7 @@ crate::mpi! {
             *flag = c_int::from(!active);
             *index = MPI_UNDEFINED;
             if !active {
-                put_status(st, empty());
+                put_status(st, null_status());
             }
         }
         MPI_SUCCESS
@@ -210,7 +211,11 @@ crate::mpi! {
             return raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_REQUEST);
         }
         // SAFETY: checked non-null; MPI's contract makes it readable.
-        let h = match crate::persist::resolve(unsafe { *req }) {
+        let h = unsafe { *req };
+        if let Some(rc) = crate::grequest::cancel(h) {
+            return raise(MPI_COMM_WORLD, "MPI_Cancel", rc);
+        }
+        let h = match crate::persist::resolve(h) {
             crate::persist::Resolved::Plain(h) | crate::persist::Resolved::Active(h) => h,
             crate::persist::Resolved::Inactive(_) => return MPI_SUCCESS,
             crate::persist::Resolved::Invalid => return raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_REQUEST),
@@ -232,6 +237,38 @@ crate::mpi! {
     }
 }
 
+/// The status of request `h` if it is done, without freeing or
+/// deactivating it (what `MPI_Request_get_status` reads): a null or
+/// inactive request is done with an empty status; a generalized one's
+/// status is its `query_fn`'s.
+fn peek(h: c_int) -> Result<Option<MpiStatus>, c_int> {
+    let h = match crate::persist::resolve(h) {
+        crate::persist::Resolved::Plain(h) | crate::persist::Resolved::Active(h) => h,
+        crate::persist::Resolved::Inactive(_) => return Ok(Some(null_status())),
+        crate::persist::Resolved::Invalid => return Err(MPI_ERR_REQUEST),
+    };
+    if h == MPI_REQUEST_NULL {
+        return Ok(Some(null_status()));
+    }
+    if let Some(r) = crate::grequest::peek(h) {
+        return Ok(r);
+    }
+    // Completing it keeps its outcome: it goes back as done.
+    match finish(h, false)? {
+        Some(f) => {
+            let i = state::request_index(h).ok_or(MPI_ERR_REQUEST)?;
+            state::with(|s| s.requests[i] = Some(ReqEntry::Done(f.status)));
+            Ok(Some(f.status))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Whether `h` is an active request (neither null nor inactive).
+fn active(h: c_int) -> bool {
+    h != MPI_REQUEST_NULL && !crate::persist::inactive(h)
+}
+
 crate::mpi! {
     /// `MPI_Request_get_status`: whether the request is done, with its
     /// status, without freeing it (its wait still completes it).
@@ -239,32 +276,14 @@ crate::mpi! {
         if flag.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_ARG);
         }
-        let req = match crate::persist::resolve(req) {
-            crate::persist::Resolved::Plain(h) | crate::persist::Resolved::Active(h) => h,
-            crate::persist::Resolved::Inactive(_) => MPI_REQUEST_NULL,
-            crate::persist::Resolved::Invalid => return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_REQUEST),
-        };
-        if req == MPI_REQUEST_NULL {
-            // SAFETY: checked non-null; MPI's contract for `st`.
-            unsafe {
-                *flag = 1;
-                put_status(st, empty());
-            }
-            return MPI_SUCCESS;
-        }
-        // Completing it keeps its outcome: it goes back as done.
-        match finish(req, false) {
-            Ok(Some(f)) => {
-                let Some(i) = state::request_index(req) else {
-                    return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_REQUEST);
-                };
-                state::with(|s| s.requests[i] = Some(ReqEntry::Done(f.status)));
+        match peek(req) {
+            Ok(Some(s)) => {
                 // SAFETY: checked non-null; MPI's contract for `st`.
                 unsafe {
                     *flag = 1;
-                    put_status(st, f.status);
+                    put_status(st, s);
                 }
-                MPI_SUCCESS
+                raise(MPI_COMM_WORLD, "MPI_Request_get_status", s.error)
             }
             Ok(None) => {
                 // SAFETY: checked non-null.
@@ -273,5 +292,148 @@ crate::mpi! {
             }
             Err(code) => raise(MPI_COMM_WORLD, "MPI_Request_get_status", code),
         }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Request_get_status_all` (MPI 4.1): `MPI_Testall` that frees
+    /// and deactivates nothing. `flag` is true when every request is done
+    /// (null and inactive ones count as done, with empty statuses), and
+    /// only then are the statuses written; `MPI_ERR_IN_STATUS` when one
+    /// of them failed.
+    fn PMPI_Request_get_status_all(count: c_int, reqs: *const c_int, flag: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Request_get_status_all {
+        const WHAT: &str = "MPI_Request_get_status_all";
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, WHAT, code),
+        };
+        if flag.is_null() {
+            return raise(MPI_COMM_WORLD, WHAT, MPI_ERR_ARG);
+        }
+        // SAFETY: MPI's contract: `reqs` holds `count` entries (checked
+        // non-null when `n > 0`).
+        let hs: &[c_int] = if n == 0 { &[] } else { unsafe { std::slice::from_raw_parts(reqs, n) } };
+        // Whether all are done, before any `query_fn` runs.
+        let all = hs.iter().all(|&h| {
+            !active(h) || crate::p2p::is_done(h) || {
+                crate::p2p::progress(h);
+                crate::p2p::is_done(h)
+            }
+        });
+        // SAFETY: checked non-null.
+        unsafe { *flag = c_int::from(all) };
+        if !all {
+            return MPI_SUCCESS;
+        }
+        let mut failed = false;
+        for (i, &h) in hs.iter().enumerate() {
+            let s = match peek(h) {
+                Ok(Some(s)) => s,
+                Ok(None) => return raise(MPI_COMM_WORLD, WHAT, MPI_ERR_INTERN),
+                Err(code) => return raise(MPI_COMM_WORLD, WHAT, code),
+            };
+            failed |= s.error != MPI_SUCCESS;
+            if !ignored(sts) {
+                // SAFETY: MPI's contract: `sts` holds `count` statuses.
+                unsafe { put_status(at(sts, i), s) };
+            }
+        }
+        if failed { raise(MPI_COMM_WORLD, WHAT, MPI_ERR_IN_STATUS) } else { MPI_SUCCESS }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Request_get_status_any` (MPI 4.1): `MPI_Testany` that frees
+    /// and deactivates nothing: the index and status of the first active
+    /// request that is done; with no active request, `flag` true and
+    /// `MPI_UNDEFINED`.
+    fn PMPI_Request_get_status_any(count: c_int, reqs: *const c_int, index: *mut c_int, flag: *mut c_int, st: *mut MpiStatus) -> c_int as MPI_Request_get_status_any {
+        const WHAT: &str = "MPI_Request_get_status_any";
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, WHAT, code),
+        };
+        if flag.is_null() || index.is_null() {
+            return raise(MPI_COMM_WORLD, WHAT, MPI_ERR_ARG);
+        }
+        let mut any = false;
+        for i in 0..n {
+            // SAFETY: MPI's contract: `reqs` holds `count` entries.
+            let h = unsafe { *reqs.add(i) };
+            if !active(h) {
+                continue;
+            }
+            any = true;
+            match peek(h) {
+                Ok(Some(s)) => {
+                    // SAFETY: checked non-null; MPI's contract for `st`.
+                    unsafe {
+                        *flag = 1;
+                        *index = i as c_int;
+                        put_status(st, s);
+                    }
+                    return raise(MPI_COMM_WORLD, WHAT, s.error);
+                }
+                Ok(None) => {}
+                Err(code) => return raise(MPI_COMM_WORLD, WHAT, code),
+            }
+        }
+        // SAFETY: checked non-null; MPI's contract for `st`.
+        unsafe {
+            *flag = c_int::from(!any);
+            *index = MPI_UNDEFINED;
+            if !any {
+                put_status(st, null_status());
+            }
+        }
+        MPI_SUCCESS
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Request_get_status_some` (MPI 4.1): `MPI_Testsome` that frees
+    /// and deactivates nothing: the indices and statuses of the active
+    /// requests that are done (`MPI_UNDEFINED` when none is active);
+    /// `MPI_ERR_IN_STATUS` when one of them failed.
+    fn PMPI_Request_get_status_some(count: c_int, reqs: *const c_int, outcount: *mut c_int, indices: *mut c_int, sts: *mut MpiStatus) -> c_int as MPI_Request_get_status_some {
+        const WHAT: &str = "MPI_Request_get_status_some";
+        // SAFETY: MPI's contract: `reqs` holds `count` handles.
+        let n = match unsafe { crate::check::requests(count, reqs, true) } {
+            Ok(n) => n,
+            Err(code) => return raise(MPI_COMM_WORLD, WHAT, code),
+        };
+        if outcount.is_null() || (n > 0 && indices.is_null()) {
+            return raise(MPI_COMM_WORLD, WHAT, MPI_ERR_ARG);
+        }
+        let (mut done, mut any, mut failed) = (0usize, false, false);
+        for i in 0..n {
+            // SAFETY: MPI's contract: `reqs` holds `count` entries.
+            let h = unsafe { *reqs.add(i) };
+            if !active(h) {
+                continue;
+            }
+            any = true;
+            match peek(h) {
+                Ok(Some(s)) => {
+                    // SAFETY: `indices` (and `sts` unless ignored) hold
+                    // `count` entries; `done <= i`.
+                    unsafe {
+                        *at(indices, done) = i as c_int;
+                        if !ignored(sts) {
+                            put_status(at(sts, done), s);
+                        }
+                    }
+                    failed |= s.error != MPI_SUCCESS;
+                    done += 1;
+                }
+                Ok(None) => {}
+                Err(code) => return raise(MPI_COMM_WORLD, WHAT, code),
+            }
+        }
+        // SAFETY: checked non-null.
+        unsafe { *outcount = if any { done as c_int } else { MPI_UNDEFINED } };
+        if failed { raise(MPI_COMM_WORLD, WHAT, MPI_ERR_IN_STATUS) } else { MPI_SUCCESS }
     }
 }

@@ -70,6 +70,9 @@ pub(crate) enum ReqEntry {
         flag: *mut c_int,
         comm: c_int,
     },
+    /// A generalized request (`MPI_Grequest_start`): the program completes
+    /// it, its callbacks fill its status and free it.
+    Generalized(crate::grequest::Greq),
 }
 
 /// A user error handler: `void f(MPI_Comm *, int *, ...)`.

@@ -13,8 +13,6 @@ use std::ffi::{c_int, c_void};
 use crate::MPI_Aint;
 
 unsupported!(MPI_Abi_get_fortran_booleans, PMPI_Abi_get_fortran_booleans, (logical_size: c_int, logical_true: *mut c_void, logical_false: *mut c_void, is_set: *mut c_void), none);
-unsupported!(MPI_Abi_get_fortran_info, PMPI_Abi_get_fortran_info, (info: *mut c_void), none);
-unsupported!(MPI_Abi_get_info, PMPI_Abi_get_info, (info: *mut c_void), none);
 unsupported!(MPI_Abi_set_fortran_booleans, PMPI_Abi_set_fortran_booleans, (logical_size: c_int, logical_true: *mut c_void, logical_false: *mut c_void), none);
 unsupported!(MPI_Abi_set_fortran_info, PMPI_Abi_set_fortran_info, (info: c_int), none);
 unsupported!(MPI_Accumulate, PMPI_Accumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int), none);
@@ -26,18 +24,10 @@ unsupported!(MPI_Alltoallw_init_c, PMPI_Alltoallw_init_c, (sendbuf: *mut c_void,
 unsupported!(MPI_Attr_delete, PMPI_Attr_delete, (comm: c_int, keyval: c_int), comm);
 unsupported!(MPI_Attr_get, PMPI_Attr_get, (comm: c_int, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_void), comm);
 unsupported!(MPI_Attr_put, PMPI_Attr_put, (comm: c_int, keyval: c_int, attribute_val: *mut c_void), comm);
-unsupported!(MPI_Buffer_flush, PMPI_Buffer_flush, (), none);
-unsupported!(MPI_Buffer_iflush, PMPI_Buffer_iflush, (request: *mut c_void), none);
 unsupported!(MPI_Close_port, PMPI_Close_port, (port_name: *mut c_void), none);
 unsupported!(MPI_Comm_accept, PMPI_Comm_accept, (port_name: *mut c_void, info: c_int, root: c_int, comm: c_int, newcomm: *mut c_void), comm);
-unsupported!(MPI_Comm_attach_buffer, PMPI_Comm_attach_buffer, (comm: c_int, buffer: *mut c_void, size: c_int), comm);
-unsupported!(MPI_Comm_attach_buffer_c, PMPI_Comm_attach_buffer_c, (comm: c_int, buffer: *mut c_void, size: i64), comm);
 unsupported!(MPI_Comm_connect, PMPI_Comm_connect, (port_name: *mut c_void, info: c_int, root: c_int, comm: c_int, newcomm: *mut c_void), comm);
 unsupported!(MPI_Comm_create_from_group, PMPI_Comm_create_from_group, (group: c_int, stringtag: *mut c_void, info: c_int, errhandler: c_int, newcomm: *mut c_void), none);
-unsupported!(MPI_Comm_detach_buffer, PMPI_Comm_detach_buffer, (comm: c_int, buffer_addr: *mut c_void, size: *mut c_void), comm);
-unsupported!(MPI_Comm_detach_buffer_c, PMPI_Comm_detach_buffer_c, (comm: c_int, buffer_addr: *mut c_void, size: *mut c_void), comm);
-unsupported!(MPI_Comm_flush_buffer, PMPI_Comm_flush_buffer, (comm: c_int), comm);
-unsupported!(MPI_Comm_iflush_buffer, PMPI_Comm_iflush_buffer, (comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Comm_join, PMPI_Comm_join, (fd: c_int, intercomm: *mut c_void), none);
 unsupported!(MPI_Compare_and_swap, PMPI_Compare_and_swap, (origin_addr: *mut c_void, compare_addr: *mut c_void, result_addr: *mut c_void, datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, win: c_int), none);
 unsupported!(MPI_Errhandler_create, PMPI_Errhandler_create, (comm_errhandler_fn: *mut c_void, errhandler: *mut c_void), none);
@@ -136,9 +126,6 @@ unsupported!(MPI_Get, PMPI_Get, (origin_addr: *mut c_void, origin_count: c_int, 
 unsupported!(MPI_Get_accumulate, PMPI_Get_accumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, result_addr: *mut c_void, result_count: c_int, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int), none);
 unsupported!(MPI_Get_accumulate_c, PMPI_Get_accumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, result_addr: *mut c_void, result_count: i64, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int), none);
 unsupported!(MPI_Get_c, PMPI_Get_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
-unsupported!(MPI_Get_hw_resource_info, PMPI_Get_hw_resource_info, (hw_info: *mut c_void), none);
-unsupported!(MPI_Grequest_complete, PMPI_Grequest_complete, (request: c_int), none);
-unsupported!(MPI_Grequest_start, PMPI_Grequest_start, (query_fn: *mut c_void, free_fn: *mut c_void, cancel_fn: *mut c_void, extra_state: *mut c_void, request: *mut c_void), none);
 unsupported!(MPI_Group_from_session_pset, PMPI_Group_from_session_pset, (session: c_int, pset_name: *mut c_void, newgroup: *mut c_void), none);
 unsupported!(MPI_Ialltoallw, PMPI_Ialltoallw, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ialltoallw_c, PMPI_Ialltoallw_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, request: *mut c_void), comm);
@@ -171,9 +158,6 @@ unsupported!(MPI_Raccumulate, PMPI_Raccumulate, (origin_addr: *mut c_void, origi
 unsupported!(MPI_Raccumulate_c, PMPI_Raccumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Register_datarep, PMPI_Register_datarep, (datarep: *mut c_void, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Register_datarep_c, PMPI_Register_datarep_c, (datarep: *mut c_void, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void), none);
-unsupported!(MPI_Request_get_status_all, PMPI_Request_get_status_all, (count: c_int, array_of_requests: *mut c_void, flag: *mut c_void, array_of_statuses: *mut c_void), none);
-unsupported!(MPI_Request_get_status_any, PMPI_Request_get_status_any, (count: c_int, array_of_requests: *mut c_void, indx: *mut c_void, flag: *mut c_void, status: *mut c_void), none);
-unsupported!(MPI_Request_get_status_some, PMPI_Request_get_status_some, (incount: c_int, array_of_requests: *mut c_void, outcount: *mut c_void, array_of_indices: *mut c_void, array_of_statuses: *mut c_void), none);
 unsupported!(MPI_Rget, PMPI_Rget, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rget_accumulate, PMPI_Rget_accumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, result_addr: *mut c_void, result_count: c_int, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rget_accumulate_c, PMPI_Rget_accumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, result_addr: *mut c_void, result_count: i64, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);

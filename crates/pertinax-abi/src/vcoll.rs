@@ -2,7 +2,8 @@
 //! `Allgatherv`, `Alltoallv`), in their `int` and large-count forms:
 //! counts and displacements in elements of the receive (or send) type;
 //! block `i` is at `displs[i]` extents of the type (a non-contiguous type
-//! goes through a temporary of the blocks one after the other).
+//! goes through a temporary of the blocks one after the other). On an
+//! intercommunicator they are `inter.rs`'s.
 
 use std::ffi::{c_int, c_void};
 

@@ -480,6 +480,20 @@ fn an_unchanged_mpi4py_program_is_resilient_under_pertinax_run_resilient() {
     );
 }
 
+/// Generalized requests, MPI 4.1's `MPI_Request_get_status_all`/`_any`/
+/// `_some`, the MPI 4.1 buffers and the ABI queries (`grequest.c`, also
+/// run at 2 to 4 ranks with the others): each callback called as MPI
+/// says (once, with its `extra_state`, `query_fn` filling the status,
+/// `free_fn` after it or at `MPI_Grequest_complete` for a request freed
+/// first, the callbacks' error codes the call's), through every wait and
+/// test; the `get_status` forms free and deactivate nothing; a
+/// communicator's buffer before the process's, `MPI_BUFFER_AUTOMATIC`.
+/// At one rank too, where every send is to itself.
+#[test]
+fn generalized_requests_get_status_and_buffers_from_c() {
+    job(1, "grequest", &[]).expect(0, 1, "grequest on 1 rank");
+}
+
 /// The limits of `--resilient` for unchanged programs
 /// (`resilient_limits.c`): on the resilient world and a duplicate, the
 /// calls without a resilient form are `MPI_ERR_UNSUPPORTED_OPERATION`;
