@@ -120,6 +120,7 @@
 mod comm;
 mod file;
 mod flavor;
+mod layout;
 mod p2p;
 mod policy;
 mod replay;

@@ -720,3 +720,60 @@ fn v_collectives_survive_kills_inside_them() {
         }
     }
 }
+
+/// Runs `resilient-ranks vops ROUNDS hier` on `n` ranks in the
+/// hierarchical mode with local groups of `k` (from 4 ranks on).
+fn hier_vops(n: usize, k: usize, rounds: u32, extra: &[&str]) -> Job {
+    let (rounds, k) = (rounds.to_string(), k.to_string());
+    let mut s = Spec::scenario(n, Resilient::Vops, &[&rounds, "hier"])
+        .program(resilient_ranks())
+        .bound(60)
+        .launcher_arg("--resilient=hier")
+        .launcher_arg("--resilient-k")
+        .launcher_arg(&k)
+        .launcher_arg("--resilient-threshold")
+        .launcher_arg("4")
+        .launcher_arg("--resilient-policy")
+        .launcher_arg(IGNORE);
+    for a in extra {
+        s = s.launcher_arg(a);
+    }
+    run(s.protocol_mix_by_faults())
+}
+
+/// The same operations on the hierarchy (alltoallv is not offered there):
+/// without failures, then masters (the lowest rank of each group of k),
+/// deputies and others killed before them, roots of gatherv and scatterv
+/// among them, and inside the library's agreements.
+#[test]
+fn v_collectives_on_the_hierarchy_survive_kills() {
+    for (n, k) in [(4, 2), (5, 2), (5, 3)] {
+        vops_agreed(
+            &hier_vops(n, k, 4, &[]),
+            n,
+            &[],
+            &format!("hier n={n} k={k}"),
+        );
+    }
+    let kills: [(usize, usize, &[&str]); 9] = [
+        (5, 2, &["2@res.before.scan#2"]),
+        (5, 2, &["0@res.before.exscan#2"]),
+        (4, 2, &["3@res.before.reduce_scatter#2"]),
+        (5, 2, &["1@res.before.gatherv#2"]),
+        (5, 3, &["3@res.before.scatterv#4"]),
+        (5, 2, &["4@res.before.allgatherv#2"]),
+        (5, 3, &["1@ft.agree.enter#40"]),
+        (5, 2, &["2@ft.agree.contributed#75"]),
+        (5, 2, &["0@res.after.scan#1", "3@res.before.gatherv#3"]),
+    ];
+    for (n, k, kills) in kills {
+        let mut victims: Vec<usize> = kills
+            .iter()
+            .filter_map(|k| k.split('@').next()?.parse().ok())
+            .collect();
+        victims.sort_unstable();
+        let extra: Vec<&str> = kills.iter().flat_map(|k| ["--kill", *k]).collect();
+        let j = hier_vops(n, k, 4, &extra);
+        vops_agreed(&j, n, &victims, &format!("hier k={k} {kills:?}"));
+    }
+}

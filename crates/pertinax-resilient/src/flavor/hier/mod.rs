@@ -632,6 +632,7 @@ mod rescue;
 mod split;
 mod stage;
 mod state;
+mod vcoll;
 
 #[cfg(test)]
 mod tests {

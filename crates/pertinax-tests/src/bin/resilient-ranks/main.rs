@@ -10,7 +10,7 @@
 //! outcome that must be the same at every survivor, so the test can check
 //! that nobody was left behind with different data.
 //!
-//! `vops ROUNDS [agree|log]`: the collectives with per-rank counts or
+//! `vops ROUNDS [agree|log|hier]`: the collectives with per-rank counts or
 //! per-rank results (see `vops.rs`).
 //!
 //! `stop`: a bcast from a root that is killed first must end with
@@ -475,8 +475,8 @@ fn main() {
             Resilient::Vops => {
                 check!(w.is_resilient(), "run with PERTINAX_RESILIENT");
                 let mut d = Digest(0xcbf2_9ce4_8422_2325);
-                let log = rest.get(1).map(String::as_str) == Some("log");
-                vops::vops(&w, arg(rest, 0, 10), log, &mut d)?;
+                let mode = rest.get(1).map_or("agree", String::as_str);
+                vops::vops(&w, arg(rest, 0, 10), mode, &mut d)?;
                 let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
                 Ok(format!("failed={failed:?} digest={:016x}", d.0))
             }

@@ -1,16 +1,18 @@
-//! `vops ROUNDS [agree|log]`: the collectives with per-rank counts or
+//! `vops ROUNDS [agree|log|hier]`: the collectives with per-rank counts or
 //! per-rank results. Every round (root `k mod N`) runs scan, exscan,
-//! reduce_scatter, gatherv, scatterv, allgatherv, alltoallv (under `log`:
-//! it must return `Error::Unsupported`) and a barrier, with fault points
+//! reduce_scatter, gatherv, scatterv, allgatherv, alltoallv (under `log`
+//! and on the hierarchy, `hier`: it must return `Error::Unsupported`) and
+//! a barrier, with fault points
 //! `res.before.OP` and `res.after.OP` around each. Every result is checked
 //! exactly against the values of the ranks the outcome says contributed;
 //! the blocks of the missing ranks, and the gaps between blocks, must
 //! still hold what was there before the call; the lowest survivor's
 //! exscan must leave its buffer alone. The digest covers what must be the
-//! same at every survivor: every outcome under `agree`; under `log`
+//! same at every survivor: every outcome under `agree` and `hier`; under `log`
 //! (where a laggard repeats scan, exscan and reduce_scatter over the
-//! survivors at the repair while the others keep what they got) the
-//! allgatherv's outcome and result.
+//! survivors at the repair while the others keep what they got, and
+//! whether a dead root was skipped is each rank's own) the allgatherv's
+//! outcome and result.
 
 use pertinax::{Op, Rank};
 use pertinax_resilient::{Communicator, CommunicatorExt, Error, Outcome};
@@ -66,9 +68,11 @@ fn check_gapped(
 pub(crate) fn vops<C: Communicator<Error = Error>>(
     w: &C,
     rounds: u64,
-    log: bool,
+    mode: &str,
     d: &mut Digest,
 ) -> Result<(), String> {
+    let log = mode == "log";
+    let alltoallv = mode == "agree";
     let n = w.size();
     let me = w.rank().index();
     // Under `agree` every outcome is the same at every survivor.
@@ -170,7 +174,12 @@ pub(crate) fn vops<C: Communicator<Error = Error>>(
                 &format!("round {k} gatherv"),
             )?;
         }
-        d.add(u64::from(o.skipped.is_some()));
+        // Whether the root was skipped is the same everywhere under agree
+        // (under log a non-root may have sent its block and returned
+        // before the root's death was known).
+        if !log {
+            d.add(u64::from(o.skipped.is_some()));
+        }
         if me != root && o.skipped.is_some() {
             check!(
                 o.skipped == Some(Rank(root as i32))
@@ -207,9 +216,11 @@ pub(crate) fn vops<C: Communicator<Error = Error>>(
                 "round {k} scatterv skipped the live root ({o:?})"
             );
         }
-        // Whether the root was skipped is the same everywhere (the
-        // missing list is the root's alone, as for scatter).
-        d.add(u64::from(o.skipped.is_some()));
+        // Whether the root was skipped is the same everywhere under agree
+        // (the missing list is the root's alone, as for scatter).
+        if !log {
+            d.add(u64::from(o.skipped.is_some()));
+        }
         point("res.after.scatterv");
 
         // allgatherv, blocks with gaps
@@ -258,7 +269,7 @@ pub(crate) fn vops<C: Communicator<Error = Error>>(
         let mut g = vec![UNTOUCHED; at];
         let r = w.alltoallv(&send, &scounts, &sdispls, &mut g, &rcounts, &rdispls);
         match r {
-            Err(Error::Unsupported(_)) if log => {}
+            Err(Error::Unsupported(_)) if !alltoallv => {}
             r => {
                 let o = r.map_err(e)?;
                 check_dead(w, &o, k, "alltoallv")?;
