@@ -44,9 +44,10 @@
 //!   reduces over the survivors, each survivor getting its block (the
 //!   failed ranks' blocks go nowhere).
 //! - **What each mode offers.** [`Resilient`] under [`Check::Agree`]:
-//!   every collective of [`Communicator`]. Under [`Check::Log`]: all but
-//!   alltoall and alltoallv ([`Error::Unsupported`]: each rank's result
-//!   differs and the log could not bound their bytes alike at every rank).
+//!   every blocking collective of [`Communicator`]. Under [`Check::Log`]:
+//!   all but alltoall and alltoallv ([`Error::Unsupported`]: each rank's
+//!   result is its own, so no kept result can serve a laggard, and the
+//!   re-run that scan and reduce_scatter use is not implemented for them).
 //!   [`Hierarchical`] (agree only): all but alltoall and alltoallv; its
 //!   scan, exscan, reduce_scatter and v-forms are built on its allgather,
 //!   allreduce, gather and scatter (whole inputs gathered, blocks padded

@@ -408,8 +408,8 @@ pub(super) fn alltoallv(
 ) -> Result<Outcome, Error> {
     if r.cfg.check == Check::Log {
         return Err(Error::Unsupported(
-            "alltoallv under the log check (each rank's result differs and the log could not \
-             bound its bytes the same way at every rank: nothing to replay)"
+            "alltoallv under the log check (each rank's result differs: nothing to replay, as \
+             for alltoall)"
                 .into(),
         ));
     }
