@@ -32,6 +32,26 @@
 //! - **Original positions.** gather, scatter and allgather keep every
 //!   survivor's data at its original rank's position; the failed ranks'
 //!   slots are reported in [`Outcome::missing`], never silently filled.
+//!   The v-forms (gatherv, scatterv, allgatherv, alltoallv) take their
+//!   counts and displacements per original rank; the failed ranks' blocks
+//!   of the receive buffer are left as they were (also when the rank died
+//!   during the call) and listed missing. gatherv and scatterv follow the
+//!   gather and scatter policies for a failed root.
+//! - **Scans and reduce-scatter.** scan and exscan reduce, in original
+//!   rank order, over the survivors at (exscan: before) this rank; the
+//!   lowest survivor's exscan leaves its buffer as it was (as MPI leaves
+//!   rank 0's). reduce_scatter takes its counts per original rank and
+//!   reduces over the survivors, each survivor getting its block (the
+//!   failed ranks' blocks go nowhere).
+//! - **What each mode offers.** [`Resilient`] under [`Check::Agree`]:
+//!   every blocking collective of [`Communicator`]. Under [`Check::Log`]:
+//!   all but alltoall and alltoallv ([`Error::Unsupported`]: each rank's
+//!   result is its own, so no kept result can serve a laggard, and the
+//!   re-run that scan and reduce_scatter use is not implemented for them).
+//!   [`Hierarchical`] (agree only): all but alltoall and alltoallv; its
+//!   scan, exscan, reduce_scatter and v-forms are built on its allgather,
+//!   allreduce, gather and scatter (whole inputs gathered, blocks padded
+//!   to the largest), so they repair as those do.
 //! - **One trait.** [`Communicator`] (the core's, re-exported here with
 //!   its typed extension [`CommunicatorExt`] and [`Outcome`]) is
 //!   implemented by the plain [`pertinax::Comm`], by [`Resilient`],
@@ -105,8 +125,13 @@
 //!   fault-free path. A rank keeps, for each collective since the last
 //!   synchronizing one (barrier, allreduce, allgather: their completion
 //!   anywhere means every rank entered them), what a laggard would need:
-//!   the result (broadcast, allreduce, allgather) or its own input (reduce,
-//!   gather, scatter). A repair is one fault-tolerant agreement
+//!   the result (broadcast, allreduce, allgather, allgatherv) or its own
+//!   input (reduce, gather, scatter, their v-forms, scan, exscan,
+//!   reduce_scatter: run again after the repair, over the survivors then,
+//!   by the ranks that completed them alongside those that did not; so a
+//!   laggard's scan, exscan or reduce_scatter may leave out a rank that the
+//!   others' results include, each result matching its own outcome's
+//!   `missing`). A repair is one fault-tolerant agreement
 //!   ([`pertinax::Comm::shrink_gather`]) that gives every survivor the new
 //!   communicator and every survivor's count of completed collectives;
 //!   survivors that are ahead then replay what the laggards miss, in
@@ -120,6 +145,7 @@
 mod comm;
 mod file;
 mod flavor;
+mod layout;
 mod p2p;
 mod policy;
 mod replay;

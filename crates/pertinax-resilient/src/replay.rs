@@ -41,6 +41,11 @@ pub(crate) enum What {
     Rooted(usize),
     /// Everyone's result needs the root's input (scatter).
     Scatter(usize),
+    /// Every rank's result is its own and needs other ranks' inputs (scan,
+    /// exscan, reduce_scatter): every survivor runs it again, the ranks
+    /// that completed it with their logged inputs (their results are
+    /// dropped).
+    Each,
 }
 
 /// How the survivors complete operation `j` for the ones that missed it.
@@ -238,6 +243,7 @@ impl<C> Log<C> {
                 None => Plan::RootLost(root),
                 Some(_) => Plan::Rerun,
             },
+            What::Each => Plan::Rerun,
         }
     }
 
@@ -385,6 +391,7 @@ mod tests {
         assert_eq!(log.plan(What::Rooted(1), 1, at), Plan::Nothing);
         assert_eq!(log.plan(What::Rooted(0), 1, at), Plan::Rerun);
         assert_eq!(log.plan(What::Scatter(0), 2, at), Plan::Rerun);
+        assert_eq!(log.plan(What::Each, 1, at), Plan::Rerun);
         // A synchronizing operation empties the log.
         log.record(What::Spread, true, 0, |a| {
             keep(a, &[1, 2], &Outcome::default())

@@ -146,6 +146,7 @@ scenario_enum! {
     /// `tests/resilient_hier/`).
     pub enum Resilient {
         Ops => "ops",
+        Vops => "vops",
         Nbp2p => "nbp2p",
         Stop => "stop",
         Early => "early",

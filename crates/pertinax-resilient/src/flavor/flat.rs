@@ -459,6 +459,20 @@ impl Resilient {
         })
     }
 
+    /// [`Resilient::drive`] for an operation whose every rank's result is
+    /// its own and needs other ranks' inputs (scan, exscan,
+    /// reduce_scatter: [`What::Each`]): `normal` runs the first time and
+    /// when a replay runs it again.
+    fn each(
+        &self,
+        mut normal: impl FnMut(&State) -> Result<Outcome, Error>,
+    ) -> Result<Outcome, Error> {
+        self.drive(What::Each, |st, plan| match plan {
+            None | Some(Plan::Rerun) => normal(st),
+            Some(_) => Ok(Outcome::default()),
+        })
+    }
+
     /// Records a completed collective (the log is kept only with
     /// [`Check::Log`]); after `replay::SYNC_EVERY` non-synchronizing
     /// collectives or `replay::SYNC_BYTES` of them (`weight`: the
@@ -672,6 +686,7 @@ impl Drop for Resilient {
 }
 
 mod ops;
+mod vops;
 
 /// The replay's transport: the collective communicator.
 struct Net;

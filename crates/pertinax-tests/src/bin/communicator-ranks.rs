@@ -203,8 +203,12 @@ fn resilient(w: &Comm) -> R {
     let r = Resilient::new(w).map_err(e)?;
     basic(&r)?;
     let mut got = [0u64; 1];
+    r.scan(&[1u64], &mut got, &Op::sum()).map_err(e)?;
+    check!(
+        got[0] == r.rank().0 as u64 + 1,
+        "scan on a resilient communicator: {got:?}"
+    );
     for (what, res) in [
-        ("scan", r.scan(&[1u64], &mut got, &Op::sum()).map(drop)),
         ("agree", r.agree(0).map(drop)),
         ("shrink", r.shrink_boxed().map(drop)),
     ] {

@@ -115,7 +115,7 @@ fn alltoall_on(st: &State, size: usize, send: &[u8], recv: &mut [u8]) -> Result<
 /// The arguments of a folded reduction, checked before it starts (as the
 /// usual path's reduction checks them): whole elements, and a receive
 /// buffer (where one is used) as long as the send buffer.
-fn check_reduce(send: &[u8], recv: Option<&[u8]>, op: &ErasedOp) -> Result<(), Error> {
+pub(super) fn check_reduce(send: &[u8], recv: Option<&[u8]>, op: &ErasedOp) -> Result<(), Error> {
     let e = op.elem_size().max(1);
     if !send.len().is_multiple_of(e) || recv.is_some_and(|r| r.len() != send.len()) {
         return Err(pertinax::Error::InvalidArgument(format!(
@@ -450,6 +450,94 @@ impl Communicator for Resilient {
         })?;
         self.record(What::Barrier, true, 0, |_| Serve::Nothing)?;
         Ok(out)
+    }
+
+    /// The reduction, in original rank order, over the survivors up to
+    /// this rank. Under [`Check::Log`], a laggard's repeat runs over the
+    /// survivors at the repair, the others' results stand as they got
+    /// them (each outcome says whose inputs its result holds).
+    fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        super::vops::scan(self, send, recv, op, false)
+    }
+
+    /// The reduction, in original rank order, over the survivors before
+    /// this rank; the lowest survivor's `recv` is left as it was. Under
+    /// [`Check::Log`] as [`Communicator::scan_bytes`].
+    fn exscan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        super::vops::scan(self, send, recv, op, true)
+    }
+
+    /// `counts` per original rank (elements of `op`); the reduction over
+    /// the survivors, each survivor getting its block (the failed ranks'
+    /// blocks go nowhere). Under [`Check::Log`] as
+    /// [`Communicator::scan_bytes`].
+    fn reduce_scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
+        super::vops::reduce_scatter(self, send, recv, counts, op)
+    }
+
+    /// As gather, counts and displacements per original rank; the failed
+    /// ranks' blocks of `recv` are left as they were and listed missing.
+    fn gatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        super::vops::gatherv(self, send, recv, counts, displs, elem, root)
+    }
+
+    /// As scatter, counts and displacements per original rank (the failed
+    /// ranks' blocks go nowhere).
+    fn scatterv_bytes(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        super::vops::scatterv(self, send, counts, displs, recv, elem, root)
+    }
+
+    /// As allgather, counts and displacements per original rank; the
+    /// failed ranks' blocks of `recv` are left as they were and listed
+    /// missing.
+    fn allgatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Error> {
+        super::vops::allgatherv(self, send, recv, counts, displs, elem)
+    }
+
+    /// As alltoall, counts and displacements per original rank; the
+    /// failed ranks' blocks of `recv` are left as they were and listed
+    /// missing. Only under [`Check::Agree`] ([`Error::Unsupported`] under
+    /// the log check, as alltoall).
+    fn alltoallv_bytes(
+        &self,
+        send: &[u8],
+        scounts: &[usize],
+        sdispls: &[usize],
+        recv: &mut [u8],
+        rcounts: &[usize],
+        rdispls: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Error> {
+        super::vops::alltoallv(self, send, scounts, sdispls, recv, rcounts, rdispls, elem)
     }
 
     fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {

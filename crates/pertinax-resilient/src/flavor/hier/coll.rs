@@ -270,6 +270,90 @@ impl Communicator for Hierarchical {
         ))
     }
 
+    /// Not supported on the hierarchy, as alltoall ([`Error::Unsupported`]).
+    fn alltoallv_bytes(
+        &self,
+        _send: &[u8],
+        _scounts: &[usize],
+        _sdispls: &[usize],
+        _recv: &mut [u8],
+        _rcounts: &[usize],
+        _rdispls: &[usize],
+        _elem: usize,
+    ) -> Result<Outcome, Error> {
+        Err(Error::Unsupported(
+            "alltoallv on a hierarchical resilient communicator (as alltoall)".into(),
+        ))
+    }
+
+    /// The reduction, in original rank order, over the survivors up to
+    /// this rank: an allgather of the inputs, reduced here.
+    fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        super::vcoll::scan(self, send, recv, op, false)
+    }
+
+    /// The reduction, in original rank order, over the survivors before
+    /// this rank (the lowest survivor's `recv` is left as it was): an
+    /// allgather of the inputs, reduced here.
+    fn exscan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
+        super::vcoll::scan(self, send, recv, op, true)
+    }
+
+    /// `counts` per original rank: an allreduce of the whole vector, of
+    /// which this rank keeps its block.
+    fn reduce_scatter_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Error> {
+        super::vcoll::reduce_scatter(self, send, recv, counts, op)
+    }
+
+    /// As gather, counts and displacements per original rank (blocks
+    /// padded to the largest send); the missing ranks' blocks of `recv`
+    /// are left as they were.
+    fn gatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        super::vcoll::gatherv(self, send, recv, counts, displs, elem, root)
+    }
+
+    /// As scatter, counts and displacements per original rank (blocks
+    /// padded to the largest one).
+    fn scatterv_bytes(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        elem: usize,
+        root: Rank,
+    ) -> Result<Outcome, Error> {
+        super::vcoll::scatterv(self, send, counts, displs, recv, elem, root)
+    }
+
+    /// As allgather, counts and displacements per original rank (blocks
+    /// padded to the largest count); the missing ranks' blocks of `recv`
+    /// are left as they were.
+    fn allgatherv_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        elem: usize,
+    ) -> Result<Outcome, Error> {
+        super::vcoll::allgatherv(self, send, recv, counts, displs, elem)
+    }
+
     crate::p2p::forward_p2p!();
     fn unsupported(&self, op: &'static str) -> Error {
         crate::p2p::unsupported(op)

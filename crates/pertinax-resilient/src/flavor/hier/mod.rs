@@ -23,6 +23,9 @@
 //! - all-to-one (reduce, gather): every local communicator, then the global
 //!   one, then the root's local one;
 //! - all-to-all (barrier, allreduce, allgather): local, global, local;
+//! - scan, exscan, reduce_scatter, gatherv, scatterv, allgatherv: built on
+//!   allgather, allreduce, gather and scatter (`vcoll.rs`); alltoall and
+//!   alltoallv are not offered;
 //! - one-to-one (send, receive): on a point-to-point communicator of every
 //!   rank, never repaired, as in the flat mode (the library's own
 //!   messages, calls, pushed outputs and the rescue's queries, go on a
@@ -632,6 +635,7 @@ mod rescue;
 mod split;
 mod stage;
 mod state;
+mod vcoll;
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,9 @@
 //! outcome that must be the same at every survivor, so the test can check
 //! that nobody was left behind with different data.
 //!
+//! `vops ROUNDS [agree|log|hier]`: the collectives with per-rank counts or
+//! per-rank results (see `vops.rs`).
+//!
 //! `stop`: a bcast from a root that is killed first must end with
 //! `Error::Failed` under the default policy (stop).
 //!
@@ -36,6 +39,8 @@ use pertinax_harness::{report, setup, Reported, Scenario, LEFT};
 use pertinax_resilient::{Communicator, CommunicatorExt, Decided, Error, Outcome, SharedFile};
 use pertinax_tests::scenario::Resilient;
 use pertinax_tests::{arg, check};
+
+mod vops;
 
 type R = Result<String, String>;
 
@@ -464,6 +469,14 @@ fn main() {
                         );
                     }
                 }
+                let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
+                Ok(format!("failed={failed:?} digest={:016x}", d.0))
+            }
+            Resilient::Vops => {
+                check!(w.is_resilient(), "run with PERTINAX_RESILIENT");
+                let mut d = Digest(0xcbf2_9ce4_8422_2325);
+                let mode = rest.get(1).map_or("agree", String::as_str);
+                vops::vops(&w, arg(rest, 0, 10), mode, &mut d)?;
                 let failed: Vec<i32> = w.failed_ranks().iter().map(|r| r.0).collect();
                 Ok(format!("failed={failed:?} digest={:016x}", d.0))
             }
