@@ -18,6 +18,7 @@
 //! that type's elements.
 
 use std::ffi::{c_int, c_void};
+use std::ops::Range;
 use std::rc::Rc;
 
 use pertinax::{ErasedOp, Op, ValueIndex};
@@ -550,6 +551,34 @@ fn plan<P>(
     Ok((total, direct))
 }
 
+/// One part of a w-collective's buffer: `count` elements of `ty` from
+/// byte `disp`.
+#[derive(Debug, Clone)]
+pub(crate) struct Typed {
+    pub disp: isize,
+    pub count: usize,
+    pub ty: Ty,
+}
+
+/// The byte ranges of `parts` packed one after the other (a NULL `buf`
+/// holding data is `MPI_ERR_BUFFER`, as [`plan`]).
+fn typed_ranges<P>(buf: *const P, parts: &[Typed]) -> Result<Vec<Range<usize>>, c_int> {
+    let mut at = 0usize;
+    parts
+        .iter()
+        .map(|p| {
+            let len = p.ty.bytes(p.count)?;
+            if len > 0 {
+                crate::check::buffer(buf.cast(), 1, &p.ty)?;
+            }
+            let end = at.checked_add(len).ok_or(MPI_ERR_COUNT)?;
+            let r = at..end;
+            at = end;
+            Ok(r)
+        })
+        .collect()
+}
+
 /// Data to send: the program's buffer itself when its elements are
 /// contiguous, else a packed copy.
 #[derive(Debug)]
@@ -596,6 +625,33 @@ impl SendBuf {
         Ok(SendBuf::from_vec(out))
     }
 
+    /// Parts of `buf`, each with a type of its own (a w-collective's send
+    /// buffer), packed one after the other; the byte range of each part
+    /// in the copy.
+    ///
+    /// # Safety
+    /// As [`SendBuf::new`], for every part.
+    pub(crate) unsafe fn typed(
+        buf: *const c_void,
+        parts: &[Typed],
+    ) -> Result<(SendBuf, Vec<Range<usize>>), c_int> {
+        let ranges = typed_ranges(buf, parts)?;
+        let mut out = Vec::with_capacity(ranges.last().map_or(0, |r| r.end));
+        for p in parts {
+            let l = p.ty.layout();
+            // SAFETY: by the caller's contract.
+            unsafe {
+                pack(
+                    &l,
+                    buf.cast::<u8>().wrapping_offset(p.disp),
+                    p.count,
+                    &mut out,
+                )
+            };
+        }
+        Ok((SendBuf::from_vec(out), ranges))
+    }
+
     /// Bytes of its own.
     pub(crate) fn from_vec(v: Vec<u8>) -> SendBuf {
         let owned = v.into_boxed_slice();
@@ -639,8 +695,9 @@ pub(crate) struct RecvBuf {
 struct Stage {
     data: Box<[u8]>,
     user: *mut u8,
-    segs: Vec<(isize, usize)>,
-    layout: Rc<Layout>,
+    /// Where the data goes, one segment after the other: (byte
+    /// displacement, count, the segment's type).
+    segs: Vec<(isize, usize, Rc<Layout>)>,
 }
 
 impl RecvBuf {
@@ -664,7 +721,6 @@ impl RecvBuf {
                 data,
                 user: std::ptr::null_mut(),
                 segs: Vec::new(),
-                layout: Rc::new(builtin(MPI_BYTE, 1)),
             }),
         }
     }
@@ -697,17 +753,42 @@ impl RecvBuf {
                 stage: None,
             });
         }
+        let l = ty.layout();
+        let segs = segs.iter().map(|&(d, n)| (d, n, l.clone())).collect();
+        Ok(RecvBuf::staged_in(buf, total, segs))
+    }
+
+    /// Parts of `buf`, each with a type of its own (a w-collective's
+    /// receive buffer), received into a temporary one after the other;
+    /// the byte range of each part in it.
+    ///
+    /// # Safety
+    /// As [`RecvBuf::new`], for every part.
+    pub(crate) unsafe fn typed(
+        buf: *mut c_void,
+        parts: &[Typed],
+    ) -> Result<(RecvBuf, Vec<Range<usize>>), c_int> {
+        let ranges = typed_ranges(buf, parts)?;
+        let total = ranges.last().map_or(0, |r| r.end);
+        let segs = parts
+            .iter()
+            .map(|p| (p.disp, p.count, p.ty.layout()))
+            .collect();
+        Ok((RecvBuf::staged_in(buf, total, segs), ranges))
+    }
+
+    /// A temporary of `total` bytes unpacked into `segs` of `buf`.
+    fn staged_in(buf: *mut c_void, total: usize, segs: Vec<(isize, usize, Rc<Layout>)>) -> RecvBuf {
         let mut data = vec![0u8; total].into_boxed_slice();
-        Ok(RecvBuf {
+        RecvBuf {
             ptr: data.as_mut_ptr(),
             len: total,
             stage: Some(Stage {
                 data,
                 user: buf.cast(),
-                segs: segs.to_vec(),
-                layout: ty.layout(),
+                segs,
             }),
-        })
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -736,9 +817,9 @@ impl RecvBuf {
             }
             Some(s) => {
                 let mut out = Vec::with_capacity(self.len);
-                for &(d, n) in &s.segs {
+                for (d, n, l) in &s.segs {
                     // SAFETY: by `new`'s contract.
-                    unsafe { pack(&s.layout, s.user.wrapping_offset(d), n, &mut out) };
+                    unsafe { pack(l, s.user.wrapping_offset(*d), *n, &mut out) };
                 }
                 out
             }
@@ -770,10 +851,10 @@ impl RecvBuf {
     pub(crate) fn finish(self, n: usize) {
         let Some(s) = self.stage else { return };
         let mut rest = &s.data[..n.min(s.data.len())];
-        for &(d, k) in &s.segs {
-            let take = rest.len().min(k * s.layout.size);
+        for (d, k, l) in &s.segs {
+            let take = rest.len().min(k * l.size);
             // SAFETY: by `new`'s contract the segment holds `k` elements.
-            unsafe { unpack(&s.layout, &rest[..take], s.user.wrapping_offset(d), k) };
+            unsafe { unpack(l, &rest[..take], s.user.wrapping_offset(*d), *k) };
             rest = &rest[take..];
         }
     }

@@ -135,6 +135,7 @@ pub mod types;
 pub mod ulfm;
 mod unsupported;
 pub mod vcoll;
+pub mod wcoll;
 
 #[allow(unused_imports)]
 use std::ffi::c_void;

@@ -1,15 +1,14 @@
 //! The datatype calls: constructors (`MPI_Type_contiguous`, `_vector`,
 //! `_create_hvector`, `_indexed`, `_create_hindexed`,
 //! `_create_indexed_block`, `_create_hindexed_block`, `_create_struct`,
-//! `_create_resized`, `_create_subarray`, `_dup`, and the deprecated
+//! `_create_resized`, `_create_subarray`, `_create_darray`, `_dup`, and the deprecated
 //! `MPI_Type_hvector`, `_hindexed`, `_struct`), `_commit`, `_free`, the
 //! queries (`_get_envelope`, `_get_contents`, names, `_match_size`,
 //! the deprecated `_extent`, `_lb`, `_ub`), `MPI_Pack`/`MPI_Unpack` (and
 //! `"external32"`: big-endian) and the basic-element counts behind
 //! `MPI_Get_elements`. More in `typeextra.rs` (the `_c` envelope and
-//! contents, type attributes, the F90 types). Not implemented:
-//! `MPI_Type_create_darray`, and the `MPI_LB`/`MPI_UB` markers of the
-//! deprecated `MPI_Type_struct`.
+//! contents, type attributes, the F90 types). Not implemented: the
+//! `MPI_LB`/`MPI_UB` markers of the deprecated `MPI_Type_struct`.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::rc::Rc;
@@ -325,6 +324,121 @@ unsafe fn subarray(
     unsafe { finish(l, MPI_COMBINER_SUBARRAY, ints, vec![], &[old], out) }
 }
 
+/// The indices of one dimension of `gsize` elements that process
+/// coordinate `p` of `psize` owns, as runs `(start, length)`: `distrib`
+/// `MPI_DISTRIBUTE_BLOCK` (blocks of `darg`, default `ceil(gsize /
+/// psize)`), `_CYCLIC` (blocks of `darg`, default 1, dealt round) or
+/// `_NONE` (all of them; `psize` must be 1).
+fn owned(
+    gsize: i64,
+    distrib: i64,
+    darg: i64,
+    psize: i64,
+    p: i64,
+) -> Result<Vec<(i64, i64)>, c_int> {
+    let dflt = darg == i64::from(MPI_DISTRIBUTE_DFLT_DARG);
+    if gsize <= 0 || psize <= 0 || (!dflt && darg <= 0) {
+        return Err(MPI_ERR_ARG);
+    }
+    match c_int::try_from(distrib) {
+        Ok(MPI_DISTRIBUTE_NONE) if psize == 1 => Ok(vec![(0, gsize)]),
+        Ok(MPI_DISTRIBUTE_BLOCK) => {
+            let b = if dflt {
+                (gsize + psize - 1) / psize
+            } else {
+                darg
+            };
+            if b.checked_mul(psize).is_none_or(|all| all < gsize) {
+                return Err(MPI_ERR_ARG);
+            }
+            let start = (p * b).min(gsize);
+            Ok(vec![(start, (start + b).min(gsize) - start)])
+        }
+        Ok(MPI_DISTRIBUTE_CYCLIC) => {
+            let b = if dflt { 1 } else { darg };
+            let step = b.checked_mul(psize).ok_or(MPI_ERR_ARG)?;
+            let mut runs = Vec::new();
+            let mut at = p * b;
+            while at < gsize {
+                runs.push((at, b.min(gsize - at)));
+                at += step;
+            }
+            Ok(runs)
+        }
+        _ => Err(MPI_ERR_ARG),
+    }
+}
+
+/// `MPI_Type_create_darray`: process `rank` of a row-major grid of
+/// `psizes` gets, in each dimension, the indices [`owned`] says; the type
+/// is those elements of the global array (in its `order`), built from the
+/// fastest dimension out as nested blocks, lower bound 0 and the whole
+/// array as its extent.
+///
+/// # Safety
+/// `out` null or writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn darray(
+    size: c_int,
+    rank: c_int,
+    gsizes: Vec<i64>,
+    distribs: Vec<i64>,
+    dargs: Vec<i64>,
+    psizes: Vec<i64>,
+    order: c_int,
+    old: c_int,
+    out: *mut c_int,
+) -> Result<(), c_int> {
+    let o = layout(old)?;
+    let nd = gsizes.len();
+    if nd == 0 || size <= 0 || rank < 0 || rank >= size {
+        return Err(MPI_ERR_ARG);
+    }
+    if psizes.iter().try_fold(1i64, |a, &p| a.checked_mul(p)) != Some(size.into()) {
+        return Err(MPI_ERR_ARG);
+    }
+    // The grid coordinates of `rank`, the last dimension fastest.
+    let mut coords = vec![0i64; nd];
+    let mut r = i64::from(rank);
+    for d in (0..nd).rev() {
+        coords[d] = r % psizes[d];
+        r /= psizes[d];
+    }
+    let runs = (0..nd)
+        .map(|d| owned(gsizes[d], distribs[d], dargs[d], psizes[d], coords[d]))
+        .collect::<Result<Vec<_>, c_int>>()?;
+    let dims: Vec<usize> = match order {
+        MPI_ORDER_C => (0..nd).rev().collect(),
+        MPI_ORDER_FORTRAN => (0..nd).collect(),
+        _ => return Err(MPI_ERR_ARG),
+    };
+    let inner = dims[0];
+    let step = o.extent;
+    let parts: Vec<(isize, usize)> = runs[inner]
+        .iter()
+        .map(|&(s, n)| (s as isize * step, n as usize))
+        .collect();
+    let mut t = blocks(&o, &parts);
+    let mut stride = gsizes[inner] as isize * step;
+    for &d in &dims[1..] {
+        let parts: Vec<(isize, usize)> = runs[d]
+            .iter()
+            .flat_map(|&(s, n)| (s..s + n).map(|i| (i as isize * stride, 1)))
+            .collect();
+        t = blocks(&t, &parts);
+        stride = stride.checked_mul(gsizes[d] as isize).ok_or(MPI_ERR_ARG)?;
+    }
+    t.lb = 0;
+    t.extent = stride;
+    let mut ints = vec![size.into(), rank.into(), nd as i64];
+    for v in [&gsizes, &distribs, &dargs, &psizes] {
+        ints.extend(v.iter());
+    }
+    ints.push(order.into());
+    // SAFETY: forwarded.
+    unsafe { finish(t, MPI_COMBINER_DARRAY, ints, vec![], &[old], out) }
+}
+
 crate::mpi! {
     /// `MPI_Type_contiguous`.
     fn PMPI_Type_contiguous(count: c_int, old: c_int, new: *mut c_int) -> c_int as MPI_Type_contiguous {
@@ -526,6 +640,27 @@ crate::mpi! {
             let n = count_of(ndims)?;
             // SAFETY: MPI's contract: the arrays hold `ndims` values.
             unsafe { subarray(read(sizes, n)?, read(subsizes, n)?, read(starts, n)?, order, old, new) }
+        })
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Type_create_darray`.
+    fn PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, gsizes: *const c_int, distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, old: c_int, new: *mut c_int) -> c_int as MPI_Type_create_darray {
+        run("MPI_Type_create_darray", || {
+            let n = count_of(ndims)?;
+            // SAFETY: MPI's contract: the arrays hold `ndims` values.
+            unsafe { darray(size, rank, read(gsizes, n)?, read(distribs, n)?, read(dargs, n)?, read(psizes, n)?, order, old, new) }
+        })
+    }
+}
+crate::mpi! {
+    /// `MPI_Type_create_darray_c`.
+    fn PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, gsizes: *const MPI_Count, distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, old: c_int, new: *mut c_int) -> c_int as MPI_Type_create_darray_c {
+        run("MPI_Type_create_darray_c", || {
+            let n = count_of(ndims)?;
+            // SAFETY: MPI's contract: the arrays hold `ndims` values.
+            unsafe { darray(size, rank, read(gsizes, n)?, read(distribs, n)?, read(dargs, n)?, read(psizes, n)?, order, old, new) }
         })
     }
 }
