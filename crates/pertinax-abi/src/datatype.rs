@@ -33,6 +33,9 @@ pub(crate) struct Contents {
     pub combiner: c_int,
     pub ints: Vec<c_int>,
     pub addrs: Vec<isize>,
+    /// The large counts of a `_c` constructor whose counts do not all fit
+    /// an `int` (then `ints` holds only the rest, as MPI orders them).
+    pub large: Vec<i64>,
     /// The types given, with the layout of each derived one (kept so that
     /// `MPI_Type_get_contents` can hand out a copy after it was freed).
     pub types: Vec<(c_int, Option<Rc<Layout>>)>,
@@ -560,8 +563,8 @@ pub(crate) struct Typed {
     pub ty: Ty,
 }
 
-/// The byte ranges of `parts` packed one after the other (a NULL `buf`
-/// holding data is `MPI_ERR_BUFFER`, as [`plan`]).
+/// The byte ranges of `parts` packed one after the other (a part with
+/// data at NULL is `MPI_ERR_BUFFER`, as [`plan`]).
 fn typed_ranges<P>(buf: *const P, parts: &[Typed]) -> Result<Vec<Range<usize>>, c_int> {
     let mut at = 0usize;
     parts
@@ -569,7 +572,9 @@ fn typed_ranges<P>(buf: *const P, parts: &[Typed]) -> Result<Vec<Range<usize>>, 
         .map(|p| {
             let len = p.ty.bytes(p.count)?;
             if len > 0 {
-                crate::check::buffer(buf.cast(), 1, &p.ty)?;
+                // The part's own start: with `MPI_BOTTOM` its
+                // displacement is an address.
+                crate::check::buffer(buf.cast::<u8>().wrapping_offset(p.disp).cast(), 1, &p.ty)?;
             }
             let end = at.checked_add(len).ok_or(MPI_ERR_COUNT)?;
             let r = at..end;

@@ -185,7 +185,9 @@ crate::mpi! {
     fn PMPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int as MPI_Op_commutative {
         let c = match user(op) {
             Some((_, c)) => c,
-            None if (MPI_MAX..=MPI_MAXLOC).contains(&op) => true,
+            // Every predefined op, `MPI_REPLACE` and `MPI_NO_OP` too (as
+            // MPICH answers).
+            None if (MPI_MAX..=MPI_MAXLOC).contains(&op) || op == MPI_REPLACE || op == MPI_NO_OP => true,
             None => return raise(MPI_COMM_WORLD, "MPI_Op_commutative", MPI_ERR_OP),
         };
         // SAFETY: MPI's contract: null or writable.

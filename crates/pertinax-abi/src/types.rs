@@ -70,10 +70,16 @@ unsafe fn finish(
             Ok((t, (!l.predefined).then_some(l)))
         })
         .collect::<Result<Vec<_>, c_int>>()?;
+    let (ints, addrs, large) = if ints.iter().all(|&v| c_int::try_from(v).is_ok()) {
+        (ints, addrs, Vec::new())
+    } else {
+        large_counts(combiner, ints, addrs)
+    };
     l.contents = Rc::new(Contents {
         combiner,
         ints: ints.into_iter().map(|v| v as c_int).collect(),
         addrs: addrs.into_iter().map(|v| v as isize).collect(),
+        large,
         types,
     });
     l.committed = false;
@@ -83,6 +89,38 @@ unsafe fn finish(
     // SAFETY: checked non-null; writable by the caller's contract.
     unsafe { *out = h };
     Ok(())
+}
+
+/// A `_c` constructor's arguments as `MPI_Type_get_contents_c` gives
+/// them when a count does not fit an `int`: `(ints, addrs, large
+/// counts)`, the counts, block lengths, strides, displacements (in
+/// elements or bytes), sizes and starts among the large counts in their
+/// order, the rest (`ndims`, `order`, a darray's distributions) as `int`s.
+fn large_counts(
+    combiner: c_int,
+    ints: Vec<i64>,
+    addrs: Vec<i64>,
+) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+    match combiner {
+        MPI_COMBINER_SUBARRAY => {
+            let nd = ints.first().copied().unwrap_or(0) as usize;
+            let order = ints.get(1 + 3 * nd).copied().unwrap_or(0);
+            let mid = ints.get(1..1 + 3 * nd).unwrap_or(&[]).to_vec();
+            (vec![nd as i64, order], addrs, mid)
+        }
+        MPI_COMBINER_DARRAY => {
+            let nd = ints.get(2).copied().unwrap_or(0) as usize;
+            let gsizes = ints.get(3..3 + nd).unwrap_or(&[]).to_vec();
+            let mut rest = ints.get(..3).unwrap_or(&[]).to_vec();
+            rest.extend(ints.get(3 + nd..).unwrap_or(&[]));
+            (rest, addrs, gsizes)
+        }
+        _ => {
+            let mut large = ints;
+            large.extend(addrs);
+            (Vec::new(), Vec::new(), large)
+        }
+    }
 }
 
 /// Blocks of `old` at byte displacements: (displacement, count).
@@ -741,11 +779,15 @@ unsafe fn put<T>(p: *mut T, v: T) -> Result<(), c_int> {
 }
 
 crate::mpi! {
-    /// `MPI_Type_get_envelope`.
+    /// `MPI_Type_get_envelope` (`MPI_ERR_TYPE` for a type with large
+    /// counts: `MPI_Type_get_envelope_c` gives them).
     fn PMPI_Type_get_envelope(ty: c_int, ni: *mut c_int, na: *mut c_int, nd: *mut c_int, combiner: *mut c_int) -> c_int as MPI_Type_get_envelope {
         run("MPI_Type_get_envelope", || {
             let l = layout(ty)?;
             let c = &l.contents;
+            if !c.large.is_empty() {
+                return Err(MPI_ERR_TYPE);
+            }
             // SAFETY: MPI's contract: the out-pointers are writable.
             unsafe {
                 put(ni, c.ints.len() as c_int)?;
@@ -757,52 +799,83 @@ crate::mpi! {
     }
 }
 
+/// Writes `ty`'s contents: `max` bounds the ints, addresses, large counts
+/// and types (`large` null: the `int` form, for a type without large
+/// counts); a derived type among the types is a new handle (the program
+/// frees it), as MPI says.
+///
+/// # Safety
+/// Each array holds its `max` values.
+pub(crate) unsafe fn contents(
+    ty: c_int,
+    max: [MPI_Count; 4],
+    ints: *mut c_int,
+    addrs: *mut MPI_Aint,
+    large: *mut MPI_Count,
+    types: *mut c_int,
+) -> Result<(), c_int> {
+    let l = layout(ty)?;
+    let c = l.contents.clone();
+    if c.combiner == MPI_COMBINER_NAMED || (large.is_null() && !c.large.is_empty()) {
+        return Err(MPI_ERR_TYPE);
+    }
+    let lens = [c.ints.len(), c.addrs.len(), c.large.len(), c.types.len()];
+    if max
+        .iter()
+        .zip(lens)
+        .any(|(&m, n)| m < 0 || (m as u64) < n as u64)
+    {
+        return Err(MPI_ERR_ARG);
+    }
+    for (i, &v) in c.ints.iter().enumerate() {
+        // SAFETY: by the caller's contract: `ints` holds `max[0]` values.
+        unsafe { put(ints.add(i), v) }?;
+    }
+    for (i, &v) in c.addrs.iter().enumerate() {
+        // SAFETY: as above, `addrs`.
+        unsafe { put(addrs.add(i), v) }?;
+    }
+    for (i, &v) in c.large.iter().enumerate() {
+        // SAFETY: as above, `large`.
+        unsafe { put(large.add(i), v) }?;
+    }
+    for (i, (h, derived)) in c.types.iter().enumerate() {
+        let h = match derived {
+            Some(d) => add((**d).clone())?,
+            None => *h,
+        };
+        // SAFETY: as above, `types`.
+        unsafe { put(types.add(i), h) }?;
+    }
+    Ok(())
+}
+
 crate::mpi! {
-    /// `MPI_Type_get_contents`: a derived type among the types is a new
-    /// handle (the program frees it), as MPI says.
+    /// `MPI_Type_get_contents`.
     fn PMPI_Type_get_contents(ty: c_int, max_ints: c_int, max_addrs: c_int, max_types: c_int,
         ints: *mut c_int, addrs: *mut MPI_Aint, types: *mut c_int) -> c_int as MPI_Type_get_contents {
-        run("MPI_Type_get_contents", || {
-            let l = layout(ty)?;
-            let c = l.contents.clone();
-            if c.combiner == MPI_COMBINER_NAMED {
-                return Err(MPI_ERR_TYPE);
-            }
-            if (max_ints as usize) < c.ints.len() || (max_addrs as usize) < c.addrs.len()
-                || (max_types as usize) < c.types.len() || max_ints < 0 || max_addrs < 0 || max_types < 0 {
-                return Err(MPI_ERR_ARG);
-            }
-            for (i, &v) in c.ints.iter().enumerate() {
-                // SAFETY: MPI's contract: `ints` holds `max_ints` values.
-                unsafe { put(ints.add(i), v) }?;
-            }
-            for (i, &v) in c.addrs.iter().enumerate() {
-                // SAFETY: as above, `addrs`.
-                unsafe { put(addrs.add(i), v) }?;
-            }
-            for (i, (h, derived)) in c.types.iter().enumerate() {
-                let h = match derived {
-                    Some(d) => add((**d).clone())?,
-                    None => *h,
-                };
-                // SAFETY: as above, `types`.
-                unsafe { put(types.add(i), h) }?;
-            }
-            Ok(())
-        })
+        let max = [max_ints.into(), max_addrs.into(), 0, max_types.into()];
+        // SAFETY: MPI's contract: each array holds its `max_` values.
+        run("MPI_Type_get_contents", || unsafe { contents(ty, max, ints, addrs, std::ptr::null_mut(), types) })
     }
+}
+
+std::thread_local! {
+    /// The names the program gave predefined types.
+    static RENAMED: std::cell::RefCell<std::collections::HashMap<c_int, Vec<u8>>> = std::cell::RefCell::default();
 }
 
 crate::mpi! {
     /// `MPI_Type_set_name` (cut to `MPI_MAX_OBJECT_NAME - 1` bytes; a
-    /// predefined type's name is fixed: `MPI_ERR_TYPE`).
+    /// predefined type's new name is this process's, as MPICH allows).
     fn PMPI_Type_set_name(ty: c_int, name: *const c_char) -> c_int as MPI_Type_set_name {
         run("MPI_Type_set_name", || {
             // SAFETY: MPI's contract: a C string.
             let n = unsafe { crate::info::c_bytes(name) }?;
             let n = n[..n.len().min(crate::info::MPI_MAX_OBJECT_NAME - 1)].to_vec();
             if layout(ty)?.predefined {
-                return Err(MPI_ERR_TYPE);
+                RENAMED.with(|r| r.borrow_mut().insert(ty, n));
+                return Ok(());
             }
             update(ty, |l| l.name = n)
         })
@@ -810,15 +883,24 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Type_get_name`: the empty string for a type never named.
+    /// `MPI_Type_get_name`: the empty string for a type never named
+    /// (`MPI_DATATYPE_NULL` is named so, as in MPICH).
     fn PMPI_Type_get_name(ty: c_int, name: *mut c_char, len: *mut c_int) -> c_int as MPI_Type_get_name {
         run("MPI_Type_get_name", || {
+            if ty == MPI_DATATYPE_NULL {
+                // SAFETY: as below.
+                return unsafe {
+                    crate::info::write_c(b"MPI_DATATYPE_NULL", name, crate::info::MPI_MAX_OBJECT_NAME)?;
+                    put(len, 17)
+                };
+            }
             let l = layout(ty)?;
+            let n = RENAMED.with(|r| r.borrow().get(&ty).cloned()).unwrap_or_else(|| l.name.clone());
             // SAFETY: MPI's contract: `name` holds MPI_MAX_OBJECT_NAME
             // bytes, `len` is writable.
             unsafe {
-                crate::info::write_c(&l.name, name, crate::info::MPI_MAX_OBJECT_NAME)?;
-                put(len, l.name.len() as c_int)
+                crate::info::write_c(&n, name, crate::info::MPI_MAX_OBJECT_NAME)?;
+                put(len, n.len() as c_int)
             }
         })
     }

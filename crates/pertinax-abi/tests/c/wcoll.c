@@ -10,7 +10,11 @@
  * - MPI_Type_create_darray (and _c): block, cyclic, none, default and
  *   explicit dargs, C and Fortran order, against layouts computed by hand;
  * - MPI_Op_create_c: a commutative and a non-commutative user operation
- *   with the large-count callback.
+ *   with the large-count callback;
+ * - the large counts of a _c constructor past int in
+ *   MPI_Type_get_envelope_c/_get_contents_c (a darray's and a subarray's
+ *   split as MPI says), and the names of MPI_DATATYPE_NULL and of a
+ *   renamed predefined type.
  * Exact values everywhere. Runs at any size; prints "OK wcoll rank=R". */
 #include "check.h"
 #include <string.h>
@@ -406,6 +410,59 @@ static void ops(void) {
     CHECK(MPI_Type_free(&pair) == MPI_SUCCESS);
 }
 
+static void large_contents(void) {
+    MPI_Datatype t, old;
+    MPI_Count big = 2149580798LL, ni, na, nl, nd;
+    int comb, ints[16];
+    MPI_Aint addrs[4];
+    MPI_Count large[16];
+    CHECK(MPI_Type_contiguous_c(big, MPI_BYTE, &t) == MPI_SUCCESS);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == MPI_SUCCESS);
+    CHECK(ni == 0 && na == 0 && nl == 1 && nd == 1 && comb == MPI_COMBINER_CONTIGUOUS);
+    CHECK(MPI_Type_get_contents_c(t, 0, 0, 1, 1, ints, addrs, large, &old) == MPI_SUCCESS);
+    CHECK(large[0] == big && old == MPI_BYTE);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int i, a, d;
+    CHECK(MPI_Type_get_envelope(t, &i, &a, &d, &comb) != MPI_SUCCESS);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    CHECK(MPI_Type_free(&t) == MPI_SUCCESS);
+    /* Counts that fit: int contents, even from a _c constructor. */
+    CHECK(MPI_Type_contiguous_c(7, MPI_INT, &t) == MPI_SUCCESS);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == MPI_SUCCESS);
+    CHECK(ni == 1 && nl == 0);
+    CHECK(MPI_Type_free(&t) == MPI_SUCCESS);
+    /* A subarray: ndims and order are ints, the rest large counts. */
+    MPI_Count sz[2] = {big, 4}, sub[2] = {1, 2}, st[2] = {5, 1};
+    CHECK(MPI_Type_create_subarray_c(2, sz, sub, st, MPI_ORDER_C, MPI_BYTE, &t) == MPI_SUCCESS);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == MPI_SUCCESS);
+    CHECK(ni == 2 && na == 0 && nl == 6 && comb == MPI_COMBINER_SUBARRAY);
+    CHECK(MPI_Type_get_contents_c(t, 2, 0, 6, 1, ints, addrs, large, &old) == MPI_SUCCESS);
+    CHECK(ints[0] == 2 && ints[1] == MPI_ORDER_C);
+    CHECK(large[0] == big && large[1] == 4 && large[2] == 1 && large[3] == 2 && large[4] == 5 && large[5] == 1);
+    CHECK(MPI_Type_free(&t) == MPI_SUCCESS);
+    /* A darray: only gsizes are large counts. */
+    MPI_Count gs[1] = {big};
+    int dist = MPI_DISTRIBUTE_BLOCK, darg = MPI_DISTRIBUTE_DFLT_DARG, ps = 2;
+    CHECK(MPI_Type_create_darray_c(2, 1, 1, gs, &dist, &darg, &ps, MPI_ORDER_C, MPI_BYTE, &t) == MPI_SUCCESS);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == MPI_SUCCESS);
+    CHECK(ni == 7 && nl == 1 && comb == MPI_COMBINER_DARRAY);
+    CHECK(MPI_Type_get_contents_c(t, 7, 0, 1, 1, ints, addrs, large, &old) == MPI_SUCCESS);
+    CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 1 && ints[3] == dist && ints[4] == darg);
+    CHECK(ints[5] == 2 && ints[6] == MPI_ORDER_C && large[0] == big);
+    MPI_Count csz;
+    CHECK(MPI_Type_size_c(t, &csz) == MPI_SUCCESS && csz == big - (big + 1) / 2);
+    CHECK(MPI_Type_free(&t) == MPI_SUCCESS);
+
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    CHECK(MPI_Type_get_name(MPI_DATATYPE_NULL, name, &len) == MPI_SUCCESS);
+    CHECK(strcmp(name, "MPI_DATATYPE_NULL") == 0 && len == 17);
+    CHECK(MPI_Type_get_name(MPI_INT, name, &len) == MPI_SUCCESS && strcmp(name, "MPI_INT") == 0);
+    CHECK(MPI_Type_set_name(MPI_SHORT, "short one") == MPI_SUCCESS);
+    CHECK(MPI_Type_get_name(MPI_SHORT, name, &len) == MPI_SUCCESS && strcmp(name, "short one") == 0);
+    CHECK(MPI_Type_set_name(MPI_SHORT, "MPI_SHORT") == MPI_SUCCESS);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -419,6 +476,7 @@ int main(int argc, char **argv) {
     neighbours();
     darrays();
     ops();
+    large_contents();
     MPI_Type_free(&vec2);
     MPI_Type_free(&idx2);
     printf("OK wcoll rank=%d\n", rank);
