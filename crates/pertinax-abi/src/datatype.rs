@@ -92,7 +92,7 @@ pub fn size_of(ty: c_int) -> Option<usize> {
     }
 }
 
-/// The name of a predefined type (empty for the rarer ones).
+/// The name of a predefined type (empty for a handle that is none).
 fn predefined_name(ty: c_int) -> &'static str {
     match ty {
         MPI_CHAR => "MPI_CHAR",
@@ -133,6 +133,40 @@ fn predefined_name(ty: c_int) -> &'static str {
         MPI_AINT => "MPI_AINT",
         MPI_OFFSET => "MPI_OFFSET",
         MPI_COUNT => "MPI_COUNT",
+        MPI_CHARACTER => "MPI_CHARACTER",
+        MPI_INTEGER => "MPI_INTEGER",
+        MPI_REAL => "MPI_REAL",
+        MPI_LOGICAL => "MPI_LOGICAL",
+        MPI_COMPLEX => "MPI_COMPLEX",
+        MPI_DOUBLE_PRECISION => "MPI_DOUBLE_PRECISION",
+        MPI_2INTEGER => "MPI_2INTEGER",
+        MPI_2REAL => "MPI_2REAL",
+        MPI_DOUBLE_COMPLEX => "MPI_DOUBLE_COMPLEX",
+        MPI_2DOUBLE_PRECISION => "MPI_2DOUBLE_PRECISION",
+        MPI_REAL2 => "MPI_REAL2",
+        MPI_REAL4 => "MPI_REAL4",
+        MPI_REAL8 => "MPI_REAL8",
+        MPI_REAL16 => "MPI_REAL16",
+        MPI_INTEGER1 => "MPI_INTEGER1",
+        MPI_INTEGER2 => "MPI_INTEGER2",
+        MPI_INTEGER4 => "MPI_INTEGER4",
+        MPI_INTEGER8 => "MPI_INTEGER8",
+        MPI_INTEGER16 => "MPI_INTEGER16",
+        MPI_COMPLEX4 => "MPI_COMPLEX4",
+        MPI_COMPLEX8 => "MPI_COMPLEX8",
+        MPI_COMPLEX16 => "MPI_COMPLEX16",
+        MPI_COMPLEX32 => "MPI_COMPLEX32",
+        MPI_LOGICAL1 => "MPI_LOGICAL1",
+        MPI_LOGICAL2 => "MPI_LOGICAL2",
+        MPI_LOGICAL4 => "MPI_LOGICAL4",
+        MPI_LOGICAL8 => "MPI_LOGICAL8",
+        MPI_LOGICAL16 => "MPI_LOGICAL16",
+        MPI_CXX_BOOL => "MPI_CXX_BOOL",
+        MPI_CXX_FLOAT_COMPLEX => "MPI_CXX_FLOAT_COMPLEX",
+        MPI_CXX_DOUBLE_COMPLEX => "MPI_CXX_DOUBLE_COMPLEX",
+        MPI_CXX_LONG_DOUBLE_COMPLEX => "MPI_CXX_LONG_DOUBLE_COMPLEX",
+        MPIX_C_FLOAT16 => "MPIX_C_FLOAT16",
+        MPIX_BFLOAT16 => "MPIX_BFLOAT16",
         _ => "",
     }
 }
