@@ -606,9 +606,7 @@ fn typed_ranges<P>(buf: *const P, parts: &[Typed]) -> Result<Vec<Range<usize>>, 
         .map(|p| {
             let len = p.ty.bytes(p.count)?;
             if len > 0 {
-                // The part's own start: with `MPI_BOTTOM` its
-                // displacement is an address.
-                crate::check::buffer(buf.cast::<u8>().wrapping_offset(p.disp).cast(), 1, &p.ty)?;
+                crate::check::part(buf.cast(), p.disp, &p.ty)?;
             }
             let end = at.checked_add(len).ok_or(MPI_ERR_COUNT)?;
             let r = at..end;
@@ -1120,6 +1118,59 @@ mod tests {
         assert_eq!(dst[0], 0);
         assert_eq!(dst[2] & 0xff_ffff, 2);
         assert_eq!(dst[4], -1);
+    }
+
+    #[test]
+    fn typed_parts_pack_and_unpack_each_with_its_type() {
+        let int = builtin(MPI_INT, 4);
+        // ints 0 and 2 of an element of extent 12.
+        let v = build(
+            &[
+                Part {
+                    disp: 0,
+                    count: 1,
+                    child: &int,
+                },
+                Part {
+                    disp: 8,
+                    count: 1,
+                    child: &int,
+                },
+            ],
+            false,
+        );
+        let parts = [
+            Typed {
+                disp: 4,
+                count: 1,
+                ty: Ty::Derived(Rc::new(v)),
+            },
+            Typed {
+                disp: 20,
+                count: 2,
+                ty: Ty::Plain(MPI_INT, 4),
+            },
+        ];
+        let src: Vec<i32> = (0..8).collect();
+        // SAFETY: `src` holds both parts (ints 1, 3 and 5, 6).
+        let (b, ranges) = unsafe { SendBuf::typed(src.as_ptr().cast(), &parts) }.expect("send");
+        assert_eq!(ranges, vec![0..8, 8..16]);
+        let got: Vec<i32> = b
+            .bytes()
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(got, [1, 3, 5, 6]);
+        let mut dst = vec![-1i32; 8];
+        // SAFETY: as above, for `dst`.
+        let (mut r, _) = unsafe { RecvBuf::typed(dst.as_mut_ptr().cast(), &parts) }.expect("recv");
+        r.bytes_mut().copy_from_slice(b.bytes());
+        r.finish(usize::MAX);
+        assert_eq!(dst, [-1, 1, -1, 3, -1, 5, 6, -1]);
+        // A part with data at NULL is MPI_ERR_BUFFER.
+        // SAFETY: nothing is read: the check fails first.
+        let e = unsafe { SendBuf::typed(std::ptr::null(), &parts[1..]) };
+        assert_eq!(e.err(), Some(MPI_ERR_BUFFER));
     }
 
     #[test]

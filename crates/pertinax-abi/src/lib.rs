@@ -22,7 +22,7 @@
 //!   large-count envelope and contents, addresses, value-index pairs, F90
 //!   types, datatype attributes.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
-//!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
+//!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`wcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
 //!   [`inter`] (intercommunicators), [`spawn`]; [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);

@@ -19,11 +19,16 @@
 //! waits on anything. When a process is the neighbour of another more than
 //! once (a periodic dimension of size 1 or 2, a multigraph) the k-th block
 //! sent to it lands in the k-th block it receives from the sender, as in
-//! MPICH. Datatypes are the predefined ones, contiguous (a block of
-//! `count` elements is `count × size` bytes, displacements of the v-forms
-//! count elements, of the w-forms bytes). `MPI_IN_PLACE` is not allowed
-//! (MPI does not allow it here either). The persistent `_init` forms are
-//! not implemented.
+//! MPICH. The blocks of the other forms are contiguous bytes of the
+//! program's buffers (`count × size`; a type whose elements do not lie
+//! packed is `MPI_ERR_UNSUPPORTED_OPERATION` there; displacements of the
+//! v-forms count elements); the w-forms' blocks, each with a datatype of
+//! its own and a displacement in bytes (an address with `MPI_BOTTOM`),
+//! are packed into (received in) temporaries and unpacked when the
+//! exchange completes. `MPI_IN_PLACE` is not allowed (MPI does not allow
+//! it here either). The persistent `MPI_Neighbor_*_init` forms (and
+//! `_init_c`) copy the count, displacement and type arrays at init; each
+//! `MPI_Start` is the non-blocking form.
 
 use std::ffi::{c_int, c_void};
 use std::ops::Range;

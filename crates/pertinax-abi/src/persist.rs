@@ -1,7 +1,9 @@
 //! Persistent requests: `MPI_Send_init`, `Bsend_init`, `Ssend_init`,
 //! `Rsend_init`, `Recv_init`, the MPI-4 persistent collectives
 //! (`Barrier_init`, `Bcast_init`, `Reduce_init`, `Allreduce_init`,
-//! `Gather_init`, `Scatter_init`, `Allgather_init`, `Alltoall_init`), and
+//! `Gather_init`, `Scatter_init`, `Allgather_init`, `Alltoall_init`, the
+//! v-forms, scans and reduce-scatters; `Alltoallw_init` is in `wcoll.rs`,
+//! the neighbourhood ones in `neighbor.rs`, on [`coll_init`]), and
 //! `MPI_Start` / `MPI_Startall`.
 //!
 //! A persistent request is kept here, under handles of its own

@@ -1287,3 +1287,57 @@ crate::mpi! {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DFLT: i64 = MPI_DISTRIBUTE_DFLT_DARG as i64;
+    const BLOCK: i64 = MPI_DISTRIBUTE_BLOCK as i64;
+    const CYCLIC: i64 = MPI_DISTRIBUTE_CYCLIC as i64;
+    const NONE: i64 = MPI_DISTRIBUTE_NONE as i64;
+
+    #[test]
+    fn a_dimension_is_dealt_as_its_distribution_says() {
+        // 10 in default blocks over 3: 4, 4, 2.
+        assert_eq!(owned(10, BLOCK, DFLT, 3, 0), Ok(vec![(0, 4)]));
+        assert_eq!(owned(10, BLOCK, DFLT, 3, 2), Ok(vec![(8, 2)]));
+        // Blocks of 5 over 3: the last process has none.
+        assert_eq!(owned(10, BLOCK, 5, 3, 2), Ok(vec![(10, 0)]));
+        assert_eq!(owned(10, BLOCK, 3, 3, 0), Err(MPI_ERR_ARG));
+        // Cyclic blocks of 2 over 3: 0-1, 6-7; 2-3, 8-9; 4-5.
+        assert_eq!(owned(10, CYCLIC, 2, 3, 0), Ok(vec![(0, 2), (6, 2)]));
+        assert_eq!(owned(10, CYCLIC, 2, 3, 1), Ok(vec![(2, 2), (8, 2)]));
+        assert_eq!(owned(10, CYCLIC, 2, 3, 2), Ok(vec![(4, 2)]));
+        // Cyclic blocks of 4 over 2: the last block is cut.
+        assert_eq!(owned(10, CYCLIC, 4, 2, 0), Ok(vec![(0, 4), (8, 2)]));
+        assert_eq!(owned(3, CYCLIC, DFLT, 2, 1), Ok(vec![(1, 1)]));
+        assert_eq!(owned(7, NONE, DFLT, 1, 0), Ok(vec![(0, 7)]));
+        assert_eq!(owned(7, NONE, DFLT, 2, 0), Err(MPI_ERR_ARG));
+        assert_eq!(owned(7, 99, DFLT, 1, 0), Err(MPI_ERR_ARG));
+    }
+
+    #[test]
+    fn large_counts_are_split_as_mpi_orders_them() {
+        let big = 1i64 << 33;
+        assert_eq!(
+            large_counts(MPI_COMBINER_HVECTOR, vec![big, 2], vec![16]),
+            (vec![], vec![], vec![big, 2, 16])
+        );
+        // Subarray: ndims and order stay ints.
+        assert_eq!(
+            large_counts(MPI_COMBINER_SUBARRAY, vec![1, big, 3, 4, 56], vec![]),
+            (vec![1, 56], vec![], vec![big, 3, 4])
+        );
+        // Darray: only gsizes are large counts.
+        let ints = vec![4, 1, 2, big, 5, 121, 122, -49767, 2, 2, 2, 56];
+        assert_eq!(
+            large_counts(MPI_COMBINER_DARRAY, ints, vec![]),
+            (
+                vec![4, 1, 2, 121, 122, -49767, 2, 2, 2, 56],
+                vec![],
+                vec![big, 5]
+            )
+        );
+    }
+}
