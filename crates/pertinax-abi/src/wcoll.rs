@@ -120,11 +120,11 @@ where
     D: Copy + TryInto<isize>,
 {
     let n = entry_comm(comm)?.size();
-    // SAFETY: MPI's contract: the arrays hold `size` entries (the send
-    // ones unless MPI_IN_PLACE).
     let send = if in_place(sendbuf) {
         None
     } else {
+        // SAFETY: MPI's contract: the send arrays hold `size` entries
+        // unless MPI_IN_PLACE.
         Some(unsafe { parts(scounts, sdispls, stypes, n) }?)
     };
     // SAFETY: as above.
