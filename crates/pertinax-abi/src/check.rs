@@ -53,6 +53,24 @@ pub(crate) fn buffer(buf: *const c_void, n: usize, t: &Ty) -> Result<(), c_int> 
     }
 }
 
+/// [`buffer`] for one part of a w-collective's buffer: data of `t` at
+/// byte `disp` from a NULL `buf` (`MPI_BOTTOM`) must start at an address
+/// (`disp` plus the type's true lower bound), else `MPI_ERR_BUFFER`.
+pub(crate) fn part(buf: *const c_void, disp: isize, t: &Ty) -> Result<(), c_int> {
+    if !buf.is_null() || t.size() == 0 {
+        return Ok(());
+    }
+    let lb = match t {
+        Ty::Derived(l) => l.true_lb,
+        Ty::Plain(..) => 0,
+    };
+    if disp.saturating_add(lb) >= LOWEST_ADDRESS {
+        Ok(())
+    } else {
+        Err(MPI_ERR_BUFFER)
+    }
+}
+
 /// A buffer argument triple: the usable type, the count, and the buffer
 /// checked against them.
 pub(crate) fn data<T: TryInto<usize>>(

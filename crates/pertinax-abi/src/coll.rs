@@ -2,7 +2,7 @@
 //! where MPI allows it, on any committed datatype (through
 //! [`SendBuf`]/[`RecvBuf`]). The v-variants are in `vcoll.rs`, the
 //! non-blocking ones in `icoll.rs`, scans and reduce-scatter in
-//! `reduce.rs`; the w-variants are not implemented yet.
+//! `reduce.rs`, the w-variant (`MPI_Alltoallw`) in `wcoll.rs`.
 
 use std::ffi::{c_int, c_void};
 

@@ -18,6 +18,7 @@
 //! that type's elements.
 
 use std::ffi::{c_int, c_void};
+use std::ops::Range;
 use std::rc::Rc;
 
 use pertinax::{ErasedOp, Op, ValueIndex};
@@ -32,6 +33,9 @@ pub(crate) struct Contents {
     pub combiner: c_int,
     pub ints: Vec<c_int>,
     pub addrs: Vec<isize>,
+    /// The large counts of a `_c` constructor whose counts do not all fit
+    /// an `int` (then `ints` holds only the rest, as MPI orders them).
+    pub large: Vec<i64>,
     /// The types given, with the layout of each derived one (kept so that
     /// `MPI_Type_get_contents` can hand out a copy after it was freed).
     pub types: Vec<(c_int, Option<Rc<Layout>>)>,
@@ -88,7 +92,7 @@ pub fn size_of(ty: c_int) -> Option<usize> {
     }
 }
 
-/// The name of a predefined type (empty for the rarer ones).
+/// The name of a predefined type (empty for a handle that is none).
 fn predefined_name(ty: c_int) -> &'static str {
     match ty {
         MPI_CHAR => "MPI_CHAR",
@@ -129,6 +133,40 @@ fn predefined_name(ty: c_int) -> &'static str {
         MPI_AINT => "MPI_AINT",
         MPI_OFFSET => "MPI_OFFSET",
         MPI_COUNT => "MPI_COUNT",
+        MPI_CHARACTER => "MPI_CHARACTER",
+        MPI_INTEGER => "MPI_INTEGER",
+        MPI_REAL => "MPI_REAL",
+        MPI_LOGICAL => "MPI_LOGICAL",
+        MPI_COMPLEX => "MPI_COMPLEX",
+        MPI_DOUBLE_PRECISION => "MPI_DOUBLE_PRECISION",
+        MPI_2INTEGER => "MPI_2INTEGER",
+        MPI_2REAL => "MPI_2REAL",
+        MPI_DOUBLE_COMPLEX => "MPI_DOUBLE_COMPLEX",
+        MPI_2DOUBLE_PRECISION => "MPI_2DOUBLE_PRECISION",
+        MPI_REAL2 => "MPI_REAL2",
+        MPI_REAL4 => "MPI_REAL4",
+        MPI_REAL8 => "MPI_REAL8",
+        MPI_REAL16 => "MPI_REAL16",
+        MPI_INTEGER1 => "MPI_INTEGER1",
+        MPI_INTEGER2 => "MPI_INTEGER2",
+        MPI_INTEGER4 => "MPI_INTEGER4",
+        MPI_INTEGER8 => "MPI_INTEGER8",
+        MPI_INTEGER16 => "MPI_INTEGER16",
+        MPI_COMPLEX4 => "MPI_COMPLEX4",
+        MPI_COMPLEX8 => "MPI_COMPLEX8",
+        MPI_COMPLEX16 => "MPI_COMPLEX16",
+        MPI_COMPLEX32 => "MPI_COMPLEX32",
+        MPI_LOGICAL1 => "MPI_LOGICAL1",
+        MPI_LOGICAL2 => "MPI_LOGICAL2",
+        MPI_LOGICAL4 => "MPI_LOGICAL4",
+        MPI_LOGICAL8 => "MPI_LOGICAL8",
+        MPI_LOGICAL16 => "MPI_LOGICAL16",
+        MPI_CXX_BOOL => "MPI_CXX_BOOL",
+        MPI_CXX_FLOAT_COMPLEX => "MPI_CXX_FLOAT_COMPLEX",
+        MPI_CXX_DOUBLE_COMPLEX => "MPI_CXX_DOUBLE_COMPLEX",
+        MPI_CXX_LONG_DOUBLE_COMPLEX => "MPI_CXX_LONG_DOUBLE_COMPLEX",
+        MPIX_C_FLOAT16 => "MPIX_C_FLOAT16",
+        MPIX_BFLOAT16 => "MPIX_BFLOAT16",
         _ => "",
     }
 }
@@ -550,6 +588,34 @@ fn plan<P>(
     Ok((total, direct))
 }
 
+/// One part of a w-collective's buffer: `count` elements of `ty` from
+/// byte `disp`.
+#[derive(Debug, Clone)]
+pub(crate) struct Typed {
+    pub disp: isize,
+    pub count: usize,
+    pub ty: Ty,
+}
+
+/// The byte ranges of `parts` packed one after the other (a part with
+/// data at NULL is `MPI_ERR_BUFFER`, as [`plan`]).
+fn typed_ranges<P>(buf: *const P, parts: &[Typed]) -> Result<Vec<Range<usize>>, c_int> {
+    let mut at = 0usize;
+    parts
+        .iter()
+        .map(|p| {
+            let len = p.ty.bytes(p.count)?;
+            if len > 0 {
+                crate::check::part(buf.cast(), p.disp, &p.ty)?;
+            }
+            let end = at.checked_add(len).ok_or(MPI_ERR_COUNT)?;
+            let r = at..end;
+            at = end;
+            Ok(r)
+        })
+        .collect()
+}
+
 /// Data to send: the program's buffer itself when its elements are
 /// contiguous, else a packed copy.
 #[derive(Debug)]
@@ -596,6 +662,33 @@ impl SendBuf {
         Ok(SendBuf::from_vec(out))
     }
 
+    /// Parts of `buf`, each with a type of its own (a w-collective's send
+    /// buffer), packed one after the other; the byte range of each part
+    /// in the copy.
+    ///
+    /// # Safety
+    /// As [`SendBuf::new`], for every part.
+    pub(crate) unsafe fn typed(
+        buf: *const c_void,
+        parts: &[Typed],
+    ) -> Result<(SendBuf, Vec<Range<usize>>), c_int> {
+        let ranges = typed_ranges(buf, parts)?;
+        let mut out = Vec::with_capacity(ranges.last().map_or(0, |r| r.end));
+        for p in parts {
+            let l = p.ty.layout();
+            // SAFETY: by the caller's contract.
+            unsafe {
+                pack(
+                    &l,
+                    buf.cast::<u8>().wrapping_offset(p.disp),
+                    p.count,
+                    &mut out,
+                )
+            };
+        }
+        Ok((SendBuf::from_vec(out), ranges))
+    }
+
     /// Bytes of its own.
     pub(crate) fn from_vec(v: Vec<u8>) -> SendBuf {
         let owned = v.into_boxed_slice();
@@ -639,8 +732,9 @@ pub(crate) struct RecvBuf {
 struct Stage {
     data: Box<[u8]>,
     user: *mut u8,
-    segs: Vec<(isize, usize)>,
-    layout: Rc<Layout>,
+    /// Where the data goes, one segment after the other: (byte
+    /// displacement, count, the segment's type).
+    segs: Vec<(isize, usize, Rc<Layout>)>,
 }
 
 impl RecvBuf {
@@ -664,7 +758,6 @@ impl RecvBuf {
                 data,
                 user: std::ptr::null_mut(),
                 segs: Vec::new(),
-                layout: Rc::new(builtin(MPI_BYTE, 1)),
             }),
         }
     }
@@ -697,17 +790,42 @@ impl RecvBuf {
                 stage: None,
             });
         }
+        let l = ty.layout();
+        let segs = segs.iter().map(|&(d, n)| (d, n, l.clone())).collect();
+        Ok(RecvBuf::staged_in(buf, total, segs))
+    }
+
+    /// Parts of `buf`, each with a type of its own (a w-collective's
+    /// receive buffer), received into a temporary one after the other;
+    /// the byte range of each part in it.
+    ///
+    /// # Safety
+    /// As [`RecvBuf::new`], for every part.
+    pub(crate) unsafe fn typed(
+        buf: *mut c_void,
+        parts: &[Typed],
+    ) -> Result<(RecvBuf, Vec<Range<usize>>), c_int> {
+        let ranges = typed_ranges(buf, parts)?;
+        let total = ranges.last().map_or(0, |r| r.end);
+        let segs = parts
+            .iter()
+            .map(|p| (p.disp, p.count, p.ty.layout()))
+            .collect();
+        Ok((RecvBuf::staged_in(buf, total, segs), ranges))
+    }
+
+    /// A temporary of `total` bytes unpacked into `segs` of `buf`.
+    fn staged_in(buf: *mut c_void, total: usize, segs: Vec<(isize, usize, Rc<Layout>)>) -> RecvBuf {
         let mut data = vec![0u8; total].into_boxed_slice();
-        Ok(RecvBuf {
+        RecvBuf {
             ptr: data.as_mut_ptr(),
             len: total,
             stage: Some(Stage {
                 data,
                 user: buf.cast(),
-                segs: segs.to_vec(),
-                layout: ty.layout(),
+                segs,
             }),
-        })
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -736,9 +854,9 @@ impl RecvBuf {
             }
             Some(s) => {
                 let mut out = Vec::with_capacity(self.len);
-                for &(d, n) in &s.segs {
+                for (d, n, l) in &s.segs {
                     // SAFETY: by `new`'s contract.
-                    unsafe { pack(&s.layout, s.user.wrapping_offset(d), n, &mut out) };
+                    unsafe { pack(l, s.user.wrapping_offset(*d), *n, &mut out) };
                 }
                 out
             }
@@ -770,10 +888,10 @@ impl RecvBuf {
     pub(crate) fn finish(self, n: usize) {
         let Some(s) = self.stage else { return };
         let mut rest = &s.data[..n.min(s.data.len())];
-        for &(d, k) in &s.segs {
-            let take = rest.len().min(k * s.layout.size);
+        for (d, k, l) in &s.segs {
+            let take = rest.len().min(k * l.size);
             // SAFETY: by `new`'s contract the segment holds `k` elements.
-            unsafe { unpack(&s.layout, &rest[..take], s.user.wrapping_offset(d), k) };
+            unsafe { unpack(l, &rest[..take], s.user.wrapping_offset(*d), *k) };
             rest = &rest[take..];
         }
     }
@@ -1000,6 +1118,59 @@ mod tests {
         assert_eq!(dst[0], 0);
         assert_eq!(dst[2] & 0xff_ffff, 2);
         assert_eq!(dst[4], -1);
+    }
+
+    #[test]
+    fn typed_parts_pack_and_unpack_each_with_its_type() {
+        let int = builtin(MPI_INT, 4);
+        // ints 0 and 2 of an element of extent 12.
+        let v = build(
+            &[
+                Part {
+                    disp: 0,
+                    count: 1,
+                    child: &int,
+                },
+                Part {
+                    disp: 8,
+                    count: 1,
+                    child: &int,
+                },
+            ],
+            false,
+        );
+        let parts = [
+            Typed {
+                disp: 4,
+                count: 1,
+                ty: Ty::Derived(Rc::new(v)),
+            },
+            Typed {
+                disp: 20,
+                count: 2,
+                ty: Ty::Plain(MPI_INT, 4),
+            },
+        ];
+        let src: Vec<i32> = (0..8).collect();
+        // SAFETY: `src` holds both parts (ints 1, 3 and 5, 6).
+        let (b, ranges) = unsafe { SendBuf::typed(src.as_ptr().cast(), &parts) }.expect("send");
+        assert_eq!(ranges, vec![0..8, 8..16]);
+        let got: Vec<i32> = b
+            .bytes()
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(got, [1, 3, 5, 6]);
+        let mut dst = vec![-1i32; 8];
+        // SAFETY: as above, for `dst`.
+        let (mut r, _) = unsafe { RecvBuf::typed(dst.as_mut_ptr().cast(), &parts) }.expect("recv");
+        r.bytes_mut().copy_from_slice(b.bytes());
+        r.finish(usize::MAX);
+        assert_eq!(dst, [-1, 1, -1, 3, -1, 5, 6, -1]);
+        // A part with data at NULL is MPI_ERR_BUFFER.
+        // SAFETY: nothing is read: the check fails first.
+        let e = unsafe { SendBuf::typed(std::ptr::null(), &parts[1..]) };
+        assert_eq!(e.err(), Some(MPI_ERR_BUFFER));
     }
 
     #[test]

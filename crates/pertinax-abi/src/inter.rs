@@ -5,7 +5,7 @@
 //! implemented here: `MPI_Barrier`, `MPI_Bcast`, `MPI_Reduce`,
 //! `MPI_Gather`, `MPI_Scatter`, `MPI_Gatherv`, `MPI_Scatterv` (`MPI_ROOT`,
 //! `MPI_PROC_NULL`), `MPI_Allreduce`, `MPI_Allgather`, `MPI_Allgatherv`,
-//! `MPI_Alltoall`, `MPI_Alltoallv`, `MPI_Reduce_scatter` and
+//! `MPI_Alltoall`, `MPI_Alltoallv`, `MPI_Alltoallw`, `MPI_Reduce_scatter` and
 //! `MPI_Reduce_scatter_block`, and `MPI_Comm_split_type`.
 //!
 //! Point-to-point on an intercommunicator is pertinax's own: ranks name
@@ -41,8 +41,8 @@
 //!   same color (their leaders talk over the merge); split_type: a split
 //!   with one color (shared memory: one node) or none (`MPI_UNDEFINED`).
 //!
-//! Every other collective on an intercommunicator (the non-blocking ones,
-//! the w-forms), and `MPI_Comm_create` and `MPIX_Comm_shrink` of one, is
+//! Every other collective on an intercommunicator (the non-blocking ones),
+//! and `MPI_Comm_create` and `MPIX_Comm_shrink` of one, is
 //! `MPI_ERR_UNSUPPORTED_OPERATION`
 //! ([`refuse`], from `p2p::call`). `MPI_Intercomm_create_from_groups` is
 //! not implemented (pertinax makes intercommunicators over a peer
@@ -57,7 +57,7 @@ use pertinax_os::lend::{lend_mut_raw, lend_raw};
 
 use crate::comm::{add_group, register};
 use crate::consts::*;
-use crate::datatype::packed_bytes as bytes;
+use crate::datatype::{packed_bytes as bytes, Typed};
 use crate::errors::code_of;
 use crate::info::{with_table, PerComm};
 use crate::p2p::{call, comm_of, slice};
@@ -131,7 +131,15 @@ fn inter_of(comm: c_int) -> Option<Comm> {
 /// Names of the collectives (and creations) that are refused on an
 /// intercommunicator: those MPI defines there and this module lacks.
 const REFUSED: &[&str] = &[
-    "MPI_Alltoallw",
+    "MPI_Igather",
+    "MPI_Igatherv",
+    "MPI_Iscatter",
+    "MPI_Iscatterv",
+    "MPI_Iallgatherv",
+    "MPI_Ialltoallv",
+    "MPI_Ialltoallw",
+    "MPI_Ireduce_scatter",
+    "MPI_Ireduce_scatter_block",
     "MPI_Ibarrier",
     "MPI_Ibcast",
     "MPI_Ireduce",
@@ -699,25 +707,28 @@ pub(crate) unsafe fn all_v(
     recvtype: c_int,
 ) -> Result<(), c_int> {
     // In bytes, with a type per block: the w-form.
-    let bytes = |(_, displs): &(Vec<usize>, Vec<usize>), ty| {
-        let (_, el) = packed_len(0, ty)?;
-        displs
+    let typed = |(counts, displs): &(Vec<usize>, Vec<usize>), ty| {
+        let t = crate::datatype::usable(ty)?;
+        let el = crate::datatype::packed_size(ty)?;
+        counts
             .iter()
-            .map(|d| d.checked_mul(el).ok_or(MPI_ERR_COUNT))
+            .zip(displs)
+            .map(|(&count, &d)| {
+                let disp = d
+                    .checked_mul(el)
+                    .and_then(|b| isize::try_from(b).ok())
+                    .ok_or(MPI_ERR_COUNT)?;
+                Ok(Typed {
+                    disp,
+                    count,
+                    ty: t.clone(),
+                })
+            })
             .collect::<Result<Vec<_>, c_int>>()
     };
-    let (sd, rd) = (bytes(&send, sendtype)?, bytes(&recv, recvtype)?);
-    let (st, rt) = (vec![sendtype; send.0.len()], vec![recvtype; recv.0.len()]);
+    let (st, rt) = (typed(&send, sendtype)?, typed(&recv, recvtype)?);
     // SAFETY: the same contract, forwarded.
-    unsafe {
-        all_w(
-            comm,
-            sendbuf,
-            (&send.0, &sd, &st),
-            recvbuf,
-            (&recv.0, &rd, &rt),
-        )
-    }
+    unsafe { all_w(comm, sendbuf, &st, recvbuf, &rt) }
 }
 
 /// `MPI_Reduce_scatter` on an intercommunicator: the reduction of the
@@ -789,38 +800,39 @@ pub(crate) unsafe fn reduce_scatter(
         .map_err(|e| err(&e))
 }
 
-/// `MPI_Alltoallw` on an intercommunicator: block `q` of each buffer is
-/// `counts[q]` elements of `types[q]` at byte displacement `displs[q]`,
-/// to and from remote rank `q`. Packed types only, no `MPI_IN_PLACE`.
+/// `MPI_Alltoallw` on an intercommunicator: part `q` of each side is
+/// `count` elements of its type at its byte displacement, to and from
+/// remote rank `q`. Packed types only, no `MPI_IN_PLACE`.
 ///
 /// # Safety
 /// MPI's contract for the buffers.
-#[allow(clippy::type_complexity)]
 pub(crate) unsafe fn all_w(
     comm: c_int,
     sendbuf: *const c_void,
-    send: (&[usize], &[usize], &[c_int]),
+    send: &[Typed],
     recvbuf: *mut c_void,
-    recv: (&[usize], &[usize], &[c_int]),
+    recv: &[Typed],
 ) -> Result<(), c_int> {
     if crate::coll::in_place(sendbuf) {
         return Err(MPI_ERR_ARG);
     }
-    let ranges = |(counts, displs, types): (&[usize], &[usize], &[c_int])| {
-        counts
+    let ranges = |parts: &[Typed]| {
+        parts
             .iter()
-            .zip(displs)
-            .zip(types)
-            .map(|((&c, &d), &t)| {
-                let (len, _) = packed_len(c, t)?;
-                Ok(d..d.checked_add(len).ok_or(MPI_ERR_COUNT)?)
+            .map(|p| {
+                if !p.ty.packed_like() {
+                    return Err(MPI_ERR_UNSUPPORTED_OPERATION);
+                }
+                let at = usize::try_from(p.disp).map_err(|_| MPI_ERR_ARG)?;
+                let len = p.count.checked_mul(p.ty.size()).ok_or(MPI_ERR_COUNT)?;
+                Ok(at..at.checked_add(len).ok_or(MPI_ERR_COUNT)?)
             })
             .collect::<Result<Vec<_>, c_int>>()
     };
     let (sr, rr) = (ranges(send)?, ranges(recv)?);
     let c = comm_of(comm)?;
     let s = shadow(comm, &c)?;
-    // SAFETY: MPI's contract: the blocks lie in the buffers.
+    // SAFETY: MPI's contract: the parts lie in the buffers.
     let (inp, out) = unsafe { (slice(sendbuf, reach(&sr)), slice_mut(recvbuf, reach(&rr))) };
     let to = sr
         .into_iter()

@@ -7,8 +7,8 @@
 //! `coll.rs`, `vcoll.rs` and `reduce.rs`: derived datatypes as there (a
 //! non-contiguous buffer goes through a temporary kept with the request),
 //! `MPI_IN_PLACE` too (the input is a copy kept with the request; the
-//! root's own part of a scatter lands in scratch). The w-forms
-//! (`Ialltoallw`) are not implemented.
+//! root's own part of a scatter lands in scratch). The w-form
+//! (`Ialltoallw`) is in `wcoll.rs`.
 //!
 //! A v-collective's counts that do not fit at the root fail the call
 //! there at once; the other ranks' requests then wait for a root that

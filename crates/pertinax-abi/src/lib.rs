@@ -22,7 +22,7 @@
 //!   large-count envelope and contents, addresses, value-index pairs, F90
 //!   types, datatype attributes.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
-//!   [`mprobe`], [`status`], [`persist`], [`grequest`], [`buffer`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
+//!   [`mprobe`], [`status`], [`persist`], [`grequest`], [`buffer`]; [`coll`], [`vcoll`], [`wcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
 //!   [`inter`] (intercommunicators), [`spawn`]; [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
@@ -137,6 +137,7 @@ pub mod types;
 pub mod ulfm;
 mod unsupported;
 pub mod vcoll;
+pub mod wcoll;
 
 #[allow(unused_imports)]
 use std::ffi::c_void;

@@ -19,23 +19,29 @@
 //! waits on anything. When a process is the neighbour of another more than
 //! once (a periodic dimension of size 1 or 2, a multigraph) the k-th block
 //! sent to it lands in the k-th block it receives from the sender, as in
-//! MPICH. Datatypes are the predefined ones, contiguous (a block of
-//! `count` elements is `count × size` bytes, displacements of the v-forms
-//! count elements, of the w-forms bytes). `MPI_IN_PLACE` is not allowed
-//! (MPI does not allow it here either). The persistent `_init` forms are
-//! not implemented.
+//! MPICH. The blocks of the other forms are contiguous bytes of the
+//! program's buffers (`count × size`; a type whose elements do not lie
+//! packed is `MPI_ERR_UNSUPPORTED_OPERATION` there; displacements of the
+//! v-forms count elements); the w-forms' blocks, each with a datatype of
+//! its own and a displacement in bytes (an address with `MPI_BOTTOM`),
+//! are packed into (received in) temporaries and unpacked when the
+//! exchange completes. `MPI_IN_PLACE` is not allowed (MPI does not allow
+//! it here either). The persistent `MPI_Neighbor_*_init` forms (and
+//! `_init_c`) copy the count, displacement and type arrays at init; each
+//! `MPI_Start` is the non-blocking form.
 
 use std::ffi::{c_int, c_void};
 use std::ops::Range;
+use std::rc::Rc;
 
 use pertinax::{LentCollective, Rank};
-use pertinax_os::lend::{lend_mut_raw, lend_raw};
 
 use crate::consts::*;
-use crate::datatype::packed_size;
+use crate::datatype::{packed_size, RecvBuf, SendBuf, Ty, Typed};
 use crate::errors::code_of;
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of};
+use crate::persist::{at, coll_init, kept};
 use crate::state::{self, ReqEntry};
 use crate::topo::MPI_ERR_TOPOLOGY;
 use crate::MPI_Aint;
@@ -112,6 +118,14 @@ struct Blocks {
     recvs: Vec<Range<usize>>,
 }
 
+/// The buffers of an exchange: the program's own, in which the blocks
+/// are contiguous bytes, or temporaries of parts with types of their own
+/// (the w-forms), the blocks' ranges in them.
+enum Bufs {
+    Raw(*const c_void, *mut c_void),
+    Typed(SendBuf, RecvBuf),
+}
+
 /// Runs (`req` null) or starts the exchange of `b` with the neighbours.
 ///
 /// # Safety
@@ -120,15 +134,11 @@ struct Blocks {
 unsafe fn exchange(
     comm: c_int,
     (srcs, dsts): (Vec<i32>, Vec<i32>),
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
+    bufs: Bufs,
     b: Blocks,
     req: *mut c_int,
     blocking: bool,
 ) -> Result<(), c_int> {
-    if crate::coll::in_place(sendbuf) {
-        return Err(MPI_ERR_ARG);
-    }
     if !blocking && req.is_null() {
         return Err(MPI_ERR_ARG);
     }
@@ -143,27 +153,45 @@ unsafe fn exchange(
     };
     let sends = pick(&dsts, b.sends);
     let recvs = pick(&srcs, b.recvs);
-    let in_len = sends.iter().map(|(_, r)| r.end).max().unwrap_or(0);
-    let out_len = recvs.iter().map(|(_, r)| r.end).max().unwrap_or(0);
-    // SAFETY: by the caller's contract.
-    let (inp, out) = unsafe {
-        (
-            lend_raw(sendbuf.cast(), in_len),
-            lend_mut_raw(recvbuf.cast(), out_len),
-        )
+    let (inp, mut out) = match bufs {
+        Bufs::Typed(inp, out) => (inp, out),
+        Bufs::Raw(sendbuf, recvbuf) => {
+            if crate::coll::in_place(sendbuf) {
+                return Err(MPI_ERR_ARG);
+            }
+            let in_len = sends.iter().map(|(_, r)| r.end).max().unwrap_or(0);
+            let out_len = recvs.iter().map(|(_, r)| r.end).max().unwrap_or(0);
+            let byte = Ty::Plain(MPI_BYTE, 1);
+            // SAFETY: by the caller's contract: bytes, used in place.
+            unsafe {
+                (
+                    SendBuf::new(sendbuf, in_len, &byte)?,
+                    RecvBuf::new(recvbuf, out_len, &byte)?,
+                )
+            }
+        }
     };
+    let (lent_in, keep) = inp.lend();
+    let lent_out = out.lend();
     let r = c
-        .icollective_lent(LentCollective::Neighbor { sends, recvs }, Some(inp), out)
+        .icollective_lent(
+            LentCollective::Neighbor { sends, recvs },
+            Some(lent_in),
+            lent_out,
+        )
         .map_err(|e| code_of(&e))?;
     if blocking {
-        return r.wait().map(drop).map_err(|e| code_of(&e));
+        r.wait().map_err(|e| code_of(&e))?;
+        drop(keep);
+        out.finish(usize::MAX);
+        return Ok(());
     }
     let e = ReqEntry::Pending {
         req: r,
         comm,
         recv: false,
-        keep: None,
-        unpack: None,
+        keep,
+        unpack: out.staged().then_some(out),
     };
     let h = state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, e) as c_int)
         .ok_or(MPI_ERR_OTHER)?;
@@ -216,7 +244,7 @@ unsafe fn allgather(
             recvs: uniform(n.0.len(), rcount * elem(rtype)?)?,
         };
         // SAFETY: forwarded.
-        unsafe { exchange(comm, n, sendbuf, recvbuf, b, req, blocking) }
+        unsafe { exchange(comm, n, Bufs::Raw(sendbuf, recvbuf), b, req, blocking) }
     })
 }
 
@@ -250,7 +278,7 @@ unsafe fn allgatherv<C: Num, D: Num>(
             recvs: varied(&rc, &rd, size, size)?,
         };
         // SAFETY: forwarded.
-        unsafe { exchange(comm, n, sendbuf, recvbuf, b, req, blocking) }
+        unsafe { exchange(comm, n, Bufs::Raw(sendbuf, recvbuf), b, req, blocking) }
     })
 }
 
@@ -278,7 +306,7 @@ unsafe fn alltoall(
             recvs: uniform(n.0.len(), rcount * elem(rtype)?)?,
         };
         // SAFETY: forwarded.
-        unsafe { exchange(comm, n, sendbuf, recvbuf, b, req, blocking) }
+        unsafe { exchange(comm, n, Bufs::Raw(sendbuf, recvbuf), b, req, blocking) }
     })
 }
 
@@ -319,29 +347,38 @@ unsafe fn alltoallv<C: Num, D: Num>(
             recvs: varied(&rc, &rd, rs, rs)?,
         };
         // SAFETY: forwarded.
-        unsafe { exchange(comm, n, sendbuf, recvbuf, b, req, blocking) }
+        unsafe { exchange(comm, n, Bufs::Raw(sendbuf, recvbuf), b, req, blocking) }
     })
 }
 
-/// Blocks of `counts[k]` elements of `types[k]` at byte `displs[k]`.
-fn typed(counts: &[i64], displs: &[i64], types: &[i64]) -> Result<Vec<Range<usize>>, c_int> {
-    counts
-        .iter()
-        .zip(displs)
-        .zip(types)
-        .map(|((&c, &d), &t)| {
-            let t = c_int::try_from(t).map_err(|_| MPI_ERR_TYPE)?;
-            range(d, c * elem(t)?)
-        })
-        .collect()
+/// The parts of one side of a w-form, those of `MPI_PROC_NULL`
+/// neighbours emptied (their blocks are neither read nor written).
+///
+/// # Safety
+/// Each array is null or holds an entry per neighbour.
+unsafe fn w_parts<C: Copy + TryInto<usize>>(
+    counts: *const C,
+    displs: *const MPI_Aint,
+    types: *const c_int,
+    ranks: &[i32],
+) -> Result<Vec<Typed>, c_int> {
+    // SAFETY: by the caller's contract.
+    let mut p = unsafe { crate::wcoll::parts(counts, displs, types, ranks.len()) }?;
+    for (p, &r) in p.iter_mut().zip(ranks) {
+        if r == MPI_PROC_NULL {
+            p.count = 0;
+        }
+    }
+    Ok(p)
 }
 
-/// `MPI_Neighbor_alltoallw` and its forms.
+/// `MPI_Neighbor_alltoallw` and its forms: each block packed (sent) or
+/// received (unpacked) with its own type, through temporaries.
 ///
 /// # Safety
 /// MPI's contract.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw<C: Num>(
+unsafe fn alltoallw<C: Copy + TryInto<usize>>(
     what: &str,
     sendbuf: *const c_void,
     scounts: *const C,
@@ -356,17 +393,20 @@ unsafe fn alltoallw<C: Num>(
     blocking: bool,
 ) -> c_int {
     call(comm, what, || {
+        if crate::coll::in_place(sendbuf) {
+            return Err(MPI_ERR_ARG);
+        }
         let n = neighbours(comm)?;
-        let (ki, ko) = (n.0.len(), n.1.len());
-        // SAFETY: MPI's contract: an entry per destination (source).
-        let b = unsafe {
-            Blocks {
-                sends: typed(&read(scounts, ko)?, &read(sdispls, ko)?, &read(stypes, ko)?)?,
-                recvs: typed(&read(rcounts, ki)?, &read(rdispls, ki)?, &read(rtypes, ki)?)?,
-            }
+        // SAFETY: MPI's contract: an entry per destination (source), and
+        // the buffers hold the parts.
+        let ((inp, sends), (out, recvs)) = unsafe {
+            let sp = w_parts(scounts, sdispls, stypes, &n.1)?;
+            let rp = w_parts(rcounts, rdispls, rtypes, &n.0)?;
+            (SendBuf::typed(sendbuf, &sp)?, RecvBuf::typed(recvbuf, &rp)?)
         };
+        let b = Blocks { sends, recvs };
         // SAFETY: forwarded.
-        unsafe { exchange(comm, n, sendbuf, recvbuf, b, req, blocking) }
+        unsafe { exchange(comm, n, Bufs::Typed(inp, out), b, req, blocking) }
     })
 }
 
@@ -531,3 +571,78 @@ crate::mpi! {
         unsafe { alltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, req, false) }
     }
 }
+
+/// The numbers of sources and destinations of `comm` (0 without a
+/// topology: the start reports it).
+fn degrees(comm: c_int) -> (usize, usize) {
+    neighbours(comm).map_or((0, 0), |(s, d)| (s.len(), d.len()))
+}
+
+/// A persistent neighbourhood collective's init: `comm` has a topology.
+fn init_args(comm: c_int) -> Result<(), c_int> {
+    neighbours(comm).map(drop)
+}
+
+macro_rules! neighbor_inits {
+    ($cnt:ty, $disp:ty, $pag:ident $ag:ident => $iag:ident, $pagv:ident $agv:ident => $iagv:ident,
+     $pa:ident $a:ident => $ia:ident, $pav:ident $av:ident => $iav:ident, $paw:ident $aw:ident => $iaw:ident) => {
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($ag), "`: each start is an `", stringify!($iag), "`.")]
+            fn $pag(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $ag {
+                // SAFETY: MPI's contract: the init's buffers stay valid
+                // while the request lives.
+                coll_init(stringify!($ag), comm, req, init_args(comm), Rc::new(move |r| unsafe { $iag(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($agv), "`: each start is an `", stringify!($iagv), "` (the arrays are copied at init).")]
+            fn $pagv(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, displs: *const $disp, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $agv {
+                let (ki, _) = degrees(comm);
+                // SAFETY: MPI's contract: an entry per source.
+                let (rc, d) = unsafe { (kept(rcounts, ki), kept(displs, ki)) };
+                // SAFETY: as above.
+                coll_init(stringify!($agv), comm, req, init_args(comm), Rc::new(move |r| unsafe { $iagv(sendbuf, scount, stype, recvbuf, at(&rc), at(&d), rtype, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($a), "`: each start is an `", stringify!($ia), "`.")]
+            fn $pa(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $a {
+                // SAFETY: as above.
+                coll_init(stringify!($a), comm, req, init_args(comm), Rc::new(move |r| unsafe { $ia(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($av), "`: each start is an `", stringify!($iav), "` (the arrays are copied at init).")]
+            fn $pav(sendbuf: *const c_void, scounts: *const $cnt, sdispls: *const $disp, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, rdispls: *const $disp, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $av {
+                let (ki, ko) = degrees(comm);
+                // SAFETY: MPI's contract: an entry per destination (source).
+                let (sc, sd, rc, rd) = unsafe { (kept(scounts, ko), kept(sdispls, ko), kept(rcounts, ki), kept(rdispls, ki)) };
+                // SAFETY: as above.
+                coll_init(stringify!($av), comm, req, init_args(comm), Rc::new(move |r| unsafe { $iav(sendbuf, at(&sc), at(&sd), stype, recvbuf, at(&rc), at(&rd), rtype, comm, r) }))
+            }
+        }
+        crate::mpi! {
+            #[doc = concat!("`", stringify!($aw), "`: each start is an `", stringify!($iaw), "` (the arrays are copied at init).")]
+            fn $paw(sendbuf: *const c_void, scounts: *const $cnt, sdispls: *const MPI_Aint, stypes: *const c_int, recvbuf: *mut c_void, rcounts: *const $cnt, rdispls: *const MPI_Aint, rtypes: *const c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $aw {
+                let (ki, ko) = degrees(comm);
+                // SAFETY: MPI's contract: an entry per destination (source).
+                let (s, r) = unsafe { ((kept(scounts, ko), kept(sdispls, ko), kept(stypes, ko)), (kept(rcounts, ki), kept(rdispls, ki), kept(rtypes, ki))) };
+                // SAFETY: as above.
+                coll_init(stringify!($aw), comm, req, init_args(comm), Rc::new(move |q| unsafe { $iaw(sendbuf, at(&s.0), at(&s.1), at(&s.2), recvbuf, at(&r.0), at(&r.1), at(&r.2), comm, q) }))
+            }
+        }
+    };
+}
+
+neighbor_inits!(c_int, c_int,
+    PMPI_Neighbor_allgather_init MPI_Neighbor_allgather_init => PMPI_Ineighbor_allgather,
+    PMPI_Neighbor_allgatherv_init MPI_Neighbor_allgatherv_init => PMPI_Ineighbor_allgatherv,
+    PMPI_Neighbor_alltoall_init MPI_Neighbor_alltoall_init => PMPI_Ineighbor_alltoall,
+    PMPI_Neighbor_alltoallv_init MPI_Neighbor_alltoallv_init => PMPI_Ineighbor_alltoallv,
+    PMPI_Neighbor_alltoallw_init MPI_Neighbor_alltoallw_init => PMPI_Ineighbor_alltoallw);
+neighbor_inits!(MPI_Count, MPI_Aint,
+    PMPI_Neighbor_allgather_init_c MPI_Neighbor_allgather_init_c => PMPI_Ineighbor_allgather_c,
+    PMPI_Neighbor_allgatherv_init_c MPI_Neighbor_allgatherv_init_c => PMPI_Ineighbor_allgatherv_c,
+    PMPI_Neighbor_alltoall_init_c MPI_Neighbor_alltoall_init_c => PMPI_Ineighbor_alltoall_c,
+    PMPI_Neighbor_alltoallv_init_c MPI_Neighbor_alltoallv_init_c => PMPI_Ineighbor_alltoallv_c,
+    PMPI_Neighbor_alltoallw_init_c MPI_Neighbor_alltoallw_init_c => PMPI_Ineighbor_alltoallw_c);

@@ -1,7 +1,9 @@
 //! Persistent requests: `MPI_Send_init`, `Bsend_init`, `Ssend_init`,
 //! `Rsend_init`, `Recv_init`, the MPI-4 persistent collectives
 //! (`Barrier_init`, `Bcast_init`, `Reduce_init`, `Allreduce_init`,
-//! `Gather_init`, `Scatter_init`, `Allgather_init`, `Alltoall_init`), and
+//! `Gather_init`, `Scatter_init`, `Allgather_init`, `Alltoall_init`, the
+//! v-forms, scans and reduce-scatters; `Alltoallw_init` is in `wcoll.rs`,
+//! the neighbourhood ones in `neighbor.rs`, on [`coll_init`]), and
 //! `MPI_Start` / `MPI_Startall`.
 //!
 //! A persistent request is kept here, under handles of its own
@@ -32,7 +34,7 @@ const PERSIST_DIRECT: c_int = REQUEST_DIRECT | 0x0200_0000;
 const INDEX: c_int = 0x01ff_ffff;
 
 /// What starts one operation: writes the request it made.
-type Starter = Rc<dyn Fn(*mut c_int) -> c_int>;
+pub(crate) type Starter = Rc<dyn Fn(*mut c_int) -> c_int>;
 
 struct Persistent {
     start: Starter,
@@ -353,7 +355,7 @@ p2p_inits! { MPI_Count,
 
 /// Registers a persistent collective whose start is `s`, once `checked`
 /// (its arguments, as the start will find them) holds.
-fn coll_init(
+pub(crate) fn coll_init(
     what: &str,
     comm: c_int,
     req: *mut c_int,
@@ -477,7 +479,7 @@ crate::mpi! {
 ///
 /// # Safety
 /// `p` null or holding `n` values.
-unsafe fn kept<T: Copy>(p: *const T, n: usize) -> Option<Rc<[T]>> {
+pub(crate) unsafe fn kept<T: Copy>(p: *const T, n: usize) -> Option<Rc<[T]>> {
     if p.is_null() {
         return None;
     }
@@ -486,7 +488,7 @@ unsafe fn kept<T: Copy>(p: *const T, n: usize) -> Option<Rc<[T]>> {
 }
 
 /// Where a kept array is (null for `None`).
-fn at<T>(v: &Option<Rc<[T]>>) -> *const T {
+pub(crate) fn at<T>(v: &Option<Rc<[T]>>) -> *const T {
     v.as_ref().map_or(std::ptr::null(), |v| v.as_ptr())
 }
 

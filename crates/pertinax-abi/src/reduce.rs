@@ -1,4 +1,5 @@
-//! User reduction operations (`MPI_Op_create`) and the reductions beyond
+//! User reduction operations (`MPI_Op_create`, and `MPI_Op_create_c`
+//! whose function takes an `MPI_Count` length) and the reductions beyond
 //! `Reduce`/`Allreduce`: `Reduce_local`, `Scan`, `Exscan`,
 //! `Reduce_scatter_block`, `Reduce_scatter`.
 
@@ -11,11 +12,47 @@ use crate::coll::{done, in_place, operand};
 use crate::consts::*;
 use crate::datatype::{count_of, layout, pack, reduction, unpack, usable, RecvBuf, SendBuf};
 use crate::errors::{code_of, raise};
+use crate::large::MPI_Count;
 use crate::p2p::call;
 
 /// `void f(void *in, void *inout, int *len, MPI_Datatype *type)`:
 /// `inout[i] = in[i] op inout[i]`.
-type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+type IntFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+
+/// `MPI_User_function_c`: as [`IntFn`] with an `MPI_Count *len`.
+type LargeFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut c_int);
+
+/// A program's reduction function (`MPI_Op_create` or `MPI_Op_create_c`).
+#[derive(Clone, Copy)]
+enum UserFn {
+    Int(IntFn),
+    Large(LargeFn),
+}
+
+impl UserFn {
+    /// `inout[i] = in[i] op inout[i]` for `n` elements of type `ty`.
+    ///
+    /// # Safety
+    /// `inp` and `inout` hold `n` elements of `ty`, as the function
+    /// expects.
+    unsafe fn call(self, inp: *mut c_void, inout: *mut c_void, n: usize, ty: c_int) {
+        let mut t = ty;
+        match self {
+            UserFn::Int(f) => {
+                // A reduction's pieces of more than `int` elements are the
+                // program's to avoid with `MPI_Op_create_c`.
+                let mut len = c_int::try_from(n).unwrap_or(c_int::MAX);
+                // SAFETY: by the caller's contract.
+                unsafe { f(inp, inout, &mut len, &mut t) }
+            }
+            UserFn::Large(f) => {
+                let mut len = n as MPI_Count;
+                // SAFETY: by the caller's contract.
+                unsafe { f(inp, inout, &mut len, &mut t) }
+            }
+        }
+    }
+}
 
 /// A user operation: this prefix and its index.
 const OP_DIRECT: c_int = 0x9800_0000_u32 as c_int;
@@ -53,8 +90,6 @@ pub(crate) fn operation(op: c_int, ty: c_int) -> Result<ErasedOp, c_int> {
         commutes,
         move |acc, rhs, acc_is_left| {
             let n = acc.len() / size.max(1);
-            let mut len = n as c_int;
-            let mut t = ty;
             // `in` and `inout` of the program's function, packed.
             let (mut left, mut right) = if acc_is_left {
                 (acc.to_vec(), rhs.to_vec())
@@ -64,14 +99,7 @@ pub(crate) fn operation(op: c_int, ty: c_int) -> Result<ErasedOp, c_int> {
             if plain {
                 // SAFETY: both buffers hold `n` elements of `ty`, as the
                 // program's function expects.
-                unsafe {
-                    f(
-                        left.as_mut_ptr().cast(),
-                        right.as_mut_ptr().cast(),
-                        &mut len,
-                        &mut t,
-                    )
-                };
+                unsafe { f.call(left.as_mut_ptr().cast(), right.as_mut_ptr().cast(), n, ty) };
             } else {
                 let span = if n == 0 {
                     0
@@ -91,7 +119,7 @@ pub(crate) fn operation(op: c_int, ty: c_int) -> Result<ErasedOp, c_int> {
                 unsafe {
                     unpack(&l, &left, pa, n);
                     unpack(&l, &right, pb, n);
-                    f(pa.cast(), pb.cast(), &mut len, &mut t);
+                    f.call(pa.cast(), pb.cast(), n, ty);
                     right.clear();
                     pack(&l, pb, n, &mut right);
                 }
@@ -101,16 +129,36 @@ pub(crate) fn operation(op: c_int, ty: c_int) -> Result<ErasedOp, c_int> {
     ))
 }
 
+/// Registers user operation `f` (`None`: the program's NULL) as `*op`.
+///
+/// # Safety
+/// `op` null or writable.
+unsafe fn create(f: Option<UserFn>, commute: c_int, op: *mut c_int, what: &str) -> c_int {
+    let (Some(f), false) = (f, op.is_null()) else {
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_ARG);
+    };
+    let i = OPS.with(|o| crate::state::insert(&mut o.borrow_mut(), (f, commute != 0)));
+    if i > 0x03ff_ffff {
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_INTERN);
+    }
+    // SAFETY: checked non-null; writable by the caller's contract.
+    unsafe { *op = OP_DIRECT | i as c_int };
+    MPI_SUCCESS
+}
+
 crate::mpi! {
     /// `MPI_Op_create`.
-    fn PMPI_Op_create(f: Option<UserFn>, commute: c_int, op: *mut c_int) -> c_int as MPI_Op_create {
-        let (Some(f), false) = (f, op.is_null()) else {
-            return raise(MPI_COMM_WORLD, "MPI_Op_create", MPI_ERR_ARG);
-        };
-        let i = OPS.with(|o| crate::state::insert(&mut o.borrow_mut(), (f, commute != 0)));
-        // SAFETY: checked non-null; writable by MPI's contract.
-        unsafe { *op = OP_DIRECT | i as c_int };
-        MPI_SUCCESS
+    fn PMPI_Op_create(f: Option<IntFn>, commute: c_int, op: *mut c_int) -> c_int as MPI_Op_create {
+        // SAFETY: MPI's contract: `op` null or writable.
+        unsafe { create(f.map(UserFn::Int), commute, op, "MPI_Op_create") }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Op_create_c`: the function gets an `MPI_Count` length.
+    fn PMPI_Op_create_c(f: Option<LargeFn>, commute: c_int, op: *mut c_int) -> c_int as MPI_Op_create_c {
+        // SAFETY: MPI's contract: `op` null or writable.
+        unsafe { create(f.map(UserFn::Large), commute, op, "MPI_Op_create_c") }
     }
 }
 
@@ -137,7 +185,9 @@ crate::mpi! {
     fn PMPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int as MPI_Op_commutative {
         let c = match user(op) {
             Some((_, c)) => c,
-            None if (MPI_MAX..=MPI_MAXLOC).contains(&op) => true,
+            // Every predefined op, `MPI_REPLACE` and `MPI_NO_OP` too (as
+            // MPICH answers).
+            None if (MPI_MAX..=MPI_MAXLOC).contains(&op) || op == MPI_REPLACE || op == MPI_NO_OP => true,
             None => return raise(MPI_COMM_WORLD, "MPI_Op_commutative", MPI_ERR_OP),
         };
         // SAFETY: MPI's contract: null or writable.

@@ -1,6 +1,7 @@
 //! More datatype calls: the large-count envelope and contents
-//! (`MPI_Type_get_envelope_c`, `_get_contents_c`: a type's counts are in
-//! its integers, so it has no large counts), `MPI_Get_address` (and the
+//! (`MPI_Type_get_envelope_c`, `_get_contents_c`: a type has large counts
+//! when a `_c` constructor was given a count past `int`; else its counts
+//! are in its integers), `MPI_Get_address` (and the
 //! deprecated `MPI_Address`), `MPI_Type_get_value_index` (the predefined
 //! pair types), `MPI_Type_create_f90_integer`/`_real`/`_complex` (the
 //! Fortran type of the range and precision, as a type of the F90
@@ -20,7 +21,6 @@ use crate::datatype::{add, layout, Contents};
 use crate::errors::raise;
 use crate::large::MPI_Count;
 use crate::state;
-use crate::types::{PMPI_Type_get_contents, PMPI_Type_get_envelope};
 use crate::MPI_Aint;
 
 /// Runs a datatype call; an error class goes to the world's handler.
@@ -54,34 +54,30 @@ fn rc(code: c_int) -> Result<(), c_int> {
 }
 
 crate::mpi! {
-    /// `MPI_Type_get_envelope_c`: no large counts.
+    /// `MPI_Type_get_envelope_c`: large counts for a type whose counts do
+    /// not fit an `int`.
     fn PMPI_Type_get_envelope_c(ty: c_int, ni: *mut MPI_Count, na: *mut MPI_Count, nl: *mut MPI_Count, nd: *mut MPI_Count, combiner: *mut c_int) -> c_int as MPI_Type_get_envelope_c {
-        let (mut i, mut a, mut d, mut c) = (0, 0, 0, 0);
-        // SAFETY: local out-pointers.
-        let code = unsafe { PMPI_Type_get_envelope(ty, &mut i, &mut a, &mut d, &mut c) };
-        if code != MPI_SUCCESS {
-            return code;
-        }
         run("MPI_Type_get_envelope_c", || {
+            let l = layout(ty)?;
+            let c = &l.contents;
             // SAFETY: MPI's contract: the out-pointers are writable.
             unsafe {
-                put(ni, i.into())?;
-                put(na, a.into())?;
-                put(nl, 0)?;
-                put(nd, d.into())?;
-                put(combiner, c)
+                put(ni, c.ints.len() as MPI_Count)?;
+                put(na, c.addrs.len() as MPI_Count)?;
+                put(nl, c.large.len() as MPI_Count)?;
+                put(nd, c.types.len() as MPI_Count)?;
+                put(combiner, c.combiner)
             }
         })
     }
 }
 
 crate::mpi! {
-    /// `MPI_Type_get_contents_c`: the `int` form's (no large counts).
-    fn PMPI_Type_get_contents_c(ty: c_int, max_ints: MPI_Count, max_addrs: MPI_Count, _max_large: MPI_Count, max_types: MPI_Count,
-        ints: *mut c_int, addrs: *mut MPI_Aint, _large: *mut MPI_Count, types: *mut c_int) -> c_int as MPI_Type_get_contents_c {
-        let clamp = |n: MPI_Count| c_int::try_from(n).unwrap_or(if n < 0 { -1 } else { c_int::MAX });
-        // SAFETY: the same contract as the `int` form's.
-        unsafe { PMPI_Type_get_contents(ty, clamp(max_ints), clamp(max_addrs), clamp(max_types), ints, addrs, types) }
+    /// `MPI_Type_get_contents_c`.
+    fn PMPI_Type_get_contents_c(ty: c_int, max_ints: MPI_Count, max_addrs: MPI_Count, max_large: MPI_Count, max_types: MPI_Count,
+        ints: *mut c_int, addrs: *mut MPI_Aint, large: *mut MPI_Count, types: *mut c_int) -> c_int as MPI_Type_get_contents_c {
+        // SAFETY: MPI's contract: each array holds its `max_` values.
+        run("MPI_Type_get_contents_c", || unsafe { crate::types::contents(ty, [max_ints, max_addrs, max_large, max_types], ints, addrs, large, types) })
     }
 }
 
@@ -156,6 +152,7 @@ unsafe fn f90(
                     vec![p, r]
                 },
                 addrs: Vec::new(),
+                large: Vec::new(),
                 types: Vec::new(),
             });
             l.committed = true;

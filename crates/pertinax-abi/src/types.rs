@@ -1,15 +1,14 @@
 //! The datatype calls: constructors (`MPI_Type_contiguous`, `_vector`,
 //! `_create_hvector`, `_indexed`, `_create_hindexed`,
 //! `_create_indexed_block`, `_create_hindexed_block`, `_create_struct`,
-//! `_create_resized`, `_create_subarray`, `_dup`, and the deprecated
+//! `_create_resized`, `_create_subarray`, `_create_darray`, `_dup`, and the deprecated
 //! `MPI_Type_hvector`, `_hindexed`, `_struct`), `_commit`, `_free`, the
 //! queries (`_get_envelope`, `_get_contents`, names, `_match_size`,
 //! the deprecated `_extent`, `_lb`, `_ub`), `MPI_Pack`/`MPI_Unpack` (and
 //! `"external32"`: big-endian) and the basic-element counts behind
 //! `MPI_Get_elements`. More in `typeextra.rs` (the `_c` envelope and
-//! contents, type attributes, the F90 types). Not implemented:
-//! `MPI_Type_create_darray`, and the `MPI_LB`/`MPI_UB` markers of the
-//! deprecated `MPI_Type_struct`.
+//! contents, type attributes, the F90 types). Not implemented: the
+//! `MPI_LB`/`MPI_UB` markers of the deprecated `MPI_Type_struct`.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::rc::Rc;
@@ -71,10 +70,16 @@ unsafe fn finish(
             Ok((t, (!l.predefined).then_some(l)))
         })
         .collect::<Result<Vec<_>, c_int>>()?;
+    let (ints, addrs, large) = if ints.iter().all(|&v| c_int::try_from(v).is_ok()) {
+        (ints, addrs, Vec::new())
+    } else {
+        large_counts(combiner, ints, addrs)
+    };
     l.contents = Rc::new(Contents {
         combiner,
         ints: ints.into_iter().map(|v| v as c_int).collect(),
         addrs: addrs.into_iter().map(|v| v as isize).collect(),
+        large,
         types,
     });
     l.committed = false;
@@ -84,6 +89,38 @@ unsafe fn finish(
     // SAFETY: checked non-null; writable by the caller's contract.
     unsafe { *out = h };
     Ok(())
+}
+
+/// A `_c` constructor's arguments as `MPI_Type_get_contents_c` gives
+/// them when a count does not fit an `int`: `(ints, addrs, large
+/// counts)`, the counts, block lengths, strides, displacements (in
+/// elements or bytes), sizes and starts among the large counts in their
+/// order, the rest (`ndims`, `order`, a darray's distributions) as `int`s.
+fn large_counts(
+    combiner: c_int,
+    ints: Vec<i64>,
+    addrs: Vec<i64>,
+) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+    match combiner {
+        MPI_COMBINER_SUBARRAY => {
+            let nd = ints.first().copied().unwrap_or(0) as usize;
+            let order = ints.get(1 + 3 * nd).copied().unwrap_or(0);
+            let mid = ints.get(1..1 + 3 * nd).unwrap_or(&[]).to_vec();
+            (vec![nd as i64, order], addrs, mid)
+        }
+        MPI_COMBINER_DARRAY => {
+            let nd = ints.get(2).copied().unwrap_or(0) as usize;
+            let gsizes = ints.get(3..3 + nd).unwrap_or(&[]).to_vec();
+            let mut rest = ints.get(..3).unwrap_or(&[]).to_vec();
+            rest.extend(ints.get(3 + nd..).unwrap_or(&[]));
+            (rest, addrs, gsizes)
+        }
+        _ => {
+            let mut large = ints;
+            large.extend(addrs);
+            (Vec::new(), Vec::new(), large)
+        }
+    }
 }
 
 /// Blocks of `old` at byte displacements: (displacement, count).
@@ -325,6 +362,121 @@ unsafe fn subarray(
     unsafe { finish(l, MPI_COMBINER_SUBARRAY, ints, vec![], &[old], out) }
 }
 
+/// The indices of one dimension of `gsize` elements that process
+/// coordinate `p` of `psize` owns, as runs `(start, length)`: `distrib`
+/// `MPI_DISTRIBUTE_BLOCK` (blocks of `darg`, default `ceil(gsize /
+/// psize)`), `_CYCLIC` (blocks of `darg`, default 1, dealt round) or
+/// `_NONE` (all of them; `psize` must be 1).
+fn owned(
+    gsize: i64,
+    distrib: i64,
+    darg: i64,
+    psize: i64,
+    p: i64,
+) -> Result<Vec<(i64, i64)>, c_int> {
+    let dflt = darg == i64::from(MPI_DISTRIBUTE_DFLT_DARG);
+    if gsize <= 0 || psize <= 0 || (!dflt && darg <= 0) {
+        return Err(MPI_ERR_ARG);
+    }
+    match c_int::try_from(distrib) {
+        Ok(MPI_DISTRIBUTE_NONE) if psize == 1 => Ok(vec![(0, gsize)]),
+        Ok(MPI_DISTRIBUTE_BLOCK) => {
+            let b = if dflt {
+                (gsize + psize - 1) / psize
+            } else {
+                darg
+            };
+            if b.checked_mul(psize).is_none_or(|all| all < gsize) {
+                return Err(MPI_ERR_ARG);
+            }
+            let start = (p * b).min(gsize);
+            Ok(vec![(start, (start + b).min(gsize) - start)])
+        }
+        Ok(MPI_DISTRIBUTE_CYCLIC) => {
+            let b = if dflt { 1 } else { darg };
+            let step = b.checked_mul(psize).ok_or(MPI_ERR_ARG)?;
+            let mut runs = Vec::new();
+            let mut at = p * b;
+            while at < gsize {
+                runs.push((at, b.min(gsize - at)));
+                at += step;
+            }
+            Ok(runs)
+        }
+        _ => Err(MPI_ERR_ARG),
+    }
+}
+
+/// `MPI_Type_create_darray`: process `rank` of a row-major grid of
+/// `psizes` gets, in each dimension, the indices [`owned`] says; the type
+/// is those elements of the global array (in its `order`), built from the
+/// fastest dimension out as nested blocks, lower bound 0 and the whole
+/// array as its extent.
+///
+/// # Safety
+/// `out` null or writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn darray(
+    size: c_int,
+    rank: c_int,
+    gsizes: Vec<i64>,
+    distribs: Vec<i64>,
+    dargs: Vec<i64>,
+    psizes: Vec<i64>,
+    order: c_int,
+    old: c_int,
+    out: *mut c_int,
+) -> Result<(), c_int> {
+    let o = layout(old)?;
+    let nd = gsizes.len();
+    if nd == 0 || size <= 0 || rank < 0 || rank >= size {
+        return Err(MPI_ERR_ARG);
+    }
+    if psizes.iter().try_fold(1i64, |a, &p| a.checked_mul(p)) != Some(size.into()) {
+        return Err(MPI_ERR_ARG);
+    }
+    // The grid coordinates of `rank`, the last dimension fastest.
+    let mut coords = vec![0i64; nd];
+    let mut r = i64::from(rank);
+    for d in (0..nd).rev() {
+        coords[d] = r % psizes[d];
+        r /= psizes[d];
+    }
+    let runs = (0..nd)
+        .map(|d| owned(gsizes[d], distribs[d], dargs[d], psizes[d], coords[d]))
+        .collect::<Result<Vec<_>, c_int>>()?;
+    let dims: Vec<usize> = match order {
+        MPI_ORDER_C => (0..nd).rev().collect(),
+        MPI_ORDER_FORTRAN => (0..nd).collect(),
+        _ => return Err(MPI_ERR_ARG),
+    };
+    let inner = dims[0];
+    let step = o.extent;
+    let parts: Vec<(isize, usize)> = runs[inner]
+        .iter()
+        .map(|&(s, n)| (s as isize * step, n as usize))
+        .collect();
+    let mut t = blocks(&o, &parts);
+    let mut stride = gsizes[inner] as isize * step;
+    for &d in &dims[1..] {
+        let parts: Vec<(isize, usize)> = runs[d]
+            .iter()
+            .flat_map(|&(s, n)| (s..s + n).map(|i| (i as isize * stride, 1)))
+            .collect();
+        t = blocks(&t, &parts);
+        stride = stride.checked_mul(gsizes[d] as isize).ok_or(MPI_ERR_ARG)?;
+    }
+    t.lb = 0;
+    t.extent = stride;
+    let mut ints = vec![size.into(), rank.into(), nd as i64];
+    for v in [&gsizes, &distribs, &dargs, &psizes] {
+        ints.extend(v.iter());
+    }
+    ints.push(order.into());
+    // SAFETY: forwarded.
+    unsafe { finish(t, MPI_COMBINER_DARRAY, ints, vec![], &[old], out) }
+}
+
 crate::mpi! {
     /// `MPI_Type_contiguous`.
     fn PMPI_Type_contiguous(count: c_int, old: c_int, new: *mut c_int) -> c_int as MPI_Type_contiguous {
@@ -531,6 +683,27 @@ crate::mpi! {
 }
 
 crate::mpi! {
+    /// `MPI_Type_create_darray`.
+    fn PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, gsizes: *const c_int, distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, old: c_int, new: *mut c_int) -> c_int as MPI_Type_create_darray {
+        run("MPI_Type_create_darray", || {
+            let n = count_of(ndims)?;
+            // SAFETY: MPI's contract: the arrays hold `ndims` values.
+            unsafe { darray(size, rank, read(gsizes, n)?, read(distribs, n)?, read(dargs, n)?, read(psizes, n)?, order, old, new) }
+        })
+    }
+}
+crate::mpi! {
+    /// `MPI_Type_create_darray_c`.
+    fn PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, gsizes: *const MPI_Count, distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, old: c_int, new: *mut c_int) -> c_int as MPI_Type_create_darray_c {
+        run("MPI_Type_create_darray_c", || {
+            let n = count_of(ndims)?;
+            // SAFETY: MPI's contract: the arrays hold `ndims` values.
+            unsafe { darray(size, rank, read(gsizes, n)?, read(distribs, n)?, read(dargs, n)?, read(psizes, n)?, order, old, new) }
+        })
+    }
+}
+
+crate::mpi! {
     /// `MPI_Type_dup`: the same layout and committed state.
     fn PMPI_Type_dup(old: c_int, new: *mut c_int) -> c_int as MPI_Type_dup {
         run("MPI_Type_dup", || {
@@ -606,11 +779,15 @@ unsafe fn put<T>(p: *mut T, v: T) -> Result<(), c_int> {
 }
 
 crate::mpi! {
-    /// `MPI_Type_get_envelope`.
+    /// `MPI_Type_get_envelope` (`MPI_ERR_TYPE` for a type with large
+    /// counts: `MPI_Type_get_envelope_c` gives them).
     fn PMPI_Type_get_envelope(ty: c_int, ni: *mut c_int, na: *mut c_int, nd: *mut c_int, combiner: *mut c_int) -> c_int as MPI_Type_get_envelope {
         run("MPI_Type_get_envelope", || {
             let l = layout(ty)?;
             let c = &l.contents;
+            if !c.large.is_empty() {
+                return Err(MPI_ERR_TYPE);
+            }
             // SAFETY: MPI's contract: the out-pointers are writable.
             unsafe {
                 put(ni, c.ints.len() as c_int)?;
@@ -622,52 +799,83 @@ crate::mpi! {
     }
 }
 
+/// Writes `ty`'s contents: `max` bounds the ints, addresses, large counts
+/// and types (`large` null: the `int` form, for a type without large
+/// counts); a derived type among the types is a new handle (the program
+/// frees it), as MPI says.
+///
+/// # Safety
+/// Each array holds its `max` values.
+pub(crate) unsafe fn contents(
+    ty: c_int,
+    max: [MPI_Count; 4],
+    ints: *mut c_int,
+    addrs: *mut MPI_Aint,
+    large: *mut MPI_Count,
+    types: *mut c_int,
+) -> Result<(), c_int> {
+    let l = layout(ty)?;
+    let c = l.contents.clone();
+    if c.combiner == MPI_COMBINER_NAMED || (large.is_null() && !c.large.is_empty()) {
+        return Err(MPI_ERR_TYPE);
+    }
+    let lens = [c.ints.len(), c.addrs.len(), c.large.len(), c.types.len()];
+    if max
+        .iter()
+        .zip(lens)
+        .any(|(&m, n)| m < 0 || (m as u64) < n as u64)
+    {
+        return Err(MPI_ERR_ARG);
+    }
+    for (i, &v) in c.ints.iter().enumerate() {
+        // SAFETY: by the caller's contract: `ints` holds `max[0]` values.
+        unsafe { put(ints.add(i), v) }?;
+    }
+    for (i, &v) in c.addrs.iter().enumerate() {
+        // SAFETY: as above, `addrs`.
+        unsafe { put(addrs.add(i), v) }?;
+    }
+    for (i, &v) in c.large.iter().enumerate() {
+        // SAFETY: as above, `large`.
+        unsafe { put(large.add(i), v) }?;
+    }
+    for (i, (h, derived)) in c.types.iter().enumerate() {
+        let h = match derived {
+            Some(d) => add((**d).clone())?,
+            None => *h,
+        };
+        // SAFETY: as above, `types`.
+        unsafe { put(types.add(i), h) }?;
+    }
+    Ok(())
+}
+
 crate::mpi! {
-    /// `MPI_Type_get_contents`: a derived type among the types is a new
-    /// handle (the program frees it), as MPI says.
+    /// `MPI_Type_get_contents`.
     fn PMPI_Type_get_contents(ty: c_int, max_ints: c_int, max_addrs: c_int, max_types: c_int,
         ints: *mut c_int, addrs: *mut MPI_Aint, types: *mut c_int) -> c_int as MPI_Type_get_contents {
-        run("MPI_Type_get_contents", || {
-            let l = layout(ty)?;
-            let c = l.contents.clone();
-            if c.combiner == MPI_COMBINER_NAMED {
-                return Err(MPI_ERR_TYPE);
-            }
-            if (max_ints as usize) < c.ints.len() || (max_addrs as usize) < c.addrs.len()
-                || (max_types as usize) < c.types.len() || max_ints < 0 || max_addrs < 0 || max_types < 0 {
-                return Err(MPI_ERR_ARG);
-            }
-            for (i, &v) in c.ints.iter().enumerate() {
-                // SAFETY: MPI's contract: `ints` holds `max_ints` values.
-                unsafe { put(ints.add(i), v) }?;
-            }
-            for (i, &v) in c.addrs.iter().enumerate() {
-                // SAFETY: as above, `addrs`.
-                unsafe { put(addrs.add(i), v) }?;
-            }
-            for (i, (h, derived)) in c.types.iter().enumerate() {
-                let h = match derived {
-                    Some(d) => add((**d).clone())?,
-                    None => *h,
-                };
-                // SAFETY: as above, `types`.
-                unsafe { put(types.add(i), h) }?;
-            }
-            Ok(())
-        })
+        let max = [max_ints.into(), max_addrs.into(), 0, max_types.into()];
+        // SAFETY: MPI's contract: each array holds its `max_` values.
+        run("MPI_Type_get_contents", || unsafe { contents(ty, max, ints, addrs, std::ptr::null_mut(), types) })
     }
+}
+
+std::thread_local! {
+    /// The names the program gave predefined types.
+    static RENAMED: std::cell::RefCell<std::collections::HashMap<c_int, Vec<u8>>> = std::cell::RefCell::default();
 }
 
 crate::mpi! {
     /// `MPI_Type_set_name` (cut to `MPI_MAX_OBJECT_NAME - 1` bytes; a
-    /// predefined type's name is fixed: `MPI_ERR_TYPE`).
+    /// predefined type's new name is this process's, as MPICH allows).
     fn PMPI_Type_set_name(ty: c_int, name: *const c_char) -> c_int as MPI_Type_set_name {
         run("MPI_Type_set_name", || {
             // SAFETY: MPI's contract: a C string.
             let n = unsafe { crate::info::c_bytes(name) }?;
             let n = n[..n.len().min(crate::info::MPI_MAX_OBJECT_NAME - 1)].to_vec();
             if layout(ty)?.predefined {
-                return Err(MPI_ERR_TYPE);
+                RENAMED.with(|r| r.borrow_mut().insert(ty, n));
+                return Ok(());
             }
             update(ty, |l| l.name = n)
         })
@@ -675,15 +883,24 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Type_get_name`: the empty string for a type never named.
+    /// `MPI_Type_get_name`: the empty string for a type never named
+    /// (`MPI_DATATYPE_NULL` is named so, as in MPICH).
     fn PMPI_Type_get_name(ty: c_int, name: *mut c_char, len: *mut c_int) -> c_int as MPI_Type_get_name {
         run("MPI_Type_get_name", || {
+            if ty == MPI_DATATYPE_NULL {
+                // SAFETY: as below.
+                return unsafe {
+                    crate::info::write_c(b"MPI_DATATYPE_NULL", name, crate::info::MPI_MAX_OBJECT_NAME)?;
+                    put(len, 17)
+                };
+            }
             let l = layout(ty)?;
+            let n = RENAMED.with(|r| r.borrow().get(&ty).cloned()).unwrap_or_else(|| l.name.clone());
             // SAFETY: MPI's contract: `name` holds MPI_MAX_OBJECT_NAME
             // bytes, `len` is writable.
             unsafe {
-                crate::info::write_c(&l.name, name, crate::info::MPI_MAX_OBJECT_NAME)?;
-                put(len, l.name.len() as c_int)
+                crate::info::write_c(&n, name, crate::info::MPI_MAX_OBJECT_NAME)?;
+                put(len, n.len() as c_int)
             }
         })
     }
@@ -1068,5 +1285,59 @@ crate::mpi! {
                 put(size, pack_size(count, ty)?)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DFLT: i64 = MPI_DISTRIBUTE_DFLT_DARG as i64;
+    const BLOCK: i64 = MPI_DISTRIBUTE_BLOCK as i64;
+    const CYCLIC: i64 = MPI_DISTRIBUTE_CYCLIC as i64;
+    const NONE: i64 = MPI_DISTRIBUTE_NONE as i64;
+
+    #[test]
+    fn a_dimension_is_dealt_as_its_distribution_says() {
+        // 10 in default blocks over 3: 4, 4, 2.
+        assert_eq!(owned(10, BLOCK, DFLT, 3, 0), Ok(vec![(0, 4)]));
+        assert_eq!(owned(10, BLOCK, DFLT, 3, 2), Ok(vec![(8, 2)]));
+        // Blocks of 5 over 3: the last process has none.
+        assert_eq!(owned(10, BLOCK, 5, 3, 2), Ok(vec![(10, 0)]));
+        assert_eq!(owned(10, BLOCK, 3, 3, 0), Err(MPI_ERR_ARG));
+        // Cyclic blocks of 2 over 3: 0-1, 6-7; 2-3, 8-9; 4-5.
+        assert_eq!(owned(10, CYCLIC, 2, 3, 0), Ok(vec![(0, 2), (6, 2)]));
+        assert_eq!(owned(10, CYCLIC, 2, 3, 1), Ok(vec![(2, 2), (8, 2)]));
+        assert_eq!(owned(10, CYCLIC, 2, 3, 2), Ok(vec![(4, 2)]));
+        // Cyclic blocks of 4 over 2: the last block is cut.
+        assert_eq!(owned(10, CYCLIC, 4, 2, 0), Ok(vec![(0, 4), (8, 2)]));
+        assert_eq!(owned(3, CYCLIC, DFLT, 2, 1), Ok(vec![(1, 1)]));
+        assert_eq!(owned(7, NONE, DFLT, 1, 0), Ok(vec![(0, 7)]));
+        assert_eq!(owned(7, NONE, DFLT, 2, 0), Err(MPI_ERR_ARG));
+        assert_eq!(owned(7, 99, DFLT, 1, 0), Err(MPI_ERR_ARG));
+    }
+
+    #[test]
+    fn large_counts_are_split_as_mpi_orders_them() {
+        let big = 1i64 << 33;
+        assert_eq!(
+            large_counts(MPI_COMBINER_HVECTOR, vec![big, 2], vec![16]),
+            (vec![], vec![], vec![big, 2, 16])
+        );
+        // Subarray: ndims and order stay ints.
+        assert_eq!(
+            large_counts(MPI_COMBINER_SUBARRAY, vec![1, big, 3, 4, 56], vec![]),
+            (vec![1, 56], vec![], vec![big, 3, 4])
+        );
+        // Darray: only gsizes are large counts.
+        let ints = vec![4, 1, 2, big, 5, 121, 122, -49767, 2, 2, 2, 56];
+        assert_eq!(
+            large_counts(MPI_COMBINER_DARRAY, ints, vec![]),
+            (
+                vec![4, 1, 2, 121, 122, -49767, 2, 2, 2, 56],
+                vec![],
+                vec![big, 5]
+            )
+        );
     }
 }

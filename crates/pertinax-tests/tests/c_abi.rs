@@ -138,6 +138,16 @@ fn unchanged_c_programs_run_on_pertinax() {
     }
 }
 
+/// `wcoll.c` (the w-collectives with a datatype per peer, the persistent
+/// neighbourhood collectives, `MPI_Type_create_darray` against layouts
+/// computed by hand, `MPI_Op_create_c`, large-count type contents) at 1
+/// rank, where every peer is the process itself; the test above runs it
+/// at 2, 3 and 4.
+#[test]
+fn the_w_collectives_darrays_and_large_count_ops_run_on_one_rank() {
+    job(1, "wcoll", &[]).expect(0, 1, "wcoll on 1 rank");
+}
+
 /// Bad input from C is an error, never a crash (`badargs.c`): seeded
 /// cases, each one call with ONE bad argument among good ones (an invalid,
 /// freed or null handle, a negative count, a rank, root or tag out of

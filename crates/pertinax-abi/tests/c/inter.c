@@ -4,7 +4,7 @@
  * point-to-point by remote rank (the status names the sender's rank in
  * its group), barrier, bcast, reduce, gather and scatter with MPI_ROOT
  * and MPI_PROC_NULL, allreduce, allgather and alltoall (the remote
- * group's data), the v-forms and reduce-scatter, split_type, dup, split (parts of one color joined), merge both
+ * group's data), the v- and w-forms and reduce-scatter, split_type, dup, split (parts of one color joined), merge both
  * ways, a collective the library lacks on an intercommunicator
  * (MPI_ERR_UNSUPPORTED_OPERATION); then MPI_Comm_spawn of this program
  * (the children see a parent from MPI_Comm_get_parent, merge with the
@@ -256,6 +256,23 @@ static void intercomms(void) {
     for (int q = 0; q < rsize_want; q++)
         for (int i = 0; i < hr + 1; i++)
             CHECK(vbuf[rd[q] + i] == 10000 * (first + q) + 100 * hr + i);
+    /* Alltoallw: as the Alltoallv above, with byte displacements and a
+     * type per part (MPI_INT, or MPI_BYTE counts for odd q). */
+    {
+        int wsc[64], wsd[64], wrc[64], wrd[64];
+        MPI_Datatype wst[64], wrt[64];
+        for (int q = 0; q < rsize_want; q++) {
+            int odd = q % 2;
+            wsc[q] = odd ? 4 * sc[q] : sc[q], wsd[q] = 4 * sd[q], wst[q] = odd ? MPI_BYTE : MPI_INT;
+            wrc[q] = rc[q], wrd[q] = 4 * rd[q], wrt[q] = MPI_INT;
+        }
+        for (int i = 0; i < 4096; i++)
+            vbuf[i] = -1;
+        CHECK(MPI_Alltoallw(sbuf, wsc, wsd, wst, vbuf, wrc, wrd, wrt, ic) == MPI_SUCCESS);
+        for (int q = 0; q < rsize_want; q++)
+            for (int i = 0; i < hr + 1; i++)
+                CHECK(vbuf[rd[q] + i] == 10000 * (first + q) + 100 * hr + i);
+    }
     /* Reduce_scatter: the remote group's sum, block i (i + 1 longs... as
      * ints) to local rank i; both groups' totals agree (lsize and
      * rsize_want halves: the counts are spread to make them so). */
