@@ -85,6 +85,13 @@ pub(crate) fn raise(comm: c_int, what: &str, code: c_int) -> c_int {
             .unwrap_or(MPI_ERRORS_ARE_FATAL)
     })
     .unwrap_or(MPI_ERRORS_ARE_FATAL);
+    invoke(handler, comm, what, code)
+}
+
+/// Hands `code` from call `what` to error handler `handler` of the object
+/// whose handle is `handle` (a communicator, or a session: a user
+/// function gets the handle); what the call returns.
+pub(crate) fn invoke(handler: c_int, handle: c_int, what: &str, code: c_int) -> c_int {
     match handler {
         MPI_ERRORS_RETURN => code,
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => fatal(what, code),
@@ -94,9 +101,10 @@ pub(crate) fn raise(comm: c_int, what: &str, code: c_int) -> c_int {
                 .flatten();
             match f {
                 Some(f) => {
-                    let (mut c, mut k) = (comm, code);
+                    let (mut c, mut k) = (handle, code);
                     // SAFETY: the program registered `f` with
-                    // `MPI_Comm_create_errhandler` for this signature.
+                    // `MPI_Comm_create_errhandler` (or the session's) for
+                    // this signature.
                     unsafe { f(&mut c, &mut k) };
                     code
                 }
@@ -261,13 +269,20 @@ crate::mpi! {
 
 crate::mpi! {
     /// `MPI_Errhandler_free`: the handle becomes `MPI_ERRHANDLER_NULL`;
-    /// communicators that use the handler keep it.
+    /// communicators that use the handler keep it. Freeing
+    /// `MPI_ERRHANDLER_NULL` is `MPI_ERR_ERRHANDLER`.
     fn PMPI_Errhandler_free(errhandler: *mut c_int) -> c_int as MPI_Errhandler_free {
         if errhandler.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ARG);
         }
-        // SAFETY: checked non-null; MPI's contract makes it writable.
-        unsafe { *errhandler = MPI_ERRHANDLER_NULL };
+        // SAFETY: checked non-null; MPI's contract makes it readable and
+        // writable.
+        unsafe {
+            if *errhandler == MPI_ERRHANDLER_NULL {
+                return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ERRHANDLER);
+            }
+            *errhandler = MPI_ERRHANDLER_NULL;
+        }
         MPI_SUCCESS
     }
 }

@@ -24,7 +24,8 @@
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
 //!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
-//!   [`inter`] (intercommunicators), [`spawn`]; [`ulfm`]; [`large`] (the
+//!   [`inter`] (intercommunicators), [`spawn`]; [`session`] (MPI 4's
+//!   sessions); [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
 //!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
 //!   `MPI_Comm_call_errhandler`, status conversions).
@@ -127,6 +128,7 @@ pub mod persist;
 pub mod reduce;
 pub mod requests;
 mod resilient;
+pub mod session;
 pub mod spawn;
 pub mod status;
 pub mod topo;

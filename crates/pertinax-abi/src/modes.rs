@@ -72,9 +72,12 @@ unsafe fn bsend(
 ) -> Result<(), c_int> {
     let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
     let len = t.bytes(n)?;
-    let room = ATTACHED
-        .with(Cell::get)
-        .map_or(0, |(_, n)| n.max(0) as usize);
+    // A communicator made from a session's group uses its buffer.
+    let room = crate::session::bsend_room(comm).unwrap_or_else(|| {
+        ATTACHED
+            .with(Cell::get)
+            .map_or(0, |(_, n)| n.max(0) as usize)
+    });
     if len + BSEND_OVERHEAD > room {
         return Err(MPI_ERR_BUFFER);
     }

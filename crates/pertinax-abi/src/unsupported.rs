@@ -33,7 +33,6 @@ unsupported!(MPI_Comm_accept, PMPI_Comm_accept, (port_name: *mut c_void, info: c
 unsupported!(MPI_Comm_attach_buffer, PMPI_Comm_attach_buffer, (comm: c_int, buffer: *mut c_void, size: c_int), comm);
 unsupported!(MPI_Comm_attach_buffer_c, PMPI_Comm_attach_buffer_c, (comm: c_int, buffer: *mut c_void, size: i64), comm);
 unsupported!(MPI_Comm_connect, PMPI_Comm_connect, (port_name: *mut c_void, info: c_int, root: c_int, comm: c_int, newcomm: *mut c_void), comm);
-unsupported!(MPI_Comm_create_from_group, PMPI_Comm_create_from_group, (group: c_int, stringtag: *mut c_void, info: c_int, errhandler: c_int, newcomm: *mut c_void), none);
 unsupported!(MPI_Comm_detach_buffer, PMPI_Comm_detach_buffer, (comm: c_int, buffer_addr: *mut c_void, size: *mut c_void), comm);
 unsupported!(MPI_Comm_detach_buffer_c, PMPI_Comm_detach_buffer_c, (comm: c_int, buffer_addr: *mut c_void, size: *mut c_void), comm);
 unsupported!(MPI_Comm_flush_buffer, PMPI_Comm_flush_buffer, (comm: c_int), comm);
@@ -139,7 +138,6 @@ unsupported!(MPI_Get_c, PMPI_Get_c, (origin_addr: *mut c_void, origin_count: i64
 unsupported!(MPI_Get_hw_resource_info, PMPI_Get_hw_resource_info, (hw_info: *mut c_void), none);
 unsupported!(MPI_Grequest_complete, PMPI_Grequest_complete, (request: c_int), none);
 unsupported!(MPI_Grequest_start, PMPI_Grequest_start, (query_fn: *mut c_void, free_fn: *mut c_void, cancel_fn: *mut c_void, extra_state: *mut c_void, request: *mut c_void), none);
-unsupported!(MPI_Group_from_session_pset, PMPI_Group_from_session_pset, (session: c_int, pset_name: *mut c_void, newgroup: *mut c_void), none);
 unsupported!(MPI_Ialltoallw, PMPI_Ialltoallw, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Ialltoallw_c, PMPI_Ialltoallw_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Intercomm_create_from_groups, PMPI_Intercomm_create_from_groups, (local_group: c_int, local_leader: c_int, remote_group: c_int, remote_leader: c_int, stringtag: *mut c_void, info: c_int, errhandler: c_int, newintercomm: *mut c_void), none);
@@ -180,22 +178,6 @@ unsupported!(MPI_Rget_accumulate_c, PMPI_Rget_accumulate_c, (origin_addr: *mut c
 unsupported!(MPI_Rget_c, PMPI_Rget_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rput, PMPI_Rput, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int, request: *mut c_void), none);
 unsupported!(MPI_Rput_c, PMPI_Rput_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int, request: *mut c_void), none);
-unsupported!(MPI_Session_attach_buffer, PMPI_Session_attach_buffer, (session: c_int, buffer: *mut c_void, size: c_int), none);
-unsupported!(MPI_Session_attach_buffer_c, PMPI_Session_attach_buffer_c, (session: c_int, buffer: *mut c_void, size: i64), none);
-unsupported!(MPI_Session_call_errhandler, PMPI_Session_call_errhandler, (session: c_int, errorcode: c_int), none);
-unsupported!(MPI_Session_create_errhandler, PMPI_Session_create_errhandler, (session_errhandler_fn: *mut c_void, errhandler: *mut c_void), none);
-unsupported!(MPI_Session_detach_buffer, PMPI_Session_detach_buffer, (session: c_int, buffer_addr: *mut c_void, size: *mut c_void), none);
-unsupported!(MPI_Session_detach_buffer_c, PMPI_Session_detach_buffer_c, (session: c_int, buffer_addr: *mut c_void, size: *mut c_void), none);
-unsupported!(MPI_Session_finalize, PMPI_Session_finalize, (session: *mut c_void), none);
-unsupported!(MPI_Session_flush_buffer, PMPI_Session_flush_buffer, (session: c_int), none);
-unsupported!(MPI_Session_get_errhandler, PMPI_Session_get_errhandler, (session: c_int, errhandler: *mut c_void), none);
-unsupported!(MPI_Session_get_info, PMPI_Session_get_info, (session: c_int, info_used: *mut c_void), none);
-unsupported!(MPI_Session_get_nth_pset, PMPI_Session_get_nth_pset, (session: c_int, info: c_int, n: c_int, pset_len: *mut c_void, pset_name: *mut c_void), none);
-unsupported!(MPI_Session_get_num_psets, PMPI_Session_get_num_psets, (session: c_int, info: c_int, npset_names: *mut c_void), none);
-unsupported!(MPI_Session_get_pset_info, PMPI_Session_get_pset_info, (session: c_int, pset_name: *mut c_void, info: *mut c_void), none);
-unsupported!(MPI_Session_iflush_buffer, PMPI_Session_iflush_buffer, (session: c_int, request: *mut c_void), none);
-unsupported!(MPI_Session_init, PMPI_Session_init, (info: c_int, errhandler: c_int, session: *mut c_void), none);
-unsupported!(MPI_Session_set_errhandler, PMPI_Session_set_errhandler, (session: c_int, errhandler: c_int), none);
 unsupported!(MPI_T_category_changed, PMPI_T_category_changed, (update_number: *mut c_void), none);
 unsupported!(MPI_T_category_get_categories, PMPI_T_category_get_categories, (cat_index: c_int, len: c_int, indices: *mut c_void), none);
 unsupported!(MPI_T_category_get_cvars, PMPI_T_category_get_cvars, (cat_index: c_int, len: c_int, indices: *mut c_void), none);
