@@ -35,7 +35,9 @@ pub(crate) fn join(what: &str) -> c_int {
         return MPI_SUCCESS;
     }
     if TORN_DOWN.load(Ordering::SeqCst) {
-        eprintln!("pertinax MPI: {what}: this process left its job already (pertinax joins a job once)");
+        eprintln!(
+            "pertinax MPI: {what}: this process left its job already (pertinax joins a job once)"
+        );
         return MPI_ERR_OTHER;
     }
     let universe = match pertinax::init() {
@@ -178,7 +180,13 @@ pub(crate) fn teardown(what: &str) -> c_int {
         return raise(MPI_COMM_WORLD, what, MPI_ERR_OTHER);
     };
     TORN_DOWN.store(true, Ordering::SeqCst);
-    let State { universe, comms, requests, detached, .. } = s;
+    let State {
+        universe,
+        comms,
+        requests,
+        detached,
+        ..
+    } = s;
     drop(requests);
     for e in detached {
         crate::p2p::settle(e, true);

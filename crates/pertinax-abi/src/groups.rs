@@ -304,7 +304,12 @@ pub(crate) fn parent_ranks(parent: &Comm, g: &Group) -> Result<Vec<Rank>, c_int>
 
 /// `MPI_Comm_create_group`'s construction at group rank `me` of `n`
 /// (see [`PMPI_Comm_create_group`]).
-pub(crate) fn create_group(parent: &Comm, ranks: &[Rank], me: usize, tag: Tag) -> Result<Comm, c_int> {
+pub(crate) fn create_group(
+    parent: &Comm,
+    ranks: &[Rank],
+    me: usize,
+    tag: Tag,
+) -> Result<Comm, c_int> {
     let n = ranks.len();
     let self_comm = comm_of(MPI_COMM_SELF)?;
     if n == 1 {

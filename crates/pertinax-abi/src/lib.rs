@@ -22,7 +22,7 @@
 //!   large-count envelope and contents, addresses, value-index pairs, F90
 //!   types, datatype attributes.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
-//!   [`mprobe`], [`status`], [`persist`]; [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
+//!   [`mprobe`], [`status`], [`persist`], [`part`] (partitioned); [`coll`], [`vcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
 //!   [`inter`] (intercommunicators), [`spawn`]; [`session`] (MPI 4's
 //!   sessions); [`ulfm`]; [`large`] (the
@@ -124,6 +124,7 @@ pub mod modes;
 pub mod mprobe;
 pub mod neighbor;
 pub mod p2p;
+pub mod part;
 pub mod persist;
 pub mod reduce;
 pub mod requests;

@@ -129,7 +129,10 @@ fn call(h: c_int, what: &str, f: impl FnOnce() -> Result<(), c_int>) -> c_int {
 
 /// Whether `eh` names an error handler (predefined or made here).
 fn known_errhandler(eh: c_int) -> bool {
-    if matches!(eh, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) {
+    if matches!(
+        eh,
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT
+    ) {
         return true;
     }
     let Some(i) = state::errhandler_index(eh) else {
@@ -462,7 +465,11 @@ pub(crate) fn bsend_room(comm: c_int) -> Option<usize> {
 }
 
 fn attach(session: c_int, addr: *mut c_void, size: MPI_Count) -> Result<(), c_int> {
-    let size = if addr == MPI_BUFFER_AUTOMATIC { 0 } else { size };
+    let size = if addr == MPI_BUFFER_AUTOMATIC {
+        0
+    } else {
+        size
+    };
     if size < 0 {
         return Err(MPI_ERR_BUFFER);
     }

@@ -156,12 +156,6 @@ unsupported!(MPI_Neighbor_alltoallw_init, PMPI_Neighbor_alltoallw_init, (sendbuf
 unsupported!(MPI_Neighbor_alltoallw_init_c, PMPI_Neighbor_alltoallw_init_c, (sendbuf: *mut c_void, sendcounts: *mut c_void, sdispls: *mut c_void, sendtypes: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_void, rdispls: *mut c_void, recvtypes: *mut c_void, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Op_create_c, PMPI_Op_create_c, (user_fn: *mut c_void, commute: c_int, op: *mut c_void), none);
 unsupported!(MPI_Open_port, PMPI_Open_port, (info: c_int, port_name: *mut c_void), none);
-unsupported!(MPI_Parrived, PMPI_Parrived, (request: c_int, partition: c_int, flag: *mut c_void), none);
-unsupported!(MPI_Pready, PMPI_Pready, (partition: c_int, request: c_int), none);
-unsupported!(MPI_Pready_list, PMPI_Pready_list, (length: c_int, array_of_partitions: *mut c_void, request: c_int), none);
-unsupported!(MPI_Pready_range, PMPI_Pready_range, (partition_low: c_int, partition_high: c_int, request: c_int), none);
-unsupported!(MPI_Precv_init, PMPI_Precv_init, (buf: *mut c_void, partitions: c_int, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
-unsupported!(MPI_Psend_init, PMPI_Psend_init, (buf: *mut c_void, partitions: c_int, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, info: c_int, request: *mut c_void), comm);
 unsupported!(MPI_Publish_name, PMPI_Publish_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
 unsupported!(MPI_Put, PMPI_Put, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Put_c, PMPI_Put_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
