@@ -165,12 +165,26 @@ std::thread_local! {
     /// The last function that answered `MPI_ERR_UNSUPPORTED_OPERATION`,
     /// which that class's text names.
     static LAST_UNSUPPORTED: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+    /// Why the last spawn failed (pertinax's words), which
+    /// `MPI_ERR_SPAWN`'s text gives.
+    static LAST_SPAWN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
-/// The text of an error class, naming the last unsupported call.
+/// Records why a spawn failed, for `MPI_ERR_SPAWN`'s text.
+pub(crate) fn spawn_failed(why: String) {
+    LAST_SPAWN.with(|l| *l.borrow_mut() = Some(why));
+}
+
+/// The text of an error class, naming the last unsupported call, or why
+/// the last spawn failed.
 fn describe(code: c_int) -> String {
     if let Some(t) = crate::errclass::text_of(code) {
         return t;
+    }
+    if code == MPI_ERR_SPAWN {
+        if let Some(why) = LAST_SPAWN.with(|l| l.borrow().clone()) {
+            return format!("{} (last: {why})", text(code));
+        }
     }
     match LAST_UNSUPPORTED.with(std::cell::Cell::get) {
         Some(f) if code == MPI_ERR_UNSUPPORTED_OPERATION => format!("{} (last: {f})", text(code)),

@@ -154,13 +154,17 @@ unsafe fn spawn(
         Err(_) => (String::new(), Vec::new(), 1),
     };
     let list: Vec<&str> = list.iter().map(String::as_str).collect();
-    let made = c
-        .spawn(&program, &list, count, Rank(root))
-        .map_err(|e| match e {
+    let made = c.spawn(&program, &list, count, Rank(root)).map_err(|e| {
+        let code = match e {
             // A count beyond what the launcher may start.
             pertinax::Error::InvalidArgument(_) => MPI_ERR_SPAWN,
-            e => code_of(&e),
-        });
+            ref e => code_of(e),
+        };
+        if let pertinax::Error::SpawnFailed(why) | pertinax::Error::InvalidArgument(why) = &e {
+            crate::errors::spawn_failed(why.clone());
+        }
+        code
+    });
     match made {
         Ok(ic) => {
             fill(MPI_SUCCESS);
