@@ -62,11 +62,16 @@ std::thread_local! {
 }
 
 /// The largest message a buffered send on `comm` may carry: bounded by
-/// the communicator's buffer, else the process's; 0 with neither.
+/// the communicator's buffer, else its session's (a communicator made
+/// from a session's group), else the process's; 0 with none.
 pub(crate) fn room(comm: c_int) -> usize {
-    let own = with_table(&COMMS, |t| t.get(comm).copied()).ok().flatten();
-    own.or_else(|| PROCESS.with(Cell::get))
-        .map_or(0, Attached::room)
+    if let Some(own) = with_table(&COMMS, |t| t.get(comm).copied()).ok().flatten() {
+        return own.room();
+    }
+    if let Some(n) = crate::session::bsend_room(comm) {
+        return n.saturating_sub(if n == usize::MAX { 0 } else { BSEND_OVERHEAD });
+    }
+    PROCESS.with(Cell::get).map_or(0, Attached::room)
 }
 
 /// A buffer `addr` of `size` bytes, or `MPI_ERR_BUFFER` for a negative

@@ -12,9 +12,33 @@ use crate::state::{self, State, FINALIZED, INITIALIZED};
 /// The thread that called `MPI_Init`.
 static MAIN: OnceLock<std::thread::ThreadId> = OnceLock::new();
 
+/// `MPI_Init`'s start: joins the job unless a session did already (see
+/// [`join`]), then the World model is initialized.
 fn start(what: &str) -> c_int {
     if INITIALIZED.load(Ordering::SeqCst) {
         return raise(MPI_COMM_WORLD, what, MPI_ERR_OTHER);
+    }
+    let rc = join(what);
+    if rc == MPI_SUCCESS {
+        INITIALIZED.store(true, Ordering::SeqCst);
+    }
+    rc
+}
+
+/// Joins the job (`pertinax::init`) and installs the library's state,
+/// unless this process did already: what `MPI_Init` and the first
+/// `MPI_Session_init` share. A process joins its job once: after its
+/// state was torn down ([`teardown`]) a second join fails
+/// (`MPI_ERR_OTHER`).
+pub(crate) fn join(what: &str) -> c_int {
+    if state::with(|_| ()).is_some() {
+        return MPI_SUCCESS;
+    }
+    if TORN_DOWN.load(Ordering::SeqCst) {
+        eprintln!(
+            "pertinax MPI: {what}: this process left its job already (pertinax joins a job once)"
+        );
+        return MPI_ERR_OTHER;
     }
     let universe = match pertinax::init() {
         Ok(u) => u,
@@ -37,7 +61,9 @@ fn start(what: &str) -> c_int {
         comms: Vec::new(),
         requests: Vec::new(),
         groups: Vec::new(),
-        errhandlers: Vec::new(),
+        // Handlers made before the state (`MPI_Session_create_errhandler`
+        // may come first), at the indices their handles name.
+        errhandlers: crate::session::early_errhandlers(),
         keyvals: Vec::new(),
         messages: Vec::new(),
         datatypes: Vec::new(),
@@ -57,9 +83,11 @@ fn start(what: &str) -> c_int {
     }
     let _ = MAIN.set(std::thread::current().id());
     let _ = clock();
-    INITIALIZED.store(true, Ordering::SeqCst);
     MPI_SUCCESS
 }
+
+/// Set once the state is torn down: the process left its job.
+static TORN_DOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The error handler `MPI_COMM_WORLD` and `MPI_COMM_SELF` start with:
 /// `PERTINAX_INITIAL_ERRHANDLER` (which `pertinax run -initial-errhandler`
@@ -121,35 +149,56 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Finalize`: completes the requests still held, frees the
-    /// communicators made here, then `Universe::finalize`.
+    /// `MPI_Finalize`: ends the World model. Unless sessions remain (the
+    /// last `MPI_Session_finalize` then leaves the job), [`teardown`].
     fn PMPI_Finalize() -> c_int as MPI_Finalize {
+        if !INITIALIZED.load(Ordering::SeqCst) || FINALIZED.load(Ordering::SeqCst) {
+            return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
+        }
         // MPI: `MPI_COMM_SELF`'s attributes are deleted first, as if it
         // were freed (libraries hook their clean-up there).
         let _ = crate::comm::delete_attrs(MPI_COMM_SELF);
         // A resilient world ends collectively (over the survivors).
         let ended = crate::resilient::finish();
-        let Some(s) = state::take() else {
-            return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
-        };
-        FINALIZED.store(true, Ordering::SeqCst);
-        let State { universe, comms, requests, detached, .. } = s;
-        drop(requests);
-        for e in detached {
-            crate::p2p::settle(e, true);
-        }
-        for e in comms.into_iter().skip(2).flatten() {
-            let _ = e.comm.free();
-        }
         if let Err(code) = ended {
             eprintln!("pertinax MPI: MPI_Finalize: the resilient world's end: error class {code}");
         }
-        match universe.finalize() {
-            Ok(()) => MPI_SUCCESS,
-            Err(e) => {
-                eprintln!("pertinax MPI: MPI_Finalize: {e}");
-                crate::errors::code_of(&e)
-            }
+        FINALIZED.store(true, Ordering::SeqCst);
+        if crate::session::live() > 0 {
+            return MPI_SUCCESS;
+        }
+        teardown("MPI_Finalize")
+    }
+}
+
+/// Leaves the job: completes the requests still held, frees the
+/// communicators made here, then `Universe::finalize` (collective). What
+/// the end of the World model or of the last session does, whichever
+/// comes last.
+pub(crate) fn teardown(what: &str) -> c_int {
+    let Some(s) = state::take() else {
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_OTHER);
+    };
+    TORN_DOWN.store(true, Ordering::SeqCst);
+    let State {
+        universe,
+        comms,
+        requests,
+        detached,
+        ..
+    } = s;
+    drop(requests);
+    for e in detached {
+        crate::p2p::settle(e, true);
+    }
+    for e in comms.into_iter().skip(2).flatten() {
+        let _ = e.comm.free();
+    }
+    match universe.finalize() {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => {
+            eprintln!("pertinax MPI: {what}: {e}");
+            crate::errors::code_of(&e)
         }
     }
 }

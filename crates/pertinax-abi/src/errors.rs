@@ -85,6 +85,13 @@ pub(crate) fn raise(comm: c_int, what: &str, code: c_int) -> c_int {
             .unwrap_or(MPI_ERRORS_ARE_FATAL)
     })
     .unwrap_or(MPI_ERRORS_ARE_FATAL);
+    invoke(handler, comm, what, code)
+}
+
+/// Hands `code` from call `what` to error handler `handler` of the object
+/// whose handle is `handle` (a communicator, or a session: a user
+/// function gets the handle); what the call returns.
+pub(crate) fn invoke(handler: c_int, handle: c_int, what: &str, code: c_int) -> c_int {
     match handler {
         MPI_ERRORS_RETURN => code,
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => fatal(what, code),
@@ -94,9 +101,10 @@ pub(crate) fn raise(comm: c_int, what: &str, code: c_int) -> c_int {
                 .flatten();
             match f {
                 Some(f) => {
-                    let (mut c, mut k) = (comm, code);
+                    let (mut c, mut k) = (handle, code);
                     // SAFETY: the program registered `f` with
-                    // `MPI_Comm_create_errhandler` for this signature.
+                    // `MPI_Comm_create_errhandler` (or the session's) for
+                    // this signature.
                     unsafe { f(&mut c, &mut k) };
                     code
                 }
@@ -157,12 +165,26 @@ std::thread_local! {
     /// The last function that answered `MPI_ERR_UNSUPPORTED_OPERATION`,
     /// which that class's text names.
     static LAST_UNSUPPORTED: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+    /// Why the last spawn failed (pertinax's words), which
+    /// `MPI_ERR_SPAWN`'s text gives.
+    static LAST_SPAWN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
-/// The text of an error class, naming the last unsupported call.
+/// Records why a spawn failed, for `MPI_ERR_SPAWN`'s text.
+pub(crate) fn spawn_failed(why: String) {
+    LAST_SPAWN.with(|l| *l.borrow_mut() = Some(why));
+}
+
+/// The text of an error class, naming the last unsupported call, or why
+/// the last spawn failed.
 fn describe(code: c_int) -> String {
     if let Some(t) = crate::errclass::text_of(code) {
         return t;
+    }
+    if code == MPI_ERR_SPAWN {
+        if let Some(why) = LAST_SPAWN.with(|l| l.borrow().clone()) {
+            return format!("{} (last: {why})", text(code));
+        }
     }
     match LAST_UNSUPPORTED.with(std::cell::Cell::get) {
         Some(f) if code == MPI_ERR_UNSUPPORTED_OPERATION => format!("{} (last: {f})", text(code)),
@@ -261,13 +283,20 @@ crate::mpi! {
 
 crate::mpi! {
     /// `MPI_Errhandler_free`: the handle becomes `MPI_ERRHANDLER_NULL`;
-    /// communicators that use the handler keep it.
+    /// communicators that use the handler keep it. Freeing
+    /// `MPI_ERRHANDLER_NULL` is `MPI_ERR_ERRHANDLER`.
     fn PMPI_Errhandler_free(errhandler: *mut c_int) -> c_int as MPI_Errhandler_free {
         if errhandler.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ARG);
         }
-        // SAFETY: checked non-null; MPI's contract makes it writable.
-        unsafe { *errhandler = MPI_ERRHANDLER_NULL };
+        // SAFETY: checked non-null; MPI's contract makes it readable and
+        // writable.
+        unsafe {
+            if *errhandler == MPI_ERRHANDLER_NULL {
+                return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ERRHANDLER);
+            }
+            *errhandler = MPI_ERRHANDLER_NULL;
+        }
         MPI_SUCCESS
     }
 }

@@ -26,7 +26,7 @@ use crate::p2p::{call, comm_of};
 use crate::state::{self, ReqEntry};
 
 /// `MPI_ERR_GROUP`: an invalid group handle.
-const MPI_ERR_GROUP: c_int = 8;
+pub(crate) const MPI_ERR_GROUP: c_int = 8;
 /// `MPI_Group_compare`'s and `MPI_Comm_compare`'s "same members, another
 /// order".
 const MPI_SIMILAR: c_int = 2;
@@ -293,7 +293,7 @@ crate::mpi! {
 
 /// The parent ranks of `g`'s members, or `MPI_ERR_GROUP` if one is not in
 /// `parent`.
-fn parent_ranks(parent: &Comm, g: &Group) -> Result<Vec<Rank>, c_int> {
+pub(crate) fn parent_ranks(parent: &Comm, g: &Group) -> Result<Vec<Rank>, c_int> {
     let all: Vec<Rank> = (0..g.size() as i32).map(Rank).collect();
     g.translate_ranks(&all, &parent.group())
         .map_err(|e| code_of(&e))?
@@ -304,7 +304,12 @@ fn parent_ranks(parent: &Comm, g: &Group) -> Result<Vec<Rank>, c_int> {
 
 /// `MPI_Comm_create_group`'s construction at group rank `me` of `n`
 /// (see [`PMPI_Comm_create_group`]).
-fn create_group(parent: &Comm, ranks: &[Rank], me: usize, tag: Tag) -> Result<Comm, c_int> {
+pub(crate) fn create_group(
+    parent: &Comm,
+    ranks: &[Rank],
+    me: usize,
+    tag: Tag,
+) -> Result<Comm, c_int> {
     let n = ranks.len();
     let self_comm = comm_of(MPI_COMM_SELF)?;
     if n == 1 {

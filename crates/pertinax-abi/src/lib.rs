@@ -22,9 +22,10 @@
 //!   large-count envelope and contents, addresses, value-index pairs, F90
 //!   types, datatype attributes.
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
-//!   [`mprobe`], [`status`], [`persist`], [`grequest`], [`buffer`]; [`coll`], [`vcoll`], [`wcoll`], [`icoll`], [`ivcoll`], [`reduce`];
+//!   [`mprobe`], [`status`], [`persist`], [`part`] (partitioned), [`grequest`], [`buffer`]; [`coll`], [`vcoll`], [`wcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
-//!   [`inter`] (intercommunicators), [`spawn`]; [`ulfm`]; [`large`] (the
+//!   [`inter`] (intercommunicators), [`spawn`]; [`session`] (MPI 4's
+//!   sessions); [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
 //!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
 //!   `MPI_Comm_call_errhandler`, status conversions).
@@ -125,10 +126,12 @@ pub mod modes;
 pub mod mprobe;
 pub mod neighbor;
 pub mod p2p;
+pub mod part;
 pub mod persist;
 pub mod reduce;
 pub mod requests;
 mod resilient;
+pub mod session;
 pub mod spawn;
 pub mod status;
 pub mod topo;

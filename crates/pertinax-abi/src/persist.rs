@@ -33,6 +33,11 @@ use crate::state::{self, ReqEntry};
 const PERSIST_DIRECT: c_int = REQUEST_DIRECT | 0x0200_0000;
 const INDEX: c_int = 0x01ff_ffff;
 
+/// The active operation of a request whose operation does not begin at
+/// its start (a partitioned send waits for its partitions, see
+/// `part.rs`): not yet complete, and never a handle of the request table.
+pub(crate) const DEFERRED: c_int = 0x2c00_0001;
+
 /// What starts one operation: writes the request it made.
 pub(crate) type Starter = Rc<dyn Fn(*mut c_int) -> c_int>;
 
@@ -111,6 +116,10 @@ pub(crate) fn finish(h: c_int, block: bool) -> Option<Result<Option<Finished>, c
             status: null_status(),
             comm,
         })),
+        // Nothing to wait for yet: a wait could never end (the program
+        // is erroneous), a test says not done.
+        Resolved::Active(DEFERRED) if block => Err(MPI_ERR_REQUEST),
+        Resolved::Active(DEFERRED) => Ok(None),
         Resolved::Active(a) => {
             let r = crate::p2p::finish(a, block);
             if let Ok(Some(f)) = &r {
@@ -157,8 +166,26 @@ pub(crate) fn free(h: c_int) -> Option<Result<(), c_int>> {
     })
 }
 
+/// The communicator of persistent request `h`.
+pub(crate) fn comm(h: c_int) -> Option<c_int> {
+    let i = index(h)?;
+    TABLE.with(|t| t.borrow().get(i).and_then(Option::as_ref).map(|p| p.comm))
+}
+
+/// Makes `a` the active operation of persistent request `h` (which a
+/// deferred start left [`DEFERRED`]).
+pub(crate) fn set_active(h: c_int, a: c_int) {
+    if let Some(i) = index(h) {
+        TABLE.with(|t| {
+            if let Some(Some(p)) = t.borrow_mut().get_mut(i) {
+                p.active = Some(a);
+            }
+        });
+    }
+}
+
 /// Registers a persistent request; writes its handle to `req`.
-fn register(comm: c_int, start: Starter, req: *mut c_int) -> Result<(), c_int> {
+pub(crate) fn register(comm: c_int, start: Starter, req: *mut c_int) -> Result<(), c_int> {
     if req.is_null() {
         return Err(MPI_ERR_ARG);
     }

@@ -188,6 +188,29 @@ fn a_c_spawn_beyond_max_spawn_is_mpi_err_spawn() {
     }
 }
 
+/// Sessions (`session.c`) at 1 to 3 ranks: by default a session before
+/// `MPI_Init`, a second one after, `MPI_Finalize` while it lives; with
+/// `only`, sessions without `MPI_Init`, the last one's finalize leaving
+/// the job (a later `MPI_Session_init` is `MPI_ERR_OTHER`).
+#[test]
+fn c_sessions_join_the_job_with_or_without_mpi_init() {
+    for n in [1, 2, 3] {
+        for mode in [&[][..], &["only"][..]] {
+            let spec = Spec::new(n, mode).program(program("session"));
+            bounded(spec, &[]).expect(0, n, &format!("session {mode:?} on {n} ranks"));
+        }
+    }
+}
+
+/// Partitioned point-to-point (`partitioned.c`) at 1 to 4 ranks: a ring
+/// restarted with every way of marking partitions ready, and the errors.
+#[test]
+fn c_partitioned_sends_start_when_every_partition_is_ready() {
+    for n in [1, 2, 4] {
+        job(n, "partitioned", &[]).expect(0, n, &format!("partitioned on {n} ranks"));
+    }
+}
+
 /// The ULFM loop of `ulfm.c` (revoke, shrink, agree, redo) with one and
 /// with two ranks killed inside their `MPI_Allreduce` (fault points by
 /// call name): every survivor ends with the survivors' count as the sum.
