@@ -786,14 +786,7 @@ pub(crate) unsafe fn reduce_scatter(
     // SAFETY: MPI's contract: `recvbuf` holds this rank's block.
     let recv = unsafe { slice_mut(recvbuf, mine_len) };
     let bytes: Vec<usize> = counts.iter().map(|k| k * el).collect();
-    let displs: Vec<usize> = bytes
-        .iter()
-        .scan(0, |at, &b| {
-            let d = *at;
-            *at += b;
-            Some(d)
-        })
-        .collect();
+    let displs = crate::vcoll::packed(&bytes);
     s.local
         .scatterv_bytes(&theirs, &bytes, &displs, recv, 1, Rank(0))
         .map(drop)

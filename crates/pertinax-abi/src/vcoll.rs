@@ -57,7 +57,7 @@ fn span(counts: &[usize], displs: &[usize]) -> usize {
 }
 
 /// Displacements of `counts` packed one after the other.
-fn packed(counts: &[usize]) -> Vec<usize> {
+pub(crate) fn packed(counts: &[usize]) -> Vec<usize> {
     counts
         .iter()
         .scan(0, |at, &c| {
