@@ -45,8 +45,7 @@
 //! and `MPI_Comm_create` and `MPIX_Comm_shrink` of one, is
 //! `MPI_ERR_UNSUPPORTED_OPERATION`
 //! ([`refuse`], from `p2p::call`). `MPI_Intercomm_create_from_groups` is
-//! not implemented (pertinax makes intercommunicators over a peer
-//! communicator only).
+//! in `session.rs` (beside `MPI_Comm_create_from_group`).
 
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};

@@ -39,10 +39,10 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
-use pertinax::{Comm, Tag};
+use pertinax::{Comm, Rank, Tag};
 
 use crate::consts::*;
-use crate::errors::{invoke, raise};
+use crate::errors::{code_of, invoke, raise};
 use crate::info::MPI_INFO_NULL;
 use crate::large::MPI_Count;
 use crate::p2p::comm_of;
@@ -391,6 +391,48 @@ crate::mpi! {
         match made {
             Ok(()) => MPI_SUCCESS,
             Err(code) => invoke(if known_errhandler(eh) { eh } else { MPI_ERRORS_ARE_FATAL }, MPI_COMM_NULL, "MPI_Comm_create_from_group", code),
+        }
+    }
+}
+
+crate::mpi! {
+    /// `MPI_Intercomm_create_from_groups`: each group's members make their
+    /// communicator (as `MPI_Comm_create_from_group`), whose
+    /// `local_leader` then meets the other group's over this
+    /// `MPI_COMM_WORLD` (on its internal context, never the program's
+    /// messages), as `MPI_Intercomm_create` does. Both groups are
+    /// processes of this `MPI_COMM_WORLD` (`MPI_ERR_GROUP` otherwise, or
+    /// when the caller is not in `local_group`); collective over both.
+    fn PMPI_Intercomm_create_from_groups(local_group: c_int, local_leader: c_int, remote_group: c_int, remote_leader: c_int, stringtag: *const c_char, _info: c_int, errhandler: c_int, newintercomm: *mut c_int) -> c_int as MPI_Intercomm_create_from_groups {
+        let eh = if errhandler == MPI_ERRHANDLER_NULL { MPI_ERRORS_ARE_FATAL } else { errhandler };
+        let made = (|| {
+            if !known_errhandler(eh) {
+                return Err(MPI_ERR_ERRHANDLER);
+            }
+            if stringtag.is_null() || newintercomm.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            // SAFETY: MPI's contract: a NUL-terminated string.
+            let tag = tag_of(unsafe { CStr::from_ptr(stringtag) }.to_bytes());
+            let (lg, rg) = (crate::comm::group_of(local_group)?, crate::comm::group_of(remote_group)?);
+            let world = comm_of(MPI_COMM_WORLD)?;
+            let (lranks, rranks) = (crate::groups::parent_ranks(&world, &lg)?, crate::groups::parent_ranks(&world, &rg)?);
+            let me = lg.rank().ok_or(crate::groups::MPI_ERR_GROUP)?;
+            let in_range = |r: c_int, n: usize| usize::try_from(r).ok().filter(|&r| r < n);
+            let leader = in_range(local_leader, lranks.len()).ok_or(MPI_ERR_RANK)?;
+            let remote = in_range(remote_leader, rranks.len()).ok_or(MPI_ERR_RANK)?;
+            let local = crate::groups::create_group(&world, &lranks, me.index(), tag)?;
+            let ic = local
+                .intercomm_create(Rank(leader as i32), &world, rranks[remote], tag)
+                .map_err(|e| code_of(&e))?;
+            let h = state::with(|s| s.add_comm(ic, eh)).ok_or(MPI_ERR_OTHER)?;
+            // SAFETY: checked non-null; writable by MPI's contract.
+            unsafe { *newintercomm = h };
+            Ok(())
+        })();
+        match made {
+            Ok(()) => MPI_SUCCESS,
+            Err(code) => invoke(if known_errhandler(eh) { eh } else { MPI_ERRORS_ARE_FATAL }, MPI_COMM_NULL, "MPI_Intercomm_create_from_groups", code),
         }
     }
 }

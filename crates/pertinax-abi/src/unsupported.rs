@@ -121,7 +121,6 @@ unsupported!(MPI_Get, PMPI_Get, (origin_addr: *mut c_void, origin_count: c_int, 
 unsupported!(MPI_Get_accumulate, PMPI_Get_accumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, result_addr: *mut c_void, result_count: c_int, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int), none);
 unsupported!(MPI_Get_accumulate_c, PMPI_Get_accumulate_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, result_addr: *mut c_void, result_count: i64, result_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, op: c_int, win: c_int), none);
 unsupported!(MPI_Get_c, PMPI_Get_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
-unsupported!(MPI_Intercomm_create_from_groups, PMPI_Intercomm_create_from_groups, (local_group: c_int, local_leader: c_int, remote_group: c_int, remote_leader: c_int, stringtag: *mut c_void, info: c_int, errhandler: c_int, newintercomm: *mut c_void), none);
 unsupported!(MPI_Keyval_create, PMPI_Keyval_create, (copy_fn: *mut c_void, delete_fn: *mut c_void, keyval: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Keyval_free, PMPI_Keyval_free, (keyval: *mut c_void), none);
 unsupported!(MPI_Lookup_name, PMPI_Lookup_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);

@@ -4,8 +4,9 @@
  * point-to-point by remote rank (the status names the sender's rank in
  * its group), barrier, bcast, reduce, gather and scatter with MPI_ROOT
  * and MPI_PROC_NULL, allreduce, allgather and alltoall (the remote
- * group's data), the v- and w-forms and reduce-scatter, split_type, dup, split (parts of one color joined), merge both
- * ways, a collective the library lacks on an intercommunicator
+ * group's data), the v- and w-forms and reduce-scatter, split_type,
+ * dup, split (parts of one color joined), Intercomm_create_from_groups,
+ * merge both ways, a collective the library lacks on an intercommunicator
  * (MPI_ERR_UNSUPPORTED_OPERATION); then MPI_Comm_spawn of this program
  * (the children see a parent from MPI_Comm_get_parent, merge with the
  * parents and check an allreduce and a bcast over the intercommunicator),
@@ -391,6 +392,31 @@ static void intercomms(void) {
 
     CHECK(MPI_Comm_free(&ic) == MPI_SUCCESS && ic == MPI_COMM_NULL);
     MPI_Comm_free(&half);
+
+    /* The same halves from groups alone (MPI 4): the high half's last
+     * rank leads it. */
+    {
+        MPI_Group world_g, lo_g, hi_g;
+        MPI_Comm_group(MPI_COMM_WORLD, &world_g);
+        int lo_r[1][3] = {{0, size / 2 - 1, 1}}, hi_r[1][3] = {{size / 2, size - 1, 1}};
+        MPI_Group_range_incl(world_g, 1, lo_r, &lo_g);
+        MPI_Group_range_incl(world_g, 1, hi_r, &hi_g);
+        MPI_Comm fg;
+        CHECK(MPI_Intercomm_create_from_groups(low ? lo_g : hi_g, low ? 0 : lsize - 1,
+                                               low ? hi_g : lo_g, low ? rsize_want - 1 : 0,
+                                               "pertinax-inter", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                               &fg) == MPI_SUCCESS);
+        CHECK(MPI_Comm_test_inter(fg, &flag) == MPI_SUCCESS && flag == 1);
+        CHECK(MPI_Comm_size(fg, &n) == MPI_SUCCESS && n == lsize);
+        CHECK(MPI_Comm_remote_size(fg, &n) == MPI_SUCCESS && n == rsize_want);
+        int top = -1;
+        CHECK(MPI_Allreduce(&rank, &top, 1, MPI_INT, MPI_MAX, fg) == MPI_SUCCESS);
+        CHECK(top == first + rsize_want - 1);
+        MPI_Comm_free(&fg);
+        MPI_Group_free(&lo_g);
+        MPI_Group_free(&hi_g);
+        MPI_Group_free(&world_g);
+    }
 }
 
 static void spawn(const char *self) {
