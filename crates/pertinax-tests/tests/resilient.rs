@@ -720,7 +720,7 @@ fn v_collectives_survive_kills_at_any_time() {
     for (n, victim, t) in [(4, 1, 5), (5, 3, 12), (5, 0, 25), (4, 2, 40)] {
         let kill = format!("{victim}@{t}ms");
         for check in ["agree", "log"] {
-            let j = vops(n, check, 200, &["--kill", &kill]);
+            let j = vops(n, check, 2000, &["--kill", &kill]);
             vops_agreed(&j, n, &[victim], &format!("{check} {kill}"));
         }
     }
