@@ -32,27 +32,34 @@ pub(crate) fn root_of<C: Communicator + ?Sized>(c: &C, root: c_int) -> Result<Ra
 crate::mpi! {
     /// `MPI_Barrier`.
     fn PMPI_Barrier(comm: c_int) -> c_int as MPI_Barrier {
-        if let Some(rc) = crate::inter::barrier(comm) { return rc; }
-        call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(Communicator::barrier(c)) }))
+        if let Some(rc) = crate::fast::barrier(comm) { return rc; }
+        crate::fast::general(|| {
+            if let Some(rc) = crate::inter::barrier(comm) { return rc; }
+            call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(Communicator::barrier(c)) }))
+        })
     }
 }
 
 crate::mpi! {
     /// `MPI_Bcast`.
     fn PMPI_Bcast(buf: *mut c_void, count: c_int, ty: c_int, root: c_int, comm: c_int) -> c_int as MPI_Bcast {
-        if let Some(rc) = crate::inter::bcast(buf, count, ty, root, comm) { return rc; }
-        call(comm, "MPI_Bcast", || {
-            crate::on_comm!(comm, |c| {
-            let t = usable(ty)?;
-            let root = root_of(c, root)?;
-            // SAFETY: MPI's contract: `buf` holds `count` elements.
-            let mut data = unsafe { RecvBuf::new(buf, count_of(count)?, &t) }?;
-            if c.rank() == root {
-                data.load();
-            }
-            done(c.bcast_bytes(data.bytes_mut(), root))?;
-            data.finish(usize::MAX);
-            Ok(())
+        // SAFETY: forwarded.
+        if let Some(rc) = unsafe { crate::fast::bcast(buf, count, ty, root, comm) } { return rc; }
+        crate::fast::general(|| {
+            if let Some(rc) = crate::inter::bcast(buf, count, ty, root, comm) { return rc; }
+            call(comm, "MPI_Bcast", || {
+                crate::on_comm!(comm, |c| {
+                let t = usable(ty)?;
+                let root = root_of(c, root)?;
+                // SAFETY: MPI's contract: `buf` holds `count` elements.
+                let mut data = unsafe { RecvBuf::new(buf, count_of(count)?, &t) }?;
+                if c.rank() == root {
+                    data.load();
+                }
+                done(c.bcast_bytes(data.bytes_mut(), root))?;
+                data.finish(usize::MAX);
+                Ok(())
+                })
             })
         })
     }
@@ -80,27 +87,31 @@ pub(crate) unsafe fn operand(
 crate::mpi! {
     /// `MPI_Reduce` (`MPI_IN_PLACE` at the root).
     fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, root: c_int, comm: c_int) -> c_int as MPI_Reduce {
-        if let Some(rc) = crate::inter::reduce(sendbuf, recvbuf, count, ty, op, root, comm) { return rc; }
-        call(comm, "MPI_Reduce", || {
-            crate::on_comm!(comm, |c| {
-            let t = usable(ty)?;
-            let n = count_of(count)?;
-            let op = reduction(op, ty)?;
-            let root = root_of(c, root)?;
-            let at_root = c.rank() == root;
-            // SAFETY: MPI's contract: at the root `recvbuf` holds `count`
-            // elements; `sendbuf` does unless it is MPI_IN_PLACE.
-            let mut recv = if at_root { unsafe { RecvBuf::new(recvbuf, n, &t) }? } else { RecvBuf::empty() };
-            let send = if at_root {
-                // SAFETY: as above.
-                unsafe { operand(sendbuf, n, &t, &recv) }?
-            } else {
-                // SAFETY: as above.
-                unsafe { SendBuf::new(sendbuf, n, &t) }?
-            };
-            done(c.reduce_bytes(send.bytes(), recv.bytes_mut(), &op, root))?;
-            recv.finish(usize::MAX);
-            Ok(())
+        // SAFETY: forwarded.
+        if let Some(rc) = unsafe { crate::fast::reduce(sendbuf, recvbuf, count, ty, op, root, comm) } { return rc; }
+        crate::fast::general(|| {
+            if let Some(rc) = crate::inter::reduce(sendbuf, recvbuf, count, ty, op, root, comm) { return rc; }
+            call(comm, "MPI_Reduce", || {
+                crate::on_comm!(comm, |c| {
+                let t = usable(ty)?;
+                let n = count_of(count)?;
+                let op = reduction(op, ty)?;
+                let root = root_of(c, root)?;
+                let at_root = c.rank() == root;
+                // SAFETY: MPI's contract: at the root `recvbuf` holds `count`
+                // elements; `sendbuf` does unless it is MPI_IN_PLACE.
+                let mut recv = if at_root { unsafe { RecvBuf::new(recvbuf, n, &t) }? } else { RecvBuf::empty() };
+                let send = if at_root {
+                    // SAFETY: as above.
+                    unsafe { operand(sendbuf, n, &t, &recv) }?
+                } else {
+                    // SAFETY: as above.
+                    unsafe { SendBuf::new(sendbuf, n, &t) }?
+                };
+                done(c.reduce_bytes(send.bytes(), recv.bytes_mut(), &op, root))?;
+                recv.finish(usize::MAX);
+                Ok(())
+                })
             })
         })
     }
@@ -109,20 +120,24 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Allreduce` (`MPI_IN_PLACE` too).
     fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Allreduce {
-        if let Some(rc) = crate::inter::allreduce(sendbuf, recvbuf, count, ty, op, comm) { return rc; }
-        call(comm, "MPI_Allreduce", || {
-            crate::on_comm!(comm, |c| {
-            let t = usable(ty)?;
-            let n = count_of(count)?;
-            let op = reduction(op, ty)?;
-            // SAFETY: MPI's contract: `recvbuf` holds `count` elements, and
-            // `sendbuf` too unless it is MPI_IN_PLACE.
-            let mut recv = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
-            // SAFETY: as above.
-            let send = unsafe { operand(sendbuf, n, &t, &recv) }?;
-            done(c.allreduce_bytes(send.bytes(), recv.bytes_mut(), &op))?;
-            recv.finish(usize::MAX);
-            Ok(())
+        // SAFETY: forwarded.
+        if let Some(rc) = unsafe { crate::fast::allreduce(sendbuf, recvbuf, count, ty, op, comm) } { return rc; }
+        crate::fast::general(|| {
+            if let Some(rc) = crate::inter::allreduce(sendbuf, recvbuf, count, ty, op, comm) { return rc; }
+            call(comm, "MPI_Allreduce", || {
+                crate::on_comm!(comm, |c| {
+                let t = usable(ty)?;
+                let n = count_of(count)?;
+                let op = reduction(op, ty)?;
+                // SAFETY: MPI's contract: `recvbuf` holds `count` elements, and
+                // `sendbuf` too unless it is MPI_IN_PLACE.
+                let mut recv = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
+                // SAFETY: as above.
+                let send = unsafe { operand(sendbuf, n, &t, &recv) }?;
+                done(c.allreduce_bytes(send.bytes(), recv.bytes_mut(), &op))?;
+                recv.finish(usize::MAX);
+                Ok(())
+                })
             })
         })
     }

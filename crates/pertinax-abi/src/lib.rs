@@ -105,6 +105,7 @@ mod check;
 pub mod consts;
 pub mod errors;
 pub mod extras;
+mod fast;
 mod state;
 
 pub mod buffer;

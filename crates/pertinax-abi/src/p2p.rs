@@ -80,7 +80,7 @@ pub(crate) fn status(source: c_int, tag: c_int, len: usize, error: c_int) -> Mpi
     }
 }
 
-fn of(st: &Status) -> MpiStatus {
+pub(crate) fn of(st: &Status) -> MpiStatus {
     status(st.source.0, st.tag.0, st.len, MPI_SUCCESS)
 }
 
@@ -121,15 +121,19 @@ pub(crate) unsafe fn slice<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
 crate::mpi! {
     /// `MPI_Send` (standard mode).
     fn PMPI_Send(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Send {
-        if let Some(rc) = crate::resilient::send(buf, count, ty, dest, tag, comm) { return rc; }
-        call(comm, "MPI_Send", || {
-            let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
-            if dest == MPI_PROC_NULL {
-                return Ok(());
-            }
-            // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
-            let data = unsafe { SendBuf::new(buf, n, &t) }?;
-            c.send_bytes(data.bytes(), Rank(dest), Tag(tag)).map(drop).map_err(|e| code_of(&e))
+        // SAFETY: forwarded.
+        if let Some(rc) = unsafe { crate::fast::send(buf, count, ty, dest, tag, comm) } { return rc; }
+        crate::fast::general(|| {
+            if let Some(rc) = crate::resilient::send(buf, count, ty, dest, tag, comm) { return rc; }
+            call(comm, "MPI_Send", || {
+                let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
+                if dest == MPI_PROC_NULL {
+                    return Ok(());
+                }
+                // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
+                let data = unsafe { SendBuf::new(buf, n, &t) }?;
+                c.send_bytes(data.bytes(), Rank(dest), Tag(tag)).map(drop).map_err(|e| code_of(&e))
+            })
         })
     }
 }
@@ -137,27 +141,31 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Recv`.
     fn PMPI_Recv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Recv {
-        if let Some(rc) = crate::resilient::recv(buf, count, ty, src, tag, comm, st) { return rc; }
-        call(comm, "MPI_Recv", || {
-            let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;
-            if src == MPI_PROC_NULL {
-                // SAFETY: MPI's contract for `st`.
-                unsafe { put_status(st, empty()) };
-                return Ok(());
-            }
-            // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
-            let mut data = unsafe { RecvBuf::new(buf, n, &t) }?;
-            let got = c.recv_bytes(data.bytes_mut(), t.recv_elem(), source(src)?, tag_match(tag));
-            match got {
-                Ok(Some(s)) => {
-                    data.finish(s.len);
+        // SAFETY: forwarded.
+        if let Some(rc) = unsafe { crate::fast::recv(buf, count, ty, src, tag, comm, st) } { return rc; }
+        crate::fast::general(|| {
+            if let Some(rc) = crate::resilient::recv(buf, count, ty, src, tag, comm, st) { return rc; }
+            call(comm, "MPI_Recv", || {
+                let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;
+                if src == MPI_PROC_NULL {
                     // SAFETY: MPI's contract for `st`.
-                    unsafe { put_status(st, of(&s)) };
-                    Ok(())
+                    unsafe { put_status(st, empty()) };
+                    return Ok(());
                 }
-                Ok(None) => Err(MPI_ERR_INTERN),
-                Err(e) => Err(code_of(&e)),
-            }
+                // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
+                let mut data = unsafe { RecvBuf::new(buf, n, &t) }?;
+                let got = c.recv_bytes(data.bytes_mut(), t.recv_elem(), source(src)?, tag_match(tag));
+                match got {
+                    Ok(Some(s)) => {
+                        data.finish(s.len);
+                        // SAFETY: MPI's contract for `st`.
+                        unsafe { put_status(st, of(&s)) };
+                        Ok(())
+                    }
+                    Ok(None) => Err(MPI_ERR_INTERN),
+                    Err(e) => Err(code_of(&e)),
+                }
+            })
         })
     }
 }

@@ -125,6 +125,19 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
     STATE.with(|st| st.try_borrow_mut().ok()?.as_mut().map(f))
 }
 
+/// Runs `f` on the communicator of handle `h`, borrowed (the fast paths:
+/// no clone). The state stays borrowed while `f` runs: `f` must not call
+/// back into the library.
+#[inline(always)]
+pub(crate) fn on_comm<R>(h: c_int, f: impl FnOnce(&Comm) -> R) -> Option<R> {
+    let i = comm_index(h)?;
+    STATE.with(|st| {
+        let st = st.try_borrow().ok()?;
+        let e = st.as_ref()?.comms.get(i)?.as_ref()?;
+        Some(f(&e.comm))
+    })
+}
+
 fn index(handle: c_int, direct: c_int) -> Option<usize> {
     if handle & !0x03ff_ffff == direct {
         Some((handle & 0x03ff_ffff) as usize)
