@@ -34,7 +34,7 @@ crate::mpi! {
     fn PMPI_Barrier(comm: c_int) -> c_int as MPI_Barrier {
         if let Some(rc) = crate::fast::barrier(comm) { return rc; }
         crate::fast::general(|| {
-            if let Some(rc) = crate::inter::barrier(comm) { return rc; }
+            if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Barrier", |c| crate::intercoll::barrier(comm, c, None)) { return rc; }
             call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(Communicator::barrier(c)) }))
         })
     }
@@ -46,7 +46,8 @@ crate::mpi! {
         // SAFETY: forwarded.
         if let Some(rc) = unsafe { crate::fast::bcast(buf, count, ty, root, comm) } { return rc; }
         crate::fast::general(|| {
-            if let Some(rc) = crate::inter::bcast(buf, count, ty, root, comm) { return rc; }
+            // SAFETY: MPI's contract, forwarded.
+            if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Bcast", |c| unsafe { crate::intercoll::bcast(buf, count_of(count)?, ty, root, comm, c, None) }) { return rc; }
             call(comm, "MPI_Bcast", || {
                 crate::on_comm!(comm, |c| {
                 let t = usable(ty)?;
@@ -90,7 +91,8 @@ crate::mpi! {
         // SAFETY: forwarded.
         if let Some(rc) = unsafe { crate::fast::reduce(sendbuf, recvbuf, count, ty, op, root, comm) } { return rc; }
         crate::fast::general(|| {
-            if let Some(rc) = crate::inter::reduce(sendbuf, recvbuf, count, ty, op, root, comm) { return rc; }
+            // SAFETY: MPI's contract, forwarded.
+            if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Reduce", |c| unsafe { crate::intercoll::reduce(sendbuf, recvbuf, count_of(count)?, ty, op, root, comm, c, None) }) { return rc; }
             call(comm, "MPI_Reduce", || {
                 crate::on_comm!(comm, |c| {
                 let t = usable(ty)?;
@@ -123,7 +125,8 @@ crate::mpi! {
         // SAFETY: forwarded.
         if let Some(rc) = unsafe { crate::fast::allreduce(sendbuf, recvbuf, count, ty, op, comm) } { return rc; }
         crate::fast::general(|| {
-            if let Some(rc) = crate::inter::allreduce(sendbuf, recvbuf, count, ty, op, comm) { return rc; }
+            // SAFETY: MPI's contract, forwarded.
+            if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Allreduce", |c| unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count_of(count)?, ty, op, comm, c, None) }) { return rc; }
             call(comm, "MPI_Allreduce", || {
                 crate::on_comm!(comm, |c| {
                 let t = usable(ty)?;
@@ -153,7 +156,8 @@ fn own_part(recv: &RecvBuf, me: usize, part: usize) -> SendBuf {
 crate::mpi! {
     /// `MPI_Gather` (`MPI_IN_PLACE` at the root).
     fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) -> c_int as MPI_Gather {
-        if let Some(rc) = crate::inter::rooted(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) { return rc; }
+        // SAFETY: MPI's contract, forwarded.
+        if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Gather", |c| unsafe { crate::intercoll::rooted(false, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, root, comm, c, None) }) { return rc; }
         call(comm, "MPI_Gather", || {
             crate::on_comm!(comm, |c| {
             let root = root_of(c, root)?;
@@ -186,7 +190,8 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Scatter` (`MPI_IN_PLACE` at the root).
     fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) -> c_int as MPI_Scatter {
-        if let Some(rc) = crate::inter::rooted(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) { return rc; }
+        // SAFETY: MPI's contract, forwarded.
+        if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Scatter", |c| unsafe { crate::intercoll::rooted(true, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, root, comm, c, None) }) { return rc; }
         call(comm, "MPI_Scatter", || {
             crate::on_comm!(comm, |c| {
             let root = root_of(c, root)?;
@@ -219,7 +224,8 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Allgather` (`MPI_IN_PLACE` too).
     fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) -> c_int as MPI_Allgather {
-        if let Some(rc) = crate::inter::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) { return rc; }
+        // SAFETY: MPI's contract, forwarded.
+        if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Allgather", |c| unsafe { crate::intercoll::all(false, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, comm, c, None) }) { return rc; }
         call(comm, "MPI_Allgather", || {
             crate::on_comm!(comm, |c| {
             let n = c.size();
@@ -245,7 +251,8 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Alltoall` (`MPI_IN_PLACE` too).
     fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) -> c_int as MPI_Alltoall {
-        if let Some(rc) = crate::inter::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) { return rc; }
+        // SAFETY: MPI's contract, forwarded.
+        if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Alltoall", |c| unsafe { crate::intercoll::all(true, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, comm, c, None) }) { return rc; }
         call(comm, "MPI_Alltoall", || {
             crate::on_comm!(comm, |c| {
             let n = c.size();

@@ -449,14 +449,6 @@ pub(crate) fn packed_size(ty: c_int) -> Result<usize, c_int> {
     }
 }
 
-/// The byte length of `count` elements of a packed type (as
-/// [`packed_size`]), and the element size.
-pub(crate) fn packed_bytes(count: c_int, ty: c_int) -> Result<(usize, usize), c_int> {
-    let size = packed_size(ty)?;
-    let n = count_of(count)?;
-    Ok((n.checked_mul(size).ok_or(MPI_ERR_COUNT)?, size))
-}
-
 /// `count` as a `usize`, or `MPI_ERR_COUNT`.
 pub(crate) fn count_of<T: TryInto<usize>>(count: T) -> Result<usize, c_int> {
     count.try_into().map_err(|_| MPI_ERR_COUNT)
@@ -735,6 +727,18 @@ struct Stage {
     /// Where the data goes, one segment after the other: (byte
     /// displacement, count, the segment's type).
     segs: Vec<(isize, usize, Rc<Layout>)>,
+    /// Instead: contributions to fold into one (see [`RecvBuf::folded`]).
+    fold: Option<Fold>,
+}
+
+/// Contributions received one after the other, `part` bytes each, folded
+/// left by `op` in their order (`x0 op x1 op ...`, as MPI reduces in rank
+/// order); bytes `window` of the result go to the program's buffer.
+#[derive(Debug)]
+struct Fold {
+    op: ErasedOp,
+    part: usize,
+    window: Range<usize>,
 }
 
 impl RecvBuf {
@@ -758,6 +762,7 @@ impl RecvBuf {
                 data,
                 user: std::ptr::null_mut(),
                 segs: Vec::new(),
+                fold: None,
             }),
         }
     }
@@ -824,8 +829,34 @@ impl RecvBuf {
                 data,
                 user: buf.cast(),
                 segs,
+                fold: None,
             }),
         }
+    }
+
+    /// `parts` contributions of `part` bytes each, received into a
+    /// temporary and folded by `op` when [`finish`](RecvBuf::finish)ed;
+    /// bytes `window` of the result (packed) go to `buf`.
+    ///
+    /// # Safety
+    /// `buf` holds `window.len()` bytes, valid and not otherwise accessed
+    /// until the `RecvBuf` is finished (or dropped).
+    pub(crate) unsafe fn folded(
+        buf: *mut c_void,
+        part: usize,
+        parts: usize,
+        op: ErasedOp,
+        window: Range<usize>,
+    ) -> Result<RecvBuf, c_int> {
+        if window.end > part {
+            return Err(MPI_ERR_COUNT);
+        }
+        let total = part.checked_mul(parts).ok_or(MPI_ERR_COUNT)?;
+        let mut b = RecvBuf::staged_in(buf, total, Vec::new());
+        if let Some(s) = b.stage.as_mut() {
+            s.fold = Some(Fold { op, part, window });
+        }
+        Ok(b)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -887,6 +918,21 @@ impl RecvBuf {
     /// Unpacks the first `n` bytes received into the program's buffer.
     pub(crate) fn finish(self, n: usize) {
         let Some(s) = self.stage else { return };
+        if let Some(f) = &s.fold {
+            let mut parts = s.data.chunks_exact(f.part.max(1));
+            let Some(first) = parts.next() else { return };
+            let mut acc = first.to_vec();
+            for p in parts {
+                if f.op.combine_bytes(&mut acc, p, true).is_err() {
+                    return;
+                }
+            }
+            if let Some(w) = acc.get(f.window.clone()).filter(|w| !w.is_empty()) {
+                // SAFETY: by `folded`'s contract `user` holds the window.
+                unsafe { std::ptr::copy_nonoverlapping(w.as_ptr(), s.user, w.len()) };
+            }
+            return;
+        }
         let mut rest = &s.data[..n.min(s.data.len())];
         for (d, k, l) in &s.segs {
             let take = rest.len().min(k * l.size);

@@ -205,7 +205,9 @@ pub(crate) unsafe fn bcast(
     let (len, _) = len_of(count, ty)?;
     // SAFETY: forwarded.
     let data = unsafe { bytes_mut(buf, len) }?;
-    let r = intra(comm, |c| ((root as usize) < c.size()).then(|| c.bcast(data, Rank(root))))?;
+    let r = intra(comm, |c| {
+        ((root as usize) < c.size()).then(|| c.bcast(data, Rank(root)))
+    })?;
     Some(result(comm, "MPI_Bcast", r))
 }
 
@@ -224,7 +226,11 @@ fn with_op<R>(op: c_int, ty: c_int, f: impl FnOnce(&ErasedOp) -> R) -> Option<R>
         return None;
     }
     OPS.with(|ops| {
-        let known = ops.try_borrow().ok()?.iter().any(|(o, t, _)| *o == op && *t == ty);
+        let known = ops
+            .try_borrow()
+            .ok()?
+            .iter()
+            .any(|(o, t, _)| *o == op && *t == ty);
         if !known {
             let e = reduction(op, ty).ok()?;
             ops.try_borrow_mut().ok()?.push((op, ty, e));

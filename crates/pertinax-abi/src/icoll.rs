@@ -15,6 +15,7 @@ use crate::coll::{in_place, operand};
 use crate::consts::*;
 use crate::datatype::{usable, RecvBuf, SendBuf};
 use crate::errors::code_of;
+use crate::inter::inter_of;
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of};
 use crate::reduce::operation;
@@ -30,13 +31,30 @@ pub(crate) unsafe fn start(
     comm: c_int,
     which: LentCollective,
     inp: Option<SendBuf>,
+    out: RecvBuf,
+    req: *mut c_int,
+) -> Result<(), c_int> {
+    let c = comm_of(comm)?;
+    // SAFETY: forwarded.
+    unsafe { start_on(&c, comm, which, inp, out, req) }
+}
+
+/// [`start`] on communicator `c` (an intercommunicator's shadow), the
+/// request registered under handle `comm` (for its error handler).
+///
+/// # Safety
+/// As [`start`].
+pub(crate) unsafe fn start_on(
+    c: &pertinax::Comm,
+    comm: c_int,
+    which: LentCollective,
+    inp: Option<SendBuf>,
     mut out: RecvBuf,
     req: *mut c_int,
 ) -> Result<(), c_int> {
     if req.is_null() {
         return Err(MPI_ERR_ARG);
     }
-    let c = comm_of(comm)?;
     let (lent_in, keep) = match inp {
         Some(b) => {
             let (l, k) = b.lend();
@@ -81,8 +99,21 @@ unsafe fn ireduce(
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
-    let t = usable(ty)?;
     let n = count(n)?;
+    if let Some(c) = inter_of(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            match root {
+                Some(r) => {
+                    crate::intercoll::reduce(sendbuf, recvbuf, n, ty, op, r, comm, &c, Some(req))
+                }
+                None => {
+                    crate::intercoll::allreduce(sendbuf, recvbuf, n, ty, op, comm, &c, Some(req))
+                }
+            }
+        };
+    }
+    let t = usable(ty)?;
     let o = operation(op, ty)?;
     let c = comm_of(comm)?;
     if let Some(r) = root {
@@ -130,6 +161,24 @@ unsafe fn igather(
     req: *mut c_int,
     all_to_all: bool,
 ) -> Result<(), c_int> {
+    if let Some(c) = inter_of(comm) {
+        let (sc, rc) = (count(scount)?, count(rcount)?);
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::intercoll::all(
+                all_to_all,
+                sendbuf,
+                sc,
+                sendtype,
+                recvbuf,
+                rc,
+                recvtype,
+                comm,
+                &c,
+                Some(req),
+            )
+        };
+    }
     let c = comm_of(comm)?;
     let n = c.size();
     let rt = usable(recvtype)?;
@@ -171,6 +220,9 @@ crate::mpi! {
     /// `MPI_Ibarrier`.
     fn PMPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_int as MPI_Ibarrier {
         call(comm, "MPI_Ibarrier", || {
+            if let Some(c) = inter_of(comm) {
+                return crate::intercoll::barrier(comm, &c, Some(req));
+            }
             // SAFETY: no buffers.
             unsafe { start(comm, LentCollective::Barrier, None, RecvBuf::empty(), req) }
         })
@@ -189,6 +241,10 @@ unsafe fn ibcast(
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
+    if let Some(c) = inter_of(comm) {
+        // SAFETY: forwarded.
+        return unsafe { crate::intercoll::bcast(buf, count(n)?, ty, root, comm, &c, Some(req)) };
+    }
     let t = usable(ty)?;
     let c = comm_of(comm)?;
     crate::check::root(&c, root)?;

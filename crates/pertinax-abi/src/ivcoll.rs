@@ -22,6 +22,7 @@ use crate::coll::{in_place, operand};
 use crate::consts::*;
 use crate::datatype::{usable, RecvBuf, SendBuf};
 use crate::icoll::start;
+use crate::inter::{inter_of, remote_size};
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of};
 use crate::reduce::operation;
@@ -286,6 +287,12 @@ unsafe fn ireduce_scatter(
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
+    if remote_size(comm).is_some() {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::intercoll::reduce_scatter(sendbuf, recvbuf, counts, ty, op, comm, Some(req))
+        };
+    }
     let me = comm_of(comm)?.rank().index();
     let t = usable(ty)?;
     let op = operation(op, ty)?;
@@ -326,6 +333,10 @@ macro_rules! forms {
             fn $pg(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, req: *mut c_int) -> c_int as $g {
                 call(comm, stringify!($g), || {
                     let (sc, rc) = (usize_of(scount.into())?, usize_of(rcount.into())?);
+                    if let Some(c) = inter_of(comm) {
+                        // SAFETY: MPI's contract, forwarded.
+                        return unsafe { crate::intercoll::rooted(false, sendbuf, sc, stype, recvbuf, rc, rtype, root, comm, &c, Some(req)) };
+                    }
                     // SAFETY: MPI's contract, forwarded.
                     unsafe { igatherv(sendbuf, sc, stype, recvbuf, rc, rtype, None, false, root, comm, req) }
                 })
@@ -336,6 +347,10 @@ macro_rules! forms {
             fn $ps(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, req: *mut c_int) -> c_int as $s {
                 call(comm, stringify!($s), || {
                     let (sc, rc) = (usize_of(scount.into())?, usize_of(rcount.into())?);
+                    if let Some(c) = inter_of(comm) {
+                        // SAFETY: MPI's contract, forwarded.
+                        return unsafe { crate::intercoll::rooted(true, sendbuf, sc, stype, recvbuf, rc, rtype, root, comm, &c, Some(req)) };
+                    }
                     // SAFETY: MPI's contract, forwarded.
                     unsafe { iscatterv(sendbuf, sc, stype, None, recvbuf, rc, rtype, root, comm, req, false) }
                 })
@@ -346,6 +361,13 @@ macro_rules! forms {
             fn $pgv(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, displs: *const $disp, rtype: c_int, root: c_int, comm: c_int, req: *mut c_int) -> c_int as $gv {
                 call(comm, stringify!($gv), || {
                     let sc = usize_of(scount.into())?;
+                    if let Some(n) = remote_size(comm) {
+                        // SAFETY: MPI's contract: at the root the arrays
+                        // hold the remote group's size.
+                        let v = if root == MPI_ROOT { Some(unsafe { (read(rcounts, n)?, read(displs, n)?) }) } else { None };
+                        // SAFETY: MPI's contract, forwarded.
+                        return unsafe { crate::intercoll::rooted_v(false, comm, root, recvbuf, v, rtype, sendbuf.cast_mut(), sc, stype, Some(req)) };
+                    }
                     let v = if is_root(comm, root)? {
                         let n = size(comm)?;
                         // SAFETY: MPI's contract: at the root the arrays
@@ -364,6 +386,13 @@ macro_rules! forms {
             fn $psv(sendbuf: *const c_void, scounts: *const $cnt, displs: *const $disp, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, req: *mut c_int) -> c_int as $sv {
                 call(comm, stringify!($sv), || {
                     let rc = usize_of(rcount.into())?;
+                    if let Some(n) = remote_size(comm) {
+                        // SAFETY: MPI's contract: at the root the arrays
+                        // hold the remote group's size.
+                        let v = if root == MPI_ROOT { Some(unsafe { (read(scounts, n)?, read(displs, n)?) }) } else { None };
+                        // SAFETY: MPI's contract, forwarded.
+                        return unsafe { crate::intercoll::rooted_v(true, comm, root, sendbuf.cast_mut(), v, stype, recvbuf, rc, rtype, Some(req)) };
+                    }
                     let v = if is_root(comm, root)? {
                         let n = size(comm)?;
                         // SAFETY: MPI's contract: at the root the arrays
@@ -381,8 +410,15 @@ macro_rules! forms {
             #[doc = concat!("`", stringify!($agv), "` (`MPI_IN_PLACE` too).")]
             fn $pagv(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, displs: *const $disp, rtype: c_int, comm: c_int, req: *mut c_int) -> c_int as $agv {
                 call(comm, stringify!($agv), || {
-                    let n = size(comm)?;
                     let sc = usize_of(scount.into())?;
+                    if let Some(n) = remote_size(comm) {
+                        // SAFETY: MPI's contract: the arrays hold the
+                        // remote group's size.
+                        let recv = unsafe { (read(rcounts, n)?, read(displs, n)?) };
+                        // SAFETY: MPI's contract, forwarded.
+                        return unsafe { crate::intercoll::all_v(comm, sendbuf, (vec![sc; n], vec![0; n]), stype, recvbuf, recv, rtype, Some(req)) };
+                    }
+                    let n = size(comm)?;
                     // SAFETY: MPI's contract: the arrays hold `size` entries.
                     let (l, o) = unsafe { (read(rcounts, n)?, read(displs, n)?) };
                     // SAFETY: MPI's contract, forwarded.
@@ -394,6 +430,13 @@ macro_rules! forms {
             #[doc = concat!("`", stringify!($av), "` (`MPI_IN_PLACE` too).")]
             fn $pav(sendbuf: *const c_void, scounts: *const $cnt, sdispls: *const $disp, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, rdispls: *const $disp, rtype: c_int, comm: c_int, req: *mut c_int) -> c_int as $av {
                 call(comm, stringify!($av), || {
+                    if let Some(n) = remote_size(comm) {
+                        // SAFETY: MPI's contract: the arrays hold the
+                        // remote group's size.
+                        let (send, recv) = unsafe { ((read(scounts, n)?, read(sdispls, n)?), (read(rcounts, n)?, read(rdispls, n)?)) };
+                        // SAFETY: MPI's contract, forwarded.
+                        return unsafe { crate::intercoll::all_v(comm, sendbuf, send, stype, recvbuf, recv, rtype, Some(req)) };
+                    }
                     let n = size(comm)?;
                     let send = if in_place(sendbuf) {
                         None

@@ -24,7 +24,7 @@
 //! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
 //!   [`mprobe`], [`status`], [`persist`], [`part`] (partitioned), [`grequest`], [`buffer`]; [`coll`], [`vcoll`], [`wcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
-//!   [`inter`] (intercommunicators), [`spawn`]; [`session`] (MPI 4's
+//!   [`inter`] (intercommunicators) and `intercoll` (their collectives), [`spawn`]; [`session`] (MPI 4's
 //!   sessions); [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
 //!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
@@ -121,6 +121,7 @@ pub mod groups;
 pub mod icoll;
 pub mod info;
 pub mod inter;
+mod intercoll;
 pub mod ivcoll;
 pub mod large;
 pub mod modes;

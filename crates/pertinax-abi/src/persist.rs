@@ -405,6 +405,20 @@ fn coll_args(
     bufs: &[(*const c_void, c_int, c_int, bool)],
 ) -> Result<(), c_int> {
     let c = check::comm(comm)?;
+    if c.is_inter() {
+        // A root is MPI_ROOT, MPI_PROC_NULL or a remote rank; the buffers
+        // are checked at each start (`intercoll.rs`).
+        return match root {
+            Some(r)
+                if r != MPI_ROOT
+                    && r != MPI_PROC_NULL
+                    && !(0..c.remote_size() as c_int).contains(&r) =>
+            {
+                Err(MPI_ERR_ROOT)
+            }
+            _ => Ok(()),
+        };
+    }
     let at_root = match root {
         Some(r) => c.rank() == check::root(&c, r)?,
         None => true,
@@ -524,6 +538,12 @@ fn size_of(comm: c_int) -> usize {
     comm_of(comm).map_or(0, |c| c.size())
 }
 
+/// The length of a v-form's per-process arrays: the remote group's size
+/// on an intercommunicator, else the size.
+fn peers_of(comm: c_int) -> usize {
+    crate::inter::remote_size(comm).unwrap_or_else(|| size_of(comm))
+}
+
 macro_rules! more_coll_inits {
     ($cnt:ty, $disp:ty, $pgv:ident $gv:ident => $igv:path, $psv:ident $sv:ident => $isv:path,
      $pagv:ident $agv:ident => $iagv:path, $pav:ident $av:ident => $iav:path,
@@ -532,7 +552,7 @@ macro_rules! more_coll_inits {
         crate::mpi! {
             #[doc = concat!("`", stringify!($gv), "`: each start is an `", stringify!($igv), "` (the arrays are copied at init).")]
             fn $pgv(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, displs: *const $disp, rtype: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $gv {
-                let n = size_of(comm);
+                let n = peers_of(comm);
                 // SAFETY: MPI's contract: non-null arrays hold `size` entries.
                 let (rc, d) = unsafe { (kept(rcounts, n), kept(displs, n)) };
                 // SAFETY: MPI's contract on the init's buffers, forwarded.
@@ -542,7 +562,7 @@ macro_rules! more_coll_inits {
         crate::mpi! {
             #[doc = concat!("`", stringify!($sv), "`: each start is an `", stringify!($isv), "` (the arrays are copied at init).")]
             fn $psv(sendbuf: *const c_void, scounts: *const $cnt, displs: *const $disp, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $sv {
-                let n = size_of(comm);
+                let n = peers_of(comm);
                 // SAFETY: MPI's contract: non-null arrays hold `size` entries.
                 let (sc, d) = unsafe { (kept(scounts, n), kept(displs, n)) };
                 // SAFETY: as above.
@@ -552,7 +572,7 @@ macro_rules! more_coll_inits {
         crate::mpi! {
             #[doc = concat!("`", stringify!($agv), "`: each start is an `", stringify!($iagv), "` (the arrays are copied at init).")]
             fn $pagv(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, displs: *const $disp, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $agv {
-                let n = size_of(comm);
+                let n = peers_of(comm);
                 // SAFETY: MPI's contract: the arrays hold `size` entries.
                 let (rc, d) = unsafe { (kept(rcounts, n), kept(displs, n)) };
                 // SAFETY: as above.
@@ -562,7 +582,7 @@ macro_rules! more_coll_inits {
         crate::mpi! {
             #[doc = concat!("`", stringify!($av), "`: each start is an `", stringify!($iav), "` (the arrays are copied at init).")]
             fn $pav(sendbuf: *const c_void, scounts: *const $cnt, sdispls: *const $disp, stype: c_int, recvbuf: *mut c_void, rcounts: *const $cnt, rdispls: *const $disp, rtype: c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $av {
-                let n = size_of(comm);
+                let n = peers_of(comm);
                 let send = if crate::coll::in_place(sendbuf) {
                     (None, None)
                 } else {

@@ -269,7 +269,9 @@ unsafe fn reduce_scatter(
 ) -> Result<(), c_int> {
     if crate::inter::remote_size(comm).is_some() {
         // SAFETY: the same contract, forwarded.
-        return unsafe { crate::inter::reduce_scatter(sendbuf, recvbuf, counts, ty, op, comm) };
+        return unsafe {
+            crate::intercoll::reduce_scatter(sendbuf, recvbuf, counts, ty, op, comm, None)
+        };
     }
     crate::on_comm!(comm, |c| {
         let t = usable(ty)?;

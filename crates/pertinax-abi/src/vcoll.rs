@@ -309,7 +309,7 @@ macro_rules! v_forms {
                             None
                         };
                         // SAFETY: MPI's contract for the buffers.
-                        return unsafe { crate::inter::rooted_v(false, comm, root, recvbuf, counts, recvtype, sendbuf.cast_mut(), sc, sendtype) };
+                        return unsafe { crate::intercoll::rooted_v(false, comm, root, recvbuf, counts, recvtype, sendbuf.cast_mut(), sc, sendtype, None) };
                     }
                     let n = size(comm)?;
                     let counts = if is_root(comm, root)? {
@@ -338,7 +338,7 @@ macro_rules! v_forms {
                             None
                         };
                         // SAFETY: MPI's contract for the buffers.
-                        return unsafe { crate::inter::rooted_v(true, comm, root, sendbuf.cast_mut(), counts, sendtype, recvbuf, rc, recvtype) };
+                        return unsafe { crate::intercoll::rooted_v(true, comm, root, sendbuf.cast_mut(), counts, sendtype, recvbuf, rc, recvtype, None) };
                     }
                     let n = size(comm)?;
                     let counts = if is_root(comm, root)? {
@@ -363,7 +363,7 @@ macro_rules! v_forms {
                         // remote group's size.
                         let recv = unsafe { (read(recvcounts, n)?, read(displs, n)?) };
                         // SAFETY: MPI's contract for the buffers.
-                        return unsafe { crate::inter::all_v(comm, sendbuf, (vec![sc; n], vec![0; n]), sendtype, recvbuf, recv, recvtype) };
+                        return unsafe { crate::intercoll::all_v(comm, sendbuf, (vec![sc; n], vec![0; n]), sendtype, recvbuf, recv, recvtype, None) };
                     }
                     let n = size(comm)?;
                     // SAFETY: MPI's contract: the arrays hold `size` entries.
@@ -382,7 +382,7 @@ macro_rules! v_forms {
                         // remote group's size.
                         let (send, recv) = unsafe { ((read(sendcounts, n)?, read(sdispls, n)?), (read(recvcounts, n)?, read(rdispls, n)?)) };
                         // SAFETY: MPI's contract for the buffers.
-                        return unsafe { crate::inter::all_v(comm, sendbuf, send, sendtype, recvbuf, recv, recvtype) };
+                        return unsafe { crate::intercoll::all_v(comm, sendbuf, send, sendtype, recvbuf, recv, recvtype, None) };
                     }
                     let n = size(comm)?;
                     let (sc, sd) = if in_place(sendbuf) {

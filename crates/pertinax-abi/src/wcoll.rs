@@ -119,7 +119,7 @@ where
     C: Copy + TryInto<usize>,
     D: Copy + TryInto<isize>,
 {
-    if let (Some(n), None) = (crate::inter::remote_size(comm), req) {
+    if let Some(n) = crate::inter::remote_size(comm) {
         // SAFETY: MPI's contract: the arrays hold the remote group's size.
         let (send, recv) = unsafe {
             (
@@ -128,7 +128,7 @@ where
             )
         };
         // SAFETY: MPI's contract for the buffers.
-        return unsafe { crate::inter::all_w(comm, sendbuf, &send, recvbuf, &recv) };
+        return unsafe { crate::intercoll::all_w(comm, sendbuf, &send, recvbuf, &recv, req) };
     }
     let n = entry_comm(comm)?.size();
     let send = if in_place(sendbuf) {
@@ -177,7 +177,8 @@ macro_rules! w_forms {
         crate::mpi! {
             #[doc = concat!("`", stringify!($ai), "`: each start is an `", stringify!($ia), "` (the arrays are copied at init).")]
             fn $pai(sendbuf: *const c_void, scounts: *const $cnt, sdispls: *const $disp, stypes: *const c_int, recvbuf: *mut c_void, rcounts: *const $cnt, rdispls: *const $disp, rtypes: *const c_int, comm: c_int, _info: c_int, req: *mut c_int) -> c_int as $ai {
-                let n = comm_of(comm).map_or(0, |c| c.size());
+                // The remote group's size on an intercommunicator.
+                let n = crate::inter::remote_size(comm).unwrap_or_else(|| comm_of(comm).map_or(0, |c| c.size()));
                 let send = if in_place(sendbuf) {
                     (None, None, None)
                 } else {

@@ -6,7 +6,9 @@
  * and MPI_PROC_NULL, allreduce, allgather and alltoall (the remote
  * group's data), the v- and w-forms and reduce-scatter, split_type,
  * dup, split (parts of one color joined), Intercomm_create_from_groups,
- * merge both ways, a collective the library lacks on an intercommunicator
+ * merge both ways, every collective again in its non-blocking and its
+ * persistent form, a
+ * creation the library lacks on an intercommunicator
  * (MPI_ERR_UNSUPPORTED_OPERATION); then MPI_Comm_spawn of this program
  * (the children see a parent from MPI_Comm_get_parent, merge with the
  * parents and check an allreduce and a bcast over the intercommunicator),
@@ -17,6 +19,80 @@
  * "OK inter rank=R" per parent rank when every check held. */
 #include "check.h"
 #include <string.h>
+
+/* The collectives checked three ways: blocking (nb 0), the non-blocking
+ * form waited for at once (nb 1), and the persistent form started and
+ * waited for (nb 2). */
+static int nb;
+static MPI_Request R;
+static int waited(int rc) { return rc == MPI_SUCCESS ? MPI_Wait(&R, MPI_STATUS_IGNORE) : rc; }
+static int started(int rc) {
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Start(&R);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&R, MPI_STATUS_IGNORE);
+    MPI_Request_free(&R);
+    return rc;
+}
+#define NB_BARRIER(c) \
+    (nb == 2 ? started(MPI_Barrier_init(c, MPI_INFO_NULL, &R)) : nb ? waited(MPI_Ibarrier(c, &R)) : MPI_Barrier(c))
+#define NB_BCAST(...) \
+    (nb == 2 ? started(MPI_Bcast_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Ibcast(__VA_ARGS__, &R)) \
+            : MPI_Bcast(__VA_ARGS__))
+#define NB_REDUCE(...) \
+    (nb == 2 ? started(MPI_Reduce_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Ireduce(__VA_ARGS__, &R)) \
+            : MPI_Reduce(__VA_ARGS__))
+#define NB_ALLREDUCE(...) \
+    (nb == 2 ? started(MPI_Allreduce_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Iallreduce(__VA_ARGS__, &R)) \
+            : MPI_Allreduce(__VA_ARGS__))
+#define NB_GATHER(...) \
+    (nb == 2 ? started(MPI_Gather_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Igather(__VA_ARGS__, &R)) \
+            : MPI_Gather(__VA_ARGS__))
+#define NB_GATHERV(...) \
+    (nb == 2 ? started(MPI_Gatherv_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Igatherv(__VA_ARGS__, &R)) \
+            : MPI_Gatherv(__VA_ARGS__))
+#define NB_SCATTER(...) \
+    (nb == 2 ? started(MPI_Scatter_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Iscatter(__VA_ARGS__, &R)) \
+            : MPI_Scatter(__VA_ARGS__))
+#define NB_SCATTERV(...) \
+    (nb == 2 ? started(MPI_Scatterv_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Iscatterv(__VA_ARGS__, &R)) \
+            : MPI_Scatterv(__VA_ARGS__))
+#define NB_ALLGATHER(...) \
+    (nb == 2 ? started(MPI_Allgather_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Iallgather(__VA_ARGS__, &R)) \
+            : MPI_Allgather(__VA_ARGS__))
+#define NB_ALLGATHERV(...) \
+    (nb == 2 ? started(MPI_Allgatherv_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Iallgatherv(__VA_ARGS__, &R)) \
+            : MPI_Allgatherv(__VA_ARGS__))
+#define NB_ALLTOALL(...) \
+    (nb == 2 ? started(MPI_Alltoall_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Ialltoall(__VA_ARGS__, &R)) \
+            : MPI_Alltoall(__VA_ARGS__))
+#define NB_ALLTOALLV(...) \
+    (nb == 2 ? started(MPI_Alltoallv_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Ialltoallv(__VA_ARGS__, &R)) \
+            : MPI_Alltoallv(__VA_ARGS__))
+#define NB_ALLTOALLW(...) \
+    (nb == 2 ? started(MPI_Alltoallw_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Ialltoallw(__VA_ARGS__, &R)) \
+            : MPI_Alltoallw(__VA_ARGS__))
+#define NB_REDUCE_SCATTER(...) \
+    (nb == 2 ? started(MPI_Reduce_scatter_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Ireduce_scatter(__VA_ARGS__, &R)) \
+            : MPI_Reduce_scatter(__VA_ARGS__))
+#define NB_REDUCE_SCATTER_BLOCK(...) \
+    (nb == 2 ? started(MPI_Reduce_scatter_block_init(__VA_ARGS__, MPI_INFO_NULL, &R)) \
+     : nb   ? waited(MPI_Ireduce_scatter_block(__VA_ARGS__, &R)) \
+            : MPI_Reduce_scatter_block(__VA_ARGS__))
 
 #define CHILDREN 2
 
@@ -118,189 +194,214 @@ static void intercomms(void) {
         CHECK(MPI_Send(&v, 1, MPI_INT, MPI_PROC_NULL, 4, ic) == MPI_SUCCESS);
     }
 
-    CHECK(MPI_Barrier(ic) == MPI_SUCCESS);
+    /* The collectives, blocking (nb 0), non-blocking (nb 1), persistent
+     * (nb 2). */
+    for (nb = 0; nb < 3; nb++) {
+        CHECK(NB_BARRIER(ic) == MPI_SUCCESS);
 
-    /* Bcast from the low group's rank 0, then from the high group's last. */
-    int v = low && hr == 0 ? 4242 : -1;
-    int root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
-    CHECK(MPI_Bcast(&v, 1, MPI_INT, root, ic) == MPI_SUCCESS);
-    CHECK(v == (low && hr != 0 ? -1 : 4242));
-    double d[3] = {-1, -1, -1};
-    if (!low && hr == lsize - 1) {
-        d[0] = 1.5, d[1] = 2.5, d[2] = 3.5;
-    }
-    root = !low ? (hr == lsize - 1 ? MPI_ROOT : MPI_PROC_NULL) : rsize_want - 1;
-    CHECK(MPI_Bcast(d, 3, MPI_DOUBLE, root, ic) == MPI_SUCCESS);
-    if (low || hr == lsize - 1)
-        CHECK(d[0] == 1.5 && d[1] == 2.5 && d[2] == 3.5);
-    else
-        CHECK(d[0] == -1);
-    CHECK(class_of(MPI_Bcast(d, 1, MPI_DOUBLE, rsize_want, ic)) == MPI_ERR_ROOT);
-
-    /* Allreduce: the sum of the remote group's (world rank + 1), and max. */
-    long mine[2] = {rank + 1, rank}, got[2] = {-1, -1};
-    CHECK(MPI_Allreduce(mine, got, 2, MPI_LONG, MPI_SUM, ic) == MPI_SUCCESS);
-    long want = 0, wmax = 0;
-    for (int q = 0; q < rsize_want; q++)
-        want += first + q + 1, wmax += first + q;
-    CHECK(got[0] == want && got[1] == wmax);
-    int mx = -1;
-    CHECK(MPI_Allreduce(&rank, &mx, 1, MPI_INT, MPI_MAX, ic) == MPI_SUCCESS);
-    CHECK(mx == first + rsize_want - 1);
-
-    /* Allgather: the remote group's parts in its rank order. */
-    int part[2] = {10 * rank, 10 * rank + 1}, all[128];
-    CHECK(MPI_Allgather(part, 2, MPI_INT, all, 2, MPI_INT, ic) == MPI_SUCCESS);
-    for (int q = 0; q < rsize_want; q++)
-        CHECK(all[2 * q] == 10 * (first + q) && all[2 * q + 1] == 10 * (first + q) + 1);
-
-    /* Reduce to the high group's rank 0 (the low group's data), then to
-     * the low group's last rank (the high group's data). */
-    long red[2] = {-1, -1};
-    root = low ? 0 : (hr == 0 ? MPI_ROOT : MPI_PROC_NULL);
-    CHECK(MPI_Reduce(mine, red, 2, MPI_LONG, MPI_SUM, root, ic) == MPI_SUCCESS);
-    if (!low && hr == 0)
-        CHECK(red[0] == want && red[1] == wmax);
-    else
-        CHECK(red[0] == -1 && red[1] == -1);
-    root = !low ? rsize_want - 1 : (hr == lsize - 1 ? MPI_ROOT : MPI_PROC_NULL);
-    CHECK(MPI_Reduce(&rank, &mx, 1, MPI_INT, MPI_MIN, root, ic) == MPI_SUCCESS);
-    if (low && hr == lsize - 1)
-        CHECK(mx == first);
-
-    /* Gather to the low group's rank 0, scatter back from it. */
-    for (int i = 0; i < 128; i++)
-        all[i] = -1;
-    root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
-    CHECK(MPI_Gather(part, 2, MPI_INT, all, 2, MPI_INT, root, ic) == MPI_SUCCESS);
-    for (int q = 0; q < rsize_want; q++)
-        if (low && hr == 0)
-            CHECK(all[2 * q] == 10 * (first + q) && all[2 * q + 1] == 10 * (first + q) + 1);
+        /* Bcast from the low group's rank 0, then from the high group's last. */
+        int v = low && hr == 0 ? 4242 : -1;
+        int root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        CHECK(NB_BCAST(&v, 1, MPI_INT, root, ic) == MPI_SUCCESS);
+        CHECK(v == (low && hr != 0 ? -1 : 4242));
+        double d[3] = {-1, -1, -1};
+        if (!low && hr == lsize - 1) {
+            d[0] = 1.5, d[1] = 2.5, d[2] = 3.5;
+        }
+        root = !low ? (hr == lsize - 1 ? MPI_ROOT : MPI_PROC_NULL) : rsize_want - 1;
+        CHECK(NB_BCAST(d, 3, MPI_DOUBLE, root, ic) == MPI_SUCCESS);
+        if (low || hr == lsize - 1)
+            CHECK(d[0] == 1.5 && d[1] == 2.5 && d[2] == 3.5);
         else
-            CHECK(all[2 * q] == -1);
-    int back[2] = {-1, -1};
-    if (low && hr == 0)
+            CHECK(d[0] == -1);
+        CHECK(class_of(NB_BCAST(d, 1, MPI_DOUBLE, rsize_want, ic)) == MPI_ERR_ROOT);
+
+        /* Allreduce: the sum of the remote group's (world rank + 1), and max. */
+        long mine[2] = {rank + 1, rank}, got[2] = {-1, -1};
+        CHECK(NB_ALLREDUCE(mine, got, 2, MPI_LONG, MPI_SUM, ic) == MPI_SUCCESS);
+        long want = 0, wmax = 0;
         for (int q = 0; q < rsize_want; q++)
-            all[2 * q] = 7 * q, all[2 * q + 1] = 7 * q + 1;
-    CHECK(MPI_Scatter(all, 2, MPI_INT, back, 2, MPI_INT, root, ic) == MPI_SUCCESS);
-    if (!low)
-        CHECK(back[0] == 7 * hr && back[1] == 7 * hr + 1);
-    else
-        CHECK(back[0] == -1);
+            want += first + q + 1, wmax += first + q;
+        CHECK(got[0] == want && got[1] == wmax);
+        int mx = -1;
+        CHECK(NB_ALLREDUCE(&rank, &mx, 1, MPI_INT, MPI_MAX, ic) == MPI_SUCCESS);
+        CHECK(mx == first + rsize_want - 1);
 
-    /* Alltoall: block q to remote rank q. */
-    int blocks[64], from[64];
-    for (int q = 0; q < rsize_want; q++)
-        blocks[q] = 1000 * rank + first + q, from[q] = -1;
-    CHECK(MPI_Alltoall(blocks, 1, MPI_INT, from, 1, MPI_INT, ic) == MPI_SUCCESS);
-    for (int q = 0; q < rsize_want; q++)
-        CHECK(from[q] == 1000 * (first + q) + rank);
+        /* Allgather: the remote group's parts in its rank order. */
+        int part[2] = {10 * rank, 10 * rank + 1}, all[128];
+        CHECK(NB_ALLGATHER(part, 2, MPI_INT, all, 2, MPI_INT, ic) == MPI_SUCCESS);
+        for (int q = 0; q < rsize_want; q++)
+            CHECK(all[2 * q] == 10 * (first + q) && all[2 * q + 1] == 10 * (first + q) + 1);
 
-    /* The v-forms: remote rank q's part is q + 1 ints, placed in
-     * reverse order with a gap of one. */
-    int counts[64], displs[64], vbuf[4096], vpart[80];
-    int at = 0;
-    for (int q = rsize_want - 1; q >= 0; q--)
-        counts[q] = q + 1, displs[q] = at, at += q + 2;
-    for (int i = 0; i < hr + 1; i++)
-        vpart[i] = 100 * rank + i;
-    for (int i = 0; i < 4096; i++)
-        vbuf[i] = -1;
-    /* Gatherv to the low group's rank 0, from every high rank. */
-    root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
-    CHECK(MPI_Gatherv(vpart, hr + 1, MPI_INT, vbuf, counts, displs, MPI_INT, root, ic) ==
-          MPI_SUCCESS);
-    if (low && hr == 0)
+        /* Reduce to the high group's rank 0 (the low group's data), then to
+         * the low group's last rank (the high group's data). */
+        long red[2] = {-1, -1};
+        root = low ? 0 : (hr == 0 ? MPI_ROOT : MPI_PROC_NULL);
+        CHECK(NB_REDUCE(mine, red, 2, MPI_LONG, MPI_SUM, root, ic) == MPI_SUCCESS);
+        if (!low && hr == 0)
+            CHECK(red[0] == want && red[1] == wmax);
+        else
+            CHECK(red[0] == -1 && red[1] == -1);
+        root = !low ? rsize_want - 1 : (hr == lsize - 1 ? MPI_ROOT : MPI_PROC_NULL);
+        CHECK(NB_REDUCE(&rank, &mx, 1, MPI_INT, MPI_MIN, root, ic) == MPI_SUCCESS);
+        if (low && hr == lsize - 1)
+            CHECK(mx == first);
+
+        /* Gather to the low group's rank 0, scatter back from it. */
+        for (int i = 0; i < 128; i++)
+            all[i] = -1;
+        root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        CHECK(NB_GATHER(part, 2, MPI_INT, all, 2, MPI_INT, root, ic) == MPI_SUCCESS);
+        for (int q = 0; q < rsize_want; q++)
+            if (low && hr == 0)
+                CHECK(all[2 * q] == 10 * (first + q) && all[2 * q + 1] == 10 * (first + q) + 1);
+            else
+                CHECK(all[2 * q] == -1);
+        int back[2] = {-1, -1};
+        if (low && hr == 0)
+            for (int q = 0; q < rsize_want; q++)
+                all[2 * q] = 7 * q, all[2 * q + 1] = 7 * q + 1;
+        CHECK(NB_SCATTER(all, 2, MPI_INT, back, 2, MPI_INT, root, ic) == MPI_SUCCESS);
+        if (!low)
+            CHECK(back[0] == 7 * hr && back[1] == 7 * hr + 1);
+        else
+            CHECK(back[0] == -1);
+
+        /* Alltoall: block q to remote rank q. */
+        int blocks[64], from[64];
+        for (int q = 0; q < rsize_want; q++)
+            blocks[q] = 1000 * rank + first + q, from[q] = -1;
+        CHECK(NB_ALLTOALL(blocks, 1, MPI_INT, from, 1, MPI_INT, ic) == MPI_SUCCESS);
+        for (int q = 0; q < rsize_want; q++)
+            CHECK(from[q] == 1000 * (first + q) + rank);
+
+        /* The v-forms: remote rank q's part is q + 1 ints, placed in
+         * reverse order with a gap of one. */
+        int counts[64], displs[64], vbuf[4096], vpart[80];
+        int at = 0;
+        for (int q = rsize_want - 1; q >= 0; q--)
+            counts[q] = q + 1, displs[q] = at, at += q + 2;
+        for (int i = 0; i < hr + 1; i++)
+            vpart[i] = 100 * rank + i;
+        for (int i = 0; i < 4096; i++)
+            vbuf[i] = -1;
+        /* Gatherv to the low group's rank 0, from every high rank. */
+        root = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        CHECK(NB_GATHERV(vpart, hr + 1, MPI_INT, vbuf, counts, displs, MPI_INT, root, ic) ==
+              MPI_SUCCESS);
+        if (low && hr == 0)
+            for (int q = 0; q < rsize_want; q++) {
+                for (int i = 0; i < q + 1; i++)
+                    CHECK(vbuf[displs[q] + i] == 100 * (first + q) + i);
+                CHECK(vbuf[displs[q] + q + 1] == -1);
+            }
+        /* Scatterv back: high rank q gets q + 1 ints. */
+        if (low && hr == 0)
+            for (int q = 0; q < rsize_want; q++)
+                for (int i = 0; i < q + 1; i++)
+                    vbuf[displs[q] + i] = 5000 + 10 * q + i;
+        for (int i = 0; i < 80; i++)
+            vpart[i] = -1;
+        CHECK(NB_SCATTERV(vbuf, counts, displs, MPI_INT, vpart, hr + 1, MPI_INT, root, ic) ==
+              MPI_SUCCESS);
+        if (!low) {
+            for (int i = 0; i < hr + 1; i++)
+                CHECK(vpart[i] == 5000 + 10 * hr + i);
+            CHECK(vpart[hr + 1] == -1);
+        }
+        /* Allgatherv: every remote rank's part. */
+        for (int i = 0; i < hr + 1; i++)
+            vpart[i] = 100 * rank + i;
+        for (int i = 0; i < 4096; i++)
+            vbuf[i] = -1;
+        CHECK(NB_ALLGATHERV(vpart, hr + 1, MPI_INT, vbuf, counts, displs, MPI_INT, ic) ==
+              MPI_SUCCESS);
         for (int q = 0; q < rsize_want; q++) {
             for (int i = 0; i < q + 1; i++)
                 CHECK(vbuf[displs[q] + i] == 100 * (first + q) + i);
             CHECK(vbuf[displs[q] + q + 1] == -1);
         }
-    /* Scatterv back: high rank q gets q + 1 ints. */
-    if (low && hr == 0)
-        for (int q = 0; q < rsize_want; q++)
-            for (int i = 0; i < q + 1; i++)
-                vbuf[displs[q] + i] = 5000 + 10 * q + i;
-    for (int i = 0; i < 80; i++)
-        vpart[i] = -1;
-    CHECK(MPI_Scatterv(vbuf, counts, displs, MPI_INT, vpart, hr + 1, MPI_INT, root, ic) ==
-          MPI_SUCCESS);
-    if (!low) {
-        for (int i = 0; i < hr + 1; i++)
-            CHECK(vpart[i] == 5000 + 10 * hr + i);
-        CHECK(vpart[hr + 1] == -1);
-    }
-    /* Allgatherv: every remote rank's part. */
-    for (int i = 0; i < hr + 1; i++)
-        vpart[i] = 100 * rank + i;
-    for (int i = 0; i < 4096; i++)
-        vbuf[i] = -1;
-    CHECK(MPI_Allgatherv(vpart, hr + 1, MPI_INT, vbuf, counts, displs, MPI_INT, ic) ==
-          MPI_SUCCESS);
-    for (int q = 0; q < rsize_want; q++) {
-        for (int i = 0; i < q + 1; i++)
-            CHECK(vbuf[displs[q] + i] == 100 * (first + q) + i);
-        CHECK(vbuf[displs[q] + q + 1] == -1);
-    }
-    /* Alltoallv: to remote rank q, q + 1 ints; from it, hr + 1. */
-    int sc[64], sd[64], rc[64], rd[64], sbuf[4096];
-    int sat = 0, rat = 0;
-    for (int q = 0; q < rsize_want; q++) {
-        sc[q] = q + 1, sd[q] = sat, rc[q] = hr + 1, rd[q] = rat;
-        for (int i = 0; i < q + 1; i++)
-            sbuf[sat + i] = 10000 * rank + 100 * q + i;
-        sat += q + 1, rat += hr + 1;
-    }
-    for (int i = 0; i < 4096; i++)
-        vbuf[i] = -1;
-    CHECK(MPI_Alltoallv(sbuf, sc, sd, MPI_INT, vbuf, rc, rd, MPI_INT, ic) == MPI_SUCCESS);
-    for (int q = 0; q < rsize_want; q++)
-        for (int i = 0; i < hr + 1; i++)
-            CHECK(vbuf[rd[q] + i] == 10000 * (first + q) + 100 * hr + i);
-    /* Alltoallw: as the Alltoallv above, with byte displacements and a
-     * type per part (MPI_INT, or MPI_BYTE counts for odd q). */
-    {
-        int wsc[64], wsd[64], wrc[64], wrd[64];
-        MPI_Datatype wst[64], wrt[64];
+        /* Alltoallv: to remote rank q, q + 1 ints; from it, hr + 1. */
+        int sc[64], sd[64], rc[64], rd[64], sbuf[4096];
+        int sat = 0, rat = 0;
         for (int q = 0; q < rsize_want; q++) {
-            int odd = q % 2;
-            wsc[q] = odd ? 4 * sc[q] : sc[q], wsd[q] = 4 * sd[q], wst[q] = odd ? MPI_BYTE : MPI_INT;
-            wrc[q] = rc[q], wrd[q] = 4 * rd[q], wrt[q] = MPI_INT;
+            sc[q] = q + 1, sd[q] = sat, rc[q] = hr + 1, rd[q] = rat;
+            for (int i = 0; i < q + 1; i++)
+                sbuf[sat + i] = 10000 * rank + 100 * q + i;
+            sat += q + 1, rat += hr + 1;
         }
         for (int i = 0; i < 4096; i++)
             vbuf[i] = -1;
-        CHECK(MPI_Alltoallw(sbuf, wsc, wsd, wst, vbuf, wrc, wrd, wrt, ic) == MPI_SUCCESS);
+        CHECK(NB_ALLTOALLV(sbuf, sc, sd, MPI_INT, vbuf, rc, rd, MPI_INT, ic) == MPI_SUCCESS);
         for (int q = 0; q < rsize_want; q++)
             for (int i = 0; i < hr + 1; i++)
                 CHECK(vbuf[rd[q] + i] == 10000 * (first + q) + 100 * hr + i);
-    }
-    /* Reduce_scatter: the remote group's sum, block i (i + 1 longs... as
-     * ints) to local rank i; both groups' totals agree (lsize and
-     * rsize_want halves: the counts are spread to make them so). */
-    {
-        int total = 2 * size, rcounts[64], mysum = 0;
-        for (int i = 0; i < lsize; i++)
-            rcounts[i] = total / lsize + (i < total % lsize);
-        int vec[256], outv[256], off = 0;
-        for (int i = 0; i < total; i++)
-            vec[i] = rank * 1000 + i;
-        for (int i = 0; i < hr; i++)
-            off += rcounts[i];
-        for (int i = 0; i < 256; i++)
-            outv[i] = -1;
-        CHECK(MPI_Reduce_scatter(vec, outv, rcounts, MPI_INT, MPI_SUM, ic) == MPI_SUCCESS);
-        for (int q = 0; q < rsize_want; q++)
-            mysum += (first + q) * 1000;
-        for (int i = 0; i < rcounts[hr]; i++)
-            CHECK(outv[i] == mysum + rsize_want * (off + i));
-        CHECK(outv[rcounts[hr]] == -1);
-        int blk = 3;
-        if ((lsize * blk) == (rsize_want * blk)) {
-            CHECK(MPI_Reduce_scatter_block(vec, outv, blk, MPI_INT, MPI_SUM, ic) == MPI_SUCCESS);
-            for (int i = 0; i < blk; i++)
-                CHECK(outv[i] == mysum + rsize_want * (hr * blk + i));
+        /* Alltoallw: as the Alltoallv above, with byte displacements and a
+         * type per part (MPI_INT, or MPI_BYTE counts for odd q). */
+        {
+            int wsc[64], wsd[64], wrc[64], wrd[64];
+            MPI_Datatype wst[64], wrt[64];
+            for (int q = 0; q < rsize_want; q++) {
+                int odd = q % 2;
+                wsc[q] = odd ? 4 * sc[q] : sc[q], wsd[q] = 4 * sd[q], wst[q] = odd ? MPI_BYTE : MPI_INT;
+                wrc[q] = rc[q], wrd[q] = 4 * rd[q], wrt[q] = MPI_INT;
+            }
+            for (int i = 0; i < 4096; i++)
+                vbuf[i] = -1;
+            CHECK(NB_ALLTOALLW(sbuf, wsc, wsd, wst, vbuf, wrc, wrd, wrt, ic) == MPI_SUCCESS);
+            for (int q = 0; q < rsize_want; q++)
+                for (int i = 0; i < hr + 1; i++)
+                    CHECK(vbuf[rd[q] + i] == 10000 * (first + q) + 100 * hr + i);
+        }
+        /* Reduce_scatter: the remote group's sum, block i (i + 1 longs... as
+         * ints) to local rank i; both groups' totals agree (lsize and
+         * rsize_want halves: the counts are spread to make them so). */
+        {
+            int total = 2 * size, rcounts[64], mysum = 0;
+            for (int i = 0; i < lsize; i++)
+                rcounts[i] = total / lsize + (i < total % lsize);
+            int vec[256], outv[256], off = 0;
+            for (int i = 0; i < total; i++)
+                vec[i] = rank * 1000 + i;
+            for (int i = 0; i < hr; i++)
+                off += rcounts[i];
+            for (int i = 0; i < 256; i++)
+                outv[i] = -1;
+            CHECK(NB_REDUCE_SCATTER(vec, outv, rcounts, MPI_INT, MPI_SUM, ic) == MPI_SUCCESS);
+            for (int q = 0; q < rsize_want; q++)
+                mysum += (first + q) * 1000;
+            for (int i = 0; i < rcounts[hr]; i++)
+                CHECK(outv[i] == mysum + rsize_want * (off + i));
+            CHECK(outv[rcounts[hr]] == -1);
+            int blk = 3;
+            if ((lsize * blk) == (rsize_want * blk)) {
+                CHECK(NB_REDUCE_SCATTER_BLOCK(vec, outv, blk, MPI_INT, MPI_SUM, ic) == MPI_SUCCESS);
+                for (int i = 0; i < blk; i++)
+                    CHECK(outv[i] == mysum + rsize_want * (hr * blk + i));
+            }
         }
     }
+
+    /* Non-blocking collectives outstanding together, completed by one
+     * MPI_Waitall: an allreduce, a bcast from the low group's rank 0 and
+     * an alltoall. */
+    {
+        MPI_Request rq[3];
+        long s1 = rank + 1, g1 = -1, want1 = 0;
+        int b1 = low && hr == 0 ? 99 : -1, t1[64], f1[64];
+        int r1 = low ? (hr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        for (int q = 0; q < rsize_want; q++)
+            t1[q] = 100 * rank + q, f1[q] = -1, want1 += first + q + 1;
+        CHECK(MPI_Iallreduce(&s1, &g1, 1, MPI_LONG, MPI_SUM, ic, &rq[0]) == MPI_SUCCESS);
+        CHECK(MPI_Ibcast(&b1, 1, MPI_INT, r1, ic, &rq[1]) == MPI_SUCCESS);
+        CHECK(MPI_Ialltoall(t1, 1, MPI_INT, f1, 1, MPI_INT, ic, &rq[2]) == MPI_SUCCESS);
+        CHECK(MPI_Waitall(3, rq, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+        CHECK(g1 == want1);
+        CHECK(b1 == (low && hr != 0 ? -1 : 99));
+        for (int q = 0; q < rsize_want; q++)
+            CHECK(f1[q] == 100 * (first + q) + hr);
+    }
+
     /* Split_type: shared memory joins everyone; MPI_UNDEFINED gives
      * MPI_COMM_NULL. */
     {
@@ -315,8 +416,13 @@ static void intercomms(void) {
     }
 
     /* What is not implemented on an intercommunicator says so. */
-    MPI_Request ib;
-    CHECK(class_of(MPI_Ibarrier(ic, &ib)) == MPI_ERR_UNSUPPORTED_OPERATION);
+    {
+        MPI_Group lg;
+        MPI_Comm made;
+        CHECK(MPI_Comm_group(ic, &lg) == MPI_SUCCESS);
+        CHECK(class_of(MPI_Comm_create(ic, lg, &made)) == MPI_ERR_UNSUPPORTED_OPERATION);
+        MPI_Group_free(&lg);
+    }
 
     /* Split by parity of the local rank, in reverse order: the parts of
      * the same parity in both groups are joined (none where the other
@@ -369,8 +475,9 @@ static void intercomms(void) {
         CHECK(MPI_Recv(&x, 1, MPI_INT, 0, 9, dup, MPI_STATUS_IGNORE) == MPI_SUCCESS && x == 0);
         CHECK(MPI_Recv(&x, 1, MPI_INT, 0, 9, ic, MPI_STATUS_IGNORE) == MPI_SUCCESS && x == first);
     }
-    CHECK(MPI_Allreduce(&rank, &mx, 1, MPI_INT, MPI_MAX, dup) == MPI_SUCCESS);
-    CHECK(mx == first + rsize_want - 1);
+    int top = -1;
+    CHECK(MPI_Allreduce(&rank, &top, 1, MPI_INT, MPI_MAX, dup) == MPI_SUCCESS);
+    CHECK(top == first + rsize_want - 1);
     CHECK(MPI_Comm_free(&dup) == MPI_SUCCESS);
 
     /* Merge: low first, then high first. */
