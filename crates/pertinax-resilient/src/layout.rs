@@ -60,6 +60,40 @@ pub(crate) fn layout(
         .collect()
 }
 
+/// A gatherv's or scatterv's blocks at the root (`me == root`): [`layout`]
+/// of its `len`-byte buffer, checked that the root's own block is
+/// `own_len` bytes (its `own` buffer: "send" or "receive"); empty
+/// elsewhere (only the root's counts are significant).
+///
+/// # Errors
+/// As [`layout`], and `InvalidArgument` when the root's block and its own
+/// buffer differ.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn root_blocks(
+    what: &str,
+    size: usize,
+    me: usize,
+    root: usize,
+    counts: &[usize],
+    displs: &[usize],
+    len: usize,
+    own: &str,
+    own_len: usize,
+    elem: usize,
+) -> Result<Vec<Range<usize>>, Error> {
+    if me != root {
+        return Ok(Vec::new());
+    }
+    let b = layout(what, size, counts, displs, len, elem)?;
+    if b[root].len() != own_len {
+        return Err(bad(
+            what,
+            format!("the root's count differs from its {own} length"),
+        ));
+    }
+    Ok(b)
+}
+
 /// Puts back, from `saved`, the blocks of the ranks in `missing` (an
 /// attempt that failed may have written them before the repeat left those
 /// ranks out).

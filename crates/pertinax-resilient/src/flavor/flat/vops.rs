@@ -16,7 +16,7 @@ use pertinax::{Communicator, ErasedOp, Rank};
 
 use super::ops::check_reduce;
 use super::{Check, Resilient, State};
-use crate::layout::{bad, layout, restore};
+use crate::layout::{bad, layout, restore, root_blocks};
 use crate::policy::Kind;
 use crate::replay::{keep, rerun, Serve, What};
 use crate::{Error, Outcome};
@@ -253,18 +253,18 @@ pub(super) fn gatherv(
     root: Rank,
 ) -> Result<Outcome, Error> {
     let root = r.check_rank(root)?;
-    let blocks = if r.me == root {
-        let b = layout("gatherv", r.size, counts, displs, recv.len(), elem)?;
-        if b[root].len() != send.len() {
-            return Err(bad(
-                "gatherv",
-                "the root's count differs from its send length".into(),
-            ));
-        }
-        b
-    } else {
-        Vec::new()
-    };
+    let blocks = root_blocks(
+        "gatherv",
+        r.size,
+        r.me,
+        root,
+        counts,
+        displs,
+        recv.len(),
+        "send",
+        send.len(),
+        elem,
+    )?;
     let saved = if r.me == root {
         recv.to_vec()
     } else {
@@ -305,15 +305,18 @@ pub(super) fn scatterv(
 ) -> Result<Outcome, Error> {
     let root = r.check_rank(root)?;
     let at_root = r.me == root;
-    if at_root {
-        let b = layout("scatterv", r.size, counts, displs, send.len(), elem)?;
-        if b[root].len() != recv.len() {
-            return Err(bad(
-                "scatterv",
-                "the root's count differs from its receive length".into(),
-            ));
-        }
-    }
+    root_blocks(
+        "scatterv",
+        r.size,
+        r.me,
+        root,
+        counts,
+        displs,
+        send.len(),
+        "receive",
+        recv.len(),
+        elem,
+    )?;
     let out = r.rooted(What::Scatter(root), Kind::Scatter, root, |st| {
         scatterv_on(st, send, counts, displs, recv, elem, root)
     })?;

@@ -14,7 +14,7 @@
 use pertinax::{Communicator, CommunicatorExt, ErasedOp, Op, Rank};
 
 use super::Hierarchical;
-use crate::layout::{bad, layout};
+use crate::layout::{bad, layout, root_blocks};
 use crate::{Error, Outcome};
 
 /// Whether original rank `r` contributed to an operation with outcome `o`.
@@ -117,18 +117,18 @@ pub(super) fn gatherv(
     root: Rank,
 ) -> Result<Outcome, Error> {
     let r = h.check_rank(root)?;
-    let blocks = if h.me == r {
-        let b = layout("gatherv", h.size, counts, displs, recv.len(), elem)?;
-        if b[r].len() != send.len() {
-            return Err(bad(
-                "gatherv",
-                "the root's count differs from its send length".into(),
-            ));
-        }
-        b
-    } else {
-        Vec::new()
-    };
+    let blocks = root_blocks(
+        "gatherv",
+        h.size,
+        h.me,
+        r,
+        counts,
+        displs,
+        recv.len(),
+        "send",
+        send.len(),
+        elem,
+    )?;
     let block = largest(h, send.len())?;
     let mut padded = send.to_vec();
     padded.resize(block, 0);
@@ -155,18 +155,18 @@ pub(super) fn scatterv(
     root: Rank,
 ) -> Result<Outcome, Error> {
     let r = h.check_rank(root)?;
-    let blocks = if h.me == r {
-        let b = layout("scatterv", h.size, counts, displs, send.len(), elem)?;
-        if b[r].len() != recv.len() {
-            return Err(bad(
-                "scatterv",
-                "the root's count differs from its receive length".into(),
-            ));
-        }
-        b
-    } else {
-        Vec::new()
-    };
+    let blocks = root_blocks(
+        "scatterv",
+        h.size,
+        h.me,
+        r,
+        counts,
+        displs,
+        send.len(),
+        "receive",
+        recv.len(),
+        elem,
+    )?;
     let mine = blocks.iter().map(|b| b.len()).max().unwrap_or(0);
     let block = largest(h, mine.max(recv.len()))?;
     let mut padded = vec![0u8; if h.me == r { h.size * block } else { 0 }];
