@@ -54,12 +54,12 @@ impl Attached {
     }
 }
 
-std::thread_local! {
-    /// The process's buffer.
-    static PROCESS: Cell<Option<Attached>> = const { Cell::new(None) };
-    /// The communicators' buffers.
-    static COMMS: RefCell<PerComm<Attached>> = const { RefCell::new(PerComm::new()) };
-}
+/// The process's buffer.
+static PROCESS: crate::serial::Serial<Cell<Option<Attached>>> =
+    crate::serial::Serial::new(Cell::new(None));
+/// The communicators' buffers.
+static COMMS: crate::serial::Serial<RefCell<PerComm<Attached>>> =
+    crate::serial::Serial::new(RefCell::new(PerComm::new()));
 
 /// The largest message a buffered send on `comm` may carry: bounded by
 /// the communicator's buffer, else its session's (a communicator made

@@ -20,9 +20,8 @@ struct Entry {
     text: Option<String>,
 }
 
-std::thread_local! {
-    static USER: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
-}
+static USER: crate::serial::Serial<RefCell<Vec<Entry>>> =
+    crate::serial::Serial::new(RefCell::new(Vec::new()));
 
 /// `MPI_LASTUSEDCODE`'s value (the attribute points at it).
 pub(crate) static LAST_USED: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);

@@ -161,14 +161,14 @@ pub(crate) unsafe fn copy_out(text: &str, out: *mut c_char, cap: usize, len: *mu
     }
 }
 
-std::thread_local! {
-    /// The last function that answered `MPI_ERR_UNSUPPORTED_OPERATION`,
-    /// which that class's text names.
-    static LAST_UNSUPPORTED: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
-    /// Why the last spawn failed (pertinax's words), which
-    /// `MPI_ERR_SPAWN`'s text gives.
-    static LAST_SPAWN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
+/// The last function that answered `MPI_ERR_UNSUPPORTED_OPERATION`,
+/// which that class's text names.
+static LAST_UNSUPPORTED: crate::serial::Serial<std::cell::Cell<Option<&'static str>>> =
+    crate::serial::Serial::new(std::cell::Cell::new(None));
+/// Why the last spawn failed (pertinax's words), which
+/// `MPI_ERR_SPAWN`'s text gives.
+static LAST_SPAWN: crate::serial::Serial<std::cell::RefCell<Option<String>>> =
+    crate::serial::Serial::new(std::cell::RefCell::new(None));
 
 /// Records why a spawn failed, for `MPI_ERR_SPAWN`'s text.
 pub(crate) fn spawn_failed(why: String) {

@@ -65,9 +65,8 @@ impl Topo {
     }
 }
 
-thread_local! {
-    static GRAPHS: RefCell<PerComm<Topo>> = const { RefCell::new(PerComm::new()) };
-}
+static GRAPHS: crate::serial::Serial<RefCell<PerComm<Topo>>> =
+    crate::serial::Serial::new(RefCell::new(PerComm::new()));
 
 /// The graph topology of `comm`, if it has one.
 pub(crate) fn topology(comm: c_int) -> Result<Option<Topo>, c_int> {

@@ -85,9 +85,8 @@ impl Shadow {
     }
 }
 
-thread_local! {
-    static SHADOWS: RefCell<PerComm<Shadow>> = const { RefCell::new(PerComm::new()) };
-}
+static SHADOWS: crate::serial::Serial<RefCell<PerComm<Shadow>>> =
+    crate::serial::Serial::new(RefCell::new(PerComm::new()));
 
 /// Tags on the shadow's merge (private to this module).
 const TAG_BCAST: i32 = 1;

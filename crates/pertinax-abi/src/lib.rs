@@ -53,11 +53,33 @@ use std::ffi::c_int;
 pub type MPI_Aint = isize;
 
 /// Defines `PMPI_X` and `MPI_X` calling it: `mpi! { fn PMPI_X(args) -> T
-/// as MPI_X { body } }`.
+/// as MPI_X { body } }`. The body runs behind the entry guard
+/// (`serial::enter`: see `serial.rs`), or is refused with
+/// `MPI_ERR_OTHER`. `mpi! { any_thread fn ... }` defines a function that
+/// reads no state and passes no guard (callable from any thread, at any
+/// time).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! mpi {
     ($(#[$m:meta])* fn $pmpi:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty as $mpi:ident $body:block) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($a: $t),*) -> $r {
+            let _entry = match $crate::serial::enter() {
+                Ok(entry) => entry,
+                Err(()) => return $crate::serial::refused(stringify!($mpi)),
+            };
+            $body
+        }
+
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $mpi($($a: $t),*) -> $r {
+            // SAFETY: the same function, the same contract.
+            unsafe { $pmpi($($a),*) }
+        }
+    };
+    ($(#[$m:meta])* any_thread fn $pmpi:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty as $mpi:ident $body:block) => {
         $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($($a: $t),*) -> $r $body
@@ -79,24 +101,34 @@ macro_rules! unsupported {
         #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
+            let _entry = match $crate::serial::enter() {
+                Ok(entry) => entry,
+                Err(()) => return $crate::serial::refused(stringify!($mpi)),
+            };
             $crate::errors::unsupported(stringify!($mpi), $crate::consts::MPI_COMM_NULL)
         }
         #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
         #[no_mangle]
-        pub unsafe extern "C" fn $mpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
-            $crate::errors::unsupported(stringify!($mpi), $crate::consts::MPI_COMM_NULL)
+        pub unsafe extern "C" fn $mpi($($a: $t),*) -> ::std::ffi::c_int {
+            // SAFETY: the same function, the same contract.
+            unsafe { $pmpi($($a),*) }
         }
     };
     ($mpi:ident, $pmpi:ident, ($($a:ident: $t:ty),* $(,)?), $comm:ident) => {
         #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
+            let _entry = match $crate::serial::enter() {
+                Ok(entry) => entry,
+                Err(()) => return $crate::serial::refused(stringify!($mpi)),
+            };
             $crate::errors::unsupported(stringify!($mpi), $comm)
         }
         #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
         #[no_mangle]
-        pub unsafe extern "C" fn $mpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
-            $crate::errors::unsupported(stringify!($mpi), $comm)
+        pub unsafe extern "C" fn $mpi($($a: $t),*) -> ::std::ffi::c_int {
+            // SAFETY: the same function, the same contract.
+            unsafe { $pmpi($($a),*) }
         }
     };
 }
@@ -105,6 +137,7 @@ mod check;
 pub mod consts;
 pub mod errors;
 pub mod extras;
+mod serial;
 mod state;
 
 pub mod buffer;

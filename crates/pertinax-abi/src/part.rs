@@ -41,10 +41,9 @@ struct Part {
     send: Option<Rc<RefCell<Send>>>,
 }
 
-std::thread_local! {
-    /// Partitioned requests by their persistent request's handle.
-    static PARTS: RefCell<Vec<(c_int, Part)>> = const { RefCell::new(Vec::new()) };
-}
+/// Partitioned requests by their persistent request's handle.
+static PARTS: crate::serial::Serial<RefCell<Vec<(c_int, Part)>>> =
+    crate::serial::Serial::new(RefCell::new(Vec::new()));
 
 /// Records partitioned request `h` (in place of a freed one it reuses
 /// the handle of).

@@ -48,9 +48,8 @@ struct Persistent {
     active: Option<c_int>,
 }
 
-std::thread_local! {
-    static TABLE: RefCell<Vec<Option<Persistent>>> = const { RefCell::new(Vec::new()) };
-}
+static TABLE: crate::serial::Serial<RefCell<Vec<Option<Persistent>>>> =
+    crate::serial::Serial::new(RefCell::new(Vec::new()));
 
 /// The table index of a persistent request's handle.
 fn index(h: c_int) -> Option<usize> {

@@ -57,10 +57,9 @@ impl UserFn {
 /// A user operation: this prefix and its index.
 const OP_DIRECT: c_int = 0x9800_0000_u32 as c_int;
 
-std::thread_local! {
-    /// User operations by index: the function and whether it commutes.
-    static OPS: RefCell<Vec<Option<(UserFn, bool)>>> = const { RefCell::new(Vec::new()) };
-}
+/// User operations by index: the function and whether it commutes.
+static OPS: crate::serial::Serial<RefCell<Vec<Option<(UserFn, bool)>>>> =
+    crate::serial::Serial::new(RefCell::new(Vec::new()));
 
 fn user(op: c_int) -> Option<(UserFn, bool)> {
     if op & !0x03ff_ffff != OP_DIRECT {

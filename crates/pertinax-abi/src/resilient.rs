@@ -55,9 +55,11 @@ struct Table {
     world: Option<Rc<World>>,
 }
 
-thread_local! {
-    static TABLE: RefCell<Table> = const { RefCell::new(Table { comms: Vec::new(), world: None }) };
-}
+static TABLE: crate::serial::Serial<RefCell<Table>> =
+    crate::serial::Serial::new(RefCell::new(Table {
+        comms: Vec::new(),
+        world: None,
+    }));
 
 /// An MPI error class of an error.
 pub(crate) trait Class {

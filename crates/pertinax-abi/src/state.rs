@@ -100,9 +100,8 @@ pub(crate) struct State {
     pub detached: Vec<ReqEntry>,
 }
 
-thread_local! {
-    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
-}
+static STATE: crate::serial::Serial<RefCell<Option<State>>> =
+    crate::serial::Serial::new(RefCell::new(None));
 
 /// Set by `MPI_Init`, cleared never: `MPI_Initialized` and
 /// `MPI_Finalized` answer from any thread.

@@ -71,10 +71,9 @@ impl Cart {
     }
 }
 
-thread_local! {
-    /// The grids of Cartesian communicators.
-    static CARTS: RefCell<PerComm<Cart>> = const { RefCell::new(PerComm::new()) };
-}
+/// The grids of Cartesian communicators.
+static CARTS: crate::serial::Serial<RefCell<PerComm<Cart>>> =
+    crate::serial::Serial::new(RefCell::new(PerComm::new()));
 
 /// `n` ints from C; `MPI_ERR_ARG` for null when `n > 0`.
 ///

@@ -12,7 +12,7 @@
 //! `MPI_Type_free`).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
@@ -119,13 +119,13 @@ crate::mpi! {
     }
 }
 
-std::thread_local! {
-    /// The F90 types made so far: (combiner, p, r) to handle.
-    static F90: RefCell<HashMap<(c_int, c_int, c_int), c_int>> = RefCell::new(HashMap::new());
-    /// Datatypes' attributes: type handle to (keyval, value), in the order
-    /// set.
-    static ATTRS: RefCell<HashMap<c_int, Vec<(c_int, *mut c_void)>>> = RefCell::new(HashMap::new());
-}
+/// The F90 types made so far: (combiner, p, r) to handle.
+static F90: crate::serial::Serial<RefCell<BTreeMap<(c_int, c_int, c_int), c_int>>> =
+    crate::serial::Serial::new(RefCell::new(BTreeMap::new()));
+/// Datatypes' attributes: type handle to (keyval, value), in the order
+/// set.
+static ATTRS: crate::serial::Serial<RefCell<BTreeMap<c_int, Vec<(c_int, *mut c_void)>>>> =
+    crate::serial::Serial::new(RefCell::new(BTreeMap::new()));
 
 /// The F90 type of `combiner` for (`p`, `r`) standing for predefined
 /// `base`: made once, then the same handle.

@@ -860,10 +860,10 @@ crate::mpi! {
     }
 }
 
-std::thread_local! {
-    /// The names the program gave predefined types.
-    static RENAMED: std::cell::RefCell<std::collections::HashMap<c_int, Vec<u8>>> = std::cell::RefCell::default();
-}
+/// The names the program gave predefined types.
+static RENAMED: crate::serial::Serial<
+    std::cell::RefCell<std::collections::BTreeMap<c_int, Vec<u8>>>,
+> = crate::serial::Serial::new(std::cell::RefCell::new(std::collections::BTreeMap::new()));
 
 crate::mpi! {
     /// `MPI_Type_set_name` (cut to `MPI_MAX_OBJECT_NAME - 1` bytes; a
