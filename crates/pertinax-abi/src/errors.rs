@@ -118,7 +118,7 @@ pub(crate) fn invoke(handler: c_int, handle: c_int, what: &str, code: c_int) -> 
 fn fatal(what: &str, code: c_int) -> ! {
     let message = format!("{what}: {} (error class {code})", describe(code));
     let _ = state::with(|s| s.universe.abort(code, &message));
-    // No state (another thread, or the state is borrowed): this process.
+    // No state (not joined, or the state is borrowed): this process.
     eprintln!("pertinax MPI: {message}");
     std::process::exit(code)
 }

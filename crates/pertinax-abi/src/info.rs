@@ -7,7 +7,7 @@
 //! setting a key again replaces its value in place, and keys and values
 //! are kept exactly as given (MPICH strips no blanks either). A key holds
 //! 1 to `MPI_MAX_INFO_KEY` (255) bytes, a value at most `MPI_MAX_INFO_VAL`
-//! (1024). Objects live in a per-thread table here (handle
+//! (1024). Objects live in a table here (handle
 //! `0x9c000000 | index`); the predefined `MPI_INFO_ENV` is read-only and
 //! made afresh at each use: `command` and `argv` (this process's
 //! arguments), `maxprocs` (the world's size, once `MPI_Init` ran), `host`,

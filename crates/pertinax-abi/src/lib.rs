@@ -10,8 +10,8 @@
 //! world it made.
 //!
 //! - [`consts`]: the ABI's values. Handles are `int`s; the library's own
-//!   objects live in per-thread tables (`state.rs`) indexed by the handle's
-//!   low bits.
+//!   objects live in the process's tables (`state.rs`) indexed by the
+//!   handle's low bits.
 //! - [`errors`]: pertinax's errors as MPI error classes (a failure is
 //!   `MPIX_ERR_PROC_FAILED`, a revocation `MPIX_ERR_REVOKED`) and the
 //!   communicators' error handlers (`MPI_ERRORS_ARE_FATAL` by default).
@@ -39,8 +39,14 @@
 //! (the profiling interface: a tool's `MPI_Send` may call `PMPI_Send`).
 //! Calls made inside the library go to the `PMPI_` names.
 //!
-//! Threads: pertinax's objects belong to one thread; `MPI_Init_thread`
-//! gives at most `MPI_THREAD_FUNNELED`, and says so.
+//! Threads: `MPI_THREAD_SERIALIZED` at most (`serial.rs`). The state is
+//! the process's, and every exported function passes an entry guard
+//! first: at `MPI_THREAD_FUNNELED` (what `MPI_Init` gives) only the thread
+//! that initialized may call, after one comparison of thread ids, and
+//! another thread's call is `MPI_ERR_OTHER`; at `MPI_THREAD_SERIALIZED`
+//! (asked as `SERIALIZED` or `MULTIPLE`) any thread may call and each call
+//! holds a process-wide, re-entrant lock, so that two threads breaking
+//! the promise wait rather than corrupt memory.
 
 #![allow(non_snake_case)]
 // The exported functions are the C ABI: their safety contract is MPI's.

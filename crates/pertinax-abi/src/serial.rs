@@ -38,10 +38,10 @@
 //! a thread outside the library returns its class without a handler (see
 //! [`raise_anywhere`]).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::consts::*;
 
@@ -93,11 +93,10 @@ static LEVEL: AtomicI32 = AtomicI32::new(NONE);
 /// to the slow path, which decides with `LEVEL`.
 static FREE_THREAD: AtomicUsize = AtomicUsize::new(0);
 
-/// The process-wide lock: true while a thread is inside the library at
-/// `MPI_THREAD_SERIALIZED` (or before the job is joined).
-static BUSY: Mutex<bool> = Mutex::new(false);
-/// Signalled when `BUSY` becomes false.
-static FREED: Condvar = Condvar::new();
+/// The process-wide lock, held by a thread inside the library at
+/// `MPI_THREAD_SERIALIZED` (or before the job is joined). A futex: taking
+/// and letting go of it uncontended is one atomic operation each.
+static BUSY: Mutex<()> = Mutex::new(());
 
 /// Set once a call from a thread that may not call was refused.
 static REFUSED: AtomicBool = AtomicBool::new(false);
@@ -106,6 +105,8 @@ std::thread_local! {
     /// How deep this thread is in calls holding the lock (0: it holds
     /// none).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The lock's guard while this thread holds it.
+    static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
 }
 
 /// This thread's id (`pthread_self`: one instruction past a call).
@@ -210,16 +211,12 @@ fn funneled_elsewhere() -> bool {
 }
 
 fn lock() {
-    let mut busy = BUSY.lock().unwrap_or_else(PoisonError::into_inner);
-    while *busy {
-        busy = FREED.wait(busy).unwrap_or_else(PoisonError::into_inner);
-    }
-    *busy = true;
+    let guard = BUSY.lock().unwrap_or_else(PoisonError::into_inner);
+    HELD.with(|h| *h.borrow_mut() = Some(guard));
 }
 
 fn unlock() {
-    *BUSY.lock().unwrap_or_else(PoisonError::into_inner) = false;
-    FREED.notify_one();
+    drop(HELD.with(|h| h.borrow_mut().take()));
 }
 
 impl Drop for Entry {

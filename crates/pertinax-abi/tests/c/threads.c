@@ -33,7 +33,7 @@ static pthread_cond_t turned = PTHREAD_COND_INITIALIZER;
 static int turn = 0;
 static MPI_Op sum_op;
 static MPI_Comm comms[NT];
-static int op_inner_size = 0;
+static int op_inner_size = 0, op_calls = 0;
 
 /* A user sum whose function calls MPI (nested in the reduction, on the
  * calling thread). */
@@ -41,6 +41,7 @@ static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
     int sz = 0;
     MPI_Type_size(*dt, &sz);
     op_inner_size = sz;
+    op_calls++;
     for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
 }
 
@@ -57,7 +58,7 @@ static void one_turn(int me, int t) {
     op_inner_size = 0;
     CHECK(MPI_Allreduce(&v, &u, 1, MPI_INT, sum_op, MPI_COMM_WORLD) == MPI_SUCCESS);
     CHECK(u == s);
-    CHECK(size == 1 || op_inner_size == (int)sizeof(int));
+    CHECK(op_inner_size == 0 || op_inner_size == (int)sizeof(int));
     int root = t % size, b = rank == root ? 7 * t + me : -1;
     CHECK(MPI_Bcast(&b, 1, MPI_INT, root, MPI_COMM_WORLD) == MPI_SUCCESS);
     CHECK(b == 7 * t + me);
@@ -165,6 +166,10 @@ static void serialized(int *argc, char ***argv) {
     CHECK(turn == NT * TURNS);
     for (int i = 0; i < NT; i++) CHECK(MPI_Comm_free(&comms[i]) == MPI_SUCCESS);
     CHECK(MPI_Op_free(&sum_op) == MPI_SUCCESS);
+    /* Some rank combined with the user function (not every one does). */
+    int calls = 0;
+    CHECK(MPI_Allreduce(&op_calls, &calls, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(size == 1 || calls > 0);
     int one = 1, n = 0;
     CHECK(MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS && n == size);
 }
