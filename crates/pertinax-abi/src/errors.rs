@@ -8,6 +8,7 @@ use std::ffi::{c_char, c_int};
 use pertinax::Error;
 
 use crate::consts::*;
+use crate::serial::Serial;
 use crate::state;
 
 /// The MPI error class of a pertinax error.
@@ -163,12 +164,12 @@ pub(crate) unsafe fn copy_out(text: &str, out: *mut c_char, cap: usize, len: *mu
 
 /// The last function that answered `MPI_ERR_UNSUPPORTED_OPERATION`,
 /// which that class's text names.
-static LAST_UNSUPPORTED: crate::serial::Serial<std::cell::Cell<Option<&'static str>>> =
-    crate::serial::Serial::new(std::cell::Cell::new(None));
+static LAST_UNSUPPORTED: Serial<std::cell::Cell<Option<&'static str>>> =
+    Serial::new(std::cell::Cell::new(None));
 /// Why the last spawn failed (pertinax's words), which
 /// `MPI_ERR_SPAWN`'s text gives.
-static LAST_SPAWN: crate::serial::Serial<std::cell::RefCell<Option<String>>> =
-    crate::serial::Serial::new(std::cell::RefCell::new(None));
+static LAST_SPAWN: Serial<std::cell::RefCell<Option<String>>> =
+    Serial::new(std::cell::RefCell::new(None));
 
 /// Records why a spawn failed, for `MPI_ERR_SPAWN`'s text.
 pub(crate) fn spawn_failed(why: String) {

@@ -162,14 +162,11 @@ pub(crate) fn with_table<T: 'static, R>(
 }
 
 /// Info objects by index (handle `INFO_DIRECT | index`).
-static INFOS: crate::serial::Serial<RefCell<Vec<Option<Info>>>> =
-    crate::serial::Serial::new(RefCell::new(Vec::new()));
+static INFOS: Serial<RefCell<Vec<Option<Info>>>> = Serial::new(RefCell::new(Vec::new()));
 /// Communicators' hints.
-static HINTS: crate::serial::Serial<RefCell<PerComm<Info>>> =
-    crate::serial::Serial::new(RefCell::new(PerComm::new()));
+static HINTS: Serial<RefCell<PerComm<Info>>> = Serial::new(RefCell::new(PerComm::new()));
 /// Communicators' names.
-static NAMES: crate::serial::Serial<RefCell<PerComm<Vec<u8>>>> =
-    crate::serial::Serial::new(RefCell::new(PerComm::new()));
+static NAMES: Serial<RefCell<PerComm<Vec<u8>>>> = Serial::new(RefCell::new(PerComm::new()));
 
 fn index(h: c_int) -> Option<usize> {
     if h & !(MAX_INDEX as c_int) == INFO_DIRECT {
@@ -642,6 +639,8 @@ mod tests {
 
     #[test]
     fn the_environment_has_its_keys_without_a_job() {
+        // As an exported function would, before it reads the state.
+        let _entry = crate::serial::enter().expect("no job joined: any thread may enter");
         let i = env_info(Some(vec![b"prog".to_vec(), b"a".to_vec(), b"b c".to_vec()]));
         assert_eq!(i.get(b"command"), Some(&b"prog"[..]));
         assert_eq!(i.get(b"argv"), Some(&b"a b c"[..]));

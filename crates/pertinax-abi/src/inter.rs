@@ -61,6 +61,7 @@ use crate::errors::code_of;
 use crate::info::{with_table, PerComm};
 use crate::p2p::{call, comm_of, slice};
 use crate::put;
+use crate::serial::Serial;
 
 /// What the collectives of an intercommunicator run on.
 #[derive(Debug, Clone)]
@@ -85,8 +86,7 @@ impl Shadow {
     }
 }
 
-static SHADOWS: crate::serial::Serial<RefCell<PerComm<Shadow>>> =
-    crate::serial::Serial::new(RefCell::new(PerComm::new()));
+static SHADOWS: Serial<RefCell<PerComm<Shadow>>> = Serial::new(RefCell::new(PerComm::new()));
 
 /// Tags on the shadow's merge (private to this module).
 const TAG_BCAST: i32 = 1;

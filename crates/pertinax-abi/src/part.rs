@@ -27,6 +27,7 @@ use crate::errors::raise;
 use crate::large::MPI_Count;
 use crate::p2p::call;
 use crate::persist::{self, Resolved, Starter, DEFERRED};
+use crate::serial::Serial;
 
 /// A partitioned send: its partitions' ready flags and what sends the
 /// whole message.
@@ -42,8 +43,7 @@ struct Part {
 }
 
 /// Partitioned requests by their persistent request's handle.
-static PARTS: crate::serial::Serial<RefCell<Vec<(c_int, Part)>>> =
-    crate::serial::Serial::new(RefCell::new(Vec::new()));
+static PARTS: Serial<RefCell<Vec<(c_int, Part)>>> = Serial::new(RefCell::new(Vec::new()));
 
 /// Records partitioned request `h` (in place of a freed one it reuses
 /// the handle of).

@@ -48,6 +48,7 @@ use crate::errors::{code_of, invoke, raise};
 use crate::info::MPI_INFO_NULL;
 use crate::large::MPI_Count;
 use crate::p2p::comm_of;
+use crate::serial::Serial;
 use crate::state::{self, ReqEntry, UserErrhandler};
 
 /// A session made here: this prefix and its index.
@@ -70,18 +71,14 @@ struct Session {
     buffer: Option<Buffer>,
 }
 
-static SESSIONS: crate::serial::Serial<RefCell<Vec<Option<Session>>>> =
-    crate::serial::Serial::new(RefCell::new(Vec::new()));
+static SESSIONS: Serial<RefCell<Vec<Option<Session>>>> = Serial::new(RefCell::new(Vec::new()));
 /// Error handlers made before the library's state existed.
-static EARLY: crate::serial::Serial<RefCell<Vec<Option<UserErrhandler>>>> =
-    crate::serial::Serial::new(RefCell::new(Vec::new()));
+static EARLY: Serial<RefCell<Vec<Option<UserErrhandler>>>> = Serial::new(RefCell::new(Vec::new()));
 /// Groups made from a session's process set, and communicators made
 /// from those groups: (handle, session), with the communicator to see
 /// that its handle was freed.
-static GROUPS: crate::serial::Serial<RefCell<Vec<(c_int, c_int)>>> =
-    crate::serial::Serial::new(RefCell::new(Vec::new()));
-static COMMS: crate::serial::Serial<RefCell<Vec<(c_int, Comm, c_int)>>> =
-    crate::serial::Serial::new(RefCell::new(Vec::new()));
+static GROUPS: Serial<RefCell<Vec<(c_int, c_int)>>> = Serial::new(RefCell::new(Vec::new()));
+static COMMS: Serial<RefCell<Vec<(c_int, Comm, c_int)>>> = Serial::new(RefCell::new(Vec::new()));
 
 /// How many sessions are live.
 pub(crate) fn live() -> usize {

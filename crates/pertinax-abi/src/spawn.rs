@@ -30,12 +30,12 @@ use crate::comm::register;
 use crate::consts::*;
 use crate::errors::{code_of, raise};
 use crate::p2p::{call, comm_of};
+use crate::serial::Serial;
 use crate::state;
 
 /// The parent intercommunicator's handle once registered, with the
 /// communicator (to see that it was freed).
-static PARENT: crate::serial::Serial<RefCell<Option<(c_int, Comm)>>> =
-    crate::serial::Serial::new(RefCell::new(None));
+static PARENT: Serial<RefCell<Option<(c_int, Comm)>>> = Serial::new(RefCell::new(None));
 
 /// A C string's text.
 ///

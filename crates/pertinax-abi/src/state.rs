@@ -11,6 +11,7 @@ use std::ffi::c_int;
 use pertinax::{Comm, Request, Universe};
 
 use crate::consts::*;
+use crate::serial::Serial;
 
 /// A communicator and its error handler.
 #[derive(Debug)]
@@ -100,8 +101,7 @@ pub(crate) struct State {
     pub detached: Vec<ReqEntry>,
 }
 
-static STATE: crate::serial::Serial<RefCell<Option<State>>> =
-    crate::serial::Serial::new(RefCell::new(None));
+static STATE: Serial<RefCell<Option<State>>> = Serial::new(RefCell::new(None));
 
 /// Set by `MPI_Init`, cleared never: `MPI_Initialized` and
 /// `MPI_Finalized` answer from any thread.

@@ -20,6 +20,7 @@ use crate::consts::*;
 use crate::datatype::{add, layout, Contents};
 use crate::errors::raise;
 use crate::large::MPI_Count;
+use crate::serial::Serial;
 use crate::state;
 use crate::MPI_Aint;
 
@@ -119,13 +120,17 @@ crate::mpi! {
     }
 }
 
+/// An F90 type's (combiner, p, r).
+type F90Key = (c_int, c_int, c_int);
+/// An attribute: (keyval, value).
+type Attr = (c_int, *mut c_void);
+
 /// The F90 types made so far: (combiner, p, r) to handle.
-static F90: crate::serial::Serial<RefCell<BTreeMap<(c_int, c_int, c_int), c_int>>> =
-    crate::serial::Serial::new(RefCell::new(BTreeMap::new()));
+static F90: Serial<RefCell<BTreeMap<F90Key, c_int>>> = Serial::new(RefCell::new(BTreeMap::new()));
 /// Datatypes' attributes: type handle to (keyval, value), in the order
 /// set.
-static ATTRS: crate::serial::Serial<RefCell<BTreeMap<c_int, Vec<(c_int, *mut c_void)>>>> =
-    crate::serial::Serial::new(RefCell::new(BTreeMap::new()));
+static ATTRS: Serial<RefCell<BTreeMap<c_int, Vec<Attr>>>> =
+    Serial::new(RefCell::new(BTreeMap::new()));
 
 /// The F90 type of `combiner` for (`p`, `r`) standing for predefined
 /// `base`: made once, then the same handle.
