@@ -90,7 +90,9 @@ static LEVEL: AtomicI32 = AtomicI32::new(NONE);
 /// `pthread_self`), whose calls pass without the lock; 0 (no thread)
 /// otherwise. Written once, by that thread, inside its call: the thread
 /// sees its own write; any other thread finds another id, or 0, and goes
-/// to the slow path, which decides with `LEVEL`.
+/// to the slow path, which decides with `LEVEL`. (A thread id is reused
+/// only once its thread has ended: the thread that joined must outlive
+/// the program's use of MPI, as MPI's main thread does.)
 static FREE_THREAD: AtomicUsize = AtomicUsize::new(0);
 
 /// The process-wide lock, held by a thread inside the library at
