@@ -29,6 +29,7 @@ use crate::errors::raise;
 use crate::info::{with_table, PerComm};
 use crate::large::MPI_Count;
 use crate::p2p::{entry_comm, null_status};
+use crate::serial::Serial;
 use crate::state::{self, ReqEntry};
 
 /// `MPI_BSEND_OVERHEAD`: what MPI programs add per message.
@@ -54,12 +55,10 @@ impl Attached {
     }
 }
 
-std::thread_local! {
-    /// The process's buffer.
-    static PROCESS: Cell<Option<Attached>> = const { Cell::new(None) };
-    /// The communicators' buffers.
-    static COMMS: RefCell<PerComm<Attached>> = const { RefCell::new(PerComm::new()) };
-}
+/// The process's buffer.
+static PROCESS: Serial<Cell<Option<Attached>>> = Serial::new(Cell::new(None));
+/// The communicators' buffers.
+static COMMS: Serial<RefCell<PerComm<Attached>>> = Serial::new(RefCell::new(PerComm::new()));
 
 /// The largest message a buffered send on `comm` may carry: bounded by
 /// the communicator's buffer, else its session's (a communicator made

@@ -12,19 +12,19 @@ macro_rules! identity {
     ($($c2f:ident $pc2f:ident $f2c:ident $pf2c:ident $to:ident $pto:ident $from:ident $pfrom:ident;)*) => {$(
         crate::mpi! {
             #[doc = concat!("`", stringify!($c2f), "`: the same `int`.")]
-            fn $pc2f(h: c_int) -> c_int as $c2f { h }
+            any_thread fn $pc2f(h: c_int) -> c_int as $c2f { h }
         }
         crate::mpi! {
             #[doc = concat!("`", stringify!($f2c), "`: the same `int`.")]
-            fn $pf2c(h: c_int) -> c_int as $f2c { h }
+            any_thread fn $pf2c(h: c_int) -> c_int as $f2c { h }
         }
         crate::mpi! {
             #[doc = concat!("`", stringify!($to), "`: the same `int`.")]
-            fn $pto(h: c_int) -> c_int as $to { h }
+            any_thread fn $pto(h: c_int) -> c_int as $to { h }
         }
         crate::mpi! {
             #[doc = concat!("`", stringify!($from), "`: the same `int`.")]
-            fn $pfrom(h: c_int) -> c_int as $from { h }
+            any_thread fn $pfrom(h: c_int) -> c_int as $from { h }
         }
     )*};
 }
@@ -44,30 +44,30 @@ identity! {
 
 crate::mpi! {
     /// `MPI_File_c2f`: no file is ever made here, so 0.
-    fn PMPI_File_c2f(_h: *mut c_void) -> c_int as MPI_File_c2f { 0 }
+    any_thread fn PMPI_File_c2f(_h: *mut c_void) -> c_int as MPI_File_c2f { 0 }
 }
 crate::mpi! {
     /// `MPI_File_f2c`: `MPI_FILE_NULL`.
-    fn PMPI_File_f2c(_h: c_int) -> *mut c_void as MPI_File_f2c { std::ptr::null_mut() }
+    any_thread fn PMPI_File_f2c(_h: c_int) -> *mut c_void as MPI_File_f2c { std::ptr::null_mut() }
 }
 crate::mpi! {
     /// `MPI_File_toint`: 0.
-    fn PMPI_File_toint(_h: *mut c_void) -> c_int as MPI_File_toint { 0 }
+    any_thread fn PMPI_File_toint(_h: *mut c_void) -> c_int as MPI_File_toint { 0 }
 }
 crate::mpi! {
     /// `MPI_File_fromint`: `MPI_FILE_NULL`.
-    fn PMPI_File_fromint(_h: c_int) -> *mut c_void as MPI_File_fromint { std::ptr::null_mut() }
+    any_thread fn PMPI_File_fromint(_h: c_int) -> *mut c_void as MPI_File_fromint { std::ptr::null_mut() }
 }
 
 crate::mpi! {
     /// `MPI_Aint_add`.
-    fn PMPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint as MPI_Aint_add {
+    any_thread fn PMPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint as MPI_Aint_add {
         base.wrapping_add(disp)
     }
 }
 crate::mpi! {
     /// `MPI_Aint_diff`.
-    fn PMPI_Aint_diff(a: MPI_Aint, b: MPI_Aint) -> MPI_Aint as MPI_Aint_diff {
+    any_thread fn PMPI_Aint_diff(a: MPI_Aint, b: MPI_Aint) -> MPI_Aint as MPI_Aint_diff {
         a.wrapping_sub(b)
     }
 }
@@ -75,24 +75,24 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Pcontrol` (variadic in C; the level is all it reads): does
     /// nothing, as MPI allows.
-    fn PMPI_Pcontrol(_level: c_int) -> c_int as MPI_Pcontrol { MPI_SUCCESS }
+    any_thread fn PMPI_Pcontrol(_level: c_int) -> c_int as MPI_Pcontrol { MPI_SUCCESS }
 }
 
 crate::mpi! {
     /// `MPIX_Query_cuda_support`: no.
-    fn PMPIX_Query_cuda_support() -> c_int as MPIX_Query_cuda_support { 0 }
+    any_thread fn PMPIX_Query_cuda_support() -> c_int as MPIX_Query_cuda_support { 0 }
 }
 crate::mpi! {
     /// `MPIX_Query_hip_support`: no.
-    fn PMPIX_Query_hip_support() -> c_int as MPIX_Query_hip_support { 0 }
+    any_thread fn PMPIX_Query_hip_support() -> c_int as MPIX_Query_hip_support { 0 }
 }
 crate::mpi! {
     /// `MPIX_Query_ze_support`: no.
-    fn PMPIX_Query_ze_support() -> c_int as MPIX_Query_ze_support { 0 }
+    any_thread fn PMPIX_Query_ze_support() -> c_int as MPIX_Query_ze_support { 0 }
 }
 crate::mpi! {
     /// `MPIX_Async_get_state`: no asynchronous things here.
-    fn PMPIX_Async_get_state(_thing: *mut c_void) -> *mut c_void as MPIX_Async_get_state {
+    any_thread fn PMPIX_Async_get_state(_thing: *mut c_void) -> *mut c_void as MPIX_Async_get_state {
         std::ptr::null_mut()
     }
 }

@@ -9,16 +9,18 @@ use crate::consts::*;
 use crate::errors::{copy_out, raise};
 use crate::state::{self, State, FINALIZED, INITIALIZED};
 
-/// The thread that called `MPI_Init`.
+/// The thread that joined the job (`MPI_Init`, `MPI_Init_thread` or the
+/// first `MPI_Session_init`): `MPI_Is_thread_main`'s.
 static MAIN: OnceLock<std::thread::ThreadId> = OnceLock::new();
 
-/// `MPI_Init`'s start: joins the job unless a session did already (see
-/// [`join`]), then the World model is initialized.
-fn start(what: &str) -> c_int {
+/// `MPI_Init`'s start at thread level `required`: joins the job unless a
+/// session did already (see [`join`]), then the World model is
+/// initialized.
+fn start(what: &str, required: c_int) -> c_int {
     if INITIALIZED.load(Ordering::SeqCst) {
         return raise(MPI_COMM_WORLD, what, MPI_ERR_OTHER);
     }
-    let rc = join(what);
+    let rc = join(what, required);
     if rc == MPI_SUCCESS {
         INITIALIZED.store(true, Ordering::SeqCst);
     }
@@ -27,10 +29,11 @@ fn start(what: &str) -> c_int {
 
 /// Joins the job (`pertinax::init`) and installs the library's state,
 /// unless this process did already: what `MPI_Init` and the first
-/// `MPI_Session_init` share. A process joins its job once: after its
-/// state was torn down ([`teardown`]) a second join fails
+/// `MPI_Session_init` share. The first join fixes the thread level from
+/// `required` ([`crate::serial::start`]). A process joins its job once:
+/// after its state was torn down ([`teardown`]) a second join fails
 /// (`MPI_ERR_OTHER`).
-pub(crate) fn join(what: &str) -> c_int {
+pub(crate) fn join(what: &str, required: c_int) -> c_int {
     if state::with(|_| ()).is_some() {
         return MPI_SUCCESS;
     }
@@ -82,8 +85,14 @@ pub(crate) fn join(what: &str) -> c_int {
         crate::resilient::install(w);
     }
     let _ = MAIN.set(std::thread::current().id());
+    crate::serial::start(required);
     let _ = clock();
     MPI_SUCCESS
+}
+
+/// Whether the calling thread joined the job (or nothing joined yet).
+fn on_main_thread() -> bool {
+    MAIN.get().is_none_or(|m| *m == std::thread::current().id())
 }
 
 /// Set once the state is torn down: the process left its job.
@@ -114,37 +123,54 @@ fn initial_errhandler() -> c_int {
 crate::mpi! {
     /// `MPI_Init`: joins the job (`pertinax::init`).
     fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int as MPI_Init {
-        start("MPI_Init")
+        start("MPI_Init", MPI_THREAD_FUNNELED)
     }
 }
 
 crate::mpi! {
-    /// `MPI_Init_thread`: at most `MPI_THREAD_FUNNELED` (pertinax's objects
-    /// belong to the thread that made them), given in `provided`.
+    /// `MPI_Init_thread`: at most `MPI_THREAD_SERIALIZED` (`MULTIPLE`
+    /// gets `SERIALIZED`: see `serial.rs`), given in `provided`; the level
+    /// a session fixed first if one joined the job already.
     fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int as MPI_Init_thread {
-        let rc = start("MPI_Init_thread");
+        let rc = start("MPI_Init_thread", required);
         if rc == MPI_SUCCESS && !provided.is_null() {
             // SAFETY: checked non-null; MPI's contract makes it writable.
-            unsafe { *provided = required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED) };
+            unsafe { *provided = crate::serial::level() };
         }
         rc
     }
 }
 
+/// Writes `v` through an out-pointer from C for a function callable from
+/// any thread; a null pointer is `MPI_ERR_ARG` (see
+/// [`crate::serial::raise_anywhere`]).
+///
+/// # Safety
+/// `out` is null or valid for a write of `c_int`.
+unsafe fn put_anywhere(out: *mut c_int, v: c_int, what: &str) -> c_int {
+    if out.is_null() {
+        return crate::serial::raise_anywhere(MPI_COMM_WORLD, what, MPI_ERR_ARG);
+    }
+    // SAFETY: non-null, and valid by the caller's contract.
+    unsafe { out.write(v) };
+    MPI_SUCCESS
+}
+
 crate::mpi! {
-    /// `MPI_Query_thread`.
-    fn PMPI_Query_thread(provided: *mut c_int) -> c_int as MPI_Query_thread {
+    /// `MPI_Query_thread`: the level given (`MPI_THREAD_FUNNELED` before
+    /// the job is joined, what `MPI_Init` gives).
+    any_thread fn PMPI_Query_thread(provided: *mut c_int) -> c_int as MPI_Query_thread {
         // SAFETY: MPI's contract: null or writable.
-        unsafe { crate::put(provided, MPI_THREAD_FUNNELED, MPI_COMM_WORLD, "MPI_Query_thread") }
+        unsafe { put_anywhere(provided, crate::serial::level(), "MPI_Query_thread") }
     }
 }
 
 crate::mpi! {
     /// `MPI_Is_thread_main`.
-    fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int as MPI_Is_thread_main {
+    any_thread fn PMPI_Is_thread_main(flag: *mut c_int) -> c_int as MPI_Is_thread_main {
         let main = MAIN.get() == Some(&std::thread::current().id());
         // SAFETY: MPI's contract: null or writable.
-        unsafe { crate::put(flag, c_int::from(main), MPI_COMM_WORLD, "MPI_Is_thread_main") }
+        unsafe { put_anywhere(flag, c_int::from(main), "MPI_Is_thread_main") }
     }
 }
 
@@ -153,6 +179,10 @@ crate::mpi! {
     /// last `MPI_Session_finalize` then leaves the job), [`teardown`].
     fn PMPI_Finalize() -> c_int as MPI_Finalize {
         if !INITIALIZED.load(Ordering::SeqCst) || FINALIZED.load(Ordering::SeqCst) {
+            return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
+        }
+        if !on_main_thread() {
+            eprintln!("pertinax MPI: MPI_Finalize: called from a thread other than the one that initialized MPI (MPI asks for that one)");
             return raise(MPI_COMM_WORLD, "MPI_Finalize", MPI_ERR_OTHER);
         }
         // MPI: `MPI_COMM_SELF`'s attributes are deleted first, as if it
@@ -175,7 +205,14 @@ crate::mpi! {
 /// communicators made here, then `Universe::finalize` (collective). What
 /// the end of the World model or of the last session does, whichever
 /// comes last.
+///
+/// Only the thread that joined leaves (`MPI_ERR_OTHER` on another): the
+/// core's runtime is that thread's (see `Universe::enter_thread`).
 pub(crate) fn teardown(what: &str) -> c_int {
+    if !on_main_thread() {
+        eprintln!("pertinax MPI: {what}: the job is left from the thread that joined it only");
+        return raise(MPI_COMM_WORLD, what, MPI_ERR_OTHER);
+    }
     let Some(s) = state::take() else {
         return raise(MPI_COMM_WORLD, what, MPI_ERR_OTHER);
     };
@@ -205,19 +242,19 @@ pub(crate) fn teardown(what: &str) -> c_int {
 
 crate::mpi! {
     /// `MPI_Initialized`.
-    fn PMPI_Initialized(flag: *mut c_int) -> c_int as MPI_Initialized {
+    any_thread fn PMPI_Initialized(flag: *mut c_int) -> c_int as MPI_Initialized {
         let v = c_int::from(INITIALIZED.load(Ordering::SeqCst));
         // SAFETY: MPI's contract: null or writable.
-        unsafe { crate::put(flag, v, MPI_COMM_WORLD, "MPI_Initialized") }
+        unsafe { put_anywhere(flag, v, "MPI_Initialized") }
     }
 }
 
 crate::mpi! {
     /// `MPI_Finalized`.
-    fn PMPI_Finalized(flag: *mut c_int) -> c_int as MPI_Finalized {
+    any_thread fn PMPI_Finalized(flag: *mut c_int) -> c_int as MPI_Finalized {
         let v = c_int::from(FINALIZED.load(Ordering::SeqCst));
         // SAFETY: MPI's contract: null or writable.
-        unsafe { crate::put(flag, v, MPI_COMM_WORLD, "MPI_Finalized") }
+        unsafe { put_anywhere(flag, v, "MPI_Finalized") }
     }
 }
 
@@ -239,21 +276,21 @@ fn clock() -> Instant {
 crate::mpi! {
     /// `MPI_Wtime`: seconds since this process's `MPI_Init` (a monotonic
     /// clock; `MPI_WTIME_IS_GLOBAL` is false).
-    fn PMPI_Wtime() -> f64 as MPI_Wtime {
+    any_thread fn PMPI_Wtime() -> f64 as MPI_Wtime {
         clock().elapsed().as_secs_f64()
     }
 }
 
 crate::mpi! {
     /// `MPI_Wtick`: the monotonic clock's resolution (a nanosecond).
-    fn PMPI_Wtick() -> f64 as MPI_Wtick {
+    any_thread fn PMPI_Wtick() -> f64 as MPI_Wtick {
         1e-9
     }
 }
 
 crate::mpi! {
     /// `MPI_Get_processor_name`: the host name.
-    fn PMPI_Get_processor_name(name: *mut c_char, len: *mut c_int) -> c_int as MPI_Get_processor_name {
+    any_thread fn PMPI_Get_processor_name(name: *mut c_char, len: *mut c_int) -> c_int as MPI_Get_processor_name {
         let host = rustix_hostname();
         // SAFETY: MPI's contract: `name` holds MPI_MAX_PROCESSOR_NAME bytes.
         unsafe { copy_out(&host, name, MPI_MAX_PROCESSOR_NAME, len) };
@@ -269,9 +306,9 @@ fn rustix_hostname() -> String {
 
 crate::mpi! {
     /// `MPI_Get_version`: the standard whose ABI this is (MPICH 5: 5.0).
-    fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int as MPI_Get_version {
+    any_thread fn PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int as MPI_Get_version {
         if version.is_null() || subversion.is_null() {
-            return raise(MPI_COMM_WORLD, "MPI_Get_version", MPI_ERR_ARG);
+            return crate::serial::raise_anywhere(MPI_COMM_WORLD, "MPI_Get_version", MPI_ERR_ARG);
         }
         // SAFETY: checked non-null; MPI's contract makes them writable.
         unsafe {
@@ -284,7 +321,7 @@ crate::mpi! {
 
 crate::mpi! {
     /// `MPI_Get_library_version`.
-    fn PMPI_Get_library_version(out: *mut c_char, len: *mut c_int) -> c_int as MPI_Get_library_version {
+    any_thread fn PMPI_Get_library_version(out: *mut c_char, len: *mut c_int) -> c_int as MPI_Get_library_version {
         let text = concat!("pertinax ", env!("CARGO_PKG_VERSION"), " (MPICH ABI, libmpi.so.12)");
         // SAFETY: MPI's contract: `out` holds
         // MPI_MAX_LIBRARY_VERSION_STRING bytes.
@@ -297,9 +334,9 @@ crate::mpi! {
     /// `MPI_Abi_get_version`: -1, -1 as MPICH's `libmpi.so.12` answers (this
     /// is MPICH's ABI, not the MPI-5 standard ABI); callable before
     /// `MPI_Init`.
-    fn PMPI_Abi_get_version(major: *mut c_int, minor: *mut c_int) -> c_int as MPI_Abi_get_version {
+    any_thread fn PMPI_Abi_get_version(major: *mut c_int, minor: *mut c_int) -> c_int as MPI_Abi_get_version {
         if major.is_null() || minor.is_null() {
-            return raise(MPI_COMM_WORLD, "MPI_Abi_get_version", MPI_ERR_ARG);
+            return crate::serial::raise_anywhere(MPI_COMM_WORLD, "MPI_Abi_get_version", MPI_ERR_ARG);
         }
         // SAFETY: checked non-null; MPI's contract makes them writable.
         unsafe {

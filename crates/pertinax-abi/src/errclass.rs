@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::consts::*;
 use crate::errors::raise;
+use crate::serial::Serial;
 
 /// A user class or code: its class (itself for a class) and its string.
 #[derive(Debug)]
@@ -20,9 +21,7 @@ struct Entry {
     text: Option<String>,
 }
 
-std::thread_local! {
-    static USER: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
-}
+static USER: Serial<RefCell<Vec<Entry>>> = Serial::new(RefCell::new(Vec::new()));
 
 /// `MPI_LASTUSEDCODE`'s value (the attribute points at it).
 pub(crate) static LAST_USED: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);

@@ -8,6 +8,7 @@ use std::ffi::{c_char, c_int};
 use pertinax::Error;
 
 use crate::consts::*;
+use crate::serial::Serial;
 use crate::state;
 
 /// The MPI error class of a pertinax error.
@@ -118,7 +119,7 @@ pub(crate) fn invoke(handler: c_int, handle: c_int, what: &str, code: c_int) -> 
 fn fatal(what: &str, code: c_int) -> ! {
     let message = format!("{what}: {} (error class {code})", describe(code));
     let _ = state::with(|s| s.universe.abort(code, &message));
-    // No state (another thread, or the state is borrowed): this process.
+    // No state (not joined, or the state is borrowed): this process.
     eprintln!("pertinax MPI: {message}");
     std::process::exit(code)
 }
@@ -161,14 +162,14 @@ pub(crate) unsafe fn copy_out(text: &str, out: *mut c_char, cap: usize, len: *mu
     }
 }
 
-std::thread_local! {
-    /// The last function that answered `MPI_ERR_UNSUPPORTED_OPERATION`,
-    /// which that class's text names.
-    static LAST_UNSUPPORTED: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
-    /// Why the last spawn failed (pertinax's words), which
-    /// `MPI_ERR_SPAWN`'s text gives.
-    static LAST_SPAWN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
+/// The last function that answered `MPI_ERR_UNSUPPORTED_OPERATION`,
+/// which that class's text names.
+static LAST_UNSUPPORTED: Serial<std::cell::Cell<Option<&'static str>>> =
+    Serial::new(std::cell::Cell::new(None));
+/// Why the last spawn failed (pertinax's words), which
+/// `MPI_ERR_SPAWN`'s text gives.
+static LAST_SPAWN: Serial<std::cell::RefCell<Option<String>>> =
+    Serial::new(std::cell::RefCell::new(None));
 
 /// Records why a spawn failed, for `MPI_ERR_SPAWN`'s text.
 pub(crate) fn spawn_failed(why: String) {

@@ -28,6 +28,7 @@ use crate::consts::*;
 use crate::datatype::{builtin_size, reduction};
 use crate::errors::{code_of, raise};
 use crate::p2p::{of, put_status};
+use crate::serial::Serial;
 use crate::state;
 
 /// Largest `MPI_IN_PLACE` reduction input copied on the stack.
@@ -211,11 +212,9 @@ pub(crate) unsafe fn bcast(
     Some(result(comm, "MPI_Bcast", r))
 }
 
-std::thread_local! {
-    /// The erased form of the predefined operations used so far, by
-    /// (operation, datatype): made once, not per call.
-    static OPS: RefCell<Vec<(c_int, c_int, ErasedOp)>> = const { RefCell::new(Vec::new()) };
-}
+/// The erased form of the predefined operations used so far, by
+/// (operation, datatype): made once, not per call.
+static OPS: Serial<RefCell<Vec<(c_int, c_int, ErasedOp)>>> = Serial::new(RefCell::new(Vec::new()));
 
 /// Runs `f` with predefined operation `op` on predefined type `ty`
 /// (`None`: a user operation, or one MPI does not define on `ty`).

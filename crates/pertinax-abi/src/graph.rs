@@ -37,6 +37,7 @@ use crate::consts::*;
 use crate::errors::code_of;
 use crate::info::{out, with_table, PerComm};
 use crate::p2p::{call, comm_of};
+use crate::serial::Serial;
 use crate::topo::MPI_ERR_TOPOLOGY;
 
 /// A graph topology.
@@ -65,9 +66,7 @@ impl Topo {
     }
 }
 
-thread_local! {
-    static GRAPHS: RefCell<PerComm<Topo>> = const { RefCell::new(PerComm::new()) };
-}
+static GRAPHS: Serial<RefCell<PerComm<Topo>>> = Serial::new(RefCell::new(PerComm::new()));
 
 /// The graph topology of `comm`, if it has one.
 pub(crate) fn topology(comm: c_int) -> Result<Option<Topo>, c_int> {

@@ -13,9 +13,11 @@
 //!   (raised through `MPI_COMM_WORLD`'s handler);
 //!   `MPI_Waitall` and the others that take many put it in the request's
 //!   status and return `MPI_ERR_IN_STATUS`;
-//! - a wait on one not yet done waits for `MPI_Grequest_complete`; under
-//!   `MPI_THREAD_FUNNELED` no other thread may call it, so a program that
-//!   waits before it completes the request waits for ever, as in MPI;
+//! - a wait on one not yet done waits for `MPI_Grequest_complete`; no
+//!   other thread can call it meanwhile (under `MPI_THREAD_FUNNELED` no
+//!   other thread may call; under `MPI_THREAD_SERIALIZED` the wait holds
+//!   the library's lock), so a program that waits before it completes the
+//!   request waits for ever, as MPI says of a single thread;
 //! - `MPI_Request_get_status` (and its `_all`, `_any`, `_some` forms)
 //!   calls `query_fn` only, and only once the request is done;
 //! - `MPI_Cancel` calls `cancel_fn(extra_state, complete)`, `complete`

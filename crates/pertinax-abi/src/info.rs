@@ -7,7 +7,7 @@
 //! setting a key again replaces its value in place, and keys and values
 //! are kept exactly as given (MPICH strips no blanks either). A key holds
 //! 1 to `MPI_MAX_INFO_KEY` (255) bytes, a value at most `MPI_MAX_INFO_VAL`
-//! (1024). Objects live in a per-thread table here (handle
+//! (1024). Objects live in a table here (handle
 //! `0x9c000000 | index`); the predefined `MPI_INFO_ENV` is read-only and
 //! made afresh at each use: `command` and `argv` (this process's
 //! arguments), `maxprocs` (the world's size, once `MPI_Init` ran), `host`,
@@ -33,10 +33,10 @@
 //! value `MPI_ERR_INFO_VALUE`, deleting a missing key
 //! `MPI_ERR_INFO_NOKEY`.
 
+use crate::serial::Serial;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr};
 use std::os::unix::ffi::OsStringExt;
-use std::thread::LocalKey;
 
 use pertinax::Comm;
 
@@ -150,28 +150,23 @@ impl<T> PerComm<T> {
     }
 }
 
-/// Runs `f` on a per-thread table; `MPI_ERR_INTERN` if it is in use (not
-/// expected: nothing here calls out while holding one) or gone (the
-/// thread is ending).
+/// Runs `f` on one of the library's tables; `MPI_ERR_INTERN` if it is in
+/// use (not expected: nothing here calls out while holding one).
 pub(crate) fn with_table<T: 'static, R>(
-    table: &'static LocalKey<RefCell<T>>,
+    table: &'static Serial<RefCell<T>>,
     f: impl FnOnce(&mut T) -> R,
 ) -> Result<R, c_int> {
     table
-        .try_with(|t| t.try_borrow_mut().ok().map(|mut t| f(&mut t)))
-        .ok()
-        .flatten()
+        .with(|t| t.try_borrow_mut().ok().map(|mut t| f(&mut t)))
         .ok_or(MPI_ERR_INTERN)
 }
 
-thread_local! {
-    /// Info objects by index (handle `INFO_DIRECT | index`).
-    static INFOS: RefCell<Vec<Option<Info>>> = const { RefCell::new(Vec::new()) };
-    /// Communicators' hints.
-    static HINTS: RefCell<PerComm<Info>> = const { RefCell::new(PerComm::new()) };
-    /// Communicators' names.
-    static NAMES: RefCell<PerComm<Vec<u8>>> = const { RefCell::new(PerComm::new()) };
-}
+/// Info objects by index (handle `INFO_DIRECT | index`).
+static INFOS: Serial<RefCell<Vec<Option<Info>>>> = Serial::new(RefCell::new(Vec::new()));
+/// Communicators' hints.
+static HINTS: Serial<RefCell<PerComm<Info>>> = Serial::new(RefCell::new(PerComm::new()));
+/// Communicators' names.
+static NAMES: Serial<RefCell<PerComm<Vec<u8>>>> = Serial::new(RefCell::new(PerComm::new()));
 
 fn index(h: c_int) -> Option<usize> {
     if h & !(MAX_INDEX as c_int) == INFO_DIRECT {
@@ -313,7 +308,7 @@ fn env_info(args: Option<Vec<Vec<u8>>>) -> Info {
     if let Ok(dir) = std::env::current_dir() {
         put("wdir", &dir.into_os_string().into_vec());
     }
-    put("thread_level", b"MPI_THREAD_FUNNELED");
+    put("thread_level", crate::serial::level_name().as_bytes());
     info
 }
 
@@ -644,6 +639,8 @@ mod tests {
 
     #[test]
     fn the_environment_has_its_keys_without_a_job() {
+        // As an exported function would, before it reads the state.
+        let _entry = crate::serial::enter().expect("no job joined: any thread may enter");
         let i = env_info(Some(vec![b"prog".to_vec(), b"a".to_vec(), b"b c".to_vec()]));
         assert_eq!(i.get(b"command"), Some(&b"prog"[..]));
         assert_eq!(i.get(b"argv"), Some(&b"a b c"[..]));

@@ -39,6 +39,7 @@ use crate::errors::code_of;
 use crate::info::{with_table, PerComm};
 use crate::p2p::{call, comm_of};
 use crate::put;
+use crate::serial::Serial;
 
 /// What the collectives of an intercommunicator run on.
 #[derive(Debug, Clone)]
@@ -63,9 +64,7 @@ impl Shadow {
     }
 }
 
-thread_local! {
-    static SHADOWS: RefCell<PerComm<Shadow>> = const { RefCell::new(PerComm::new()) };
-}
+static SHADOWS: Serial<RefCell<PerComm<Shadow>>> = Serial::new(RefCell::new(PerComm::new()));
 
 /// Tags on the shadow's merge (private to this module).
 const TAG_DUP: i32 = 3;

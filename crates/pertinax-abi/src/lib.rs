@@ -10,8 +10,8 @@
 //! world it made.
 //!
 //! - [`consts`]: the ABI's values. Handles are `int`s; the library's own
-//!   objects live in per-thread tables (`state.rs`) indexed by the handle's
-//!   low bits.
+//!   objects live in the process's tables (`state.rs`) indexed by the
+//!   handle's low bits.
 //! - [`errors`]: pertinax's errors as MPI error classes (a failure is
 //!   `MPIX_ERR_PROC_FAILED`, a revocation `MPIX_ERR_REVOKED`) and the
 //!   communicators' error handlers (`MPI_ERRORS_ARE_FATAL` by default).
@@ -39,8 +39,14 @@
 //! (the profiling interface: a tool's `MPI_Send` may call `PMPI_Send`).
 //! Calls made inside the library go to the `PMPI_` names.
 //!
-//! Threads: pertinax's objects belong to one thread; `MPI_Init_thread`
-//! gives at most `MPI_THREAD_FUNNELED`, and says so.
+//! Threads: `MPI_THREAD_SERIALIZED` at most (`serial.rs`). The state is
+//! the process's, and every exported function passes an entry guard
+//! first: at `MPI_THREAD_FUNNELED` (what `MPI_Init` gives) only the thread
+//! that initialized may call, after one comparison of thread ids, and
+//! another thread's call is `MPI_ERR_OTHER`; at `MPI_THREAD_SERIALIZED`
+//! (asked as `SERIALIZED` or `MULTIPLE`) any thread may call and each call
+//! holds a process-wide, re-entrant lock, so that two threads breaking
+//! the promise wait rather than corrupt memory.
 
 #![allow(non_snake_case)]
 // The exported functions are the C ABI: their safety contract is MPI's.
@@ -53,11 +59,33 @@ use std::ffi::c_int;
 pub type MPI_Aint = isize;
 
 /// Defines `PMPI_X` and `MPI_X` calling it: `mpi! { fn PMPI_X(args) -> T
-/// as MPI_X { body } }`.
+/// as MPI_X { body } }`. The body runs behind the entry guard
+/// (`serial::enter`: see `serial.rs`), or is refused with
+/// `MPI_ERR_OTHER`. `mpi! { any_thread fn ... }` defines a function that
+/// reads no state and passes no guard (callable from any thread, at any
+/// time).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! mpi {
     ($(#[$m:meta])* fn $pmpi:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty as $mpi:ident $body:block) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($a: $t),*) -> $r {
+            let _entry = match $crate::serial::enter() {
+                Ok(entry) => entry,
+                Err(()) => return $crate::serial::refused(stringify!($mpi)),
+            };
+            $body
+        }
+
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $mpi($($a: $t),*) -> $r {
+            // SAFETY: the same function, the same contract.
+            unsafe { $pmpi($($a),*) }
+        }
+    };
+    ($(#[$m:meta])* any_thread fn $pmpi:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty as $mpi:ident $body:block) => {
         $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($($a: $t),*) -> $r $body
@@ -79,24 +107,34 @@ macro_rules! unsupported {
         #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
+            let _entry = match $crate::serial::enter() {
+                Ok(entry) => entry,
+                Err(()) => return $crate::serial::refused(stringify!($mpi)),
+            };
             $crate::errors::unsupported(stringify!($mpi), $crate::consts::MPI_COMM_NULL)
         }
         #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
         #[no_mangle]
-        pub unsafe extern "C" fn $mpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
-            $crate::errors::unsupported(stringify!($mpi), $crate::consts::MPI_COMM_NULL)
+        pub unsafe extern "C" fn $mpi($($a: $t),*) -> ::std::ffi::c_int {
+            // SAFETY: the same function, the same contract.
+            unsafe { $pmpi($($a),*) }
         }
     };
     ($mpi:ident, $pmpi:ident, ($($a:ident: $t:ty),* $(,)?), $comm:ident) => {
         #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
+            let _entry = match $crate::serial::enter() {
+                Ok(entry) => entry,
+                Err(()) => return $crate::serial::refused(stringify!($mpi)),
+            };
             $crate::errors::unsupported(stringify!($mpi), $comm)
         }
         #[doc = concat!("`", stringify!($mpi), "`: not implemented.")]
         #[no_mangle]
-        pub unsafe extern "C" fn $mpi($(#[allow(unused_variables)] $a: $t),*) -> ::std::ffi::c_int {
-            $crate::errors::unsupported(stringify!($mpi), $comm)
+        pub unsafe extern "C" fn $mpi($($a: $t),*) -> ::std::ffi::c_int {
+            // SAFETY: the same function, the same contract.
+            unsafe { $pmpi($($a),*) }
         }
     };
 }
@@ -106,6 +144,7 @@ pub mod consts;
 pub mod errors;
 pub mod extras;
 mod fast;
+mod serial;
 mod state;
 
 pub mod buffer;

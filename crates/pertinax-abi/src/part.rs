@@ -27,6 +27,7 @@ use crate::errors::raise;
 use crate::large::MPI_Count;
 use crate::p2p::call;
 use crate::persist::{self, Resolved, Starter, DEFERRED};
+use crate::serial::Serial;
 
 /// A partitioned send: its partitions' ready flags and what sends the
 /// whole message.
@@ -41,10 +42,8 @@ struct Part {
     send: Option<Rc<RefCell<Send>>>,
 }
 
-std::thread_local! {
-    /// Partitioned requests by their persistent request's handle.
-    static PARTS: RefCell<Vec<(c_int, Part)>> = const { RefCell::new(Vec::new()) };
-}
+/// Partitioned requests by their persistent request's handle.
+static PARTS: Serial<RefCell<Vec<(c_int, Part)>>> = Serial::new(RefCell::new(Vec::new()));
 
 /// Records partitioned request `h` (in place of a freed one it reuses
 /// the handle of).

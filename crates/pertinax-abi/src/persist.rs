@@ -27,6 +27,7 @@ use crate::consts::*;
 use crate::errors::raise;
 use crate::large::MPI_Count;
 use crate::p2p::{call, comm_of, null_status, Finished};
+use crate::serial::Serial;
 use crate::state::{self, ReqEntry};
 
 /// The handles of persistent requests: a prefix no other request has.
@@ -48,9 +49,7 @@ struct Persistent {
     active: Option<c_int>,
 }
 
-std::thread_local! {
-    static TABLE: RefCell<Vec<Option<Persistent>>> = const { RefCell::new(Vec::new()) };
-}
+static TABLE: Serial<RefCell<Vec<Option<Persistent>>>> = Serial::new(RefCell::new(Vec::new()));
 
 /// The table index of a persistent request's handle.
 fn index(h: c_int) -> Option<usize> {

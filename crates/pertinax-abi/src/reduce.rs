@@ -14,6 +14,7 @@ use crate::datatype::{count_of, layout, pack, reduction, unpack, usable, RecvBuf
 use crate::errors::{code_of, raise};
 use crate::large::MPI_Count;
 use crate::p2p::call;
+use crate::serial::Serial;
 
 /// `void f(void *in, void *inout, int *len, MPI_Datatype *type)`:
 /// `inout[i] = in[i] op inout[i]`.
@@ -57,10 +58,11 @@ impl UserFn {
 /// A user operation: this prefix and its index.
 const OP_DIRECT: c_int = 0x9800_0000_u32 as c_int;
 
-std::thread_local! {
-    /// User operations by index: the function and whether it commutes.
-    static OPS: RefCell<Vec<Option<(UserFn, bool)>>> = const { RefCell::new(Vec::new()) };
-}
+/// A user operation: the function and whether it commutes.
+type UserOp = (UserFn, bool);
+
+/// User operations by index.
+static OPS: Serial<RefCell<Vec<Option<UserOp>>>> = Serial::new(RefCell::new(Vec::new()));
 
 fn user(op: c_int) -> Option<(UserFn, bool)> {
     if op & !0x03ff_ffff != OP_DIRECT {

@@ -39,6 +39,7 @@ use crate::consts::*;
 use crate::datatype::{RecvBuf, SendBuf};
 use crate::errors::code_of;
 use crate::p2p::{call, empty, put_status, status};
+use crate::serial::Serial;
 use crate::state;
 
 /// A resilient communicator as the calls use it.
@@ -55,9 +56,10 @@ struct Table {
     world: Option<Rc<World>>,
 }
 
-thread_local! {
-    static TABLE: RefCell<Table> = const { RefCell::new(Table { comms: Vec::new(), world: None }) };
-}
+static TABLE: Serial<RefCell<Table>> = Serial::new(RefCell::new(Table {
+    comms: Vec::new(),
+    world: None,
+}));
 
 /// An MPI error class of an error.
 pub(crate) trait Class {

@@ -11,7 +11,7 @@
 //! did). pertinax joins a job once, so a session (or `MPI_Init`) after
 //! that fails with `MPI_ERR_OTHER`.
 //!
-//! Sessions live in a per-thread table here (handle `0xb8000000 |
+//! Sessions live in a table here (handle `0xb8000000 |
 //! index`). Errors on a session go to its error handler (the one given to
 //! `MPI_Session_init`, or set since); errors on `MPI_SESSION_NULL` or a
 //! finalized session are `MPI_ERR_SESSION`, through `MPI_COMM_SELF`'s.
@@ -20,8 +20,10 @@
 //!
 //! Process sets: `mpi://WORLD` (this process's `MPI_COMM_WORLD`: the job,
 //! or the processes spawned together) and `mpi://SELF`; their info holds
-//! `mpi_size`. A session's info holds `thread_level`
-//! (`MPI_THREAD_FUNNELED`: see the crate's threads note).
+//! `mpi_size`. A session's info holds `thread_level`: the process's
+//! level, which the call that joined the job fixed (the first session's
+//! `thread_level` key asks for one, `MPI_THREAD_FUNNELED` without it; see
+//! `serial.rs`).
 //!
 //! `MPI_Comm_create_from_group` is `MPI_Comm_create_group` over the
 //! world with a tag made from the string tag (a hash: two concurrent
@@ -46,6 +48,7 @@ use crate::errors::{code_of, invoke, raise};
 use crate::info::MPI_INFO_NULL;
 use crate::large::MPI_Count;
 use crate::p2p::comm_of;
+use crate::serial::Serial;
 use crate::state::{self, ReqEntry, UserErrhandler};
 
 /// A session made here: this prefix and its index.
@@ -68,16 +71,14 @@ struct Session {
     buffer: Option<Buffer>,
 }
 
-std::thread_local! {
-    static SESSIONS: RefCell<Vec<Option<Session>>> = const { RefCell::new(Vec::new()) };
-    /// Error handlers made before the library's state existed.
-    static EARLY: RefCell<Vec<Option<UserErrhandler>>> = const { RefCell::new(Vec::new()) };
-    /// Groups made from a session's process set, and communicators made
-    /// from those groups: (handle, session), with the communicator to see
-    /// that its handle was freed.
-    static GROUPS: RefCell<Vec<(c_int, c_int)>> = const { RefCell::new(Vec::new()) };
-    static COMMS: RefCell<Vec<(c_int, Comm, c_int)>> = const { RefCell::new(Vec::new()) };
-}
+static SESSIONS: Serial<RefCell<Vec<Option<Session>>>> = Serial::new(RefCell::new(Vec::new()));
+/// Error handlers made before the library's state existed.
+static EARLY: Serial<RefCell<Vec<Option<UserErrhandler>>>> = Serial::new(RefCell::new(Vec::new()));
+/// Groups made from a session's process set, and communicators made
+/// from those groups: (handle, session), with the communicator to see
+/// that its handle was freed.
+static GROUPS: Serial<RefCell<Vec<(c_int, c_int)>>> = Serial::new(RefCell::new(Vec::new()));
+static COMMS: Serial<RefCell<Vec<(c_int, Comm, c_int)>>> = Serial::new(RefCell::new(Vec::new()));
 
 /// How many sessions are live.
 pub(crate) fn live() -> usize {
@@ -197,8 +198,8 @@ unsafe fn out<T>(p: *mut T, v: T) -> Result<(), c_int> {
 crate::mpi! {
     /// `MPI_Session_init`: a session with error handler `errhandler`
     /// (joining the job first if this process has not); `info` is not read.
-    fn PMPI_Session_init(_info: c_int, errhandler: c_int, session: *mut c_int) -> c_int as MPI_Session_init {
-        let rc = crate::env::join("MPI_Session_init");
+    fn PMPI_Session_init(info: c_int, errhandler: c_int, session: *mut c_int) -> c_int as MPI_Session_init {
+        let rc = crate::env::join("MPI_Session_init", thread_level_asked(info));
         if rc != MPI_SUCCESS {
             return invoke(errhandler_or_fatal(errhandler), MPI_SESSION_NULL, "MPI_Session_init", rc);
         }
@@ -212,6 +213,25 @@ crate::mpi! {
         // SAFETY: checked non-null; writable by MPI's contract.
         unsafe { *session = SESSION_DIRECT | i as c_int };
         MPI_SUCCESS
+    }
+}
+
+/// The thread level `info`'s `thread_level` asks (`MPI_THREAD_SINGLE`
+/// ... `MPI_THREAD_MULTIPLE`, in any case); `MPI_THREAD_FUNNELED` (what
+/// `MPI_Init` gives) without one.
+fn thread_level_asked(info: c_int) -> c_int {
+    if info == MPI_INFO_NULL {
+        return MPI_THREAD_FUNNELED;
+    }
+    let Ok(info) = crate::info::info_of(info) else {
+        return MPI_THREAD_FUNNELED;
+    };
+    let asked = info.get(b"thread_level").map(|v| v.to_ascii_uppercase());
+    match asked.as_deref() {
+        Some(b"MPI_THREAD_SINGLE") => MPI_THREAD_SINGLE,
+        Some(b"MPI_THREAD_SERIALIZED") => MPI_THREAD_SERIALIZED,
+        Some(b"MPI_THREAD_MULTIPLE") => MPI_THREAD_MULTIPLE,
+        _ => MPI_THREAD_FUNNELED,
     }
 }
 
@@ -315,7 +335,7 @@ crate::mpi! {
             if info_used.is_null() {
                 return Err(MPI_ERR_ARG);
             }
-            let h = new_info(&[("thread_level", "MPI_THREAD_FUNNELED".into())])?;
+            let h = new_info(&[("thread_level", crate::serial::level_name().into())])?;
             // SAFETY: checked non-null.
             unsafe { *info_used = h };
             Ok(())

@@ -30,13 +30,12 @@ use crate::comm::register;
 use crate::consts::*;
 use crate::errors::{code_of, raise};
 use crate::p2p::{call, comm_of};
+use crate::serial::Serial;
 use crate::state;
 
-thread_local! {
-    /// The parent intercommunicator's handle once registered, with the
-    /// communicator (to see that it was freed).
-    static PARENT: RefCell<Option<(c_int, Comm)>> = const { RefCell::new(None) };
-}
+/// The parent intercommunicator's handle once registered, with the
+/// communicator (to see that it was freed).
+static PARENT: Serial<RefCell<Option<(c_int, Comm)>>> = Serial::new(RefCell::new(None));
 
 /// A C string's text.
 ///

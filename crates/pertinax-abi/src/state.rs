@@ -1,7 +1,7 @@
 //! The library's state: the universe and the tables that give C handles
-//! their objects. pertinax's objects are not `Send`, so the state belongs
-//! to the thread that called `MPI_Init` (what `MPI_THREAD_FUNNELED`
-//! promises); another thread finds no state and gets `MPI_ERR_OTHER`.
+//! their objects. pertinax's objects are not `Send`; the state is the
+//! process's all the same (`serial::Serial`), which the entry guard makes sound
+//! by letting one thread at a time in (`serial.rs`).
 //! No borrow of the state is held while pertinax runs: a call clones what
 //! it needs and lets go, so user callbacks may call MPI again.
 
@@ -11,6 +11,7 @@ use std::ffi::c_int;
 use pertinax::{Comm, Request, Universe};
 
 use crate::consts::*;
+use crate::serial::Serial;
 
 /// A communicator and its error handler.
 #[derive(Debug)]
@@ -100,9 +101,7 @@ pub(crate) struct State {
     pub detached: Vec<ReqEntry>,
 }
 
-thread_local! {
-    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
-}
+static STATE: Serial<RefCell<Option<State>>> = Serial::new(RefCell::new(None));
 
 /// Set by `MPI_Init`, cleared never: `MPI_Initialized` and
 /// `MPI_Finalized` answer from any thread.
@@ -120,7 +119,7 @@ pub(crate) fn take() -> Option<State> {
 }
 
 /// Runs `f` on the state; `None` before `MPI_Init`, after `MPI_Finalize`,
-/// on another thread, or from inside another call's borrow.
+/// or from inside another call's borrow.
 pub(crate) fn with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
     STATE.with(|st| st.try_borrow_mut().ok()?.as_mut().map(f))
 }

@@ -36,6 +36,7 @@ use crate::consts::*;
 use crate::errors::code_of;
 use crate::info::{out, with_table, PerComm};
 use crate::p2p::{call, comm_of};
+use crate::serial::Serial;
 
 pub const MPI_GRAPH: c_int = 1;
 pub const MPI_CART: c_int = 2;
@@ -71,10 +72,8 @@ impl Cart {
     }
 }
 
-thread_local! {
-    /// The grids of Cartesian communicators.
-    static CARTS: RefCell<PerComm<Cart>> = const { RefCell::new(PerComm::new()) };
-}
+/// The grids of Cartesian communicators.
+static CARTS: Serial<RefCell<PerComm<Cart>>> = Serial::new(RefCell::new(PerComm::new()));
 
 /// `n` ints from C; `MPI_ERR_ARG` for null when `n > 0`.
 ///

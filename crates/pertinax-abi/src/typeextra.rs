@@ -12,7 +12,7 @@
 //! `MPI_Type_free`).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
@@ -20,6 +20,7 @@ use crate::consts::*;
 use crate::datatype::{add, layout, Contents};
 use crate::errors::raise;
 use crate::large::MPI_Count;
+use crate::serial::Serial;
 use crate::state;
 use crate::MPI_Aint;
 
@@ -119,13 +120,17 @@ crate::mpi! {
     }
 }
 
-std::thread_local! {
-    /// The F90 types made so far: (combiner, p, r) to handle.
-    static F90: RefCell<HashMap<(c_int, c_int, c_int), c_int>> = RefCell::new(HashMap::new());
-    /// Datatypes' attributes: type handle to (keyval, value), in the order
-    /// set.
-    static ATTRS: RefCell<HashMap<c_int, Vec<(c_int, *mut c_void)>>> = RefCell::new(HashMap::new());
-}
+/// An F90 type's (combiner, p, r).
+type F90Key = (c_int, c_int, c_int);
+/// An attribute: (keyval, value).
+type Attr = (c_int, *mut c_void);
+
+/// The F90 types made so far: (combiner, p, r) to handle.
+static F90: Serial<RefCell<BTreeMap<F90Key, c_int>>> = Serial::new(RefCell::new(BTreeMap::new()));
+/// Datatypes' attributes: type handle to (keyval, value), in the order
+/// set.
+static ATTRS: Serial<RefCell<BTreeMap<c_int, Vec<Attr>>>> =
+    Serial::new(RefCell::new(BTreeMap::new()));
 
 /// The F90 type of `combiner` for (`p`, `r`) standing for predefined
 /// `base`: made once, then the same handle.

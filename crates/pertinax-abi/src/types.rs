@@ -20,6 +20,7 @@ use crate::datatype::{
 };
 use crate::errors::raise;
 use crate::large::MPI_Count;
+use crate::serial::Serial;
 use crate::MPI_Aint;
 
 /// Runs a datatype call; an error class goes to the world's handler.
@@ -860,10 +861,9 @@ crate::mpi! {
     }
 }
 
-std::thread_local! {
-    /// The names the program gave predefined types.
-    static RENAMED: std::cell::RefCell<std::collections::HashMap<c_int, Vec<u8>>> = std::cell::RefCell::default();
-}
+/// The names the program gave predefined types.
+static RENAMED: Serial<std::cell::RefCell<std::collections::BTreeMap<c_int, Vec<u8>>>> =
+    Serial::new(std::cell::RefCell::new(std::collections::BTreeMap::new()));
 
 crate::mpi! {
     /// `MPI_Type_set_name` (cut to `MPI_MAX_OBJECT_NAME - 1` bytes; a

@@ -69,7 +69,12 @@ impl<'scope, 'env> Scope<'scope, 'env> {
 }
 
 /// The count that buffers lent without a scope ([`lend_raw`],
-/// [`lend_mut_raw`]) keep: nobody waits for it.
+/// [`lend_mut_raw`]) keep: nobody waits for it. It is the lending
+/// thread's, leaked (never freed); a handle may be dropped on another
+/// thread (the C ABI at `MPI_THREAD_SERIALIZED` completes a request on
+/// whichever thread calls), which is sound only while the lends and the
+/// drops are ordered one after the other, as the ABI's lock orders every
+/// call into the engine.
 fn raw_counter() -> NonNull<Cell<usize>> {
     std::thread_local! {
         static RAW: NonNull<Cell<usize>> = NonNull::from(Box::leak(Box::new(Cell::new(0))));

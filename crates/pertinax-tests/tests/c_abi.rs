@@ -67,10 +67,12 @@ fn build(name: &str) -> PathBuf {
     out
 }
 
-/// `cc` (a compiler wrapper) `-O1 -o out src`, which must succeed.
+/// `cc` (a compiler wrapper) `-O1 -pthread -o out src`, which must
+/// succeed (`threads.c` uses POSIX threads).
 fn compile(mut cc: Command, src: &Path, out: &Path) {
     let res = cc
         .arg("-O1")
+        .arg("-pthread")
         .arg("-o")
         .arg(out)
         .arg(src)
@@ -198,6 +200,22 @@ fn c_sessions_join_the_job_with_or_without_mpi_init() {
         for mode in [&[][..], &["only"][..]] {
             let spec = Spec::new(n, mode).program(program("session"));
             bounded(spec, &[]).expect(0, n, &format!("session {mode:?} on {n} ranks"));
+        }
+    }
+}
+
+/// Threads (`threads.c`) at 2 ranks, built by MPICH's `mpicc` and by
+/// `pertinax mpicc`: at `MPI_THREAD_SERIALIZED` (asked as `MULTIPLE` and
+/// as `SERIALIZED`) worker threads take turns with blocking calls, poll
+/// non-blocking ones, and call without the program's mutex; at
+/// `MPI_THREAD_FUNNELED` (`MPI_Init`) a worker's calls are
+/// `MPI_ERR_OTHER` and the library stays usable.
+#[test]
+fn c_threads_call_mpi_at_mpi_thread_serialized() {
+    for prog in [program("threads"), ours("threads")] {
+        for mode in [&[][..], &["funneled"][..]] {
+            let spec = Spec::new(2, mode).program(prog.clone());
+            bounded(spec, &[]).expect(0, 2, &format!("{} {mode:?} on 2 ranks", prog.display()));
         }
     }
 }

@@ -181,6 +181,7 @@ pub use inject::{fault_point, faults_planned};
 pub use op::{Arith, Bitwise, ErasedOp, Logical, Op, Ordered, ValueIndex};
 pub use pending::{test_any, wait_all, wait_any, AnyResult, Pending, PendingOp, WaitError};
 pub use request::{scope, Request, Scope};
+pub use runtime::ThreadEntry;
 pub use spawn::{Replaced, Role};
 pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB};
 pub use ulfm::{Agreement, Gathered, PendingAgreement};

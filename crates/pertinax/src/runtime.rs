@@ -87,6 +87,44 @@ impl Runtime {
     }
 }
 
+/// While it lives, a runtime is the current one of a thread that did not
+/// have it: see [`crate::Universe::enter_thread`].
+#[derive(Debug)]
+#[must_use = "the runtime stays this thread's only while the entry lives"]
+pub struct ThreadEntry {
+    /// Whether this entry installed the runtime (and so removes it).
+    installed: bool,
+    /// The entry belongs to the thread it installed the runtime on.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl ThreadEntry {
+    /// Makes `rt` this thread's current runtime unless the thread has one.
+    pub(crate) fn new(rt: &Rc<Runtime>) -> ThreadEntry {
+        let installed = CURRENT.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.is_some() {
+                return false;
+            }
+            *c = Some(rt.clone());
+            true
+        });
+        ThreadEntry {
+            installed,
+            _thread: std::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for ThreadEntry {
+    fn drop(&mut self) {
+        if self.installed {
+            // The clone is dropped here, on the thread that made it.
+            let _ = CURRENT.with(|c| c.borrow_mut().take());
+        }
+    }
+}
+
 /// Runs `f` with this thread's runtime, if initialized.
 pub(crate) fn with_current<R>(f: impl FnOnce(&Rc<Runtime>) -> R) -> Option<R> {
     CURRENT.with(|c| c.borrow().as_ref().map(f))

@@ -9,7 +9,7 @@ use pertinax_os::process;
 use crate::backend::{self, Backend, TOKEN_SELF, TOKEN_WORLD};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
-use crate::runtime::{JobInfo, Runtime};
+use crate::runtime::{JobInfo, Runtime, ThreadEntry};
 use crate::spawn::Role;
 
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
@@ -134,6 +134,19 @@ impl Universe {
     /// Largest message sent eagerly, in bytes.
     pub fn eager_limit(&self) -> usize {
         self.rt.b.eager_limit()
+    }
+
+    /// Makes this universe's runtime the calling thread's current one (the
+    /// one a [`crate::scope`] drives while it waits for lent buffers) until
+    /// the returned entry is dropped; nothing changes on a thread that has
+    /// it already (the one that called [`init`]).
+    ///
+    /// For a caller that hands the universe from thread to thread, one at
+    /// a time, with a happens-before edge between them (the C ABI at
+    /// `MPI_THREAD_SERIALIZED`, under its lock): the entry must be dropped
+    /// on its thread before the next thread uses the universe.
+    pub fn enter_thread(&self) -> ThreadEntry {
+        ThreadEntry::new(&self.rt)
     }
 
     /// Finalizes: delivers what is still queued, tells the launcher, and
