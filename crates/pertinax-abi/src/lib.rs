@@ -172,6 +172,7 @@ pub mod persist;
 pub mod reduce;
 pub mod requests;
 mod resilient;
+mod resilient_req;
 pub mod session;
 pub mod spawn;
 pub mod status;

@@ -283,6 +283,10 @@ fn add_request(e: ReqEntry) -> Result<c_int, c_int> {
 crate::mpi! {
     /// `MPI_Isend`.
     fn PMPI_Isend(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Isend {
+        if let Some(r) = crate::resilient::lookup(comm) {
+            // SAFETY: MPI's contract, forwarded.
+            return call(comm, "MPI_Isend", || unsafe { crate::resilient_req::isend(&r, buf, count, ty, dest, tag, comm, req) });
+        }
         call(comm, "MPI_Isend", || {
             let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
             if req.is_null() {
@@ -307,6 +311,10 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Irecv`.
     fn PMPI_Irecv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, req: *mut c_int) -> c_int as MPI_Irecv {
+        if let Some(r) = crate::resilient::lookup(comm) {
+            // SAFETY: MPI's contract, forwarded.
+            return call(comm, "MPI_Irecv", || unsafe { crate::resilient_req::irecv(&r, buf, count, ty, src, tag, comm, req) });
+        }
         call(comm, "MPI_Irecv", || {
             let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;
             if req.is_null() {
@@ -376,6 +384,18 @@ pub(crate) fn finish(handle: c_int, block: bool) -> Result<Option<Finished>, c_i
             });
         }
         ReqEntry::Generalized(g) => return crate::grequest::finish(i, g, block),
+        ReqEntry::Resilient(mut r) => {
+            return Ok(match r.poll(block) {
+                Some(status) => Some(Finished {
+                    status,
+                    comm: r.comm,
+                }),
+                None => {
+                    state::with(|s| s.requests[i] = Some(ReqEntry::Resilient(r)));
+                    None
+                }
+            });
+        }
         ReqEntry::Pending {
             req,
             comm,
@@ -650,6 +670,11 @@ pub(crate) fn settle(e: ReqEntry, block: bool) -> Option<ReqEntry> {
                 comm,
             });
     }
+    if let ReqEntry::Resilient(mut r) = e {
+        // Kept until it completes: the resilient layer's repair needs its
+        // progress.
+        return r.poll(block).is_none().then_some(ReqEntry::Resilient(r));
+    }
     let ReqEntry::Pending {
         mut req,
         comm,
@@ -766,6 +791,10 @@ pub(crate) fn progress(handle: c_int) {
                     Err(e) => ReqEntry::Done(status(MPI_ANY_SOURCE, MPI_ANY_TAG, 0, code_of(&e))),
                 }
             }
+            Some(ReqEntry::Resilient(mut r)) => match r.poll(false) {
+                Some(status) => ReqEntry::Done(status),
+                None => ReqEntry::Resilient(r),
+            },
             Some(ReqEntry::Agree {
                 pending,
                 flag,

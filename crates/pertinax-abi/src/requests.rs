@@ -223,6 +223,7 @@ crate::mpi! {
         let r = state::request_index(h).and_then(|i| {
             state::with(|s| match s.requests.get_mut(i) {
                 Some(Some(ReqEntry::Pending { req, comm, .. })) => Some(req.cancel().map(drop).map_err(|e| (code_of(&e), *comm))),
+                Some(Some(ReqEntry::Resilient(r))) => Some(r.cancel().map(drop).map_err(|code| (code, r.comm))),
                 // An agreement cannot be withdrawn: it completes normally.
                 Some(Some(ReqEntry::Done(_) | ReqEntry::Agree { .. })) => Some(Ok(())),
                 _ => None,

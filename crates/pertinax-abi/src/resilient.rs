@@ -13,6 +13,7 @@
 //! - The calls that have a resilient form go through the
 //!   [`Communicator`] trait on the resilient communicator: the blocking
 //!   point-to-point calls here (send, receive, sendrecv, probe, iprobe),
+//!   `MPI_Isend` and `MPI_Irecv` in `resilient_req.rs`,
 //!   the blocking collectives through [`on_comm!`](crate::on_comm) in
 //!   their own files (the same buffer handling for both kinds), rank,
 //!   size, dup, split and free. Every other call that needs the
@@ -258,7 +259,7 @@ pub(crate) fn split(comm: c_int, color: c_int, key: c_int, out: *mut c_int) -> O
 
 /// A point-to-point peer of `r`: a rank in `0..size` (the failed ones
 /// too: ranks are stable), `MPI_PROC_NULL`, or (`any`) `MPI_ANY_SOURCE`.
-fn peer(r: &Res, p: c_int, any: bool) -> Result<(), c_int> {
+pub(crate) fn peer(r: &Res, p: c_int, any: bool) -> Result<(), c_int> {
     if p == MPI_PROC_NULL
         || (any && p == MPI_ANY_SOURCE)
         || usize::try_from(p).is_ok_and(|p| p < r.size())
@@ -269,7 +270,7 @@ fn peer(r: &Res, p: c_int, any: bool) -> Result<(), c_int> {
     }
 }
 
-fn source(src: c_int) -> Source {
+pub(crate) fn source(src: c_int) -> Source {
     if src == MPI_ANY_SOURCE {
         ANY_SOURCE
     } else {
@@ -277,7 +278,7 @@ fn source(src: c_int) -> Source {
     }
 }
 
-fn tag_match(tag: c_int) -> TagMatch {
+pub(crate) fn tag_match(tag: c_int) -> TagMatch {
     if tag == MPI_ANY_TAG {
         ANY_TAG
     } else {
@@ -287,7 +288,7 @@ fn tag_match(tag: c_int) -> TagMatch {
 
 /// The C status of a receive or probe: the message's, or (skipped by the
 /// policy) a receive from `MPI_PROC_NULL`'s.
-fn of(st: Option<Status>) -> MpiStatus {
+pub(crate) fn of(st: Option<Status>) -> MpiStatus {
     match st {
         Some(s) => status(s.source.0, s.tag.0, s.len, MPI_SUCCESS),
         None => empty(),

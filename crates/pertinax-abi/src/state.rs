@@ -74,6 +74,9 @@ pub(crate) enum ReqEntry {
     /// A generalized request (`MPI_Grequest_start`): the program completes
     /// it, its callbacks fill its status and free it.
     Generalized(crate::grequest::Greq),
+    /// A non-blocking operation on a resilient communicator
+    /// (`pertinax run --resilient`).
+    Resilient(Box<crate::resilient_req::Req>),
 }
 
 /// A user error handler: `void f(MPI_Comm *, int *, ...)`.

@@ -68,6 +68,22 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 }
 
+impl Scope<'static, 'static> {
+    /// A scope that never ends, leaked: it lends only buffers that live
+    /// for the whole program (`&'static`), so nothing waits for its
+    /// handles. For a foreign caller (the C ABI) whose own contract keeps
+    /// a buffer valid until its operation completes, and which must hand
+    /// a scope to an API that asks for one. Make one and keep it: each
+    /// call leaks a few bytes.
+    pub fn forever() -> &'static Scope<'static, 'static> {
+        Box::leak(Box::new(Scope {
+            outstanding: Cell::new(0),
+            _scope: PhantomData,
+            _env: PhantomData,
+        }))
+    }
+}
+
 /// The count that buffers lent without a scope ([`lend_raw`],
 /// [`lend_mut_raw`]) keep: nobody waits for it. It is the lending
 /// thread's, leaked (never freed); a handle may be dropped on another

@@ -344,10 +344,12 @@ enum McKill {
 }
 
 impl McKill {
-    /// The launcher's `--kill` for rank `v`.
-    fn spec(self, v: usize) -> String {
+    /// The launcher's `--kill` for rank `v` (the calls `lang` makes).
+    fn spec(self, v: usize, lang: McLang) -> String {
+        let nb = lang == McLang::CNonBlocking;
         match self {
             McKill::Allreduce(k) => format!("{v}@mpi.Allreduce#{k}"),
+            McKill::Sendrecv if nb => format!("{v}@mpi.Isend#1"),
             McKill::Sendrecv => format!("{v}@mpi.Sendrecv#1"),
         }
     }
@@ -360,11 +362,12 @@ impl McKill {
     }
 }
 
-/// `montecarlo.c`, or `tests/py/montecarlo.py` (the same program through
-/// the mpi4py wheel).
+/// `montecarlo.c`, the same with its ring non-blocking (`nb`), or
+/// `tests/py/montecarlo.py` (the same program through the mpi4py wheel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum McLang {
     C,
+    CNonBlocking,
     Python,
 }
 
@@ -399,7 +402,7 @@ fn montecarlo(
     let contrib: Vec<String> = (0..MC_ROUNDS)
         .map(|round| (0..n).filter(|&r| alive_in(r, round)).count().to_string())
         .collect();
-    let specs: Vec<String> = kills.iter().map(|&(v, k)| k.spec(v)).collect();
+    let specs: Vec<String> = kills.iter().map(|&(v, k)| k.spec(v, lang)).collect();
     let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../pertinax-abi/tests/py/montecarlo.py")
@@ -407,6 +410,7 @@ fn montecarlo(
         .into_owned();
     let mut spec = match lang {
         McLang::C => Spec::new(n, &[]).program(program("montecarlo")),
+        McLang::CNonBlocking => Spec::new(n, &["nb"]).program(program("montecarlo")),
         McLang::Python => Spec::new(n, &[&script]).program(mpicc().with_file_name("python3")),
     };
     for a in extra {
@@ -503,6 +507,42 @@ fn an_unchanged_c_program_is_resilient_under_pertinax_run_resilient() {
     );
 }
 
+/// The same with its ring through the non-blocking calls (`montecarlo.c
+/// nb`: `MPI_Irecv`, `MPI_Isend`, `MPI_Wait`) under `--resilient`:
+/// fault-free, and with ranks killed in an `MPI_Allreduce` or the ring's
+/// `MPI_Isend`, under both `recv` policies.
+#[test]
+fn an_unchanged_c_program_with_nonblocking_calls_is_resilient() {
+    let nb = McLang::CNonBlocking;
+    let plain = montecarlo(nb, 4, &[], &[], -1, "plain");
+    let resilient = montecarlo(nb, 4, &[], &["--resilient"], -1, "fault-free");
+    assert_eq!(plain, resilient);
+    montecarlo(
+        nb,
+        5,
+        &[(1, McKill::Allreduce(2)), (3, McKill::Allreduce(5))],
+        &["--resilient"],
+        -1,
+        "two kills",
+    );
+    montecarlo(
+        nb,
+        4,
+        &[(1, McKill::Sendrecv)],
+        &["--resilient"],
+        -1,
+        "ring",
+    );
+    montecarlo(
+        nb,
+        4,
+        &[(2, McKill::Sendrecv)],
+        &["--resilient", "--resilient-policy", "recv=ignore"],
+        -2,
+        "ring, recv=ignore",
+    );
+}
+
 /// The same Monte Carlo program in Python through the mpi4py wheel
 /// (`tests/py/montecarlo.py`), unchanged, under `pertinax run
 /// --resilient`: fault-free equal to the plain run, and the exact
@@ -589,7 +629,7 @@ fn resilient_campaign(lang: McLang, var: &str, default: u64) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default);
     let base = match lang {
-        McLang::C => 1000,
+        McLang::C | McLang::CNonBlocking => 1000,
         McLang::Python => 5000,
     };
     let mut killed = 0;
@@ -613,12 +653,18 @@ fn resilient_campaign(lang: McLang, var: &str, default: u64) {
         } else {
             &["--resilient"]
         };
+        // Half the C jobs make the ring's calls non-blocking.
+        let lang = if lang == McLang::C && r.below(2) == 0 {
+            McLang::CNonBlocking
+        } else {
+            lang
+        };
         let what = format!("seed {}", base + seed);
         montecarlo(lang, n, &kills, extra, if ignore { -2 } else { -1 }, &what);
         killed += kills.len();
     }
     let name = match lang {
-        McLang::C => "c",
+        McLang::C | McLang::CNonBlocking => "c",
         McLang::Python => "python",
     };
     eprintln!(

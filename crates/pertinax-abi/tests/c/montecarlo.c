@@ -8,6 +8,11 @@
  * (each rank sends its rank to the right, receives from the left) and an
  * MPI_Allreduce of the ranks over MPI_Comm_split by parity.
  *
+ * With the argument "nb" the ring goes through the non-blocking calls:
+ * MPI_Irecv and MPI_Isend and their MPI_Waits (a failed right
+ * neighbour's send may report MPIX_ERR_PROC_FAILED; the ring's value is
+ * the receive's).
+ *
  * Prints, per rank that ends: "OK montecarlo rank=R size=S
  * total=T contrib=C0,C1,.. ring=V split=X": V is the left neighbour's
  * rank, or -1 when the receive reported MPIX_ERR_PROC_FAILED, or -2 when
@@ -17,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define ROUNDS 8
 #define SAMPLES 2000
@@ -41,7 +47,7 @@ static int64_t hits(int rank, int round) {
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int rank, size, bad = 0;
+    int rank, size, bad = 0, nb = argc > 1 && strcmp(argv[1], "nb") == 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int rounds = ROUNDS;
@@ -69,7 +75,24 @@ int main(int argc, char **argv) {
     /* The ring: each rank's own rank to the right. */
     int right = (rank + 1) % size, left = (rank + size - 1) % size, got = -3;
     MPI_Status st;
-    int rc = MPI_Sendrecv(&rank, 1, MPI_INT, right, 7, &got, 1, MPI_INT, left, 7, MPI_COMM_WORLD, &st);
+    int rc;
+    if (nb) {
+        MPI_Request rr, sr;
+        rc = MPI_Irecv(&got, 1, MPI_INT, left, 7, MPI_COMM_WORLD, &rr);
+        int sc = MPI_Isend(&rank, 1, MPI_INT, right, 7, MPI_COMM_WORLD, &sr);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&rr, &st);
+        if (sc == MPI_SUCCESS)
+            sc = MPI_Wait(&sr, MPI_STATUS_IGNORE);
+        int scls = MPI_SUCCESS;
+        MPI_Error_class(sc, &scls);
+        if (scls != MPI_SUCCESS && scls != MPIX_ERR_PROC_FAILED) {
+            printf("FAIL montecarlo rank=%d: the ring's send: %d\n", rank, sc);
+            bad = 1;
+        }
+    } else {
+        rc = MPI_Sendrecv(&rank, 1, MPI_INT, right, 7, &got, 1, MPI_INT, left, 7, MPI_COMM_WORLD, &st);
+    }
     int cls = MPI_SUCCESS;
     MPI_Error_class(rc, &cls);
     int ring;

@@ -2,8 +2,9 @@
  * programs (run by c_abi.rs with --resilient only). On the resilient
  * MPI_COMM_WORLD (and a duplicate) the calls without a resilient form
  * return MPI_ERR_UNSUPPORTED_OPERATION through the error handler (never
- * a plain operation): non-blocking point-to-point and collectives,
- * MPI_Comm_group. MPI_Scan, which pertinax-resilient repairs, works.
+ * a plain operation): the non-blocking collectives, MPI_Comm_group,
+ * persistent requests (MPI_Send_init). MPI_Scan, which
+ * pertinax-resilient repairs, works; so do MPI_Isend and MPI_Irecv.
  * MPI_COMM_SELF stays plain and works; so do the calls that only read the
  * communicator's entry (attributes, names, error handlers). Prints
  * "OK resilient_limits rank=R" when all held. */
@@ -40,9 +41,17 @@ int main(int argc, char **argv) {
     MPI_Comm comms[2] = {MPI_COMM_WORLD, dup};
     for (int i = 0; i < 2; i++) {
         MPI_Comm c = comms[i];
-        unsupported("MPI_Isend", MPI_Isend(&x, 1, MPI_INT, (rank + 1) % size, 0, c, &req));
-        unsupported("MPI_Irecv", MPI_Irecv(&y, 1, MPI_INT, MPI_ANY_SOURCE, 0, c, &req));
+        MPI_Request rq[2];
+        y = -1;
+        works("MPI_Irecv", MPI_Irecv(&y, 1, MPI_INT, (rank + size - 1) % size, 0, c, &rq[0]));
+        works("MPI_Isend", MPI_Isend(&x, 1, MPI_INT, (rank + 1) % size, 0, c, &rq[1]));
+        works("MPI_Waitall", MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+        if (y != (rank + size - 1) % size) {
+            printf("FAIL resilient_limits rank=%d: ring %d\n", rank, y);
+            bad = 1;
+        }
         unsupported("MPI_Iallreduce", MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, c, &req));
+        unsupported("MPI_Send_init", MPI_Send_init(&x, 1, MPI_INT, (rank + 1) % size, 0, c, &req));
         works("MPI_Scan", MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, c));
         if (y != rank * (rank + 1) / 2) {
             printf("FAIL resilient_limits rank=%d: scan %d\n", rank, y);
