@@ -31,8 +31,10 @@ use crate::p2p::{of, put_status};
 use crate::serial::Serial;
 use crate::state;
 
-/// Largest `MPI_IN_PLACE` reduction input copied on the stack.
+/// Largest `MPI_IN_PLACE` reduction input copied on the stack, and the
+/// smaller copy for a few words.
 const STACK: usize = 256;
+const SMALL: usize = 32;
 
 /// Whether the fast paths may run at all (see the module documentation).
 #[inline(always)]
@@ -253,6 +255,13 @@ unsafe fn operand<R>(
 ) -> Option<R> {
     let len = recv.len();
     if in_place(sendbuf) {
+        // Two sizes on the stack: zeroing the copy costs as much as the
+        // call for a word or two.
+        if len <= SMALL {
+            let mut copy = [0u8; SMALL];
+            copy[..len].copy_from_slice(recv);
+            return Some(f(&copy[..len], recv));
+        }
         if len <= STACK {
             let mut copy = [0u8; STACK];
             copy[..len].copy_from_slice(recv);
