@@ -1,7 +1,9 @@
 #!/bin/bash
 # One cell: N launches of one test on MPI with extra mpirun options.
 # usage: OMPI=/tmp/ompi TGT=target/mpi run.sh "MPIRUN ARGS" FILE TEST [N]
-#   (the test runs even when native-only.txt lists it: no --skip here)
+#   (the test runs even when native-only.txt lists it: no --skip here).
+#   The harness adds --mca async_mpi_finalize 1 --mca coll ^han since
+#   commit bab241d; the README's "none" cells ran before it.
 cd "$(dirname "$0")/../../.."
 OMPI=${OMPI:-/tmp/ompi}
 export PERTINAX_MPICC="$OMPI/bin/mpicc" PERTINAX_MPIRUN="$OMPI/bin/mpirun"
