@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! $PERTINAX_MPIRUN --allow-run-as-root --oversubscribe --with-ft ulfm
+//!     --mca async_mpi_finalize 1 --mca coll ^han
 //!     $PERTINAX_MPIRUN_ARGS -n N -x PERTINAX_TEST_MARK -x K=V ... PROGRAM ARGS
 //! ```
 //!
@@ -238,12 +239,21 @@ pub(crate) fn command(
 ) -> Command {
     let mut cmd = Command::new(mpirun());
     // Root in CI containers; more ranks than cores; ULFM's failure
-    // semantics.
+    // semantics, with the MCA settings of docs/cluster.md ("Which Open
+    // MPI"): no PMIx fence in MPI_Finalize (it waits for dead processes,
+    // ompi issue 11404), no HAN collectives (not fault tolerant, ompi issue
+    // 13915; Open MPI selects them only across nodes).
     cmd.args([
         "--allow-run-as-root",
         "--oversubscribe",
         "--with-ft",
         "ulfm",
+        "--mca",
+        "async_mpi_finalize",
+        "1",
+        "--mca",
+        "coll",
+        "^han",
     ]);
     if let Ok(extra) = std::env::var(tenv::MPIRUN_ARGS) {
         cmd.args(extra.split_whitespace());

@@ -204,11 +204,11 @@ impl Context {
 
     /// The command that starts `ranks` pertinax ranks of this program (the
     /// caller appends `worker ...`): `pertinax run -n N [native] -- <exe>`,
-    /// or on MPI `mpirun --oversubscribe --allow-run-as-root --with-ft ulfm
+    /// or on MPI `mpirun --oversubscribe --allow-run-as-root [setup::FT]
     /// -n N <mpi-exe>` (`native` is ignored there).
     pub fn pertinax_cmd(&self, ranks: usize, native: &[String]) -> Cmd {
         match (&self.mpi_exe, &self.ompi) {
-            (Some(exe), Some(ompi)) => ompi.mpirun(ranks, &["--with-ft", "ulfm"], exe),
+            (Some(exe), Some(ompi)) => ompi.mpirun(ranks, setup::FT, exe),
             _ => Cmd::new(&self.launcher)
                 .args(["run", "-n", &ranks.to_string()])
                 .args(native)
@@ -218,11 +218,11 @@ impl Context {
     }
 
     /// Extra `mpirun` options of the Open MPI anchors: none natively; on
-    /// the MPI backend `--with-ft ulfm`, as the pertinax ranks run.
+    /// the MPI backend [`setup::FT`], as the pertinax ranks run.
     pub fn ompi_extra(&self) -> &'static [&'static str] {
         match self.backend {
             BenchBackend::Native => &[],
-            BenchBackend::Mpi => &["--with-ft", "ulfm"],
+            BenchBackend::Mpi => setup::FT,
         }
     }
 

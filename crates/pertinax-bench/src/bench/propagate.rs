@@ -208,7 +208,7 @@ pub fn run(ctx: &mut Context, o: &PropagateOpts) -> Result<()> {
             .args(["bench", &reps.to_string()]);
         let mut variants = vec![Variant::new(format!("pertinax n={n}"), cmd)];
         if let (Some(ompi), Some(prog)) = (&ctx.ompi, &prog) {
-            let cmd = ompi.mpirun(n, &["--with-ft", "ulfm"], prog);
+            let cmd = ompi.mpirun(n, setup::FT, prog);
             let cmd = cmd.args(["-r", &reps.to_string()]);
             variants.push(Variant::new(format!("ompi n={n}"), cmd));
         }

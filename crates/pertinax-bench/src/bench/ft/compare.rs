@@ -56,7 +56,7 @@ pub(super) fn compare(ctx: &mut Context, o: &FtOpts, pace: Pace, s: &Scratch) ->
                 let name = format!("ompi {} n={n}", m.name());
                 let kf = s.file(&name);
                 let cmd = ompi
-                    .mpirun(n, &["--with-ft", "ulfm"], prog)
+                    .mpirun(n, crate::setup::FT, prog)
                     .args(["-m", m.name(), "-k"])
                     .arg(&kf)
                     .args(["-d", &o.delay_ms.to_string()])
