@@ -58,6 +58,7 @@ pub(crate) fn join(what: &str, required: c_int) -> c_int {
         }
     };
     let world = universe.world().clone();
+    let world_for_ports = world.clone();
     let me = universe.self_comm().clone();
     let mut s = State {
         universe,
@@ -80,6 +81,8 @@ pub(crate) fn join(what: &str, required: c_int) -> c_int {
             attrs: Vec::new(),
         }));
     }
+    // The ports' private world (collective, as this call is).
+    crate::ports::start(&world_for_ports);
     state::install(s);
     if let Some(w) = resilient {
         crate::resilient::install(w);
@@ -231,6 +234,7 @@ pub(crate) fn teardown(what: &str) -> c_int {
     for e in comms.into_iter().skip(2).flatten() {
         let _ = e.comm.free();
     }
+    crate::ports::stop();
     match universe.finalize() {
         Ok(()) => MPI_SUCCESS,
         Err(e) => {

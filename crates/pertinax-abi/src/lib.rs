@@ -169,6 +169,7 @@ pub mod neighbor;
 pub mod p2p;
 pub mod part;
 pub mod persist;
+pub mod ports;
 pub mod reduce;
 pub mod requests;
 mod resilient;

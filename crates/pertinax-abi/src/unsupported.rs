@@ -20,10 +20,6 @@ unsupported!(MPI_Accumulate_c, PMPI_Accumulate_c, (origin_addr: *mut c_void, ori
 unsupported!(MPI_Attr_delete, PMPI_Attr_delete, (comm: c_int, keyval: c_int), comm);
 unsupported!(MPI_Attr_get, PMPI_Attr_get, (comm: c_int, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_void), comm);
 unsupported!(MPI_Attr_put, PMPI_Attr_put, (comm: c_int, keyval: c_int, attribute_val: *mut c_void), comm);
-unsupported!(MPI_Close_port, PMPI_Close_port, (port_name: *mut c_void), none);
-unsupported!(MPI_Comm_accept, PMPI_Comm_accept, (port_name: *mut c_void, info: c_int, root: c_int, comm: c_int, newcomm: *mut c_void), comm);
-unsupported!(MPI_Comm_connect, PMPI_Comm_connect, (port_name: *mut c_void, info: c_int, root: c_int, comm: c_int, newcomm: *mut c_void), comm);
-unsupported!(MPI_Comm_join, PMPI_Comm_join, (fd: c_int, intercomm: *mut c_void), none);
 unsupported!(MPI_Compare_and_swap, PMPI_Compare_and_swap, (origin_addr: *mut c_void, compare_addr: *mut c_void, result_addr: *mut c_void, datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, win: c_int), none);
 unsupported!(MPI_Errhandler_create, PMPI_Errhandler_create, (comm_errhandler_fn: *mut c_void, errhandler: *mut c_void), none);
 unsupported!(MPI_Errhandler_get, PMPI_Errhandler_get, (comm: c_int, errhandler: *mut c_void), comm);
@@ -124,7 +120,6 @@ unsupported!(MPI_Get_c, PMPI_Get_c, (origin_addr: *mut c_void, origin_count: i64
 unsupported!(MPI_Keyval_create, PMPI_Keyval_create, (copy_fn: *mut c_void, delete_fn: *mut c_void, keyval: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Keyval_free, PMPI_Keyval_free, (keyval: *mut c_void), none);
 unsupported!(MPI_Lookup_name, PMPI_Lookup_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
-unsupported!(MPI_Open_port, PMPI_Open_port, (info: c_int, port_name: *mut c_void), none);
 unsupported!(MPI_Publish_name, PMPI_Publish_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
 unsupported!(MPI_Put, PMPI_Put, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Put_c, PMPI_Put_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
