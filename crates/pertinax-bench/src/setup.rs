@@ -212,20 +212,9 @@ pub fn ompi_on_path(path: &std::ffi::OsStr) -> Option<PathBuf> {
     bin.parent().map(Path::to_path_buf)
 }
 
-/// `mpirun`'s options for the MPI backend's jobs and their C anchors:
-/// ULFM, no PMIx fence in `MPI_Finalize` (it waits for dead processes, ompi
-/// issue 11404), no HAN collectives (not fault tolerant, ompi issue 13915);
-/// docs/cluster.md, "Which Open MPI".
-pub const FT: &[&str] = &[
-    "--with-ft",
-    "ulfm",
-    "--mca",
-    "async_mpi_finalize",
-    "1",
-    "--mca",
-    "coll",
-    "^han",
-];
+/// `mpirun`'s options for the MPI backend's jobs and their C anchors
+/// (the harness's too).
+pub const FT: &[&str] = pertinax_wire::mpirun::FT;
 
 /// An Open MPI installation.
 #[derive(Clone, Debug)]

@@ -239,22 +239,9 @@ pub(crate) fn command(
 ) -> Command {
     let mut cmd = Command::new(mpirun());
     // Root in CI containers; more ranks than cores; ULFM's failure
-    // semantics, with the MCA settings of docs/cluster.md ("Which Open
-    // MPI"): no PMIx fence in MPI_Finalize (it waits for dead processes,
-    // ompi issue 11404), no HAN collectives (not fault tolerant, ompi issue
-    // 13915; Open MPI selects them only across nodes).
-    cmd.args([
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--with-ft",
-        "ulfm",
-        "--mca",
-        "async_mpi_finalize",
-        "1",
-        "--mca",
-        "coll",
-        "^han",
-    ]);
+    // semantics with the MCA settings of docs/cluster.md.
+    cmd.args(["--allow-run-as-root", "--oversubscribe"]);
+    cmd.args(pertinax_wire::mpirun::FT);
     if let Ok(extra) = std::env::var(tenv::MPIRUN_ARGS) {
         cmd.args(extra.split_whitespace());
     }

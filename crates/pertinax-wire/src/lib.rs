@@ -18,6 +18,8 @@
 //!   notices.
 //! - [`msg`]: the metadata of every message record in the shared-memory
 //!   rings.
+//! - [`mpirun`]: the options the harness and the benchmarks give Open
+//!   MPI's `mpirun` for the MPI backend.
 //! - [`rng`]: SplitMix64, the seeded generator whose streams every process
 //!   must draw alike (the seeded fault schedule of [`kill`]).
 //!
@@ -56,6 +58,7 @@ pub mod ctrl;
 pub mod env;
 pub mod fault;
 pub mod kill;
+pub mod mpirun;
 pub mod msg;
 pub mod resilient;
 pub mod rng;
