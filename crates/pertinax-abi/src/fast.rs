@@ -16,6 +16,7 @@
 //! a new erased operation per reduction) cost more than the core's own
 //! call for an 8-byte message (`bench-results/2026-11-29/abi-fast/`).
 
+use pertinax::CommunicatorExt as _;
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
@@ -27,7 +28,7 @@ use crate::coll::in_place;
 use crate::consts::*;
 use crate::datatype::{builtin_size, reduction};
 use crate::errors::{code_of, raise};
-use crate::p2p::{of, put_status};
+use crate::p2p::put_status;
 use crate::serial::Serial;
 use crate::state;
 
@@ -95,9 +96,9 @@ unsafe fn bytes_mut<'a>(buf: *mut c_void, len: usize) -> Option<&'a mut [u8]> {
 /// The call's return: success, or the operation's error through the
 /// communicator's handler.
 #[inline(always)]
-fn result(comm: c_int, what: &str, r: Result<(), Error>) -> c_int {
+fn result<T>(comm: c_int, what: &str, r: Result<T, Error>) -> c_int {
     match r {
-        Ok(()) => MPI_SUCCESS,
+        Ok(_) => MPI_SUCCESS,
         Err(e) => raise(comm, what, code_of(&e)),
     }
 }
@@ -158,22 +159,13 @@ pub(crate) unsafe fn recv(
             r if r >= 0 && (r as usize) < c.size() => Source::from(Rank(r)),
             _ => return None,
         };
-        Some(c.recv(data, from, tag))
-    })?
-    .and_then(|s| {
-        if size > 1 && s.len % size != 0 {
-            Err(Error::LengthNotMultiple {
-                len: s.len,
-                elem: size,
-            })
-        } else {
-            Ok(s)
-        }
-    });
+        // Checks that the message is whole elements of `size` bytes.
+        Some(c.recv_bytes(data, size, from, tag))
+    })?;
     Some(match got {
         Ok(s) => {
             // SAFETY: MPI's contract for `st`.
-            unsafe { put_status(st, of(&s)) };
+            unsafe { put_status(st, crate::resilient::of(s)) };
             MPI_SUCCESS
         }
         Err(e) => raise(comm, "MPI_Recv", code_of(&e)),

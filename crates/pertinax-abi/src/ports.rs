@@ -22,6 +22,7 @@
 //! connect to a port nobody accepts on waits (MPI allows it to); name
 //! publishing (`MPI_Publish_name`, `MPI_Lookup_name`) is not implemented.
 
+use pertinax::CommunicatorExt as _;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr};
 use std::io::{Read, Write};

@@ -12,11 +12,17 @@
 //! allreduce_64KiB, allreduce_1MiB, reduce_8B, reduce_64KiB, allgather_8B,
 //! allgather_64KiB, alltoall_8B, alltoall_64KiB (default: the anchor's five).
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::Instant;
 
 use pertinax::{Comm, Op};
 
-fn run(w: &Comm, op: &str, a: &mut [f64], b: &mut [f64]) -> Result<(), pertinax::Error> {
+fn run(
+    w: &Comm,
+    op: &str,
+    a: &mut [f64],
+    b: &mut [f64],
+) -> Result<pertinax::Outcome, pertinax::Error> {
     let n = w.size();
     match op {
         "barrier" => w.barrier(),

@@ -2,6 +2,7 @@
 //! state back after a non-shrinking recovery.
 
 use pertinax::Comm;
+use pertinax::CommunicatorExt as _;
 
 use crate::checkpointer::{exchange, Step, TAG_BUDDY, TAG_OWN};
 use crate::plan::{plan, Avail, BuddyFrom, OwnFrom, Plan};

@@ -22,6 +22,7 @@
 //!   runs as logged point-to-point messages.
 //! - Creating communicators inside an iteration is refused.
 
+use pertinax::CommunicatorExt as _;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;
@@ -317,13 +318,14 @@ impl Logged {
         run: impl FnOnce(&mut [u8]) -> Result<(), Error>,
     ) -> Result<(), Error> {
         if let Some(q) = self.server() {
-            let st = self.timed(|| self.comm.recv(&mut *out, q, SERVE_TAG))?;
-            if st.len != out.len() {
+            let len = self.timed(|| self.comm.recv(&mut *out, q, SERVE_TAG))?;
+            let len = len.map_or(0, |st| st.len);
+            if len != out.len() {
                 return Err(refused(&format!(
                     "the logged result of a collective has {} bytes, this call expects {} \
                      (the iteration does not run the same collectives again: the kernel is \
                      not deterministic)",
-                    st.len,
+                    len,
                     out.len()
                 )));
             }

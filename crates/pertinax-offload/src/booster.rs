@@ -35,6 +35,7 @@
 //! every task of its group is already cleared, so a kill there loses
 //! nothing and `free` does not wait for the boosters to leave.
 
+use pertinax::CommunicatorExt as _;
 use std::any::type_name;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -46,6 +46,7 @@ mod options;
 mod task;
 mod wait;
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::any::type_name;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::marker::PhantomData;

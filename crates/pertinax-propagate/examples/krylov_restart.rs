@@ -8,6 +8,7 @@
 //!
 //! `pertinax run -n 4 -- target/release/examples/krylov_restart`
 
+use pertinax::CommunicatorExt as _;
 use pertinax::{Comm, Error, Op};
 use pertinax_propagate::{GuardError, Guarded};
 

@@ -7,6 +7,7 @@
 //!
 //! `pertinax run -n 4 -- target/release/examples/local_recovery`
 
+use pertinax::CommunicatorExt as _;
 use pertinax::Op;
 use pertinax_propagate::{GuardError, Guarded};
 
@@ -46,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             g.run(|c| c.allreduce(&[local], &mut total, &Op::sum()))
         };
         match r {
-            Ok(()) => {
+            Ok(_) => {
                 let want = (0..n).fold(0u64, |a, r| {
                     block(r, step).iter().fold(a, |a, v| a.wrapping_add(*v))
                 });

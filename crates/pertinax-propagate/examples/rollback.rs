@@ -6,6 +6,7 @@
 //!
 //! `pertinax run -n 4 -- target/release/examples/rollback`
 
+use pertinax::CommunicatorExt as _;
 use pertinax::Op;
 use pertinax_propagate::{GuardError, Guarded};
 
@@ -40,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             g.run(|c| c.allreduce(&[y], &mut sum, &Op::bxor()))
         };
         match r {
-            Ok(()) => {
+            Ok(_) => {
                 x = y;
                 step += 1;
             }

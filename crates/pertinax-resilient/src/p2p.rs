@@ -3,6 +3,7 @@
 //! traffic between live ranks works beside dead ones), rank checks, and
 //! the failed ranks the failure detector knows.
 
+use pertinax::CommunicatorExt as _;
 use std::cell::Cell;
 
 use pertinax::{
@@ -185,7 +186,7 @@ impl P2p {
             return policy.answer(Kind::Send, d);
         };
         match self.comm.send(buf, p, tag) {
-            Ok(()) => Ok(Outcome::default()),
+            Ok(done) => Ok(done),
             // Revoked by a layer above (see `Resilient::revoke`): not a
             // failure of the peer.
             Err(pertinax::Error::Revoked) => Err(pertinax::Error::Revoked.into()),
@@ -226,7 +227,7 @@ impl P2p {
         tag: TagMatch,
     ) -> Result<Received, Error> {
         self.matching(policy, src, tag, |from| {
-            self.comm.probe(from, tag).map(Some)
+            Communicator::probe(&self.comm, from, tag)
         })
     }
 

@@ -17,6 +17,7 @@
 //! rank is then replaced by the spare (same size, same ranks) instead of
 //! shrinking.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::Instant;
 
 use pertinax::{Comm, Error, Op, RankList, Role};

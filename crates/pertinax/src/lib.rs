@@ -9,7 +9,7 @@
 //! # Concepts
 //! - [`init`] joins the job and returns a [`Universe`]; its
 //!   [`world`](Universe::world) communicator holds every rank.
-//! - [`Comm`]: rank, size, [`send`](Comm::send)/[`recv`](Comm::recv) and
+//! - [`Comm`]: rank, size, [`send`](CommunicatorExt::send)/[`recv`](CommunicatorExt::recv) and
 //!   friends, [`dup`](Comm::dup), [`split`](Comm::split),
 //!   [`create`](Comm::create) from a [`Group`].
 //! - Non-blocking operations return a [`Request`] inside a [`scope`] that
@@ -187,6 +187,19 @@ pub use types::{Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG, TAG_UB
 pub use ulfm::{Agreement, Gathered, PendingAgreement};
 pub use universe::{init, Universe};
 pub use wait::Backoff;
+
+/// What a program imports: the traits every communicator's operations
+/// come from, and the types their arguments and results use.
+///
+/// ```
+/// use pertinax::prelude::*;
+/// ```
+pub mod prelude {
+    pub use crate::{
+        Comm, Communicator, CommunicatorExt, Completion, Error, Op, Outcome, Pending, PendingOp,
+        Rank, Source, Status, Tag, TagMatch, ANY_SOURCE, ANY_TAG,
+    };
+}
 
 /// The README's examples, compiled and run as doc tests.
 #[doc = include_str!("../../../README.md")]

@@ -94,7 +94,7 @@ impl Comm {
     /// # Errors
     /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized`; `ProcFailed`
     /// if the destination has failed.
-    pub fn send<T: Pod>(
+    pub(crate) fn send<T: Pod>(
         &self,
         buf: &[T],
         dest: impl Into<Rank>,
@@ -110,34 +110,23 @@ impl Comm {
         Ok((self.check_rank(dest)?, Self::check_tag(tag)?))
     }
 
-    /// Receives a message into `buf`, which must be large enough.
-    ///
-    /// # Errors
-    /// `Truncated` if the message is longer than `buf`, `LengthNotMultiple`
-    /// if it is not a whole number of `T` (in both cases the message is
-    /// consumed, as MPI's `MPI_ERR_TRUNCATE` consumes it; size an unknown
-    /// message with [`Comm::probe`] or [`Comm::recv_vec`]); `InvalidRank`, `InvalidTag`,
-    /// `CommFreed`, `Finalized`; `ProcFailed` if the source failed;
-    /// `ProcFailedPending` for an any-source receive while a member failed.
-    pub fn recv<T: Pod>(
+    /// [`CommunicatorExt::recv`](crate::CommunicatorExt::recv) into bytes that hold elements of `elem` bytes.
+    pub(crate) fn recv_elems(
         &self,
-        buf: &mut [T],
-        src: impl Into<Source>,
-        tag: impl Into<TagMatch>,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
     ) -> Result<Status> {
         self.live_p2p()?;
-        let spec = self.spec(src.into(), tag.into())?;
-        self.raw_recv(
-            spec,
-            bytemuck::cast_slice_mut(buf),
-            std::mem::size_of::<T>(),
-        )
+        let spec = self.spec(src, tag)?;
+        self.raw_recv(spec, buf, elem)
     }
 
     /// Receives a message into a new vector of exactly its length.
     ///
     /// # Errors
-    /// As [`Comm::recv`] (never `Truncated`).
+    /// As [`CommunicatorExt::recv`](crate::CommunicatorExt::recv) (never `Truncated`).
     pub fn recv_vec<T: Pod>(
         &self,
         src: impl Into<Source>,
@@ -170,7 +159,7 @@ impl Comm {
     /// pertinax: the encoding is not a stable format across versions.
     ///
     /// # Errors
-    /// `Serialization` if encoding fails; otherwise as [`Comm::send`].
+    /// `Serialization` if encoding fails; otherwise as [`CommunicatorExt::send`](crate::CommunicatorExt::send).
     pub fn send_value<V: Serialize + ?Sized>(
         &self,
         value: &V,
@@ -196,7 +185,7 @@ impl Comm {
     /// held by its receiver once sent.
     ///
     /// # Errors
-    /// As [`Comm::send`]; a failure of the receiver after the call is not
+    /// As [`CommunicatorExt::send`](crate::CommunicatorExt::send); a failure of the receiver after the call is not
     /// reported (the copy is dropped).
     ///
     /// # Example
@@ -256,42 +245,12 @@ impl Comm {
         Ok((v, st))
     }
 
-    /// Sends `sbuf` to `dest` and receives into `rbuf` from `src` at the
-    /// same time (no deadlock when two ranks exchange).
-    ///
-    /// # Errors
-    /// As [`Comm::send`] and [`Comm::recv`], as soon as either fails (the
-    /// receive is then cancelled if it has not matched; a large send whose
-    /// receiver is alive still waits for the receiver's answer, see
-    /// [`crate::scope`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn sendrecv<S: Pod, R: Pod>(
-        &self,
-        sbuf: &[S],
-        dest: impl Into<Rank>,
-        stag: impl Into<Tag>,
-        rbuf: &mut [R],
-        src: impl Into<Source>,
-        rtag: impl Into<TagMatch>,
-    ) -> Result<Status> {
-        self.live()?;
-        let (dest, stag, src, rtag) = (dest.into(), stag.into(), src.into(), rtag.into());
-        crate::request::scope(|s| {
-            let r = self.irecv(s, rbuf, src, rtag)?;
-            let q = self.isend(s, sbuf, dest, stag)?;
-            // Either failure returns at once (a receive still pending is
-            // cancelled when dropped).
-            let st = crate::pending::wait_all(&mut [r, q])?;
-            st.into_iter().next().ok_or(Error::RequestInactive)
-        })
-    }
-
     /// Waits for a matching message and describes it without receiving it.
     ///
     /// # Errors
     /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized`, or a failure
     /// of the peer(s) it could come from.
-    pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
+    pub(crate) fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status> {
         self.live()?;
         let spec = self.spec(src.into(), tag.into())?;
         self.probe_spec(spec)
@@ -316,7 +275,7 @@ impl Comm {
     /// Describes a matching message if one is here, without waiting.
     ///
     /// # Errors
-    /// As [`Comm::probe`].
+    /// As [`Communicator::probe`](crate::Communicator::probe).
     pub fn iprobe(
         &self,
         src: impl Into<Source>,
@@ -388,7 +347,7 @@ impl Comm {
     ///
     /// # Errors
     /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized` at once; the
-    /// others of [`Comm::recv`] when waited for.
+    /// others of [`CommunicatorExt::recv`](crate::CommunicatorExt::recv) when waited for.
     pub fn irecv<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -396,14 +355,32 @@ impl Comm {
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<Request<'s>> {
+        self.irecv_elems(
+            scope,
+            bytemuck::cast_slice_mut(buf),
+            std::mem::size_of::<T>(),
+            src.into(),
+            tag.into(),
+        )
+    }
+
+    /// [`Comm::irecv`] into bytes that hold elements of `elem` bytes.
+    pub(crate) fn irecv_elems<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Request<'s>> {
         self.live()?;
-        let spec = self.spec(src.into(), tag.into())?;
-        let lent = RecvBuf::Lent(scope.lend_mut(bytemuck::cast_slice_mut(buf)));
+        let spec = self.spec(src, tag)?;
+        let lent = RecvBuf::Lent(scope.lend_mut(buf));
         let k = self
             .inner
             .rt
             .b
-            .irecv(spec, self.targets().clone(), lent, std::mem::size_of::<T>());
+            .irecv(spec, self.targets().clone(), lent, elem);
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 
@@ -447,12 +424,12 @@ impl Comm {
 
     /// Sends `buf` in synchronous mode (`MPI_Ssend`): returns only once a
     /// receive at `dest` has matched the message, whatever its size (a
-    /// standard [`Comm::send`] of a small message returns as soon as it is
+    /// standard [`CommunicatorExt::send`](crate::CommunicatorExt::send) of a small message returns as soon as it is
     /// copied out). On the native backend the message goes by rendezvous;
     /// on MPI it is an `MPI_Issend`.
     ///
     /// # Errors
-    /// As [`Comm::send`]: `ProcFailed` when the destination fails before
+    /// As [`CommunicatorExt::send`](crate::CommunicatorExt::send): `ProcFailed` when the destination fails before
     /// it matched the message (the call does not wait for it forever).
     pub fn ssend<T: Pod>(
         &self,

@@ -38,6 +38,7 @@
 
 mod offload_common;
 
+use pertinax::CommunicatorExt as _;
 use std::process::ExitCode;
 use std::time::Instant;
 

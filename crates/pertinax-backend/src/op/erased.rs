@@ -79,9 +79,38 @@ impl fmt::Debug for ErasedOp {
     }
 }
 
+/// A built-in operation's erased form, by element type, kernel and name.
+type Made = ((std::any::TypeId, usize, &'static str), ErasedOp);
+
+thread_local! {
+    /// The built-in operations erased so far on this thread: erasing one
+    /// again (`c.allreduce(.., &Op::sum())` in a loop) costs a lookup, not
+    /// an allocation.
+    static BUILTINS: std::cell::RefCell<Vec<Made>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl<T: Pod> Op<T> {
     /// The type-erased form of this operation, for the collective schedules.
     pub fn erase(&self) -> ErasedOp {
+        let Some(kernel) = self.builtin_kernel() else {
+            return self.make_erased();
+        };
+        let key = (std::any::TypeId::of::<T>(), kernel, self.name());
+        BUILTINS.with(|made| {
+            let Ok(mut made) = made.try_borrow_mut() else {
+                return self.make_erased();
+            };
+            if let Some((_, e)) = made.iter().find(|(k, _)| *k == key) {
+                return e.clone();
+            }
+            let e = self.make_erased();
+            made.push((key, e.clone()));
+            e
+        })
+    }
+
+    /// A new erased form (see [`Op::erase`]).
+    fn make_erased(&self) -> ErasedOp {
         let op = self.clone();
         ErasedOp {
             combine: Rc::new(move |acc, rhs, acc_is_left| {

@@ -147,6 +147,15 @@ impl<T> Op<T> {
 
     /// The operation's name (`"sum"`, `"minloc"`, ..., or `"user"`), for
     /// messages and traces.
+    /// A built-in operation's kernel, as an address (`None` for a user
+    /// function).
+    fn builtin_kernel(&self) -> Option<usize> {
+        match &self.kind {
+            Kind::Builtin { kernel, .. } => Some(*kernel as usize),
+            Kind::User(_) => None,
+        }
+    }
+
     fn name(&self) -> &'static str {
         match &self.kind {
             Kind::Builtin { name, .. } => name,

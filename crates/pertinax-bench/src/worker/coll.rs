@@ -15,6 +15,7 @@
 //! After the batches, one untimed call with rank-dependent data checks that
 //! the operation delivered the right result on every rank.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -76,7 +77,7 @@ impl Case {
     }
 
     /// One call of the operation (root 0 where there is one).
-    fn call(&mut self, w: &Comm, ops: &Ops) -> pertinax::Result<()> {
+    fn call(&mut self, w: &Comm, ops: &Ops) -> pertinax::Result<pertinax::Outcome> {
         match (&mut self.data, self.op) {
             (_, CollOp::Barrier) => w.barrier(),
             (Data::Bytes { send, .. }, CollOp::Bcast) => w.bcast(send, 0),

@@ -23,6 +23,7 @@
 //! (this program again, which sees itself spawned), [`Comm::merge`] and a
 //! barrier on the merged communicator; rank 0 prints `SPAWN` lines.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

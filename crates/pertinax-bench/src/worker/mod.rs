@@ -9,6 +9,7 @@ mod coll;
 mod ft;
 mod resilient;
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::Instant;
 
 pub use coll::coll;

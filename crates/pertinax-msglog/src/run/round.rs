@@ -2,6 +2,7 @@
 //! word ([`Info`]), the rollback decided from them ([`decide`]), the
 //! restore, and what each rank replays.
 
+use pertinax::CommunicatorExt as _;
 use std::time::Instant;
 
 use pertinax::Error as CoreError;

@@ -2,6 +2,7 @@
 //! documentation of [`super`]): how tasks complete, are cleared, fail or
 //! run again, and how a master takes their results.
 
+use pertinax::CommunicatorExt as _;
 use pertinax::{Comm, ANY_SOURCE};
 use serde::de::DeserializeOwned;
 
@@ -27,10 +28,10 @@ impl Boosters {
         let tag = wire::done_tag(self.stats.recoveries.into());
         let mut hdr: DoneHeader = [0; 4];
         let got = if block {
-            g.recv(&mut hdr, ANY_SOURCE, tag).map(Some)
+            g.recv(&mut hdr, ANY_SOURCE, tag)
         } else {
             match g.iprobe(ANY_SOURCE, tag) {
-                Ok(Some(st)) => g.recv(&mut hdr, st.source, tag).map(Some),
+                Ok(Some(st)) => g.recv(&mut hdr, st.source, tag),
                 Ok(None) => Ok(None),
                 Err(e) => Err(e),
             }

@@ -25,6 +25,7 @@
 //! the state lost (`Error::Lost`) ends the rank with `LEFT ckpt rank=R:
 //! checkpoint lost: ...` (the same message at every rank).
 
+use pertinax::CommunicatorExt as _;
 use std::path::PathBuf;
 
 use pertinax::{Comm, Error, Role, Universe};

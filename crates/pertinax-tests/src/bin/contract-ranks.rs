@@ -31,6 +31,7 @@
 //! - `ssend_dead`: a synchronous send to a rank that dies without
 //!   receiving fails with `ProcFailed` (blocking and not), no hang.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::Duration;
 
 use pertinax::{Comm, Error, Op, Rank, Universe, ANY_SOURCE, ANY_TAG};
@@ -94,9 +95,9 @@ fn order(u: &Universe, w: &Comm) -> R {
         for (i, &len) in sizes.iter().enumerate() {
             let st = w.recv(&mut buf, 0, 4).map_err(e)?;
             check!(
-                st.len == len && buf[..len] == pattern(0, i as u32, len)[..],
+                st.unwrap().len == len && buf[..len] == pattern(0, i as u32, len)[..],
                 "message {i} on tag 4: got {} bytes, expected {len} (overtaken)",
-                st.len
+                st.unwrap().len
             );
         }
         // Tag 6 first: its messages (1, 3, 5) in order, then tag 5's.
@@ -128,9 +129,11 @@ fn anysource(w: &Comm) -> R {
     let mut m = [0u32; 2];
     for _ in 0..(n as u32 - 1) * k {
         let st = w.recv(&mut m, ANY_SOURCE, ANY_TAG).map_err(e)?;
-        let src = st.source.index();
+        let src = st.unwrap().source.index();
         check!(
-            src == m[0] as usize && st.len == 8 && st.tag.0 == 7 + (m[1] % 3) as i32,
+            src == m[0] as usize
+                && st.unwrap().len == 8
+                && st.unwrap().tag.0 == 7 + (m[1] % 3) as i32,
             "status {st:?} for message {m:?}"
         );
         check!(
@@ -211,7 +214,7 @@ fn truncation(u: &Universe, w: &Comm) -> R {
         let mut all = vec![0u8; len];
         let st = w.recv(&mut all, 0, tag).map_err(e)?;
         check!(
-            st.len == len && all == pattern(0, 2, len),
+            st.unwrap().len == len && all == pattern(0, 2, len),
             "tag {tag}: the receive after the refused one did not get the next message"
         );
         Ok(())
@@ -269,16 +272,23 @@ fn truncation(u: &Universe, w: &Comm) -> R {
     }
     let (tag, len) = sized[2];
     for _ in 0..2 {
-        let st = w.probe(0, tag).map_err(e)?;
-        check!(st.len == len, "probe, tag {tag}: {} bytes", st.len);
+        let got = w
+            .probe(Rank(0).into(), tag.into())
+            .map_err(e)?
+            .map(|st| st.len);
+        check!(got == Some(len), "probe, tag {tag}: {got:?} bytes");
     }
-    let st = w.probe(0, sized[3].0).map_err(e)?;
-    check!(st.len == sized[3].1, "probe, tag {}: {st:?}", sized[3].0);
+    let st = w.probe(Rank(0).into(), sized[3].0.into()).map_err(e)?;
+    check!(
+        st.map(|st| st.len) == Some(sized[3].1),
+        "probe, tag {}: {st:?}",
+        sized[3].0
+    );
     for &(tag, len) in &sized[2..] {
         let mut all = vec![0u8; len];
         let st = w.recv(&mut all, 0, ANY_TAG).map_err(e)?;
         check!(
-            st.tag.0 == tag && st.len == len && all == pattern(0, 3, len),
+            st.unwrap().tag.0 == tag && st.unwrap().len == len && all == pattern(0, 3, len),
             "any-tag receive after probes: {st:?}, expected tag {tag}"
         );
     }
@@ -440,7 +450,7 @@ fn ssend(u: &Universe, w: &Comm) -> R {
             let mut got = vec![0u8; len];
             let st = w.recv(&mut got, 0, 10 + i as i32).map_err(e)?;
             check!(
-                st.len == len && got == pattern(0, i as u32, len),
+                st.unwrap().len == len && got == pattern(0, i as u32, len),
                 "issend data of {len} B"
             );
         }

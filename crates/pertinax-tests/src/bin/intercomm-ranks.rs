@@ -31,6 +31,7 @@
 //!   then a clean creation between {0,1} and {2,3} works.
 
 use pertinax::{Comm, Error, Op, Rank, Tag, Universe};
+use pertinax::{Communicator as _, CommunicatorExt as _};
 
 use pertinax_harness::{report, setup, Scenario};
 use pertinax_tests::scenario::Intercomm;
@@ -149,7 +150,11 @@ fn exercise(w: &Comm, s: &Side, inter: &Comm) -> Result<(), String> {
         for r in 0..m {
             let mut b = [0u64; 3];
             let st = inter.recv(&mut b, r, 3).map_err(e)?;
-            check!(st.source == Rank::from(r), "source {}", st.source);
+            check!(
+                st.unwrap().source == Rank::from(r),
+                "source {}",
+                st.unwrap().source
+            );
             check!(
                 b == [s.remote[r] as u64, lr, r as u64],
                 "from remote rank {r}: {b:?}"

@@ -26,6 +26,7 @@
 //! `FAIL ...`. Fault points: `iter` (each iteration), `ckpt` (before the
 //! buddy copy), `restore` (before the restore's transfers).
 
+use pertinax::CommunicatorExt as _;
 use pertinax::{Comm, Error, Role};
 use pertinax_harness::{report, setup};
 
@@ -165,7 +166,7 @@ fn halo(c: &Comm, b: &mut Block) -> Result<(), Error> {
         (true, true) => c
             .sendrecv(&last, me + 1, 1, &mut top, me - 1, 1)
             .map(|_| ())?,
-        (false, true) => c.send(&last, me + 1, 1)?,
+        (false, true) => c.send(&last, me + 1, 1).map(drop)?,
         (true, false) => c.recv(&mut top, me - 1, 1).map(|_| ())?,
         (false, false) => {}
     }
@@ -176,7 +177,7 @@ fn halo(c: &Comm, b: &mut Block) -> Result<(), Error> {
         (true, true) => c
             .sendrecv(&first, me - 1, 2, &mut bottom, me + 1, 2)
             .map(|_| ())?,
-        (true, false) => c.send(&first, me - 1, 2)?,
+        (true, false) => c.send(&first, me - 1, 2).map(drop)?,
         (false, true) => c.recv(&mut bottom, me + 1, 2).map(|_| ())?,
         (false, false) => {}
     }

@@ -29,6 +29,7 @@
 //! (`PROC_FAILED` naming the victim, or `PENDING` for an any-source
 //! receive); any other error, or a failure naming a live rank, is a `FAIL`.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::{Duration, Instant};
 
 use pertinax::{Comm, Error, Rank, ANY_SOURCE};
@@ -60,23 +61,23 @@ fn recv_one(w: &Comm, how: &str, size: usize, buf: &mut [u8], seq: u64) -> Resul
     let data: &[u8] = match how {
         "recv" => {
             let st = w.recv(buf, 0, TAG)?;
-            &buf[..st.len]
+            &buf[..st.unwrap().len]
         }
         "any" => {
             let st = w.recv(buf, ANY_SOURCE, TAG)?;
-            &buf[..st.len]
+            &buf[..st.unwrap().len]
         }
         "irecv" => {
             let st = pertinax::scope(|s| w.irecv(s, &mut *buf, 0, TAG)?.wait())?;
             &buf[..st.len]
         }
         "probe" => {
-            let st = w.probe(0, TAG)?;
-            if st.len != size {
-                return Err(Fail::Check(format!("probe: {} bytes, sent {size}", st.len)));
+            let len = w.probe(Rank(0).into(), TAG.into())?.map_or(0, |st| st.len);
+            if len != size {
+                return Err(Fail::Check(format!("probe: {len} bytes, sent {size}")));
             }
-            let st = w.recv(&mut buf[..st.len], 0, TAG)?;
-            &buf[..st.len]
+            let st = w.recv(&mut buf[..len], 0, TAG)?;
+            &buf[..st.unwrap().len]
         }
         "vec" => {
             got = w.recv_vec::<u8>(0, TAG)?.0;
@@ -165,7 +166,7 @@ fn bcast(w: &Comm, a: &[String]) -> R {
             "nonblocking" => {
                 pertinax::scope(|s| w.ibcast(s, &mut buf, 0)?.wait())?;
             }
-            _ => w.bcast(&mut buf, 0)?,
+            _ => w.bcast(&mut buf, 0).map(drop)?,
         }
         match first_bad(&buf, 0, seq) {
             Some(i) => Err(Fail::Check(format!(

@@ -58,6 +58,7 @@
 //! `TaskContext::master`, the offloading master's rank (each master's own
 //! in the shared allocation, 0 in its private one).
 
+use pertinax::CommunicatorExt as _;
 use std::rc::Rc;
 use std::time::Duration;
 

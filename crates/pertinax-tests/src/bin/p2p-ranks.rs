@@ -3,6 +3,7 @@
 //! prints the first failed check and exits 1 otherwise.
 
 use pertinax::{Comm, Error, Rank, Tag, Universe, ANY_SOURCE, ANY_TAG};
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use pertinax_tests::{fill, first_bad, mixed_size};
 use pertinax_wire::rng::SplitMix64;
 
@@ -42,7 +43,9 @@ fn pingpong(w: &Comm, _a: &[String]) -> R {
                 w.send(&buf, peer, 5).map_err(e)?;
                 let st = w.recv(&mut buf, peer, 6).map_err(e)?;
                 check!(
-                    st.len == n && st.source == Rank(1) && st.tag == Tag(6),
+                    st.unwrap().len == n
+                        && st.unwrap().source == Rank(1)
+                        && st.unwrap().tag == Tag(6),
                     "bad status {st:?}"
                 );
                 check!(
@@ -51,7 +54,11 @@ fn pingpong(w: &Comm, _a: &[String]) -> R {
                 );
             } else {
                 let st = w.recv(&mut buf, peer, 5).map_err(e)?;
-                check!(st.len == n, "got {} bytes, expected {n}", st.len);
+                check!(
+                    st.unwrap().len == n,
+                    "got {} bytes, expected {n}",
+                    st.unwrap().len
+                );
                 check!(
                     first_bad(&buf, 0, rep).is_none(),
                     "ping of {n} bytes corrupted at {:?}",
@@ -98,9 +105,9 @@ fn fanin(w: &Comm, a: &[String]) -> R {
         for _ in 0..k * (n as u64 - 1) {
             let mut m = [0u64; 2];
             let st = w.recv(&mut m, ANY_SOURCE, ANY_TAG).map_err(e)?;
-            let s = st.source.index();
+            let s = st.unwrap().source.index();
             check!(
-                m[0] == s as u64 && st.tag == Tag(s as i32),
+                m[0] == s as u64 && st.unwrap().tag == Tag(s as i32),
                 "message claims {} from {s}",
                 m[0]
             );
@@ -151,7 +158,7 @@ fn order(w: &Comm, a: &[String]) -> R {
                 st.len
             );
             let st2 = w.recv(&mut rbuf[..exp], s, 3).map_err(e)?;
-            check!(st2.len == exp, "probe/recv mismatch");
+            check!(st2.unwrap().len == exp, "probe/recv mismatch");
             check!(
                 first_bad(&rbuf[..exp], s * 1_000_000 + me, next_recv[s]).is_none(),
                 "from {s} msg {} ({exp} B) corrupted",
@@ -324,13 +331,16 @@ fn badinput(w: &Comm, _a: &[String]) -> R {
             } else {
                 let st = r.map_err(e)?;
                 check!(
-                    st.len == len && bytemuck_eq(&words, &data),
+                    st.unwrap().len == len && bytemuck_eq(&words, &data),
                     "the copy after a truncated receive lost data"
                 );
             }
             let mut right = vec![0u8; len];
             let st = w.recv(&mut right, prev, 4).map_err(e)?;
-            check!(st.len == len && right == data, "the last copy lost data");
+            check!(
+                st.unwrap().len == len && right == data,
+                "the last copy lost data"
+            );
             for q in qs {
                 q.wait().map_err(e)?;
             }
@@ -383,12 +393,15 @@ fn misc(w: &Comm, _a: &[String]) -> R {
         .sendrecv(&[me as i64; 3], next, 2, &mut got, prev, 2)
         .map_err(e)?;
     check!(
-        got == [prev as i64; 3] && st.source == Rank::from(prev),
+        got == [prev as i64; 3] && st.unwrap().source == Rank::from(prev),
         "sendrecv {got:?}"
     );
     w.send(&[1.5f32; 5], next, 3).map_err(e)?;
-    let st = w.probe(ANY_SOURCE, 3).map_err(e)?;
-    check!(st.len == 20 && st.count::<f32>() == Some(5), "probe {st:?}");
+    let st = w.probe(ANY_SOURCE, Tag(3).into()).map_err(e)?;
+    check!(
+        st.is_some_and(|st| st.len == 20 && st.count::<f32>() == Some(5)),
+        "probe {st:?}"
+    );
     let (v, _) = w.recv_vec::<f32>(prev, 3).map_err(e)?;
     check!(v == vec![1.5f32; 5], "recv_vec {v:?}");
     check!(

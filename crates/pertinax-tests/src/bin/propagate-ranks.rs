@@ -3,6 +3,7 @@
 //! seen=<the propagated errors it got, in order>` so the test can compare
 //! them across ranks; a failed check prints `FAIL` and exits 1.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use pertinax::{Op, Rank};
 use pertinax_harness::{report, setup, Scenario};
 use pertinax_propagate::{Cause, GuardError, Guarded, Propagated};
@@ -61,7 +62,7 @@ fn steps_then(
         if error.is_none() {
             let mut s = [0u64];
             match g.run(|c| c.allreduce(&[1u64], &mut s, &Op::sum())) {
-                Ok(()) => {
+                Ok(_) => {
                     check!(
                         s[0] as usize == g.comm().size(),
                         "step {step}: sum {}",
@@ -82,7 +83,7 @@ fn steps_then(
             loop {
                 let mut m = [0u64];
                 match g.run(|c| c.allreduce(&[step], &mut m, &Op::min())) {
-                    Ok(()) => {
+                    Ok(_) => {
                         step = m[0];
                         break;
                     }
@@ -95,7 +96,7 @@ fn steps_then(
     // Nobody leaves while another still needs it for a step.
     loop {
         match g.run(|c| c.barrier()) {
-            Ok(()) => break,
+            Ok(_) => break,
             Err(GuardError::Propagated(p)) => seen.push(show(&p)),
             Err(GuardError::Other(x)) => return Err(e(x)),
         }
@@ -329,7 +330,7 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
                 // rank that died since makes it fail (at every rank, or after
                 // one more barrier at those where it completed): no more.
                 match plain.barrier() {
-                    Ok(()) => {}
+                    Ok(_) => {}
                     Err(x) if x.is_fault() => *plain_ok = false,
                     Err(x) => return Err(e(x)),
                 }
@@ -347,7 +348,7 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
         let mut error = None;
         if !started {
             match g.run(|c| c.barrier()) {
-                Ok(()) => {
+                Ok(_) => {
                     started = true;
                     continue;
                 }
@@ -403,7 +404,7 @@ fn campaign(g: &mut Guarded, w: &pertinax::Comm, me: usize, seed: u64, steps: u6
         loop {
             let mut m = [0u64];
             match g.run(|c| c.allreduce(&[step], &mut m, &Op::min())) {
-                Ok(()) => {
+                Ok(_) => {
                     step = m[0];
                     started = true;
                     break;
@@ -430,7 +431,7 @@ fn campaign_step(g: &mut Guarded, step: u64, steps: u64) -> Result<bool, GuardEr
     let size = g.comm().size();
     let me = g.comm().rank().index();
     if step >= steps {
-        return g.run(|c| c.barrier()).map(|()| true);
+        return g.run(|c| c.barrier()).map(|_| true);
     }
     match step % 3 {
         0 => {
@@ -496,7 +497,7 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
         let got = if me == 0 {
             g.signal(1, "bench").map(Some)
         } else {
-            g.run(|c| c.barrier()).map(|()| None)
+            g.run(|c| c.barrier()).map(|_| None)
         };
         match got {
             Ok(Some(p)) | Err(GuardError::Propagated(p)) => check!(p.signals.len() == 1, "{p}"),
@@ -527,7 +528,7 @@ fn bench(w: &pertinax::Comm, reps: usize) -> R {
                         c.recv(&mut buf[..], 1, 3).map(|_| ())
                     } else {
                         c.recv(&mut buf[..], 0, 3)?;
-                        c.send(&buf[..], 0, 3)
+                        c.send(&buf[..], 0, 3).map(drop)
                     }
                 };
                 if guarded {
@@ -712,7 +713,7 @@ fn main() {
                     }
                     Ok(None)
                 },
-                |_| w.barrier().map_err(e),
+                |_| w.barrier().map_err(e).map(drop),
             ),
             // Rank 1 signals at step 3 and leaves at once: `leave` drops
             // its guard and finalizes (exit 0), `early` returns the error

@@ -16,7 +16,7 @@
 //!   one completes at its post, as MPI's eager sends do, so `late small`
 //!   is not a failure case). Rank 2
 //!   then revokes, which frees ranks 0 and 1; all survivors shrink.
-//!   `waitall early small sendrecv`: the same with `Comm::sendrecv`.
+//!   `waitall early small sendrecv`: the same with `CommunicatorExt::sendrecv`.
 //! - `waitany wait|test`: rank 3 dies; rank 2 waits with `wait_any` (or
 //!   `test_any`) over a receive from blocked rank 1, an any-source receive
 //!   and a receive from rank 3: two failures reported one by one with
@@ -36,6 +36,7 @@
 //!   a shrink when needed. Prints `digest=` of the agreed outcome of every
 //!   round and `dead=` of the agreed dead.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::{Duration, Instant};
 
 use pertinax::{Comm, Error, Rank, ANY_SOURCE};

@@ -18,6 +18,7 @@
 //!   (merge and allreduce checked, as in `cross` with one child).
 
 use pertinax::{Comm, Error, Op, Rank, Universe};
+use pertinax::{Communicator as _, CommunicatorExt as _};
 
 use pertinax_harness::{report, setup, Scenario};
 use pertinax_tests::scenario::Spawn;
@@ -48,7 +49,11 @@ fn exercise(inter: &Comm, child: bool, parents: usize, kids: usize) -> Result<St
         for p in 0..parents {
             let mut b = [0u64];
             let st = inter.recv(&mut b, p, 11).map_err(e)?;
-            check!(st.source == Rank::from(p), "source {}", st.source);
+            check!(
+                st.unwrap().source == Rank::from(p),
+                "source {}",
+                st.unwrap().source
+            );
             check!(b[0] == down(p, me), "from parent {p}: {}", b[0]);
             inter.send(&[up(p, me)], p, 12).map_err(e)?;
         }

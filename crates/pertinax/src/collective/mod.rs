@@ -339,7 +339,7 @@ impl Comm {
     ///
     /// # Errors
     /// `CommFreed`, `Finalized`, or a peer's failure.
-    pub fn barrier(&self) -> Result<()> {
+    pub(crate) fn barrier(&self) -> Result<()> {
         if self.own() {
             return self.run_coll(None, &mut [], None, CollKind::Barrier, |_, _, _| {});
         }
@@ -348,10 +348,10 @@ impl Comm {
         self.fast_barrier(seq)
     }
 
-    /// Non-blocking [`Comm::barrier`].
+    /// Non-blocking [`Communicator::barrier`](crate::Communicator::barrier).
     ///
     /// # Errors
-    /// As [`Comm::barrier`].
+    /// As [`Communicator::barrier`](crate::Communicator::barrier).
     pub fn ibarrier<'s>(&self, s: &'s Scope<'s, '_>) -> Result<Request<'s>> {
         self.nonblocking(s, None, &mut [], None, CollKind::Barrier, |b, _, _| {
             algo::barrier(b)
@@ -363,7 +363,7 @@ impl Comm {
     /// # Errors
     /// `InvalidRank` for a bad root; a count that differs from the root's is
     /// reported as `InvalidArgument` by the ranks that receive it.
-    pub fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<()> {
+    pub(crate) fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<()> {
         let root = self.check_root(root.into())?;
         let len = std::mem::size_of_val(buf);
         if self.own() {
@@ -383,10 +383,10 @@ impl Comm {
         crate::request::scope(|s| self.ibcast(s, buf, root)?.wait().map(|_| ()))
     }
 
-    /// Non-blocking [`Comm::bcast`].
+    /// Non-blocking [`CommunicatorExt::bcast`](crate::CommunicatorExt::bcast).
     ///
     /// # Errors
-    /// As [`Comm::bcast`].
+    /// As [`CommunicatorExt::bcast`](crate::CommunicatorExt::bcast).
     pub fn ibcast<'s, T: Pod>(
         &self,
         s: &'s Scope<'s, '_>,
@@ -414,7 +414,12 @@ impl Comm {
     /// # Errors
     /// `InvalidRank` for a bad root, `InvalidArgument` for a wrong `recv`
     /// length at the root.
-    pub fn gather<T: Pod>(&self, send: &[T], recv: &mut [T], root: impl Into<Rank>) -> Result<()> {
+    pub(crate) fn gather<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<()> {
         let root = self.check_root(root.into())?;
         let n = self.size();
         let len = std::mem::size_of_val(send);
@@ -448,7 +453,7 @@ impl Comm {
     /// # Errors
     /// `InvalidRank`, or `InvalidArgument` for counts/displacements that do
     /// not fit (checked at the root).
-    pub fn gatherv<T: Pod>(
+    pub(crate) fn gatherv<T: Pod>(
         &self,
         send: &[T],
         recv: &mut [T],
@@ -505,7 +510,12 @@ impl Comm {
     /// # Errors
     /// `InvalidRank` for a bad root, `InvalidArgument` for a wrong `send`
     /// length at the root.
-    pub fn scatter<T: Pod>(&self, send: &[T], recv: &mut [T], root: impl Into<Rank>) -> Result<()> {
+    pub(crate) fn scatter<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        root: impl Into<Rank>,
+    ) -> Result<()> {
         let root = self.check_root(root.into())?;
         let n = self.size();
         let len = std::mem::size_of_val(recv);
@@ -541,7 +551,7 @@ impl Comm {
     /// # Errors
     /// `InvalidRank`, or `InvalidArgument` for counts/displacements that do
     /// not fit (checked at the root).
-    pub fn scatterv<T: Pod>(
+    pub(crate) fn scatterv<T: Pod>(
         &self,
         send: &[T],
         counts: &[usize],
@@ -592,7 +602,7 @@ impl Comm {
     ///
     /// # Errors
     /// `InvalidArgument` for a wrong `recv` length.
-    pub fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+    pub(crate) fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         if self.own() {
             self.allgather_check(send.len(), recv.len())?;
             let kind = CollKind::Allgather {
@@ -611,7 +621,7 @@ impl Comm {
         crate::request::scope(|s| self.iallgather(s, send, recv)?.wait().map(|_| ()))
     }
 
-    /// [`Comm::allgather`] in place: this rank's block is already at its
+    /// [`CommunicatorExt::allgather`](crate::CommunicatorExt::allgather) in place: this rank's block is already at its
     /// position in `buf`.
     ///
     /// # Errors
@@ -631,10 +641,10 @@ impl Comm {
         })
     }
 
-    /// Non-blocking [`Comm::allgather`].
+    /// Non-blocking [`CommunicatorExt::allgather`](crate::CommunicatorExt::allgather).
     ///
     /// # Errors
-    /// As [`Comm::allgather`].
+    /// As [`CommunicatorExt::allgather`](crate::CommunicatorExt::allgather).
     pub fn iallgather<'s, T: Pod>(
         &self,
         s: &'s Scope<'s, '_>,
@@ -671,7 +681,7 @@ impl Comm {
     ///
     /// # Errors
     /// `InvalidArgument` for counts/displacements that do not fit.
-    pub fn allgatherv<T: Pod>(
+    pub(crate) fn allgatherv<T: Pod>(
         &self,
         send: &[T],
         recv: &mut [T],
@@ -702,7 +712,7 @@ impl Comm {
     /// # Errors
     /// `InvalidArgument` unless both buffers are the same multiple of the
     /// size.
-    pub fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+    pub(crate) fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         if self.own() {
             let (lens, _) = self.alltoall_layout::<T>(send.len(), recv.len())?;
             let kind = CollKind::Alltoall { len: lens[0] };
@@ -730,10 +740,10 @@ impl Comm {
         Ok(uniform(n, s / n * std::mem::size_of::<T>()))
     }
 
-    /// Non-blocking [`Comm::alltoall`].
+    /// Non-blocking [`CommunicatorExt::alltoall`](crate::CommunicatorExt::alltoall).
     ///
     /// # Errors
-    /// As [`Comm::alltoall`].
+    /// As [`CommunicatorExt::alltoall`](crate::CommunicatorExt::alltoall).
     pub fn ialltoall<'s, T: Pod>(
         &self,
         s: &'s Scope<'s, '_>,
@@ -758,7 +768,7 @@ impl Comm {
     /// # Errors
     /// `InvalidArgument` for counts/displacements that do not fit.
     #[allow(clippy::too_many_arguments)]
-    pub fn alltoallv<T: Pod>(
+    pub(crate) fn alltoallv<T: Pod>(
         &self,
         send: &[T],
         scounts: &[usize],

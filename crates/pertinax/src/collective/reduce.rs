@@ -88,24 +88,7 @@ impl Comm {
         Ok(())
     }
 
-    /// Combines every rank's `send` with `op` into `recv` at `root` (rank
-    /// order, lower ranks on the left). `recv` is only used at the root;
-    /// other ranks may pass an empty slice.
-    ///
-    /// # Errors
-    /// `InvalidRank` for a bad root, `InvalidArgument` if at the root
-    /// `recv` and `send` differ in length.
-    pub fn reduce<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
-    ) -> Result<()> {
-        self.reduce_with(bytes(send), bytes_mut(recv), op, root.into())
-    }
-
-    /// [`Comm::reduce`] over bytes.
+    /// [`CommunicatorExt::reduce`](crate::CommunicatorExt::reduce) over bytes.
     pub(crate) fn reduce_with(
         &self,
         send: &[u8],
@@ -152,7 +135,7 @@ impl Comm {
         })
     }
 
-    /// [`Comm::reduce`] in place: `buf` is the contribution, and at the root
+    /// [`CommunicatorExt::reduce`](crate::CommunicatorExt::reduce) in place: `buf` is the contribution, and at the root
     /// the result.
     ///
     /// # Errors
@@ -174,10 +157,10 @@ impl Comm {
         )
     }
 
-    /// Non-blocking [`Comm::reduce`].
+    /// Non-blocking [`CommunicatorExt::reduce`](crate::CommunicatorExt::reduce).
     ///
     /// # Errors
-    /// As [`Comm::reduce`].
+    /// As [`CommunicatorExt::reduce`](crate::CommunicatorExt::reduce).
     pub fn ireduce<'s, T: Pod>(
         &self,
         s: &'s Scope<'s, '_>,
@@ -245,18 +228,7 @@ impl Comm {
         )
     }
 
-    /// Combines every rank's `send` with `op` into every rank's `recv`:
-    /// recursive doubling for small vectors, reduce-scatter + allgather
-    /// (Rabenseifner) for large ones. Every rank gets bitwise the same
-    /// result.
-    ///
-    /// # Errors
-    /// `InvalidArgument` if `send` and `recv` differ in length.
-    pub fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
-        self.allreduce_with(bytes(send), bytes_mut(recv), op)
-    }
-
-    /// [`Comm::allreduce`] over bytes.
+    /// [`CommunicatorExt::allreduce`](crate::CommunicatorExt::allreduce) over bytes.
     pub(crate) fn allreduce_with(
         &self,
         send: &[u8],
@@ -284,7 +256,7 @@ impl Comm {
         crate::request::scope(|s| self.iallreduce_with(s, send, recv, op)?.wait().map(|_| ()))
     }
 
-    /// [`Comm::allreduce`] in place.
+    /// [`CommunicatorExt::allreduce`](crate::CommunicatorExt::allreduce) in place.
     ///
     /// # Errors
     /// `CommFreed`, `Finalized`, or a peer's failure.
@@ -304,10 +276,10 @@ impl Comm {
         )
     }
 
-    /// Non-blocking [`Comm::allreduce`].
+    /// Non-blocking [`CommunicatorExt::allreduce`](crate::CommunicatorExt::allreduce).
     ///
     /// # Errors
-    /// As [`Comm::allreduce`].
+    /// As [`CommunicatorExt::allreduce`](crate::CommunicatorExt::allreduce).
     pub fn iallreduce<'s, T: Pod>(
         &self,
         s: &'s Scope<'s, '_>,
@@ -339,24 +311,7 @@ impl Comm {
         )
     }
 
-    /// Inclusive prefix reduction: rank `r` gets `send[0] ⊕ … ⊕ send[r]`.
-    ///
-    /// # Errors
-    /// `InvalidArgument` if `send` and `recv` differ in length.
-    pub fn scan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
-        self.scan_with(bytes(send), bytes_mut(recv), op, false)
-    }
-
-    /// Exclusive prefix reduction: rank `r > 0` gets `send[0] ⊕ … ⊕
-    /// send[r-1]`; rank 0's `recv` is left as it was.
-    ///
-    /// # Errors
-    /// `InvalidArgument` if `send` and `recv` differ in length.
-    pub fn exscan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
-        self.scan_with(bytes(send), bytes_mut(recv), op, true)
-    }
-
-    /// [`Comm::scan`] (or [`Comm::exscan`]) over bytes.
+    /// [`CommunicatorExt::scan`](crate::CommunicatorExt::scan) (or [`CommunicatorExt::exscan`](crate::CommunicatorExt::exscan)) over bytes.
     pub(crate) fn scan_with(
         &self,
         send: &[u8],
@@ -382,23 +337,7 @@ impl Comm {
         )
     }
 
-    /// Reduces every rank's `send` (the sum of `counts` elements) and
-    /// scatters the result: rank `i` gets `counts[i]` elements in `recv`.
-    ///
-    /// # Errors
-    /// `InvalidArgument` if `counts` does not have one entry per rank, if
-    /// `send` is not their sum, or if `recv` is not `counts[rank]` long.
-    pub fn reduce_scatter<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        counts: &[usize],
-        op: &Op<T>,
-    ) -> Result<()> {
-        self.reduce_scatter_with(bytes(send), bytes_mut(recv), counts, op)
-    }
-
-    /// [`Comm::reduce_scatter`] over bytes (`counts` in elements).
+    /// [`CommunicatorExt::reduce_scatter`](crate::CommunicatorExt::reduce_scatter) over bytes (`counts` in elements).
     pub(crate) fn reduce_scatter_with(
         &self,
         send: &[u8],
@@ -444,20 +383,6 @@ impl Comm {
             CollKind::ReduceScatter { lens: lens.clone() },
             |b, i, o| algo::reduce_scatter(b, i, o, total * elem, &lens, &offs),
         )
-    }
-
-    /// [`Comm::reduce_scatter`] with `recv.len()` elements for every rank.
-    ///
-    /// # Errors
-    /// `InvalidArgument` if `send` is not `size × recv.len()` long.
-    pub fn reduce_scatter_block<T: Pod>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op<T>,
-    ) -> Result<()> {
-        let counts = vec![recv.len(); self.size()];
-        self.reduce_scatter(send, recv, &counts, op)
     }
 }
 

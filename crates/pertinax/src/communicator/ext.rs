@@ -15,10 +15,13 @@ fn elem<T>() -> usize {
 /// them, trait objects included). Counts and displacements are in
 /// elements, as in MPI.
 pub trait CommunicatorExt: Communicator {
-    /// Sends `buf` to `dest` with `tag`.
+    /// Sends `buf` to rank `dest` with `tag`. Returns when the buffer may be
+    /// reused: small messages are copied out at once, large ones when the
+    /// receiver has taken them.
     ///
     /// # Errors
-    /// As [`Communicator::send_bytes`].
+    /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized`; `ProcFailed`
+    /// if the destination has failed.
     fn send<T: Pod>(
         &self,
         buf: &[T],
@@ -27,10 +30,15 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Outcome, Self::Error> {
         self.send_bytes(bytes(buf)?, dest.into(), tag.into())
     }
-    /// Receives into `buf` from `src` (a rank, or any).
+    /// Receives a message into `buf`, which must be large enough.
     ///
     /// # Errors
-    /// As [`Communicator::recv_bytes`].
+    /// `Truncated` if the message is longer than `buf`, `LengthNotMultiple`
+    /// if it is not a whole number of `T` (in both cases the message is
+    /// consumed, as MPI's `MPI_ERR_TRUNCATE` consumes it; size an unknown
+    /// message with [`Communicator::probe`](crate::Communicator::probe) or [`Comm::recv_vec`](crate::Comm::recv_vec)); `InvalidRank`, `InvalidTag`,
+    /// `CommFreed`, `Finalized`; `ProcFailed` if the source failed;
+    /// `ProcFailedPending` for an any-source receive while a member failed.
     fn recv<T: Pod>(
         &self,
         buf: &mut [T],
@@ -39,10 +47,14 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Option<Status>, Self::Error> {
         self.recv_bytes(bytes_mut(buf)?, elem::<T>(), src.into(), tag.into())
     }
-    /// Sends `sbuf` to `dest` and receives into `rbuf` from `src` at once.
+    /// Sends `sbuf` to `dest` and receives into `rbuf` from `src` at the
+    /// same time (no deadlock when two ranks exchange).
     ///
     /// # Errors
-    /// As [`Communicator::sendrecv_bytes`].
+    /// As [`CommunicatorExt::send`](crate::CommunicatorExt::send) and [`CommunicatorExt::recv`](crate::CommunicatorExt::recv), as soon as either fails (the
+    /// receive is then cancelled if it has not matched; a large send whose
+    /// receiver is alive still waits for the receiver's answer, see
+    /// [`crate::scope`]).
     #[allow(clippy::too_many_arguments)]
     fn sendrecv<S: Pod, R: Pod>(
         &self,
@@ -66,7 +78,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts sending `buf` inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::isend_bytes`].
+    /// As [`Communicator::isend_bytes`](crate::Communicator::isend_bytes).
     fn isend<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -79,7 +91,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts receiving into `buf` inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::irecv_bytes`].
+    /// As [`Communicator::irecv_bytes`](crate::Communicator::irecv_bytes).
     fn irecv<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -89,17 +101,21 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
         self.irecv_bytes(scope, bytes_mut(buf)?, elem::<T>(), src.into(), tag.into())
     }
-    /// Broadcasts `buf` from `root`.
+    /// Sends `buf` of `root` to every rank's `buf` (binomial tree).
     ///
     /// # Errors
-    /// As [`Communicator::bcast_bytes`].
+    /// `InvalidRank` for a bad root; a count that differs from the root's is
+    /// reported as `InvalidArgument` by the ranks that receive it.
     fn bcast<T: Pod>(&self, buf: &mut [T], root: impl Into<Rank>) -> Result<Outcome, Self::Error> {
         self.bcast_bytes(bytes_mut(buf)?, root.into())
     }
-    /// Combines every rank's `send` with `op` into `recv` at `root`.
+    /// Combines every rank's `send` with `op` into `recv` at `root` (rank
+    /// order, lower ranks on the left). `recv` is only used at the root;
+    /// other ranks may pass an empty slice.
     ///
     /// # Errors
-    /// As [`Communicator::reduce_bytes`].
+    /// `InvalidRank` for a bad root, `InvalidArgument` if at the root
+    /// `recv` and `send` differ in length.
     fn reduce<T: Pod>(
         &self,
         send: &[T],
@@ -109,10 +125,13 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Outcome, Self::Error> {
         self.reduce_bytes(bytes(send)?, bytes_mut(recv)?, &op.erase(), root.into())
     }
-    /// Combines every rank's `send` with `op` into every rank's `recv`.
+    /// Combines every rank's `send` with `op` into every rank's `recv`:
+    /// recursive doubling for small vectors, reduce-scatter + allgather
+    /// (Rabenseifner) for large ones. Every rank gets bitwise the same
+    /// result.
     ///
     /// # Errors
-    /// As [`Communicator::allreduce_bytes`].
+    /// `InvalidArgument` if `send` and `recv` differ in length.
     fn allreduce<T: Pod>(
         &self,
         send: &[T],
@@ -121,17 +140,18 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Outcome, Self::Error> {
         self.allreduce_bytes(bytes(send)?, bytes_mut(recv)?, &op.erase())
     }
-    /// Inclusive prefix reduction.
+    /// Inclusive prefix reduction: rank `r` gets `send[0] ⊕ … ⊕ send[r]`.
     ///
     /// # Errors
-    /// As [`Communicator::scan_bytes`].
+    /// `InvalidArgument` if `send` and `recv` differ in length.
     fn scan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Self::Error> {
         self.scan_bytes(bytes(send)?, bytes_mut(recv)?, &op.erase())
     }
-    /// Exclusive prefix reduction.
+    /// Exclusive prefix reduction: rank `r > 0` gets `send[0] ⊕ … ⊕
+    /// send[r-1]`; rank 0's `recv` is left as it was.
     ///
     /// # Errors
-    /// As [`Communicator::exscan_bytes`].
+    /// `InvalidArgument` if `send` and `recv` differ in length.
     fn exscan<T: Pod>(
         &self,
         send: &[T],
@@ -140,11 +160,12 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Outcome, Self::Error> {
         self.exscan_bytes(bytes(send)?, bytes_mut(recv)?, &op.erase())
     }
-    /// Reduces `send` and scatters the result: rank `i` gets `counts[i]`
-    /// elements.
+    /// Reduces every rank's `send` (the sum of `counts` elements) and
+    /// scatters the result: rank `i` gets `counts[i]` elements in `recv`.
     ///
     /// # Errors
-    /// As [`Communicator::reduce_scatter_bytes`].
+    /// `InvalidArgument` if `counts` does not have one entry per rank, if
+    /// `send` is not their sum, or if `recv` is not `counts[rank]` long.
     fn reduce_scatter<T: Pod>(
         &self,
         send: &[T],
@@ -154,11 +175,10 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Outcome, Self::Error> {
         self.reduce_scatter_bytes(bytes(send)?, bytes_mut(recv)?, counts, &op.erase())
     }
-    /// [`CommunicatorExt::reduce_scatter`] with `recv.len()` elements for
-    /// every rank.
+    /// [`CommunicatorExt::reduce_scatter`](crate::CommunicatorExt::reduce_scatter) with `recv.len()` elements for every rank.
     ///
     /// # Errors
-    /// As [`Communicator::reduce_scatter_bytes`].
+    /// `InvalidArgument` if `send` is not `size × recv.len()` long.
     fn reduce_scatter_block<T: Pod>(
         &self,
         send: &[T],
@@ -168,10 +188,13 @@ pub trait CommunicatorExt: Communicator {
         let counts = vec![recv.len(); self.size()];
         self.reduce_scatter(send, recv, &counts, op)
     }
-    /// Collects every rank's `send` into `recv` at `root`.
+    /// Collects every rank's `send` into `recv` at `root`, in rank order
+    /// (`recv` holds `size × send.len()` elements there; elsewhere it may be
+    /// empty).
     ///
     /// # Errors
-    /// As [`Communicator::gather_bytes`].
+    /// `InvalidRank` for a bad root, `InvalidArgument` for a wrong `recv`
+    /// length at the root.
     fn gather<T: Pod>(
         &self,
         send: &[T],
@@ -180,11 +203,12 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Outcome, Self::Error> {
         self.gather_bytes(bytes(send)?, bytes_mut(recv)?, root.into())
     }
-    /// Collects `counts[i]` elements from rank `i` into `recv` at element
-    /// `displs[i]`, at `root`.
+    /// Gather with a count and displacement (in elements) per rank, used at
+    /// the root; `send.len()` must equal this rank's count.
     ///
     /// # Errors
-    /// As [`Communicator::gatherv_bytes`].
+    /// `InvalidRank`, or `InvalidArgument` for counts/displacements that do
+    /// not fit (checked at the root).
     fn gatherv<T: Pod>(
         &self,
         send: &[T],
@@ -202,10 +226,12 @@ pub trait CommunicatorExt: Communicator {
             root.into(),
         )
     }
-    /// Sends block `i` of `send` at `root` to rank `i`.
+    /// Sends block `i` of `send` at `root` (`size × recv.len()` elements) to
+    /// rank `i`'s `recv`.
     ///
     /// # Errors
-    /// As [`Communicator::scatter_bytes`].
+    /// `InvalidRank` for a bad root, `InvalidArgument` for a wrong `send`
+    /// length at the root.
     fn scatter<T: Pod>(
         &self,
         send: &[T],
@@ -214,11 +240,12 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Outcome, Self::Error> {
         self.scatter_bytes(bytes(send)?, bytes_mut(recv)?, root.into())
     }
-    /// Sends `counts[i]` elements from element `displs[i]` of `send` at
-    /// `root` to rank `i`.
+    /// Scatter with a count and displacement (in elements) per rank, used at
+    /// the root; `recv.len()` must equal this rank's count.
     ///
     /// # Errors
-    /// As [`Communicator::scatterv_bytes`].
+    /// `InvalidRank`, or `InvalidArgument` for counts/displacements that do
+    /// not fit (checked at the root).
     fn scatterv<T: Pod>(
         &self,
         send: &[T],
@@ -236,18 +263,20 @@ pub trait CommunicatorExt: Communicator {
             root.into(),
         )
     }
-    /// Collects every rank's `send` into every rank's `recv`.
+    /// Every rank's `send`, in rank order, in every rank's `recv`
+    /// (`size × send.len()` elements): recursive doubling for small blocks
+    /// on power-of-two sizes, ring otherwise.
     ///
     /// # Errors
-    /// As [`Communicator::allgather_bytes`].
+    /// `InvalidArgument` for a wrong `recv` length.
     fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Self::Error> {
         self.allgather_bytes(bytes(send)?, bytes_mut(recv)?)
     }
-    /// Collects `counts[i]` elements from rank `i` into every rank's
-    /// `recv` at element `displs[i]`.
+    /// Allgather with a count and displacement (in elements) per rank;
+    /// `send.len()` must equal this rank's count.
     ///
     /// # Errors
-    /// As [`Communicator::allgatherv_bytes`].
+    /// `InvalidArgument` for counts/displacements that do not fit.
     fn allgatherv<T: Pod>(
         &self,
         send: &[T],
@@ -257,18 +286,20 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<Outcome, Self::Error> {
         self.allgatherv_bytes(bytes(send)?, bytes_mut(recv)?, counts, displs, elem::<T>())
     }
-    /// Block `j` of `send` goes to rank `j`.
+    /// Block `i` of every rank's `send` goes to rank `i`, which stores the
+    /// block from rank `j` at block `j` of `recv`.
     ///
     /// # Errors
-    /// As [`Communicator::alltoall_bytes`].
+    /// `InvalidArgument` unless both buffers are the same multiple of the
+    /// size.
     fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Self::Error> {
         self.alltoall_bytes(bytes(send)?, bytes_mut(recv)?)
     }
-    /// [`CommunicatorExt::alltoall`] with per-rank counts and
-    /// displacements.
+    /// All-to-all with counts and displacements (in elements) per rank for
+    /// both buffers.
     ///
     /// # Errors
-    /// As [`Communicator::alltoallv_bytes`].
+    /// `InvalidArgument` for counts/displacements that do not fit.
     #[allow(clippy::too_many_arguments)]
     fn alltoallv<T: Pod>(
         &self,
@@ -292,7 +323,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts a broadcast inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::ibcast_bytes`].
+    /// As [`Communicator::ibcast_bytes`](crate::Communicator::ibcast_bytes).
     fn ibcast<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -304,7 +335,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts a reduction to `root` inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::ireduce_bytes`].
+    /// As [`Communicator::ireduce_bytes`](crate::Communicator::ireduce_bytes).
     fn ireduce<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -324,7 +355,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts an allreduce inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::iallreduce_bytes`].
+    /// As [`Communicator::iallreduce_bytes`](crate::Communicator::iallreduce_bytes).
     fn iallreduce<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -337,7 +368,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts an allgather inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::iallgather_bytes`].
+    /// As [`Communicator::iallgather_bytes`](crate::Communicator::iallgather_bytes).
     fn iallgather<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -349,7 +380,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts an all-to-all inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::ialltoall_bytes`].
+    /// As [`Communicator::ialltoall_bytes`](crate::Communicator::ialltoall_bytes).
     fn ialltoall<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,

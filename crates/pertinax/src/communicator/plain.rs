@@ -1,29 +1,9 @@
-//! The plain [`Comm`] as a [`Communicator`] (written with its public API
-//! only), and boxed communicators as communicators.
+//! The plain [`Comm`] as a [`Communicator`] (over its crate-private
+//! methods), and boxed communicators as communicators.
 
 use super::{BoxedComm, CommError, Communicator, Completes, Outcome, PendingOp};
 use crate::op::ErasedOp;
 use crate::{Comm, Error, Rank, Scope, Source, Status, Tag, TagMatch};
-
-/// Runs `$body` with `$b` bound to `$buf` as a slice of `[u8; N]` for the
-/// element size `$elem`, so that the core checks whole elements; the sizes
-/// are those `bytemuck` knows. Any other size runs `$other`.
-macro_rules! by_elem {
-    ($elem:expr, $buf:expr, |$b:ident| $body:expr, $other:expr) => {
-        by_elem!(@ $elem, $buf, $b, $body, $other;
-            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
-            30 31 32 48 64 96 128 256 512 1024 2048 4096)
-    };
-    (@ $elem:expr, $buf:expr, $b:ident, $body:expr, $other:expr; $($n:literal)*) => {
-        match $elem {
-            $($n => match bytemuck::try_cast_slice_mut::<u8, [u8; $n]>($buf) {
-                Ok($b) => $body,
-                Err(_) => $other,
-            },)*
-            _ => $other,
-        }
-    };
-}
 
 /// Counts or displacements in `elem`-byte elements, as bytes.
 fn in_bytes(v: &[usize], elem: usize) -> Result<Vec<usize>, Error> {
@@ -34,26 +14,6 @@ fn in_bytes(v: &[usize], elem: usize) -> Result<Vec<usize>, Error> {
             })
         })
         .collect()
-}
-
-/// A receive of whole `elem`-byte elements on `comm`.
-fn recv_elems(
-    comm: &Comm,
-    buf: &mut [u8],
-    elem: usize,
-    src: Source,
-    tag: TagMatch,
-) -> Result<Status, Error> {
-    let len = buf.len();
-    by_elem!(elem, &mut *buf, |b| comm.recv(b, src, tag), {
-        // An element size the table lacks (or a buffer that is not whole
-        // elements): receive bytes, check the length after.
-        let st = comm.recv(&mut buf[..len], src, tag)?;
-        if elem > 1 && st.len % elem != 0 {
-            return Err(Error::LengthNotMultiple { len: st.len, elem });
-        }
-        Ok(st)
-    })
 }
 
 impl Communicator for Comm {
@@ -94,7 +54,7 @@ impl Communicator for Comm {
         src: Source,
         tag: TagMatch,
     ) -> Result<Option<Status>, Error> {
-        recv_elems(self, buf, elem, src, tag).map(Some)
+        self.recv_elems(buf, elem, src, tag).map(Some)
     }
     fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
         Comm::probe(self, src, tag).map(Some)
@@ -121,27 +81,7 @@ impl Communicator for Comm {
         src: Source,
         tag: TagMatch,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        let len = buf.len();
-        if !matches!(
-            elem,
-            2..=32 | 48 | 64 | 96 | 128 | 256 | 512 | 1024 | 2048 | 4096
-        ) {
-            // Bytes, or an element size the table lacks: received as
-            // bytes (the length is not checked against `elem`).
-            return Ok(Box::new(Completes(Comm::irecv(
-                self, scope, buf, src, tag,
-            )?)));
-        }
-        if !len.is_multiple_of(elem) {
-            return Err(Error::InvalidArgument(format!(
-                "a receive buffer of {len} bytes is not a whole number of {elem}-byte elements"
-            )));
-        }
-        let r = by_elem!(elem, buf, |b| Comm::irecv(self, scope, b, src, tag), {
-            Err(Error::InvalidArgument(format!(
-                "a receive buffer of {len} bytes as {elem}-byte elements"
-            )))
-        })?;
+        let r = self.irecv_elems(scope, buf, elem, src, tag)?;
         Ok(Box::new(Completes(r)))
     }
     fn barrier(&self) -> Result<Outcome, Error> {

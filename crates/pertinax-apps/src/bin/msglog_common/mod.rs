@@ -2,6 +2,7 @@
 //! share: the options of `pertinax-msglog` and the summary line's common
 //! fields.
 
+use pertinax::CommunicatorExt as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

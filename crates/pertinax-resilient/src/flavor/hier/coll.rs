@@ -2,6 +2,7 @@
 
 use super::data::{block_len, reduced_len};
 use super::*;
+use pertinax::CommunicatorExt as _;
 use pertinax::{BoxedComm, ErasedOp, PendingOp, Scope, TagMatch};
 
 impl Communicator for Hierarchical {

@@ -3,6 +3,7 @@
 //! the repair of the global communicator).
 
 use super::*;
+use pertinax::CommunicatorExt as _;
 
 impl Hierarchical {
     /// Runs a stage on the local communicator until it succeeds at every

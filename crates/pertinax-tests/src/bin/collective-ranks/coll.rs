@@ -4,6 +4,7 @@
 //! checked at every rank ([`one`]: the reducing collectives in `red`, the
 //! others in `mov`).
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::fmt::Debug;
 use std::time::Duration;
 
@@ -167,7 +168,7 @@ fn red<T: Elem>(c: &Comm, coll: Coll, kp: u64, count: usize, root: usize, cs: u6
                 Vec::new()
             };
             if coll == Reduce {
-                c.reduce(&mine, &mut out, &op, root)
+                c.reduce(&mine, &mut out, &op, root).map(drop)
             } else {
                 pertinax::scope(|s| complete(c.ireduce(s, &mine, &mut out, &op, root)?, spin))
             }
@@ -189,7 +190,7 @@ fn red<T: Elem>(c: &Comm, coll: Coll, kp: u64, count: usize, root: usize, cs: u6
         Allreduce | AllreduceInPlace | Iallreduce => {
             let mut out = sentinel::<T>(len);
             match coll {
-                Allreduce => c.allreduce(&mine, &mut out, &op),
+                Allreduce => c.allreduce(&mine, &mut out, &op).map(drop),
                 AllreduceInPlace => {
                     out.copy_from_slice(&mine);
                     c.allreduce_in_place(&mut out, &op)
@@ -254,7 +255,7 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
             }
             let enter = now_ns();
             if coll == Barrier {
-                c.barrier()
+                c.barrier().map(drop)
             } else {
                 pertinax::scope(|s| complete(c.ibarrier(s)?, spin))
             }
@@ -278,7 +279,7 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
                 sentinel(count)
             };
             if coll == Bcast {
-                c.bcast(&mut buf, root)
+                c.bcast(&mut buf, root).map(drop)
             } else {
                 pertinax::scope(|s| complete(c.ibcast(s, &mut buf, root)?, spin))
             }
@@ -345,7 +346,7 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
             let mine = blk(me, 0, count);
             let mut out = sentinel(n * count);
             match coll {
-                Allgather => c.allgather(&mine, &mut out),
+                Allgather => c.allgather(&mine, &mut out).map(drop),
                 AllgatherInPlace => {
                     out[me * count..(me + 1) * count].copy_from_slice(&mine);
                     c.allgather_in_place(&mut out)
@@ -368,7 +369,7 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
             let send: Vec<T> = (0..n).flat_map(|j| blk(me, j, count)).collect();
             let mut out = sentinel(n * count);
             if coll == Alltoall {
-                c.alltoall(&send, &mut out)
+                c.alltoall(&send, &mut out).map(drop)
             } else {
                 pertinax::scope(|s| complete(c.ialltoall(s, &send, &mut out)?, spin))
             }

@@ -4,6 +4,7 @@
 //! given count (`allreduce`); allgatherv displacements out of rank order or
 //! with gaps (`agv`); an alltoallv with one large block (`skew`).
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use pertinax::{Error, Op, Rank, Request, Universe};
 use pertinax_tests::{arg, check, e};
 
@@ -49,13 +50,17 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
         let root = Rank(bad);
         let (x, mut o, mut b) = ([1u32; 4], [0u32; 4], [2u32; 4]);
         let mut big = vec![0u32; 4 * n];
-        rank_err(bad, "bcast", w.bcast(&mut b, root))?;
+        rank_err(bad, "bcast", w.bcast(&mut b, root).map(drop))?;
         rank_err(
             bad,
             "ibcast",
             pertinax::scope(|s| nb(w.ibcast(s, &mut b, root))),
         )?;
-        rank_err(bad, "reduce", w.reduce(&x, &mut o, &Op::sum(), root))?;
+        rank_err(
+            bad,
+            "reduce",
+            w.reduce(&x, &mut o, &Op::sum(), root).map(drop),
+        )?;
         rank_err(
             bad,
             "reduce_in_place",
@@ -66,7 +71,7 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
             "ireduce",
             pertinax::scope(|s| nb(w.ireduce(s, &x, &mut o, &Op::sum(), root))),
         )?;
-        rank_err(bad, "gather", w.gather(&x, &mut big, root))?;
+        rank_err(bad, "gather", w.gather(&x, &mut big, root).map(drop))?;
         rank_err(
             bad,
             "gatherv",
@@ -76,9 +81,10 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
                 &vec![4; n],
                 &(0..n).map(|i| 4 * i).collect::<Vec<_>>(),
                 root,
-            ),
+            )
+            .map(drop),
         )?;
-        rank_err(bad, "scatter", w.scatter(&big, &mut o, root))?;
+        rank_err(bad, "scatter", w.scatter(&big, &mut o, root).map(drop))?;
         rank_err(
             bad,
             "scatterv",
@@ -88,22 +94,26 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
                 &(0..n).map(|i| 4 * i).collect::<Vec<_>>(),
                 &mut o,
                 root,
-            ),
+            )
+            .map(drop),
         )?;
         sync("bad roots")?;
     }
     let op = Op::<u32>::sum();
     let (x3, mut o4) = ([1u32; 3], [0u32; 4]);
-    arg_err("allreduce 3 into 4", w.allreduce(&x3, &mut o4, &op))?;
+    arg_err(
+        "allreduce 3 into 4",
+        w.allreduce(&x3, &mut o4, &op).map(drop),
+    )?;
     arg_err(
         "iallreduce 3 into 4",
         pertinax::scope(|s| nb(w.iallreduce(s, &x3, &mut o4, &op))),
     )?;
-    arg_err("scan 3 into 4", w.scan(&x3, &mut o4, &op))?;
-    arg_err("exscan 3 into 4", w.exscan(&x3, &mut o4, &op))?;
+    arg_err("scan 3 into 4", w.scan(&x3, &mut o4, &op).map(drop))?;
+    arg_err("exscan 3 into 4", w.exscan(&x3, &mut o4, &op).map(drop))?;
     sync("reduction lengths")?;
     let mut odd = vec![0u32; 2 * n + 1];
-    arg_err("allgather", w.allgather(&[1u32, 2], &mut odd))?;
+    arg_err("allgather", w.allgather(&[1u32, 2], &mut odd).map(drop))?;
     arg_err(
         "iallgather",
         pertinax::scope(|s| nb(w.iallgather(s, &[1u32, 2], &mut odd))),
@@ -111,10 +121,16 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
     if n > 1 {
         arg_err("allgather_in_place", w.allgather_in_place(&mut odd))?;
         let send = vec![0u32; 2 * n + 1];
-        arg_err("alltoall of a non-multiple", w.alltoall(&send, &mut odd))?;
+        arg_err(
+            "alltoall of a non-multiple",
+            w.alltoall(&send, &mut odd).map(drop),
+        )?;
     }
     let send = vec![0u32; 2 * n];
-    arg_err("alltoall with unequal buffers", w.alltoall(&send, &mut odd))?;
+    arg_err(
+        "alltoall with unequal buffers",
+        w.alltoall(&send, &mut odd).map(drop),
+    )?;
     arg_err(
         "ialltoall with unequal buffers",
         pertinax::scope(|s| nb(w.ialltoall(s, &send, &mut odd))),
@@ -123,19 +139,22 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
     let mut one = [0u32; 1];
     arg_err(
         "reduce_scatter with n+1 counts",
-        w.reduce_scatter(&send, &mut one, &vec![1; n + 1], &op),
+        w.reduce_scatter(&send, &mut one, &vec![1; n + 1], &op)
+            .map(drop),
     )?;
     arg_err(
         "reduce_scatter with send != sum of counts",
-        w.reduce_scatter(&send, &mut one, &vec![1; n], &op),
+        w.reduce_scatter(&send, &mut one, &vec![1; n], &op)
+            .map(drop),
     )?;
     arg_err(
         "reduce_scatter with recv != my count",
-        w.reduce_scatter(&send, &mut odd, &vec![2; n], &op),
+        w.reduce_scatter(&send, &mut odd, &vec![2; n], &op)
+            .map(drop),
     )?;
     arg_err(
         "reduce_scatter_block with send != n*recv",
-        w.reduce_scatter_block(&odd, &mut one, &op),
+        w.reduce_scatter_block(&odd, &mut one, &op).map(drop),
     )?;
     sync("reduce_scatter lengths")?;
     let cnt = vec![2usize; n];
@@ -148,7 +167,8 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
             &mut recv,
             &vec![2; n + 1],
             &(0..=n).collect::<Vec<_>>(),
-        ),
+        )
+        .map(drop),
     )?;
     arg_err(
         "allgatherv with a block past the end",
@@ -157,29 +177,34 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
             &mut recv,
             &cnt,
             &dis.iter().map(|d| d + 1).collect::<Vec<_>>(),
-        ),
+        )
+        .map(drop),
     )?;
     arg_err(
         "allgatherv with my count != send",
-        w.allgatherv(&[1u32, 2, 3], &mut recv, &cnt, &dis),
+        w.allgatherv(&[1u32, 2, 3], &mut recv, &cnt, &dis).map(drop),
     )?;
     arg_err(
         "alltoallv with n-1 counts",
-        w.alltoallv(&send, &cnt[1..], &dis[1..], &mut recv, &cnt, &dis),
+        w.alltoallv(&send, &cnt[1..], &dis[1..], &mut recv, &cnt, &dis)
+            .map(drop),
     )?;
     arg_err(
         "alltoallv with a send block past the end",
-        w.alltoallv(&send[1..], &cnt, &dis, &mut recv, &cnt, &dis),
+        w.alltoallv(&send[1..], &cnt, &dis, &mut recv, &cnt, &dis)
+            .map(drop),
     )?;
     arg_err(
         "alltoallv with a receive block past the end",
-        w.alltoallv(&send, &cnt, &dis, &mut recv[1..], &cnt, &dis),
+        w.alltoallv(&send, &cnt, &dis, &mut recv[1..], &cnt, &dis)
+            .map(drop),
     )?;
     let mut rc = cnt.clone();
     rc[me] = 1;
     arg_err(
         "alltoallv with self block 2 vs 1",
-        w.alltoallv(&send, &cnt, &dis, &mut recv, &rc, &dis),
+        w.alltoallv(&send, &cnt, &dis, &mut recv, &rc, &dis)
+            .map(drop),
     )?;
     sync("v-collective layouts")?;
     // Zero counts.
@@ -236,7 +261,10 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
         ("barrier", d.barrier()),
         ("allreduce", d.allreduce(&[1u32], &mut o, &op)),
         ("bcast", d.bcast(&mut o, 0)),
-        ("ibarrier", pertinax::scope(|s| nb(d.ibarrier(s)))),
+        (
+            "ibarrier",
+            pertinax::scope(|s| nb(d.ibarrier(s))).map(|()| pertinax::Outcome::default()),
+        ),
     ] {
         check!(
             matches!(r, Err(Error::CommFreed)),

@@ -2,6 +2,7 @@
 //! closeness to the rank-order reference, and hashed (FNV-1a over every
 //! result's bits) for the test to compare across ranks, variants and runs.
 
+use pertinax::CommunicatorExt as _;
 use std::time::Duration;
 
 use pertinax::bytemuck::{self, Pod};
@@ -92,7 +93,7 @@ fn fp_case<T: Float>(
         let mut again = vec![T::zeroed(); count];
         jitter();
         match variant {
-            0 => w.allreduce(&mine, &mut again, &op),
+            0 => w.allreduce(&mine, &mut again, &op).map(drop),
             1 => {
                 again.copy_from_slice(&mine);
                 w.allreduce_in_place(&mut again, &op)

@@ -5,6 +5,7 @@
 //! checked).
 
 use pertinax::{Comm, Error, Op, Request, Universe, ValueIndex};
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use pertinax_tests::{arg, check, e};
 use pertinax_wire::rng::SplitMix64;
 
@@ -241,7 +242,7 @@ pub(super) fn overlap(u: &Universe, a: &[String]) -> R {
         cmp_raw(&q_buf, &raw::<f64>(cs, tm[rq], 10, cq)).map_err(f("third ibcast"))?;
         cmp_raw(&p_out, &raw::<u8>(cs, prev, 9, cp)).map_err(f("point-to-point"))?;
     }
-    w.barrier().map_err(e)
+    w.barrier().map_err(e).map(drop)
 }
 
 /// Rank-order fold of `gen::<T>(cs, r, stream, len, k)` over `ranks`.
@@ -300,7 +301,7 @@ pub(super) fn longrun(u: &Universe, a: &[String]) -> R {
                     fail(format!("bcast {buf:?} != {want:?}"))
                 );
             }
-            2 => c.barrier().map_err(ee)?,
+            2 => c.barrier().map(drop).map_err(ee)?,
             3 => {
                 let mine = [mix(i, me, 0)];
                 let mut out = [0u64];
@@ -410,5 +411,5 @@ pub(super) fn longrun(u: &Universe, a: &[String]) -> R {
             }
         }
     }
-    w.barrier().map_err(e)
+    w.barrier().map_err(e).map(drop)
 }

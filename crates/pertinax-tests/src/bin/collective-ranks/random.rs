@@ -4,6 +4,7 @@
 //! than 1 MiB per call) and `noncomm` (user operations, commutative and
 //! not, on every reducing collective and root).
 
+use pertinax::Communicator as _;
 use pertinax::{Comm, Universe, ValueIndex};
 use pertinax_tests::{arg, check, e};
 use pertinax_wire::rng::SplitMix64;
@@ -79,7 +80,7 @@ pub(super) fn all(u: &Universe, a: &[String]) -> R {
                 c.rank()
             );
             plan(&c, seed)?;
-            w.barrier().map_err(e)
+            w.barrier().map_err(e).map(drop)
         }
         "self" => plan(&u.self_comm(), seed),
         other => Err(format!("unknown communicator {other}")),

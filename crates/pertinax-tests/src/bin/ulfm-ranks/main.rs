@@ -8,6 +8,7 @@
 //! in `validation.rs`, the recovery scenarios in `recovery.rs`, and the
 //! others here.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::Instant;
 
 use pertinax::{Comm, Error, Op, Rank, Universe};
@@ -33,7 +34,7 @@ fn die() -> ! {
     std::process::abort()
 }
 
-fn is_fault(r: &Result<(), Error>) -> bool {
+fn is_fault<T>(r: &Result<T, Error>) -> bool {
     matches!(r, Err(e) if e.is_fault())
 }
 

@@ -3,6 +3,7 @@
 //! replacing recovery, mismatched recovery calls, and a rank that
 //! finalizes early (not failed).
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::Duration;
 
 use pertinax::{Comm, Error, Op, Rank, Universe};
@@ -210,7 +211,7 @@ pub(super) fn campaign(u: &Universe, w: &Comm, a: &[String]) -> R {
                 told = None;
             }
             if s == steps {
-                return c.barrier();
+                return c.barrier().map(drop);
             }
             // A ring exchange of a step-dependent message of mixed size.
             let len = [8usize, 4096, 100_000][(s % 3) as usize];

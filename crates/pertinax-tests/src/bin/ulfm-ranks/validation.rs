@@ -6,6 +6,7 @@
 //! then shrink in a loop, ranks killing themselves, agreement with dying
 //! participants, and spawn then merge.
 
+use pertinax::{Communicator as _, CommunicatorExt as _};
 use std::time::{Duration, Instant};
 
 use pertinax::{Comm, Error, Op, Rank, Universe, ANY_SOURCE, ANY_TAG};
@@ -34,7 +35,7 @@ pub(super) fn coll_kill(w: &Comm, a: &[String], revoke: bool) -> R {
         }
         let mut s = [0u64];
         match w.allreduce(&[i], &mut s, &Op::sum()) {
-            Ok(()) => check!(s[0] == i * n as u64, "iteration {i}: sum {}", s[0]),
+            Ok(_) => check!(s[0] == i * n as u64, "iteration {i}: sum {}", s[0]),
             Err(x) => {
                 err = Some(x);
                 break;
@@ -122,8 +123,8 @@ pub(super) fn anysource(w: &Comm, _a: &[String]) -> R {
         let mut got = vec![false; n];
         for _ in 1..victim {
             let st = w.recv(&mut b, ANY_SOURCE, 2).map_err(e)?;
-            check!(b[0] == st.source.0 as u64 * 10, "content {}", b[0]);
-            got[st.source.index()] = true;
+            check!(b[0] == st.unwrap().source.0 as u64 * 10, "content {}", b[0]);
+            got[st.unwrap().source.index()] = true;
         }
         check!(got[1..victim].iter().all(|&g| g), "missing senders {got:?}");
     } else {
@@ -268,7 +269,7 @@ pub(super) fn suicide(w: &Comm, a: &[String]) -> R {
         // Detect, revoke, shrink.
         let mut r = Ok(());
         for _ in 0..1000 {
-            r = c.barrier();
+            r = c.barrier().map(drop);
             if r.is_err() {
                 break;
             }
