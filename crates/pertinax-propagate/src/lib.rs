@@ -148,7 +148,7 @@
 //! # Example
 //! ```no_run
 //! use pertinax_propagate::{Guarded, GuardError};
-//! use pertinax::Op;
+//! use pertinax::prelude::*;
 //!
 //! let universe = pertinax::init()?;
 //! let g = Guarded::new(&universe.world())?;
@@ -163,7 +163,7 @@
 //!         g.run(|c| c.allreduce(&[local], &mut sum, &Op::sum()))
 //!     };
 //!     match r {
-//!         Ok(()) => {}
+//!         Ok(_) => {}
 //!         Err(GuardError::Propagated(p)) => {
 //!             eprintln!("step {step}: {p}");   // the same at every rank
 //!             // recover: recompute, restart, roll back ...

@@ -133,6 +133,8 @@
 //!
 //! # Example
 //! ```
+//! use pertinax::prelude::*;
+//!
 //! let universe = pertinax::init()?;
 //! let world = universe.world();
 //! let (rank, size) = (world.rank().index(), world.size());

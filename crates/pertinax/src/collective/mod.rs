@@ -51,7 +51,8 @@
 //!
 //! # Example
 //! ```
-//! use pertinax::Op;
+//! use pertinax::prelude::*;
+//!
 //! let u = pertinax::init()?;
 //! let world = u.world();
 //! let mut sum = [0.0f64; 2];
