@@ -268,7 +268,7 @@ crate::mpi! {
                 // SAFETY: MPI's contract: `sendbuf` holds `size` parts.
                 unsafe { SendBuf::new(sendbuf, k, &st) }?
             };
-            done(c.alltoall_bytes(send.bytes(), recv.bytes_mut()))?;
+            done(c.alltoall_bytes(send.bytes(), recv.bytes_mut(), 1))?;
             recv.finish(usize::MAX);
             Ok(())
             })

@@ -518,13 +518,13 @@ impl Communicator for Logged {
         Ok(Outcome::default())
     }
 
-    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8], elem: usize) -> Result<Outcome, Error> {
         let n = self.comm.size();
         let me = self.comm.rank().index();
         same_len("alltoall", recv.len(), send.len())?;
-        if !send.len().is_multiple_of(n) {
+        if !send.len().is_multiple_of(n * elem.max(1)) {
             return Err(refused(&format!(
-                "alltoall: {} bytes do not split into {n} blocks",
+                "alltoall: {} bytes do not split into {n} blocks of whole {elem}-byte elements",
                 send.len()
             )));
         }

@@ -113,8 +113,13 @@ impl<C: Communicator + 'static> Communicator for Guarded<C> {
     fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error> {
         self.run(|c| c.allgather_bytes(send, recv))
     }
-    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error> {
-        self.run(|c| c.alltoall_bytes(send, recv))
+    fn alltoall_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        elem: usize,
+    ) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.alltoall_bytes(send, recv, elem))
     }
     fn scan_bytes(
         &self,
@@ -236,8 +241,9 @@ impl<C: Communicator + 'static> Communicator for Guarded<C> {
         scope: &'s Scope<'s, '_>,
         send: &'s [u8],
         recv: &'s mut [u8],
+        elem: usize,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
-        let p = self.run(|c| c.ialltoall_bytes(scope, send, recv))?;
+        let p = self.run(|c| c.ialltoall_bytes(scope, send, recv, elem))?;
         Ok(self.pending(p))
     }
     /// The guarded communicator's acknowledgement (local: nothing to

@@ -155,8 +155,8 @@ impl Communicator for World {
     fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
         both!(self, c => c.allgather_bytes(send, recv))
     }
-    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
-        both!(self, c => c.alltoall_bytes(send, recv))
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8], elem: usize) -> Result<Outcome, Error> {
+        both!(self, c => c.alltoall_bytes(send, recv, elem))
     }
     fn scan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
         both!(self, c => c.scan_bytes(send, recv, op))
@@ -262,8 +262,9 @@ impl Communicator for World {
         scope: &'s Scope<'s, '_>,
         send: &'s [u8],
         recv: &'s mut [u8],
+        elem: usize,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        nb!(self, c => c.ialltoall_bytes(scope, send, recv))
+        nb!(self, c => c.ialltoall_bytes(scope, send, recv, elem))
     }
     fn ack_failed(&self, n: usize) -> Result<usize, Error> {
         both!(self, c => Communicator::ack_failed(c, n))

@@ -252,12 +252,20 @@ pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
 /// application code is written once. Object safe; the typed methods are
 /// in [`CommunicatorExt`].
 ///
-/// The methods' contracts are [`Comm`](crate::Comm)'s (same arguments, same
-/// matching, same collective rules), except for what a decorator does
-/// about failures, which it documents: a plain `Comm` returns
-/// `ProcFailed`, a resilient communicator repairs and reports an
-/// [`Outcome`], a guard turns the failure into the error propagated to
-/// every rank.
+/// This trait and [`CommunicatorExt`] are the one way to call an
+/// operation on any communicator. A plain [`Comm`](crate::Comm)'s
+/// blocking point-to-point and collective operations are only here; its
+/// inherent methods are the calls no decorator offers (the in-place and
+/// buffered forms, `recv_vec`, serde values, spawning,
+/// intercommunicators), those of the same shape (`rank`, `dup`, `agree`,
+/// ...), and the non-blocking operations, which return the core's
+/// [`Request`](crate::Request) without the allocation of a
+/// [`PendingOp`]. The contracts are the same on every
+/// communicator (same arguments, same matching, same collective rules),
+/// except for what a decorator does about failures, which it documents:
+/// a plain `Comm` returns `ProcFailed`, a resilient communicator repairs
+/// and reports an [`Outcome`], a guard turns the failure into the error
+/// propagated to every rank.
 ///
 /// # What every communicator offers
 ///
@@ -451,11 +459,17 @@ pub trait Communicator {
     /// # Errors
     /// See the implementations.
     fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error>;
-    /// Block `j` of `send` goes to rank `j`, into block `i` of its `recv`.
+    /// Block `j` of `send` goes to rank `j`, into block `i` of its `recv`;
+    /// the blocks are whole `elem`-byte elements.
     ///
     /// # Errors
     /// See the implementations.
-    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error>;
+    fn alltoall_bytes(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        elem: usize,
+    ) -> Result<Outcome, Self::Error>;
 
     /// Inclusive prefix reduction (see [`CommunicatorExt::scan`](crate::CommunicatorExt::scan)).
     ///
@@ -642,7 +656,7 @@ pub trait Communicator {
         let _ = (scope, send, recv);
         Err(self.unsupported("iallgather"))
     }
-    /// Starts an all-to-all inside `scope`.
+    /// Starts an all-to-all of `elem`-byte elements inside `scope`.
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -651,8 +665,9 @@ pub trait Communicator {
         scope: &'s Scope<'s, '_>,
         send: &'s [u8],
         recv: &'s mut [u8],
+        elem: usize,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
-        let _ = (scope, send, recv);
+        let _ = (scope, send, recv, elem);
         Err(self.unsupported("ialltoall"))
     }
 

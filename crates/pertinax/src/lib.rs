@@ -9,9 +9,16 @@
 //! # Concepts
 //! - [`init`] joins the job and returns a [`Universe`]; its
 //!   [`world`](Universe::world) communicator holds every rank.
-//! - [`Comm`]: rank, size, [`send`](CommunicatorExt::send)/[`recv`](CommunicatorExt::recv) and
-//!   friends, [`dup`](Comm::dup), [`split`](Comm::split),
+//! - [`Comm`]: rank, size, [`dup`](Comm::dup), [`split`](Comm::split),
 //!   [`create`](Comm::create) from a [`Group`].
+//! - The operations of every communicator, plain or decorated by a
+//!   recovery library, are one API: the [`Communicator`] trait and its
+//!   typed extension [`CommunicatorExt`]
+//!   ([`send`](CommunicatorExt::send), [`recv`](CommunicatorExt::recv),
+//!   the collectives, the ULFM calls). `use pertinax::prelude::*` brings
+//!   them in. Each returns what it did besides succeeding: an [`Outcome`]
+//!   (always complete on a plain `Comm`), or for a receive an
+//!   `Option<Status>` (`None` only when a resilient communicator skips it).
 //! - Non-blocking operations return a [`Request`] inside a [`scope`] that
 //!   keeps their buffers borrowed until they complete.
 //! - Every call returns [`Result`]; a failed peer is an

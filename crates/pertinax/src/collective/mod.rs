@@ -713,32 +713,40 @@ impl Comm {
     /// # Errors
     /// `InvalidArgument` unless both buffers are the same multiple of the
     /// size.
-    pub(crate) fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+    pub(crate) fn alltoall(&self, send: &[u8], recv: &mut [u8], elem: usize) -> Result<()> {
         if self.own() {
-            let (lens, _) = self.alltoall_layout::<T>(send.len(), recv.len())?;
+            let (lens, _) = self.alltoall_layout(send.len(), recv.len(), elem)?;
             let kind = CollKind::Alltoall { len: lens[0] };
-            return self.run_coll(Some(bytes(send)), bytes_mut(recv), None, kind, |_, _, _| {});
+            return self.run_coll(Some(send), recv, None, kind, |_, _, _| {});
         }
         // Straight-line when the whole exchange is small (its blocks are
         // then below `algo::ALLTOALL_LARGE`, as the schedule's small branch).
-        if self.fast_path(std::mem::size_of_val(send)) {
-            self.alltoall_layout::<T>(send.len(), recv.len())?;
+        if self.fast_path(send.len()) {
+            self.alltoall_layout(send.len(), recv.len(), elem)?;
             self.coll_live()?;
             let seq = self.next_seq();
-            return self.fast_alltoall(bytes(send), bytes_mut(recv), seq);
+            return self.fast_alltoall(send, recv, seq);
         }
-        crate::request::scope(|s| self.ialltoall(s, send, recv)?.wait().map(|_| ()))
+        crate::request::scope(|s| {
+            self.ialltoall_elems(s, send, recv, elem)?
+                .wait()
+                .map(|_| ())
+        })
     }
 
-    fn alltoall_layout<T>(&self, s: usize, r: usize) -> Result<(Vec<usize>, Vec<usize>)> {
+    /// The blocks of an all-to-all of `s` bytes sent and `r` received, in
+    /// `elem`-byte elements: `size` equal blocks of whole elements.
+    fn alltoall_layout(&self, s: usize, r: usize, elem: usize) -> Result<(Vec<usize>, Vec<usize>)> {
         let n = self.size();
-        if s != r || !s.is_multiple_of(n) {
+        let elem = elem.max(1);
+        if s != r || !s.is_multiple_of(n * elem) {
+            let (s, r) = (s / elem, r / elem);
             return Err(bad(
                 "alltoall",
                 format!("send has {s} elements, receive {r}; both must be {n} equal blocks"),
             ));
         }
-        Ok(uniform(n, s / n * std::mem::size_of::<T>()))
+        Ok(uniform(n, s / n))
     }
 
     /// Non-blocking [`CommunicatorExt::alltoall`](crate::CommunicatorExt::alltoall).
@@ -751,16 +759,22 @@ impl Comm {
         send: &'s [T],
         recv: &'s mut [T],
     ) -> Result<Request<'s>> {
-        let (lens, offs) = self.alltoall_layout::<T>(send.len(), recv.len())?;
+        self.ialltoall_elems(s, bytes(send), bytes_mut(recv), std::mem::size_of::<T>())
+    }
+
+    /// [`Comm::ialltoall`] over bytes holding `elem`-byte elements.
+    pub(crate) fn ialltoall_elems<'s>(
+        &self,
+        s: &'s Scope<'s, '_>,
+        send: &'s [u8],
+        recv: &'s mut [u8],
+        elem: usize,
+    ) -> Result<Request<'s>> {
+        let (lens, offs) = self.alltoall_layout(send.len(), recv.len(), elem)?;
         let kind = CollKind::Alltoall { len: lens[0] };
-        self.nonblocking(
-            s,
-            Some(bytes(send)),
-            bytes_mut(recv),
-            None,
-            kind,
-            |b, i, o| algo::alltoallv(b, i, o, &lens, &offs, &lens, &offs),
-        )
+        self.nonblocking(s, Some(send), recv, None, kind, |b, i, o| {
+            algo::alltoallv(b, i, o, &lens, &offs, &lens, &offs)
+        })
     }
 
     /// All-to-all with counts and displacements (in elements) per rank for

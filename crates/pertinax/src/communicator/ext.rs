@@ -293,7 +293,7 @@ pub trait CommunicatorExt: Communicator {
     /// `InvalidArgument` unless both buffers are the same multiple of the
     /// size.
     fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<Outcome, Self::Error> {
-        self.alltoall_bytes(bytes(send)?, bytes_mut(recv)?)
+        self.alltoall_bytes(bytes(send)?, bytes_mut(recv)?, elem::<T>())
     }
     /// All-to-all with counts and displacements (in elements) per rank for
     /// both buffers.
@@ -387,7 +387,7 @@ pub trait CommunicatorExt: Communicator {
         send: &'s [T],
         recv: &'s mut [T],
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
-        self.ialltoall_bytes(scope, bytes(send)?, bytes_mut(recv)?)
+        self.ialltoall_bytes(scope, bytes(send)?, bytes_mut(recv)?, elem::<T>())
     }
 }
 

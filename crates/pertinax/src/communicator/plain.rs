@@ -231,10 +231,11 @@ impl Communicator for Comm {
         scope: &'s Scope<'s, '_>,
         send: &'s [u8],
         recv: &'s mut [u8],
+        elem: usize,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Completes(Comm::ialltoall(
-            self, scope, send, recv,
-        )?)))
+        Ok(Box::new(Completes(
+            self.ialltoall_elems(scope, send, recv, elem)?,
+        )))
     }
     fn ack_failed(&self, n: usize) -> Result<usize, Error> {
         Comm::ack_failed(self, n)
@@ -260,8 +261,8 @@ impl Communicator for Comm {
         Comm::allgather(self, send, recv)?;
         Ok(Outcome::default())
     }
-    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
-        Comm::alltoall(self, send, recv)?;
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8], elem: usize) -> Result<Outcome, Error> {
+        Comm::alltoall(self, send, recv, elem)?;
         Ok(Outcome::default())
     }
     fn dup_boxed(&self) -> Result<BoxedComm<Error>, Error> {
@@ -467,8 +468,9 @@ impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
         scope: &'s Scope<'s, '_>,
         send: &'s [u8],
         recv: &'s mut [u8],
+        elem: usize,
     ) -> Result<PendingOp<'s, E>, E> {
-        (**self).ialltoall_bytes(scope, send, recv)
+        (**self).ialltoall_bytes(scope, send, recv, elem)
     }
     fn ack_failed(&self, n: usize) -> Result<usize, E> {
         (**self).ack_failed(n)
@@ -491,8 +493,8 @@ impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
     fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, E> {
         (**self).allgather_bytes(send, recv)
     }
-    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, E> {
-        (**self).alltoall_bytes(send, recv)
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8], elem: usize) -> Result<Outcome, E> {
+        (**self).alltoall_bytes(send, recv, elem)
     }
     fn dup_boxed(&self) -> Result<BoxedComm<E>, E> {
         (**self).dup_boxed()

@@ -429,7 +429,7 @@ impl Communicator for Resilient {
     /// failed ranks are untouched in `recv` and listed missing. Only under
     /// [`Check::Agree`]: every rank's result differs, so the log check
     /// could not replay it ([`Error::Unsupported`]).
-    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Error> {
+    fn alltoall_bytes(&self, send: &[u8], recv: &mut [u8], elem: usize) -> Result<Outcome, Error> {
         let size = self.size;
         if self.cfg.check == Check::Log {
             return Err(Error::Unsupported(
@@ -437,7 +437,7 @@ impl Communicator for Resilient {
                     .into(),
             ));
         }
-        if !send.len().is_multiple_of(size.max(1)) || recv.len() != send.len() {
+        if !send.len().is_multiple_of(size.max(1) * elem.max(1)) || recv.len() != send.len() {
             return Err(pertinax::Error::InvalidArgument(format!(
                 "alltoall: {} bytes to send and {} to receive, both {size} equal blocks needed",
                 send.len(),

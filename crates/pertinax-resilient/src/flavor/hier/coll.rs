@@ -265,7 +265,12 @@ impl Communicator for Hierarchical {
     }
 
     /// Not supported yet on the hierarchy ([`Error::Unsupported`]).
-    fn alltoall_bytes(&self, _send: &[u8], _recv: &mut [u8]) -> Result<Outcome, Error> {
+    fn alltoall_bytes(
+        &self,
+        _send: &[u8],
+        _recv: &mut [u8],
+        _elem: usize,
+    ) -> Result<Outcome, Error> {
         Err(Error::Unsupported(
             "alltoall on a hierarchical resilient communicator".into(),
         ))
