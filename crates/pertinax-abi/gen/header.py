@@ -8,7 +8,7 @@
 
 Usage: gen/header.py [--check] [MPI_PROTO_H]
   --check      write nothing; exit 1 and name the files that differ from
-               what would be written (tests/c_abi.rs runs this)
+               what would be written (tests/c_abi/ runs this)
   MPI_PROTO_H  MPICH 5's mpi_proto.h (default /tmp/mpich/include/mpi_proto.h)
 
 What comes from where:
