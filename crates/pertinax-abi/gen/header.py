@@ -8,11 +8,11 @@
 
 Usage: gen/header.py [--check] [MPI_PROTO_H]
   --check      write nothing; exit 1 and name the files that differ from
-               what would be written (tests/c_abi.rs runs this)
+               what would be written (tests/c_abi/ runs this)
   MPI_PROTO_H  MPICH 5's mpi_proto.h (default /tmp/mpich/include/mpi_proto.h)
 
 What comes from where:
-- constants: every `const MPI_*` / `const MPIX_*` item of `src/*.rs` (most
+- constants: every `const MPI_*` / `const MPIX_*` item of `src/**/*.rs` (most
   in `src/consts.rs`), with its Rust type: `c_int` an `int`, `usize` a
   length, `i64` a `long long`, `&str` a string, a raw pointer type (or
   `MPI_File`) a cast address (`MPI_IN_PLACE` is `((void *)-1)`);
@@ -205,12 +205,16 @@ def strip_comments(text):
 
 
 def sources():
-    """(file name, text without comments) of src/*.rs but the stubs."""
+    """(path under src/, text without comments) of src/**/*.rs but the
+    stubs (`types.rs`, `types/pack.rs`)."""
     out = []
-    for fn in sorted(os.listdir(SRC)):
-        if fn.endswith(".rs") and fn != "unsupported.rs":
-            out.append((fn, strip_comments(read(os.path.join(SRC, fn)))))
-    return out
+    for root, _dirs, files in os.walk(SRC):
+        for fn in files:
+            path = os.path.join(root, fn)
+            rel = os.path.relpath(path, SRC).replace(os.sep, "/")
+            if fn.endswith(".rs") and rel != "unsupported.rs":
+                out.append((rel, strip_comments(read(path))))
+    return sorted(out)
 
 
 def workspace_version():

@@ -128,7 +128,8 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Comm_free`: the handle becomes `MPI_COMM_NULL`.
+    /// `MPI_Comm_free`: the handle becomes `MPI_COMM_NULL` (and its error
+    /// handler goes if it was the last thing holding it).
     fn PMPI_Comm_free(comm: *mut c_int) -> c_int as MPI_Comm_free {
         if comm.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Comm_free", MPI_ERR_ARG);
@@ -148,6 +149,7 @@ crate::mpi! {
         let Some(e) = entry else {
             return raise(MPI_COMM_WORLD, "MPI_Comm_free", MPI_ERR_COMM);
         };
+        crate::errors::detach(e.errhandler);
         // SAFETY: checked non-null.
         unsafe { *comm = MPI_COMM_NULL };
         // A resilient one's is dropped (local); its entry's `comm` is its

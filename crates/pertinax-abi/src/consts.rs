@@ -182,7 +182,7 @@ pub struct MpiStatus {
 // ---------------------------------------------------------------------------
 // Every other constant of MPICH's `mpi.h` a C program may name, with
 // MPICH's values (the ABI): `gen/header.py` writes `include/mpi.h` from the
-// `const MPI_*`/`MPIX_*` items of `src/*.rs`, and `tests/c_abi.rs` checks
+// `const MPI_*`/`MPIX_*` items of `src/*.rs`, and `tests/c_abi/` checks
 // each value against MPICH's header. Not all of them mean something to this
 // library (one-sided, files, the tool interface are not implemented).
 

@@ -67,7 +67,7 @@ pub(crate) fn join(what: &str, required: c_int) -> c_int {
         groups: Vec::new(),
         // Handlers made before the state (`MPI_Session_create_errhandler`
         // may come first), at the indices their handles name.
-        errhandlers: crate::session::early_errhandlers(),
+        errhandlers: crate::errors::early_handlers(),
         keyvals: Vec::new(),
         messages: Vec::new(),
         datatypes: Vec::new(),

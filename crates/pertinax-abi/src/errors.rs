@@ -2,14 +2,22 @@
 //! what a communicator's error handler does with them
 //! (`MPI_ERRORS_ARE_FATAL` by default, `MPI_ERRORS_RETURN`,
 //! `MPI_ERRORS_ABORT`, a user function).
+//!
+//! A user handler counts its references (`state::Errhandler`): the
+//! program's handles (`MPI_*_create_errhandler` gives one,
+//! `MPI_*_get_errhandler` one more, `MPI_Errhandler_free` frees one) and
+//! the communicators and sessions it is set on. A handler freed while set
+//! on one stays valid for it, and goes when the last of them is freed; a
+//! freed handle is `MPI_ERR_ERRHANDLER` to the calls that take one.
 
+use std::cell::RefCell;
 use std::ffi::{c_char, c_int};
 
 use pertinax::Error;
 
 use crate::consts::*;
 use crate::serial::Serial;
-use crate::state;
+use crate::state::{self, Errhandler, UserErrhandler};
 
 /// The MPI error class of a pertinax error.
 pub(crate) fn code_of(e: &Error) -> c_int {
@@ -97,10 +105,7 @@ pub(crate) fn invoke(handler: c_int, handle: c_int, what: &str, code: c_int) -> 
         MPI_ERRORS_RETURN => code,
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => fatal(what, code),
         h => {
-            let f = state::errhandler_index(h)
-                .and_then(|i| state::with(|s| s.errhandlers.get(i).copied().flatten()))
-                .flatten();
-            match f {
+            match with_table(|t| slot(t, h).map(|e| e.f)).flatten() {
                 Some(f) => {
                     let (mut c, mut k) = (handle, code);
                     // SAFETY: the program registered `f` with
@@ -223,16 +228,14 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Comm_set_errhandler`.
     fn PMPI_Comm_set_errhandler(comm: c_int, errhandler: c_int) -> c_int as MPI_Comm_set_errhandler {
-        let known = matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT)
-            || state::errhandler_index(errhandler)
-                .and_then(|i| state::with(|s| s.errhandlers.get(i).is_some_and(Option::is_some)))
-                .unwrap_or(false);
-        if !known {
+        if !usable(errhandler) {
             return raise(comm, "MPI_Comm_set_errhandler", MPI_ERR_ERRHANDLER);
         }
         let set = state::with(|s| {
             let e = state::comm_index(comm).and_then(|i| s.comms.get_mut(i)?.as_mut())?;
-            e.errhandler = errhandler;
+            let old = std::mem::replace(&mut e.errhandler, errhandler);
+            attach_in(&mut s.errhandlers, errhandler);
+            detach_in(&mut s.errhandlers, old);
             Some(())
         })
         .flatten();
@@ -244,7 +247,8 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPI_Comm_get_errhandler`.
+    /// `MPI_Comm_get_errhandler`: a new handle of the communicator's
+    /// handler (the program frees it with `MPI_Errhandler_free`).
     fn PMPI_Comm_get_errhandler(comm: c_int, errhandler: *mut c_int) -> c_int as MPI_Comm_get_errhandler {
         let h = state::with(|s| {
             state::comm_index(comm)
@@ -254,6 +258,7 @@ crate::mpi! {
         .flatten();
         match h {
             Some(h) if !errhandler.is_null() => {
+                new_handle(h);
                 // SAFETY: checked non-null; MPI's contract makes it writable.
                 unsafe { *errhandler = h };
                 MPI_SUCCESS
@@ -267,37 +272,149 @@ crate::mpi! {
 crate::mpi! {
     /// `MPI_Comm_create_errhandler`: a user function
     /// `void f(MPI_Comm *, int *, ...)`.
-    fn PMPI_Comm_create_errhandler(f: Option<state::UserErrhandler>, errhandler: *mut c_int) -> c_int as MPI_Comm_create_errhandler {
+    fn PMPI_Comm_create_errhandler(f: Option<UserErrhandler>, errhandler: *mut c_int) -> c_int as MPI_Comm_create_errhandler {
         let (Some(f), false) = (f, errhandler.is_null()) else {
             return raise(MPI_COMM_WORLD, "MPI_Comm_create_errhandler", MPI_ERR_ARG);
         };
-        match state::with(|s| state::insert(&mut s.errhandlers, f)) {
-            Some(i) => {
-                // SAFETY: checked non-null; MPI's contract makes it writable.
-                unsafe { *errhandler = ERRHANDLER_DIRECT | i as c_int };
-                MPI_SUCCESS
-            }
-            None => MPI_ERR_OTHER,
-        }
+        let Some(h) = create(f) else {
+            return raise(MPI_COMM_WORLD, "MPI_Comm_create_errhandler", MPI_ERR_OTHER);
+        };
+        // SAFETY: checked non-null; MPI's contract makes it writable.
+        unsafe { *errhandler = h };
+        MPI_SUCCESS
     }
 }
 
 crate::mpi! {
     /// `MPI_Errhandler_free`: the handle becomes `MPI_ERRHANDLER_NULL`;
-    /// communicators that use the handler keep it. Freeing
-    /// `MPI_ERRHANDLER_NULL` is `MPI_ERR_ERRHANDLER`.
+    /// communicators and sessions that use the handler keep it until they
+    /// are freed. A predefined handler's handle (which
+    /// `MPI_Comm_get_errhandler` may give) is freed as well; an invalid or
+    /// freed handle, `MPI_ERRHANDLER_NULL` among them, is
+    /// `MPI_ERR_ERRHANDLER`.
     fn PMPI_Errhandler_free(errhandler: *mut c_int) -> c_int as MPI_Errhandler_free {
         if errhandler.is_null() {
             return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ARG);
         }
-        // SAFETY: checked non-null; MPI's contract makes it readable and
-        // writable.
-        unsafe {
-            if *errhandler == MPI_ERRHANDLER_NULL {
-                return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ERRHANDLER);
-            }
-            *errhandler = MPI_ERRHANDLER_NULL;
+        // SAFETY: checked non-null; MPI's contract makes it readable.
+        let h = unsafe { *errhandler };
+        if !predefined(h) && !free_handle(h) {
+            return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ERRHANDLER);
         }
+        // SAFETY: as above, and writable.
+        unsafe { *errhandler = MPI_ERRHANDLER_NULL };
         MPI_SUCCESS
+    }
+}
+
+/// User error handlers made before the library's state existed
+/// (`MPI_Session_create_errhandler` may come first), at the indices
+/// their handles name; the state takes them ([`early_handlers`]).
+static EARLY: Serial<RefCell<Vec<Option<Errhandler>>>> = Serial::new(RefCell::new(Vec::new()));
+
+/// The handlers made before the state, for its table.
+pub(crate) fn early_handlers() -> Vec<Option<Errhandler>> {
+    EARLY.with(|e| std::mem::take(&mut *e.borrow_mut()))
+}
+
+/// Runs `f` on the table of user handlers: the state's, or before the
+/// state exists the early one (`None` only when neither is reachable).
+fn with_table<R>(f: impl FnOnce(&mut Vec<Option<Errhandler>>) -> R) -> Option<R> {
+    let mut f = Some(f);
+    state::with(|s| f.take().map(|f| f(&mut s.errhandlers)))
+        .flatten()
+        .or_else(|| f.take().map(|f| EARLY.with(|e| f(&mut e.borrow_mut()))))
+}
+
+/// The user handler of handle `eh` in `table`.
+fn slot(table: &mut [Option<Errhandler>], eh: c_int) -> Option<&mut Errhandler> {
+    table.get_mut(state::errhandler_index(eh)?)?.as_mut()
+}
+
+/// Whether `eh` is a predefined handler.
+fn predefined(eh: c_int) -> bool {
+    matches!(
+        eh,
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT
+    )
+}
+
+/// A new user handler calling `f`, with one handle (the program's); its
+/// handle.
+pub(crate) fn create(f: UserErrhandler) -> Option<c_int> {
+    let e = Errhandler {
+        f,
+        handles: 1,
+        users: 0,
+    };
+    with_table(|t| ERRHANDLER_DIRECT | state::insert(t, e) as c_int)
+}
+
+/// Whether a call may take handle `eh`: a predefined handler, or a user
+/// one whose handles are not all freed.
+pub(crate) fn usable(eh: c_int) -> bool {
+    predefined(eh) || with_table(|t| slot(t, eh).is_some_and(|e| e.handles > 0)).unwrap_or(false)
+}
+
+/// `eh` is set on one more communicator or session (`table`: the state's,
+/// borrowed by the caller). Nothing for a predefined handler.
+pub(crate) fn attach_in(table: &mut [Option<Errhandler>], eh: c_int) {
+    if let Some(e) = slot(table, eh) {
+        e.users += 1;
+    }
+}
+
+/// `eh` is set on one fewer; its slot is freed when no handle and no
+/// user is left.
+pub(crate) fn detach_in(table: &mut [Option<Errhandler>], eh: c_int) {
+    if let Some(e) = slot(table, eh) {
+        e.users = e.users.saturating_sub(1);
+        release(table, eh);
+    }
+}
+
+/// [`attach_in`] on the table, for a caller that does not hold the state.
+pub(crate) fn attach(eh: c_int) {
+    with_table(|t| attach_in(t, eh));
+}
+
+/// [`detach_in`] on the table, for a caller that does not hold the state
+/// (a freed communicator or session).
+pub(crate) fn detach(eh: c_int) {
+    with_table(|t| detach_in(t, eh));
+}
+
+/// The program got one more handle of `eh` (`MPI_*_get_errhandler`).
+pub(crate) fn new_handle(eh: c_int) {
+    with_table(|t| {
+        if let Some(e) = slot(t, eh) {
+            e.handles += 1;
+        }
+    });
+}
+
+/// Frees one of the program's handles of user handler `eh`; `false` when
+/// `eh` names none (invalid, or every handle freed already).
+fn free_handle(eh: c_int) -> bool {
+    with_table(|t| {
+        let Some(e) = slot(t, eh).filter(|e| e.handles > 0) else {
+            return false;
+        };
+        e.handles -= 1;
+        release(t, eh);
+        true
+    })
+    .unwrap_or(false)
+}
+
+/// Frees `eh`'s slot if no handle and no user is left.
+fn release(table: &mut [Option<Errhandler>], eh: c_int) {
+    let Some(i) = state::errhandler_index(eh) else {
+        return;
+    };
+    if let Some(s) = table.get_mut(i) {
+        if s.is_some_and(|e| e.handles == 0 && e.users == 0) {
+            *s = None;
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! (`MPI_Grequest_complete`). Every call that takes requests handles it
 //! as MPI says:
 //!
-//! - the waits and tests (through `finish` in `p2p.rs`) complete a done
+//! - the waits and tests (through `finish` in `p2p/complete.rs`) complete a done
 //!   one: `query_fn` fills its status (a status of this library's own
 //!   when the program's is `MPI_STATUS_IGNORE`), then `free_fn` frees it.
 //!   The call's error class is `query_fn`'s result, else `free_fn`'s

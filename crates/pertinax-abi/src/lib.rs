@@ -16,12 +16,14 @@
 //!   `MPIX_ERR_PROC_FAILED`, a revocation `MPIX_ERR_REVOKED`) and the
 //!   communicators' error handlers (`MPI_ERRORS_ARE_FATAL` by default).
 //! - [`datatype`]: datatypes' layouts (predefined and derived), the
-//!   send and receive buffers every call moves through, and reduction
-//!   operations; [`types`]: the datatype calls (constructors, queries,
-//!   `MPI_Pack`/`MPI_Unpack`, `MPI_Get_elements`); [`typeextra`]: the
-//!   large-count envelope and contents, addresses, value-index pairs, F90
-//!   types, datatype attributes.
-//! - The calls by area: [`env`](mod@env); [`p2p`], [`requests`], [`modes`],
+//!   send and receive buffers every call moves through (`datatype/buf.rs`),
+//!   and reduction operations (`datatype/reduction.rs`); [`types`]: the
+//!   datatype calls (constructors in `types/constructor.rs`, queries,
+//!   `MPI_Pack`/`MPI_Unpack` and `MPI_Get_elements` in `types/pack.rs`);
+//!   [`typeextra`]: the large-count envelope and contents, addresses,
+//!   value-index pairs, F90 types, datatype attributes.
+//! - The calls by area: [`env`](mod@env); [`p2p`] (its waits and tests in
+//!   `p2p/complete.rs`), [`requests`], [`modes`],
 //!   [`mprobe`], [`status`], [`persist`], [`part`] (partitioned), [`grequest`], [`buffer`]; [`coll`], [`vcoll`], [`wcoll`], [`icoll`], [`ivcoll`], [`reduce`];
 //!   [`comm`], [`groups`], [`info`], [`topo`], [`graph`], [`neighbor`];
 //!   [`inter`] (intercommunicators) and `intercoll` (their collectives), [`spawn`]; [`session`] (MPI 4's

@@ -11,7 +11,7 @@
 //! the matching non-blocking call (`MPI_Isend`, `MPI_Issend`,
 //! `MPI_Irecv`, `MPI_Ibcast`, ...) on the arguments given at init, and
 //! the request it makes is the persistent one's active operation. The
-//! waits and tests ([`finish`] in `p2p.rs`) complete that operation and
+//! waits and tests ([`finish`] in `p2p/complete.rs`) complete that operation and
 //! leave the handle valid and inactive ([`released`]); an inactive one
 //! completes at once with an empty status, and counts as a null handle in
 //! `Waitany`, `Testany`, `Waitsome`, `Testsome` ([`inactive`]).

@@ -72,8 +72,6 @@ struct Session {
 }
 
 static SESSIONS: Serial<RefCell<Vec<Option<Session>>>> = Serial::new(RefCell::new(Vec::new()));
-/// Error handlers made before the library's state existed.
-static EARLY: Serial<RefCell<Vec<Option<UserErrhandler>>>> = Serial::new(RefCell::new(Vec::new()));
 /// Groups made from a session's process set, and communicators made
 /// from those groups: (handle, session), with the communicator to see
 /// that its handle was freed.
@@ -83,12 +81,6 @@ static COMMS: Serial<RefCell<Vec<(c_int, Comm, c_int)>>> = Serial::new(RefCell::
 /// How many sessions are live.
 pub(crate) fn live() -> usize {
     SESSIONS.with(|t| t.borrow().iter().flatten().count())
-}
-
-/// The handlers `MPI_Session_create_errhandler` made before the state
-/// existed, for the state's table (their handles are their indices).
-pub(crate) fn early_errhandlers() -> Vec<Option<UserErrhandler>> {
-    EARLY.with(|e| std::mem::take(&mut *e.borrow_mut()))
 }
 
 fn index(h: c_int) -> Option<usize> {
@@ -128,19 +120,10 @@ fn call(h: c_int, what: &str, f: impl FnOnce() -> Result<(), c_int>) -> c_int {
     }
 }
 
-/// Whether `eh` names an error handler (predefined or made here).
+/// Whether `eh` names an error handler (predefined or made here, its
+/// handle not freed).
 fn known_errhandler(eh: c_int) -> bool {
-    if matches!(
-        eh,
-        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT
-    ) {
-        return true;
-    }
-    let Some(i) = state::errhandler_index(eh) else {
-        return false;
-    };
-    state::with(|s| s.errhandlers.get(i).is_some_and(Option::is_some))
-        .unwrap_or_else(|| EARLY.with(|e| e.borrow().get(i).is_some_and(Option::is_some)))
+    crate::errors::usable(eh)
 }
 
 /// A pset's communicator (`MPI_ERR_ARG` for an unknown name).
@@ -209,6 +192,7 @@ crate::mpi! {
         if session.is_null() {
             return invoke(errhandler, MPI_SESSION_NULL, "MPI_Session_init", MPI_ERR_ARG);
         }
+        crate::errors::attach(errhandler);
         let i = SESSIONS.with(|t| state::insert(&mut t.borrow_mut(), Session { errhandler, buffer: None }));
         // SAFETY: checked non-null; writable by MPI's contract.
         unsafe { *session = SESSION_DIRECT | i as c_int };
@@ -258,7 +242,9 @@ crate::mpi! {
         let Some(i) = index(h).filter(|_| with_session(h, |_| ()).is_ok()) else {
             return raise_session(h, "MPI_Session_finalize", MPI_ERR_SESSION);
         };
-        SESSIONS.with(|t| t.borrow_mut()[i] = None);
+        if let Some(s) = SESSIONS.with(|t| t.borrow_mut()[i].take()) {
+            crate::errors::detach(s.errhandler);
+        }
         GROUPS.with(|g| g.borrow_mut().retain(|&(_, s)| s != h));
         COMMS.with(|c| c.borrow_mut().retain(|(_, _, s)| *s != h));
         // SAFETY: checked non-null.
@@ -464,10 +450,11 @@ crate::mpi! {
         let (Some(f), false) = (f, errhandler.is_null()) else {
             return raise(MPI_COMM_SELF, "MPI_Session_create_errhandler", MPI_ERR_ARG);
         };
-        let i = state::with(|s| state::insert(&mut s.errhandlers, f))
-            .unwrap_or_else(|| EARLY.with(|e| state::insert(&mut e.borrow_mut(), f)));
+        let Some(h) = crate::errors::create(f) else {
+            return raise(MPI_COMM_SELF, "MPI_Session_create_errhandler", MPI_ERR_OTHER);
+        };
         // SAFETY: checked non-null; MPI's contract makes it writable.
-        unsafe { *errhandler = ERRHANDLER_DIRECT | i as c_int };
+        unsafe { *errhandler = h };
         MPI_SUCCESS
     }
 }
@@ -479,18 +466,24 @@ crate::mpi! {
             if !known_errhandler(errhandler) {
                 return Err(MPI_ERR_ERRHANDLER);
             }
-            with_session(session, |s| s.errhandler = errhandler)
+            let old = with_session(session, |s| std::mem::replace(&mut s.errhandler, errhandler))?;
+            crate::errors::attach(errhandler);
+            crate::errors::detach(old);
+            Ok(())
         })
     }
 }
 
 crate::mpi! {
-    /// `MPI_Session_get_errhandler`.
+    /// `MPI_Session_get_errhandler`: a new handle of the session's handler
+    /// (the program frees it with `MPI_Errhandler_free`).
     fn PMPI_Session_get_errhandler(session: c_int, errhandler: *mut c_int) -> c_int as MPI_Session_get_errhandler {
         call(session, "MPI_Session_get_errhandler", || {
             let eh = with_session(session, |s| s.errhandler)?;
             // SAFETY: MPI's contract: null or writable.
-            unsafe { out(errhandler, eh) }
+            unsafe { out(errhandler, eh) }?;
+            crate::errors::new_handle(eh);
+            Ok(())
         })
     }
 }

@@ -82,6 +82,20 @@ pub(crate) enum ReqEntry {
 /// A user error handler: `void f(MPI_Comm *, int *, ...)`.
 pub(crate) type UserErrhandler = unsafe extern "C" fn(*mut c_int, *mut c_int);
 
+/// A user error handler and who holds it (`errors.rs` counts). Its slot
+/// is freed when neither count is left: `MPI_Errhandler_free` frees a
+/// handle, and a handler still set on a communicator or a session stays
+/// valid for it until that object is freed, as MPI says.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Errhandler {
+    pub f: UserErrhandler,
+    /// The program's handles not freed: the one the create call gave, and
+    /// one for each `MPI_*_get_errhandler` that returned it.
+    pub handles: usize,
+    /// The communicators and sessions it is set on.
+    pub users: usize,
+}
+
 #[derive(Debug)]
 pub(crate) struct State {
     pub universe: Universe,
@@ -91,7 +105,8 @@ pub(crate) struct State {
     pub requests: Vec<Option<ReqEntry>>,
     /// Groups (`MPI_Comm_group`, `MPIX_Comm_get_failed`).
     pub groups: Vec<Option<pertinax::Group>>,
-    pub errhandlers: Vec<Option<UserErrhandler>>,
+    /// User error handlers (handle `ERRHANDLER_DIRECT | index`).
+    pub errhandlers: Vec<Option<Errhandler>>,
     /// User keyvals (handle `KEYVAL_DIRECT | index`).
     pub keyvals: Vec<Option<Keyval>>,
     /// Messages a matched probe took (handle `MESSAGE_DIRECT | index`):
@@ -206,9 +221,10 @@ impl State {
         self.comms.get(i)?.as_ref().map(|e| e.comm.clone())
     }
 
-    /// Registers a new communicator (with the error handler of `parent`);
-    /// its handle.
+    /// Registers a new communicator with error handler `errhandler` (its
+    /// parent's, or the one the call was given); its handle.
     pub(crate) fn add_comm(&mut self, comm: Comm, errhandler: c_int) -> c_int {
+        crate::errors::attach_in(&mut self.errhandlers, errhandler);
         // Indices 0 and 1 are the predefined ones.
         while self.comms.len() < 2 {
             self.comms.push(None);

@@ -3,7 +3,8 @@
  * types, the F90 types, datatype attributes, the large-count scans and
  * reduce-scatters, the persistent v-collectives, scans and
  * reduce-scatters, Alloc_mem/Free_mem, Comm_dup_with_info,
- * Comm_idup_with_info, Comm_call_errhandler and the status conversions.
+ * Comm_idup_with_info, Comm_call_errhandler, the references of error
+ * handlers (Errhandler_free) and the status conversions.
  * Prints "OK extras rank=R". */
 #include <stddef.h>
 #include <string.h>
@@ -35,6 +36,57 @@ static void twice(MPI_Request *r, void (*before)(int round), void (*after)(int r
     }
     MPI_Request_free(r);
     CHECK(*r == MPI_REQUEST_NULL);
+}
+
+/* MPI_Errhandler_free frees the handle only: a handler set on a
+ * communicator stays valid for it and its duplicates until the last is
+ * freed; MPI_Comm_get_errhandler gives a handle of its own; a freed
+ * handle is MPI_ERR_ERRHANDLER. */
+static void errhandler_refs(void) {
+    MPI_Comm a, b;
+    MPI_Errhandler eh, copy, got;
+    int x = 0;
+    handled = 0;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    CHECK(MPI_Comm_create_errhandler(record, &eh) == MPI_SUCCESS);
+    CHECK(MPI_Comm_set_errhandler(a, eh) == MPI_SUCCESS);
+    copy = eh;
+    CHECK(MPI_Errhandler_free(&eh) == MPI_SUCCESS && eh == MPI_ERRHANDLER_NULL);
+    CHECK(MPI_Comm_call_errhandler(a, MPI_ERR_OTHER) == MPI_SUCCESS);
+    CHECK(handled == 1 && handled_code == MPI_ERR_OTHER);
+    /* A duplicate takes the handler; the original goes. */
+    MPI_Comm_dup(a, &b);
+    MPI_Comm_free(&a);
+    CHECK(MPI_Comm_call_errhandler(b, MPI_ERR_ARG) == MPI_SUCCESS);
+    CHECK(handled == 2 && handled_code == MPI_ERR_ARG);
+    CHECK(MPI_Send(&x, 1, MPI_INT, size + 3, 0, b) == MPI_ERR_RANK);
+    CHECK(handled == 3 && handled_code == MPI_ERR_RANK);
+    /* The freed handle is invalid: set, or freed again. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, copy) == MPI_ERR_ERRHANDLER);
+    got = copy;
+    CHECK(MPI_Errhandler_free(&got) == MPI_ERR_ERRHANDLER);
+    /* Get gives a new handle, which may be set, and is freed. */
+    CHECK(MPI_Comm_get_errhandler(b, &got) == MPI_SUCCESS && got == copy);
+    CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, got) == MPI_SUCCESS);
+    CHECK(MPI_Errhandler_free(&got) == MPI_SUCCESS);
+    MPI_Comm_free(&b);
+    CHECK(MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_OTHER) == MPI_SUCCESS);
+    CHECK(handled == 4);
+    CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL) == MPI_SUCCESS);
+    /* No handle and no communicator left: the handler is gone, and its
+     * slot serves the next one (pertinax reuses slots). */
+    got = copy;
+    CHECK(MPI_Errhandler_free(&got) == MPI_ERR_ERRHANDLER);
+    CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, copy) == MPI_ERR_ERRHANDLER);
+    CHECK(MPI_Comm_create_errhandler(record, &eh) == MPI_SUCCESS && eh == copy);
+    CHECK(MPI_Errhandler_free(&eh) == MPI_SUCCESS);
+    /* A predefined handler's handle (as get gives it) is freed too. */
+    CHECK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got) == MPI_SUCCESS);
+    CHECK(got == MPI_ERRORS_RETURN);
+    CHECK(MPI_Errhandler_free(&got) == MPI_SUCCESS && got == MPI_ERRHANDLER_NULL);
+    CHECK(MPI_Errhandler_free(&got) == MPI_ERR_ERRHANDLER);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 /* The buffers of the persistent collectives (at most 4 ranks, 2 each). */
@@ -362,6 +414,8 @@ int main(int argc, char **argv) {
     MPI_Status_f082c(&f08, &back);
     MPI_Get_count(&back, MPI_DOUBLE, &n);
     CHECK(n == 3 && back.MPI_SOURCE == prev && back.MPI_TAG == 7);
+
+    errhandler_refs();
 
     MPI_Type_free(&vec);
     MPI_Barrier(MPI_COMM_WORLD);

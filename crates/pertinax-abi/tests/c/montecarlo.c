@@ -1,5 +1,5 @@
 /* pertinax-abi: an unchanged C Monte Carlo program, the kind Legio's
- * resilience is for (run by c_abi.rs under `pertinax run --resilient`,
+ * resilience is for (run by c_abi/resilient.rs under `pertinax run --resilient`,
  * with ranks killed, and without it). Each rank draws SAMPLES points per
  * round from a generator seeded by (rank, round) (splitmix64, integers
  * only: the test recomputes every draw); one MPI_Allreduce per round, on

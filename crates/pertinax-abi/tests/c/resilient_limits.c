@@ -1,5 +1,5 @@
 /* pertinax-abi: the limits of `pertinax run --resilient` for unchanged
- * programs (run by c_abi.rs with --resilient only). On the resilient
+ * programs (run by c_abi/resilient.rs with --resilient only). On the resilient
  * MPI_COMM_WORLD (and a duplicate) the calls without a resilient form
  * return MPI_ERR_UNSUPPORTED_OPERATION through the error handler (never
  * a plain operation): the non-blocking collectives, MPI_Comm_group,

@@ -1,5 +1,5 @@
 """pertinax-abi: montecarlo.c in Python through the mpi4py wheel, run by
-c_abi.rs under `pertinax run --resilient` with ranks killed: the same
+c_abi/resilient.rs under `pertinax run --resilient` with ranks killed: the same
 draws (splitmix64 seeded by (rank, round), integers only), one
 Allreduce per round on a duplicate of COMM_WORLD, the ring of Sendrecv
 and an Allreduce over Split by parity, and the same line per rank that
