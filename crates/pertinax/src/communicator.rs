@@ -339,7 +339,8 @@ pub trait Communicator {
     /// Sends `send` to `dest` and receives into `recv` (whole `elem`-byte
     /// elements) at once, so that a ring of exchanges cannot deadlock (see
     /// [`CommunicatorExt::sendrecv`](crate::CommunicatorExt::sendrecv)). Provided: a receive and
-    /// a send started together in a scope, then both waited for.
+    /// a send started together in a scope, then both waited for; the first
+    /// failure returns at once.
     ///
     /// # Errors
     /// The receive's or the send's error.
@@ -357,9 +358,10 @@ pub trait Communicator {
         crate::scope(|s| {
             let r = self.irecv_bytes(s, recv, elem, src, recvtag)?;
             let q = self.isend_bytes(s, send, dest, sendtag)?;
-            let got = r.wait()?;
-            q.wait()?;
-            Ok(got.status)
+            // Either failure returns at once (a receive still pending is
+            // cancelled when dropped), not after the other completes.
+            let mut done = crate::wait_all(&mut [r, q]).map_err(|e| e.error)?;
+            Ok(done.swap_remove(0).status)
         })
     }
     /// Waits for a matching message and describes it (see
