@@ -316,6 +316,15 @@ pub trait Communicator {
         Error::Unsupported { feature: op }.into()
     }
 
+    /// This communicator as the plain [`Comm`](crate::Comm) it is (a
+    /// `Comm`, or a box of one), else `None`: the typed reductions of
+    /// [`CommunicatorExt`] hand a plain communicator the typed operation
+    /// as it is (its monomorphized loop, nothing allocated) rather than
+    /// an [`ErasedOp`]. A decorator keeps the default.
+    fn as_plain(&self) -> Option<&crate::Comm> {
+        None
+    }
+
     // ---- point-to-point ----
 
     /// Sends `buf` to `dest` (see [`CommunicatorExt::send`](crate::CommunicatorExt::send)).

@@ -11,6 +11,12 @@ fn elem<T>() -> usize {
     std::mem::size_of::<T>()
 }
 
+/// A plain communicator's reduction, run with the typed operation as it
+/// is (see [`Communicator::as_plain`]), as the trait's result.
+fn plain<E: From<crate::Error>>(r: crate::Result<()>) -> Result<Outcome, E> {
+    r.map(|()| Outcome::default()).map_err(E::from)
+}
+
 /// The typed methods of every [`Communicator`] (implemented for all of
 /// them, trait objects included). Counts and displacements are in
 /// elements, as in MPI.
@@ -123,7 +129,11 @@ pub trait CommunicatorExt: Communicator {
         op: &Op<T>,
         root: impl Into<Rank>,
     ) -> Result<Outcome, Self::Error> {
-        self.reduce_bytes(bytes(send)?, bytes_mut(recv)?, &op.erase(), root.into())
+        let (send, recv, root) = (bytes(send)?, bytes_mut(recv)?, root.into());
+        if let Some(c) = self.as_plain() {
+            return plain(c.reduce_with(send, recv, op, root));
+        }
+        self.reduce_bytes(send, recv, &op.erase(), root)
     }
     /// Combines every rank's `send` with `op` into every rank's `recv`:
     /// recursive doubling for small vectors, reduce-scatter + allgather
@@ -138,14 +148,22 @@ pub trait CommunicatorExt: Communicator {
         recv: &mut [T],
         op: &Op<T>,
     ) -> Result<Outcome, Self::Error> {
-        self.allreduce_bytes(bytes(send)?, bytes_mut(recv)?, &op.erase())
+        let (send, recv) = (bytes(send)?, bytes_mut(recv)?);
+        if let Some(c) = self.as_plain() {
+            return plain(c.allreduce_with(send, recv, op));
+        }
+        self.allreduce_bytes(send, recv, &op.erase())
     }
     /// Inclusive prefix reduction: rank `r` gets `send[0] ⊕ … ⊕ send[r]`.
     ///
     /// # Errors
     /// `InvalidArgument` if `send` and `recv` differ in length.
     fn scan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<Outcome, Self::Error> {
-        self.scan_bytes(bytes(send)?, bytes_mut(recv)?, &op.erase())
+        let (send, recv) = (bytes(send)?, bytes_mut(recv)?);
+        if let Some(c) = self.as_plain() {
+            return plain(c.scan_with(send, recv, op, false));
+        }
+        self.scan_bytes(send, recv, &op.erase())
     }
     /// Exclusive prefix reduction: rank `r > 0` gets `send[0] ⊕ … ⊕
     /// send[r-1]`; rank 0's `recv` is left as it was.
@@ -158,7 +176,11 @@ pub trait CommunicatorExt: Communicator {
         recv: &mut [T],
         op: &Op<T>,
     ) -> Result<Outcome, Self::Error> {
-        self.exscan_bytes(bytes(send)?, bytes_mut(recv)?, &op.erase())
+        let (send, recv) = (bytes(send)?, bytes_mut(recv)?);
+        if let Some(c) = self.as_plain() {
+            return plain(c.scan_with(send, recv, op, true));
+        }
+        self.exscan_bytes(send, recv, &op.erase())
     }
     /// Reduces every rank's `send` (the sum of `counts` elements) and
     /// scatters the result: rank `i` gets `counts[i]` elements in `recv`.
@@ -173,7 +195,11 @@ pub trait CommunicatorExt: Communicator {
         counts: &[usize],
         op: &Op<T>,
     ) -> Result<Outcome, Self::Error> {
-        self.reduce_scatter_bytes(bytes(send)?, bytes_mut(recv)?, counts, &op.erase())
+        let (send, recv) = (bytes(send)?, bytes_mut(recv)?);
+        if let Some(c) = self.as_plain() {
+            return plain(c.reduce_scatter_with(send, recv, counts, op));
+        }
+        self.reduce_scatter_bytes(send, recv, counts, &op.erase())
     }
     /// [`CommunicatorExt::reduce_scatter`](crate::CommunicatorExt::reduce_scatter) with `recv.len()` elements for every rank.
     ///

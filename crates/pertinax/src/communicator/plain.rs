@@ -40,6 +40,9 @@ impl Communicator for Comm {
     fn is_revoked(&self) -> bool {
         Comm::is_revoked(self)
     }
+    fn as_plain(&self) -> Option<&Comm> {
+        Some(self)
+    }
     fn revoke(&self) -> Result<(), Error> {
         Comm::revoke(self)
     }
@@ -295,6 +298,9 @@ impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
     }
     fn is_revoked(&self) -> bool {
         (**self).is_revoked()
+    }
+    fn as_plain(&self) -> Option<&Comm> {
+        (**self).as_plain()
     }
     fn revoke(&self) -> Result<(), E> {
         (**self).revoke()
