@@ -289,7 +289,7 @@ impl<C: Communicator + 'static> Communicator for Guarded<C> {
         let make = self.maker();
         Guarded::over(&control, move |c| make(c)).map_err(GuardError::Other)
     }
-    /// A guard per `color` (collective, as [`Communicator::dup`](pertinax::Communicator::dup)).
+    /// A guard per `color` (collective, as [`Communicator::dup`]).
     fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Self>, Self::Error> {
         let control = self.control();
         let Some(part) = control.split(color, key)? else {

@@ -71,7 +71,7 @@
 //! the signal revokes the resilient communicator (which then stops
 //! repairing), every rank resolves on the guard's control communicator, and
 //! the guard makes a new resilient communicator of the survivors. The guarded
-//! communicator must support [`Communicator::revoke`](pertinax::Communicator::revoke) (others return
+//! communicator must support [`Communicator::revoke`] (others return
 //! `Unsupported`, and a signal fails with that error). The guard uses only
 //! the [`Communicator`] trait and the core's ULFM calls.
 //!
@@ -414,7 +414,7 @@ impl<C: Communicator + 'static> Guarded<C> {
     /// own duplicate of `comm` with the core's ULFM calls, and after each
     /// resolution calls `make` again, collectively, on a communicator of
     /// the survivors to get the new working communicator. The guarded
-    /// communicator must support [`Communicator::revoke`](pertinax::Communicator::revoke) for a signal or
+    /// communicator must support [`Communicator::revoke`] for a signal or
     /// a panic to interrupt the others (a resilient communicator does under
     /// its agree check).
     ///

@@ -7,7 +7,7 @@
 //! communicator hides failures from the program:
 //!
 //! - **Stable ranks.** Ranks and size never change after failures; failed
-//!   ranks are listed by [`Communicator::failed_ranks`](pertinax::Communicator::failed_ranks).
+//!   ranks are listed by [`Communicator::failed_ranks`].
 //! - **Collectives repair and repeat.** A collective that meets a failure
 //!   repairs the communicator (a shrink) and completes on the survivors, at
 //!   every survivor, also when some survivors had already finished it (the
