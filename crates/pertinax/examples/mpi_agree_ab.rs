@@ -9,6 +9,7 @@
 //! mpirun --with-ft ulfm -n 4 target/mpi/release/examples/mpi_agree_ab 3000
 //! ```
 
+use pertinax::Communicator as _;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
