@@ -18,8 +18,8 @@
 //!   [`Op<T>`](crate::Op) ([`Op::erase`](crate::Op::erase)): it combines
 //!   bytes, and the core's collectives run it as they run an `Op<T>`, so a
 //!   decorator hands it down unchanged.
-//! - **dup, split and shrink** come in two forms: [`Communicator::dup`](crate::Communicator::dup),
-//!   [`Communicator::split`](crate::Communicator::split) and [`Communicator::shrink`](crate::Communicator::shrink) return `Self`
+//! - **dup, split and shrink** come in two forms: [`Communicator::dup`],
+//!   [`Communicator::split`] and [`Communicator::shrink`] return `Self`
 //!   (`where Self: Sized`), the `_boxed` forms a boxed trait object.
 //!
 //! # Errors: an associated type
@@ -48,7 +48,7 @@
 //!
 //! # Non-blocking operations
 //!
-//! [`Communicator::isend_bytes`](crate::Communicator::isend_bytes) and [`Communicator::irecv_bytes`](crate::Communicator::irecv_bytes) start an
+//! [`Communicator::isend_bytes`] and [`Communicator::irecv_bytes`] start an
 //! operation inside a core [`scope`](crate::scope) (which keeps the
 //! buffers borrowed until the engine is done with them) and return a
 //! [`PendingOp`]: a boxed [`Pending`], the one trait of every pending
@@ -62,8 +62,8 @@
 //!
 //! # Failures
 //!
-//! [`Communicator::failed_ranks`](crate::Communicator::failed_ranks) is the local view of the failed ranks;
-//! [`Communicator::revoke`](crate::Communicator::revoke) and [`Communicator::is_revoked`](crate::Communicator::is_revoked) carry ULFM's
+//! [`Communicator::failed_ranks`] is the local view of the failed ranks;
+//! [`Communicator::revoke`] and [`Communicator::is_revoked`] carry ULFM's
 //! revocation to the decorator's level: after a revocation by any member,
 //! the pending and later operations of every member return a fault error
 //! (a decorator that cannot offer this returns `Unsupported` from
@@ -241,8 +241,8 @@ impl<E, F: From<E>> Pending for MapErr<'_, E, F> {
 
 // ---- the trait ----------------------------------------------------------
 
-/// A boxed communicator with errors `E` (what [`Communicator::dup_boxed`](crate::Communicator::dup_boxed),
-/// [`Communicator::split_boxed`](crate::Communicator::split_boxed) and [`Communicator::shrink_boxed`](crate::Communicator::shrink_boxed)
+/// A boxed communicator with errors `E` (what [`Communicator::dup_boxed`],
+/// [`Communicator::split_boxed`] and [`Communicator::shrink_boxed`]
 /// return).
 pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
 
@@ -276,7 +276,7 @@ pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
 /// acknowledgement) return `Unsupported` with the reason unless the
 /// communicator overrides them: [`Comm`](crate::Comm), boxed communicators
 /// and the guard offer all of them; each decorator's documentation lists
-/// what it does not. [`Communicator::sendrecv_bytes`](crate::Communicator::sendrecv_bytes) is provided for
+/// what it does not. [`Communicator::sendrecv_bytes`] is provided for
 /// every communicator from its non-blocking point-to-point.
 pub trait Communicator {
     /// The error of every operation.
@@ -327,13 +327,13 @@ pub trait Communicator {
 
     // ---- point-to-point ----
 
-    /// Sends `buf` to `dest` (see [`CommunicatorExt::send`](crate::CommunicatorExt::send)).
+    /// Sends `buf` to `dest` (see [`CommunicatorExt::send`]).
     ///
     /// # Errors
     /// See the implementations.
     fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error>;
     /// Receives into `buf`, a whole number of `elem`-byte elements (see
-    /// [`CommunicatorExt::recv`](crate::CommunicatorExt::recv)); `None` when the receive was
+    /// [`CommunicatorExt::recv`]); `None` when the receive was
     /// skipped.
     ///
     /// # Errors
@@ -347,7 +347,7 @@ pub trait Communicator {
     ) -> Result<Option<Status>, Self::Error>;
     /// Sends `send` to `dest` and receives into `recv` (whole `elem`-byte
     /// elements) at once, so that a ring of exchanges cannot deadlock (see
-    /// [`CommunicatorExt::sendrecv`](crate::CommunicatorExt::sendrecv)). Provided: a receive and
+    /// [`CommunicatorExt::sendrecv`]). Provided: a receive and
     /// a send started together in a scope, then both waited for; the first
     /// failure returns at once.
     ///
@@ -374,7 +374,7 @@ pub trait Communicator {
         })
     }
     /// Waits for a matching message and describes it (see
-    /// [`Communicator::probe`](crate::Communicator::probe)); `None` when the probe was
+    /// [`Communicator::probe`]); `None` when the probe was
     /// skipped.
     ///
     /// # Errors
@@ -423,7 +423,7 @@ pub trait Communicator {
     /// See the implementations.
     fn bcast_bytes(&self, buf: &mut [u8], root: Rank) -> Result<Outcome, Self::Error>;
     /// Combines every rank's `send` with `op` into `recv` at `root` (see
-    /// [`CommunicatorExt::reduce`](crate::CommunicatorExt::reduce)).
+    /// [`CommunicatorExt::reduce`]).
     ///
     /// # Errors
     /// See the implementations.
@@ -482,7 +482,7 @@ pub trait Communicator {
         elem: usize,
     ) -> Result<Outcome, Self::Error>;
 
-    /// Inclusive prefix reduction (see [`CommunicatorExt::scan`](crate::CommunicatorExt::scan)).
+    /// Inclusive prefix reduction (see [`CommunicatorExt::scan`]).
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -495,7 +495,7 @@ pub trait Communicator {
         let _ = (send, recv, op);
         Err(self.unsupported("scan"))
     }
-    /// Exclusive prefix reduction (see [`CommunicatorExt::exscan`](crate::CommunicatorExt::exscan)).
+    /// Exclusive prefix reduction (see [`CommunicatorExt::exscan`]).
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -509,7 +509,7 @@ pub trait Communicator {
         Err(self.unsupported("exscan"))
     }
     /// Reduces `send` and scatters the result, `counts[i]` elements of
-    /// `op` to rank `i` (see [`CommunicatorExt::reduce_scatter`](crate::CommunicatorExt::reduce_scatter)).
+    /// `op` to rank `i` (see [`CommunicatorExt::reduce_scatter`]).
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -523,9 +523,9 @@ pub trait Communicator {
         let _ = (send, recv, counts, op);
         Err(self.unsupported("reduce_scatter"))
     }
-    /// [`Communicator::gather_bytes`](crate::Communicator::gather_bytes) with `counts[i]` elements of `elem`
+    /// [`Communicator::gather_bytes`] with `counts[i]` elements of `elem`
     /// bytes from rank `i`, placed at element `displs[i]` (see
-    /// [`CommunicatorExt::gatherv`](crate::CommunicatorExt::gatherv)).
+    /// [`CommunicatorExt::gatherv`]).
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -542,9 +542,9 @@ pub trait Communicator {
         let _ = (send, recv, counts, displs, elem, root);
         Err(self.unsupported("gatherv"))
     }
-    /// [`Communicator::scatter_bytes`](crate::Communicator::scatter_bytes) with `counts[i]` elements of `elem`
+    /// [`Communicator::scatter_bytes`] with `counts[i]` elements of `elem`
     /// bytes, from element `displs[i]`, to rank `i` (see
-    /// [`CommunicatorExt::scatterv`](crate::CommunicatorExt::scatterv)).
+    /// [`CommunicatorExt::scatterv`]).
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -561,9 +561,9 @@ pub trait Communicator {
         let _ = (send, counts, displs, recv, elem, root);
         Err(self.unsupported("scatterv"))
     }
-    /// [`Communicator::allgather_bytes`](crate::Communicator::allgather_bytes) with `counts[i]` elements of
+    /// [`Communicator::allgather_bytes`] with `counts[i]` elements of
     /// `elem` bytes from rank `i` at element `displs[i]` (see
-    /// [`CommunicatorExt::allgatherv`](crate::CommunicatorExt::allgatherv)).
+    /// [`CommunicatorExt::allgatherv`]).
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -578,9 +578,9 @@ pub trait Communicator {
         let _ = (send, recv, counts, displs, elem);
         Err(self.unsupported("allgatherv"))
     }
-    /// [`Communicator::alltoall_bytes`](crate::Communicator::alltoall_bytes) with per-rank counts and
+    /// [`Communicator::alltoall_bytes`] with per-rank counts and
     /// displacements in `elem`-byte elements (see
-    /// [`CommunicatorExt::alltoallv`](crate::CommunicatorExt::alltoallv)).
+    /// [`CommunicatorExt::alltoallv`]).
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -685,7 +685,7 @@ pub trait Communicator {
     // ---- ULFM ----
 
     /// Acknowledges the first `n` failures of
-    /// [`Communicator::failed_ranks`](crate::Communicator::failed_ranks) (all with `usize::MAX`); returns how
+    /// [`Communicator::failed_ranks`] (all with `usize::MAX`); returns how
     /// many are acknowledged now (`MPIX_Comm_ack_failed`, see
     /// [`Comm::ack_failed`](crate::Comm::ack_failed)).
     ///
@@ -713,7 +713,7 @@ pub trait Communicator {
     fn shrink_boxed(&self) -> Result<BoxedComm<Self::Error>, Self::Error> {
         Err(self.unsupported("shrink"))
     }
-    /// [`Communicator::shrink_boxed`](crate::Communicator::shrink_boxed), of the same type.
+    /// [`Communicator::shrink_boxed`], of the same type.
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.
@@ -741,14 +741,14 @@ pub trait Communicator {
         color: Option<u32>,
         key: i32,
     ) -> Result<Option<BoxedComm<Self::Error>>, Self::Error>;
-    /// [`Communicator::dup_boxed`](crate::Communicator::dup_boxed), of the same type.
+    /// [`Communicator::dup_boxed`], of the same type.
     ///
     /// # Errors
     /// See the implementations.
     fn dup(&self) -> Result<Self, Self::Error>
     where
         Self: Sized;
-    /// [`Communicator::split_boxed`](crate::Communicator::split_boxed), of the same type.
+    /// [`Communicator::split_boxed`], of the same type.
     ///
     /// # Errors
     /// See the implementations.

@@ -113,7 +113,7 @@ impl Comm {
         Ok((self.check_rank(dest)?, Self::check_tag(tag)?))
     }
 
-    /// [`CommunicatorExt::recv`](crate::CommunicatorExt::recv) into bytes that hold elements of `elem` bytes.
+    /// [`CommunicatorExt::recv`] into bytes that hold elements of `elem` bytes.
     pub(crate) fn recv_elems(
         &self,
         buf: &mut [u8],

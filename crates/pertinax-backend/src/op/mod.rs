@@ -145,8 +145,6 @@ impl<T> Op<T> {
         }
     }
 
-    /// The operation's name (`"sum"`, `"minloc"`, ..., or `"user"`), for
-    /// messages and traces.
     /// A built-in operation's kernel, as an address (`None` for a user
     /// function).
     fn builtin_kernel(&self) -> Option<usize> {
@@ -156,6 +154,8 @@ impl<T> Op<T> {
         }
     }
 
+    /// The operation's name (`"sum"`, `"minloc"`, ..., or `"user"`), for
+    /// messages and traces.
     fn name(&self) -> &'static str {
         match &self.kind {
             Kind::Builtin { name, .. } => name,

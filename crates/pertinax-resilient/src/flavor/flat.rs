@@ -120,7 +120,7 @@ struct State {
     /// While a non-blocking scope is open (`nonblocking.rs`): its requests
     /// posted and not yet agreed complete.
     nb: Option<usize>,
-    /// After [`Communicator::revoke`](pertinax::Communicator::revoke) here: this member's failed part of
+    /// After [`Communicator::revoke`] here: this member's failed part of
     /// the agreement the others wait for (never waited for here).
     revoked: Option<PendingAgreement>,
 }
@@ -283,7 +283,7 @@ impl Resilient {
     /// is enough.
     ///
     /// # Errors
-    /// The barrier's (see [`Communicator::barrier`](pertinax::Communicator::barrier)); the communicator is
+    /// The barrier's (see [`Communicator::barrier`]); the communicator is
     /// released in every case.
     pub fn finish(self) -> Result<Outcome, Error> {
         Communicator::barrier(&self)

@@ -180,7 +180,7 @@ impl<'x, 'b> NbScope<'x, 'b> {
         }
     }
 
-    /// Non-blocking [`Communicator::barrier`](pertinax::Communicator::barrier).
+    /// Non-blocking [`Communicator::barrier`].
     ///
     /// # Errors
     /// [`Error::Internal`] after a failed repair (see [`NbRequest::wait`]).

@@ -88,7 +88,7 @@ impl Comm {
         Ok(())
     }
 
-    /// [`CommunicatorExt::reduce`](crate::CommunicatorExt::reduce) over bytes.
+    /// [`CommunicatorExt::reduce`] over bytes.
     pub(crate) fn reduce_with(
         &self,
         send: &[u8],
@@ -228,7 +228,7 @@ impl Comm {
         )
     }
 
-    /// [`CommunicatorExt::allreduce`](crate::CommunicatorExt::allreduce) over bytes.
+    /// [`CommunicatorExt::allreduce`] over bytes.
     pub(crate) fn allreduce_with(
         &self,
         send: &[u8],
@@ -311,7 +311,7 @@ impl Comm {
         )
     }
 
-    /// [`CommunicatorExt::scan`](crate::CommunicatorExt::scan) (or [`CommunicatorExt::exscan`](crate::CommunicatorExt::exscan)) over bytes.
+    /// [`CommunicatorExt::scan`] (or [`CommunicatorExt::exscan`]) over bytes.
     pub(crate) fn scan_with(
         &self,
         send: &[u8],
@@ -337,7 +337,7 @@ impl Comm {
         )
     }
 
-    /// [`CommunicatorExt::reduce_scatter`](crate::CommunicatorExt::reduce_scatter) over bytes (`counts` in elements).
+    /// [`CommunicatorExt::reduce_scatter`] over bytes (`counts` in elements).
     pub(crate) fn reduce_scatter_with(
         &self,
         send: &[u8],

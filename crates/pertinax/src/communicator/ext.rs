@@ -42,8 +42,9 @@ pub trait CommunicatorExt: Communicator {
     /// `Truncated` if the message is longer than `buf`, `LengthNotMultiple`
     /// if it is not a whole number of `T` (in both cases the message is
     /// consumed, as MPI's `MPI_ERR_TRUNCATE` consumes it; size an unknown
-    /// message with [`Communicator::probe`](crate::Communicator::probe) or [`Comm::recv_vec`](crate::Comm::recv_vec)); `InvalidRank`, `InvalidTag`,
-    /// `CommFreed`, `Finalized`; `ProcFailed` if the source failed;
+    /// message with [`Communicator::probe`] or
+    /// [`Comm::recv_vec`](crate::Comm::recv_vec)); `InvalidRank`,
+    /// `InvalidTag`, `CommFreed`, `Finalized`; `ProcFailed` if the source failed;
     /// `ProcFailedPending` for an any-source receive while a member failed.
     fn recv<T: Pod>(
         &self,
@@ -57,8 +58,8 @@ pub trait CommunicatorExt: Communicator {
     /// same time (no deadlock when two ranks exchange).
     ///
     /// # Errors
-    /// As [`CommunicatorExt::send`](crate::CommunicatorExt::send) and [`CommunicatorExt::recv`](crate::CommunicatorExt::recv), as soon as either fails (the
-    /// receive is then cancelled if it has not matched; a large send whose
+    /// As [`CommunicatorExt::send`] and [`CommunicatorExt::recv`], as soon
+    /// as either fails (the receive is then cancelled if it has not matched; a large send whose
     /// receiver is alive still waits for the receiver's answer, see
     /// [`crate::scope`]).
     #[allow(clippy::too_many_arguments)]
@@ -84,7 +85,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts sending `buf` inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::isend_bytes`](crate::Communicator::isend_bytes).
+    /// As [`Communicator::isend_bytes`].
     fn isend<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -97,7 +98,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts receiving into `buf` inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::irecv_bytes`](crate::Communicator::irecv_bytes).
+    /// As [`Communicator::irecv_bytes`].
     fn irecv<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -201,7 +202,7 @@ pub trait CommunicatorExt: Communicator {
         }
         self.reduce_scatter_bytes(send, recv, counts, &op.erase())
     }
-    /// [`CommunicatorExt::reduce_scatter`](crate::CommunicatorExt::reduce_scatter) with `recv.len()` elements for every rank.
+    /// [`CommunicatorExt::reduce_scatter`] with `recv.len()` elements for every rank.
     ///
     /// # Errors
     /// `InvalidArgument` if `send` is not `size × recv.len()` long.
@@ -349,7 +350,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts a broadcast inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::ibcast_bytes`](crate::Communicator::ibcast_bytes).
+    /// As [`Communicator::ibcast_bytes`].
     fn ibcast<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -361,7 +362,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts a reduction to `root` inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::ireduce_bytes`](crate::Communicator::ireduce_bytes).
+    /// As [`Communicator::ireduce_bytes`].
     fn ireduce<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -381,7 +382,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts an allreduce inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::iallreduce_bytes`](crate::Communicator::iallreduce_bytes).
+    /// As [`Communicator::iallreduce_bytes`].
     fn iallreduce<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -394,7 +395,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts an allgather inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::iallgather_bytes`](crate::Communicator::iallgather_bytes).
+    /// As [`Communicator::iallgather_bytes`].
     fn iallgather<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -406,7 +407,7 @@ pub trait CommunicatorExt: Communicator {
     /// Starts an all-to-all inside `scope`.
     ///
     /// # Errors
-    /// As [`Communicator::ialltoall_bytes`](crate::Communicator::ialltoall_bytes).
+    /// As [`Communicator::ialltoall_bytes`].
     fn ialltoall<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,

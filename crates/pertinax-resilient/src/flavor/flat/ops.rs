@@ -166,7 +166,7 @@ impl Resilient {
 ///
 /// # Revocation
 ///
-/// [`Communicator::revoke`](pertinax::Communicator::revoke) makes every pending and later operation of
+/// [`Communicator::revoke`] makes every pending and later operation of
 /// every member return [`pertinax::Error::Revoked`] (wrapped in
 /// [`Error::Comm`]) instead of repairing: the revoker revokes the
 /// point-to-point and the collective communicators and contributes a
@@ -463,7 +463,7 @@ impl Communicator for Resilient {
 
     /// The reduction, in original rank order, over the survivors before
     /// this rank; the lowest survivor's `recv` is left as it was. Under
-    /// [`Check::Log`] as [`Communicator::scan_bytes`](pertinax::Communicator::scan_bytes).
+    /// [`Check::Log`] as [`Communicator::scan_bytes`].
     fn exscan_bytes(&self, send: &[u8], recv: &mut [u8], op: &ErasedOp) -> Result<Outcome, Error> {
         super::vops::scan(self, send, recv, op, true)
     }
@@ -471,7 +471,7 @@ impl Communicator for Resilient {
     /// `counts` per original rank (elements of `op`); the reduction over
     /// the survivors, each survivor getting its block (the failed ranks'
     /// blocks go nowhere). Under [`Check::Log`] as
-    /// [`Communicator::scan_bytes`](pertinax::Communicator::scan_bytes).
+    /// [`Communicator::scan_bytes`].
     fn reduce_scatter_bytes(
         &self,
         send: &[u8],

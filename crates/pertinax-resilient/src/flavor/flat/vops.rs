@@ -166,7 +166,7 @@ fn alltoallv_on(st: &State, send: &[u8], recv: &mut [u8], l: &Vlayout) -> Result
     Ok(over_survivors(st))
 }
 
-/// [`Communicator::scan_bytes`](pertinax::Communicator::scan_bytes) (`exclusive`: exscan) of a [`Resilient`]:
+/// [`Communicator::scan_bytes`] (`exclusive`: exscan) of a [`Resilient`]:
 /// the reduction, in original rank order, over the survivors at (exscan:
 /// before) this rank; the lowest survivor's exscan leaves `recv` as it
 /// was. Logged for a replay as a re-run ([`What::Each`]).
@@ -194,7 +194,7 @@ pub(super) fn scan(
     Ok(out)
 }
 
-/// [`Communicator::reduce_scatter_bytes`](pertinax::Communicator::reduce_scatter_bytes) of a [`Resilient`]: `counts`
+/// [`Communicator::reduce_scatter_bytes`] of a [`Resilient`]: `counts`
 /// per original rank; the reduction over the survivors, each survivor
 /// getting its block. Logged for a replay as a re-run ([`What::Each`]).
 pub(super) fn reduce_scatter(
@@ -239,7 +239,7 @@ pub(super) fn reduce_scatter(
     Ok(out)
 }
 
-/// [`Communicator::gatherv_bytes`](pertinax::Communicator::gatherv_bytes) of a [`Resilient`]: as gather (the
+/// [`Communicator::gatherv_bytes`] of a [`Resilient`]: as gather (the
 /// gather policy for a failed root), with counts and displacements per
 /// original rank; the failed ranks' blocks of `recv` stay as they were.
 #[allow(clippy::too_many_arguments)]
@@ -290,7 +290,7 @@ pub(super) fn gatherv(
     Ok(out)
 }
 
-/// [`Communicator::scatterv_bytes`](pertinax::Communicator::scatterv_bytes) of a [`Resilient`]: as scatter (the
+/// [`Communicator::scatterv_bytes`] of a [`Resilient`]: as scatter (the
 /// scatter policy for a failed root), with counts and displacements per
 /// original rank.
 #[allow(clippy::too_many_arguments)]
@@ -340,7 +340,7 @@ pub(super) fn scatterv(
     Ok(out)
 }
 
-/// [`Communicator::allgatherv_bytes`](pertinax::Communicator::allgatherv_bytes) of a [`Resilient`]: as allgather,
+/// [`Communicator::allgatherv_bytes`] of a [`Resilient`]: as allgather,
 /// with counts and displacements per original rank; the failed ranks'
 /// blocks of `recv` stay as they were. Logged as its result (the blocks,
 /// packed in rank order).
@@ -394,7 +394,7 @@ pub(super) fn allgatherv(
     Ok(out)
 }
 
-/// [`Communicator::alltoallv_bytes`](pertinax::Communicator::alltoallv_bytes) of a [`Resilient`]: as alltoall, with
+/// [`Communicator::alltoallv_bytes`] of a [`Resilient`]: as alltoall, with
 /// counts and displacements per original rank; the failed ranks' blocks
 /// of `recv` stay as they were. Only under [`Check::Agree`]
 /// ([`Error::Unsupported`] under the log check, as alltoall).

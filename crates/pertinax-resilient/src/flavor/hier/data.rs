@@ -53,7 +53,7 @@ impl Hierarchical {
 
     /// The ranks an agreed presence map lacks. They are no longer live
     /// members (dead, or left the program early): they join this rank's
-    /// failed list, so that [`Communicator::failed_ranks`](pertinax::Communicator::failed_ranks) lists every rank
+    /// failed list, so that [`Communicator::failed_ranks`] lists every rank
     /// an outcome reports missing.
     pub(super) fn missing_of(&self, presence: &[u8]) -> Vec<Rank> {
         let missing: Vec<usize> = (0..self.size).filter(|&o| presence[o] == 0).collect();

@@ -56,7 +56,7 @@
 //! that fails revokes its communicator before its agreement, which frees
 //! the members still inside it; an agreement or a shrink leaves an ended
 //! member out), and an outcome's missing ranks join
-//! [`Communicator::failed_ranks`](pertinax::Communicator::failed_ranks). [`Hierarchical::finish`] is the
+//! [`Communicator::failed_ranks`]. [`Hierarchical::finish`] is the
 //! collective end (a barrier).
 //!
 //! # Outcomes
