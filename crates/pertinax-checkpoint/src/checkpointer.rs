@@ -3,6 +3,7 @@
 //! The restore is in `restore.rs`; both end with the same kind of
 //! agreement, judged by [`Step::verdict`].
 
+use pertinax::CommunicatorExt as _;
 use std::path::PathBuf;
 
 use pertinax::{Agreement, Comm, Rank};

@@ -186,7 +186,7 @@ impl Logged {
         &self,
         op: Result<PendingOp<'s, Error>, Error>,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Timed {
+        Ok(PendingOp::new(Timed {
             op: op?,
             comm_s: self.comm_s.clone(),
         }))
@@ -409,7 +409,7 @@ impl Communicator for Logged {
         self.check_tag(tag)?;
         let d = self.check_dest(dest)?;
         if !self.log_send(buf, d, tag) {
-            return Ok(Box::new(Done(true)));
+            return Ok(PendingOp::new(Done(true)));
         }
         self.timed_op(self.timed(|| self.comm.isend_bytes(scope, buf, dest, tag)))
     }
@@ -677,7 +677,7 @@ impl Logged {
     ) -> Result<PendingOp<'s, Error>, Error> {
         let tag = Tag(ALLTOALL_TAG);
         if !self.log_send(buf, dest, tag) {
-            return Ok(Box::new(Done(true)));
+            return Ok(PendingOp::new(Done(true)));
         }
         self.timed_op(self.timed(|| self.comm.isend_bytes(scope, buf, Rank(dest as i32), tag)))
     }

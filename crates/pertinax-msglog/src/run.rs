@@ -539,9 +539,8 @@ fn progress(pending: &mut Vec<PendingOp<'_, CoreError>>) -> Result<(), CoreError
     let mut i = 0;
     while i < pending.len() {
         match pending[i].test()? {
-            Some(_) => {
-                pending.swap_remove(i);
-            }
+            // Completed: its result is taken, nothing is left to wait for.
+            Some(_) => drop(pending.swap_remove(i)),
             None => i += 1,
         }
     }

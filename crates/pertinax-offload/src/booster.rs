@@ -295,7 +295,15 @@ fn serve_loop(
             r
         });
         let st = match got {
-            Ok(Some((0, st))) => st,
+            Ok(Some((0, done))) => match done.status {
+                Some(st) => st,
+                // A plain communicator's receive always has one.
+                None => {
+                    return lost(pertinax::Error::InvalidArgument(
+                        "a task header received without a status".into(),
+                    ))
+                }
+            },
             Ok(_) => {
                 return lost(pertinax::Error::InvalidArgument(
                     "a message on the watch".into(),

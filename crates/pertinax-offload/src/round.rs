@@ -9,7 +9,7 @@
 /// Cancels every active request but `skip`; completes those that cannot
 /// be cancelled (they matched) and returns their indices.
 pub(crate) fn cancel_rest(
-    reqs: &mut [pertinax::Request<'_>],
+    reqs: &mut [pertinax::PendingOp<'_>],
     skip: Option<usize>,
 ) -> Result<Vec<usize>, pertinax::Error> {
     let mut matched = Vec::new();

@@ -532,7 +532,7 @@ impl<C: Communicator + 'static> Guarded<C> {
     where
         C::Error: 's,
     {
-        Box::new(pending::GuardedPending {
+        PendingOp::new(pending::GuardedPending {
             guard: Rc::clone(&self.inner),
             op,
             done: None,

@@ -16,7 +16,7 @@
 //!     Ok::<_, pertinax::Error>(g.request(req).wait())
 //! })?;
 //! match r {
-//!     Ok(_status) => {}
+//!     Ok(_completion) => {}
 //!     Err(GuardError::Propagated(p)) => eprintln!("{p}"), // the same everywhere
 //!     Err(GuardError::Other(e)) => return Err(e.into()),
 //! }
@@ -50,7 +50,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use pertinax::{Communicator, Completion, Pending, PendingOp, Request, Status};
+use pertinax::{Communicator, Completion, Pending, PendingOp};
 
 use crate::{GuardError, Guarded, Shared};
 
@@ -60,9 +60,9 @@ use crate::{GuardError, Guarded, Shared};
 #[must_use = "a request does nothing unless waited for, tested or awaited"]
 pub struct GuardedRequest<'g, 's> {
     guard: &'g Guarded,
-    req: Request<'s>,
+    req: PendingOp<'s>,
     /// The result, once known (by a poll of the core's waits), until taken.
-    done: Option<Result<Status, GuardError>>,
+    done: Option<Result<Completion, GuardError>>,
     /// Polls so far that found the request pending.
     pending: u32,
     /// The waker the timer will call, shared with it.
@@ -72,7 +72,7 @@ pub struct GuardedRequest<'g, 's> {
 impl Guarded {
     /// Takes charge of `req`, a request started on [`Guarded::comm`]: its
     /// completion returns the errors propagated to this rank.
-    pub fn request<'g, 's>(&'g self, req: Request<'s>) -> GuardedRequest<'g, 's> {
+    pub fn request<'g, 's>(&'g self, req: PendingOp<'s>) -> GuardedRequest<'g, 's> {
         GuardedRequest {
             guard: self,
             req,
@@ -138,7 +138,7 @@ impl<C: Communicator + 'static> Pending for GuardedPending<'_, C> {
 /// g.request(b)])`), and return the propagated error as soon as it is
 /// known.
 impl Pending for GuardedRequest<'_, '_> {
-    type Output = Status;
+    type Output = Completion;
     type Error = GuardError;
 
     fn is_active(&self) -> bool {
@@ -158,12 +158,12 @@ impl Pending for GuardedRequest<'_, '_> {
     fn has_failed(&mut self) -> bool {
         matches!(self.done, Some(Err(_)))
     }
-    fn take(&mut self) -> Result<Status, GuardError> {
+    fn take(&mut self) -> Result<Completion, GuardError> {
         match self.done.take() {
             Some(r) => r,
             None => {
                 let req = &mut self.req;
-                self.guard.run(|_| Pending::wait_mut(req))
+                self.guard.run(|_| req.wait_mut())
             }
         }
     }
@@ -183,7 +183,7 @@ impl GuardedRequest<'_, '_> {
     ///
     /// # Errors
     /// As [`Guarded::run`].
-    pub fn wait(mut self) -> Result<Status, GuardError> {
+    pub fn wait(mut self) -> Result<Completion, GuardError> {
         Pending::take(&mut self)
     }
 
@@ -192,13 +192,13 @@ impl GuardedRequest<'_, '_> {
     ///
     /// # Errors
     /// As [`GuardedRequest::wait`].
-    pub fn test(&mut self) -> Result<Option<Status>, GuardError> {
+    pub fn test(&mut self) -> Result<Option<Completion>, GuardError> {
         Pending::test(self)
     }
 }
 
 impl Future for GuardedRequest<'_, '_> {
-    type Output = Result<Status, GuardError>;
+    type Output = Result<Completion, GuardError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();

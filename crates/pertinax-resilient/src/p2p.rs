@@ -246,7 +246,7 @@ impl P2p {
                 let Some(p) = self.from_orig[s] else {
                     return policy.answer(Kind::Recv, s).map(|_| None);
                 };
-                match self.comm.iprobe(p, tag) {
+                match self.comm.iprobe(p.into(), tag) {
                     Ok(st) => return Ok(st.map(|st| self.status(st))),
                     Err(pertinax::Error::Revoked) => return Err(pertinax::Error::Revoked.into()),
                     Err(e) if e.is_fault() => return policy.answer(Kind::Recv, s).map(|_| None),
@@ -335,10 +335,10 @@ impl P2p {
     ) -> Result<PendingOp<'s, Error>, Error> {
         let d = check_rank(dest, self.from_orig.len())?;
         let Some(p) = self.from_orig[d] else {
-            return Ok(Box::new(Decided(Some(policy.answer(Kind::Send, d)))));
+            return Ok(PendingOp::new(Decided(Some(policy.answer(Kind::Send, d)))));
         };
         let req = self.comm.isend_bytes(scope, buf, Rank(p as i32), tag)?;
-        Ok(Box::new(PolicyReq {
+        Ok(PendingOp::new(PolicyReq {
             req,
             how: How {
                 policy: *policy,
@@ -370,12 +370,12 @@ impl P2p {
         };
         let s = check_rank(r, self.from_orig.len())?;
         let Some(p) = self.from_orig[s] else {
-            return Ok(Box::new(Decided(Some(policy.answer(Kind::Recv, s)))));
+            return Ok(PendingOp::new(Decided(Some(policy.answer(Kind::Recv, s)))));
         };
         let req = self
             .comm
             .irecv_bytes(scope, buf, elem, Source::Rank(Rank(p as i32)), tag)?;
-        Ok(Box::new(PolicyReq {
+        Ok(PendingOp::new(PolicyReq {
             req,
             how: How {
                 policy: *policy,

@@ -97,9 +97,8 @@ use bytemuck::Pod;
 pub use ext::CommunicatorExt;
 
 use crate::op::ErasedOp;
-use crate::pending::{Pending, PendingOp};
-use crate::wait::Backoff;
-use crate::{Error, Rank, Request, Scope, Source, Status, Tag, TagMatch};
+use crate::pending::PendingOp;
+use crate::{Error, Rank, Scope, Source, Status, Tag, TagMatch};
 
 /// What a communicator's error type must offer the layers above it.
 pub trait CommError: std::error::Error + From<Error> + 'static {
@@ -163,79 +162,13 @@ pub struct Completion {
     pub outcome: Outcome,
 }
 
-/// The core's request as a [`PendingOp`]: its status in a [`Completion`].
-pub(crate) struct Completes<'s>(pub(crate) Request<'s>);
-
-impl Pending for Completes<'_> {
-    type Output = Completion;
-    type Error = Error;
-
-    fn is_active(&self) -> bool {
-        self.0.is_active()
-    }
-    fn is_done(&mut self) -> bool {
-        self.0.is_done()
-    }
-    fn has_failed(&mut self) -> bool {
-        self.0.has_failed()
-    }
-    fn take(&mut self) -> Result<Completion, Error> {
-        Pending::take(&mut self.0).map(Completion::of)
-    }
-    fn step(&self, b: &mut Backoff) {
-        self.0.step(b)
-    }
-    fn cancel(&mut self) -> Result<bool, Error> {
-        self.0.cancel()
-    }
-    fn wait_mut(&mut self) -> Result<Completion, Error> {
-        Pending::wait_mut(&mut self.0).map(Completion::of)
-    }
-}
-
 impl Completion {
     /// The completion of an operation of a plain communicator.
-    fn of(status: Status) -> Completion {
+    pub(crate) fn of(status: Status) -> Completion {
         Completion {
             status: Some(status),
             outcome: Outcome::default(),
         }
-    }
-}
-
-/// A pending operation whose errors convert into `F` (for a decorator
-/// that hands out the requests of the communicator below it).
-pub fn pending_into<'s, E: 's, F: From<E> + 's>(p: PendingOp<'s, E>) -> PendingOp<'s, F> {
-    Box::new(MapErr(p, std::marker::PhantomData))
-}
-
-/// See [`pending_into`].
-struct MapErr<'s, E, F>(PendingOp<'s, E>, std::marker::PhantomData<fn() -> F>);
-
-impl<E, F: From<E>> Pending for MapErr<'_, E, F> {
-    type Output = Completion;
-    type Error = F;
-
-    fn is_active(&self) -> bool {
-        self.0.is_active()
-    }
-    fn is_done(&mut self) -> bool {
-        self.0.is_done()
-    }
-    fn has_failed(&mut self) -> bool {
-        self.0.has_failed()
-    }
-    fn take(&mut self) -> Result<Completion, F> {
-        Ok(self.0.take()?)
-    }
-    fn step(&self, b: &mut Backoff) {
-        self.0.step(b)
-    }
-    fn cancel(&mut self) -> Result<bool, F> {
-        Ok(self.0.cancel()?)
-    }
-    fn wait_mut(&mut self) -> Result<Completion, F> {
-        Ok(self.0.wait_mut()?)
     }
 }
 
@@ -380,16 +313,25 @@ pub trait Communicator {
     /// # Errors
     /// See the implementations.
     fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error>;
-    /// Describes a matching message if one is here (see
-    /// [`Comm::iprobe`](crate::Comm::iprobe)).
+    /// Describes a matching message if one is here, without waiting
+    /// (`MPI_Iprobe`): `None` when none is.
     ///
     /// # Errors
-    /// See the implementations.
+    /// As [`Communicator::probe`]; on a plain communicator, an
+    /// any-source probe with an unacknowledged failure returns
+    /// `ProcFailedPending`, as the receive would.
     fn iprobe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Self::Error>;
-    /// Starts sending `buf` inside `scope` (see [`Comm::isend`](crate::Comm::isend)).
+    /// Starts sending `buf` inside `scope` (`MPI_Isend`); it stays
+    /// borrowed until the operation completes (at once for a message up to
+    /// the eager limit, whose data is copied out; see
+    /// [`Request`](crate::Request) for when a larger one completes).
     ///
     /// # Errors
-    /// See the implementations.
+    /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized` at once. A
+    /// failure (on a plain communicator `ProcFailed` for a destination
+    /// known to be gone, even if it died while this rank was busy
+    /// elsewhere; `Revoked`) is the operation's result, returned by its
+    /// wait.
     fn isend_bytes<'s>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -397,10 +339,15 @@ pub trait Communicator {
         dest: Rank,
         tag: Tag,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error>;
-    /// Starts receiving into `buf` inside `scope` (see [`Comm::irecv`](crate::Comm::irecv)).
+    /// Starts receiving into `buf`, whose elements are `elem` bytes,
+    /// inside `scope` (`MPI_Irecv`); it stays borrowed until the operation
+    /// completes, is cancelled, or is dropped before it matched a message
+    /// (which cancels it).
     ///
     /// # Errors
-    /// See the implementations.
+    /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized` at once; the
+    /// others of [`CommunicatorExt::recv`](crate::CommunicatorExt::recv)
+    /// when waited for.
     fn irecv_bytes<'s>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -601,7 +548,7 @@ pub trait Communicator {
 
     // ---- non-blocking collectives ----
 
-    /// Starts a barrier inside `scope` (see [`Comm::ibarrier`](crate::Comm::ibarrier)).
+    /// Starts a barrier inside `scope` (`MPI_Ibarrier`).
     ///
     /// # Errors
     /// `Unsupported` unless the communicator offers it.

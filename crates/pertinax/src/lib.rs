@@ -181,14 +181,14 @@ pub(crate) use pertinax_backend::{error, inject, op, types, wait};
 
 pub use collective::LentCollective;
 pub use comm::Comm;
-pub use communicator::{
-    pending_into, BoxedComm, CommError, Communicator, CommunicatorExt, Completion, Outcome,
-};
+pub use communicator::{BoxedComm, CommError, Communicator, CommunicatorExt, Completion, Outcome};
 pub use error::{Error, RankList, RecoveryCall, Result};
 pub use group::{Group, GroupRelation};
 pub use inject::{fault_point, faults_planned};
 pub use op::{Arith, Bitwise, ErasedOp, Logical, Op, Ordered, ValueIndex};
-pub use pending::{test_any, wait_all, wait_any, AnyResult, Pending, PendingOp, WaitError};
+pub use pending::{
+    pending_into, test_any, wait_all, wait_any, AnyResult, Pending, PendingOp, WaitError,
+};
 pub use request::{scope, Request, Scope};
 pub use runtime::ThreadEntry;
 pub use spawn::{Replaced, Role};

@@ -279,7 +279,7 @@ impl Comm {
     ///
     /// # Errors
     /// As [`Communicator::probe`](crate::Communicator::probe).
-    pub fn iprobe(
+    pub(crate) fn iprobe(
         &self,
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
@@ -306,7 +306,7 @@ impl Comm {
     /// failure (`ProcFailed` for a destination known to be gone, even if
     /// it died while this rank was busy elsewhere; `Revoked`) is the
     /// request's result, returned by its wait.
-    pub fn isend<'s, T: Pod>(
+    pub(crate) fn isend<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
         buf: &'s [T],
@@ -344,30 +344,7 @@ impl Comm {
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 
-    /// Starts receiving into `buf`; it stays borrowed until the request
-    /// completes, is cancelled ([`Request::cancel`]), or is dropped before
-    /// it matched a message (which cancels it).
-    ///
-    /// # Errors
-    /// `InvalidRank`, `InvalidTag`, `CommFreed`, `Finalized` at once; the
-    /// others of [`CommunicatorExt::recv`](crate::CommunicatorExt::recv) when waited for.
-    pub fn irecv<'s, T: Pod>(
-        &self,
-        scope: &'s Scope<'s, '_>,
-        buf: &'s mut [T],
-        src: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<Request<'s>> {
-        self.irecv_elems(
-            scope,
-            bytemuck::cast_slice_mut(buf),
-            std::mem::size_of::<T>(),
-            src.into(),
-            tag.into(),
-        )
-    }
-
-    /// [`Comm::irecv`] into bytes that hold elements of `elem` bytes.
+    /// `irecv` into bytes that hold elements of `elem` bytes.
     pub(crate) fn irecv_elems<'s>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -387,13 +364,13 @@ impl Comm {
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 
-    /// [`Comm::isend`] of a buffer lent without a scope
+    /// [`CommunicatorExt::isend`](crate::CommunicatorExt::isend) of a buffer lent without a scope
     /// (`pertinax_os::lend::lend_raw`): for a foreign caller, such as the C
     /// ABI, whose buffer stays valid until the request completes by its
     /// own contract.
     ///
     /// # Errors
-    /// As [`Comm::isend`].
+    /// As [`CommunicatorExt::isend`](crate::CommunicatorExt::isend).
     pub fn isend_lent(
         &self,
         buf: lend::Lent,
@@ -403,11 +380,11 @@ impl Comm {
         self.start_send(buf, dest.into(), tag.into(), false)
     }
 
-    /// [`Comm::irecv`] into a buffer lent without a scope
+    /// [`CommunicatorExt::irecv`](crate::CommunicatorExt::irecv) into a buffer lent without a scope
     /// (`pertinax_os::lend::lend_mut_raw`) of `elem`-byte elements.
     ///
     /// # Errors
-    /// As [`Comm::irecv`].
+    /// As [`CommunicatorExt::irecv`](crate::CommunicatorExt::irecv).
     pub fn irecv_lent(
         &self,
         buf: lend::LentMut,
@@ -461,12 +438,12 @@ impl Comm {
         )
     }
 
-    /// Starts a synchronous send (`MPI_Issend`): as [`Comm::isend`], but
+    /// Starts a synchronous send (`MPI_Issend`): as [`CommunicatorExt::isend`](crate::CommunicatorExt::isend), but
     /// the request completes only once a receive at `dest` has matched the
     /// message (see [`Comm::ssend`]).
     ///
     /// # Errors
-    /// As [`Comm::isend`].
+    /// As [`CommunicatorExt::isend`](crate::CommunicatorExt::isend).
     pub fn issend<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
@@ -486,7 +463,7 @@ impl Comm {
     /// [`Comm::isend_lent`]).
     ///
     /// # Errors
-    /// As [`Comm::isend`].
+    /// As [`CommunicatorExt::isend`](crate::CommunicatorExt::isend).
     pub fn issend_lent(
         &self,
         buf: lend::Lent,

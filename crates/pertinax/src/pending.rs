@@ -13,6 +13,7 @@
 
 use crate::communicator::Completion;
 use crate::error::Error;
+use crate::request::Request;
 use crate::wait::Backoff;
 
 /// A pending non-blocking operation: it completes once, with an
@@ -72,15 +73,6 @@ pub trait Pending {
         }
         self.take()
     }
-    /// Waits for completion and takes the result of a boxed operation
-    /// (a [`PendingOp`]; the core's and the decorators' own request types
-    /// have a `wait(self)` of their own).
-    ///
-    /// # Errors
-    /// As [`Pending::take`].
-    fn wait(mut self: Box<Self>) -> Result<Self::Output, Self::Error> {
-        self.wait_mut()
-    }
     /// Takes the result if the operation has completed: `Ok(None)` while
     /// it is pending.
     ///
@@ -95,9 +87,165 @@ pub trait Pending {
     }
 }
 
-/// A boxed pending operation of a [`Communicator`](crate::Communicator)
-/// with errors `E`, as the trait's non-blocking methods return it.
-pub type PendingOp<'s, E> = Box<dyn Pending<Output = Completion, Error = E> + 's>;
+/// A pending operation of a [`Communicator`](crate::Communicator) with
+/// errors `E`, as the trait's non-blocking methods return it: a plain
+/// [`Comm`](crate::Comm)'s request held inline (no allocation), or a
+/// decorator's operation, boxed ([`PendingOp::new`]). Its result is a
+/// [`Completion`].
+#[must_use = "a pending operation does nothing unless waited for or tested"]
+pub struct PendingOp<'s, E = Error>(Inner<'s, E>);
+
+enum Inner<'s, E> {
+    /// The core's request, its errors converted by the function.
+    Core(Request<'s>, fn(Error) -> E),
+    Boxed(Box<dyn Pending<Output = Completion, Error = E> + 's>),
+}
+
+impl<'s, E> PendingOp<'s, E> {
+    /// A decorator's pending operation.
+    pub fn new(op: impl Pending<Output = Completion, Error = E> + 's) -> PendingOp<'s, E> {
+        PendingOp(Inner::Boxed(Box::new(op)))
+    }
+
+    /// The core's request, its errors converted into `E`.
+    pub fn from_request(req: Request<'s>) -> PendingOp<'s, E>
+    where
+        E: From<Error>,
+    {
+        PendingOp(Inner::Core(req, E::from))
+    }
+
+    /// Whether the result has not been taken yet.
+    pub fn is_active(&self) -> bool {
+        Pending::is_active(self)
+    }
+
+    /// Cancels the operation if it has not started moving data; true if
+    /// it was (see [`Request::cancel`]).
+    ///
+    /// # Errors
+    /// When the result was already taken.
+    pub fn cancel(&mut self) -> Result<bool, E> {
+        Pending::cancel(self)
+    }
+
+    /// Waits for completion and takes the result (see [`Pending::take`]).
+    ///
+    /// # Errors
+    /// The operation's error; `RequestInactive` (or the decorator's
+    /// equivalent) when the result was already taken.
+    pub fn wait(mut self) -> Result<Completion, E> {
+        self.wait_mut()
+    }
+
+    /// Takes the result if the operation has completed: `Ok(None)` while
+    /// it is pending.
+    ///
+    /// # Errors
+    /// As [`PendingOp::wait`].
+    pub fn test(&mut self) -> Result<Option<Completion>, E> {
+        Pending::test(self)
+    }
+}
+
+impl<'s> From<Request<'s>> for PendingOp<'s, Error> {
+    fn from(req: Request<'s>) -> PendingOp<'s, Error> {
+        PendingOp::from_request(req)
+    }
+}
+
+impl<E> std::fmt::Debug for PendingOp<'_, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Inner::Core(r, _) => f.debug_tuple("PendingOp").field(r).finish(),
+            Inner::Boxed(_) => f.write_str("PendingOp(..)"),
+        }
+    }
+}
+
+impl<E> Pending for PendingOp<'_, E> {
+    type Output = Completion;
+    type Error = E;
+
+    fn is_active(&self) -> bool {
+        match &self.0 {
+            Inner::Core(r, _) => r.is_active(),
+            Inner::Boxed(b) => b.is_active(),
+        }
+    }
+    fn is_done(&mut self) -> bool {
+        match &mut self.0 {
+            Inner::Core(r, _) => r.is_done(),
+            Inner::Boxed(b) => b.is_done(),
+        }
+    }
+    fn has_failed(&mut self) -> bool {
+        match &mut self.0 {
+            Inner::Core(r, _) => r.has_failed(),
+            Inner::Boxed(b) => b.has_failed(),
+        }
+    }
+    fn take(&mut self) -> Result<Completion, E> {
+        match &mut self.0 {
+            Inner::Core(r, conv) => Pending::take(r).map(Completion::of).map_err(*conv),
+            Inner::Boxed(b) => b.take(),
+        }
+    }
+    fn step(&self, bo: &mut Backoff) {
+        match &self.0 {
+            Inner::Core(r, _) => r.step(bo),
+            Inner::Boxed(b) => b.step(bo),
+        }
+    }
+    fn cancel(&mut self) -> Result<bool, E> {
+        match &mut self.0 {
+            Inner::Core(r, conv) => r.cancel().map_err(*conv),
+            Inner::Boxed(b) => b.cancel(),
+        }
+    }
+    fn wait_mut(&mut self) -> Result<Completion, E> {
+        match &mut self.0 {
+            Inner::Core(r, conv) => Pending::wait_mut(r).map(Completion::of).map_err(*conv),
+            Inner::Boxed(b) => b.wait_mut(),
+        }
+    }
+}
+
+/// A pending operation whose errors convert into `F` (for a decorator
+/// that hands out the requests of the communicator below it).
+pub fn pending_into<'s, E: 's, F: From<E> + 's>(p: PendingOp<'s, E>) -> PendingOp<'s, F> {
+    PendingOp::new(MapErr(p, std::marker::PhantomData))
+}
+
+/// See [`pending_into`].
+struct MapErr<'s, E, F>(PendingOp<'s, E>, std::marker::PhantomData<fn() -> F>);
+
+impl<E, F: From<E>> Pending for MapErr<'_, E, F> {
+    type Output = Completion;
+    type Error = F;
+
+    fn is_active(&self) -> bool {
+        self.0.is_active()
+    }
+    fn is_done(&mut self) -> bool {
+        self.0.is_done()
+    }
+    fn has_failed(&mut self) -> bool {
+        self.0.has_failed()
+    }
+    fn take(&mut self) -> Result<Completion, F> {
+        Ok(self.0.take()?)
+    }
+    fn step(&self, b: &mut Backoff) {
+        self.0.step(b)
+    }
+    fn cancel(&mut self) -> Result<bool, F> {
+        Ok(self.0.cancel()?)
+    }
+    fn wait_mut(&mut self) -> Result<Completion, F> {
+        Ok(self.0.wait_mut()?)
+    }
+}
 
 impl<P: Pending + ?Sized> Pending for Box<P> {
     type Output = P::Output;

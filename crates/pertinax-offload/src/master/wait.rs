@@ -2,6 +2,7 @@
 //! documentation of [`super`]): how tasks complete, are cleared, fail or
 //! run again, and how a master takes their results.
 
+use pertinax::Communicator as _;
 use pertinax::CommunicatorExt as _;
 use pertinax::{Comm, ANY_SOURCE};
 use serde::de::DeserializeOwned;
@@ -30,7 +31,7 @@ impl Boosters {
         let got = if block {
             g.recv(&mut hdr, ANY_SOURCE, tag)
         } else {
-            match g.iprobe(ANY_SOURCE, tag) {
+            match g.iprobe(ANY_SOURCE, tag.into()) {
                 Ok(Some(st)) => g.recv(&mut hdr, st.source, tag),
                 Ok(None) => Ok(None),
                 Err(e) => Err(e),

@@ -68,8 +68,8 @@ fn recv_one(w: &Comm, how: &str, size: usize, buf: &mut [u8], seq: u64) -> Resul
             &buf[..st.unwrap().len]
         }
         "irecv" => {
-            let st = pertinax::scope(|s| w.irecv(s, &mut *buf, 0, TAG)?.wait())?;
-            &buf[..st.len]
+            let done = pertinax::scope(|s| w.irecv(s, &mut *buf, 0, TAG)?.wait())?;
+            &buf[..done.status.unwrap().len]
         }
         "probe" => {
             let len = w.probe(Rank(0).into(), TAG.into())?.map_or(0, |st| st.len);

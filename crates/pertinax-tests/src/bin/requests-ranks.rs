@@ -159,7 +159,7 @@ fn waitall(w: &Comm, a: &[String]) -> R {
 
 /// The next failure `wait_any` (or a `test_any` loop) reports.
 fn next_failure(
-    reqs: &mut [pertinax::Request<'_>],
+    reqs: &mut [pertinax::PendingOp<'_>],
     test: bool,
 ) -> Result<pertinax::WaitError, String> {
     let r = if test {
@@ -275,7 +275,8 @@ fn cancel(w: &Comm, _a: &[String]) -> R {
                     break st;
                 }
             };
-            check!(st.len == 16, "len {}", st.len);
+            let len = st.status.map(|s| s.len);
+            check!(len == Some(16), "len {len:?}");
             check!(
                 r.cancel() == Err(Error::RequestInactive),
                 "cancel of a taken request"
@@ -428,22 +429,22 @@ fn round(c: &Comm, world: &[usize], r: u64) -> Result<(), Error> {
 }
 
 /// Completes the requests of a round by `wait_all` or `wait_any`.
-fn wait_ring(reqs: &mut [pertinax::Request<'_>], r: u64, right: usize) -> Result<(), Error> {
+fn wait_ring(reqs: &mut [pertinax::PendingOp<'_>], r: u64, right: usize) -> Result<(), Error> {
     if r.is_multiple_of(2) {
         let st = pertinax::wait_all(reqs)?;
-        if st[1].source != Rank(right as i32) {
+        let from = st[1].status.map(|s| s.source);
+        if from != Some(Rank(right as i32)) {
             return Err(Error::InvalidArgument(format!(
-                "any-source receive matched {} (right is {right})",
-                st[1].source
+                "any-source receive matched {from:?} (right is {right})"
             )));
         }
     } else {
         while let Some((i, st)) = pertinax::wait_any(reqs)? {
             pertinax::fault_point("nb.any");
-            if i == 1 && st.source != Rank(right as i32) {
+            let from = st.status.map(|s| s.source);
+            if i == 1 && from != Some(Rank(right as i32)) {
                 return Err(Error::InvalidArgument(format!(
-                    "any-source receive matched {}",
-                    st.source
+                    "any-source receive matched {from:?}"
                 )));
             }
         }

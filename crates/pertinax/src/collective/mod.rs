@@ -353,7 +353,7 @@ impl Comm {
     ///
     /// # Errors
     /// As [`Communicator::barrier`](crate::Communicator::barrier).
-    pub fn ibarrier<'s>(&self, s: &'s Scope<'s, '_>) -> Result<Request<'s>> {
+    pub(crate) fn ibarrier<'s>(&self, s: &'s Scope<'s, '_>) -> Result<Request<'s>> {
         self.nonblocking(s, None, &mut [], None, CollKind::Barrier, |b, _, _| {
             algo::barrier(b)
         })
@@ -388,7 +388,7 @@ impl Comm {
     ///
     /// # Errors
     /// As [`CommunicatorExt::bcast`](crate::CommunicatorExt::bcast).
-    pub fn ibcast<'s, T: Pod>(
+    pub(crate) fn ibcast<'s, T: Pod>(
         &self,
         s: &'s Scope<'s, '_>,
         buf: &'s mut [T],
@@ -646,7 +646,7 @@ impl Comm {
     ///
     /// # Errors
     /// As [`CommunicatorExt::allgather`](crate::CommunicatorExt::allgather).
-    pub fn iallgather<'s, T: Pod>(
+    pub(crate) fn iallgather<'s, T: Pod>(
         &self,
         s: &'s Scope<'s, '_>,
         send: &'s [T],
@@ -747,19 +747,6 @@ impl Comm {
             ));
         }
         Ok(uniform(n, s / n))
-    }
-
-    /// Non-blocking [`CommunicatorExt::alltoall`](crate::CommunicatorExt::alltoall).
-    ///
-    /// # Errors
-    /// As [`CommunicatorExt::alltoall`](crate::CommunicatorExt::alltoall).
-    pub fn ialltoall<'s, T: Pod>(
-        &self,
-        s: &'s Scope<'s, '_>,
-        send: &'s [T],
-        recv: &'s mut [T],
-    ) -> Result<Request<'s>> {
-        self.ialltoall_elems(s, bytes(send), bytes_mut(recv), std::mem::size_of::<T>())
     }
 
     /// [`Comm::ialltoall`] over bytes holding `elem`-byte elements.

@@ -10,7 +10,7 @@
 
 use bytemuck::Pod;
 
-use super::{algo, bad, bytes, bytes_mut, fast, run, Builder};
+use super::{algo, bad, bytes_mut, fast, run, Builder};
 use crate::backend::{Backend, Coll, CollKind, CollOut, OwnCollectives, Store};
 use crate::comm::Comm;
 use crate::error::Result;
@@ -157,21 +157,6 @@ impl Comm {
         )
     }
 
-    /// Non-blocking [`CommunicatorExt::reduce`](crate::CommunicatorExt::reduce).
-    ///
-    /// # Errors
-    /// As [`CommunicatorExt::reduce`](crate::CommunicatorExt::reduce).
-    pub fn ireduce<'s, T: Pod>(
-        &self,
-        s: &'s Scope<'s, '_>,
-        send: &'s [T],
-        recv: &'s mut [T],
-        op: &Op<T>,
-        root: impl Into<Rank>,
-    ) -> Result<Request<'s>> {
-        self.ireduce_with(s, bytes(send), bytes_mut(recv), op, root.into())
-    }
-
     /// [`Comm::ireduce`] over bytes.
     pub(crate) fn ireduce_with<'s>(
         &self,
@@ -276,20 +261,6 @@ impl Comm {
         )
     }
 
-    /// Non-blocking [`CommunicatorExt::allreduce`](crate::CommunicatorExt::allreduce).
-    ///
-    /// # Errors
-    /// As [`CommunicatorExt::allreduce`](crate::CommunicatorExt::allreduce).
-    pub fn iallreduce<'s, T: Pod>(
-        &self,
-        s: &'s Scope<'s, '_>,
-        send: &'s [T],
-        recv: &'s mut [T],
-        op: &Op<T>,
-    ) -> Result<Request<'s>> {
-        self.iallreduce_with(s, bytes(send), bytes_mut(recv), op)
-    }
-
     /// [`Comm::iallreduce`] over bytes.
     pub(crate) fn iallreduce_with<'s>(
         &self,
@@ -389,6 +360,7 @@ impl Comm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collective::bytes;
     use crate::error::Error;
 
     #[test]

@@ -1,7 +1,7 @@
 //! The plain [`Comm`] as a [`Communicator`] (over its crate-private
 //! methods), and boxed communicators as communicators.
 
-use super::{BoxedComm, CommError, Communicator, Completes, Outcome, PendingOp};
+use super::{BoxedComm, CommError, Communicator, Outcome, PendingOp};
 use crate::op::ErasedOp;
 use crate::{Comm, Error, Rank, Scope, Source, Status, Tag, TagMatch};
 
@@ -72,9 +72,7 @@ impl Communicator for Comm {
         dest: Rank,
         tag: Tag,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Completes(Comm::isend(
-            self, scope, buf, dest, tag,
-        )?)))
+        Ok(PendingOp::from(Comm::isend(self, scope, buf, dest, tag)?))
     }
     fn irecv_bytes<'s>(
         &self,
@@ -85,7 +83,7 @@ impl Communicator for Comm {
         tag: TagMatch,
     ) -> Result<PendingOp<'s, Error>, Error> {
         let r = self.irecv_elems(scope, buf, elem, src, tag)?;
-        Ok(Box::new(Completes(r)))
+        Ok(PendingOp::from(r))
     }
     fn barrier(&self) -> Result<Outcome, Error> {
         Comm::barrier(self)?;
@@ -186,7 +184,7 @@ impl Communicator for Comm {
         Ok(Outcome::default())
     }
     fn ibarrier<'s>(&self, scope: &'s Scope<'s, '_>) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Completes(Comm::ibarrier(self, scope)?)))
+        Ok(PendingOp::from(Comm::ibarrier(self, scope)?))
     }
     fn ibcast_bytes<'s>(
         &self,
@@ -194,7 +192,7 @@ impl Communicator for Comm {
         buf: &'s mut [u8],
         root: Rank,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Completes(Comm::ibcast(self, scope, buf, root)?)))
+        Ok(PendingOp::from(Comm::ibcast(self, scope, buf, root)?))
     }
     fn ireduce_bytes<'s>(
         &self,
@@ -204,9 +202,9 @@ impl Communicator for Comm {
         op: &ErasedOp,
         root: Rank,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Completes(
+        Ok(PendingOp::from(
             self.ireduce_with(scope, send, recv, op, root)?,
-        )))
+        ))
     }
     fn iallreduce_bytes<'s>(
         &self,
@@ -215,9 +213,9 @@ impl Communicator for Comm {
         recv: &'s mut [u8],
         op: &ErasedOp,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Completes(
+        Ok(PendingOp::from(
             self.iallreduce_with(scope, send, recv, op)?,
-        )))
+        ))
     }
     fn iallgather_bytes<'s>(
         &self,
@@ -225,9 +223,7 @@ impl Communicator for Comm {
         send: &'s [u8],
         recv: &'s mut [u8],
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Completes(Comm::iallgather(
-            self, scope, send, recv,
-        )?)))
+        Ok(PendingOp::from(Comm::iallgather(self, scope, send, recv)?))
     }
     fn ialltoall_bytes<'s>(
         &self,
@@ -236,9 +232,9 @@ impl Communicator for Comm {
         recv: &'s mut [u8],
         elem: usize,
     ) -> Result<PendingOp<'s, Error>, Error> {
-        Ok(Box::new(Completes(
+        Ok(PendingOp::from(
             self.ialltoall_elems(scope, send, recv, elem)?,
-        )))
+        ))
     }
     fn ack_failed(&self, n: usize) -> Result<usize, Error> {
         Comm::ack_failed(self, n)

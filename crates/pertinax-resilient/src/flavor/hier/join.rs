@@ -98,7 +98,7 @@ impl Hierarchical {
             // Poll: a rank that left the program (finalized) wakes no
             // receive, and an orphan's detection needs the ranks' ends
             // and answers.
-            match comm.iprobe(Source::Any, TAG_HELLO) {
+            match comm.iprobe(Source::Any, TAG_HELLO.into()) {
                 Ok(Some(_)) => nap = Duration::ZERO,
                 Ok(None) => {
                     nap = (nap * 2).clamp(NAP_MIN, NAP_MAX);

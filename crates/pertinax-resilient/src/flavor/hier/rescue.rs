@@ -142,7 +142,7 @@ impl Hierarchical {
         if self.p2p.failed(Vec::new()).contains(&Rank(o as i32)) {
             return Ok(true);
         }
-        match self.ctl.iprobe(Rank(p as i32), TAG_PROBE) {
+        match self.ctl.iprobe(Rank(p as i32).into(), TAG_PROBE.into()) {
             Err(e) if e.is_fault() => Ok(true),
             Err(e) => Err(e.into()),
             Ok(_) => Ok(false),
@@ -182,7 +182,7 @@ impl Hierarchical {
     fn take<V: serde::de::DeserializeOwned>(&self, tag: Tag) -> Result<Option<V>, Error> {
         let comm = &self.ctl;
         loop {
-            match comm.iprobe(Source::Any, tag) {
+            match comm.iprobe(Source::Any, tag.into()) {
                 Ok(Some(_)) => {}
                 Ok(None) => return Ok(None),
                 Err(CoreError::ProcFailedPending { .. }) => {

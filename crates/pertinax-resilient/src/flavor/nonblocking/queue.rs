@@ -5,6 +5,7 @@
 //! every request not agreed complete ([`Inner`], behind the type-erased
 //! [`Post`] and [`Wait`]).
 
+use pertinax::CommunicatorExt as _;
 use std::cell::{Cell, RefCell};
 
 use bytemuck::Pod;
@@ -18,7 +19,7 @@ use crate::policy::Kind;
 use crate::{Communicator, Error, Outcome, Resilient};
 
 type CoreScope<'c, 'e> = pertinax::Scope<'c, 'e>;
-type CoreRequest<'c> = pertinax::Request<'c>;
+type CoreRequest<'c> = pertinax::PendingOp<'c>;
 
 /// Whether `PERTINAX_RESILIENT_TRACE` asks for a line per repair.
 fn trace() -> bool {

@@ -5,7 +5,7 @@
 //! with gaps (`agv`); an alltoallv with one large block (`skew`).
 
 use pertinax::{Communicator as _, CommunicatorExt as _};
-use pertinax::{Error, Op, Rank, Request, Universe};
+use pertinax::{Error, Op, PendingOp, Rank, Universe};
 use pertinax_tests::{arg, check, e};
 
 use super::random::plan;
@@ -45,7 +45,7 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
             other => Err(format!("{what}: expected InvalidArgument, got {other:?}")),
         }
     };
-    let nb = |r: pertinax::Result<Request<'_>>| r.and_then(|q| q.wait()).map(|_| ());
+    let nb = |r: pertinax::Result<PendingOp<'_>>| r.and_then(|q| q.wait()).map(|_| ());
     for bad in [n as i32, n as i32 + 5, -1, i32::MIN, i32::MAX] {
         let root = Rank(bad);
         let (x, mut o, mut b) = ([1u32; 4], [0u32; 4], [2u32; 4]);

@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use pertinax::bytemuck::{self, Pod};
-use pertinax::Request;
+use pertinax::PendingOp;
 use pertinax_tests::check;
 use pertinax_wire::rng::SplitMix64;
 
@@ -132,7 +132,7 @@ pub(super) fn placed<T: Pod>(mut base: Vec<T>, displs: &[usize], blocks: &[Vec<T
 }
 
 /// Waits for `r`, or polls it with `test` when `spin`.
-pub(super) fn complete(mut r: Request<'_>, spin: bool) -> pertinax::Result<()> {
+pub(super) fn complete(mut r: PendingOp<'_>, spin: bool) -> pertinax::Result<()> {
     if !spin {
         return r.wait().map(|_| ());
     }

@@ -4,7 +4,7 @@
 //! rank's own way) and `longrun` (back-to-back small collectives, each
 //! checked).
 
-use pertinax::{Comm, Error, Op, Request, Universe, ValueIndex};
+use pertinax::{Comm, Error, Op, PendingOp, Universe, ValueIndex};
 use pertinax::{Communicator as _, CommunicatorExt as _};
 use pertinax_tests::{arg, check, e};
 use pertinax_wire::rng::SplitMix64;
@@ -130,7 +130,7 @@ pub(super) fn overlap(u: &Universe, a: &[String]) -> R {
                 Some(&mut q_buf),
                 Some(&mut p_out),
             );
-            let mut reqs: Vec<Request<'_>> = Vec::new();
+            let mut reqs: Vec<PendingOp<'_>> = Vec::new();
             for &op in &order {
                 let miss = || format!("{ctx}: operation {} started twice", op as char);
                 let r = match op {
