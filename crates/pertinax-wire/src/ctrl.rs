@@ -306,8 +306,11 @@ mod tests {
                 }),
                 (any::<i32>(), ".*")
                     .prop_map(|(code, message)| ToLauncher::Abort { code, message }),
-                (any::<u64>(), ".*", ".*")
-                    .prop_map(|(id, service, port)| { ToLauncher::Publish { id, service, port } }),
+                (any::<u64>(), ".*", ".*").prop_map(|(id, service, port)| ToLauncher::Publish {
+                    id,
+                    service,
+                    port
+                }),
                 (any::<u64>(), ".*", ".*").prop_map(|(id, service, port)| {
                     ToLauncher::Unpublish { id, service, port }
                 }),
