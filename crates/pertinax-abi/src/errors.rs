@@ -33,6 +33,8 @@ pub(crate) fn code_of(e: &Error) -> c_int {
         Error::RequestInactive => MPI_ERR_REQUEST,
         Error::SpawnFailed(_) => MPI_ERR_SPAWN,
         Error::Unsupported { .. } => MPI_ERR_UNSUPPORTED_OPERATION,
+        Error::NameTaken { .. } | Error::NameNotPublished { .. } => MPI_ERR_SERVICE,
+        Error::NameNotFound { .. } => MPI_ERR_NAME,
         _ => MPI_ERR_OTHER,
     }
 }
@@ -63,6 +65,9 @@ pub(crate) fn text(code: c_int) -> &'static str {
         MPI_ERR_IN_STATUS => "error code is in status",
         MPI_ERR_REQUEST => "invalid request",
         MPI_ERR_SPAWN => "spawn failed",
+        MPI_ERR_PORT => "invalid port name",
+        MPI_ERR_SERVICE => "invalid service name: already published, or not published for that port",
+        MPI_ERR_NAME => "no port is published under that service name",
         MPI_ERR_UNSUPPORTED_OPERATION => "operation not supported by pertinax's MPI library yet",
         MPI_ERR_ERRHANDLER => "invalid error handler",
         MPI_ERR_KEYVAL => "invalid keyval",

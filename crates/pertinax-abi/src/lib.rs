@@ -167,6 +167,7 @@ pub mod ivcoll;
 pub mod large;
 pub mod modes;
 pub mod mprobe;
+pub mod names;
 pub mod neighbor;
 pub mod p2p;
 pub mod part;

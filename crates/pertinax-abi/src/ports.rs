@@ -18,9 +18,11 @@
 //!   other's; both make the intercommunicator of their `MPI_COMM_SELF`s.
 //!
 //! Limits: the two sides must be processes of the same `MPI_COMM_WORLD`
-//! (not a spawned job's; a port of another world is `MPI_ERR_PORT`); a
-//! connect to a port nobody accepts on waits (MPI allows it to); name
-//! publishing (`MPI_Publish_name`, `MPI_Lookup_name`) is not implemented.
+//! (not a spawned job's: a port name holds no world, so another world's
+//! port is `MPI_ERR_PORT` only when its rank is out of this world's
+//! range); a connect to a port nobody accepts on waits (MPI allows it
+//! to). Names for ports (`MPI_Publish_name`, `MPI_Lookup_name`) are in
+//! `names.rs`.
 
 use pertinax::CommunicatorExt as _;
 use std::cell::RefCell;

@@ -119,8 +119,6 @@ unsupported!(MPI_Get_accumulate_c, PMPI_Get_accumulate_c, (origin_addr: *mut c_v
 unsupported!(MPI_Get_c, PMPI_Get_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Keyval_create, PMPI_Keyval_create, (copy_fn: *mut c_void, delete_fn: *mut c_void, keyval: *mut c_void, extra_state: *mut c_void), none);
 unsupported!(MPI_Keyval_free, PMPI_Keyval_free, (keyval: *mut c_void), none);
-unsupported!(MPI_Lookup_name, PMPI_Lookup_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
-unsupported!(MPI_Publish_name, PMPI_Publish_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
 unsupported!(MPI_Put, PMPI_Put, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Put_c, PMPI_Put_c, (origin_addr: *mut c_void, origin_count: i64, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: i64, target_datatype: c_int, win: c_int), none);
 unsupported!(MPI_Raccumulate, PMPI_Raccumulate, (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: c_int, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: c_int, op: c_int, win: c_int, request: *mut c_void), none);
@@ -184,7 +182,6 @@ unsupported!(MPI_T_pvar_write, PMPI_T_pvar_write, (session: *mut c_void, handle:
 unsupported!(MPI_T_source_get_info, PMPI_T_source_get_info, (source_index: c_int, name: *mut c_void, name_len: *mut c_void, desc: *mut c_void, desc_len: *mut c_void, ordering: *mut c_void, ticks_per_second: *mut c_void, max_ticks: *mut c_void, info: *mut c_void), none);
 unsupported!(MPI_T_source_get_num, PMPI_T_source_get_num, (num_sources: *mut c_void), none);
 unsupported!(MPI_T_source_get_timestamp, PMPI_T_source_get_timestamp, (source_index: c_int, timestamp: *mut c_void), none);
-unsupported!(MPI_Unpublish_name, PMPI_Unpublish_name, (service_name: *mut c_void, info: c_int, port_name: *mut c_void), none);
 unsupported!(MPI_Win_allocate, PMPI_Win_allocate, (size: MPI_Aint, disp_unit: c_int, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_void), comm);
 unsupported!(MPI_Win_allocate_c, PMPI_Win_allocate_c, (size: MPI_Aint, disp_unit: MPI_Aint, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_void), comm);
 unsupported!(MPI_Win_allocate_shared, PMPI_Win_allocate_shared, (size: MPI_Aint, disp_unit: c_int, info: c_int, comm: c_int, baseptr: *mut c_void, win: *mut c_void), comm);

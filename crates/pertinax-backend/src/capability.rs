@@ -3,7 +3,7 @@
 //! documentation). [`Capabilities`] announces them; [`OwnCollectives`]
 //! (with the collective it is handed, [`Coll`]), [`OwnCommunicators`]
 //! (with [`Derived`] and [`Shrunk`], and [`attach_derived`] for a backend
-//! without it) and [`OwnAgreement`] are the traits.
+//! without it), [`OwnAgreement`] and [`NameService`] are the traits.
 
 use pertinax_os::lend::{Lent, LentMut};
 
@@ -142,6 +142,9 @@ pub struct Capabilities {
     /// revocation first), so the API need not ask [`Backend::is_revoked`]
     /// before each one.
     pub calls_check_revocation: bool,
+    /// The backend publishes and looks up service names for ports
+    /// ([`NameService`]; native: the launcher's name table).
+    pub name_service: bool,
 }
 
 /// A backend that runs the collectives itself
@@ -215,6 +218,29 @@ pub trait OwnAgreement: Backend {
     /// `MPIX_Comm_agree` does, instead of polling with a backoff). The
     /// wait that follows polls as usual.
     fn block_on_agreement(&self, ctx: u32, seq: u32);
+}
+
+/// A backend with a name service for ports ([`Capabilities::name_service`]):
+/// `MPI_Publish_name`, `MPI_Unpublish_name`, `MPI_Lookup_name`. The names
+/// are the job's (every process the job's launcher started sees them).
+/// Each call is answered in a bounded time: a name server that is gone or
+/// silent is an error (`Transport`), never a hang.
+pub trait NameService: Backend {
+    /// Publishes `service` as the name of `port`.
+    ///
+    /// # Errors
+    /// `NameTaken` if `service` is already published.
+    fn publish_name(&self, service: &str, port: &str) -> Result<()>;
+    /// Withdraws `service`, published for `port`.
+    ///
+    /// # Errors
+    /// `NameNotPublished` if `service` is not published for `port`.
+    fn unpublish_name(&self, service: &str, port: &str) -> Result<()>;
+    /// The port published as `service`.
+    ///
+    /// # Errors
+    /// `NameNotFound` if nothing is.
+    fn lookup_name(&self, service: &str) -> Result<String>;
 }
 
 /// What a backend without [`OwnCommunicators`] does for

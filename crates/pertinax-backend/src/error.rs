@@ -119,6 +119,31 @@ pub enum Error {
         /// That member (the lowest such rank).
         rank: Rank,
     },
+    /// `publish_name`: the service name is already published, for `port`
+    /// (MPI's `MPI_ERR_SERVICE`); nothing changed.
+    #[error("the service name {service:?} is already published (for port {port:?})")]
+    NameTaken {
+        /// The service name.
+        service: String,
+        /// The port it names.
+        port: String,
+    },
+    /// `unpublish_name`: the service name is not published for this port
+    /// (MPI's `MPI_ERR_SERVICE`); nothing changed.
+    #[error("the service name {service:?} is not published for port {port:?}")]
+    NameNotPublished {
+        /// The service name.
+        service: String,
+        /// The port given.
+        port: String,
+    },
+    /// `lookup_name`: no port is published under the service name (MPI's
+    /// `MPI_ERR_NAME`).
+    #[error("no port is published under the service name {service:?}")]
+    NameNotFound {
+        /// The service name.
+        service: String,
+    },
     /// The backend this process runs on lacks an optional feature the call
     /// needs (spares, single-copy transfers, heartbeats, fault injection by
     /// the launcher, ...; see the backend contract in ARCHITECTURE.md), or a

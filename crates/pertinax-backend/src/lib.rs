@@ -90,9 +90,10 @@
 //!
 //! What a backend may do itself instead of letting the portable core do
 //! it, each a trait of its own over [`Backend`], announced by one flag of
-//! [`Capabilities`] that the core reads once per communicator (never per
-//! call). The native backend opts into none; the MPI backend into all, so
-//! that MPI's tuned implementations run:
+//! [`Capabilities`] that the core reads once per communicator (the name
+//! service: once per process, at `init`), never per call. The native
+//! backend opts into the name service only; the MPI backend into the other
+//! three, so that MPI's tuned implementations run:
 //!
 //! - [`OwnCollectives`] ([`Capabilities::own_collectives`]): the backend
 //!   runs every collective: the collective layer checks the arguments, then
@@ -110,6 +111,10 @@
 //!   blocking agreement may wait in ([`OwnAgreement::block_on_agreement`]);
 //!   such an agreement carries one word past its fast round, so several
 //!   words per member take an exchange of records (see `agree_gather`).
+//! - [`NameService`] ([`Capabilities::name_service`]): service names for
+//!   ports (`MPI_Publish_name`, `MPI_Lookup_name`); there is no portable
+//!   fallback, so without it `Universe::publish_name` and its kin answer
+//!   `Unsupported`.
 //!
 //! # What is optional
 //!
@@ -154,8 +159,8 @@ pub mod wait;
 
 pub use buf::{Cell, RecvBuf, SendBuf, Store};
 pub use capability::{
-    attach_derived, Capabilities, Coll, CollKind, CollOut, Derived, OwnAgreement, OwnCollectives,
-    OwnCommunicators, Shrunk,
+    attach_derived, Capabilities, Coll, CollKind, CollOut, Derived, NameService, OwnAgreement,
+    OwnCollectives, OwnCommunicators, Shrunk,
 };
 pub use startup::{Assignment, Started};
 

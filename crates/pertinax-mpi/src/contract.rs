@@ -468,6 +468,11 @@ impl Backend for Mpi {
             calls_check_revocation: true,
             own_communicators: true,
             own_agreement: true,
+            // `MPI_Publish_name` / `MPI_Lookup_name` are not bound in
+            // pertinax-mpi-sys (and Open MPI needs an `ompi-server` for
+            // names seen across jobs): `Universe::publish_name` answers
+            // `Unsupported`.
+            name_service: false,
         }
     }
 

@@ -100,7 +100,8 @@
 //!
 //! # Not yet (each answers `Unsupported` naming it, never a panic)
 //!
-//! Spares (`replace_failed` always spawns new processes), single-copy;
+//! Spares (`replace_failed` always spawns new processes), single-copy,
+//! name publishing (`NameService`: `MPI_Publish_name` is not bound);
 //! collectives on intercommunicators (the portable core has none
 //! either). (An injected death is reported by
 //! the rank itself on stderr, in the native launcher's words.)

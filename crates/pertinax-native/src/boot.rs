@@ -1,15 +1,17 @@
 //! Bootstrap of a native process: with the launcher (`pertinax run`) over
 //! its control socket, or as a singleton; the heartbeat; the connection
-//! guard that stops a rank whose launcher is gone.
+//! guard that stops a rank whose launcher is gone and hands the launcher's
+//! answers to name requests to the runtime.
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
 use pertinax_os::segment::{Layout, Segment};
 use pertinax_os::{cma, process};
-use pertinax_wire::ctrl::{self, ToLauncher, ToRank};
+use pertinax_wire::ctrl::{self, NameAnswer, ToLauncher, ToRank};
 use pertinax_wire::env;
 
 use crate::backend::Assignment;
@@ -39,6 +41,9 @@ pub(super) struct Boot {
     pub slot: usize,
     pub job: JobInfo,
     pub ctrl: Option<UnixStream>,
+    /// The launcher's answers to name requests (`ToRank::Name`: id and
+    /// answer), from the connection guard; `None` for a singleton.
+    pub names: Option<Receiver<(u64, NameAnswer)>>,
     pub cma: bool,
     /// For a spare or spawned process: its assignment (slots of its
     /// request, its index, the payload).
@@ -106,6 +111,7 @@ pub(super) fn bootstrap() -> Result<Boot> {
                 job_id: env::to_hex(&id),
             },
             ctrl: None,
+            names: None,
             cma: cma_env && cma::probe(),
             assign: None,
             beat_in_progress: false,
@@ -207,12 +213,13 @@ pub(super) fn bootstrap() -> Result<Boot> {
             }
         };
         let all_cma = my_cma && std::env::var(env::CMA_ALL).is_ok_and(|v| v.trim() == "1");
-        start_guard(&sock, rank)?;
+        let names = start_guard(&sock, rank)?;
         return Ok(Boot {
             seg,
             slot,
             job: JobInfo { rank, size, job_id },
             ctrl: Some(sock),
+            names: Some(names),
             cma: all_cma,
             assign: Some((slots, index, a)),
             beat_in_progress,
@@ -243,31 +250,36 @@ pub(super) fn bootstrap() -> Result<Boot> {
         });
     sock.set_read_timeout(None)
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
-    start_guard(&sock, rank)?;
+    let names = start_guard(&sock, rank)?;
     Ok(Boot {
         seg,
         slot,
         job: JobInfo { rank, size, job_id },
         ctrl: Some(sock),
+        names: Some(names),
         cma: all_cma,
         assign: None,
         beat_in_progress,
     })
 }
 
-fn start_guard(sock: &UnixStream, rank: usize) -> Result<()> {
+/// Starts the connection guard; returns where it hands the answers to
+/// name requests.
+fn start_guard(sock: &UnixStream, rank: usize) -> Result<Receiver<(u64, NameAnswer)>> {
     let watch = sock
         .try_clone()
         .map_err(|e| Error::Bootstrap(e.to_string()))?;
+    let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("pertinax-guard".into())
-        .spawn(move || guard(watch, rank))
+        .spawn(move || guard(watch, rank, tx))
         .map_err(|e| Error::Bootstrap(format!("cannot start the connection guard: {e}")))?;
-    Ok(())
+    Ok(rx)
 }
 
-/// The connection guard: a rank whose launcher is gone stops.
-fn guard(mut sock: UnixStream, rank: usize) {
+/// The connection guard: a rank whose launcher is gone stops; the
+/// launcher's answers to name requests go to `names`.
+fn guard(mut sock: UnixStream, rank: usize, names: Sender<(u64, NameAnswer)>) {
     loop {
         match ctrl::read_frame::<_, ToRank>(&mut sock) {
             Ok(Some(ToRank::Shutdown)) => {
@@ -276,6 +288,10 @@ fn guard(mut sock: UnixStream, rank: usize) {
                     "pertinax: rank {rank}: the launcher ended the job"
                 );
                 process::exit_now(143);
+            }
+            Ok(Some(ToRank::Name { id, answer })) => {
+                // Nobody waits any more once the runtime is gone.
+                let _ = names.send((id, answer));
             }
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => {

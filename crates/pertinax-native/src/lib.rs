@@ -9,24 +9,30 @@
 //!   communicator entries in the segment, doom rules, revocation through
 //!   the segment, agreement records, the launcher's publications), waiting.
 //! - this file: [`Native`], the [`Backend`] implementation over them, and
-//!   the launcher requests (finalize, abort, spawn, injected faults).
+//!   the launcher requests (finalize, abort, spawn, injected faults, the
+//!   name service).
 //!
 //! Every optional part of the contract is provided: spares, single-copy
-//! transfers, heartbeats, fault injection by the launcher. A singleton
+//! transfers, heartbeats, fault injection by the launcher, the name
+//! service (the launcher's table; a singleton keeps its own). A singleton
 //! process (no launcher) answers a spawn with `SpawnFailed`, as before.
 
 pub(crate) use pertinax_backend as backend;
 pub(crate) use pertinax_backend::{error, inject, types, wait};
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::os::unix::net::UnixStream;
 use std::rc::Rc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
-use pertinax_wire::ctrl::{self, ToLauncher};
+use pertinax_wire::ctrl::{self, NameAnswer, ToLauncher};
 use pertinax_wire::env;
 
 use crate::backend::{
-    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Started, Task, Token,
+    Backend, Capabilities, MatchSpec, NameService, Peers, ProcRequest, Record, RecvBuf, ReqKey,
+    SendBuf, Started, Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::Status;
@@ -42,6 +48,12 @@ use engine::{Engine, Member};
 pub struct Native {
     engine: RefCell<Engine>,
     ctrl: RefCell<Option<UnixStream>>,
+    /// The launcher's answers to name requests (`None`: a singleton).
+    names: Option<Receiver<(u64, NameAnswer)>>,
+    /// The last name request's id.
+    name_id: Cell<u64>,
+    /// A singleton's own name table.
+    local_names: RefCell<BTreeMap<String, String>>,
     next_ctx: Cell<u32>,
     /// The engine's, read without a borrow on the send path.
     eager_limit: usize,
@@ -94,6 +106,9 @@ pub fn start() -> Result<Started<Native>> {
         backend: Native {
             engine: RefCell::new(engine),
             ctrl: RefCell::new(boot.ctrl),
+            names: boot.names,
+            name_id: Cell::new(0),
+            local_names: RefCell::new(BTreeMap::new()),
             next_ctx: Cell::new(8),
             eager_limit,
         },
@@ -112,6 +127,140 @@ impl Native {
         let mut c = self.ctrl.try_borrow_mut().ok()?;
         let sock = c.as_mut()?;
         Some(ctrl::write_frame(sock, msg))
+    }
+
+    /// Sends the name request `ask(id)` to the launcher and waits (making
+    /// progress) for its answer, at most [`NAME_WAIT`]; `None` for a
+    /// singleton.
+    fn ask_names(&self, ask: impl FnOnce(u64) -> ToLauncher) -> Option<Result<NameAnswer>> {
+        let rx = self.names.as_ref()?;
+        let id = self.name_id.get() + 1;
+        self.name_id.set(id);
+        match self.tell(&ask(id)) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                return Some(Err(Error::Transport(format!(
+                    "name service: cannot reach the launcher: {e}"
+                ))))
+            }
+            None => {
+                return Some(Err(Error::Transport(
+                    "name service: the launcher's socket is busy".into(),
+                )))
+            }
+        }
+        let deadline = Instant::now() + NAME_WAIT;
+        loop {
+            self.engine.borrow_mut().progress();
+            let now = Instant::now();
+            if now >= deadline {
+                return Some(Err(Error::Transport(format!(
+                    "name service: the launcher did not answer within {} s",
+                    NAME_WAIT.as_secs()
+                ))));
+            }
+            match rx.recv_timeout((deadline - now).min(Duration::from_millis(1))) {
+                Ok((got, answer)) if got == id => return Some(Ok(answer)),
+                // The late answer to a request that timed out.
+                Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Some(Err(Error::Transport(
+                        "name service: lost the connection to the launcher".into(),
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// How long a name request waits for the launcher's answer (it comes at
+/// once from a launcher that runs; one that is gone stops this process
+/// through the connection guard).
+const NAME_WAIT: Duration = Duration::from_secs(30);
+
+/// The launcher's name table answered something its request cannot get.
+fn odd_answer(a: NameAnswer) -> Error {
+    Error::Transport(format!("name service: unexpected answer {a:?}"))
+}
+
+impl NameService for Native {
+    fn publish_name(&self, service: &str, port: &str) -> Result<()> {
+        let answer = self.ask_names(|id| ToLauncher::Publish {
+            id,
+            service: service.to_string(),
+            port: port.to_string(),
+        });
+        let answer = match answer {
+            Some(a) => a?,
+            None => {
+                let mut t = self.local_names.borrow_mut();
+                match t.get(service) {
+                    Some(p) => NameAnswer::AlreadyPublished(p.clone()),
+                    None => {
+                        t.insert(service.to_string(), port.to_string());
+                        NameAnswer::Done
+                    }
+                }
+            }
+        };
+        match answer {
+            NameAnswer::Done => Ok(()),
+            NameAnswer::AlreadyPublished(port) => Err(Error::NameTaken {
+                service: service.to_string(),
+                port,
+            }),
+            other => Err(odd_answer(other)),
+        }
+    }
+
+    fn unpublish_name(&self, service: &str, port: &str) -> Result<()> {
+        let answer = self.ask_names(|id| ToLauncher::Unpublish {
+            id,
+            service: service.to_string(),
+            port: port.to_string(),
+        });
+        let answer = match answer {
+            Some(a) => a?,
+            None => {
+                let mut t = self.local_names.borrow_mut();
+                if t.get(service).is_some_and(|p| p == port) {
+                    t.remove(service);
+                    NameAnswer::Done
+                } else {
+                    NameAnswer::NotPublished(t.get(service).cloned())
+                }
+            }
+        };
+        match answer {
+            NameAnswer::Done => Ok(()),
+            NameAnswer::NotPublished(_) => Err(Error::NameNotPublished {
+                service: service.to_string(),
+                port: port.to_string(),
+            }),
+            other => Err(odd_answer(other)),
+        }
+    }
+
+    fn lookup_name(&self, service: &str) -> Result<String> {
+        let answer = self.ask_names(|id| ToLauncher::Lookup {
+            id,
+            service: service.to_string(),
+        });
+        let answer = match answer {
+            Some(a) => a?,
+            None => self
+                .local_names
+                .borrow()
+                .get(service)
+                .map_or(NameAnswer::NotFound, |p| NameAnswer::Port(p.clone())),
+        };
+        match answer {
+            NameAnswer::Port(p) => Ok(p),
+            NameAnswer::NotFound => Err(Error::NameNotFound {
+                service: service.to_string(),
+            }),
+            other => Err(odd_answer(other)),
+        }
     }
 }
 
@@ -143,6 +292,13 @@ impl Backend for Native {
 
     fn single_copy(&self) -> bool {
         self.engine.borrow().uses_cma()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            name_service: true,
+            ..Capabilities::default()
+        }
     }
 
     fn finalize(&self) -> Result<()> {

@@ -179,6 +179,7 @@ scenario_enum! {
     pub enum Spawn {
         Cross => "cross",
         BadPath => "bad_path",
+        Names => "names",
     }
 }
 

@@ -49,3 +49,16 @@ fn a_missing_program_is_spawn_failed_everywhere() {
         j.stdout
     );
 }
+
+/// Name publishing: a name rank 0 publishes is found by every rank and
+/// by a spawned child; a taken name, an unknown name and an unpublish of
+/// what is not published are the typed errors (see `spawn-ranks names`).
+#[test]
+fn published_names_are_the_jobs() {
+    let j = run(spec(3, Spawn::Names, &[], 1));
+    assert_eq!(j.code, Some(0), "{}\n{}", j.stdout, j.stderr);
+    assert_eq!(lines(&j, "OK names").len(), 4, "{}", j.stdout);
+    assert_eq!(lines(&j, "parent published=yes").len(), 3, "{}", j.stdout);
+    assert_eq!(lines(&j, "child found=yes").len(), 1, "{}", j.stdout);
+    assert!(!j.stdout.contains("FAIL"), "{}", j.stdout);
+}

@@ -82,6 +82,34 @@ pub enum ToLauncher {
         /// Why.
         message: String,
     },
+    /// Publish `service` as the name of `port` in the job's name table
+    /// (`MPI_Publish_name`); answered by [`ToRank::Name`] with `id`.
+    Publish {
+        /// The request's number, echoed in the answer.
+        id: u64,
+        /// The service name.
+        service: String,
+        /// The port it names.
+        port: String,
+    },
+    /// Withdraw `service`, published for `port` (`MPI_Unpublish_name`);
+    /// answered by [`ToRank::Name`] with `id`.
+    Unpublish {
+        /// The request's number, echoed in the answer.
+        id: u64,
+        /// The service name.
+        service: String,
+        /// The port it was published for.
+        port: String,
+    },
+    /// The port published as `service` (`MPI_Lookup_name`); answered by
+    /// [`ToRank::Name`] with `id`.
+    Lookup {
+        /// The request's number, echoed in the answer.
+        id: u64,
+        /// The service name.
+        service: String,
+    },
 }
 
 /// Messages the launcher sends to a process.
@@ -107,6 +135,30 @@ pub enum ToRank {
         /// The requester's payload.
         payload: Vec<u8>,
     },
+    /// The answer to a [`ToLauncher::Publish`], [`ToLauncher::Unpublish`]
+    /// or [`ToLauncher::Lookup`].
+    Name {
+        /// The request's `id`.
+        id: u64,
+        /// What the name table said.
+        answer: NameAnswer,
+    },
+}
+
+/// The name table's answer to one request ([`ToRank::Name`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NameAnswer {
+    /// Published or unpublished.
+    Done,
+    /// The port the looked-up service names.
+    Port(String),
+    /// Lookup: no such service is published.
+    NotFound,
+    /// Publish: the service is already published (for the port given).
+    AlreadyPublished(String),
+    /// Unpublish: the service is not published, or for another port
+    /// (given when it is).
+    NotPublished(Option<String>),
 }
 
 /// Errors of the framing layer.
@@ -254,6 +306,15 @@ mod tests {
                 }),
                 (any::<i32>(), ".*")
                     .prop_map(|(code, message)| ToLauncher::Abort { code, message }),
+                (any::<u64>(), ".*", ".*").prop_map(|(id, service, port)| ToLauncher::Publish {
+                    id,
+                    service,
+                    port
+                }),
+                (any::<u64>(), ".*", ".*").prop_map(|(id, service, port)| {
+                    ToLauncher::Unpublish { id, service, port }
+                }),
+                (any::<u64>(), ".*").prop_map(|(id, service)| ToLauncher::Lookup { id, service }),
             ]
         }
 
@@ -273,6 +334,17 @@ mod tests {
                         index,
                         payload
                     }),
+                (any::<u64>(), name_answer()).prop_map(|(id, answer)| ToRank::Name { id, answer }),
+            ]
+        }
+
+        fn name_answer() -> impl Strategy<Value = NameAnswer> {
+            prop_oneof![
+                Just(NameAnswer::Done),
+                ".*".prop_map(NameAnswer::Port),
+                Just(NameAnswer::NotFound),
+                ".*".prop_map(NameAnswer::AlreadyPublished),
+                proptest::option::of(".*").prop_map(NameAnswer::NotPublished),
             ]
         }
 

@@ -7,7 +7,7 @@
 use pertinax_native::{self as native, Native};
 
 use crate::backend::{
-    attach_derived, Backend, Coll, Derived, MatchSpec, OwnAgreement, OwnCollectives,
+    attach_derived, Backend, Coll, Derived, MatchSpec, NameService, OwnAgreement, OwnCollectives,
     OwnCommunicators, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Shrunk, Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
@@ -394,3 +394,32 @@ impl OwnAgreement for Active {
         }
     }
 }
+
+impl NameService for Active {
+    fn publish_name(&self, service: &str, port: &str) -> Result<()> {
+        match self {
+            Active::Native(b) => b.publish_name(service, port),
+            #[cfg(feature = "mpi")]
+            Active::Mpi(_) => crate::backend::unsupported(MPI_NAMES),
+        }
+    }
+    fn unpublish_name(&self, service: &str, port: &str) -> Result<()> {
+        match self {
+            Active::Native(b) => b.unpublish_name(service, port),
+            #[cfg(feature = "mpi")]
+            Active::Mpi(_) => crate::backend::unsupported(MPI_NAMES),
+        }
+    }
+    fn lookup_name(&self, service: &str) -> Result<String> {
+        match self {
+            Active::Native(b) => b.lookup_name(service),
+            #[cfg(feature = "mpi")]
+            Active::Mpi(_) => crate::backend::unsupported(MPI_NAMES),
+        }
+    }
+}
+
+/// Why the MPI backend has no name service.
+#[cfg(feature = "mpi")]
+const MPI_NAMES: &str = "name publishing on the MPI backend (MPI_Publish_name and \
+     MPI_Lookup_name are not bound in pertinax-mpi-sys)";

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pertinax_os::process;
 
-use crate::backend::{self, Backend, TOKEN_SELF, TOKEN_WORLD};
+use crate::backend::{self, Backend, NameService, TOKEN_SELF, TOKEN_WORLD};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::runtime::{JobInfo, Runtime, ThreadEntry};
@@ -24,6 +24,9 @@ pub struct Universe {
     self_comm: Comm,
     parent: Option<Comm>,
     role: Role,
+    /// The backend has a name service ([`Universe::publish_name`]), read
+    /// once at `init`.
+    names: bool,
 }
 
 /// Initializes the runtime of this process.
@@ -67,6 +70,7 @@ pub fn init() -> Result<Universe> {
             job_id: st.job_id,
         },
     );
+    let names = rt.b.capabilities().name_service;
     let self_comm = Comm::from_parts(rt.clone(), 4, 0, Rc::from([st.me]), &[TOKEN_SELF], None);
     if let Some((slots, index, a)) = st.assigned {
         let j = crate::spawn::join(&rt, &slots, index, a)?;
@@ -76,6 +80,7 @@ pub fn init() -> Result<Universe> {
             self_comm,
             parent: j.parent,
             role: j.role,
+            names,
         });
     }
     let world_peers: Rc<[u32]> = (0..rt.job.size as u32).collect();
@@ -94,6 +99,7 @@ pub fn init() -> Result<Universe> {
         self_comm,
         parent: None,
         role: Role::Original,
+        names,
     })
 }
 
@@ -167,6 +173,75 @@ impl Universe {
         let line = format!("pertinax: rank {} aborts: {message}\n", self.rt.job.rank);
         let _ = std::io::stderr().write_all(line.as_bytes());
         process::exit_now(code)
+    }
+
+    /// Publishes `service` as the name of `port` (`MPI_Publish_name`), for
+    /// every process of the job to find with [`Universe::lookup_name`]
+    /// (the job's processes: its ranks, spares and spawned processes; on
+    /// the native backend the launcher keeps the table, and a singleton
+    /// keeps its own). A name stays published until it is unpublished,
+    /// even after its publisher ended.
+    ///
+    /// # Errors
+    /// `NameTaken` if `service` is already published; `InvalidArgument`
+    /// for an empty name or port; `Unsupported` on a backend without a name
+    /// service (MPI); `Transport` if the name server cannot be reached or
+    /// does not answer in time (the call never hangs); `Finalized`.
+    ///
+    /// # Example
+    /// ```
+    /// let universe = pertinax::init()?;
+    /// universe.publish_name("ocean", "pertinax-port:0:0")?;
+    /// assert_eq!(universe.lookup_name("ocean")?, "pertinax-port:0:0");
+    /// assert!(matches!(
+    ///     universe.publish_name("ocean", "elsewhere"),
+    ///     Err(pertinax::Error::NameTaken { .. })
+    /// ));
+    /// universe.unpublish_name("ocean", "pertinax-port:0:0")?;
+    /// assert!(matches!(
+    ///     universe.lookup_name("ocean"),
+    ///     Err(pertinax::Error::NameNotFound { .. })
+    /// ));
+    /// # Ok::<(), pertinax::Error>(())
+    /// ```
+    pub fn publish_name(&self, service: &str, port: &str) -> Result<()> {
+        self.names_ready(service)?;
+        if port.is_empty() {
+            return Err(Error::InvalidArgument("an empty port name".into()));
+        }
+        self.rt.b.publish_name(service, port)
+    }
+
+    /// Withdraws `service`, published for `port` (`MPI_Unpublish_name`).
+    /// Any process of the job may unpublish a name, not only its publisher.
+    ///
+    /// # Errors
+    /// `NameNotPublished` if `service` is not published for `port`; else
+    /// as [`Universe::publish_name`].
+    pub fn unpublish_name(&self, service: &str, port: &str) -> Result<()> {
+        self.names_ready(service)?;
+        self.rt.b.unpublish_name(service, port)
+    }
+
+    /// The port published as `service` (`MPI_Lookup_name`).
+    ///
+    /// # Errors
+    /// `NameNotFound` if no port is; else as [`Universe::publish_name`].
+    pub fn lookup_name(&self, service: &str) -> Result<String> {
+        self.names_ready(service)?;
+        self.rt.b.lookup_name(service)
+    }
+
+    /// The checks every name call makes first.
+    fn names_ready(&self, service: &str) -> Result<()> {
+        self.rt.check()?;
+        if !self.names {
+            return backend::unsupported("name publishing (the backend has no name service)");
+        }
+        if service.is_empty() {
+            return Err(Error::InvalidArgument("an empty service name".into()));
+        }
+        Ok(())
     }
 
     fn do_finalize(&self) -> Result<()> {

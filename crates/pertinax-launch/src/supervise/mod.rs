@@ -15,6 +15,7 @@
 //! each. The job ends when every *member* (every process but the idle
 //! spares) has ended; the idle spares are then told to shut down.
 
+mod names;
 mod spawn;
 #[cfg(test)]
 mod tests;
@@ -239,6 +240,8 @@ pub(crate) struct Supervisor<'a> {
     beat_next: Option<Instant>,
     spare_end: SpareEnd,
     reap_next: Instant,
+    /// The job's published service names.
+    names: names::Names,
 }
 
 impl<'a> Supervisor<'a> {
@@ -292,6 +295,7 @@ impl<'a> Supervisor<'a> {
             beat_next,
             spare_end: SpareEnd::NotYet,
             reap_next: start + REAP_SAFETY,
+            names: names::Names::default(),
             cfg,
         }
     }
@@ -660,6 +664,18 @@ impl<'a> Supervisor<'a> {
                     };
                     self.begin_stop(cause, libc::SIGTERM, STOP_GRACE, at);
                 }
+            }
+            ToLauncher::Publish { id, service, port } => {
+                let answer = self.names.publish(service, port);
+                self.procs[s].send_or_queue(ToRank::Name { id, answer });
+            }
+            ToLauncher::Unpublish { id, service, port } => {
+                let answer = self.names.unpublish(&service, &port);
+                self.procs[s].send_or_queue(ToRank::Name { id, answer });
+            }
+            ToLauncher::Lookup { id, service } => {
+                let answer = self.names.lookup(&service);
+                self.procs[s].send_or_queue(ToRank::Name { id, answer });
             }
         }
     }

@@ -16,6 +16,13 @@
 //!   parent gets `SpawnFailed` (a typed error, the same everywhere), the
 //!   world still works, and a spawn of this program afterwards succeeds
 //!   (merge and allreduce checked, as in `cross` with one child).
+//! - `names` (native only: the MPI backend has no name service): rank 0
+//!   publishes a service name; after a barrier every rank looks it up,
+//!   the last one's publish of the same name is `NameTaken` and a lookup
+//!   of an unknown name `NameNotFound`; a spawned child finds the name
+//!   too (the table is the job's); rank 0's unpublish for another port is
+//!   `NameNotPublished`, for the right one succeeds; after a barrier every
+//!   lookup is `NameNotFound` and a second unpublish `NameNotPublished`.
 
 use pertinax::{Comm, Error, Op, Rank, Universe};
 use pertinax::{Communicator as _, CommunicatorExt as _};
@@ -143,6 +150,65 @@ fn bad_path(u: &Universe, w: &Comm, _a: &[String]) -> R {
     Ok(format!("error=SpawnFailed then {done}"))
 }
 
+const SERVICE: &str = "pertinax-test-service";
+const PORT: &str = "pertinax-port:0:0";
+
+fn names(u: &Universe, w: &Comm, _a: &[String]) -> R {
+    if let Some(p) = u.parent() {
+        let found = u.lookup_name(SERVICE).map_err(e)?;
+        check!(found == PORT, "child looked up {found:?}");
+        // Parent 0 unpublishes only after this lookup.
+        p.send(&[1u64], 0, 21).map_err(e)?;
+        return Ok("child found=yes".into());
+    }
+    let me = w.rank().index();
+    let last = w.size() - 1;
+    if me == 0 {
+        u.publish_name(SERVICE, PORT).map_err(e)?;
+    }
+    w.barrier().map_err(e)?;
+    let found = u.lookup_name(SERVICE).map_err(e)?;
+    check!(found == PORT, "looked up {found:?}");
+    if me == last {
+        let again = u.publish_name(SERVICE, "pertinax-port:1:0");
+        check!(
+            matches!(&again, Err(Error::NameTaken { port, .. }) if port == PORT),
+            "publish of a taken name: {again:?}"
+        );
+    }
+    let unknown = u.lookup_name("pertinax-no-such-service");
+    check!(
+        matches!(unknown, Err(Error::NameNotFound { .. })),
+        "lookup of an unknown name: {unknown:?}"
+    );
+    let inter = spawn_self(w, &[Spawn::Names.as_str()], 1).map_err(e)?;
+    if me == 0 {
+        let mut b = [0u64];
+        inter.recv(&mut b, 0, 21).map_err(e)?;
+        check!(b[0] == 1, "child's word {}", b[0]);
+        let wrong = u.unpublish_name(SERVICE, "pertinax-port:1:0");
+        check!(
+            matches!(wrong, Err(Error::NameNotPublished { .. })),
+            "unpublish for another port: {wrong:?}"
+        );
+        u.unpublish_name(SERVICE, PORT).map_err(e)?;
+    }
+    w.barrier().map_err(e)?;
+    let gone = u.lookup_name(SERVICE);
+    check!(
+        matches!(gone, Err(Error::NameNotFound { .. })),
+        "lookup after the unpublish: {gone:?}"
+    );
+    if me == 0 {
+        let twice = u.unpublish_name(SERVICE, PORT);
+        check!(
+            matches!(twice, Err(Error::NameNotPublished { .. })),
+            "second unpublish: {twice:?}"
+        );
+    }
+    Ok("parent published=yes".into())
+}
+
 fn main() {
     let sc = Scenario::<Spawn>::from_args();
     let u: Universe = setup("init", pertinax::init());
@@ -151,6 +217,7 @@ fn main() {
     let r = match sc.scenario() {
         Spawn::Cross => cross(&u, &w, rest),
         Spawn::BadPath => bad_path(&u, &w, rest),
+        Spawn::Names => names(&u, &w, rest),
     };
     report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);

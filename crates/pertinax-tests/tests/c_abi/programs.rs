@@ -55,6 +55,14 @@ fn the_w_collectives_darrays_and_large_count_ops_run_on_one_rank() {
     job(1, "wcoll", &[]).expect(0, 1, "wcoll on 1 rank");
 }
 
+/// Name publishing (`names.c`, also run at 2 to 4 ranks with the others)
+/// at 1 rank: the launcher's table answers a singleton world as well
+/// (publish, lookup, the error classes; no connect).
+#[test]
+fn c_names_are_published_at_one_rank() {
+    job(1, "names", &[]).expect(0, 1, "names on 1 rank");
+}
+
 /// Bad input from C is an error, never a crash (`badargs.c`): seeded
 /// cases, each one call with ONE bad argument among good ones (an invalid,
 /// freed or null handle, a negative count, a rank, root or tag out of

@@ -1,8 +1,9 @@
 //! How processes end and how the job ends: finalize, exits, crashes and
 //! their publication, the time limit, aborts, injected deaths, panics,
-//! failing fast.
+//! failing fast; the name table's answers.
 
 use super::*;
+use pertinax_wire::ctrl::NameAnswer;
 
 #[test]
 fn a_finalized_rank_is_published_finalized_and_everyone_is_woken() {
@@ -306,4 +307,48 @@ fn kills_and_injected_panics_do_not_end_the_job() {
         finish_cleanly(tx, 0);
     });
     assert_eq!((&report.stop, report.exit_code()), (&None, 4), "keep going");
+}
+
+#[test]
+fn names_are_answered_to_the_asker_from_one_table() {
+    let mut f = fixture(2);
+    let (w0, w1) = (f.writer(0), f.writer(1));
+    let mut rank0 = f.ends[0].try_clone().unwrap();
+    let mut rank1 = f.ends[1].try_clone().unwrap();
+    let report = supervise(&mut f, |tx| {
+        tx.send(ctrl(0, CtrlEvent::Joined(w0))).unwrap();
+        tx.send(ctrl(1, CtrlEvent::Joined(w1))).unwrap();
+        let publish = |id, port: &str| ToLauncher::Publish {
+            id,
+            service: "svc".into(),
+            port: port.into(),
+        };
+        let answer = |r: &mut UnixStream| read_frame::<_, ToRank>(r).unwrap();
+        let name = |id, answer| Some(ToRank::Name { id, answer });
+        tx.send(msg(0, publish(1, "p0"))).unwrap();
+        assert_eq!(answer(&mut rank0), name(1, NameAnswer::Done));
+        let lookup = ToLauncher::Lookup {
+            id: 7,
+            service: "svc".into(),
+        };
+        tx.send(msg(1, lookup.clone())).unwrap();
+        assert_eq!(answer(&mut rank1), name(7, NameAnswer::Port("p0".into())));
+        tx.send(msg(1, publish(8, "p1"))).unwrap();
+        assert_eq!(
+            answer(&mut rank1),
+            name(8, NameAnswer::AlreadyPublished("p0".into()))
+        );
+        let unpublish = ToLauncher::Unpublish {
+            id: 9,
+            service: "svc".into(),
+            port: "p0".into(),
+        };
+        tx.send(msg(1, unpublish)).unwrap();
+        assert_eq!(answer(&mut rank1), name(9, NameAnswer::Done));
+        tx.send(msg(0, lookup)).unwrap();
+        assert_eq!(answer(&mut rank0), name(7, NameAnswer::NotFound));
+        finish_cleanly(tx, 0);
+        finish_cleanly(tx, 1);
+    });
+    assert_eq!(report.exit_code(), 0);
 }
