@@ -51,8 +51,9 @@
 //! [`Communicator::isend_bytes`] and [`Communicator::irecv_bytes`] start an
 //! operation inside a core [`scope`](crate::scope) (which keeps the
 //! buffers borrowed until the engine is done with them) and return a
-//! [`PendingOp`]: a boxed [`Pending`], the one trait of every pending
-//! operation, whose result is a [`Completion`]. The core's [`Request`]
+//! [`PendingOp`], whose result is a [`Completion`]: a plain communicator's
+//! request held inline, or a decorator's operation, boxed. [`Pending`] is
+//! the one trait of every pending operation: the core's [`Request`]
 //! implements it, and so do the decorators' requests (a resilient receive
 //! whose failed source goes to the policy, the guard's request that turns
 //! a failure into the propagated error, the resilient non-blocking
@@ -187,13 +188,12 @@ pub type BoxedComm<E> = Box<dyn Communicator<Error = E>>;
 ///
 /// This trait and [`CommunicatorExt`] are the one way to call an
 /// operation on any communicator. A plain [`Comm`](crate::Comm)'s
-/// blocking point-to-point and collective operations are only here; its
-/// inherent methods are the calls no decorator offers (the in-place and
-/// buffered forms, `recv_vec`, serde values, spawning,
-/// intercommunicators), those of the same shape (`rank`, `dup`, `agree`,
-/// ...), and the non-blocking operations, which return the core's
-/// [`Request`](crate::Request) without the allocation of a
-/// [`PendingOp`]. The contracts are the same on every
+/// point-to-point and collective operations, blocking and non-blocking,
+/// are only here (a `Comm`'s [`PendingOp`] holds its request inline, with
+/// no allocation); its inherent methods are the calls no decorator offers
+/// (the in-place, synchronous and buffered forms, `recv_vec`, serde
+/// values, foreign buffers, spawning, intercommunicators) and those of the
+/// same shape (`rank`, `dup`, `agree`, ...). The contracts are the same on every
 /// communicator (same arguments, same matching, same collective rules),
 /// except for what a decorator does about failures, which it documents:
 /// a plain `Comm` returns `ProcFailed`, a resilient communicator repairs
