@@ -1,12 +1,13 @@
 //! Send modes beyond standard: buffered (`MPI_Bsend`, `MPI_Ibsend`, with
 //! the buffers of `buffer.rs`), ready (`MPI_Rsend`, which MPI lets an
 //! implementation run as a standard send), synchronous (`MPI_Ssend`,
-//! `MPI_Issend`: pertinax's `Comm::ssend` / `Comm::issend_lent`, which
+//! `MPI_Issend`: pertinax's `CommunicatorExt::ssend` / `Comm::issend_lent`, which
 //! complete only once the receiver matched the message, and fail with
 //! `MPIX_ERR_PROC_FAILED` when it dies first), and `MPI_Sendrecv_replace`.
 
 use std::ffi::{c_int, c_void};
 
+use pertinax::CommunicatorExt as _;
 use pertinax::{Rank, Tag};
 
 use crate::check;
@@ -41,6 +42,7 @@ unsafe fn bsend(
     // SAFETY: by the caller's contract.
     let data = unsafe { SendBuf::new(buf, n, &t) }?;
     c.bsend(data.bytes(), Rank(dest), Tag(tag))
+        .map(drop)
         .map_err(|e| code_of(&e))
 }
 
@@ -131,7 +133,9 @@ crate::mpi! {
             }
             // SAFETY: MPI's contract: `buf` holds `count` elements.
             let data = unsafe { SendBuf::new(buf, n, &t) }?;
-            c.ssend(data.bytes(), Rank(dest), Tag(tag)).map_err(|e| code_of(&e))
+            c.ssend(data.bytes(), Rank(dest), Tag(tag))
+                .map(drop)
+                .map_err(|e| code_of(&e))
         })
     }
 }
@@ -192,6 +196,7 @@ unsafe fn send_copy(
     // SAFETY: by the caller's contract.
     let data = unsafe { SendBuf::new(buf, n, &t) }?;
     c.bsend(data.bytes(), Rank(dest), Tag(tag))
+        .map(drop)
         .map_err(|e| code_of(&e))
 }
 

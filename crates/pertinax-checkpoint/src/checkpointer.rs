@@ -197,7 +197,7 @@ pub(crate) fn exchange(
             None => None,
         };
         let got = match recv {
-            Some(src) => Some(comm.recv_vec::<u8>(src, tag)?.0),
+            Some(src) => comm.recv_vec::<u8>(src, tag)?.map(|(v, _)| v),
             None => None,
         };
         if let Some(r) = req {

@@ -122,7 +122,7 @@ impl Registry {
     }
 
     /// Registers `body` as task `name`, with a typed input and output
-    /// (encoded with postcard, as [`pertinax::Comm::send_value`] does). A
+    /// (encoded with postcard, as [`pertinax::CommunicatorExt::send_value`] does). A
     /// second registration of a name replaces the first.
     ///
     /// The types are part of the registration: a task offloaded under
@@ -321,7 +321,13 @@ fn serve_loop(
         let (task, attempt) = (hdr[1], hdr[2]);
         let tag = wire::done_tag(hdr[3]);
         let body: TaskBody = match parent.recv_value(master, wire::TAG_TASK_BODY) {
-            Ok((b, _)) => b,
+            Ok(Some((b, _))) => b,
+            // A plain communicator's receive is never skipped.
+            Ok(None) => {
+                return lost(pertinax::Error::InvalidArgument(
+                    "a task body receive was skipped".into(),
+                ))
+            }
             Err(e) => return lost(e),
         };
         pertinax::fault_point("task");

@@ -71,6 +71,22 @@ impl<C: Communicator + 'static> Communicator for Guarded<C> {
         let op = self.run(|c| c.irecv_bytes(scope, buf, elem, src, tag))?;
         Ok(self.pending(op))
     }
+    fn ssend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.ssend_bytes(buf, dest, tag))
+    }
+    fn issend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let op = self.run(|c| c.issend_bytes(scope, buf, dest, tag))?;
+        Ok(self.pending(op))
+    }
+    fn bsend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error> {
+        self.run(|c| c.bsend_bytes(buf, dest, tag))
+    }
     fn barrier(&self) -> Result<Outcome, Self::Error> {
         self.run(|c| c.barrier())
     }

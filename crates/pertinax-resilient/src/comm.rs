@@ -90,6 +90,21 @@ impl Communicator for World {
     ) -> Result<Option<Status>, Error> {
         both!(self, c => c.recv_bytes(buf, elem, src, tag))
     }
+    fn ssend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        both!(self, c => c.ssend_bytes(buf, dest, tag))
+    }
+    fn issend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        nb!(self, c => c.issend_bytes(scope, buf, dest, tag))
+    }
+    fn bsend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        both!(self, c => c.bsend_bytes(buf, dest, tag))
+    }
     fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
         both!(self, c => Communicator::probe(c, src, tag))
     }

@@ -114,6 +114,7 @@ pub(crate) fn repairs_itself(op: &str) -> Error {
 pub(crate) fn unsupported(op: &'static str) -> Error {
     match op {
         "ack_failed" | "agree" | "shrink" => repairs_itself(op),
+        "ssend" | "issend" | "bsend" => not_repaired(&format!("{op} (use send or isend)")),
         _ if op.starts_with('i') => not_repaired(&format!("{op} (use an NbScope)")),
         _ => not_repaired(op),
     }

@@ -356,6 +356,39 @@ pub trait Communicator {
         src: Source,
         tag: TagMatch,
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error>;
+    /// Sends `buf` in synchronous mode (`MPI_Ssend`; see
+    /// [`CommunicatorExt::ssend`]).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn ssend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error> {
+        let _ = (buf, dest, tag);
+        Err(self.unsupported("ssend"))
+    }
+    /// Starts a synchronous send inside `scope` (`MPI_Issend`; see
+    /// [`CommunicatorExt::issend`]).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn issend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        let _ = (scope, buf, dest, tag);
+        Err(self.unsupported("issend"))
+    }
+    /// Sends `buf` in buffered mode (`MPI_Bsend`; see
+    /// [`CommunicatorExt::bsend`]).
+    ///
+    /// # Errors
+    /// `Unsupported` unless the communicator offers it.
+    fn bsend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Self::Error> {
+        let _ = (buf, dest, tag);
+        Err(self.unsupported("bsend"))
+    }
 
     // ---- collectives ----
 
@@ -417,6 +450,61 @@ pub trait Communicator {
     /// # Errors
     /// See the implementations.
     fn allgather_bytes(&self, send: &[u8], recv: &mut [u8]) -> Result<Outcome, Self::Error>;
+    /// [`Communicator::allreduce_bytes`] in place (`MPI_IN_PLACE`): `buf`
+    /// is the contribution and the result. Provided: over a copy of `buf`.
+    ///
+    /// # Errors
+    /// As [`Communicator::allreduce_bytes`].
+    fn allreduce_in_place_bytes(
+        &self,
+        buf: &mut [u8],
+        op: &ErasedOp,
+    ) -> Result<Outcome, Self::Error> {
+        let send = buf.to_vec();
+        self.allreduce_bytes(&send, buf, op)
+    }
+    /// [`Communicator::reduce_bytes`] in place: `buf` is the contribution,
+    /// and at the root the result. Provided: over a copy of `buf`.
+    ///
+    /// # Errors
+    /// As [`Communicator::reduce_bytes`].
+    fn reduce_in_place_bytes(
+        &self,
+        buf: &mut [u8],
+        op: &ErasedOp,
+        root: Rank,
+    ) -> Result<Outcome, Self::Error> {
+        let send = buf.to_vec();
+        if self.rank() == root {
+            self.reduce_bytes(&send, buf, op, root)
+        } else {
+            self.reduce_bytes(&send, &mut [], op, root)
+        }
+    }
+    /// [`Communicator::allgather_bytes`] in place: this rank's block is
+    /// already at its position in `buf`. Provided: over a copy of the
+    /// block.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `buf` is not `size` equal blocks; otherwise as
+    /// [`Communicator::allgather_bytes`].
+    fn allgather_in_place_bytes(&self, buf: &mut [u8]) -> Result<Outcome, Self::Error> {
+        let n = self.size().max(1);
+        if !buf.len().is_multiple_of(n) {
+            return Err(Error::InvalidArgument(format!(
+                "allgather in place: {} bytes are not {n} equal blocks",
+                buf.len()
+            ))
+            .into());
+        }
+        let block = buf.len() / n;
+        let at = self.rank().index() * block;
+        let mine = buf
+            .get(at..at + block)
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default();
+        self.allgather_bytes(&mine, buf)
+    }
     /// Block `j` of `send` goes to rank `j`, into block `i` of its `recv`;
     /// the blocks are whole `elem`-byte elements.
     ///

@@ -2,7 +2,7 @@
 //!
 //! Buffers are slices of plain-old-data types ([`bytemuck::Pod`]): sent and
 //! received without conversion or copies at the call site. Values of any
-//! `serde` type can be sent with [`Comm::send_value`].
+//! `serde` type can be sent with [`CommunicatorExt::send_value`](crate::CommunicatorExt::send_value).
 //!
 //! # Example
 //! ```
@@ -21,7 +21,7 @@
 
 use bytemuck::Pod;
 use pertinax_os::lend;
-use serde::{de::DeserializeOwned, Serialize};
+use serde::Serialize;
 
 use crate::backend::{Backend, MatchSpec, RecvBuf, SendBuf};
 use crate::comm::Comm;
@@ -126,84 +126,8 @@ impl Comm {
         self.raw_recv(spec, buf, elem)
     }
 
-    /// Receives a message into a new vector of exactly its length.
-    ///
-    /// # Errors
-    /// As [`CommunicatorExt::recv`](crate::CommunicatorExt::recv) (never `Truncated`).
-    pub fn recv_vec<T: Pod>(
-        &self,
-        src: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<(Vec<T>, Status)> {
-        self.live()?;
-        let st = self.probe(src, tag)?;
-        let elem = std::mem::size_of::<T>().max(1);
-        let spec = MatchSpec {
-            ctx: self.inner.ctx,
-            src: Some(st.source.0 as u32),
-            tag: Some(st.tag.0),
-        };
-        if st.len % elem != 0 {
-            // Consumed, as every refused receive consumes its message.
-            let mut sink = vec![0u8; st.len];
-            self.raw_recv(spec, &mut sink, 1)?;
-            return Err(Error::LengthNotMultiple { len: st.len, elem });
-        }
-        let mut v = vec![T::zeroed(); st.len / elem];
-        let st = self.raw_recv(spec, bytemuck::cast_slice_mut(&mut v), elem)?;
-        Ok((v, st))
-    }
-
-    /// Sends any serializable value, encoded with postcard (compact, not
-    /// self-describing: a type whose `Deserialize` needs
-    /// `deserialize_any`, such as `#[serde(untagged)]`, `#[serde(flatten)]`
-    /// or an internally tagged enum, fails to decode at the receiver).
-    /// Sender and receiver are ranks of one job, built from the same
-    /// pertinax: the encoding is not a stable format across versions.
-    ///
-    /// # Errors
-    /// `Serialization` if encoding fails; otherwise as [`CommunicatorExt::send`](crate::CommunicatorExt::send).
-    pub fn send_value<V: Serialize + ?Sized>(
-        &self,
-        value: &V,
-        dest: impl Into<Rank>,
-        tag: impl Into<Tag>,
-    ) -> Result<()> {
-        self.send(&encode(value)?, dest, tag)
-    }
-
-    /// Sends `buf` in buffered mode (`MPI_Bsend`): returns once the data
-    /// is copied out, whatever its size, without waiting for the receiver
-    /// to post a receive (on the native backend, a message that fits one
-    /// ring record goes out as one record whatever the eager limit; a
-    /// longer one by rendezvous from a copy the runtime owns until the
-    /// receiver has taken it; on MPI, a copy in a send MPI completes in
-    /// the background), so no buffer need be attached. Use it where a send must not wait for its receiver: a
-    /// message the receiver reads only after a collective step the sender
-    /// takes part in too, or one of several redundant copies of which the
-    /// receiver reads one. Finalize completes a buffered send still
-    /// moving: it waits until the receiver took it or ended, so a message
-    /// past one ring record (on the native backend, half a ring: 128 KiB
-    /// up to 8 ranks, 8 KiB past 64) must be received; one up to that is
-    /// held by its receiver once sent.
-    ///
-    /// # Errors
-    /// As [`CommunicatorExt::send`](crate::CommunicatorExt::send); a failure of the receiver after the call is not
-    /// reported (the copy is dropped).
-    ///
-    /// # Example
-    /// ```
-    /// let u = pertinax::init()?;
-    /// let world = u.world();
-    /// // 1 MiB to itself: a blocking `send` would wait for the receive
-    /// // below forever.
-    /// let big = vec![7u8; 1 << 20];
-    /// world.bsend(&big, 0, 3)?;
-    /// let (got, _) = world.recv_vec::<u8>(0, 3)?;
-    /// assert_eq!(got, big);
-    /// # Ok::<(), pertinax::Error>(())
-    /// ```
-    pub fn bsend<T: Pod>(
+    /// [`CommunicatorExt::bsend`](crate::CommunicatorExt::bsend) on a plain communicator.
+    pub(crate) fn bsend<T: Pod>(
         &self,
         buf: &[T],
         dest: impl Into<Rank>,
@@ -218,34 +142,6 @@ impl Comm {
             tag,
             bytemuck::cast_slice(buf),
         )
-    }
-
-    /// [`Comm::send_value`] in buffered mode ([`Comm::bsend`]).
-    ///
-    /// # Errors
-    /// As [`Comm::send_value`].
-    pub fn bsend_value<V: Serialize + ?Sized>(
-        &self,
-        value: &V,
-        dest: impl Into<Rank>,
-        tag: impl Into<Tag>,
-    ) -> Result<()> {
-        self.bsend(&encode(value)?, dest, tag)
-    }
-
-    /// Receives a value sent with [`Comm::send_value`].
-    ///
-    /// # Errors
-    /// `Serialization` if the message does not decode as `V` (it is
-    /// consumed); otherwise as [`Comm::recv_vec`].
-    pub fn recv_value<V: DeserializeOwned>(
-        &self,
-        src: impl Into<Source>,
-        tag: impl Into<TagMatch>,
-    ) -> Result<(V, Status)> {
-        let (bytes, st) = self.recv_vec::<u8>(src, tag)?;
-        let v = postcard::from_bytes(&bytes).map_err(|e| Error::Serialization(e.to_string()))?;
-        Ok((v, st))
     }
 
     /// Waits for a matching message and describes it without receiving it.
@@ -402,16 +298,8 @@ impl Comm {
         Ok(Request::new(self.inner.rt.clone(), k))
     }
 
-    /// Sends `buf` in synchronous mode (`MPI_Ssend`): returns only once a
-    /// receive at `dest` has matched the message, whatever its size (a
-    /// standard [`CommunicatorExt::send`](crate::CommunicatorExt::send) of a small message returns as soon as it is
-    /// copied out). On the native backend the message goes by rendezvous;
-    /// on MPI it is an `MPI_Issend`.
-    ///
-    /// # Errors
-    /// As [`CommunicatorExt::send`](crate::CommunicatorExt::send): `ProcFailed` when the destination fails before
-    /// it matched the message (the call does not wait for it forever).
-    pub fn ssend<T: Pod>(
+    /// [`CommunicatorExt::ssend`](crate::CommunicatorExt::ssend) on a plain communicator.
+    pub(crate) fn ssend<T: Pod>(
         &self,
         buf: &[T],
         dest: impl Into<Rank>,
@@ -438,13 +326,8 @@ impl Comm {
         )
     }
 
-    /// Starts a synchronous send (`MPI_Issend`): as [`CommunicatorExt::isend`](crate::CommunicatorExt::isend), but
-    /// the request completes only once a receive at `dest` has matched the
-    /// message (see [`Comm::ssend`]).
-    ///
-    /// # Errors
-    /// As [`CommunicatorExt::isend`](crate::CommunicatorExt::isend).
-    pub fn issend<'s, T: Pod>(
+    /// [`CommunicatorExt::issend`](crate::CommunicatorExt::issend) on a plain communicator.
+    pub(crate) fn issend<'s, T: Pod>(
         &self,
         scope: &'s Scope<'s, '_>,
         buf: &'s [T],
@@ -459,7 +342,7 @@ impl Comm {
         )
     }
 
-    /// [`Comm::issend`] of a buffer lent without a scope (see
+    /// [`CommunicatorExt::issend`](crate::CommunicatorExt::issend) of a buffer lent without a scope (see
     /// [`Comm::isend_lent`]).
     ///
     /// # Errors
@@ -474,7 +357,7 @@ impl Comm {
     }
 }
 
-/// A value's postcard encoding ([`Comm::send_value`]).
-fn encode<V: Serialize + ?Sized>(value: &V) -> Result<Vec<u8>> {
+/// A value's postcard encoding ([`CommunicatorExt::send_value`](crate::CommunicatorExt::send_value)).
+pub(crate) fn encode<V: Serialize + ?Sized>(value: &V) -> Result<Vec<u8>> {
     postcard::to_allocvec(value).map_err(|e| Error::Serialization(e.to_string()))
 }

@@ -48,8 +48,8 @@ impl Boosters {
     fn complete(&mut self, g: &Comm, j: usize, hdr: DoneHeader, body_tag: i32) {
         let [id, attempt, status, _] = hdr;
         let body = match g.recv_vec::<u8>(j, body_tag) {
-            Ok((b, _)) => b,
-            Err(_) => {
+            Ok(Some((b, _))) => b,
+            Ok(None) | Err(_) => {
                 self.failed = true;
                 return;
             }

@@ -59,6 +59,81 @@ fn basic<C: Communicator + ?Sized>(c: &C) -> R {
         all == (0..n as u64).collect::<Vec<_>>(),
         "allgather {all:?}"
     );
+    // In place: a plain communicator's own forms, a decorator's provided
+    // ones (over a copy).
+    let mut sum = mine(me, 2);
+    c.allreduce_in_place(&mut sum, &Op::sum()).map_err(e)?;
+    check!(
+        sum[..] == want[..],
+        "allreduce_in_place {sum:?}, want {want:?}"
+    );
+    let mut red = mine(me, 2);
+    c.reduce_in_place(&mut red, &Op::sum(), n - 1).map_err(e)?;
+    if me == n - 1 {
+        check!(
+            red[..] == want[..],
+            "reduce_in_place {red:?}, want {want:?}"
+        );
+    }
+    let mut all = vec![0u64; n];
+    all[me] = me as u64 * 3;
+    c.allgather_in_place(&mut all).map_err(e)?;
+    check!(
+        all == (0..n as u64).map(|r| r * 3).collect::<Vec<_>>(),
+        "allgather_in_place {all:?}"
+    );
+    // Messages whose length the receiver learns: a vector, a serde value.
+    c.send(&mine(me, 5), right, 8).map_err(e)?;
+    let (v, st) = c
+        .recv_vec::<u64>(left, 8)
+        .map_err(e)?
+        .ok_or("recv_vec skipped")?;
+    check!(
+        v == mine(left, 5) && st.source.index() == left,
+        "recv_vec got {v:?} ({st:?})"
+    );
+    c.send_value(&(me, format!("from {me}")), right, 9)
+        .map_err(e)?;
+    let ((from, text), _) = c
+        .recv_value::<(usize, String)>(left, 9)
+        .map_err(e)?
+        .ok_or("recv_value skipped")?;
+    check!(
+        from == left && text == format!("from {left}"),
+        "recv_value got ({from}, {text:?})"
+    );
+    Ok(())
+}
+
+/// The synchronous and buffered modes, around a ring.
+fn modes<C: Communicator + ?Sized>(c: &C) -> R {
+    let (me, n) = (c.rank().index(), c.size());
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    let out = mine(me, 4);
+    let mut got = [0u64; 4];
+    c.bsend(&out, right, 10).map_err(e)?;
+    c.recv(&mut got, left, 10).map_err(e)?;
+    check!(got[..] == mine(left, 4)[..], "bsend: got {got:?}");
+    let mut got = [0u64; 4];
+    pertinax::scope(|s| {
+        let q = c.issend(s, &out, right, 11)?;
+        c.recv(&mut got, left, 11)?;
+        q.wait().map(drop)
+    })
+    .map_err(e)?;
+    check!(got[..] == mine(left, 4)[..], "issend: got {got:?}");
+    if n > 1 {
+        // Even ranks send first: every synchronous send finds its receive.
+        let mut got = [0u64; 4];
+        if me % 2 == 0 {
+            c.ssend(&out, right, 12).map_err(e)?;
+            c.recv(&mut got, left, 12).map_err(e)?;
+        } else {
+            c.recv(&mut got, left, 12).map_err(e)?;
+            c.ssend(&out, right, 12).map_err(e)?;
+        }
+        check!(got[..] == mine(left, 4)[..], "ssend: got {got:?}");
+    }
     Ok(())
 }
 
@@ -178,6 +253,7 @@ fn extended<C: Communicator + ?Sized>(c: &C, shrinks: bool) -> R {
     // Rank 0's flags lack bit 0, so the AND is 0b110 at every rank.
     let flags = c.agree(0b110 | (me as u32 & 1)).map_err(e)?;
     check!(flags == 0b110, "agree gave {flags:#b}");
+    modes(c)?;
     check!(c.ack_failed(usize::MAX).map_err(e)? == 0, "ack_failed");
     check!(c.failed_ranks().is_empty(), "failed {:?}", c.failed_ranks());
     match c.shrink_boxed() {
@@ -211,6 +287,8 @@ fn resilient(w: &Comm) -> R {
     for (what, res) in [
         ("agree", r.agree(0).map(drop)),
         ("shrink", r.shrink_boxed().map(drop)),
+        ("ssend", r.ssend(&[1u8], 0, 1).map(drop)),
+        ("bsend", r.bsend(&[1u8], 0, 1).map(drop)),
     ] {
         match res {
             Err(pertinax_resilient::Error::Unsupported(why)) => {

@@ -289,15 +289,16 @@ fn join(w: &Comm, _a: &[String]) -> R {
             let p2p = if joiner {
                 inter
                     .recv_value::<u32>(pertinax::Source::Any, Tag(5))
-                    .and_then(|(v, _)| {
-                        if v == 7 {
+                    .and_then(|got| {
+                        let v = got.map(|(v, _)| v);
+                        if v == Some(7) {
                             Ok(())
                         } else {
-                            Err(Error::InvalidArgument(format!("got {v}")))
+                            Err(Error::InvalidArgument(format!("got {v:?}")))
                         }
                     })
             } else if local.rank().index() == 0 {
-                inter.send_value(&7u32, Rank(0), Tag(5))
+                inter.send_value(&7u32, Rank(0), Tag(5)).map(drop)
             } else {
                 Ok(())
             };

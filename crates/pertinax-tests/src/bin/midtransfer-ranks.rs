@@ -20,7 +20,7 @@
 //! (the tests time their kills from outside after it).
 //!
 //! - `bsend SIZE`: no kill; every rank sends `SIZE` bytes to every other
-//!   in buffered mode (`Comm::bsend`), then a barrier, then receives them.
+//!   in buffered mode (`bsend`), then a barrier, then receives them.
 //!
 //! The survivors loop until an operation fails because of the victim (at
 //! most 20 s: then `FAIL no failure`). Every message received must be
@@ -80,7 +80,7 @@ fn recv_one(w: &Comm, how: &str, size: usize, buf: &mut [u8], seq: u64) -> Resul
             &buf[..st.unwrap().len]
         }
         "vec" => {
-            got = w.recv_vec::<u8>(0, TAG)?.0;
+            got = w.recv_vec::<u8>(0, TAG)?.unwrap().0;
             &got
         }
         other => return Err(Fail::Check(format!("unknown receive {other:?}"))),
@@ -193,7 +193,8 @@ fn bsend(w: &Comm, a: &[String]) -> R {
     for r in (0..n).filter(|&r| r != me) {
         let (got, _) = w
             .recv_vec::<u8>(r, TAG)
-            .map_err(|x| format!("recv from {r}: {x}"))?;
+            .map_err(|x| format!("recv from {r}: {x}"))?
+            .ok_or(format!("recv from {r}: skipped"))?;
         check!(
             got.len() == size,
             "from {r}: {} bytes, sent {size}",

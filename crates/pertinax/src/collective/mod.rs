@@ -627,7 +627,7 @@ impl Comm {
     ///
     /// # Errors
     /// `InvalidArgument` if `buf` is not a multiple of the size.
-    pub fn allgather_in_place<T: Pod>(&self, buf: &mut [T]) -> Result<()> {
+    pub(crate) fn allgather_in_place<T: Pod>(&self, buf: &mut [T]) -> Result<()> {
         let n = self.size();
         if !buf.len().is_multiple_of(n) {
             return Err(bad(

@@ -140,7 +140,7 @@ impl Comm {
     ///
     /// # Errors
     /// `InvalidRank` for a bad root.
-    pub fn reduce_in_place<T: Pod>(
+    pub(crate) fn reduce_in_place<T: Pod>(
         &self,
         buf: &mut [T],
         op: &Op<T>,
@@ -245,7 +245,7 @@ impl Comm {
     ///
     /// # Errors
     /// `CommFreed`, `Finalized`, or a peer's failure.
-    pub fn allreduce_in_place<T: Pod>(&self, buf: &mut [T], op: &Op<T>) -> Result<()> {
+    pub(crate) fn allreduce_in_place<T: Pod>(&self, buf: &mut [T], op: &Op<T>) -> Result<()> {
         let (count, elem) = (buf.len(), std::mem::size_of::<T>());
         if self.fast_path(count * elem) {
             self.coll_live()?;

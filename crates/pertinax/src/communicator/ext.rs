@@ -3,8 +3,12 @@
 
 use bytemuck::Pod;
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
 use super::{bytes, bytes_mut, Communicator, Outcome, PendingOp};
-use crate::{Op, Rank, Scope, Source, Status, Tag, TagMatch};
+use crate::p2p::encode;
+use crate::{Error, Op, Rank, Scope, Source, Status, Tag, TagMatch};
 
 /// Element counts as bytes of `T`.
 fn elem<T>() -> usize {
@@ -43,7 +47,7 @@ pub trait CommunicatorExt: Communicator {
     /// if it is not a whole number of `T` (in both cases the message is
     /// consumed, as MPI's `MPI_ERR_TRUNCATE` consumes it; size an unknown
     /// message with [`Communicator::probe`] or
-    /// [`Comm::recv_vec`](crate::Comm::recv_vec)); `InvalidRank`,
+    /// [`CommunicatorExt::recv_vec`]); `InvalidRank`,
     /// `InvalidTag`, `CommFreed`, `Finalized`; `ProcFailed` if the source failed;
     /// `ProcFailedPending` for an any-source receive while a member failed.
     fn recv<T: Pod>(
@@ -108,6 +112,157 @@ pub trait CommunicatorExt: Communicator {
     ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
         self.irecv_bytes(scope, bytes_mut(buf)?, elem::<T>(), src.into(), tag.into())
     }
+    /// Sends `buf` in synchronous mode (`MPI_Ssend`): returns only once a
+    /// receive at `dest` has matched the message, whatever its size (a
+    /// standard [`CommunicatorExt::send`] of a small message returns as
+    /// soon as it is copied out). On the native backend the message goes
+    /// by rendezvous; on MPI it is an `MPI_Issend`.
+    ///
+    /// # Errors
+    /// As [`CommunicatorExt::send`]: `ProcFailed` when the destination
+    /// fails before it matched the message (the call does not wait for it
+    /// forever); `Unsupported` on a communicator that does not offer it.
+    fn ssend<T: Pod>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Outcome, Self::Error> {
+        self.ssend_bytes(bytes(buf)?, dest.into(), tag.into())
+    }
+    /// Starts a synchronous send inside `scope` (`MPI_Issend`): as
+    /// [`CommunicatorExt::isend`], but the operation completes only once a
+    /// receive at `dest` has matched the message.
+    ///
+    /// # Errors
+    /// As [`CommunicatorExt::isend`].
+    fn issend<'s, T: Pod>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<PendingOp<'s, Self::Error>, Self::Error> {
+        self.issend_bytes(scope, bytes(buf)?, dest.into(), tag.into())
+    }
+    /// Sends `buf` in buffered mode (`MPI_Bsend`): returns once the data
+    /// is copied out, whatever its size, without waiting for the receiver
+    /// to post a receive (on the native backend, a message that fits one
+    /// ring record goes out as one record whatever the eager limit; a
+    /// longer one by rendezvous from a copy the runtime owns until the
+    /// receiver has taken it; on MPI, a copy in a send MPI completes in
+    /// the background), so no buffer need be attached. Use it where a send
+    /// must not wait for its receiver: a message the receiver reads only
+    /// after a collective step the sender takes part in too, or one of
+    /// several redundant copies of which the receiver reads one. Finalize
+    /// completes a buffered send still moving: it waits until the receiver
+    /// took it or ended, so a message past one ring record (on the native
+    /// backend, half a ring: 128 KiB up to 8 ranks, 8 KiB past 64) must be
+    /// received; one up to that is held by its receiver once sent.
+    ///
+    /// # Errors
+    /// As [`CommunicatorExt::send`]; a failure of the receiver after the
+    /// call is not reported (the copy is dropped).
+    ///
+    /// # Example
+    /// ```
+    /// use pertinax::prelude::*;
+    ///
+    /// let u = pertinax::init()?;
+    /// let world = u.world();
+    /// // 1 MiB to itself: a blocking `send` would wait for the receive
+    /// // below forever.
+    /// let big = vec![7u8; 1 << 20];
+    /// world.bsend(&big, 0, 3)?;
+    /// let (got, _) = world.recv_vec::<u8>(0, 3)?.expect("a plain receive is never skipped");
+    /// assert_eq!(got, big);
+    /// # Ok::<(), pertinax::Error>(())
+    /// ```
+    fn bsend<T: Pod>(
+        &self,
+        buf: &[T],
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Outcome, Self::Error> {
+        self.bsend_bytes(bytes(buf)?, dest.into(), tag.into())
+    }
+    /// Receives a message into a new vector of exactly its length: a
+    /// probe, then the receive of the message it found. `None` when the
+    /// receive was skipped (a resilient communicator, its source failed).
+    ///
+    /// # Errors
+    /// As [`CommunicatorExt::recv`] (never `Truncated`);
+    /// `LengthNotMultiple` when the message is not a whole number of `T`
+    /// (it is consumed).
+    fn recv_vec<T: Pod>(
+        &self,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Option<(Vec<T>, Status)>, Self::Error> {
+        let Some(st) = self.probe(src.into(), tag.into())? else {
+            return Ok(None);
+        };
+        let (from, tag) = (Source::Rank(st.source), TagMatch::Tag(st.tag));
+        let elem = elem::<T>().max(1);
+        if st.len % elem != 0 {
+            // Consumed, as every refused receive consumes its message.
+            let mut sink = vec![0u8; st.len];
+            self.recv_bytes(&mut sink, 1, from, tag)?;
+            return Err(Error::LengthNotMultiple { len: st.len, elem }.into());
+        }
+        let mut v = vec![T::zeroed(); st.len / elem];
+        Ok(self
+            .recv_bytes(bytes_mut(&mut v)?, elem, from, tag)?
+            .map(|st| (v, st)))
+    }
+    /// Sends any serializable value, encoded with postcard (compact, not
+    /// self-describing: a type whose `Deserialize` needs
+    /// `deserialize_any`, such as `#[serde(untagged)]`, `#[serde(flatten)]`
+    /// or an internally tagged enum, fails to decode at the receiver).
+    /// Sender and receiver are ranks of one job, built from the same
+    /// pertinax: the encoding is not a stable format across versions.
+    ///
+    /// # Errors
+    /// `Serialization` if encoding fails; otherwise as
+    /// [`CommunicatorExt::send`].
+    fn send_value<V: Serialize + ?Sized>(
+        &self,
+        value: &V,
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Outcome, Self::Error> {
+        self.send_bytes(&encode(value)?, dest.into(), tag.into())
+    }
+    /// [`CommunicatorExt::send_value`] in buffered mode
+    /// ([`CommunicatorExt::bsend`]).
+    ///
+    /// # Errors
+    /// As [`CommunicatorExt::send_value`].
+    fn bsend_value<V: Serialize + ?Sized>(
+        &self,
+        value: &V,
+        dest: impl Into<Rank>,
+        tag: impl Into<Tag>,
+    ) -> Result<Outcome, Self::Error> {
+        self.bsend_bytes(&encode(value)?, dest.into(), tag.into())
+    }
+    /// Receives a value sent with [`CommunicatorExt::send_value`]; `None`
+    /// when the receive was skipped.
+    ///
+    /// # Errors
+    /// `Serialization` if the message does not decode as `V` (it is
+    /// consumed); otherwise as [`CommunicatorExt::recv_vec`].
+    fn recv_value<V: DeserializeOwned>(
+        &self,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Option<(V, Status)>, Self::Error> {
+        let Some((raw, st)) = self.recv_vec::<u8>(src, tag)? else {
+            return Ok(None);
+        };
+        let v = postcard::from_bytes(&raw).map_err(|e| Error::Serialization(e.to_string()))?;
+        Ok(Some((v, st)))
+    }
     /// Sends `buf` of `root` to every rank's `buf` (binomial tree).
     ///
     /// # Errors
@@ -154,6 +309,38 @@ pub trait CommunicatorExt: Communicator {
             return plain(c.allreduce_with(send, recv, op));
         }
         self.allreduce_bytes(send, recv, &op.erase())
+    }
+    /// [`CommunicatorExt::allreduce`] in place (`MPI_IN_PLACE`): `buf` is
+    /// the contribution and the result.
+    ///
+    /// # Errors
+    /// As [`CommunicatorExt::allreduce`].
+    fn allreduce_in_place<T: Pod>(
+        &self,
+        buf: &mut [T],
+        op: &Op<T>,
+    ) -> Result<Outcome, Self::Error> {
+        if let Some(c) = self.as_plain() {
+            return plain(c.allreduce_in_place(buf, op));
+        }
+        self.allreduce_in_place_bytes(bytes_mut(buf)?, &op.erase())
+    }
+    /// [`CommunicatorExt::reduce`] in place: `buf` is the contribution,
+    /// and at the root the result.
+    ///
+    /// # Errors
+    /// As [`CommunicatorExt::reduce`].
+    fn reduce_in_place<T: Pod>(
+        &self,
+        buf: &mut [T],
+        op: &Op<T>,
+        root: impl Into<Rank>,
+    ) -> Result<Outcome, Self::Error> {
+        let root = root.into();
+        if let Some(c) = self.as_plain() {
+            return plain(c.reduce_in_place(buf, op, root));
+        }
+        self.reduce_in_place_bytes(bytes_mut(buf)?, &op.erase(), root)
     }
     /// Inclusive prefix reduction: rank `r` gets `send[0] ⊕ … ⊕ send[r]`.
     ///
@@ -312,6 +499,18 @@ pub trait CommunicatorExt: Communicator {
         displs: &[usize],
     ) -> Result<Outcome, Self::Error> {
         self.allgatherv_bytes(bytes(send)?, bytes_mut(recv)?, counts, displs, elem::<T>())
+    }
+    /// [`CommunicatorExt::allgather`] in place: this rank's block is
+    /// already at its position in `buf`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `buf` is not `size` equal blocks; otherwise as
+    /// [`CommunicatorExt::allgather`].
+    fn allgather_in_place<T: Pod>(&self, buf: &mut [T]) -> Result<Outcome, Self::Error> {
+        if let Some(c) = self.as_plain() {
+            return plain(c.allgather_in_place(buf));
+        }
+        self.allgather_in_place_bytes(bytes_mut(buf)?)
     }
     /// Block `i` of every rank's `send` goes to rank `i`, which stores the
     /// block from rank `j` at block `j` of `recv`.

@@ -85,6 +85,23 @@ impl Communicator for Comm {
         let r = self.irecv_elems(scope, buf, elem, src, tag)?;
         Ok(PendingOp::from(r))
     }
+    fn ssend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        Comm::ssend(self, buf, dest, tag)?;
+        Ok(Outcome::default())
+    }
+    fn issend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, Error>, Error> {
+        Ok(PendingOp::from(Comm::issend(self, scope, buf, dest, tag)?))
+    }
+    fn bsend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        Comm::bsend(self, buf, dest, tag)?;
+        Ok(Outcome::default())
+    }
     fn barrier(&self) -> Result<Outcome, Error> {
         Comm::barrier(self)?;
         Ok(Outcome::default())
@@ -337,6 +354,35 @@ impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
         tag: TagMatch,
     ) -> Result<PendingOp<'s, E>, E> {
         (**self).irecv_bytes(scope, buf, elem, src, tag)
+    }
+    fn ssend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, E> {
+        (**self).ssend_bytes(buf, dest, tag)
+    }
+    fn issend_bytes<'s>(
+        &self,
+        scope: &'s Scope<'s, '_>,
+        buf: &'s [u8],
+        dest: Rank,
+        tag: Tag,
+    ) -> Result<PendingOp<'s, E>, E> {
+        (**self).issend_bytes(scope, buf, dest, tag)
+    }
+    fn bsend_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, E> {
+        (**self).bsend_bytes(buf, dest, tag)
+    }
+    fn allreduce_in_place_bytes(&self, buf: &mut [u8], op: &ErasedOp) -> Result<Outcome, E> {
+        (**self).allreduce_in_place_bytes(buf, op)
+    }
+    fn reduce_in_place_bytes(
+        &self,
+        buf: &mut [u8],
+        op: &ErasedOp,
+        root: Rank,
+    ) -> Result<Outcome, E> {
+        (**self).reduce_in_place_bytes(buf, op, root)
+    }
+    fn allgather_in_place_bytes(&self, buf: &mut [u8]) -> Result<Outcome, E> {
+        (**self).allgather_in_place_bytes(buf)
     }
     fn barrier(&self) -> Result<Outcome, E> {
         (**self).barrier()

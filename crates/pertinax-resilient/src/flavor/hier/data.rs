@@ -228,8 +228,8 @@ impl Hierarchical {
                 l.comm.send(&made, rl, TAG_ROOT)?;
                 Ok((presence, None))
             } else if me == rl {
-                let (v, _) = l.comm.recv_vec::<u8>(0, TAG_ROOT)?;
-                Ok((presence, Some(v)))
+                let v = l.comm.recv_vec::<u8>(0, TAG_ROOT)?.map(|(v, _)| v);
+                Ok((presence, v))
             } else {
                 Ok((presence, None))
             }

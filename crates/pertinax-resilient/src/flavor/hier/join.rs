@@ -4,6 +4,7 @@
 //! ([`Work::Orphan`]); both sides of each; and the receiving side of a
 //! pushed global output ([`Hierarchical::confirm`]).
 
+use pertinax::CommunicatorExt as _;
 use pertinax::Error as CoreError;
 
 use super::rescue::Detect;
@@ -113,7 +114,9 @@ impl Hierarchical {
                 Err(e) => return Err(e.into()),
             }
             let hello: Hello = match comm.recv_value(Source::Any, TAG_HELLO) {
-                Ok((h, _)) => h,
+                Ok(Some((h, _))) => h,
+                // A plain communicator's receive is never skipped.
+                Ok(None) => continue,
                 Err(CoreError::ProcFailedPending { .. }) => {
                     ack(comm)?;
                     continue;
@@ -146,7 +149,7 @@ impl Hierarchical {
                     // the leader died: an any-source receive fails with
                     // `ProcFailedPending` once any remote member died, so
                     // acknowledge and receive again.
-                    let got: pertinax::Result<(Join, Status)> =
+                    let got: pertinax::Result<Option<(Join, Status)>> =
                         inter.recv_value(Source::Any, TAG_JOIN);
                     if trace() {
                         eprintln!(
@@ -168,7 +171,12 @@ impl Hierarchical {
                         got = inter.recv_value(Source::Any, TAG_JOIN);
                     }
                     let merged = merged?;
-                    let (msg, _) = got?;
+                    let Some((msg, _)) = got? else {
+                        // A plain communicator's receive is never skipped.
+                        return Err(pertinax::Error::InvalidArgument(
+                            "the join message's receive was skipped".into(),
+                        ));
+                    };
                     let _ = inter.free();
                     Ok((msg, merged))
                 });

@@ -75,6 +75,7 @@
 //! The fault-free path is unchanged: queries are sent only by ranks that
 //! wait for a call, and answered only by ranks that wait.
 
+use pertinax::CommunicatorExt as _;
 use std::collections::BTreeMap;
 
 use pertinax::Error as CoreError;
@@ -193,7 +194,7 @@ impl Hierarchical {
                 Err(e) => return Err(e.into()),
             }
             match comm.recv_value::<V>(Source::Any, tag) {
-                Ok((v, _)) => return Ok(Some(v)),
+                Ok(got) => return Ok(got.map(|(v, _)| v)),
                 Err(CoreError::ProcFailedPending { .. }) => {
                     comm.ack_failed(usize::MAX)?;
                 }

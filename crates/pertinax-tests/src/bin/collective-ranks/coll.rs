@@ -193,7 +193,7 @@ fn red<T: Elem>(c: &Comm, coll: Coll, kp: u64, count: usize, root: usize, cs: u6
                 Allreduce => c.allreduce(&mine, &mut out, &op).map(drop),
                 AllreduceInPlace => {
                     out.copy_from_slice(&mine);
-                    c.allreduce_in_place(&mut out, &op)
+                    c.allreduce_in_place(&mut out, &op).map(drop)
                 }
                 _ => pertinax::scope(|s| complete(c.iallreduce(s, &mine, &mut out, &op)?, spin)),
             }
@@ -349,7 +349,7 @@ fn mov<T: Elem>(c: &Comm, coll: Coll, count: usize, root: usize, cs: u64) -> R {
                 Allgather => c.allgather(&mine, &mut out).map(drop),
                 AllgatherInPlace => {
                     out[me * count..(me + 1) * count].copy_from_slice(&mine);
-                    c.allgather_in_place(&mut out)
+                    c.allgather_in_place(&mut out).map(drop)
                 }
                 _ => pertinax::scope(|s| complete(c.iallgather(s, &mine, &mut out)?, spin)),
             }

@@ -64,7 +64,7 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
         rank_err(
             bad,
             "reduce_in_place",
-            w.reduce_in_place(&mut b, &Op::sum(), root),
+            w.reduce_in_place(&mut b, &Op::sum(), root).map(drop),
         )?;
         rank_err(
             bad,
@@ -119,7 +119,10 @@ pub(super) fn badargs(u: &Universe, _a: &[String]) -> R {
         pertinax::scope(|s| nb(w.iallgather(s, &[1u32, 2], &mut odd))),
     )?;
     if n > 1 {
-        arg_err("allgather_in_place", w.allgather_in_place(&mut odd))?;
+        arg_err(
+            "allgather_in_place",
+            w.allgather_in_place(&mut odd).map(drop),
+        )?;
         let send = vec![0u32; 2 * n + 1];
         arg_err(
             "alltoall of a non-multiple",

@@ -96,7 +96,7 @@ fn fp_case<T: Float>(
             0 => w.allreduce(&mine, &mut again, &op).map(drop),
             1 => {
                 again.copy_from_slice(&mine);
-                w.allreduce_in_place(&mut again, &op)
+                w.allreduce_in_place(&mut again, &op).map(drop)
             }
             _ => pertinax::scope(|s| w.iallreduce(s, &mine, &mut again, &op)?.wait().map(|_| ())),
         }
