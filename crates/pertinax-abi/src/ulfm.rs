@@ -4,6 +4,7 @@
 //! `MPIX_ERR_PROC_FAILED` (`_PENDING` for an any-source receive) and
 //! `MPIX_ERR_REVOKED`.
 
+use pertinax::Communicator as _;
 use std::ffi::c_int;
 
 use crate::comm::add_group;
@@ -168,10 +169,18 @@ crate::mpi! {
 }
 
 crate::mpi! {
-    /// `MPIX_Comm_get_failed`: the group of the members known failed.
+    /// `MPIX_Comm_get_failed`: the group of the members known failed (on
+    /// a resilient communicator, its failed original ranks, those its
+    /// repairs excluded included).
     fn PMPIX_Comm_get_failed(comm: c_int, group: *mut c_int) -> c_int as MPIX_Comm_get_failed {
         call(comm, "MPIX_Comm_get_failed", || {
-            let g = comm_of(comm)?.get_failed().map_err(|e| code_of(&e))?;
+            let g = match crate::resilient::lookup(comm) {
+                Some(r) => {
+                    use crate::resilient::Class as _;
+                    r.get_failed().map_err(|e| e.class())?
+                }
+                None => comm_of(comm)?.get_failed().map_err(|e| code_of(&e))?,
+            };
             out(group, add_group(g)?)
         })
     }

@@ -356,6 +356,9 @@ impl Communicator for Logged {
     fn failed_ranks(&self) -> Vec<Rank> {
         Communicator::failed_ranks(&self.comm)
     }
+    fn get_failed(&self) -> Result<pertinax::Group, Error> {
+        Communicator::get_failed(&self.comm)
+    }
     fn is_revoked(&self) -> bool {
         self.comm.is_revoked()
     }

@@ -24,6 +24,9 @@ impl<C: Communicator + 'static> Communicator for Guarded<C> {
     fn failed_ranks(&self) -> Vec<Rank> {
         self.comm().failed_ranks()
     }
+    fn get_failed(&self) -> Result<pertinax::Group, Self::Error> {
+        self.comm().get_failed().map_err(GuardError::Other)
+    }
     fn is_revoked(&self) -> bool {
         self.comm().is_revoked()
     }

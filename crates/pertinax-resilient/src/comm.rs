@@ -68,6 +68,9 @@ impl Communicator for World {
             World::Hierarchical(c) => c.failed_ranks(),
         }
     }
+    fn get_failed(&self) -> Result<pertinax::Group, Error> {
+        both!(self, c => c.get_failed())
+    }
     fn is_revoked(&self) -> bool {
         match self {
             World::Plain(c) => Communicator::is_revoked(c),

@@ -124,6 +124,9 @@ pub(crate) fn unsupported(op: &'static str) -> Error {
 #[derive(Debug)]
 pub(crate) struct P2p {
     comm: Comm,
+    /// The processes of the original ranks, in order (what
+    /// `get_failed`'s group is made of).
+    orig: pertinax::Group,
     to_orig: Vec<usize>,
     from_orig: Vec<Option<usize>>,
     /// Failures of `comm` (a prefix of `get_failed`'s order) that
@@ -134,10 +137,16 @@ pub(crate) struct P2p {
 impl P2p {
     /// The live members of `base` (whose rank `i` is original rank
     /// `base_to_orig[i]` among `size`). Collective (one agreement).
-    pub(crate) fn new(base: &Comm, base_to_orig: &[usize], size: usize) -> Result<P2p, Error> {
+    pub(crate) fn new(
+        base: &Comm,
+        base_to_orig: &[usize],
+        size: usize,
+        orig: pertinax::Group,
+    ) -> Result<P2p, Error> {
         let (comm, v) = base.shrink_gather(0)?;
         let to_orig = survivors(base_to_orig, &v);
         Ok(P2p {
+            orig,
             from_orig: inverse(&to_orig, size),
             to_orig,
             comm,
@@ -147,6 +156,16 @@ impl P2p {
 
     pub(crate) fn comm(&self) -> &Comm {
         &self.comm
+    }
+
+    /// The processes of the original ranks.
+    pub(crate) fn orig(&self) -> &pertinax::Group {
+        &self.orig
+    }
+
+    /// The group of the failed original ranks `failed` (sorted).
+    pub(crate) fn failed_group(&self, failed: &[Rank]) -> Result<pertinax::Group, Error> {
+        Ok(self.orig.incl(failed)?)
     }
 
     /// Original rank of each rank of [`P2p::comm`].

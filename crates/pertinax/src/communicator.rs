@@ -220,10 +220,22 @@ pub trait Communicator {
     /// The number of ranks (a resilient communicator counts its failed
     /// ones).
     fn size(&self) -> usize;
-    /// The ranks known here to have failed, in increasing order (local
-    /// knowledge, as `MPIX_Comm_get_failed`; a resilient communicator adds
-    /// the ranks its repairs excluded).
+    /// The ranks of [`Communicator::get_failed`], as this communicator's
+    /// ranks in increasing order (no error: nothing known is empty).
     fn failed_ranks(&self) -> Vec<Rank>;
+    /// The group of this communicator's processes known here to have
+    /// failed (`MPIX_Comm_get_failed`; on an intercommunicator, of the
+    /// remote group): local knowledge, another member may know more or
+    /// fewer at the same moment (agree for one view). A plain
+    /// communicator lists them in the order this process learned of them
+    /// (the order [`Communicator::ack_failed`] counts in); a resilient one
+    /// lists its failed original ranks, those its repairs excluded
+    /// included, in increasing order. Members that finalized are not
+    /// failed.
+    ///
+    /// # Errors
+    /// `CommFreed`, `Finalized`.
+    fn get_failed(&self) -> Result<crate::Group, Self::Error>;
     /// The number of failed ranks.
     fn fault_count(&self) -> usize {
         self.failed_ranks().len()

@@ -103,7 +103,7 @@ impl Comm {
     ///
     /// # Errors
     /// `CommFreed`, `Finalized`.
-    pub fn get_failed(&self) -> Result<Group> {
+    pub(crate) fn get_failed(&self) -> Result<Group> {
         self.live_ft()?;
         let e = &self.inner.rt.b;
         e.progress();

@@ -16,8 +16,11 @@
  * Prints, per rank that ends: "OK montecarlo rank=R size=S
  * total=T contrib=C0,C1,.. ring=V split=X": V is the left neighbour's
  * rank, or -1 when the receive reported MPIX_ERR_PROC_FAILED, or -2 when
- * it was skipped (status source MPI_PROC_NULL). "FAIL ..." when a call
- * returned an unexpected error or the size changed. */
+ * it was skipped (status source MPI_PROC_NULL). Then "KNOWN montecarlo
+ * rank=R failed=K": the size of MPIX_Comm_get_failed's group of
+ * MPI_COMM_WORLD at the end (under --resilient, the failed original ranks).
+ * "FAIL ..." when a call returned an unexpected error or the size
+ * changed. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +120,13 @@ int main(int argc, char **argv) {
     } else {
         MPI_Comm_free(&half);
     }
+    MPI_Group failed;
+    int nfailed = -1;
+    if (MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed) == MPI_SUCCESS) {
+        MPI_Group_size(failed, &nfailed);
+        MPI_Group_free(&failed);
+    }
+    printf("KNOWN montecarlo rank=%d failed=%d\n", rank, nfailed);
     int now = -1;
     MPI_Comm_size(comm, &now);
     if (now != size) {

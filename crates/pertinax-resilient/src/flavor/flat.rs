@@ -201,7 +201,7 @@ impl Resilient {
     /// `Finalized`.
     pub fn with_config(comm: &Comm, cfg: Config) -> Result<Resilient, Error> {
         let map: Vec<usize> = (0..comm.size()).collect();
-        Resilient::build(comm, &map, comm.size(), cfg)
+        Resilient::build(comm, &map, comm.size(), comm.group(), cfg)
     }
 
     /// A resilient communicator over `base`, whose rank `i` has original
@@ -211,9 +211,10 @@ impl Resilient {
         base: &Comm,
         base_to_orig: &[usize],
         size: usize,
+        orig: pertinax::Group,
         cfg: Config,
     ) -> Result<Resilient, Error> {
-        let p2p = P2p::new(base, base_to_orig, size)?;
+        let p2p = P2p::new(base, base_to_orig, size, orig)?;
         let (cur, v) = p2p.comm().shrink_gather(0)?;
         let cur_to_orig = survivors(p2p.to_orig(), &v);
         let orig_to_cur = inverse(&cur_to_orig, size);
@@ -582,8 +583,15 @@ impl Resilient {
     }
 
     /// A new resilient communicator from an agreed creation.
+    /// `size` is this communicator's (a dup: the same original ranks) or
+    /// `comm`'s (a split: `comm`'s ranks are the new original ranks).
     fn derive(&self, comm: &Comm, map: &[usize], size: usize) -> Result<Resilient, Error> {
-        Resilient::build(comm, map, size, self.cfg.clone())
+        let orig = if size == self.size {
+            self.p2p.orig().clone()
+        } else {
+            comm.group()
+        };
+        Resilient::build(comm, map, size, orig, self.cfg.clone())
     }
 
     /// Runs creation rounds until one succeeds; records it.

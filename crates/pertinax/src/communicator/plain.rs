@@ -37,6 +37,9 @@ impl Communicator for Comm {
         out.sort();
         out
     }
+    fn get_failed(&self) -> Result<crate::Group, Error> {
+        Comm::get_failed(self)
+    }
     fn is_revoked(&self) -> bool {
         Comm::is_revoked(self)
     }
@@ -308,6 +311,9 @@ impl<E: CommError> Communicator for Box<dyn Communicator<Error = E>> {
     }
     fn failed_ranks(&self) -> Vec<Rank> {
         (**self).failed_ranks()
+    }
+    fn get_failed(&self) -> Result<crate::Group, E> {
+        (**self).get_failed()
     }
     fn is_revoked(&self) -> bool {
         (**self).is_revoked()

@@ -192,6 +192,10 @@ impl Communicator for Resilient {
         self.p2p.failed(self.st.borrow().failed.clone())
     }
 
+    fn get_failed(&self) -> Result<pertinax::Group, Error> {
+        self.p2p.failed_group(&self.failed_ranks())
+    }
+
     fn is_revoked(&self) -> bool {
         self.p2p.comm().is_revoked()
     }

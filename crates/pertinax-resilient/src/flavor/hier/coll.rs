@@ -20,6 +20,10 @@ impl Communicator for Hierarchical {
         self.p2p.failed(self.st.borrow().failed.clone())
     }
 
+    fn get_failed(&self) -> Result<pertinax::Group, Error> {
+        self.p2p.failed_group(&self.failed_ranks())
+    }
+
     fn barrier(&self) -> Result<Outcome, Error> {
         self.local_stage(false, |_| Ok(()))?;
         self.masters(&Stage::Sync, None)?;

@@ -380,7 +380,7 @@ impl Hierarchical {
             return Err(Error::Policy(format!("local size k={k}: at least 2")));
         }
         let map: Vec<usize> = (0..comm.size()).collect();
-        Hierarchical::build(comm, &map, comm.size(), k, cfg)
+        Hierarchical::build(comm, &map, comm.size(), comm.group(), k, cfg)
     }
 
     /// The local size.
@@ -430,10 +430,11 @@ impl Hierarchical {
         base: &Comm,
         base_to_orig: &[usize],
         size: usize,
+        orig: pertinax::Group,
         k: usize,
         cfg: Config,
     ) -> Result<Hierarchical, Error> {
-        let p2p = P2p::new(base, base_to_orig, size)?;
+        let p2p = P2p::new(base, base_to_orig, size, orig)?;
         let me = p2p.me();
         let group = me / k;
         loop {

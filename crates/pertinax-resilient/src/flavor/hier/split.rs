@@ -13,7 +13,8 @@ impl Hierarchical {
         Communicator::barrier(self)?;
         let (comm, vals) = self.full.shrink_gather(0)?;
         let map = survivors(&self.full_to_orig, &vals);
-        Hierarchical::build(&comm, &map, self.size, self.k, self.cfg.clone())
+        let orig = self.p2p.orig().clone();
+        Hierarchical::build(&comm, &map, self.size, orig, self.k, self.cfg.clone())
     }
 
     /// Splits the live ranks; every new communicator is hierarchical with
@@ -34,6 +35,7 @@ impl Hierarchical {
                             &c,
                             &ids,
                             c.size(),
+                            c.group(),
                             self.k,
                             self.cfg.clone(),
                         )?))
