@@ -21,7 +21,6 @@ pub(crate) use pertinax_backend as backend;
 pub(crate) use pertinax_backend::{error, inject, types, wait};
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::os::unix::net::UnixStream;
 use std::rc::Rc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -29,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use pertinax_wire::ctrl::{self, NameAnswer, ToLauncher};
 use pertinax_wire::env;
+use pertinax_wire::names::Names;
 
 use crate::backend::{
     Backend, Capabilities, MatchSpec, NameService, Peers, ProcRequest, Record, RecvBuf, ReqKey,
@@ -53,7 +53,7 @@ pub struct Native {
     /// The last name request's id.
     name_id: Cell<u64>,
     /// A singleton's own name table.
-    local_names: RefCell<BTreeMap<String, String>>,
+    local_names: RefCell<Names>,
     next_ctx: Cell<u32>,
     /// The engine's, read without a borrow on the send path.
     eager_limit: usize,
@@ -108,7 +108,7 @@ pub fn start() -> Result<Started<Native>> {
             ctrl: RefCell::new(boot.ctrl),
             names: boot.names,
             name_id: Cell::new(0),
-            local_names: RefCell::new(BTreeMap::new()),
+            local_names: RefCell::new(Names::default()),
             next_ctx: Cell::new(8),
             eager_limit,
         },
@@ -183,55 +183,42 @@ fn odd_answer(a: NameAnswer) -> Error {
     Error::Transport(format!("name service: unexpected answer {a:?}"))
 }
 
+impl Native {
+    /// The name table's answer: the launcher's, or a singleton's own.
+    fn names_answer(
+        &self,
+        ask: impl FnOnce(u64) -> ToLauncher,
+        own: impl FnOnce(&mut Names) -> NameAnswer,
+    ) -> Result<NameAnswer> {
+        match self.ask_names(ask) {
+            Some(a) => a,
+            None => Ok(own(&mut self.local_names.borrow_mut())),
+        }
+    }
+}
+
 impl NameService for Native {
     fn publish_name(&self, service: &str, port: &str) -> Result<()> {
-        let answer = self.ask_names(|id| ToLauncher::Publish {
+        let (s, p) = (service.to_string(), port.to_string());
+        let ask = |id| ToLauncher::Publish {
             id,
-            service: service.to_string(),
-            port: port.to_string(),
-        });
-        let answer = match answer {
-            Some(a) => a?,
-            None => {
-                let mut t = self.local_names.borrow_mut();
-                match t.get(service) {
-                    Some(p) => NameAnswer::AlreadyPublished(p.clone()),
-                    None => {
-                        t.insert(service.to_string(), port.to_string());
-                        NameAnswer::Done
-                    }
-                }
-            }
+            service: s.clone(),
+            port: p.clone(),
         };
-        match answer {
+        match self.names_answer(ask, |t| t.publish(s.clone(), p.clone()))? {
             NameAnswer::Done => Ok(()),
-            NameAnswer::AlreadyPublished(port) => Err(Error::NameTaken {
-                service: service.to_string(),
-                port,
-            }),
+            NameAnswer::AlreadyPublished(port) => Err(Error::NameTaken { service: s, port }),
             other => Err(odd_answer(other)),
         }
     }
 
     fn unpublish_name(&self, service: &str, port: &str) -> Result<()> {
-        let answer = self.ask_names(|id| ToLauncher::Unpublish {
+        let ask = |id| ToLauncher::Unpublish {
             id,
             service: service.to_string(),
             port: port.to_string(),
-        });
-        let answer = match answer {
-            Some(a) => a?,
-            None => {
-                let mut t = self.local_names.borrow_mut();
-                if t.get(service).is_some_and(|p| p == port) {
-                    t.remove(service);
-                    NameAnswer::Done
-                } else {
-                    NameAnswer::NotPublished(t.get(service).cloned())
-                }
-            }
         };
-        match answer {
+        match self.names_answer(ask, |t| t.unpublish(service, port))? {
             NameAnswer::Done => Ok(()),
             NameAnswer::NotPublished(_) => Err(Error::NameNotPublished {
                 service: service.to_string(),
@@ -242,19 +229,11 @@ impl NameService for Native {
     }
 
     fn lookup_name(&self, service: &str) -> Result<String> {
-        let answer = self.ask_names(|id| ToLauncher::Lookup {
+        let ask = |id| ToLauncher::Lookup {
             id,
             service: service.to_string(),
-        });
-        let answer = match answer {
-            Some(a) => a?,
-            None => self
-                .local_names
-                .borrow()
-                .get(service)
-                .map_or(NameAnswer::NotFound, |p| NameAnswer::Port(p.clone())),
         };
-        match answer {
+        match self.names_answer(ask, |t| t.lookup(service))? {
             NameAnswer::Port(p) => Ok(p),
             NameAnswer::NotFound => Err(Error::NameNotFound {
                 service: service.to_string(),

@@ -60,6 +60,7 @@ pub mod fault;
 pub mod kill;
 pub mod mpirun;
 pub mod msg;
+pub mod names;
 pub mod resilient;
 pub mod rng;
 pub mod spawn;

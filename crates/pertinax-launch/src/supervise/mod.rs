@@ -15,7 +15,6 @@
 //! each. The job ends when every *member* (every process but the idle
 //! spares) has ended; the idle spares are then told to shut down.
 
-mod names;
 mod spawn;
 #[cfg(test)]
 mod tests;
@@ -241,7 +240,7 @@ pub(crate) struct Supervisor<'a> {
     spare_end: SpareEnd,
     reap_next: Instant,
     /// The job's published service names.
-    names: names::Names,
+    names: pertinax_wire::names::Names,
 }
 
 impl<'a> Supervisor<'a> {
@@ -295,7 +294,7 @@ impl<'a> Supervisor<'a> {
             beat_next,
             spare_end: SpareEnd::NotYet,
             reap_next: start + REAP_SAFETY,
-            names: names::Names::default(),
+            names: pertinax_wire::names::Names::default(),
             cfg,
         }
     }

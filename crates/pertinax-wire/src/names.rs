@@ -1,6 +1,7 @@
 //! The job's name table (`MPI_Publish_name`, `MPI_Unpublish_name`,
-//! `MPI_Lookup_name`): service name → port name, one table per launcher,
-//! so shared by the ranks, the spares and every spawned process.
+//! `MPI_Lookup_name`): service name → port name. The launcher keeps one
+//! per job, shared by the ranks, the spares and every spawned process; a
+//! singleton (no launcher) keeps its own.
 //!
 //! MPI's rules: publishing a service already published is refused (until
 //! it is unpublished), as is unpublishing a service that is not published
@@ -12,15 +13,16 @@
 
 use std::collections::BTreeMap;
 
-use pertinax_wire::ctrl::NameAnswer;
+use crate::ctrl::NameAnswer;
 
 /// Service name → port name.
 #[derive(Debug, Default)]
-pub(super) struct Names {
+pub struct Names {
     table: BTreeMap<String, String>,
 }
 
 impl Names {
+    /// Publishes `service` as `port`, unless it is published already.
     pub fn publish(&mut self, service: String, port: String) -> NameAnswer {
         match self.table.get(&service) {
             Some(p) => NameAnswer::AlreadyPublished(p.clone()),
@@ -31,6 +33,7 @@ impl Names {
         }
     }
 
+    /// Unpublishes `service` if it is published as `port`.
     pub fn unpublish(&mut self, service: &str, port: &str) -> NameAnswer {
         match self.table.get(service) {
             Some(p) if p == port => {
@@ -41,6 +44,7 @@ impl Names {
         }
     }
 
+    /// The port `service` is published as.
     pub fn lookup(&self, service: &str) -> NameAnswer {
         self.table
             .get(service)
