@@ -5,6 +5,7 @@
 //! then hand the request to the guard:
 //!
 //! ```no_run
+//! use pertinax::CommunicatorExt as _;
 //! use pertinax_propagate::{Guarded, GuardError};
 //!
 //! let universe = pertinax::init()?;

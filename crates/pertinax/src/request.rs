@@ -19,6 +19,8 @@
 //!
 //! # Example
 //! ```
+//! use pertinax::prelude::*;
+//!
 //! let u = pertinax::init()?;
 //! let world = u.world();
 //! let data = [1u32, 2, 3];
@@ -37,6 +39,8 @@
 //! not compile:
 //!
 //! ```compile_fail
+//! use pertinax::prelude::*;
+//!
 //! let u = pertinax::init()?;
 //! let world = u.world();
 //! let mut got = [0u32; 3];
@@ -51,6 +55,8 @@
 //! and neither does a buffer that would not outlive the scope:
 //!
 //! ```compile_fail
+//! use pertinax::prelude::*;
+//!
 //! let u = pertinax::init()?;
 //! let world = u.world();
 //! pertinax::scope(|s| {
@@ -112,6 +118,8 @@ pub use pertinax_os::lend::Scope;
 /// which cancels the unmatched receive.
 ///
 /// ```
+/// use pertinax::prelude::*;
+///
 /// let u = pertinax::init()?;
 /// let world = u.world();
 /// let (me, n) = (world.rank().index(), world.size());
@@ -270,6 +278,8 @@ impl<'s> Request<'s> {
     ///
     /// # Example
     /// ```
+    /// use pertinax::prelude::*;
+    ///
     /// let u = pertinax::init()?;
     /// let world = u.world();
     /// let mut got = [0u8; 4];
