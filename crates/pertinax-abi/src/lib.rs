@@ -53,6 +53,9 @@
 #![allow(non_snake_case)]
 // The exported functions are the C ABI: their safety contract is MPI's.
 #![allow(clippy::missing_safety_doc)]
+// The Rust documentation of a C library is its internals' map: module
+// docs name the private helpers they are built on.
+#![allow(rustdoc::private_intra_doc_links)]
 
 use std::ffi::c_int;
 

@@ -59,7 +59,8 @@ static PLAN: OnceLock<Vec<Shot>> = OnceLock::new();
 /// first processes only); read by [`load`] when the variable is not set.
 static INHERITED: OnceLock<String> = OnceLock::new();
 
-/// Records the parents' plan (see [`INHERITED`]); before [`load`].
+/// Records the parents' plan (kept for [`load`] when the variable is not
+/// set); before [`load`].
 pub fn inherit(spec: String) {
     let _ = INHERITED.set(spec);
 }

@@ -267,7 +267,7 @@ impl Comm {
     /// order; its remote group is the other group in that group's rank
     /// order. Point-to-point ranks name the remote group;
     /// [`Comm::merge`], [`Comm::agree`], [`Comm::revoke`] and
-    /// [`Comm::get_failed`] work on it as on the intercommunicator of
+    /// [`get_failed`](crate::Communicator::get_failed) work on it as on the intercommunicator of
     /// [`Comm::spawn`].
     ///
     /// # Failures

@@ -45,7 +45,7 @@
 //!
 //! A process that called [`Universe::finalize`] (or dropped its
 //! [`Universe`]) and exited normally has *finalized*, which is not a
-//! failure: [`Comm::get_failed`] does not list it, an agreement completes
+//! failure: [`get_failed`](crate::Communicator::get_failed) does not list it, an agreement completes
 //! without it and lists it in [`Agreement::finalized`] (not in
 //! [`Agreement::failed`]), [`Comm::shrink`] leaves it out of the new
 //! communicator (it takes part in nothing any more), and
@@ -92,7 +92,7 @@
 //!   before that rank learned of a failure returns success there while
 //!   others get `ProcFailed` (the broadcast notification problem, see
 //!   ARCHITECTURE.md): a program that needs one decision agrees on it.
-//!   Point-to-point errors are local by nature; [`Comm::get_failed`] is
+//!   Point-to-point errors are local by nature; [`get_failed`](crate::Communicator::get_failed) is
 //!   the local view.
 //!
 //! ## Agreement

@@ -18,12 +18,14 @@ use crate::wait::Backoff;
 
 /// A pending non-blocking operation: it completes once, with an
 /// [`Pending::Output`] or an [`Pending::Error`], and its result is taken
-/// once (by [`Pending::wait`], a successful [`Pending::test`], or one of
+/// once (by [`Pending::wait_mut`] or a type's own `wait`, a successful
+/// [`Pending::test`], or one of
 /// [`wait_all`], [`wait_any`], [`test_any`]); it is inactive afterwards.
 ///
-/// Object safe ([`PendingOp`] is a boxed one). An implementation provides
-/// the non-blocking primitives; the waits are built on them, and an
-/// implementation with a better blocking wait overrides [`Pending::wait`].
+/// Object safe ([`PendingOp`] boxes a decorator's). An implementation
+/// provides the non-blocking primitives; the waits are built on them, and
+/// an implementation with a better blocking wait overrides
+/// [`Pending::wait_mut`].
 pub trait Pending {
     /// What a successful operation gives.
     type Output;
@@ -61,8 +63,8 @@ pub trait Pending {
     fn cancel(&mut self) -> Result<bool, Self::Error>;
 
     /// Waits for completion and takes the result, leaving the operation
-    /// inactive (as `MPI_Wait` leaves `MPI_REQUEST_NULL`): what
-    /// [`Pending::wait`] runs, for a borrowed or boxed operation.
+    /// inactive (as `MPI_Wait` leaves `MPI_REQUEST_NULL`): what a type's
+    /// own `wait(self)` runs, for a borrowed or boxed operation.
     ///
     /// # Errors
     /// As [`Pending::take`].

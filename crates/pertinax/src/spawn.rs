@@ -305,7 +305,7 @@ impl Comm {
     /// communicator).
     ///
     /// Only *failed* ranks are replaced: a rank that finalized (ended
-    /// normally) is not failed ([`Comm::get_failed`] does not list it)
+    /// normally) is not failed ([`get_failed`](crate::Communicator::get_failed) does not list it)
     /// and keeps its place in the restored communicator, where operations
     /// that need it are erroneous (see the crate's failure model).
     ///

@@ -1,6 +1,6 @@
 //! Fault-tolerance primitives with the semantics of the ULFM proposal as
 //! Open MPI 5 implements it: [`Comm::revoke`], [`Comm::shrink`],
-//! [`Comm::agree`], [`Comm::get_failed`], [`Comm::ack_failed`].
+//! [`Comm::agree`], [`get_failed`](crate::Communicator::get_failed), [`Comm::ack_failed`].
 //!
 //! The failure model, the error semantics, which outcomes are uniform,
 //! the agreement's guarantees and the library's fault points are
@@ -51,7 +51,7 @@ pub struct Agreement {
     pub unacked: Vec<Rank>,
     /// Members that did not contribute because they had finalized (ended
     /// normally): they are not failed (not in `failed`, nor in
-    /// [`Comm::get_failed`]), and the agreement completed without them.
+    /// [`get_failed`](crate::Communicator::get_failed)), and the agreement completed without them.
     pub finalized: Vec<Rank>,
 }
 
@@ -111,7 +111,7 @@ impl Comm {
         Ok(self.slot_group(failed))
     }
 
-    /// Acknowledges the first `n` failures of [`Comm::get_failed`] (all of
+    /// Acknowledges the first `n` failures of [`get_failed`](crate::Communicator::get_failed) (all of
     /// them with `usize::MAX`); returns how many failures are acknowledged
     /// now (like `MPIX_Comm_ack_failed`). Acknowledged failures no longer
     /// make any-source receives fail with `ProcFailedPending`, nor
