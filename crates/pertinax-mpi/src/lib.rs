@@ -110,6 +110,9 @@
 //! PERTINAX_FAULT_SEED=SEED[:COUNT[:MAX_HIT]]` give one plan to the whole
 //! job, and each rank keeps its own shots (`crate::inject`).
 #![cfg(feature = "mpi")]
+// A backend's documentation is its internals' map: the module docs name
+// the private functions the mapping is built of.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub(crate) use pertinax_backend as backend;
 pub(crate) use pertinax_backend::{error, inject, op, types, wait};
