@@ -171,19 +171,7 @@ impl Native {
             }
         }
     }
-}
 
-/// How long a name request waits for the launcher's answer (it comes at
-/// once from a launcher that runs; one that is gone stops this process
-/// through the connection guard).
-const NAME_WAIT: Duration = Duration::from_secs(30);
-
-/// The launcher's name table answered something its request cannot get.
-fn odd_answer(a: NameAnswer) -> Error {
-    Error::Transport(format!("name service: unexpected answer {a:?}"))
-}
-
-impl Native {
     /// The name table's answer: the launcher's, or a singleton's own.
     fn names_answer(
         &self,
@@ -195,6 +183,16 @@ impl Native {
             None => Ok(own(&mut self.local_names.borrow_mut())),
         }
     }
+}
+
+/// How long a name request waits for the launcher's answer (it comes at
+/// once from a launcher that runs; one that is gone stops this process
+/// through the connection guard).
+const NAME_WAIT: Duration = Duration::from_secs(30);
+
+/// The launcher's name table answered something its request cannot get.
+fn odd_answer(a: NameAnswer) -> Error {
+    Error::Transport(format!("name service: unexpected answer {a:?}"))
 }
 
 impl NameService for Native {
