@@ -2,16 +2,18 @@
 //! where MPI allows it, on any committed datatype (through
 //! [`SendBuf`]/[`RecvBuf`]). The v-variants are in `vcoll.rs`, the
 //! non-blocking ones in `icoll.rs`, scans and reduce-scatter in
-//! `reduce.rs`, the w-variant (`MPI_Alltoallw`) in `wcoll.rs`.
+//! `reduce.rs`, the w-variant (`MPI_Alltoallw`) in `wcoll.rs`. Their
+//! buffers are described in `ready.rs`, shared with the resilient
+//! non-blocking forms.
 
 use std::ffi::{c_int, c_void};
 
 use pertinax::{Communicator, Rank};
 
 use crate::consts::*;
-use crate::datatype::{count_of, usable, RecvBuf, SendBuf};
+use crate::datatype::{count_of, RecvBuf, SendBuf};
 use crate::p2p::call;
-use crate::reduce::operation as reduction;
+use crate::ready;
 
 pub(crate) fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
@@ -35,7 +37,7 @@ crate::mpi! {
         if let Some(rc) = crate::fast::barrier(comm) { return rc; }
         crate::fast::general(|| {
             if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Barrier", |c| crate::intercoll::barrier(comm, c, None)) { return rc; }
-            call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(Communicator::barrier(c)) }))
+            call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(ready::barrier(c)(c)) }))
         })
     }
 }
@@ -50,16 +52,8 @@ crate::mpi! {
             if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Bcast", |c| unsafe { crate::intercoll::bcast(buf, count_of(count)?, ty, root, comm, c, None) }) { return rc; }
             call(comm, "MPI_Bcast", || {
                 crate::on_comm!(comm, |c| {
-                let t = usable(ty)?;
-                let root = root_of(c, root)?;
-                // SAFETY: MPI's contract: `buf` holds `count` elements.
-                let mut data = unsafe { RecvBuf::new(buf, count_of(count)?, &t) }?;
-                if c.rank() == root {
-                    data.load();
-                }
-                done(c.bcast_bytes(data.bytes_mut(), root))?;
-                data.finish(usize::MAX);
-                Ok(())
+                // SAFETY: MPI's contract, forwarded.
+                done(unsafe { ready::bcast(c, buf, count_of(count)?, ty, root) }?(c))
                 })
             })
         })
@@ -95,24 +89,8 @@ crate::mpi! {
             if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Reduce", |c| unsafe { crate::intercoll::reduce(sendbuf, recvbuf, count_of(count)?, ty, op, root, comm, c, None) }) { return rc; }
             call(comm, "MPI_Reduce", || {
                 crate::on_comm!(comm, |c| {
-                let t = usable(ty)?;
-                let n = count_of(count)?;
-                let op = reduction(op, ty)?;
-                let root = root_of(c, root)?;
-                let at_root = c.rank() == root;
-                // SAFETY: MPI's contract: at the root `recvbuf` holds `count`
-                // elements; `sendbuf` does unless it is MPI_IN_PLACE.
-                let mut recv = if at_root { unsafe { RecvBuf::new(recvbuf, n, &t) }? } else { RecvBuf::empty() };
-                let send = if at_root {
-                    // SAFETY: as above.
-                    unsafe { operand(sendbuf, n, &t, &recv) }?
-                } else {
-                    // SAFETY: as above.
-                    unsafe { SendBuf::new(sendbuf, n, &t) }?
-                };
-                done(c.reduce_bytes(send.bytes(), recv.bytes_mut(), &op, root))?;
-                recv.finish(usize::MAX);
-                Ok(())
+                // SAFETY: MPI's contract, forwarded.
+                done(unsafe { ready::reduce(c, sendbuf, recvbuf, count_of(count)?, ty, op, Some(root)) }?(c))
                 })
             })
         })
@@ -129,28 +107,12 @@ crate::mpi! {
             if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Allreduce", |c| unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count_of(count)?, ty, op, comm, c, None) }) { return rc; }
             call(comm, "MPI_Allreduce", || {
                 crate::on_comm!(comm, |c| {
-                let t = usable(ty)?;
-                let n = count_of(count)?;
-                let op = reduction(op, ty)?;
-                // SAFETY: MPI's contract: `recvbuf` holds `count` elements, and
-                // `sendbuf` too unless it is MPI_IN_PLACE.
-                let mut recv = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
-                // SAFETY: as above.
-                let send = unsafe { operand(sendbuf, n, &t, &recv) }?;
-                done(c.allreduce_bytes(send.bytes(), recv.bytes_mut(), &op))?;
-                recv.finish(usize::MAX);
-                Ok(())
+                // SAFETY: MPI's contract, forwarded.
+                done(unsafe { ready::reduce(c, sendbuf, recvbuf, count_of(count)?, ty, op, None) }?(c))
                 })
             })
         })
     }
-}
-
-/// This rank's part (`part` bytes, the `me`-th) of a receive buffer's
-/// current contents: the input of an `MPI_IN_PLACE` gather.
-fn own_part(recv: &RecvBuf, me: usize, part: usize) -> SendBuf {
-    let all = recv.current();
-    SendBuf::from_vec(all.get(me * part..(me + 1) * part).unwrap_or(&[]).to_vec())
 }
 
 crate::mpi! {
@@ -160,28 +122,8 @@ crate::mpi! {
         if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Gather", |c| unsafe { crate::intercoll::rooted(false, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, root, comm, c, None) }) { return rc; }
         call(comm, "MPI_Gather", || {
             crate::on_comm!(comm, |c| {
-            let root = root_of(c, root)?;
-            let at_root = c.rank() == root;
-            let n = c.size();
-            let mut recv = if at_root {
-                let rt = usable(recvtype)?;
-                let k = count_of(recvcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
-                // SAFETY: MPI's contract: at the root `recvbuf` holds
-                // `size` parts.
-                unsafe { RecvBuf::new(recvbuf, k, &rt) }?
-            } else {
-                RecvBuf::empty()
-            };
-            let send = if at_root && in_place(sendbuf) {
-                own_part(&recv, root.0 as usize, recv.len() / n)
-            } else {
-                let st = usable(sendtype)?;
-                // SAFETY: MPI's contract: `sendbuf` holds one part.
-                unsafe { SendBuf::new(sendbuf, count_of(sendcount)?, &st) }?
-            };
-            done(c.gather_bytes(send.bytes(), recv.bytes_mut(), root))?;
-            recv.finish(usize::MAX);
-            Ok(())
+            // SAFETY: MPI's contract, forwarded.
+            done(unsafe { ready::gather(c, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, root) }?(c))
             })
         })
     }
@@ -194,28 +136,8 @@ crate::mpi! {
         if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Scatter", |c| unsafe { crate::intercoll::rooted(true, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, root, comm, c, None) }) { return rc; }
         call(comm, "MPI_Scatter", || {
             crate::on_comm!(comm, |c| {
-            let root = root_of(c, root)?;
-            let at_root = c.rank() == root;
-            let n = c.size();
-            let send = if at_root {
-                let st = usable(sendtype)?;
-                let k = count_of(sendcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
-                // SAFETY: MPI's contract: at the root `sendbuf` holds
-                // `size` parts.
-                unsafe { SendBuf::new(sendbuf, k, &st) }?
-            } else {
-                SendBuf::from_vec(Vec::new())
-            };
-            if at_root && in_place(recvbuf) {
-                let mut scratch = vec![0u8; send.bytes().len() / n];
-                return done(c.scatter_bytes(send.bytes(), &mut scratch, root));
-            }
-            let rt = usable(recvtype)?;
-            // SAFETY: MPI's contract: `recvbuf` holds one part.
-            let mut recv = unsafe { RecvBuf::new(recvbuf, count_of(recvcount)?, &rt) }?;
-            done(c.scatter_bytes(send.bytes(), recv.bytes_mut(), root))?;
-            recv.finish(usize::MAX);
-            Ok(())
+            // SAFETY: MPI's contract, forwarded.
+            done(unsafe { ready::scatter(c, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, root) }?(c))
             })
         })
     }
@@ -228,21 +150,8 @@ crate::mpi! {
         if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Allgather", |c| unsafe { crate::intercoll::all(false, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, comm, c, None) }) { return rc; }
         call(comm, "MPI_Allgather", || {
             crate::on_comm!(comm, |c| {
-            let n = c.size();
-            let rt = usable(recvtype)?;
-            let k = count_of(recvcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
-            // SAFETY: MPI's contract: `recvbuf` holds `size` parts.
-            let mut recv = unsafe { RecvBuf::new(recvbuf, k, &rt) }?;
-            let send = if in_place(sendbuf) {
-                own_part(&recv, c.rank().0 as usize, recv.len() / n)
-            } else {
-                let st = usable(sendtype)?;
-                // SAFETY: MPI's contract: `sendbuf` holds one part.
-                unsafe { SendBuf::new(sendbuf, count_of(sendcount)?, &st) }?
-            };
-            done(c.allgather_bytes(send.bytes(), recv.bytes_mut()))?;
-            recv.finish(usize::MAX);
-            Ok(())
+            // SAFETY: MPI's contract, forwarded.
+            done(unsafe { ready::all(c, false, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype) }?(c))
             })
         })
     }
@@ -255,22 +164,8 @@ crate::mpi! {
         if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Alltoall", |c| unsafe { crate::intercoll::all(true, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype, comm, c, None) }) { return rc; }
         call(comm, "MPI_Alltoall", || {
             crate::on_comm!(comm, |c| {
-            let n = c.size();
-            let rt = usable(recvtype)?;
-            let k = count_of(recvcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
-            // SAFETY: MPI's contract: `recvbuf` holds `size` parts.
-            let mut recv = unsafe { RecvBuf::new(recvbuf, k, &rt) }?;
-            let send = if in_place(sendbuf) {
-                SendBuf::from_vec(recv.current())
-            } else {
-                let st = usable(sendtype)?;
-                let k = count_of(sendcount)?.checked_mul(n).ok_or(MPI_ERR_COUNT)?;
-                // SAFETY: MPI's contract: `sendbuf` holds `size` parts.
-                unsafe { SendBuf::new(sendbuf, k, &st) }?
-            };
-            done(c.alltoall_bytes(send.bytes(), recv.bytes_mut(), 1))?;
-            recv.finish(usize::MAX);
-            Ok(())
+            // SAFETY: MPI's contract, forwarded.
+            done(unsafe { ready::all(c, true, sendbuf, count_of(sendcount)?, sendtype, recvbuf, count_of(recvcount)?, recvtype) }?(c))
             })
         })
     }

@@ -100,6 +100,11 @@ unsafe fn ireduce(
     req: *mut c_int,
 ) -> Result<(), c_int> {
     let n = count(n)?;
+    if let Some(r) = crate::resilient::lookup(comm) {
+        // SAFETY: forwarded.
+        let run = unsafe { crate::ready::reduce(&*r, sendbuf, recvbuf, n, ty, op, root) }?;
+        return crate::resilient_icoll::start(&r, run, comm, req);
+    }
     if let Some(c) = inter_of(comm) {
         // SAFETY: forwarded.
         return unsafe {
@@ -161,6 +166,16 @@ unsafe fn igather(
     req: *mut c_int,
     all_to_all: bool,
 ) -> Result<(), c_int> {
+    if let Some(r) = crate::resilient::lookup(comm) {
+        let (sc, rc) = (count(scount)?, count(rcount)?);
+        // SAFETY: forwarded.
+        let run = unsafe {
+            crate::ready::all(
+                &*r, all_to_all, sendbuf, sc, sendtype, recvbuf, rc, recvtype,
+            )
+        }?;
+        return crate::resilient_icoll::start(&r, run, comm, req);
+    }
     if let Some(c) = inter_of(comm) {
         let (sc, rc) = (count(scount)?, count(rcount)?);
         // SAFETY: forwarded.
@@ -220,6 +235,9 @@ crate::mpi! {
     /// `MPI_Ibarrier`.
     fn PMPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_int as MPI_Ibarrier {
         call(comm, "MPI_Ibarrier", || {
+            if let Some(r) = crate::resilient::lookup(comm) {
+                return crate::resilient_icoll::start(&r, crate::ready::barrier(&*r), comm, req);
+            }
             if let Some(c) = inter_of(comm) {
                 return crate::intercoll::barrier(comm, &c, Some(req));
             }
@@ -241,6 +259,11 @@ unsafe fn ibcast(
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
+    if let Some(r) = crate::resilient::lookup(comm) {
+        // SAFETY: forwarded.
+        let run = unsafe { crate::ready::bcast(&*r, buf, count(n)?, ty, root) }?;
+        return crate::resilient_icoll::start(&r, run, comm, req);
+    }
     if let Some(c) = inter_of(comm) {
         // SAFETY: forwarded.
         return unsafe { crate::intercoll::bcast(buf, count(n)?, ty, root, comm, &c, Some(req)) };

@@ -260,8 +260,13 @@ unsafe fn iscan(
     req: *mut c_int,
     exclusive: bool,
 ) -> Result<(), c_int> {
-    let t = usable(ty)?;
     let n = usize_of(n)?;
+    if let Some(r) = crate::resilient::lookup(comm) {
+        // SAFETY: forwarded.
+        let run = unsafe { crate::ready::scan(&*r, exclusive, sendbuf, recvbuf, n, ty, op) }?;
+        return crate::resilient_icoll::start(&r, run, comm, req);
+    }
+    let t = usable(ty)?;
     let op = operation(op, ty)?;
     // SAFETY: MPI's contract: `recvbuf` holds `count` elements.
     let mut out = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
@@ -287,6 +292,11 @@ unsafe fn ireduce_scatter(
     comm: c_int,
     req: *mut c_int,
 ) -> Result<(), c_int> {
+    if let Some(r) = crate::resilient::lookup(comm) {
+        // SAFETY: forwarded.
+        let run = unsafe { crate::ready::reduce_scatter(&*r, sendbuf, recvbuf, counts, ty, op) }?;
+        return crate::resilient_icoll::start(&r, run, comm, req);
+    }
     if remote_size(comm).is_some() {
         // SAFETY: forwarded.
         return unsafe {
@@ -316,11 +326,20 @@ unsafe fn ireduce_scatter(
     unsafe { start(comm, which, Some(inp), out, req) }
 }
 
+/// The size of `comm` (resilient or not).
 fn size(comm: c_int) -> Result<usize, c_int> {
+    if let Some(r) = crate::resilient::lookup(comm) {
+        return Ok(r.size());
+    }
     comm_of(comm).map(|c| c.size())
 }
 
+/// Whether this process is `root` of `comm` (resilient or not; a bad
+/// root is `MPI_ERR_ROOT`).
 fn is_root(comm: c_int, root: c_int) -> Result<bool, c_int> {
+    if let Some(r) = crate::resilient::lookup(comm) {
+        return crate::check::root(&*r, root).map(|at| at == r.rank());
+    }
     comm_of(comm).and_then(|c| root_ok(&c, root))
 }
 
@@ -333,6 +352,11 @@ macro_rules! forms {
             fn $pg(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, req: *mut c_int) -> c_int as $g {
                 call(comm, stringify!($g), || {
                     let (sc, rc) = (usize_of(scount.into())?, usize_of(rcount.into())?);
+                    if let Some(r) = crate::resilient::lookup(comm) {
+                        // SAFETY: MPI's contract, forwarded.
+                        let run = unsafe { crate::ready::gather(&*r, sendbuf, sc, stype, recvbuf, rc, rtype, root) }?;
+                        return crate::resilient_icoll::start(&r, run, comm, req);
+                    }
                     if let Some(c) = inter_of(comm) {
                         // SAFETY: MPI's contract, forwarded.
                         return unsafe { crate::intercoll::rooted(false, sendbuf, sc, stype, recvbuf, rc, rtype, root, comm, &c, Some(req)) };
@@ -347,6 +371,11 @@ macro_rules! forms {
             fn $ps(sendbuf: *const c_void, scount: $cnt, stype: c_int, recvbuf: *mut c_void, rcount: $cnt, rtype: c_int, root: c_int, comm: c_int, req: *mut c_int) -> c_int as $s {
                 call(comm, stringify!($s), || {
                     let (sc, rc) = (usize_of(scount.into())?, usize_of(rcount.into())?);
+                    if let Some(r) = crate::resilient::lookup(comm) {
+                        // SAFETY: MPI's contract, forwarded.
+                        let run = unsafe { crate::ready::scatter(&*r, sendbuf, sc, stype, recvbuf, rc, rtype, root) }?;
+                        return crate::resilient_icoll::start(&r, run, comm, req);
+                    }
                     if let Some(c) = inter_of(comm) {
                         // SAFETY: MPI's contract, forwarded.
                         return unsafe { crate::intercoll::rooted(true, sendbuf, sc, stype, recvbuf, rc, rtype, root, comm, &c, Some(req)) };
@@ -376,6 +405,11 @@ macro_rules! forms {
                     } else {
                         None
                     };
+                    if let Some(r) = crate::resilient::lookup(comm) {
+                        // SAFETY: MPI's contract, forwarded.
+                        let run = unsafe { crate::vcoll::gatherv(&*r, sendbuf, sc, stype, recvbuf, v, rtype, root) }?;
+                        return crate::resilient_icoll::start(&r, run, comm, req);
+                    }
                     // SAFETY: MPI's contract, forwarded.
                     unsafe { igatherv(sendbuf, sc, stype, recvbuf, 0, rtype, v, true, root, comm, req) }
                 })
@@ -401,6 +435,11 @@ macro_rules! forms {
                     } else {
                         None
                     };
+                    if let Some(r) = crate::resilient::lookup(comm) {
+                        // SAFETY: MPI's contract, forwarded.
+                        let run = unsafe { crate::vcoll::scatterv(&*r, sendbuf, v, stype, recvbuf, rc, rtype, root) }?;
+                        return crate::resilient_icoll::start(&r, run, comm, req);
+                    }
                     // SAFETY: MPI's contract, forwarded.
                     unsafe { iscatterv(sendbuf, 0, stype, v, recvbuf, rc, rtype, root, comm, req, true) }
                 })
@@ -421,6 +460,11 @@ macro_rules! forms {
                     let n = size(comm)?;
                     // SAFETY: MPI's contract: the arrays hold `size` entries.
                     let (l, o) = unsafe { (read(rcounts, n)?, read(displs, n)?) };
+                    if let Some(r) = crate::resilient::lookup(comm) {
+                        // SAFETY: MPI's contract, forwarded.
+                        let run = unsafe { crate::vcoll::allgatherv(&*r, sendbuf, sc, stype, recvbuf, l, o, rtype) }?;
+                        return crate::resilient_icoll::start(&r, run, comm, req);
+                    }
                     // SAFETY: MPI's contract, forwarded.
                     unsafe { iallgatherv(sendbuf, sc, stype, recvbuf, l, o, rtype, comm, req) }
                 })
@@ -447,6 +491,12 @@ macro_rules! forms {
                     };
                     // SAFETY: as above.
                     let recv = unsafe { (read(rcounts, n)?, read(rdispls, n)?) };
+                    if let Some(r) = crate::resilient::lookup(comm) {
+                        let (sc, sd) = send.unwrap_or_default();
+                        // SAFETY: MPI's contract, forwarded.
+                        let run = unsafe { crate::vcoll::alltoallv(&*r, sendbuf, sc, sd, stype, recvbuf, recv.0, recv.1, rtype) }?;
+                        return crate::resilient_icoll::start(&r, run, comm, req);
+                    }
                     // SAFETY: MPI's contract, forwarded.
                     unsafe { ialltoallv(sendbuf, send, stype, recvbuf, recv, rtype, comm, req) }
                 })

@@ -6,9 +6,9 @@
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
-use pertinax::{Communicator, ErasedOp};
+use pertinax::ErasedOp;
 
-use crate::coll::{done, in_place, operand};
+use crate::coll::done;
 use crate::consts::*;
 use crate::datatype::{count_of, layout, pack, reduction, unpack, usable, RecvBuf, SendBuf};
 use crate::errors::{code_of, raise};
@@ -219,17 +219,8 @@ crate::mpi! {
     fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Scan {
         call(comm, "MPI_Scan", || {
             crate::on_comm!(comm, |c| {
-            let t = usable(ty)?;
-            let n = count_of(count)?;
-            let o = operation(op, ty)?;
-            // SAFETY: MPI's contract: `recvbuf` (and `sendbuf` unless
-            // MPI_IN_PLACE) hold `count` elements.
-            let mut recv = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
-            // SAFETY: as above.
-            let send = unsafe { operand(sendbuf, n, &t, &recv) }?;
-            done(c.scan_bytes(send.bytes(), recv.bytes_mut(), &o))?;
-            recv.finish(usize::MAX);
-            Ok(())
+            // SAFETY: MPI's contract, forwarded.
+            done(unsafe { crate::ready::scan(c, false, sendbuf, recvbuf, count_of(count)?, ty, op) }?(c))
             })
         })
     }
@@ -240,18 +231,8 @@ crate::mpi! {
     fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Exscan {
         call(comm, "MPI_Exscan", || {
             crate::on_comm!(comm, |c| {
-            let t = usable(ty)?;
-            let n = count_of(count)?;
-            let o = operation(op, ty)?;
-            // SAFETY: as in `MPI_Scan`.
-            let mut recv = unsafe { RecvBuf::new(recvbuf, n, &t) }?;
-            // Rank 0's buffer is left as it is.
-            recv.load();
-            // SAFETY: as above.
-            let send = unsafe { operand(sendbuf, n, &t, &recv) }?;
-            done(c.exscan_bytes(send.bytes(), recv.bytes_mut(), &o))?;
-            recv.finish(usize::MAX);
-            Ok(())
+            // SAFETY: MPI's contract, forwarded.
+            done(unsafe { crate::ready::scan(c, true, sendbuf, recvbuf, count_of(count)?, ty, op) }?(c))
             })
         })
     }
@@ -276,36 +257,10 @@ unsafe fn reduce_scatter(
         };
     }
     crate::on_comm!(comm, |c| {
-        let t = usable(ty)?;
-        let o = operation(op, ty)?;
-        let total: usize = counts.iter().sum();
-        let me = c.rank().0 as usize;
-        let mine = counts.get(me).copied().unwrap_or(0);
-        // The counts in the operation's elements (a derived type's base
-        // elements).
-        let per = t.size() / o.elem_size().max(1);
-        let scaled: Vec<usize> = counts.iter().map(|k| k * per).collect();
-        if in_place(sendbuf) {
-            // SAFETY: MPI's contract: with MPI_IN_PLACE, `recvbuf` holds the
-            // whole input and gets this rank's part at its start.
-            let input = unsafe { RecvBuf::new(recvbuf, total, &t) }?.current();
-            // SAFETY: as above.
-            let mut recv = unsafe { RecvBuf::new(recvbuf, mine, &t) }?;
-            done(c.reduce_scatter_bytes(&input, recv.bytes_mut(), &scaled, &o))?;
-            recv.finish(usize::MAX);
-            return Ok(());
-        }
-        // SAFETY: MPI's contract: `sendbuf` holds every part, `recvbuf` this
-        // rank's.
-        let (send, mut recv) = unsafe {
-            (
-                SendBuf::new(sendbuf, total, &t)?,
-                RecvBuf::new(recvbuf, mine, &t)?,
-            )
-        };
-        done(c.reduce_scatter_bytes(send.bytes(), recv.bytes_mut(), &scaled, &o))?;
-        recv.finish(usize::MAX);
-        Ok(())
+        // SAFETY: MPI's contract, forwarded.
+        done(unsafe {
+            crate::ready::reduce_scatter(c, sendbuf, recvbuf, counts, ty, op)
+        }?(c))
     })
 }
 

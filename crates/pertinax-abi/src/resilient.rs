@@ -164,6 +164,7 @@ pub(crate) fn finish() -> Result<(), c_int> {
     if !on() {
         return Ok(());
     }
+    crate::resilient_icoll::clear();
     let w = TABLE.with(|t| {
         let mut t = t.borrow_mut();
         t.comms.clear();
@@ -232,6 +233,7 @@ pub(crate) fn rank_size(comm: c_int, out: *mut c_int, size: bool) -> Option<c_in
 /// `MPI_Comm_dup` on a resilient communicator: a resilient duplicate.
 pub(crate) fn dup(comm: c_int, out: *mut c_int) -> Option<c_int> {
     let r = lookup(comm)?;
+    crate::resilient_icoll::flush(&r);
     Some(call(comm, "MPI_Comm_dup", || {
         if out.is_null() {
             return Err(MPI_ERR_ARG);
@@ -244,6 +246,7 @@ pub(crate) fn dup(comm: c_int, out: *mut c_int) -> Option<c_int> {
 /// `MPI_Comm_split` on a resilient communicator: resilient parts.
 pub(crate) fn split(comm: c_int, color: c_int, key: c_int, out: *mut c_int) -> Option<c_int> {
     let r = lookup(comm)?;
+    crate::resilient_icoll::flush(&r);
     Some(call(comm, "MPI_Comm_split", || {
         if out.is_null() {
             return Err(MPI_ERR_ARG);
@@ -490,6 +493,8 @@ macro_rules! on_comm {
                 $body
             }
             Some(r) => {
+                // Collectives started before it run first, in order.
+                $crate::resilient_icoll::flush(&r);
                 let $c = &*r;
                 $body
             }

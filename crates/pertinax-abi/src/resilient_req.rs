@@ -3,9 +3,7 @@
 //! [`Communicator`](pertinax::Communicator) trait's `isend_bytes` and
 //! `irecv_bytes`, whose [`PendingOp`] the request table keeps ([`Req`],
 //! `ReqEntry::Resilient`); every wait and test completes it. The
-//! non-blocking collectives stay `MPI_ERR_UNSUPPORTED_OPERATION`:
-//! `pertinax-resilient` offers them inside a scope of its own
-//! (`Resilient::scope`), not as requests that outlive a call.
+//! non-blocking collectives are in `resilient_icoll.rs`.
 //!
 //! - The program's buffers are lent for the program's life (a
 //!   [`Scope::forever`]): MPI's contract keeps them valid until the
@@ -137,7 +135,7 @@ fn register(e: ReqEntry, req: *mut c_int) -> Result<(), c_int> {
 }
 
 /// Registers a started operation.
-fn keep(
+pub(crate) fn keep(
     op: Result<PendingOp<'static, Error>, Error>,
     comm: c_int,
     recv: bool,

@@ -14,6 +14,7 @@ use crate::consts::*;
 use crate::datatype::{usable, RecvBuf, SendBuf, Ty};
 use crate::large::MPI_Count;
 use crate::p2p::call;
+use crate::ready::Ready;
 use crate::MPI_Aint;
 
 /// `n` non-negative values of a C array as `usize`s.
@@ -135,8 +136,14 @@ pub(crate) fn own(recv: &RecvBuf, at: usize, count: usize, e: usize) -> SendBuf 
     SendBuf::from_vec(all.get(at * e..(at + count) * e).unwrap_or(&[]).to_vec())
 }
 
+/// `MPI_Gatherv` ready to run (`ready.rs`); `counts` (and displacements)
+/// at the root.
+///
+/// # Safety
+/// MPI's contract for the buffers, until the operation completes.
 #[allow(clippy::too_many_arguments)]
-unsafe fn gatherv(
+pub(crate) unsafe fn gatherv<C: Communicator + ?Sized>(
+    c: &C,
     sendbuf: *const c_void,
     sendcount: usize,
     sendtype: c_int,
@@ -144,36 +151,41 @@ unsafe fn gatherv(
     counts: Option<(Vec<usize>, Vec<usize>)>,
     recvtype: c_int,
     root: c_int,
-    comm: c_int,
-) -> Result<(), c_int> {
-    crate::on_comm!(comm, |c| {
-        crate::check::root(c, root)?;
-        let at_root = c.rank().0 == root;
-        let (counts, displs) = counts.unwrap_or_default();
-        let (mut recv, pd, e, counts) = if at_root {
-            let rt = usable(recvtype)?;
-            // SAFETY: MPI's contract: at the root `recvbuf` spans the counts.
-            let (r, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
-            (r, pd, elem(&rt), moved(counts, &rt))
-        } else {
-            (RecvBuf::empty(), displs, 1, counts)
-        };
-        let send = if at_root && in_place(sendbuf) {
-            let me = root as usize;
-            own(&recv, pd[me], counts[me], e)
-        } else {
-            let st = usable(sendtype)?;
-            // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
-            unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
-        };
-        done(c.gatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e, Rank(root)))?;
+) -> Result<impl Ready<C>, c_int> {
+    crate::check::root(c, root)?;
+    let at_root = c.rank().0 == root;
+    let (counts, displs) = counts.unwrap_or_default();
+    let (mut recv, pd, e, counts) = if at_root {
+        let rt = usable(recvtype)?;
+        // SAFETY: MPI's contract: at the root `recvbuf` spans the counts.
+        let (r, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
+        (r, pd, elem(&rt), moved(counts, &rt))
+    } else {
+        (RecvBuf::empty(), displs, 1, counts)
+    };
+    let send = if at_root && in_place(sendbuf) {
+        let me = root as usize;
+        own(&recv, pd[me], counts[me], e)
+    } else {
+        let st = usable(sendtype)?;
+        // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
+        unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
+    };
+    Ok(move |c: &C| {
+        let o = c.gatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e, Rank(root))?;
         recv.finish(usize::MAX);
-        Ok(())
+        Ok(o)
     })
 }
 
+/// `MPI_Scatterv` ready to run (`ready.rs`); `counts` (and
+/// displacements) at the root.
+///
+/// # Safety
+/// MPI's contract for the buffers, until the operation completes.
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatterv(
+pub(crate) unsafe fn scatterv<C: Communicator + ?Sized>(
+    c: &C,
     sendbuf: *const c_void,
     counts: Option<(Vec<usize>, Vec<usize>)>,
     sendtype: c_int,
@@ -181,36 +193,43 @@ unsafe fn scatterv(
     recvcount: usize,
     recvtype: c_int,
     root: c_int,
-    comm: c_int,
-) -> Result<(), c_int> {
-    crate::on_comm!(comm, |c| {
-        crate::check::root(c, root)?;
-        let at_root = c.rank().0 == root;
-        let (counts, displs) = counts.unwrap_or_default();
-        let (send, pd, e, counts) = if at_root {
-            let st = usable(sendtype)?;
-            // SAFETY: MPI's contract: at the root `sendbuf` spans the counts.
-            let (b, pd) = unsafe { v_send(sendbuf, &counts, &displs, &st) }?;
-            (b, pd, elem(&st), moved(counts, &st))
-        } else {
-            (SendBuf::from_vec(Vec::new()), displs, 1, counts)
-        };
-        if at_root && in_place(recvbuf) {
-            let mut scratch = vec![0u8; counts[root as usize] * e];
-            return done(c.scatterv_bytes(send.bytes(), &counts, &pd, &mut scratch, e, Rank(root)));
-        }
+) -> Result<impl Ready<C>, c_int> {
+    crate::check::root(c, root)?;
+    let at_root = c.rank().0 == root;
+    let (counts, displs) = counts.unwrap_or_default();
+    let (send, pd, e, counts) = if at_root {
+        let st = usable(sendtype)?;
+        // SAFETY: MPI's contract: at the root `sendbuf` spans the counts.
+        let (b, pd) = unsafe { v_send(sendbuf, &counts, &displs, &st) }?;
+        (b, pd, elem(&st), moved(counts, &st))
+    } else {
+        (SendBuf::from_vec(Vec::new()), displs, 1, counts)
+    };
+    let (recv, e) = if at_root && in_place(recvbuf) {
+        // The root's own part stays where it is.
+        let own = counts.get(root as usize).copied().unwrap_or(0) * e;
+        (RecvBuf::scratch(own), e)
+    } else {
         let rt = usable(recvtype)?;
         // SAFETY: MPI's contract: `recvbuf` holds `recvcount` elements.
-        let mut recv = unsafe { RecvBuf::new(recvbuf, recvcount, &rt) }?;
-        let e = if at_root { e } else { elem(&rt) };
-        done(c.scatterv_bytes(send.bytes(), &counts, &pd, recv.bytes_mut(), e, Rank(root)))?;
+        let r = unsafe { RecvBuf::new(recvbuf, recvcount, &rt) }?;
+        (r, if at_root { e } else { elem(&rt) })
+    };
+    Ok(move |c: &C| {
+        let mut recv = recv;
+        let o = c.scatterv_bytes(send.bytes(), &counts, &pd, recv.bytes_mut(), e, Rank(root))?;
         recv.finish(usize::MAX);
-        Ok(())
+        Ok(o)
     })
 }
 
+/// `MPI_Allgatherv` ready to run (`ready.rs`).
+///
+/// # Safety
+/// MPI's contract for the buffers, until the operation completes.
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv(
+pub(crate) unsafe fn allgatherv<C: Communicator + ?Sized>(
+    c: &C,
     sendbuf: *const c_void,
     sendcount: usize,
     sendtype: c_int,
@@ -218,25 +237,24 @@ unsafe fn allgatherv(
     counts: Vec<usize>,
     displs: Vec<usize>,
     recvtype: c_int,
-    comm: c_int,
-) -> Result<(), c_int> {
-    crate::on_comm!(comm, |c| {
-        let rt = usable(recvtype)?;
-        let e = elem(&rt);
-        // SAFETY: MPI's contract: `recvbuf` spans the counts.
-        let (mut recv, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
-        let counts = moved(counts, &rt);
-        let send = if in_place(sendbuf) {
-            let me = c.rank().0 as usize;
-            own(&recv, pd[me], counts[me], e)
-        } else {
-            let st = usable(sendtype)?;
-            // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
-            unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
-        };
-        done(c.allgatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e))?;
+) -> Result<impl Ready<C>, c_int> {
+    let rt = usable(recvtype)?;
+    let e = elem(&rt);
+    // SAFETY: MPI's contract: `recvbuf` spans the counts.
+    let (mut recv, pd) = unsafe { v_recv(recvbuf, &counts, &displs, &rt) }?;
+    let counts = moved(counts, &rt);
+    let send = if in_place(sendbuf) {
+        let me = c.rank().0 as usize;
+        own(&recv, pd[me], counts[me], e)
+    } else {
+        let st = usable(sendtype)?;
+        // SAFETY: MPI's contract: `sendbuf` holds `sendcount` elements.
+        unsafe { SendBuf::new(sendbuf, sendcount, &st) }?
+    };
+    Ok(move |c: &C| {
+        let o = c.allgatherv_bytes(send.bytes(), recv.bytes_mut(), &counts, &pd, e)?;
         recv.finish(usize::MAX);
-        Ok(())
+        Ok(o)
     })
 }
 
@@ -248,8 +266,13 @@ fn in_bytes(counts: &[usize], displs: &[usize], size: usize) -> (Vec<usize>, Vec
     )
 }
 
+/// `MPI_Alltoallv` ready to run (`ready.rs`).
+///
+/// # Safety
+/// MPI's contract for the buffers, until the operation completes.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv(
+pub(crate) unsafe fn alltoallv<C: Communicator + ?Sized>(
+    _on: &C,
     sendbuf: *const c_void,
     scounts: Vec<usize>,
     sdispls: Vec<usize>,
@@ -258,27 +281,25 @@ unsafe fn alltoallv(
     rcounts: Vec<usize>,
     rdispls: Vec<usize>,
     recvtype: c_int,
-    comm: c_int,
-) -> Result<(), c_int> {
-    crate::on_comm!(comm, |c| {
-        let rt = usable(recvtype)?;
-        // SAFETY: MPI's contract: `recvbuf` spans the receive counts.
-        let (mut recv, rpd) = unsafe { v_recv(recvbuf, &rcounts, &rdispls, &rt) }?;
-        // Counts and displacements in bytes: the two sides' types may differ.
-        let (rc, rd) = in_bytes(&rcounts, &rpd, rt.size());
-        if in_place(sendbuf) {
-            let own = recv.current();
-            done(c.alltoallv_bytes(&own, &rc, &rd, recv.bytes_mut(), &rc, &rd, 1))?;
-            recv.finish(usize::MAX);
-            return Ok(());
-        }
+) -> Result<impl Ready<C>, c_int> {
+    let rt = usable(recvtype)?;
+    // SAFETY: MPI's contract: `recvbuf` spans the receive counts.
+    let (mut recv, rpd) = unsafe { v_recv(recvbuf, &rcounts, &rdispls, &rt) }?;
+    // Counts and displacements in bytes: the two sides' types may differ.
+    let (rc, rd) = in_bytes(&rcounts, &rpd, rt.size());
+    let (send, sc, sd) = if in_place(sendbuf) {
+        (SendBuf::from_vec(recv.current()), rc.clone(), rd.clone())
+    } else {
         let st = usable(sendtype)?;
         // SAFETY: MPI's contract: `sendbuf` spans the send counts.
         let (send, spd) = unsafe { v_send(sendbuf, &scounts, &sdispls, &st) }?;
         let (sc, sd) = in_bytes(&scounts, &spd, st.size());
-        done(c.alltoallv_bytes(send.bytes(), &sc, &sd, recv.bytes_mut(), &rc, &rd, 1))?;
+        (send, sc, sd)
+    };
+    Ok(move |c: &C| {
+        let o = c.alltoallv_bytes(send.bytes(), &sc, &sd, recv.bytes_mut(), &rc, &rd, 1)?;
         recv.finish(usize::MAX);
-        Ok(())
+        Ok(o)
     })
 }
 
@@ -320,7 +341,7 @@ macro_rules! v_forms {
                         None
                     };
                     // SAFETY: MPI's contract for the buffers.
-                    unsafe { gatherv(sendbuf, sc, sendtype, recvbuf, counts, recvtype, root, comm) }
+                    crate::on_comm!(comm, |c| { done(unsafe { gatherv(c, sendbuf, sc, sendtype, recvbuf, counts, recvtype, root) }?(c)) })
                 })
             }
         }
@@ -349,7 +370,7 @@ macro_rules! v_forms {
                         None
                     };
                     // SAFETY: MPI's contract for the buffers.
-                    unsafe { scatterv(sendbuf, counts, sendtype, recvbuf, rc, recvtype, root, comm) }
+                    crate::on_comm!(comm, |c| { done(unsafe { scatterv(c, sendbuf, counts, sendtype, recvbuf, rc, recvtype, root) }?(c)) })
                 })
             }
         }
@@ -369,7 +390,7 @@ macro_rules! v_forms {
                     // SAFETY: MPI's contract: the arrays hold `size` entries.
                     let (counts, d) = unsafe { (read(recvcounts, n)?, read(displs, n)?) };
                     // SAFETY: MPI's contract for the buffers.
-                    unsafe { allgatherv(sendbuf, sc, sendtype, recvbuf, counts, d, recvtype, comm) }
+                    crate::on_comm!(comm, |c| { done(unsafe { allgatherv(c, sendbuf, sc, sendtype, recvbuf, counts, d, recvtype) }?(c)) })
                 })
             }
         }
@@ -395,7 +416,7 @@ macro_rules! v_forms {
                     // SAFETY: as above.
                     let (rc, rd) = unsafe { (read(recvcounts, n)?, read(rdispls, n)?) };
                     // SAFETY: MPI's contract for the buffers.
-                    unsafe { alltoallv(sendbuf, sc, sd, sendtype, recvbuf, rc, rd, recvtype, comm) }
+                    crate::on_comm!(comm, |c| { done(unsafe { alltoallv(c, sendbuf, sc, sd, sendtype, recvbuf, rc, rd, recvtype) }?(c)) })
                 })
             }
         }

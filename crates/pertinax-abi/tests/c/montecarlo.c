@@ -8,10 +8,11 @@
  * (each rank sends its rank to the right, receives from the left) and an
  * MPI_Allreduce of the ranks over MPI_Comm_split by parity.
  *
- * With the argument "nb" the ring goes through the non-blocking calls:
- * MPI_Irecv and MPI_Isend and their MPI_Waits (a failed right
- * neighbour's send may report MPIX_ERR_PROC_FAILED; the ring's value is
- * the receive's).
+ * With the argument "nb" the rounds and the ring go through the
+ * non-blocking calls: per round an MPI_Iallreduce then an MPI_Ibarrier,
+ * waited for in the other order; the ring's MPI_Irecv and MPI_Isend and
+ * their MPI_Waits (a failed right neighbour's send may report
+ * MPIX_ERR_PROC_FAILED; the ring's value is the receive's).
  *
  * Prints, per rank that ends: "OK montecarlo rank=R size=S
  * total=T contrib=C0,C1,.. ring=V split=X": V is the left neighbour's
@@ -66,7 +67,16 @@ int main(int argc, char **argv) {
     contrib[0] = 0;
     for (int round = 0; round < rounds; round++) {
         int64_t mine[2] = {hits(rank, round), 1}, sum[2] = {0, 0};
-        int rc = MPI_Allreduce(mine, sum, 2, MPI_INT64_T, MPI_SUM, comm);
+        int rc;
+        if (nb) {
+            MPI_Request r[2];
+            rc = MPI_Iallreduce(mine, sum, 2, MPI_INT64_T, MPI_SUM, comm, &r[0]);
+            if (rc == MPI_SUCCESS) rc = MPI_Ibarrier(comm, &r[1]);
+            if (rc == MPI_SUCCESS) rc = MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS) rc = MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        } else {
+            rc = MPI_Allreduce(mine, sum, 2, MPI_INT64_T, MPI_SUM, comm);
+        }
         if (rc != MPI_SUCCESS) {
             printf("FAIL montecarlo rank=%d: MPI_Allreduce of round %d: %d\n", rank, round, rc);
             bad = 1;

@@ -2,9 +2,10 @@
  * programs (run by c_abi/resilient.rs with --resilient only). On the resilient
  * MPI_COMM_WORLD (and a duplicate) the calls without a resilient form
  * return MPI_ERR_UNSUPPORTED_OPERATION through the error handler (never
- * a plain operation): the non-blocking collectives, MPI_Comm_group,
- * persistent requests (MPI_Send_init). MPI_Scan, which
- * pertinax-resilient repairs, works; so do MPI_Isend and MPI_Irecv.
+ * a plain operation): MPI_Comm_group, persistent requests
+ * (MPI_Send_init). MPI_Scan, which pertinax-resilient repairs, works; so
+ * do MPI_Isend and MPI_Irecv, and MPI_Iallreduce, MPI_Ibcast and
+ * MPI_Iallgatherv (waited for in another order than started).
  * MPI_COMM_SELF stays plain and works; so do the calls that only read the
  * communicator's entry (attributes, names, error handlers). Prints
  * "OK resilient_limits rank=R" when all held. */
@@ -50,7 +51,27 @@ int main(int argc, char **argv) {
             printf("FAIL resilient_limits rank=%d: ring %d\n", rank, y);
             bad = 1;
         }
-        unsupported("MPI_Iallreduce", MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, c, &req));
+        int counts[8], displs[8], all[8];
+        for (int k = 0; k < size && k < 8; k++) {
+            counts[k] = 1;
+            displs[k] = k;
+        }
+        /* Non-blocking collectives (they have a resilient form), waited
+         * for in another order than started. */
+        MPI_Request three[3];
+        int sum = -1, b = rank == 0 ? 42 : -1, ok = 1;
+        works("MPI_Iallreduce", MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, c, &three[0]));
+        works("MPI_Ibcast", MPI_Ibcast(&b, 1, MPI_INT, 0, c, &three[1]));
+        works("MPI_Iallgatherv",
+              MPI_Iallgatherv(&x, 1, MPI_INT, all, counts, displs, MPI_INT, c, &three[2]));
+        works("MPI_Wait", MPI_Wait(&three[1], MPI_STATUS_IGNORE));
+        works("MPI_Waitall", MPI_Waitall(3, three, MPI_STATUSES_IGNORE));
+        for (int k = 0; k < size && k < 8; k++) ok &= all[k] == k;
+        if (sum != size * (size - 1) / 2 || b != 42 || !ok) {
+            printf("FAIL resilient_limits rank=%d: iallreduce %d ibcast %d iallgatherv %d\n", rank,
+                   sum, b, ok);
+            bad = 1;
+        }
         unsupported("MPI_Send_init", MPI_Send_init(&x, 1, MPI_INT, (rank + 1) % size, 0, c, &req));
         works("MPI_Scan", MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, c));
         if (y != rank * (rank + 1) / 2) {

@@ -35,8 +35,9 @@ fn mc_hits(rank: usize, round: usize) -> i64 {
 }
 
 /// Where a rank of `montecarlo.c` dies: in its `k`-th `MPI_Allreduce`
-/// (round `k - 1`: it contributed the rounds before), or in the ring's
-/// `MPI_Sendrecv` (after every round).
+/// (`MPI_Iallreduce` with `nb`; round `k - 1`: it contributed the rounds
+/// before), or in the ring's `MPI_Sendrecv` (`MPI_Isend`; after every
+/// round).
 #[derive(Clone, Copy, Debug)]
 enum McKill {
     Allreduce(usize),
@@ -48,6 +49,7 @@ impl McKill {
     fn spec(self, v: usize, lang: McLang) -> String {
         let nb = lang == McLang::CNonBlocking;
         match self {
+            McKill::Allreduce(k) if nb => format!("{v}@mpi.Iallreduce#{k}"),
             McKill::Allreduce(k) => format!("{v}@mpi.Allreduce#{k}"),
             McKill::Sendrecv if nb => format!("{v}@mpi.Isend#1"),
             McKill::Sendrecv => format!("{v}@mpi.Sendrecv#1"),
@@ -62,7 +64,7 @@ impl McKill {
     }
 }
 
-/// `montecarlo.c`, the same with its ring non-blocking (`nb`), or
+/// `montecarlo.c`, the same through the non-blocking calls (`nb`), or
 /// `tests/py/montecarlo.py` (the same program through the mpi4py wheel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum McLang {
@@ -214,9 +216,10 @@ fn an_unchanged_c_program_is_resilient_under_pertinax_run_resilient() {
     );
 }
 
-/// The same with its ring through the non-blocking calls (`montecarlo.c
-/// nb`: `MPI_Irecv`, `MPI_Isend`, `MPI_Wait`) under `--resilient`:
-/// fault-free, and with ranks killed in an `MPI_Allreduce` or the ring's
+/// The same through the non-blocking calls (`montecarlo.c nb`: per round
+/// `MPI_Iallreduce` and `MPI_Ibarrier`, waited for in the other order; the
+/// ring's `MPI_Irecv`, `MPI_Isend`, `MPI_Wait`) under `--resilient`:
+/// fault-free, and with ranks killed in an `MPI_Iallreduce` or the ring's
 /// `MPI_Isend`, under both `recv` policies.
 #[test]
 fn an_unchanged_c_program_with_nonblocking_calls_is_resilient() {
@@ -300,7 +303,9 @@ fn calls_without_a_resilient_form_are_unsupported_under_resilient() {
 /// A seeded campaign of `montecarlo.c` under `pertinax run --resilient`:
 /// 3 to 6 ranks, one or two killed (in a random round's `MPI_Allreduce`,
 /// or one time in four in the ring's `MPI_Sendrecv`), the `recv` policy
-/// `stop` (the default) or `ignore`. Every job: exit 0, no hang (the
+/// `stop` (the default) or `ignore`; half the jobs through the
+/// non-blocking calls (`nb`: the kills in `MPI_Iallreduce` and
+/// `MPI_Isend`). Every job: exit 0, no hang (the
 /// harness's bound), every survivor's exact result.
 /// `PERTINAX_ABI_RESILIENT_RUNS` jobs (20 by default).
 #[test]
@@ -346,7 +351,7 @@ fn resilient_campaign(lang: McLang, var: &str, default: u64) {
         } else {
             &["--resilient"]
         };
-        // Half the C jobs make the ring's calls non-blocking.
+        // Half the C jobs make their rounds and ring non-blocking.
         let lang = if lang == McLang::C && r.below(2) == 0 {
             McLang::CNonBlocking
         } else {
