@@ -15,6 +15,9 @@ import re
 import sys
 
 LINE = re.compile(r"^(test\w+) \(([\w.]+)\)(?: \.\.\.)?(.*)$")
+# An outcome unittest writes after a test's own output (Open MPI's
+# warnings, for one), alone or at the end of that output's last line.
+OUTCOME = re.compile(r"(?:^|\s)(ok|ERROR|FAIL|skipped '.*'|expected failure|unexpected success)$")
 
 
 def outcomes(log):
@@ -26,17 +29,17 @@ def outcomes(log):
         if m:
             name, where, rest = m.groups()
             key = f"{where}" if where.endswith(name) else f"{where}.{name}"
-            rest = rest.strip()
-            if rest:
-                got[key] = rest
+            o = OUTCOME.search(rest.strip())
+            if o:
+                got[key] = o.group(1)
                 pending = None
             else:
                 pending = key
-        elif pending and raw.strip():
-            # unittest writes the outcome on the next line after a test's
-            # own output.
-            got[pending] = raw.strip()
-            pending = None
+        elif pending:
+            o = OUTCOME.search(raw.strip())
+            if o:
+                got[pending] = o.group(1)
+                pending = None
     return got
 
 
