@@ -10,7 +10,8 @@
 //!   communication and run as the independent ones.
 //! - Views (`view.rs`): a displacement, an etype and a filetype tiled from
 //!   it; an access maps its bytes to file byte ranges through the
-//!   filetype's blocks. Only the `"native"` representation.
+//!   filetype's blocks. Native data only (`datarep.rs`: `"native"`,
+//!   `"internal"`, and registered names without conversion functions).
 //! - The shared file pointer (`access.rs`): 8 bytes in a side file every
 //!   process opened (made by rank 0 beside the file, unlinked once all
 //!   have it open), changed under an `fcntl` lock; in memory when the
@@ -26,7 +27,6 @@
 //!
 //! A file handle is a pointer in MPICH's ABI: here `(index + 1) << 4`,
 //! never dereferenced; its Fortran and integer forms are `index + 1`.
-//! `MPI_Register_datarep` is not implemented.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, CStr};
@@ -43,6 +43,7 @@ use crate::state;
 mod access;
 mod calls;
 mod calls_c;
+mod datarep;
 mod errh;
 mod view;
 

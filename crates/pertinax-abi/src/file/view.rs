@@ -4,6 +4,7 @@
 //! and [`View::segments`] maps a run of view bytes to file byte ranges.
 //! `MPI_File_set_view`, `_get_view`, `_get_type_extent`,
 //! `_get_byte_offset`, `_seek`, `_get_position` and their shared forms.
+//! Representations: `datarep.rs`.
 
 use std::ffi::{c_char, c_int};
 
@@ -30,6 +31,8 @@ pub(crate) struct View {
     starts: Vec<u64>,
     /// One block at 0 as long as the extent: view bytes are file bytes.
     contiguous: bool,
+    /// The data representation's name.
+    pub datarep: Vec<u8>,
 }
 
 impl Default for View {
@@ -45,6 +48,7 @@ impl Default for View {
             blocks: vec![(0, 1)],
             starts: vec![0],
             contiguous: true,
+            datarep: b"native".to_vec(),
         }
     }
 }
@@ -78,6 +82,7 @@ impl View {
             blocks,
             starts,
             contiguous,
+            datarep: b"native".to_vec(),
         })
     }
 
@@ -184,7 +189,7 @@ fn own(t: c_int) -> Result<(c_int, std::rc::Rc<Layout>), c_int> {
 
 crate::mpi! {
     /// `MPI_File_set_view`: collective; resets the individual and shared
-    /// pointers to 0. Only the `"native"` representation.
+    /// pointers to 0. Native data only (`datarep.rs`).
     fn PMPI_File_set_view(fh: MPI_File, disp: i64, etype: c_int, filetype: c_int, datarep: *const c_char, info: c_int) -> c_int as MPI_File_set_view {
         call(fh, "MPI_File_set_view", |e| {
             if datarep.is_null() {
@@ -192,9 +197,8 @@ crate::mpi! {
             }
             // SAFETY: MPI's contract: a C string.
             let rep = unsafe { std::ffi::CStr::from_ptr(datarep) }.to_bytes();
-            if !rep.eq_ignore_ascii_case(b"native") {
-                return Err(MPI_ERR_UNSUPPORTED_DATAREP);
-            }
+            super::datarep::usable(rep)?;
+            let rep = rep.to_vec();
             let hints = super::hints_of(info)?;
             let (el, fl) = (layout(etype)?, layout(filetype)?);
             if !(el.predefined || el.committed) || !(fl.predefined || fl.committed) {
@@ -227,7 +231,8 @@ crate::mpi! {
                     return Err(c);
                 }
             };
-            let view = View::new(disp, et, &el, ft, &fl)?;
+            let mut view = View::new(disp, et, &el, ft, &fl)?;
+            view.datarep = rep;
             let (comm, rank) = with(e, |g| {
                 g.view.release();
                 g.view = view;
@@ -253,7 +258,7 @@ crate::mpi! {
             if disp.is_null() || etype.is_null() || filetype.is_null() || datarep.is_null() {
                 return Err(MPI_ERR_ARG);
             }
-            let (d, et, ft) = with(e, |g| Ok((g.view.disp, g.view.etype, g.view.ftype)))?;
+            let (d, et, ft, rep) = with(e, |g| Ok((g.view.disp, g.view.etype, g.view.ftype, g.view.datarep.clone())))?;
             let (et, _) = own(et)?;
             let (ft, _) = own(ft)?;
             // SAFETY: checked non-null; MPI's contract (`datarep` holds
@@ -262,7 +267,7 @@ crate::mpi! {
                 *disp = d;
                 *etype = et;
                 *filetype = ft;
-                crate::errors::copy_out("native", datarep, MPI_MAX_DATAREP_STRING, std::ptr::null_mut());
+                crate::errors::copy_out(&String::from_utf8_lossy(&rep), datarep, MPI_MAX_DATAREP_STRING, std::ptr::null_mut());
             }
             Ok(())
         })
