@@ -466,28 +466,35 @@ crate::mpi! {
     }
 }
 
-/// `set_size` (`grow`: `preallocate`) by rank 0, then a barrier.
+/// `set_size` (`grow`: `preallocate`) by rank 0 once every process
+/// called, the outcome to all.
 fn resize(e: &Entry, size: i64, grow: bool) -> Result<(), c_int> {
     let size = u64::try_from(size).map_err(|_| MPI_ERR_ARG)?;
-    let (comm, code) = with(e, |g| {
+    with(e, |g| {
         if g.amode & MPI_MODE_SEQUENTIAL != 0 {
             return Err(MPI_ERR_UNSUPPORTED_OPERATION);
         }
         if g.amode & MPI_MODE_RDONLY != 0 {
             return Err(MPI_ERR_READ_ONLY);
         }
-        let mut code = MPI_SUCCESS;
-        if g.rank == 0 {
-            let cur = g.file.metadata().map_err(|x| io_class(&x))?.len();
-            let r = if grow {
-                access::preallocate(&g.file, cur, size)
-            } else {
-                g.file.set_len(size).map_err(|x| io_class(&x))
-            };
-            code = r.err().unwrap_or(MPI_SUCCESS);
-        }
-        Ok((g.comm, code))
+        Ok(())
     })?;
+    by_rank0(e, |g| {
+        if grow {
+            access::preallocate(&g.file, access::size(&g.file)?, size)
+        } else {
+            g.file.set_len(size).map_err(|x| io_class(&x))
+        }
+    })
+}
+
+/// A change rank 0 makes for all (the file's size, the shared pointer):
+/// after every process entered the call (none still reads the old
+/// state), its outcome to all.
+pub(crate) fn by_rank0(e: &Entry, f: impl FnOnce(&mut FileEntry) -> Result<(), c_int>) -> Result<(), c_int> {
+    let (comm, rank) = with(e, |g| Ok((g.comm, g.rank)))?;
+    access::barrier(comm)?;
+    let code = if rank == 0 { with(e, f).err().unwrap_or(MPI_SUCCESS) } else { MPI_SUCCESS };
     ok(access::allreduce_max(comm, code)?)
 }
 

@@ -233,19 +233,14 @@ crate::mpi! {
             };
             let mut view = View::new(disp, et, &el, ft, &fl)?;
             view.datarep = rep;
-            let (comm, rank) = with(e, |g| {
+            with(e, |g| {
                 g.view.release();
                 g.view = view;
                 g.hints.merge(&hints);
                 g.pos = 0;
-                Ok((g.comm, g.rank))
+                Ok(())
             })?;
-            let code = if rank == 0 {
-                with(e, |g| g.shared.set(0)).err().unwrap_or(MPI_SUCCESS)
-            } else {
-                MPI_SUCCESS
-            };
-            super::ok(access::allreduce_max(comm, code)?)
+            super::by_rank0(e, |g| g.shared.set(0))
         })
     }
 }
@@ -370,19 +365,11 @@ crate::mpi! {
             if !matches!(whence, MPI_SEEK_SET | MPI_SEEK_CUR | MPI_SEEK_END) {
                 return Err(MPI_ERR_ARG);
             }
-            let (comm, rank) = with(e, |g| Ok((g.comm, g.rank)))?;
-            let code = if rank == 0 {
-                with(e, |g| {
-                    let eof = if whence == MPI_SEEK_END { g.view.eof(access::size(&g.file)?) } else { 0 };
-                    let cur = g.shared.get()?;
-                    g.shared.set(seek_to(offset, whence, cur, eof)?)
-                })
-                .err()
-                .unwrap_or(MPI_SUCCESS)
-            } else {
-                MPI_SUCCESS
-            };
-            super::ok(access::allreduce_max(comm, code)?)
+            super::by_rank0(e, |g| {
+                let eof = if whence == MPI_SEEK_END { g.view.eof(access::size(&g.file)?) } else { 0 };
+                let cur = g.shared.get()?;
+                g.shared.set(seek_to(offset, whence, cur, eof)?)
+            })
         })
     }
 }
