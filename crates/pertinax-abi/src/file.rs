@@ -190,7 +190,15 @@ unsafe fn path_of(name: *const c_char) -> Result<PathBuf, c_int> {
     // SAFETY: NUL-terminated by the caller's contract.
     let b = unsafe { CStr::from_ptr(name) }.to_bytes();
     let mut b = b;
-    for p in [&b"ufs:"[..], b"nfs:", b"lustre:", b"gpfs:", b"pvfs2:", b"daos:", b"xfs:"] {
+    for p in [
+        &b"ufs:"[..],
+        b"nfs:",
+        b"lustre:",
+        b"gpfs:",
+        b"pvfs2:",
+        b"daos:",
+        b"xfs:",
+    ] {
         if let Some(rest) = b.strip_prefix(p) {
             b = rest;
             break;
@@ -279,7 +287,12 @@ crate::mpi! {
 ///
 /// # Safety
 /// `filename` is null or a C string.
-unsafe fn open(comm: c_int, filename: *const c_char, amode: c_int, info: c_int) -> Result<MPI_File, c_int> {
+unsafe fn open(
+    comm: c_int,
+    filename: *const c_char,
+    amode: c_int,
+    info: c_int,
+) -> Result<MPI_File, c_int> {
     if state::with(|s| s.comm(comm).is_some()) != Some(true) {
         return Err(MPI_ERR_COMM);
     }
@@ -309,7 +322,12 @@ unsafe fn open(comm: c_int, filename: *const c_char, amode: c_int, info: c_int) 
 ///
 /// # Safety
 /// `dup` is a valid communicator handle.
-unsafe fn open_on(dup: c_int, path: &PathBuf, amode: c_int, hints: Info) -> Result<MPI_File, c_int> {
+unsafe fn open_on(
+    dup: c_int,
+    path: &PathBuf,
+    amode: c_int,
+    hints: Info,
+) -> Result<MPI_File, c_int> {
     // SAFETY: a valid communicator; ints to write.
     ok(unsafe { crate::errors::PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) })?;
     let (mut rank, mut size) = (0, 0);
@@ -324,17 +342,24 @@ unsafe fn open_on(dup: c_int, path: &PathBuf, amode: c_int, hints: Info) -> Resu
     let mut msg = vec![0u8; 4 + access::SIDE_NAME_MAX];
     if rank == 0 {
         let r = open_path(path, amode, true).and_then(|f| {
-            let side = if size > 1 { Some(access::make_side(path)?) } else { None };
+            let side = if size > 1 {
+                Some(access::make_side(path)?)
+            } else {
+                None
+            };
             Ok((f, side))
         });
         let code = match r {
             Ok((f, side)) => {
-                first = Some((f, side.map(|(sf, p)| {
-                    let b = p.as_os_str().as_bytes();
-                    msg[4..4 + b.len()].copy_from_slice(b);
-                    side_made = Some(p);
-                    sf
-                })));
+                first = Some((
+                    f,
+                    side.map(|(sf, p)| {
+                        let b = p.as_os_str().as_bytes();
+                        msg[4..4 + b.len()].copy_from_slice(b);
+                        side_made = Some(p);
+                        sf
+                    }),
+                ));
                 MPI_SUCCESS
             }
             Err(c) => c,
@@ -348,8 +373,14 @@ unsafe fn open_on(dup: c_int, path: &PathBuf, amode: c_int, hints: Info) -> Resu
         None => {
             let name_len = msg[4..].iter().position(|&b| b == 0).unwrap_or(0);
             let side_path = PathBuf::from(std::ffi::OsStr::from_bytes(&msg[4..4 + name_len]));
-            let f = told.and(ok(code)).and_then(|()| open_path(path, amode, false));
-            let s = if size > 1 && f.is_ok() { access::open_side(&side_path).map(Some) } else { Ok(None) };
+            let f = told
+                .and(ok(code))
+                .and_then(|()| open_path(path, amode, false));
+            let s = if size > 1 && f.is_ok() {
+                access::open_side(&side_path).map(Some)
+            } else {
+                Ok(None)
+            };
             (f, s)
         }
     };
@@ -491,10 +522,17 @@ fn resize(e: &Entry, size: i64, grow: bool) -> Result<(), c_int> {
 /// A change rank 0 makes for all (the file's size, the shared pointer):
 /// after every process entered the call (none still reads the old
 /// state), its outcome to all.
-pub(crate) fn by_rank0(e: &Entry, f: impl FnOnce(&mut FileEntry) -> Result<(), c_int>) -> Result<(), c_int> {
+pub(crate) fn by_rank0(
+    e: &Entry,
+    f: impl FnOnce(&mut FileEntry) -> Result<(), c_int>,
+) -> Result<(), c_int> {
     let (comm, rank) = with(e, |g| Ok((g.comm, g.rank)))?;
     access::barrier(comm)?;
-    let code = if rank == 0 { with(e, f).err().unwrap_or(MPI_SUCCESS) } else { MPI_SUCCESS };
+    let code = if rank == 0 {
+        with(e, f).err().unwrap_or(MPI_SUCCESS)
+    } else {
+        MPI_SUCCESS
+    };
     ok(access::allreduce_max(comm, code)?)
 }
 

@@ -134,11 +134,21 @@ impl<'a> Lock<'a> {
 
 impl Drop for Lock<'_> {
     fn drop(&mut self) {
-        let _ = fcntl_lock(self.file, libc::F_UNLCK as libc::c_short, self.start, self.len);
+        let _ = fcntl_lock(
+            self.file,
+            libc::F_UNLCK as libc::c_short,
+            self.start,
+            self.len,
+        );
     }
 }
 
-fn fcntl_lock(file: &std::fs::File, ty: libc::c_short, start: u64, len: u64) -> std::io::Result<()> {
+fn fcntl_lock(
+    file: &std::fs::File,
+    ty: libc::c_short,
+    start: u64,
+    len: u64,
+) -> std::io::Result<()> {
     // SAFETY: a plain C struct, all zeros is a valid value.
     let mut fl: libc::flock = unsafe { std::mem::zeroed() };
     fl.l_type = ty;
@@ -181,7 +191,11 @@ pub(crate) fn preallocate(file: &std::fs::File, cur: u64, size: u64) -> Result<(
     }
     // SAFETY: an open descriptor; plain integers.
     let rc = unsafe {
-        libc::posix_fallocate(file.as_raw_fd(), cur as libc::off_t, (size - cur) as libc::off_t)
+        libc::posix_fallocate(
+            file.as_raw_fd(),
+            cur as libc::off_t,
+            (size - cur) as libc::off_t,
+        )
     };
     match rc {
         0 => Ok(()),
@@ -267,8 +281,10 @@ pub(crate) unsafe fn done_request(req: *mut c_int, st: MpiStatus) -> Result<(), 
     if req.is_null() {
         return Err(MPI_ERR_ARG);
     }
-    let h = state::with(|s| REQUEST_DIRECT | state::insert(&mut s.requests, ReqEntry::Done(st)) as c_int)
-        .ok_or(MPI_ERR_INTERN)?;
+    let h = state::with(|s| {
+        REQUEST_DIRECT | state::insert(&mut s.requests, ReqEntry::Done(st)) as c_int
+    })
+    .ok_or(MPI_ERR_INTERN)?;
     // SAFETY: checked non-null; MPI's contract.
     unsafe { *req = h };
     Ok(())
@@ -286,7 +302,14 @@ pub(crate) fn allreduce_max(comm: c_int, v: c_int) -> Result<c_int, c_int> {
     let mut r = 0;
     // SAFETY: one int in, one out.
     ok(unsafe {
-        crate::coll::PMPI_Allreduce((&raw const v).cast(), (&raw mut r).cast(), 1, MPI_INT, MPI_MAX, comm)
+        crate::coll::PMPI_Allreduce(
+            (&raw const v).cast(),
+            (&raw mut r).cast(),
+            1,
+            MPI_INT,
+            MPI_MAX,
+            comm,
+        )
     })?;
     Ok(r)
 }

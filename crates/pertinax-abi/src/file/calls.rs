@@ -27,7 +27,14 @@ pub(crate) enum At {
 ///
 /// # Safety
 /// `buf` holds `count` elements of `ty` (MPI's contract).
-unsafe fn run(e: &Entry, write: bool, at: At, buf: *mut c_void, count: i64, ty: c_int) -> Result<MpiStatus, c_int> {
+unsafe fn run(
+    e: &Entry,
+    write: bool,
+    at: At,
+    buf: *mut c_void,
+    count: i64,
+    ty: c_int,
+) -> Result<MpiStatus, c_int> {
     let checked = usable(ty).and_then(|t| Ok((crate::check::count(count)?, t)));
     if let At::Ordered = at {
         // SAFETY: forwarded.
@@ -37,7 +44,9 @@ unsafe fn run(e: &Entry, write: bool, at: At, buf: *mut c_void, count: i64, ty: 
     with(e, |g| {
         let sequential = g.amode & MPI_MODE_SEQUENTIAL != 0;
         let moved = match at {
-            At::Offset(_) | At::Individual if sequential => return Err(MPI_ERR_UNSUPPORTED_OPERATION),
+            At::Offset(_) | At::Individual if sequential => {
+                return Err(MPI_ERR_UNSUPPORTED_OPERATION)
+            }
             // SAFETY: forwarded.
             At::Offset(off) => unsafe { transfer(g, write, off, buf, n, &t) }?,
             At::Individual => {
@@ -104,7 +113,16 @@ unsafe fn ordered(
 ///
 /// # Safety
 /// MPI's contract for the arguments.
-pub(crate) unsafe fn blocking(fh: MPI_File, what: &str, write: bool, at: At, buf: *const c_void, count: i64, ty: c_int, st: *mut MpiStatus) -> c_int {
+pub(crate) unsafe fn blocking(
+    fh: MPI_File,
+    what: &str,
+    write: bool,
+    at: At,
+    buf: *const c_void,
+    count: i64,
+    ty: c_int,
+    st: *mut MpiStatus,
+) -> c_int {
     call(fh, what, |e| {
         // SAFETY: forwarded.
         let s = unsafe { run(e, write, at, buf.cast_mut(), count, ty) }?;
@@ -118,7 +136,16 @@ pub(crate) unsafe fn blocking(fh: MPI_File, what: &str, write: bool, at: At, buf
 ///
 /// # Safety
 /// MPI's contract for the arguments.
-pub(crate) unsafe fn nonblocking(fh: MPI_File, what: &str, write: bool, at: At, buf: *const c_void, count: i64, ty: c_int, req: *mut c_int) -> c_int {
+pub(crate) unsafe fn nonblocking(
+    fh: MPI_File,
+    what: &str,
+    write: bool,
+    at: At,
+    buf: *const c_void,
+    count: i64,
+    ty: c_int,
+    req: *mut c_int,
+) -> c_int {
     call(fh, what, |e| {
         if req.is_null() {
             return Err(MPI_ERR_ARG);
@@ -135,7 +162,15 @@ pub(crate) unsafe fn nonblocking(fh: MPI_File, what: &str, write: bool, at: At, 
 ///
 /// # Safety
 /// MPI's contract for the arguments.
-pub(crate) unsafe fn begin(fh: MPI_File, what: &str, write: bool, at: At, buf: *const c_void, count: i64, ty: c_int) -> c_int {
+pub(crate) unsafe fn begin(
+    fh: MPI_File,
+    what: &str,
+    write: bool,
+    at: At,
+    buf: *const c_void,
+    count: i64,
+    ty: c_int,
+) -> c_int {
     call(fh, what, |e| {
         if with(e, |g| Ok(g.split.is_some()))? {
             return Err(MPI_ERR_OTHER);
@@ -161,7 +196,6 @@ pub(crate) unsafe fn end(fh: MPI_File, what: &str, st: *mut MpiStatus) -> c_int 
         Ok(())
     })
 }
-
 
 crate::mpi! {
     /// `MPI_File_read_at`.

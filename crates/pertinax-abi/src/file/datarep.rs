@@ -33,7 +33,12 @@ pub(crate) fn usable(name: &[u8]) -> Result<(), c_int> {
 ///
 /// # Safety
 /// `datarep` is null or a C string.
-unsafe fn register(datarep: *const c_char, read: *mut c_void, write: *mut c_void, extent: *mut c_void) -> c_int {
+unsafe fn register(
+    datarep: *const c_char,
+    read: *mut c_void,
+    write: *mut c_void,
+    extent: *mut c_void,
+) -> c_int {
     let what = "MPI_Register_datarep";
     if datarep.is_null() || extent.is_null() {
         return raise(MPI_FILE_NULL, what, MPI_ERR_ARG);

@@ -144,7 +144,10 @@ impl View {
 
     /// The number of view bytes that lie below file byte `size`.
     fn bytes_below(&self, size: u64) -> u64 {
-        let Some(rel) = size.checked_sub(self.disp as u64).filter(|_| self.disp >= 0) else {
+        let Some(rel) = size
+            .checked_sub(self.disp as u64)
+            .filter(|_| self.disp >= 0)
+        else {
             return 0;
         };
         if self.contiguous {
