@@ -113,6 +113,7 @@ unsafe fn ordered(
 ///
 /// # Safety
 /// MPI's contract for the arguments.
+#[allow(clippy::too_many_arguments)] // the C call's arguments, and which call
 pub(crate) unsafe fn blocking(
     fh: MPI_File,
     what: &str,
@@ -136,6 +137,7 @@ pub(crate) unsafe fn blocking(
 ///
 /// # Safety
 /// MPI's contract for the arguments.
+#[allow(clippy::too_many_arguments)] // the C call's arguments, and which call
 pub(crate) unsafe fn nonblocking(
     fh: MPI_File,
     what: &str,

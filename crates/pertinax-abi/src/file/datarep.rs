@@ -12,8 +12,11 @@ use super::raise;
 use crate::consts::*;
 use crate::serial::Serial;
 
-/// Registered representations: the name, and whether it converts.
-static REGISTERED: Serial<RefCell<Vec<(Vec<u8>, bool)>>> = Serial::new(RefCell::new(Vec::new()));
+/// A registered representation: its name, and whether it converts.
+type Registered = (Vec<u8>, bool);
+
+/// Registered representations.
+static REGISTERED: Serial<RefCell<Vec<Registered>>> = Serial::new(RefCell::new(Vec::new()));
 
 /// Whether a view may use representation `name`.
 pub(crate) fn usable(name: &[u8]) -> Result<(), c_int> {

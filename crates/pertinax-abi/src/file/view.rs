@@ -57,7 +57,7 @@ impl View {
     fn new(disp: i64, etype: c_int, el: &Layout, ftype: c_int, fl: &Layout) -> Result<View, c_int> {
         let esize = el.size as u64;
         let fsize = fl.size as u64;
-        if esize == 0 || fsize == 0 || fsize % esize != 0 || fl.extent <= 0 {
+        if esize == 0 || fsize == 0 || !fsize.is_multiple_of(esize) || fl.extent <= 0 {
             return Err(MPI_ERR_ARG);
         }
         let mut blocks = Vec::new();
