@@ -265,25 +265,26 @@ crate::mpi! {
     /// (`MPI_MODE_EXCL` is its open's), then the others open it. Errors go
     /// to `MPI_FILE_NULL`'s handler and are the same on every process.
     fn PMPI_File_open(comm: c_int, filename: *const c_char, amode: c_int, info: c_int, fh: *mut MPI_File) -> c_int as MPI_File_open {
+        if fh.is_null() {
+            return raise(MPI_FILE_NULL, "MPI_File_open", MPI_ERR_ARG);
+        }
         // SAFETY: MPI's contract for the arguments.
         match unsafe { open(comm, filename, amode, info) } {
             Ok(h) => {
-                // SAFETY: checked non-null in `open`.
+                // SAFETY: checked non-null above.
                 unsafe { *fh = h };
                 MPI_SUCCESS
             }
             Err(code) => {
-                if !fh.is_null() {
-                    // SAFETY: MPI's contract.
-                    unsafe { *fh = MPI_FILE_NULL };
-                }
+                // SAFETY: as above.
+                unsafe { *fh = MPI_FILE_NULL };
                 raise(MPI_FILE_NULL, "MPI_File_open", code)
             }
         }
     }
 }
 
-/// `MPI_File_open`'s body; the new handle (`fh` is checked non-null).
+/// `MPI_File_open`'s body; the new handle.
 ///
 /// # Safety
 /// `filename` is null or a C string.
