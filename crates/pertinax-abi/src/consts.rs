@@ -184,12 +184,12 @@ pub struct MpiStatus {
 // MPICH's values (the ABI): `gen/header.py` writes `include/mpi.h` from the
 // `const MPI_*`/`MPIX_*` items of `src/*.rs`, and `tests/c_abi/` checks
 // each value against MPICH's header. Not all of them mean something to this
-// library (one-sided, files, the tool interface are not implemented).
+// library (one-sided and the tool interface are not implemented).
 
 use std::ffi::{c_char, c_void};
 use std::ptr::{null_mut, without_provenance_mut};
 
-/// `MPI_File`: a pointer in MPICH's ABI (this library makes no file).
+/// `MPI_File`: a pointer in MPICH's ABI (`file.rs`: never dereferenced).
 #[allow(non_camel_case_types)]
 pub type MPI_File = *mut c_void;
 

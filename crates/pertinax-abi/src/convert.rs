@@ -1,6 +1,6 @@
 //! Handle conversions (`MPI_X_c2f`, `_f2c`, `_toint`, `_fromint`: the
-//! identity, handles being `int`s here, but for `MPI_File`, a pointer, of
-//! which this library makes none), address arithmetic, `MPI_Pcontrol`,
+//! identity, handles being `int`s here, but for `MPI_File`, a pointer:
+//! its index + 1, see `file.rs`), address arithmetic, `MPI_Pcontrol`,
 //! and the few `MPIX_` queries that answer with a value.
 
 use std::ffi::{c_int, c_void};
@@ -43,20 +43,20 @@ identity! {
 }
 
 crate::mpi! {
-    /// `MPI_File_c2f`: no file is ever made here, so 0.
-    any_thread fn PMPI_File_c2f(_h: *mut c_void) -> c_int as MPI_File_c2f { 0 }
+    /// `MPI_File_c2f`: the file's index + 1 (0 for `MPI_FILE_NULL`).
+    any_thread fn PMPI_File_c2f(h: *mut c_void) -> c_int as MPI_File_c2f { crate::file::c2f(h) }
 }
 crate::mpi! {
-    /// `MPI_File_f2c`: `MPI_FILE_NULL`.
-    any_thread fn PMPI_File_f2c(_h: c_int) -> *mut c_void as MPI_File_f2c { std::ptr::null_mut() }
+    /// `MPI_File_f2c`: the handle of `MPI_File_c2f`'s value.
+    any_thread fn PMPI_File_f2c(h: c_int) -> *mut c_void as MPI_File_f2c { crate::file::f2c(h) }
 }
 crate::mpi! {
-    /// `MPI_File_toint`: 0.
-    any_thread fn PMPI_File_toint(_h: *mut c_void) -> c_int as MPI_File_toint { 0 }
+    /// `MPI_File_toint`: as `MPI_File_c2f`.
+    any_thread fn PMPI_File_toint(h: *mut c_void) -> c_int as MPI_File_toint { crate::file::c2f(h) }
 }
 crate::mpi! {
-    /// `MPI_File_fromint`: `MPI_FILE_NULL`.
-    any_thread fn PMPI_File_fromint(_h: c_int) -> *mut c_void as MPI_File_fromint { std::ptr::null_mut() }
+    /// `MPI_File_fromint`: as `MPI_File_f2c`.
+    any_thread fn PMPI_File_fromint(h: c_int) -> *mut c_void as MPI_File_fromint { crate::file::f2c(h) }
 }
 
 crate::mpi! {

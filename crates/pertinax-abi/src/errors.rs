@@ -71,6 +71,19 @@ pub(crate) fn text(code: c_int) -> &'static str {
         MPI_ERR_UNSUPPORTED_OPERATION => "operation not supported by pertinax's MPI library yet",
         MPI_ERR_ERRHANDLER => "invalid error handler",
         MPI_ERR_KEYVAL => "invalid keyval",
+        MPI_ERR_ACCESS => "permission denied, or the file was not opened for that access",
+        MPI_ERR_AMODE => "invalid file access mode",
+        MPI_ERR_BAD_FILE => "invalid file name",
+        MPI_ERR_FILE => "invalid file handle",
+        MPI_ERR_FILE_EXISTS => "file exists (MPI_MODE_EXCL)",
+        MPI_ERR_FILE_IN_USE => "file in use",
+        MPI_ERR_IO => "I/O error",
+        MPI_ERR_NO_SPACE => "no space left on the file system",
+        MPI_ERR_NO_SUCH_FILE => "no such file",
+        MPI_ERR_QUOTA => "quota exceeded",
+        MPI_ERR_READ_ONLY => "file or file system is read-only",
+        MPI_ERR_UNSUPPORTED_DATAREP => "unsupported data representation (only \"native\")",
+        MPI_ERR_NOT_SAME => "arguments differ among the processes of a collective call",
         MPIX_ERR_PROC_FAILED => "a process in the operation failed",
         MPIX_ERR_PROC_FAILED_PENDING => {
             "a process failed: the any-source operation is pending until the failure is acknowledged"
@@ -122,6 +135,33 @@ pub(crate) fn invoke(handler: c_int, handle: c_int, what: &str, code: c_int) -> 
                 None => fatal(what, code),
             }
         }
+    }
+}
+
+/// Hands `code` from call `what` to error handler `handler` of file
+/// `fh` (a user function gets a pointer to the file handle, as
+/// `MPI_File_errhandler_function` takes); what the call returns.
+pub(crate) fn invoke_file(
+    handler: c_int,
+    fh: *mut std::ffi::c_void,
+    what: &str,
+    code: c_int,
+) -> c_int {
+    match handler {
+        MPI_ERRORS_RETURN => code,
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => fatal(what, code),
+        h => match with_table(|t| slot(t, h).map(|e| e.f)).flatten() {
+            Some(f) => {
+                let (mut p, mut k) = (fh, code);
+                // SAFETY: the program registered `f` with
+                // `MPI_File_create_errhandler`: `void f(MPI_File *, int *,
+                // ...)`, whose first parameter is a pointer like the
+                // stored type's.
+                unsafe { f((&raw mut p).cast::<c_int>(), &mut k) };
+                code
+            }
+            None => fatal(what, code),
+        },
     }
 }
 

@@ -79,6 +79,13 @@ impl Info {
         }
     }
 
+    /// Sets every pair of `other` (a file's hints, `MPI_File_set_info`).
+    pub(crate) fn merge(&mut self, other: &Info) {
+        for (k, v) in &other.0 {
+            self.set(k, v);
+        }
+    }
+
     /// Removes `key`; whether it was there.
     fn delete(&mut self, key: &[u8]) -> bool {
         let n = self.0.len();
@@ -184,6 +191,11 @@ fn add(info: Info) -> Result<c_int, c_int> {
         return Err(MPI_ERR_INTERN);
     }
     Ok(INFO_DIRECT | i as c_int)
+}
+
+/// A new info object holding `info`'s pairs; its handle.
+pub(crate) fn add_info(info: Info) -> Result<c_int, c_int> {
+    add(info)
 }
 
 /// A new info object holding `pairs`, in order; its handle.

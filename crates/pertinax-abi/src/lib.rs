@@ -30,7 +30,8 @@
 //!   sessions); [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
 //!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
-//!   `MPI_Comm_call_errhandler`, status conversions).
+//!   `MPI_Comm_call_errhandler`, status conversions); [`file`] (MPI-IO
+//!   over POSIX files).
 //! - `resilient`: `pertinax run --resilient` for unchanged programs: the
 //!   world and the communicators made from it are `pertinax-resilient`'s.
 //! - `unsupported`: every other function `libmpi.so.12` exports, generated
@@ -159,6 +160,7 @@ pub mod convert;
 pub mod datatype;
 pub mod env;
 pub mod errclass;
+pub mod file;
 pub mod graph;
 pub mod grequest;
 pub mod groups;

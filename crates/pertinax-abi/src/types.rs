@@ -23,6 +23,7 @@ use crate::MPI_Aint;
 mod constructor;
 mod pack;
 
+pub(crate) use constructor::PMPI_Type_dup;
 pub(crate) use pack::{bytes_of_elements, elements_in};
 
 /// Runs a datatype call; an error class goes to the world's handler.

@@ -63,6 +63,14 @@ fn c_names_are_published_at_one_rank() {
     job(1, "names", &[]).expect(0, 1, "names on 1 rank");
 }
 
+/// MPI-IO (`file.c`, also run at 2 to 4 ranks with the others) at 1
+/// rank: the shared pointer in memory, every call on a one-process
+/// communicator.
+#[test]
+fn c_file_io_runs_at_one_rank() {
+    job(1, "file", &[]).expect(0, 1, "file on 1 rank");
+}
+
 /// Bad input from C is an error, never a crash (`badargs.c`): seeded
 /// cases, each one call with ONE bad argument among good ones (an invalid,
 /// freed or null handle, a negative count, a rank, root or tag out of
