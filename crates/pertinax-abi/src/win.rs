@@ -100,7 +100,10 @@ pub(crate) struct WinEntry {
 pub(crate) enum Owned {
     None,
     Malloc(*mut c_void),
-    Shared { map: shm::Mapping, offsets: Vec<usize> },
+    Shared {
+        map: shm::Mapping,
+        offsets: Vec<usize>,
+    },
 }
 
 type Entry = Rc<RefCell<WinEntry>>;
@@ -139,7 +142,10 @@ where
     F: FnOnce(&Entry) -> Result<(), c_int>,
 {
     if pertinax::faults_planned() {
-        pertinax::fault_point(&format!("mpi.{}", what.strip_prefix("MPI_").unwrap_or(what)));
+        pertinax::fault_point(&format!(
+            "mpi.{}",
+            what.strip_prefix("MPI_").unwrap_or(what)
+        ));
     }
     match entry(win).and_then(|e| f(&e)) {
         Ok(()) => MPI_SUCCESS,
@@ -354,7 +360,11 @@ unsafe fn build(
         Flavor::Allocate(n) => {
             // SAFETY: a plain allocation (at least one byte).
             let p = unsafe { libc::malloc(n.max(1)) };
-            let code = if p.is_null() { MPI_ERR_NO_MEM } else { MPI_SUCCESS };
+            let code = if p.is_null() {
+                MPI_ERR_NO_MEM
+            } else {
+                MPI_SUCCESS
+            };
             match allreduce_max(dup, code) {
                 Ok(MPI_SUCCESS) => {}
                 Ok(c) | Err(c) => {
@@ -440,6 +450,7 @@ fn size_of(size: MPI_Aint) -> Result<usize, c_int> {
 ///
 /// # Safety
 /// As [`create`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn create_sized(
     what: &str,
     size: MPI_Aint,
@@ -628,7 +639,11 @@ fn shared_query(e: &Entry, rank: c_int) -> Result<(u64, u64, *mut c_void), c_int
                 .ok_or(MPI_ERR_RANK)?
         };
         let p = g.peers[r];
-        Ok((p.size, p.disp_unit, map.ptr().wrapping_add(offsets[r]).cast()))
+        Ok((
+            p.size,
+            p.disp_unit,
+            map.ptr().wrapping_add(offsets[r]).cast(),
+        ))
     })
 }
 

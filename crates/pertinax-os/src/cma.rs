@@ -81,7 +81,13 @@ pub fn writev_to(pid: u32, src: &[u8], remote: &[(u64, usize)]) -> io::Result<()
 
 /// The loop of [`readv_from`] and [`writev_to`]: at most [`IOV_MAX`]
 /// remote ranges a call, resumed after a partial copy.
-fn vectored(pid: u32, local: *mut u8, len: usize, remote: &[(u64, usize)], write: bool) -> io::Result<()> {
+fn vectored(
+    pid: u32,
+    local: *mut u8,
+    len: usize,
+    remote: &[(u64, usize)],
+    write: bool,
+) -> io::Result<()> {
     let total = remote.iter().try_fold(0usize, |a, r| a.checked_add(r.1));
     if total.is_none_or(|t| t > len) {
         return Err(io::Error::new(
@@ -120,9 +126,23 @@ fn vectored(pid: u32, local: *mut u8, len: usize, remote: &[(u64, usize)], write
         // other process only, where a bad address is EFAULT.
         let n = unsafe {
             if write {
-                libc::process_vm_writev(pid as libc::pid_t, &lv, 1, iov.as_ptr(), iov.len() as libc::c_ulong, 0)
+                libc::process_vm_writev(
+                    pid as libc::pid_t,
+                    &lv,
+                    1,
+                    iov.as_ptr(),
+                    iov.len() as libc::c_ulong,
+                    0,
+                )
             } else {
-                libc::process_vm_readv(pid as libc::pid_t, &lv, 1, iov.as_ptr(), iov.len() as libc::c_ulong, 0)
+                libc::process_vm_readv(
+                    pid as libc::pid_t,
+                    &lv,
+                    1,
+                    iov.as_ptr(),
+                    iov.len() as libc::c_ulong,
+                    0,
+                )
             }
         };
         if n < 0 {

@@ -86,10 +86,7 @@ fn map(fd: &OwnedFd, len: usize) -> std::io::Result<Mapping> {
     if p == libc::MAP_FAILED {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(Mapping {
-        ptr: p.cast(),
-        len,
-    })
+    Ok(Mapping { ptr: p.cast(), len })
 }
 
 /// A new memfd of `len` bytes (zeros), mapped.
@@ -139,7 +136,10 @@ pub(crate) fn shared(comm: c_int, rank: usize, len: usize) -> Result<Mapping, c_
     let (mine, fd) = match made {
         Some((m, fd)) => (Ok(m), Some(fd)),
         None if msg[0] != 0 => (Err(msg[0] as c_int), None),
-        None => (open(msg[1] as u32, msg[2], len).map_err(|e| class(&e)), None),
+        None => (
+            open(msg[1] as u32, msg[2], len).map_err(|e| class(&e)),
+            None,
+        ),
     };
     let local = mine.as_ref().err().copied().unwrap_or(MPI_SUCCESS);
     // Every member has it mapped (or failed): the descriptor can go.
@@ -182,11 +182,14 @@ pub(crate) fn lock(m: &Mapping, t: usize, exclusive: bool) -> Result<(), c_int> 
     let me = HELD | pertinax_os::pid();
     loop {
         let v = w.load(Ordering::SeqCst);
-        let free = if exclusive { v == 0 } else { v & HELD == 0 && v < HELD - 1 };
+        let free = if exclusive {
+            v == 0
+        } else {
+            v & HELD == 0 && v < HELD - 1
+        };
         if free {
             let new = if exclusive { me } else { v + 1 };
-            if w
-                .compare_exchange(v, new, Ordering::SeqCst, Ordering::SeqCst)
+            if w.compare_exchange(v, new, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
                 return Ok(());

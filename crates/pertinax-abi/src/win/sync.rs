@@ -306,7 +306,15 @@ fn send(comm: c_int, to: usize, tag: c_int) -> Result<(), c_int> {
 fn recv(comm: c_int, from: usize, tag: c_int) -> Result<(), c_int> {
     // SAFETY: no data, no status.
     ok(unsafe {
-        crate::p2p::PMPI_Recv(std::ptr::null_mut(), 0, MPI_BYTE, from as c_int, tag, comm, MPI_STATUS_IGNORE)
+        crate::p2p::PMPI_Recv(
+            std::ptr::null_mut(),
+            0,
+            MPI_BYTE,
+            from as c_int,
+            tag,
+            comm,
+            MPI_STATUS_IGNORE,
+        )
     })
 }
 
