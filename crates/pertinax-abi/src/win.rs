@@ -106,6 +106,19 @@ pub(crate) enum Owned {
     },
 }
 
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if let Owned::Malloc(p) = *self {
+            // SAFETY: from `malloc`, owned by this alone, freed once.
+            unsafe { libc::free(p) };
+        }
+    }
+}
+
+/// A byte at a known address of every member, which the others read at
+/// creation to learn that cross-memory attach reaches it.
+static PROBE: u8 = 0x5a;
+
 type Entry = Rc<RefCell<WinEntry>>;
 
 /// Windows by index.
@@ -203,17 +216,21 @@ fn allreduce_max(comm: c_int, v: c_int) -> Result<c_int, c_int> {
     Ok(r)
 }
 
-/// Every member's four `u64`s, by rank.
-fn allgather4(comm: c_int, size: usize, v: [u64; 4]) -> Result<Vec<[u64; 4]>, c_int> {
-    let mut all = vec![[0u64; 4]; size];
-    // SAFETY: four values in, four per member out.
+/// Every member's `N` `u64`s, by rank.
+fn allgather<const N: usize>(
+    comm: c_int,
+    size: usize,
+    v: [u64; N],
+) -> Result<Vec<[u64; N]>, c_int> {
+    let mut all = vec![[0u64; N]; size];
+    // SAFETY: `N` values in, `N` per member out.
     ok(unsafe {
         crate::coll::PMPI_Allgather(
             v.as_ptr().cast(),
-            4,
+            N as c_int,
             MPI_UINT64_T,
             all.as_mut_ptr().cast(),
-            4,
+            N as c_int,
             MPI_UINT64_T,
             comm,
         )
@@ -376,7 +393,7 @@ unsafe fn build(
             (p, n, Owned::Malloc(p))
         }
         Flavor::Shared(n) => {
-            let sizes = allgather4(dup, size, [n as u64, 0, 0, 0])?;
+            let sizes = allgather(dup, size, [n as u64])?;
             let mut offsets = Vec::with_capacity(size);
             let mut total = 0usize;
             for s in &sizes {
@@ -393,8 +410,18 @@ unsafe fn build(
         base as u64,
         bytes as u64,
         disp_unit as u64,
+        &raw const PROBE as u64,
     ];
-    let all = allgather4(dup, size, me)?;
+    let all = allgather(dup, size, me)?;
+    // This process reaches the next one's memory (Yama's ptrace scope or
+    // a seccomp filter may forbid it even where it reaches its own).
+    let next = all[(rank + 1) % size];
+    let mut b = [0u8];
+    let reach = match pertinax_os::cma::read_from(next[0] as u32, next[4], &mut b) {
+        Ok(()) if b[0] == PROBE => MPI_SUCCESS,
+        _ => MPI_ERR_UNSUPPORTED_OPERATION,
+    };
+    ok(allreduce_max(dup, reach)?)?;
     let peers = all
         .iter()
         .map(|p| Peer {
@@ -548,10 +575,8 @@ crate::mpi! {
             let i = index_of(h).ok_or(MPI_ERR_WIN)?;
             info::with_table(&WINS, |t| t[i] = None)?;
             let mut g = e.try_borrow_mut().map_err(|_| MPI_ERR_INTERN)?;
-            if let Owned::Malloc(p) = std::mem::replace(&mut g.mem, Owned::None) {
-                // SAFETY: from `malloc`, freed once (the slot is gone).
-                unsafe { libc::free(p) };
-            }
+            // The memory the window allocated goes (`Owned`'s drop).
+            g.mem = Owned::None;
             crate::errors::detach(g.errhandler);
             let mut c = g.comm;
             // SAFETY: the window's own communicator, freed once.
