@@ -31,7 +31,8 @@
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
 //!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
 //!   `MPI_Comm_call_errhandler`, status conversions); [`file`] (MPI-IO
-//!   over POSIX files).
+//!   over POSIX files); [`win`] (one-sided communication by cross-memory
+//!   attach).
 //! - `resilient`: `pertinax run --resilient` for unchanged programs: the
 //!   world and the communicators made from it are `pertinax-resilient`'s.
 //! - `unsupported`: every other function `libmpi.so.12` exports, generated
@@ -194,6 +195,7 @@ pub mod ulfm;
 mod unsupported;
 pub mod vcoll;
 pub mod wcoll;
+pub mod win;
 
 #[allow(unused_imports)]
 use std::ffi::c_void;

@@ -81,9 +81,8 @@ int main(int argc, char **argv) {
     CHECK(MPI_Send(&v, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD) == MPI_ERR_TYPE);
     CHECK(MPI_Barrier(MPI_COMM_NULL) != MPI_SUCCESS);
     /* What is not implemented says so. */
-    MPI_Win win;
-    CHECK(MPI_Win_create(&v, sizeof v, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win) ==
-          MPI_ERR_UNSUPPORTED_OPERATION);
+    MPIX_Stream stream;
+    CHECK(MPIX_Stream_create(MPI_INFO_NULL, &stream) == MPI_ERR_UNSUPPORTED_OPERATION);
 
     /* Collectives. */
     MPI_Barrier(MPI_COMM_WORLD);

@@ -3,7 +3,7 @@
  * MPI_COMM_WORLD (and a duplicate) the calls without a resilient form
  * return MPI_ERR_UNSUPPORTED_OPERATION through the error handler (never
  * a plain operation): MPI_Comm_group, persistent requests
- * (MPI_Send_init). MPI_Scan, which pertinax-resilient repairs, works; so
+ * (MPI_Send_init), windows (MPI_Win_create; one on MPI_COMM_SELF works). MPI_Scan, which pertinax-resilient repairs, works; so
  * do MPI_Isend and MPI_Irecv, and MPI_Iallreduce, MPI_Ibcast and
  * MPI_Iallgatherv (waited for in another order than started).
  * MPI_COMM_SELF stays plain and works; so do the calls that only read the
@@ -80,6 +80,12 @@ int main(int argc, char **argv) {
         }
         MPI_Group g;
         unsupported("MPI_Comm_group", MPI_Comm_group(c, &g));
+        MPI_Win w = MPI_WIN_NULL;
+        unsupported("MPI_Win_create", MPI_Win_create(&x, sizeof x, 1, MPI_INFO_NULL, c, &w));
+        if (w != MPI_WIN_NULL) {
+            printf("FAIL resilient_limits rank=%d: a window was made\n", rank);
+            bad = 1;
+        }
         works("MPI_Comm_get_attr", MPI_Comm_get_attr(c, MPI_TAG_UB, &ub, &flag));
         works("MPI_Allreduce", MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, c));
         if (y != size * (size - 1) / 2) {
@@ -92,6 +98,17 @@ int main(int argc, char **argv) {
         bad = 1;
     }
     works("MPI_Allreduce on MPI_COMM_SELF", MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF));
+    MPI_Win sw;
+    int v = 0, one = 7;
+    works("MPI_Win_create on MPI_COMM_SELF", MPI_Win_create(&v, sizeof v, sizeof v, MPI_INFO_NULL, MPI_COMM_SELF, &sw));
+    works("MPI_Win_fence", MPI_Win_fence(0, sw));
+    works("MPI_Put", MPI_Put(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, sw));
+    works("MPI_Win_fence", MPI_Win_fence(0, sw));
+    works("MPI_Win_free", MPI_Win_free(&sw));
+    if (v != 7) {
+        printf("FAIL resilient_limits rank=%d: self window %d\n", rank, v);
+        bad = 1;
+    }
     works("MPI_Comm_free", MPI_Comm_free(&dup));
     if (!bad) printf("OK resilient_limits rank=%d\n", rank);
     fflush(stdout);

@@ -71,6 +71,13 @@ fn c_file_io_runs_at_one_rank() {
     job(1, "file", &[]).expect(0, 1, "file on 1 rank");
 }
 
+/// One-sided communication (`rma.c`, also run at 2 to 4 ranks with the
+/// others) at 1 rank: every target is the process itself.
+#[test]
+fn c_rma_runs_at_one_rank() {
+    job(1, "rma", &[]).expect(0, 1, "rma on 1 rank");
+}
+
 /// Bad input from C is an error, never a crash (`badargs.c`): seeded
 /// cases, each one call with ONE bad argument among good ones (an invalid,
 /// freed or null handle, a negative count, a rank, root or tag out of
