@@ -30,7 +30,7 @@
 //!   sessions); [`ulfm`]; [`large`] (the
 //!   `_c` forms); [`convert`] (handle conversions, data symbols);
 //!   [`extras`] (`MPI_Alloc_mem`, the dups with info,
-//!   `MPI_Comm_call_errhandler`, status conversions); [`file`] (MPI-IO
+//!   `MPI_Comm_call_errhandler`, status conversions); [`mod@file`] (MPI-IO
 //!   over POSIX files); [`win`] (one-sided communication by cross-memory
 //!   attach).
 //! - `resilient`: `pertinax run --resilient` for unchanged programs: the
