@@ -31,6 +31,36 @@ fn an_unchanged_c_ulfm_program_recovers_from_kills() {
     }
 }
 
+/// A rank killed while it holds a window lock (`killed_holder.c`, killed
+/// in its first `MPI_Put` inside an exclusive lock of rank 0's window):
+/// the next rank to ask for that lock gets `MPIX_ERR_PROC_FAILED` instead
+/// of waiting forever; a file opened on the world, which holds the dead
+/// rank, fails the same way at both survivors, and works on the world's
+/// shrink.
+#[test]
+fn a_dead_lock_holder_and_a_dead_file_member_are_errors_not_hangs() {
+    let j = job(3, "killed_holder", &["1@mpi.Put#1"]);
+    let what = "killed_holder on 3 ranks, rank 1 killed in MPI_Put";
+    j.expect(0, 2, what);
+    for r in [0, 2] {
+        let lock = if r == 2 { 101 } else { -1 };
+        let want = format!("OK killed_holder rank={r} lock={lock} open=101");
+        assert_eq!(
+            j.rank_lines("OK", r),
+            [want.as_str()],
+            "{what}\n{}\n{}",
+            j.stdout,
+            j.stderr
+        );
+    }
+    assert_eq!(
+        j.stderr.matches("(injected").count(),
+        1,
+        "{what}\n{}",
+        j.stderr
+    );
+}
+
 /// A seeded campaign of the ULFM loop: 3 to 6 ranks, none, one or two of
 /// them killed inside a random `MPI_Allreduce` (the round, or a redo) by
 /// the launcher, and in one job of three (every job without a planned
