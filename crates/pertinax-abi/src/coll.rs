@@ -27,6 +27,25 @@ pub(crate) fn done<E: crate::resilient::Class>(
     crate::resilient::done(r)
 }
 
+/// The largest of every member's `v` (an error class: any failure): how
+/// the library's own collective steps (a window's or a file's creation)
+/// agree on an outcome.
+pub(crate) fn allreduce_max(comm: c_int, v: c_int) -> Result<c_int, c_int> {
+    let mut r = 0;
+    // SAFETY: one int in, one out.
+    crate::errors::ok(unsafe {
+        PMPI_Allreduce(
+            (&raw const v).cast(),
+            (&raw mut r).cast(),
+            1,
+            MPI_INT,
+            MPI_MAX,
+            comm,
+        )
+    })?;
+    Ok(r)
+}
+
 pub(crate) fn root_of<C: Communicator + ?Sized>(c: &C, root: c_int) -> Result<Rank, c_int> {
     crate::check::root(c, root)
 }

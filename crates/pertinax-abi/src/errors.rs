@@ -19,6 +19,16 @@ use crate::consts::*;
 use crate::serial::Serial;
 use crate::state::{self, Errhandler, UserErrhandler};
 
+/// A call's return code as a `Result` (the library calling its own
+/// `PMPI_` functions).
+pub(crate) fn ok(rc: c_int) -> Result<(), c_int> {
+    if rc == MPI_SUCCESS {
+        Ok(())
+    } else {
+        Err(rc)
+    }
+}
+
 /// The MPI error class of a pertinax error.
 pub(crate) fn code_of(e: &Error) -> c_int {
     match e {

@@ -36,6 +36,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use crate::consts::*;
+use crate::errors::ok;
 use crate::info::{self, Info, MPI_INFO_NULL};
 use crate::serial::Serial;
 use crate::state;
@@ -151,15 +152,6 @@ unsafe fn out<T>(p: *mut T, v: T) -> Result<(), c_int> {
     // SAFETY: non-null, and valid by the caller's contract.
     unsafe { p.write(v) };
     Ok(())
-}
-
-/// A library call's code as a result.
-fn ok(rc: c_int) -> Result<(), c_int> {
-    if rc == MPI_SUCCESS {
-        Ok(())
-    } else {
-        Err(rc)
-    }
 }
 
 /// The MPI error class of an I/O error.
@@ -390,7 +382,7 @@ unsafe fn open_on(
         (Err(c), _) | (_, Err(c)) => *c,
     };
     // Every process has the side file open (or failed): its name can go.
-    let worst = access::allreduce_max(dup, local);
+    let worst = crate::coll::allreduce_max(dup, local);
     if let Some(p) = side_made {
         let _ = std::fs::remove_file(p);
     }
@@ -534,7 +526,7 @@ pub(crate) fn by_rank0(
     } else {
         MPI_SUCCESS
     };
-    ok(access::allreduce_max(comm, code)?)
+    ok(crate::coll::allreduce_max(comm, code)?)
 }
 
 crate::mpi! {
@@ -609,7 +601,7 @@ crate::mpi! {
             let (comm, code) = with(e, |g| {
                 Ok((g.comm, g.file.sync_data().err().map_or(MPI_SUCCESS, |x| io_class(&x))))
             })?;
-            ok(access::allreduce_max(comm, code)?)
+            ok(crate::coll::allreduce_max(comm, code)?)
         })
     }
 }

@@ -34,7 +34,9 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
+use crate::coll::allreduce_max;
 use crate::consts::*;
+use crate::errors::ok;
 use crate::info::{self, Info, MPI_INFO_NULL};
 use crate::serial::Serial;
 use crate::state;
@@ -172,15 +174,6 @@ fn with<R>(e: &Entry, f: impl FnOnce(&mut WinEntry) -> Result<R, c_int>) -> Resu
     f(&mut g)
 }
 
-/// A library call's code as a result.
-fn ok(rc: c_int) -> Result<(), c_int> {
-    if rc == MPI_SUCCESS {
-        Ok(())
-    } else {
-        Err(rc)
-    }
-}
-
 /// Writes `v` through a C out-pointer, or `MPI_ERR_ARG` for null.
 ///
 /// # Safety
@@ -197,23 +190,6 @@ unsafe fn out<T>(p: *mut T, v: T) -> Result<(), c_int> {
 fn barrier(comm: c_int) -> Result<(), c_int> {
     // SAFETY: a communicator handle.
     ok(unsafe { crate::coll::PMPI_Barrier(comm) })
-}
-
-/// The largest of every member's `v` (an error class: any failure).
-fn allreduce_max(comm: c_int, v: c_int) -> Result<c_int, c_int> {
-    let mut r = 0;
-    // SAFETY: one int in, one out.
-    ok(unsafe {
-        crate::coll::PMPI_Allreduce(
-            (&raw const v).cast(),
-            (&raw mut r).cast(),
-            1,
-            MPI_INT,
-            MPI_MAX,
-            comm,
-        )
-    })?;
-    Ok(r)
 }
 
 /// Every member's `N` `u64`s, by rank.

@@ -297,23 +297,6 @@ pub(crate) fn bcast(comm: c_int, buf: &mut [u8]) -> Result<(), c_int> {
     ok(unsafe { crate::coll::PMPI_Bcast(buf.as_mut_ptr().cast(), n, MPI_BYTE, 0, comm) })
 }
 
-/// The largest of every process's `v` (error classes: any failure).
-pub(crate) fn allreduce_max(comm: c_int, v: c_int) -> Result<c_int, c_int> {
-    let mut r = 0;
-    // SAFETY: one int in, one out.
-    ok(unsafe {
-        crate::coll::PMPI_Allreduce(
-            (&raw const v).cast(),
-            (&raw mut r).cast(),
-            1,
-            MPI_INT,
-            MPI_MAX,
-            comm,
-        )
-    })?;
-    Ok(r)
-}
-
 pub(crate) fn barrier(comm: c_int) -> Result<(), c_int> {
     // SAFETY: a communicator handle.
     ok(unsafe { crate::coll::PMPI_Barrier(comm) })
