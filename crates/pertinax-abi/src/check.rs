@@ -234,3 +234,16 @@ pub(crate) fn input<T: TryInto<usize>>(buf: *const c_void, n: T, ty: c_int) -> R
 pub(crate) fn op(op: c_int, ty: c_int) -> Result<(), c_int> {
     crate::reduce::operation(op, ty).map(drop)
 }
+
+/// Writes `v` through a C out-pointer, `MPI_ERR_ARG` for null.
+///
+/// # Safety
+/// `p` is null or valid for a write of `T`.
+pub(crate) unsafe fn out<T>(p: *mut T, v: T) -> Result<(), c_int> {
+    if p.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    // SAFETY: non-null, and valid by the caller's contract.
+    unsafe { p.write(v) };
+    Ok(())
+}

@@ -46,6 +46,13 @@ pub(crate) fn allreduce_max(comm: c_int, v: c_int) -> Result<c_int, c_int> {
     Ok(r)
 }
 
+/// `MPI_Barrier` on `comm` as a `Result` (the library's own collective
+/// steps).
+pub(crate) fn barrier_of(comm: c_int) -> Result<(), c_int> {
+    // SAFETY: a communicator handle; no buffers.
+    crate::errors::ok(unsafe { PMPI_Barrier(comm) })
+}
+
 pub(crate) fn root_of<C: Communicator + ?Sized>(c: &C, root: c_int) -> Result<Rank, c_int> {
     crate::check::root(c, root)
 }

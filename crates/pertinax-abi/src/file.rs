@@ -35,6 +35,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::rc::Rc;
 
+use crate::check::out;
 use crate::consts::*;
 use crate::errors::ok;
 use crate::info::{self, Info, MPI_INFO_NULL};
@@ -139,19 +140,6 @@ where
 fn with<R>(e: &Entry, f: impl FnOnce(&mut FileEntry) -> Result<R, c_int>) -> Result<R, c_int> {
     let mut g = e.try_borrow_mut().map_err(|_| MPI_ERR_INTERN)?;
     f(&mut g)
-}
-
-/// Writes `v` through a C out-pointer, or `MPI_ERR_ARG` for null.
-///
-/// # Safety
-/// `out` is null or valid for a write of `T`.
-unsafe fn out<T>(p: *mut T, v: T) -> Result<(), c_int> {
-    if p.is_null() {
-        return Err(MPI_ERR_ARG);
-    }
-    // SAFETY: non-null, and valid by the caller's contract.
-    unsafe { p.write(v) };
-    Ok(())
 }
 
 /// The MPI error class of an I/O error.

@@ -33,6 +33,7 @@
 //! value `MPI_ERR_INFO_VALUE`, deleting a missing key
 //! `MPI_ERR_INFO_NOKEY`.
 
+pub(crate) use crate::check::out;
 use crate::serial::Serial;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr};
@@ -280,19 +281,6 @@ pub(crate) unsafe fn write_c(bytes: &[u8], out: *mut c_char, cap: usize) -> Resu
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), n);
         *out.add(n) = 0;
     }
-    Ok(())
-}
-
-/// Writes `v` through an out-pointer, `MPI_ERR_ARG` for null.
-///
-/// # Safety
-/// `out` is null or valid for a write.
-pub(crate) unsafe fn out<T>(out: *mut T, v: T) -> Result<(), c_int> {
-    if out.is_null() {
-        return Err(MPI_ERR_ARG);
-    }
-    // SAFETY: non-null, and valid by the caller's contract.
-    unsafe { out.write(v) };
     Ok(())
 }
 

@@ -43,6 +43,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 use pertinax::{Comm, Rank, Tag};
 
+use crate::check::out;
 use crate::consts::*;
 use crate::errors::{code_of, invoke, raise};
 use crate::info::MPI_INFO_NULL;
@@ -163,19 +164,6 @@ fn new_info(pairs: &[(&str, String)]) -> Result<c_int, c_int> {
         }
     }
     Ok(h)
-}
-
-/// Writes `v` through `out` (`MPI_ERR_ARG` when null).
-///
-/// # Safety
-/// `out` is null or valid for a write.
-unsafe fn out<T>(p: *mut T, v: T) -> Result<(), c_int> {
-    if p.is_null() {
-        return Err(MPI_ERR_ARG);
-    }
-    // SAFETY: non-null; writable by the caller's contract.
-    unsafe { p.write(v) };
-    Ok(())
 }
 
 crate::mpi! {

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
+use crate::check::out as put;
 use crate::consts::*;
 use crate::datatype::{add, layout, Contents};
 use crate::errors::raise;
@@ -30,19 +31,6 @@ fn run(what: &str, f: impl FnOnce() -> Result<(), c_int>) -> c_int {
         Ok(()) => MPI_SUCCESS,
         Err(code) => raise(MPI_COMM_WORLD, what, code),
     }
-}
-
-/// Writes `v` through `p` (`MPI_ERR_ARG` when null).
-///
-/// # Safety
-/// `p` null or writable.
-unsafe fn put<T>(p: *mut T, v: T) -> Result<(), c_int> {
-    if p.is_null() {
-        return Err(MPI_ERR_ARG);
-    }
-    // SAFETY: checked non-null; writable by the caller's contract.
-    unsafe { p.write(v) };
-    Ok(())
 }
 
 /// An `int` form's return code as a `Result` (raised already).

@@ -13,6 +13,7 @@
 
 use std::ffi::{c_char, c_int};
 
+use crate::check::out as put;
 use crate::consts::*;
 use crate::datatype::{add, layout, remove, update};
 use crate::errors::raise;
@@ -96,19 +97,6 @@ crate::mpi! {
             Ok(())
         })
     }
-}
-
-/// Writes `v` through `p` (`MPI_ERR_ARG` when null).
-///
-/// # Safety
-/// `p` null or writable.
-unsafe fn put<T>(p: *mut T, v: T) -> Result<(), c_int> {
-    if p.is_null() {
-        return Err(MPI_ERR_ARG);
-    }
-    // SAFETY: checked non-null; writable by the caller's contract.
-    unsafe { p.write(v) };
-    Ok(())
 }
 
 crate::mpi! {

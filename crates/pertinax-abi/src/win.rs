@@ -34,7 +34,9 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
+use crate::check::out;
 use crate::coll::allreduce_max;
+use crate::coll::barrier_of as barrier;
 use crate::consts::*;
 use crate::errors::ok;
 use crate::info::{self, Info, MPI_INFO_NULL};
@@ -172,24 +174,6 @@ where
 fn with<R>(e: &Entry, f: impl FnOnce(&mut WinEntry) -> Result<R, c_int>) -> Result<R, c_int> {
     let mut g = e.try_borrow_mut().map_err(|_| MPI_ERR_INTERN)?;
     f(&mut g)
-}
-
-/// Writes `v` through a C out-pointer, or `MPI_ERR_ARG` for null.
-///
-/// # Safety
-/// `p` is null or valid for a write of `T`.
-unsafe fn out<T>(p: *mut T, v: T) -> Result<(), c_int> {
-    if p.is_null() {
-        return Err(MPI_ERR_ARG);
-    }
-    // SAFETY: non-null, and valid by the caller's contract.
-    unsafe { p.write(v) };
-    Ok(())
-}
-
-fn barrier(comm: c_int) -> Result<(), c_int> {
-    // SAFETY: a communicator handle.
-    ok(unsafe { crate::coll::PMPI_Barrier(comm) })
 }
 
 /// Every member's `N` `u64`s, by rank.

@@ -297,10 +297,7 @@ pub(crate) fn bcast(comm: c_int, buf: &mut [u8]) -> Result<(), c_int> {
     ok(unsafe { crate::coll::PMPI_Bcast(buf.as_mut_ptr().cast(), n, MPI_BYTE, 0, comm) })
 }
 
-pub(crate) fn barrier(comm: c_int) -> Result<(), c_int> {
-    // SAFETY: a communicator handle.
-    ok(unsafe { crate::coll::PMPI_Barrier(comm) })
-}
+pub(crate) use crate::coll::barrier_of as barrier;
 
 /// Every process's `v`, by rank.
 pub(crate) fn allgather(comm: c_int, v: i64) -> Result<Vec<i64>, c_int> {
