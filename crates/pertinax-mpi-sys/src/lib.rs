@@ -160,6 +160,24 @@ pub fn init_thread(required: Threads) -> Result<i32> {
     Ok(provided)
 }
 
+/// Arms the guard against Open MPI 5.0.10/5.0.11's segmentation fault when
+/// a failure is noticed while a communicator is being created
+/// (`shim/pxm_revoke_fix.c` says what it does and why); returns whether it
+/// is armed: only on the Open MPI layout it knows, checked on the world.
+/// Call once, after `init_thread`.
+pub fn arm_revoke_guard() -> bool {
+    // SAFETY: reads MPI's version and two fields of MPI_COMM_WORLD, whose
+    // layout the C side checks before it trusts it; MPI is initialized.
+    unsafe { ffi::pxm_revoke_fix_arm() != 0 }
+}
+
+/// How many times the guard of [`arm_revoke_guard`] stood in for a missing
+/// collective table (each time, a crash of Open MPI's avoided).
+pub fn revoke_guard_loans() -> u64 {
+    // SAFETY: reads a counter.
+    unsafe { ffi::pxm_revoke_fix_loans() }
+}
+
 /// Whether `MPI_Init` was called.
 pub fn initialized() -> bool {
     let mut f: c_int = 0;

@@ -411,6 +411,7 @@ pub fn start() -> Result<Started<Mpi>> {
     if !sys::initialized() {
         let _bound = watchdog::init_guard();
         sys::init_thread(sys::Threads::Funneled).map_err(|c| boot("init", c))?;
+        sys::arm_revoke_guard();
     }
     let w = sys::Comm::world();
     w.errors_return().map_err(|c| boot("errhandler", c))?;
