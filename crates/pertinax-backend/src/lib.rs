@@ -560,12 +560,17 @@ pub trait Backend: Debug + Sized {
     /// the new processes' ids, or the refusal's status; `None` if the asker
     /// ended without an answer (nothing was started). Called by every
     /// member taking part, each with the same `among` (their process ids,
-    /// the asker's included), so that it may be collective over them.
+    /// the asker's included), so that it may be collective over them, and
+    /// the same `parent`: the communicator they belong to (the one that
+    /// spawns, or the one being repaired), which `among` is all of or
+    /// part of, for a backend that makes its own communicator for the
+    /// call from it.
     fn await_processes(
         &self,
         asker: usize,
         stamp: u64,
         among: &[u32],
+        parent: &Self::CommState,
     ) -> Option<Result<Vec<u32>, u32>>;
 }
 

@@ -132,10 +132,10 @@ impl Mpi {
     }
 
     /// The communicators of the shrink of `old` (`MPIX_Comm_shrink`, not
-    /// `MPI_Comm_create_from_group` over the agreed survivors: Open MPI
-    /// 5.0.11 crashes every member of a `MPI_Comm_create_from_group` that
-    /// a process failure interrupts, with a segmentation fault in
-    /// `ompi_comm_revoke_local` under `ompi_comm_activate`), and the
+    /// `MPI_Comm_create_from_group` over the agreed survivors: in Open MPI
+    /// 5.0.11 a `MPI_Comm_create_from_group` that a process failure
+    /// interrupts never returns, or crashes every member without the
+    /// guard of `pertinax_mpi_sys::arm_revoke_guard`), and the
     /// members' positions in `old` (see [`shrink_live`]).
     pub(super) fn shrink_trio(&self, old: &Trio, agreed: &[bool]) -> Result<(Trio, Vec<usize>)> {
         let (base, at, rank) = shrink_live(old, agreed)?;

@@ -616,8 +616,9 @@ impl Backend for Mpi {
         asker: usize,
         stamp: u64,
         among: &[u32],
+        parent: &CommState,
     ) -> Option<Result<Vec<u32>, u32>> {
-        self.spawn_among(asker as u32, stamp, among)
+        self.spawn_among(asker as u32, stamp, among, parent)
     }
 }
 

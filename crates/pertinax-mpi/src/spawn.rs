@@ -18,9 +18,10 @@
 //! returns, or crashes, when a member of the group is dead, so every
 //! communicator that has a parent is split from it instead (dup, split,
 //! create, merge: [`crate::backend::OwnCommunicators::derive`]; a spawn's: from its merge;
-//! a shrink's: `MPIX_Comm_shrink`). What is left made from a group: an
-//! intercommunicator over a peer communicator, and the first step of a
-//! spawn that is not a `replace_failed`.
+//! a shrink's: `MPIX_Comm_shrink`; a spawn's first step: split from the
+//! spawning communicator). What is left made from a group: an
+//! intercommunicator over a peer communicator, and a communicator whose
+//! parent's MPI communicators could not be made.
 //!
 //! # Intercommunicators
 //!
@@ -41,8 +42,10 @@
 //! The member that asks ([`crate::backend::Backend::request_processes`]) only
 //! records its request; every member then calls
 //! [`crate::backend::Backend::await_processes`], which is collective: the members
-//! make a communicator with the asker first (`MPI_Comm_create_from_group`
-//! over their process ids) and call `MPI_Comm_spawn` on it with errors
+//! make a communicator with the asker first (`MPI_Comm_split` of the
+//! spawning communicator; `MPI_Comm_create_from_group` over their process
+//! ids only if that one's MPI communicators could not be made) and call
+//! `MPI_Comm_spawn` on it with errors
 //! returned (a failed spawn, e.g. a program that cannot be run, is
 //! `SpawnFailed` at every member). Then the asker broadcasts the start-up
 //! assignment over the new intercommunicator, and both sides allgather
@@ -81,11 +84,12 @@
 //! left).
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::collections::HashMap;
 
 use pertinax_mpi_sys as sys;
 
-use super::{dups, error_of, Mpi, Trio};
+use super::{dups, error_of, CommState, Mpi, Trio};
 use crate::backend::{Peers, ProcRequest};
 use crate::error::{Error, Result};
 
@@ -292,6 +296,7 @@ impl Mpi {
         asker: u32,
         stamp: u64,
         among: &[u32],
+        parent: &CommState,
     ) -> Option<std::result::Result<Vec<u32>, u32>> {
         if !among.contains(&asker) {
             return None;
@@ -328,10 +333,26 @@ impl Mpi {
                 None
             }
         });
+        // Else the spawning communicator, when the spawn is among all its
+        // members (`Comm::spawn`): split from it, with the asker first
+        // (`MPI_Comm_split` returns an error when a member fails).
+        let whole = |t: &&Rc<Trio>| {
+            let (mut a, mut b) = (t.members.to_vec(), order.clone());
+            a.sort_unstable();
+            b.sort_unstable();
+            t.remote.is_none() && a == b
+        };
+        let spawning = parent.trio.as_ref().ok().filter(whole);
         let (comm, made) = if let Some(c) = survivors {
             (c, true)
         } else if order.len() == 1 {
             (sys::Comm::self_(), false)
+        } else if let Some(t) = spawning {
+            let key = order.iter().position(|&p| p == me).unwrap_or(0);
+            match t.comms[1].split(0, key as i32) {
+                Ok(c) => (c, true),
+                Err(_) => return Some(Err(refused())),
+            }
         } else {
             let tag = format!("pertinax-spawn:{stamp}:{asker}:{}", order.len());
             match self.procs.group_of(&order).and_then(|mut g| {

@@ -587,6 +587,7 @@ impl Backend for Native {
         asker: usize,
         stamp: u64,
         _among: &[u32],
+        _parent: &CommState,
     ) -> Option<Result<Vec<u32>, u32>> {
         let mut e = self.engine.borrow_mut();
         loop {

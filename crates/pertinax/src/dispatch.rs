@@ -277,8 +277,9 @@ impl Backend for Active {
         asker: usize,
         stamp: u64,
         among: &[u32],
+        parent: &AnyState,
     ) -> Option<Result<Vec<u32>, u32>> {
-        on!(self, b => b.await_processes(asker, stamp, among))
+        with!(self, parent, b, s => b.await_processes(asker, stamp, among, s))
     }
 }
 

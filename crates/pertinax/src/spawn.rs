@@ -109,14 +109,17 @@ fn request(
 
 /// Waits for the answer in `slot`'s publication; `None` if that process
 /// ended without an answer (so nothing was started for it). `among`: the
-/// process ids of every member that waits for it (the same at each).
+/// process ids of every member that waits for it (the same at each), all
+/// or part of the members of `parent` (the communicator that spawns or is
+/// repaired).
 fn await_publication(
     rt: &Runtime,
     slot: usize,
     stamp: u64,
     among: &[u32],
+    parent: &Comm,
 ) -> Option<std::result::Result<Vec<u32>, u32>> {
-    rt.b.await_processes(slot, stamp, among)
+    rt.b.await_processes(slot, stamp, among, &parent.inner.st)
 }
 
 /// The error of a collective creation (spawn, merge) that needs every
@@ -209,7 +212,7 @@ impl Comm {
             }
         }
         let slots =
-            match await_publication(&rt, self.inner.peers[root] as usize, st, &self.inner.peers) {
+            match await_publication(&rt, self.inner.peers[root] as usize, st, &self.inner.peers, self) {
                 Some(Ok(s)) => s,
                 Some(Err(status)) => return fail(spawn_error(status)),
                 None => {
@@ -435,7 +438,7 @@ impl Comm {
                 .filter(|&r| got[r].is_some() && !holes.contains(&(r as u32)))
                 .map(|r| peers[r])
                 .collect();
-            match await_publication(&rt, self.inner.peers[asker] as usize, st, &among) {
+            match await_publication(&rt, self.inner.peers[asker] as usize, st, &among, self) {
                 Some(Ok(slots)) => {
                     for (&h, &s) in holes.iter().zip(&slots) {
                         peers[h as usize] = s;
