@@ -84,8 +84,8 @@
 //! left).
 
 use std::cell::RefCell;
-use std::rc::Rc;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use pertinax_mpi_sys as sys;
 

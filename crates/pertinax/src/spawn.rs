@@ -211,16 +211,21 @@ impl Comm {
                 return fail(err);
             }
         }
-        let slots =
-            match await_publication(&rt, self.inner.peers[root] as usize, st, &self.inner.peers, self) {
-                Some(Ok(s)) => s,
-                Some(Err(status)) => return fail(spawn_error(status)),
-                None => {
-                    return fail(Error::ProcFailed {
-                        ranks: vec![Rank(root as i32)],
-                    })
-                }
-            };
+        let slots = match await_publication(
+            &rt,
+            self.inner.peers[root] as usize,
+            st,
+            &self.inner.peers,
+            self,
+        ) {
+            Some(Ok(s)) => s,
+            Some(Err(status)) => return fail(spawn_error(status)),
+            None => {
+                return fail(Error::ProcFailed {
+                    ranks: vec![Rank(root as i32)],
+                })
+            }
+        };
         let n = slots.len();
         Ok(Comm::from_parts(
             rt.clone(),
