@@ -99,6 +99,14 @@ pub(super) fn dups<const N: usize>(of: [sys::Comm; N]) -> Result<[sys::Comm; N]>
     Ok(made)
 }
 
+/// Whether two lists of process ids hold the same processes, in any order.
+pub(super) fn same_members(a: &[u32], b: &[u32]) -> bool {
+    let (mut a, mut b) = (a.to_vec(), b.to_vec());
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
+
 impl Mpi {
     /// The communicator of `peers` (this process at `rank`) split from the
     /// last spawn's merged intercommunicator, if they are its members
@@ -108,10 +116,7 @@ impl Mpi {
     pub(super) fn take_joined(&self, peers: &[u32], rank: u32) -> Option<Result<sys::Comm>> {
         let mut joined = self.joined.borrow_mut();
         let (ids, _) = joined.as_ref()?;
-        let (mut a, mut b) = (ids.clone(), peers.to_vec());
-        a.sort_unstable();
-        b.sort_unstable();
-        if a != b {
+        if !same_members(ids, peers) {
             return None;
         }
         let (_, mut merged) = joined.take()?;

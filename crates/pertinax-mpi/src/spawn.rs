@@ -89,6 +89,7 @@ use std::rc::Rc;
 
 use pertinax_mpi_sys as sys;
 
+use super::comms::same_members;
 use super::{dups, error_of, CommState, Mpi, Trio};
 use crate::backend::{Peers, ProcRequest};
 use crate::error::{Error, Result};
@@ -336,12 +337,7 @@ impl Mpi {
         // Else the spawning communicator, when the spawn is among all its
         // members (`Comm::spawn`): split from it, with the asker first
         // (`MPI_Comm_split` returns an error when a member fails).
-        let whole = |t: &&Rc<Trio>| {
-            let (mut a, mut b) = (t.members.to_vec(), order.clone());
-            a.sort_unstable();
-            b.sort_unstable();
-            t.remote.is_none() && a == b
-        };
+        let whole = |t: &&Rc<Trio>| t.remote.is_none() && same_members(&t.members, &order);
         let spawning = parent.trio.as_ref().ok().filter(whole);
         let (comm, made) = if let Some(c) = survivors {
             (c, true)
