@@ -266,6 +266,23 @@ int pxm_mrecv_envelope(intptr_t *msg, uint64_t *len) {
     if (rc != MPI_SUCCESS) return rc;
     return envelope_read(e, len) ? MPI_SUCCESS : MPI_ERR_INTERN;
 }
+/* MPI_Recv, except that a message already here is received even when its
+ * (named) source has failed since it sent it. Open MPI 5's MPI_Recv refuses
+ * a failed source before it looks at its queue (ompi/mpi/c/recv.c's early
+ * check) while MPI_Iprobe still reports the message, so a probe followed
+ * by a receive from the source it reported would fail forever, the message
+ * never consumed (checks/recv_from_dead.c). MPI_Irecv has no early check:
+ * it matches a queued message at once, and MPI_Wait fails it only if none
+ * was there. So the refusal is retried that way. */
+static int recv_queued(void *buf, int cap, int src, int tag, MPI_Comm comm, MPI_Status *st) {
+    int rc = MPI_Recv(buf, cap, MPI_BYTE, src, tag, comm, st);
+    int cls = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS || src == MPI_ANY_SOURCE) return rc;
+    if (MPI_Error_class(rc, &cls) != MPI_SUCCESS || cls != MPIX_ERR_PROC_FAILED) return rc;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (MPI_Irecv(buf, cap, MPI_BYTE, src, tag, comm, &r) != MPI_SUCCESS) return rc;
+    return MPI_Wait(&r, st);
+}
 /* A blocking receive with MPI's semantics that never lets MPI write past
  * `buf`: MPI_Recv of the first message into `buf` (or a stack buffer of
  * PXM_ENVELOPE bytes when `buf` is shorter); an envelope's payload then
@@ -282,7 +299,7 @@ int pxm_recv(void *buf, size_t len, size_t elem, int src, int tag, intptr_t comm
     int direct = len >= PXM_ENVELOPE;
     void *first = direct ? buf : (void *)scratch;
     int cap = direct ? (len > (size_t)INT_MAX ? INT_MAX : (int)len) : PXM_ENVELOPE;
-    int rc = MPI_Recv(first, cap, MPI_BYTE, src, tag, COMM(comm), &st);
+    int rc = recv_queued(first, cap, src, tag, COMM(comm), &st);
     if (rc != MPI_SUCCESS) return rc;
     if (MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count == MPI_UNDEFINED)
         count = 0;
@@ -295,10 +312,10 @@ int pxm_recv(void *buf, size_t len, size_t elem, int src, int tag, intptr_t comm
         if (!envelope_read(first, &n)) return MPI_ERR_INTERN;
         out->bytes = (int)n;
         if (n <= len && (elem <= 1 || n % elem == 0))
-            return MPI_Recv(buf, (int)n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, COMM(comm), &st);
+            return recv_queued(buf, (int)n, st.MPI_SOURCE, st.MPI_TAG, COMM(comm), &st);
         void *sink = malloc((size_t)n);
         if (sink == NULL) return MPI_ERR_NO_MEM;
-        rc = MPI_Recv(sink, (int)n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, COMM(comm), &st);
+        rc = recv_queued(sink, (int)n, st.MPI_SOURCE, st.MPI_TAG, COMM(comm), &st);
         free(sink);
         if (rc != MPI_SUCCESS) return rc;
         out->error = MPI_ERR_TRUNCATE;

@@ -190,6 +190,7 @@ scenario_enum! {
         CollKill => "coll_kill",
         CollKillRevoke => "coll_kill_revoke",
         Anysource => "anysource",
+        SentBeforeDeath => "sent_before_death",
         IagreeAtOnce => "iagree_at_once",
         Insulation => "insulation",
         Acked => "acked",

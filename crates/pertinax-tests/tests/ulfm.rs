@@ -51,6 +51,17 @@ fn s3_any_source_pending_then_ack() {
     j.expect(job_code(137), 4, "");
 }
 
+/// Scenario 3b: a message that arrived before its sender died is
+/// probed and received (by any source and by the named source), and a
+/// receive from the dead after it fails.
+#[test]
+fn s3_a_message_sent_before_a_death_is_received() {
+    for how in ["any", "named"] {
+        let j = run(ft(3, Ulfm::SentBeforeDeath, &[how]));
+        j.expect(job_code(137), 2, "");
+    }
+}
+
 /// Scenario 4: Insulation: no error at all in the half whose communicator holds no
 /// failed rank.
 #[test]

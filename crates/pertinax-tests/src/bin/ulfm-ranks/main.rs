@@ -25,7 +25,7 @@ mod validation;
 use recovery::{campaign, finalized, mismatch, replace};
 use validation::{
     acked, agree_kill, anysource, coll_kill, insulation, revoke_inter, revoke_pending,
-    revoke_shrink, spawn_merge, suicide,
+    revoke_shrink, sent_before_death, spawn_merge, suicide,
 };
 
 /// Dies at once, like a crash.
@@ -201,6 +201,7 @@ fn main() {
         Ulfm::CollKill => coll_kill(&w, rest, false),
         Ulfm::CollKillRevoke => coll_kill(&w, rest, true),
         Ulfm::Anysource => anysource(&w, rest),
+        Ulfm::SentBeforeDeath => sent_before_death(&w, rest),
         Ulfm::IagreeAtOnce => iagree_returns_at_once(&w, rest),
         Ulfm::Insulation => insulation(&w, rest),
         Ulfm::Acked => acked(&w, rest),

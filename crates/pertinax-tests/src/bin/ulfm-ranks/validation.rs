@@ -135,6 +135,56 @@ pub(super) fn anysource(w: &Comm, _a: &[String]) -> R {
     Ok(String::new())
 }
 
+/// 3b: a message that arrived before its sender died is received: a
+/// probe reports it, and the receive from the source the probe named
+/// takes it (Open MPI's `MPI_Recv` refuses a dead source even then; see
+/// `pertinax-mpi-sys/checks/recv_from_dead.c`), after which a receive
+/// from the dead fails. Rank 0 probes by source `a[0]` (`any` or
+/// `named`) once it knows of the death.
+pub(super) fn sent_before_death(w: &Comm, a: &[String]) -> R {
+    let (me, n) = (w.rank().index(), w.size());
+    let victim = n - 1;
+    let any = a.first().map(String::as_str) != Some("named");
+    if me == victim {
+        w.send(&[42u64, 43], 0, 6).map_err(e)?;
+        w.send_value(&(7u32, String::from("late")), 0, 7)
+            .map_err(e)?;
+        die();
+    }
+    if me != 0 {
+        return Ok(String::new());
+    }
+    let t0 = Instant::now();
+    while w.get_failed().map_err(e)?.size() == 0 {
+        check!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the death never known"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    w.ack_failed(usize::MAX).map_err(e)?;
+    let src = if any { ANY_SOURCE } else { victim.into() };
+    let st = w
+        .probe(src, pertinax::Tag(6).into())
+        .map_err(e)?
+        .ok_or("a skipped probe")?;
+    check!(st.source.index() == victim && st.len == 16, "probed {st:?}");
+    let mut b = [0u64; 2];
+    w.recv(&mut b, st.source, 6).map_err(e)?;
+    check!(b == [42, 43], "received {b:?}");
+    let (v, _) = w
+        .recv_value::<(u32, String)>(src, 7)
+        .map_err(e)?
+        .ok_or("a skipped receive")?;
+    check!(v == (7, "late".to_string()), "received {v:?}");
+    let r = w.recv(&mut b, victim, 6);
+    check!(
+        matches!(&r, Err(Error::ProcFailed { ranks }) if ranks == &[Rank(victim as i32)]),
+        "a receive from the dead with nothing sent: {r:?}"
+    );
+    Ok(String::new())
+}
+
 /// 4: a failure in one half leaves the other half's communicator
 /// without any error at all.
 pub(super) fn insulation(w: &Comm, _a: &[String]) -> R {
