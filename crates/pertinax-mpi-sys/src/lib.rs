@@ -706,9 +706,14 @@ pub fn mrecv_envelope(mut msg: Message) -> Result<usize> {
 /// (`bytes` says how long it was). `MPI_Recv`, and a second one for an
 /// envelope's payload (see [`SMALL`]); the caller makes sure no payload
 /// is left for it to match (every envelope's payload is received at once).
+/// A message already queued from a named source that has failed since is
+/// received too (Open MPI's `MPI_Recv` refuses such a source before it
+/// looks at its queue; the shim retries as `MPI_Irecv` + `MPI_Wait`,
+/// `checks/recv_from_dead.c`).
 ///
 /// # Errors
-/// The receive's code (ULFM: the source failed, the communicator revoked).
+/// The receive's code (ULFM: the source failed and nothing from it is
+/// queued, the communicator revoked).
 pub fn recv(buf: &mut [u8], elem: usize, src: i32, tag: i32, comm: Comm) -> Result<Status> {
     let mut st = Status::EMPTY;
     // SAFETY: MPI writes at most `buf.len()` bytes into `buf`, during the
