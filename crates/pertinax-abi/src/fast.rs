@@ -18,6 +18,7 @@
 
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use pertinax::{
     Comm, Communicator, ErasedOp, Error, Rank, Source, Tag, TagMatch, ANY_SOURCE, ANY_TAG,
@@ -36,10 +37,24 @@ use crate::state;
 const STACK: usize = 256;
 const SMALL: usize = 32;
 
-/// Whether the fast paths may run at all (see the module documentation).
+/// Whether the fast paths may run at all (see the module documentation):
+/// decided once the job is joined ([`decide`]), false before.
+static PLAIN: AtomicBool = AtomicBool::new(false);
+
+/// Decides [`PLAIN`] when the job is joined, after `--resilient`'s world is
+/// installed: both that and the fault plan (read by `pertinax::init`) are
+/// fixed from then on.
+pub(crate) fn decide() {
+    let plain = !crate::resilient::on() && !pertinax::faults_planned();
+    PLAIN.store(plain, Ordering::Relaxed);
+}
+
+/// Whether the fast paths may run at all: one load. (Relaxed: it is
+/// read inside a call, after the joining call that wrote it, by the
+/// thread that joined or one ordered after it by the entry guard's lock.)
 #[inline(always)]
 fn plain() -> bool {
-    !crate::resilient::on() && !pertinax::faults_planned()
+    PLAIN.load(Ordering::Relaxed)
 }
 
 /// Runs `f` on the intracommunicator of handle `h`, if it is one (borrowed:
