@@ -1,3 +1,4 @@
+use pertinax::CommunicatorExt as _;
 use pertinax::{Op, Rank, Tag};
 fn main() -> Result<(), pertinax::Error> {
     let u = pertinax::init()?;

@@ -61,7 +61,7 @@ crate::mpi! {
     /// `MPI_Barrier`.
     fn PMPI_Barrier(comm: c_int) -> c_int as MPI_Barrier {
         if let Some(rc) = crate::fast::barrier(comm) { return rc; }
-        crate::fast::general(|| {
+        crate::fast::general(move || {
             if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Barrier", |c| crate::intercoll::barrier(comm, c, None)) { return rc; }
             call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(ready::barrier(c)(c)) }))
         })
@@ -73,7 +73,7 @@ crate::mpi! {
     fn PMPI_Bcast(buf: *mut c_void, count: c_int, ty: c_int, root: c_int, comm: c_int) -> c_int as MPI_Bcast {
         // SAFETY: forwarded.
         if let Some(rc) = unsafe { crate::fast::bcast(buf, count, ty, root, comm) } { return rc; }
-        crate::fast::general(|| {
+        crate::fast::general(move || {
             // SAFETY: MPI's contract, forwarded.
             if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Bcast", |c| unsafe { crate::intercoll::bcast(buf, count_of(count)?, ty, root, comm, c, None) }) { return rc; }
             call(comm, "MPI_Bcast", || {
@@ -110,7 +110,7 @@ crate::mpi! {
     fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, root: c_int, comm: c_int) -> c_int as MPI_Reduce {
         // SAFETY: forwarded.
         if let Some(rc) = unsafe { crate::fast::reduce(sendbuf, recvbuf, count, ty, op, root, comm) } { return rc; }
-        crate::fast::general(|| {
+        crate::fast::general(move || {
             // SAFETY: MPI's contract, forwarded.
             if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Reduce", |c| unsafe { crate::intercoll::reduce(sendbuf, recvbuf, count_of(count)?, ty, op, root, comm, c, None) }) { return rc; }
             call(comm, "MPI_Reduce", || {
@@ -128,7 +128,7 @@ crate::mpi! {
     fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Allreduce {
         // SAFETY: forwarded.
         if let Some(rc) = unsafe { crate::fast::allreduce(sendbuf, recvbuf, count, ty, op, comm) } { return rc; }
-        crate::fast::general(|| {
+        crate::fast::general(move || {
             // SAFETY: MPI's contract, forwarded.
             if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Allreduce", |c| unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count_of(count)?, ty, op, comm, c, None) }) { return rc; }
             call(comm, "MPI_Allreduce", || {

@@ -87,6 +87,7 @@ pub(crate) fn join(what: &str, required: c_int) -> c_int {
     if let Some(w) = resilient {
         crate::resilient::install(w);
     }
+    crate::fast::decide();
     let _ = MAIN.set(std::thread::current().id());
     crate::serial::start(required);
     let _ = clock();

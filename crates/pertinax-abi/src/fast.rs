@@ -16,9 +16,9 @@
 //! a new erased operation per reduction) cost more than the core's own
 //! call for an 8-byte message (`bench-results/2026-11-29/abi-fast/`).
 
-use pertinax::CommunicatorExt as _;
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use pertinax::{
     Comm, Communicator, ErasedOp, Error, Rank, Source, Tag, TagMatch, ANY_SOURCE, ANY_TAG,
@@ -37,10 +37,24 @@ use crate::state;
 const STACK: usize = 256;
 const SMALL: usize = 32;
 
-/// Whether the fast paths may run at all (see the module documentation).
+/// Whether the fast paths may run at all (see the module documentation):
+/// decided once the job is joined ([`decide`]), false before.
+static PLAIN: AtomicBool = AtomicBool::new(false);
+
+/// Decides [`PLAIN`] when the job is joined, after `--resilient`'s world is
+/// installed: both that and the fault plan (read by `pertinax::init`) are
+/// fixed from then on.
+pub(crate) fn decide() {
+    let plain = !crate::resilient::on() && !pertinax::faults_planned();
+    PLAIN.store(plain, Ordering::Relaxed);
+}
+
+/// Whether the fast paths may run at all: one load. (Relaxed: it is
+/// read inside a call, after the joining call that wrote it, by the
+/// thread that joined or one ordered after it by the entry guard's lock.)
 #[inline(always)]
 fn plain() -> bool {
-    !crate::resilient::on() && !pertinax::faults_planned()
+    PLAIN.load(Ordering::Relaxed)
 }
 
 /// Runs `f` on the intracommunicator of handle `h`, if it is one (borrowed:
@@ -93,14 +107,39 @@ unsafe fn bytes_mut<'a>(buf: *mut c_void, len: usize) -> Option<&'a mut [u8]> {
     Some(unsafe { std::slice::from_raw_parts_mut(buf.cast(), len) })
 }
 
-/// The call's return: success, or the operation's error through the
-/// communicator's handler.
+/// The error class of a failed operation, out of line: the fast path
+/// stays small, and the error (and the failed ranks it may own) is
+/// dropped here, inside the call, before the handler runs.
+#[cold]
+#[inline(never)]
+fn class_of(e: Error) -> c_int {
+    code_of(&e)
+}
+
+/// An operation's result as a class: `MPI_SUCCESS` or its error's.
 #[inline(always)]
-fn result<T>(comm: c_int, what: &str, r: Result<T, Error>) -> c_int {
+fn class<T>(r: Result<T, Error>) -> c_int {
     match r {
         Ok(_) => MPI_SUCCESS,
-        Err(e) => raise(comm, what, code_of(&e)),
+        Err(e) => class_of(e),
     }
+}
+
+/// The call's return: success, or the class through the communicator's
+/// handler (after the state's borrow has ended: a handler may call MPI).
+#[inline(always)]
+fn result(comm: c_int, what: &str, class: c_int) -> c_int {
+    if class == MPI_SUCCESS {
+        MPI_SUCCESS
+    } else {
+        failed(comm, what, class)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn failed(comm: c_int, what: &str, class: c_int) -> c_int {
+    raise(comm, what, class)
 }
 
 /// `MPI_Send`.
@@ -123,7 +162,7 @@ pub(crate) unsafe fn send(
     // SAFETY: forwarded.
     let data = unsafe { bytes(buf, len) }?;
     let r = intra(comm, |c| {
-        ((dest as usize) < c.size()).then(|| c.send(data, Rank(dest), Tag(tag)))
+        ((dest as usize) < c.size()).then(|| class(c.send_bytes(data, Rank(dest), Tag(tag))))
     })?;
     Some(result(comm, "MPI_Send", r))
 }
@@ -153,23 +192,23 @@ pub(crate) unsafe fn recv(
     let (len, size) = len_of(count, ty)?;
     // SAFETY: forwarded.
     let data = unsafe { bytes_mut(buf, len) }?;
-    let got = intra(comm, |c| {
+    let r = intra(comm, |c| {
         let from = match src {
             MPI_ANY_SOURCE => ANY_SOURCE,
             r if r >= 0 && (r as usize) < c.size() => Source::from(Rank(r)),
             _ => return None,
         };
         // Checks that the message is whole elements of `size` bytes.
-        Some(c.recv_bytes(data, size, from, tag))
+        Some(match c.recv_bytes(data, size, from, tag) {
+            Ok(s) => {
+                // SAFETY: MPI's contract for `st`.
+                unsafe { put_status(st, crate::resilient::of(s)) };
+                MPI_SUCCESS
+            }
+            Err(e) => class_of(e),
+        })
     })?;
-    Some(match got {
-        Ok(s) => {
-            // SAFETY: MPI's contract for `st`.
-            unsafe { put_status(st, crate::resilient::of(s)) };
-            MPI_SUCCESS
-        }
-        Err(e) => raise(comm, "MPI_Recv", code_of(&e)),
-    })
+    Some(result(comm, "MPI_Recv", r))
 }
 
 /// `MPI_Barrier`.
@@ -178,7 +217,7 @@ pub(crate) fn barrier(comm: c_int) -> Option<c_int> {
     if !plain() {
         return None;
     }
-    let r = intra(comm, |c| Some(c.barrier()))?;
+    let r = intra(comm, |c| Some(class(c.barrier())))?;
     Some(result(comm, "MPI_Barrier", r))
 }
 
@@ -201,37 +240,68 @@ pub(crate) unsafe fn bcast(
     // SAFETY: forwarded.
     let data = unsafe { bytes_mut(buf, len) }?;
     let r = intra(comm, |c| {
-        ((root as usize) < c.size()).then(|| c.bcast(data, Rank(root)))
+        ((root as usize) < c.size()).then(|| class(c.bcast_bytes(data, Rank(root))))
     })?;
     Some(result(comm, "MPI_Bcast", r))
 }
 
-/// The erased form of the predefined operations used so far, by
-/// (operation, datatype): made once, not per call.
-static OPS: Serial<RefCell<Vec<(c_int, c_int, ErasedOp)>>> = Serial::new(RefCell::new(Vec::new()));
+/// Keys of [`Ops::slot`]: a predefined operation's index (the low 4
+/// bits of its handle, `0x5800_000i` in MPICH's encoding) by a predefined
+/// type's (the low 7 bits of `0x4c00_SSII`: every one is below `0x80`).
+const OP_KEYS: usize = 16 << 7;
+
+/// The erased form of the predefined operations used so far, made once,
+/// not per call: `made` in the order made, `slot` their places by
+/// (operation, type) key (`0`: none yet; `i`: `made[i - 1]`).
+struct Ops {
+    slot: [u16; OP_KEYS],
+    made: Vec<(c_int, ErasedOp)>,
+}
+
+static OPS: Serial<RefCell<Ops>> = Serial::new(RefCell::new(Ops {
+    slot: [0; OP_KEYS],
+    made: Vec::new(),
+}));
 
 /// Runs `f` with predefined operation `op` on predefined type `ty`
 /// (`None`: a user operation, or one MPI does not define on `ty`).
 #[inline(always)]
 fn with_op<R>(op: c_int, ty: c_int, f: impl FnOnce(&ErasedOp) -> R) -> Option<R> {
-    // Predefined operations are `0x58000000 | index` (MPICH's encoding).
-    if (op as u32) & 0xfc00_0000 != 0x5800_0000 {
+    if (op as u32) & !0xf != 0x5800_0000 {
         return None;
     }
+    let key = ((op as usize & 0xf) << 7) | (ty as usize & 0x7f);
     OPS.with(|ops| {
-        let known = ops
-            .try_borrow()
-            .ok()?
-            .iter()
-            .any(|(o, t, _)| *o == op && *t == ty);
-        if !known {
-            let e = reduction(op, ty).ok()?;
-            ops.try_borrow_mut().ok()?.push((op, ty, e));
+        let mut made = false;
+        loop {
+            let found = ops.try_borrow().ok()?;
+            // Slot 0 (none yet) wraps to an index past the end.
+            if let Some((t, e)) = found.made.get(usize::from(found.slot[key]).wrapping_sub(1)) {
+                // Another type with the same low bits is no predefined
+                // one (their indices differ): the general path refuses it.
+                return (*t == ty).then(|| f(e));
+            }
+            drop(found);
+            if made {
+                return None;
+            }
+            make_op(ops, op, ty, key)?;
+            made = true;
         }
-        let ops = ops.try_borrow().ok()?;
-        let (_, _, e) = ops.iter().find(|(o, t, _)| *o == op && *t == ty)?;
-        Some(f(e))
     })
+}
+
+/// Makes the erased form of `op` on `ty` and gives it slot `key`; `None`
+/// if MPI does not define it (or the table is full).
+#[cold]
+#[inline(never)]
+fn make_op(ops: &RefCell<Ops>, op: c_int, ty: c_int, key: usize) -> Option<()> {
+    let e = reduction(op, ty).ok()?;
+    let mut ops = ops.try_borrow_mut().ok()?;
+    let slot = u16::try_from(ops.made.len() + 1).ok()?;
+    ops.made.push((ty, e));
+    ops.slot[key] = slot;
+    Some(())
 }
 
 /// The input of a reduction: `sendbuf`, or with `MPI_IN_PLACE` a copy of
@@ -249,6 +319,13 @@ unsafe fn operand<R>(
     if in_place(sendbuf) {
         // Two sizes on the stack: zeroing the copy costs as much as the
         // call for a word or two.
+        // One `int` or `double`: a move, not a call of `memcpy`.
+        if len == 4 {
+            return Some(copied::<4, R>(recv, f));
+        }
+        if len == 8 {
+            return Some(copied::<8, R>(recv, f));
+        }
         if len <= SMALL {
             let mut copy = [0u8; SMALL];
             copy[..len].copy_from_slice(recv);
@@ -265,6 +342,17 @@ unsafe fn operand<R>(
     // SAFETY: by the caller's contract.
     let send = unsafe { bytes(sendbuf, len) }?;
     Some(f(send, recv))
+}
+
+/// `f(copy, recv)` with a copy of `recv`'s `N` bytes.
+///
+/// # Panics
+/// If `recv` does not hold `N` bytes (the callers check).
+#[inline(always)]
+fn copied<const N: usize, R>(recv: &mut [u8], f: impl FnOnce(&[u8], &mut [u8]) -> R) -> R {
+    let mut copy = [0u8; N];
+    copy.copy_from_slice(recv);
+    f(&copy, recv)
 }
 
 /// `MPI_Allreduce`.
@@ -289,10 +377,10 @@ pub(crate) unsafe fn allreduce(
     let r = with_op(op, ty, |e| {
         intra(comm, |c| {
             // SAFETY: forwarded.
-            unsafe { operand(sendbuf, recv, |s, r| c.allreduce_bytes(s, r, e)) }
+            unsafe { operand(sendbuf, recv, |s, r| class(c.allreduce_bytes(s, r, e))) }
         })
     })??;
-    Some(result(comm, "MPI_Allreduce", r.map(drop)))
+    Some(result(comm, "MPI_Allreduce", r))
 }
 
 /// `MPI_Reduce`.
@@ -325,15 +413,19 @@ pub(crate) unsafe fn reduce(
                 }
                 // SAFETY: forwarded.
                 let send = unsafe { bytes(sendbuf, len) }?;
-                return Some(c.reduce_bytes(send, &mut [], e, Rank(root)));
+                return Some(class(c.reduce_bytes(send, &mut [], e, Rank(root))));
             }
             // SAFETY: forwarded.
             let recv = unsafe { bytes_mut(recvbuf, len) }?;
             // SAFETY: forwarded.
-            unsafe { operand(sendbuf, recv, |s, r| c.reduce_bytes(s, r, e, Rank(root))) }
+            unsafe {
+                operand(sendbuf, recv, |s, r| {
+                    class(c.reduce_bytes(s, r, e, Rank(root)))
+                })
+            }
         })
     })??;
-    Some(result(comm, "MPI_Reduce", r.map(drop)))
+    Some(result(comm, "MPI_Reduce", r))
 }
 
 /// A call's general path, kept out of line so that the fast path before

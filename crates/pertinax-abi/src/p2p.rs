@@ -129,7 +129,7 @@ crate::mpi! {
     fn PMPI_Send(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Send {
         // SAFETY: forwarded.
         if let Some(rc) = unsafe { crate::fast::send(buf, count, ty, dest, tag, comm) } { return rc; }
-        crate::fast::general(|| {
+        crate::fast::general(move || {
             if let Some(rc) = crate::resilient::send(buf, count, ty, dest, tag, comm) { return rc; }
             call(comm, "MPI_Send", || {
                 let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
@@ -149,7 +149,7 @@ crate::mpi! {
     fn PMPI_Recv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Recv {
         // SAFETY: forwarded.
         if let Some(rc) = unsafe { crate::fast::recv(buf, count, ty, src, tag, comm, st) } { return rc; }
-        crate::fast::general(|| {
+        crate::fast::general(move || {
             if let Some(rc) = crate::resilient::recv(buf, count, ty, src, tag, comm, st) { return rc; }
             call(comm, "MPI_Recv", || {
                 let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;

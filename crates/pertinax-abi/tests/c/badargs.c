@@ -1133,6 +1133,18 @@ int main(int argc, char **argv) {
     int one = rank + 1, sum = 0;
     CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
     CHECK(sum == size * (size + 1) / 2);
+    /* MPI_INT's index in a predefined type's handle with another size
+     * (8) is not MPI_INT: once MPI_INT's sum is made, the reduction is
+     * still refused, as before it (the fast path's table of reductions is
+     * keyed by the index). */
+    {
+        long long a = 1, b = 0;
+        int cls = -1;
+        int rc = MPI_Allreduce(&a, &b, 1, (MPI_Datatype)0x4c000805, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(rc != MPI_SUCCESS && MPI_Error_class(rc, &cls) == MPI_SUCCESS);
+        CHECK(cls == MPI_ERR_TYPE || cls == MPI_ERR_OP);
+        CHECK(b == 0);
+    }
     int token = 100 + rank, got = -1, prev = (rank + size - 1) % size;
     CHECK(MPI_Sendrecv(&token, 1, MPI_INT, peer, 77, &got, 1, MPI_INT, prev, 77,
                        MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
