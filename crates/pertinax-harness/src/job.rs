@@ -374,12 +374,14 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
     }
 }
 
-/// What the MPI backend prints when `MPI_Comm_spawn` passed its bound
+/// What the MPI backend prints when a spawn (`MPI_Comm_spawn` and its
+/// set-up) passed its bound
 /// (`PERTINAX_MPI_SPAWN_BOUND`): Open MPI at times never completes a spawn
 /// after a failure (seen here about once in 30 replacements on a loaded
 /// host); the job ends with [`SPAWN_HUNG_CODE`], and [`run`] runs it again
 /// (at most twice), saying so.
-const SPAWN_HUNG: &str = "MPI_Comm_spawn has not returned within";
+const SPAWN_HUNG: &str =
+    "MPI_Comm_spawn and the set-up with the new processes have not ended within";
 /// The exit code of that job (`EX_TEMPFAIL`).
 const SPAWN_HUNG_CODE: i32 = 75;
 

@@ -120,3 +120,41 @@ int pxm_bcast(void *buf, int len, int root, intptr_t comm) {
 int pxm_allgather_u32(uint32_t mine, uint32_t *out, intptr_t comm) {
     return MPI_Allgather(&mine, 1, MPI_UINT32_T, out, 1, MPI_UINT32_T, COMM(comm));
 }
+
+/* One byte to and from every process of the remote group of intercommunicator
+ * `inter` (collective over both groups). Open MPI carries messages between
+ * two jobs (a spawn's parents and children) over TCP, connected at the first
+ * message, and tells a process of another job's death only through that
+ * connection: a process never told it waits forever on a peer that died
+ * before their first message was through, and a send started while the peer
+ * dies in the connection's handshake never completes
+ * (checks/spawned_death.c). So a spawn connects every pair across its two
+ * groups while all are alive. */
+int pxm_connect_remote(intptr_t inter) {
+    int n = 0, rc = MPI_Comm_remote_size(COMM(inter), &n);
+    if (rc != MPI_SUCCESS || n <= 0) {
+        return rc;
+    }
+    MPI_Request reqs[2 * 64];
+    unsigned char out = 1, in[64];
+    /* In batches of 64 peers: requests on the stack. */
+    for (int first = 0; first < n; first += 64) {
+        int k = n - first < 64 ? n - first : 64;
+        for (int i = 0; i < k; i++) {
+            rc = MPI_Irecv(&in[i], 1, MPI_BYTE, first + i, 0, COMM(inter), &reqs[i]);
+            if (rc == MPI_SUCCESS) {
+                rc = MPI_Isend(&out, 1, MPI_BYTE, first + i, 0, COMM(inter), &reqs[k + i]);
+            }
+            if (rc != MPI_SUCCESS) {
+                /* The requests posted so far are left to the communicator's
+                 * end: the caller gives the spawn up. */
+                return rc;
+            }
+        }
+        rc = MPI_Waitall(2 * k, reqs, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}

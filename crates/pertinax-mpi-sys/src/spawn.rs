@@ -49,6 +49,7 @@ mod ffi {
         pub fn pxm_comm_disconnect(comm: *mut isize) -> c_int;
         pub fn pxm_bcast(buf: *mut u8, len: c_int, root: c_int, comm: isize) -> c_int;
         pub fn pxm_allgather_u32(mine: u32, out: *mut u32, comm: isize) -> c_int;
+        pub fn pxm_connect_remote(inter: isize) -> c_int;
     }
 }
 
@@ -314,5 +315,21 @@ impl Comm {
         // SAFETY: `out` holds one u32 per process of the group that sends
         // (checked above), written during the call only.
         check(unsafe { ffi::pxm_allgather_u32(mine, out.as_mut_ptr(), self.0) })
+    }
+
+    /// One byte to and from every process of this intercommunicator's
+    /// remote group (collective over both groups): Open MPI connects two
+    /// jobs' processes (a spawn's parents and children) at their first
+    /// message and learns of a death in the other job only through that
+    /// connection, so a spawn connects every pair across it while all are
+    /// alive (`checks/spawned_death.c`: a process of the other job that
+    /// dies before the first message is through is never reported, and a
+    /// send to it never returns).
+    ///
+    /// # Errors
+    /// The MPI's code.
+    pub fn connect_remote(self) -> Result<()> {
+        // SAFETY: reads the handle only.
+        check(unsafe { ffi::pxm_connect_remote(self.0) })
     }
 }

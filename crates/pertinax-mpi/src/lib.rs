@@ -408,8 +408,10 @@ fn job_id() -> String {
 /// `Bootstrap` if MPI cannot start.
 pub fn start() -> Result<Started<Mpi>> {
     let boot = |what: &str, c: sys::Code| Error::Bootstrap(format!("MPI {what}: {c}"));
+    // A spawned process's start, up to its connections to its parents
+    // (`spawn::world_start`), is bounded.
+    let bound = watchdog::init_guard();
     if !sys::initialized() {
-        let _bound = watchdog::init_guard();
         sys::init_thread(sys::Threads::Funneled).map_err(|c| boot("init", c))?;
         sys::arm_revoke_guard();
     }
@@ -422,6 +424,7 @@ pub fn start() -> Result<Started<Mpi>> {
     let size = w.size().map_err(|c| boot("size", c))?;
     let (rank, size) = (rank.max(0) as usize, size.max(1) as usize);
     let (procs, child) = spawn::world_start(rank as u32, size as u32)?;
+    drop(bound);
     let me = spawn::pid(procs.world, rank as u32);
     let joined = child.as_ref().and_then(|c| c.joined.clone());
     let assigned = match child {

@@ -48,8 +48,11 @@
 //! `MPI_Comm_spawn` on it with errors
 //! returned (a failed spawn, e.g. a program that cannot be run, is
 //! `SpawnFailed` at every member). Then the asker broadcasts the start-up
-//! assignment over the new intercommunicator, and both sides allgather
-//! their process ids on it. A new process finds all that in
+//! assignment over the new intercommunicator, both sides allgather
+//! their process ids on it, and every parent-child pair exchanges a byte
+//! ([`sys::Comm::connect_remote`]: Open MPI tells a process of another
+//! job's death only through their connection, made at their first
+//! message). A new process finds all that in
 //! [`world_start`] (`MPI_Comm_get_parent`). Both sides then merge it
 //! (`MPI_Intercomm_merge`) and disconnect it: the communicator the core
 //! makes next over exactly those processes (the intercommunicator of
@@ -361,10 +364,10 @@ impl Mpi {
             }
         };
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let spawned = {
-            let _bound = super::watchdog::spawn_guard();
-            comm.spawn(&cmd, &args, count, 0)
-        };
+        // Bounds the spawn and its set-up below, up to the connections:
+        // after a failure Open MPI at times never completes them.
+        let bound = super::watchdog::spawn_guard();
+        let spawned = comm.spawn(&cmd, &args, count, 0);
         if made {
             let mut c = comm;
             let _ = c.free();
@@ -408,6 +411,14 @@ impl Mpi {
             Ok(g) => self.procs.learn(g, &kids),
             Err(_) => return Some(Err(refused())),
         }
+        // Every parent-child pair connected while all are alive (see
+        // `sys::Comm::connect_remote`): else Open MPI never tells a
+        // parent of a child's death, nor a child of a parent's, when the
+        // two had exchanged nothing yet.
+        if inter.connect_remote().is_err() {
+            return Some(Err(refused()));
+        }
+        drop(bound);
         // Parents first, then the new processes (see `Child::joined`).
         let ids = order.iter().chain(&kids).copied().collect();
         let merged = inter.merge(false).ok();
@@ -521,6 +532,10 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
         .map_err(|c| boot("parents' ids", c))?;
     let g = parent.remote_group().map_err(|c| boot("parents", c))?;
     procs.learn(g, &parents);
+    // The parents' `connect_remote` (see `spawn_among`).
+    parent
+        .connect_remote()
+        .map_err(|c| boot("connection to the parents", c))?;
     let pids: Vec<u32> = (0..size).map(|r| pid(world, r)).collect();
     let joined = parent
         .merge(true)

@@ -93,13 +93,14 @@ pub(super) fn start(
     Guard { done }
 }
 
-/// The bound on a spawn this process takes part in (`MPI_Comm_spawn`).
+/// The bound on a spawn this process takes part in (`MPI_Comm_spawn` and
+/// the set-up with the new processes, up to their connections).
 pub(super) fn spawn_guard() -> Guard {
     let rank = world_rank();
     start("pertinax-spawn-bound", spawn_bound(), move |b| {
         eprintln!(
-            "pertinax: rank {rank}: MPI_Comm_spawn has not returned \
-             within {:.1} s: Open MPI at times never completes a spawn after a process \
+            "pertinax: rank {rank}: MPI_Comm_spawn and the set-up with the new \
+             processes have not ended within {:.1} s: Open MPI at times never completes a spawn after a process \
              failure (the new process waits in MPI_Init for its runtime); ending this \
              process (exit code {SPAWN_HUNG}: run the job again)",
             b.as_secs_f64()
@@ -108,16 +109,17 @@ pub(super) fn spawn_guard() -> Guard {
     })
 }
 
-/// The bound on `MPI_Init` of a process started by a spawn (Open MPI sets
-/// `OMPI_PARENT_PORT` in its environment); `None` for a process `mpirun`
-/// started, whose `MPI_Init` is unbounded.
+/// The bound on `MPI_Init` and the set-up with the parents of a process
+/// started by a spawn (Open MPI sets `OMPI_PARENT_PORT` in its
+/// environment); `None` for a process `mpirun` started, whose `MPI_Init`
+/// is unbounded.
 pub(super) fn init_guard() -> Option<Guard> {
     std::env::var_os("OMPI_PARENT_PORT")?;
     Some(start("pertinax-init-bound", spawn_bound(), |b| {
         eprintln!(
-            "pertinax: a spawned process: MPI_Init has not returned within {:.1} s: Open MPI \
-             at times never completes a spawn after a process failure; ending this process \
-             (exit code {SPAWN_HUNG})",
+            "pertinax: a spawned process: MPI_Init and the set-up with its parents have not \
+             ended within {:.1} s: Open MPI at times never completes a spawn after a process \
+             failure; ending this process (exit code {SPAWN_HUNG})",
             b.as_secs_f64()
         );
         SPAWN_HUNG
