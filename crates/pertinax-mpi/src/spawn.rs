@@ -493,8 +493,15 @@ pub(super) struct Child {
 /// `Bootstrap` when the parents' data cannot be read, or a spawned world
 /// has no job number to name its processes by.
 pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)> {
-    let boot =
-        |what: &str, c: sys::Code| Error::Bootstrap(format!("MPI spawned process {what}: {c}"));
+    let boot = |what: &str, c: sys::Code| {
+        if matches!(
+            c.kind(),
+            sys::Kind::ProcFailed | sys::Kind::ProcFailedPending | sys::Kind::Revoked
+        ) {
+            orphaned(what, c)
+        }
+        Error::Bootstrap(format!("MPI spawned process {what}: {c}"))
+    };
     let parent = sys::parent().map_err(|c| boot("parent", c))?;
     if parent.is_null() {
         return Ok((Procs::new(0)?, None));
@@ -549,6 +556,20 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
         joined,
     };
     Ok((procs, Some(child)))
+}
+
+/// Ends a spawned process whose parents failed during its set-up (`what`
+/// failed with `c`): they have given the spawn up (`SpawnFailed`, or dead),
+/// so it has no assignment and nothing to do. It ends quietly with 0, as
+/// under `pertinax run` a process whose requester failed is started with
+/// the launcher's copy of its assignment or, with `--on-parent-failure
+/// end`, killed; never an `init` error for a process no one waits for.
+fn orphaned(what: &str, c: sys::Code) -> ! {
+    eprintln!(
+        "pertinax: a spawned process: its parents failed before its set-up ended ({what}: {c}); \
+         it has nothing to do and ends (exit code 0)"
+    );
+    pertinax_os::process::exit_now(0)
 }
 
 #[cfg(test)]
