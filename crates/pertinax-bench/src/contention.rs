@@ -67,10 +67,17 @@ impl Meter {
     /// Takes the last scan; returns the share of all cores' time since
     /// `start` that other sessions used (0..1).
     pub fn finish(self) -> Option<f64> {
+        let (ticks, wall) = self.finish_ticks()?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        share(ticks, wall, cores)
+    }
+
+    /// Takes the last scan; returns the CPU ticks other sessions used since
+    /// `start`, and the time since.
+    fn finish_ticks(self) -> Option<(u64, Duration)> {
         self.stop.store(true, Ordering::Relaxed);
         let ticks = self.worker.join().ok()?;
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        share(ticks, self.started.elapsed(), cores)
+        Some((ticks, self.started.elapsed()))
     }
 }
 
@@ -162,13 +169,16 @@ mod tests {
     #[test]
     fn a_busy_process_in_another_session_is_seen() {
         let m = Meter::start().unwrap();
-        // `setsid` puts the loop in a session of its own; it ends by itself.
+        // `setsid` puts the loop in a session of its own; it ends by itself
+        // after one second of CPU (`SIGXCPU`), however long the host's
+        // load makes that take. The meter misses at most what the loop
+        // used after its last scan (one period, 20 ticks).
         let status = std::process::Command::new("setsid")
-            .args(["-w", "timeout", "0.6", "sh", "-c", "while :; do :; done"])
+            .args(["-w", "sh", "-c", "ulimit -t 1; while :; do :; done"])
             .status()
             .unwrap();
-        assert!(!status.success(), "timeout ends the loop");
-        let s = m.finish().unwrap();
-        assert!(s > 0.1, "share {s}");
+        assert!(!status.success(), "the CPU limit ends the loop");
+        let (ticks, wall) = m.finish_ticks().unwrap();
+        assert!(ticks >= 50, "{ticks} ticks in {wall:?}");
     }
 }

@@ -376,6 +376,9 @@ impl Mpi {
             Ok(i) => i,
             Err(_) => return Some(Err(refused())),
         };
+        if me == asker {
+            crate::inject::fault_point("ft.spawn.started");
+        }
         let _ = inter.errors_return();
         // The assignment: its length, then its bytes, from the asker.
         let root = if me == asker {
@@ -397,26 +400,26 @@ impl Mpi {
             payload = vec![0];
         }
         if inter.bcast(&mut len, root).is_err() || inter.bcast(&mut payload, root).is_err() {
-            return Some(Err(refused()));
+            return given_up(inter);
         }
         let n = match inter.remote_size() {
             Ok(n) => usize::try_from(n).unwrap_or(0),
-            Err(_) => return Some(Err(refused())),
+            Err(_) => return given_up(inter),
         };
         let mut kids = vec![0u32; n];
         if inter.allgather_u32(me, &mut kids).is_err() {
-            return Some(Err(refused()));
+            return given_up(inter);
         }
         match inter.remote_group() {
             Ok(g) => self.procs.learn(g, &kids),
-            Err(_) => return Some(Err(refused())),
+            Err(_) => return given_up(inter),
         }
         // Every parent-child pair connected while all are alive (see
         // `sys::Comm::connect_remote`): else Open MPI never tells a
         // parent of a child's death, nor a child of a parent's, when the
         // two had exchanged nothing yet.
         if inter.connect_remote().is_err() {
-            return Some(Err(refused()));
+            return given_up(inter);
         }
         drop(bound);
         // Parents first, then the new processes (see `Child::joined`).
@@ -431,6 +434,15 @@ impl Mpi {
         let _ = inter.disconnect();
         Some(Ok(kids))
     }
+}
+
+/// A spawn given up after its intercommunicator was made: revoked, so
+/// that the new processes, still in their set-up, end at once
+/// ([`orphaned`]) instead of at their bound (Open MPI does not tell them
+/// of a parent's death before they are connected to it).
+fn given_up(inter: sys::Comm) -> Option<std::result::Result<Vec<u32>, u32>> {
+    let _ = inter.revoke();
+    Some(Err(refused()))
 }
 
 /// The start-up payload with the parents' fault plan (`PERTINAX_FAULTS`)
@@ -560,7 +572,8 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
 
 /// Ends a spawned process whose parents failed during its set-up (`what`
 /// failed with `c`): they have given the spawn up (`SpawnFailed`, or dead),
-/// so it has no assignment and nothing to do. It ends quietly with 0, as
+/// so it has no assignment and nothing to do. It finalizes (bounded) and
+/// ends quietly with 0, as
 /// under `pertinax run` a process whose requester failed is started with
 /// the launcher's copy of its assignment or, with `--on-parent-failure
 /// end`, killed; never an `init` error for a process no one waits for.
@@ -569,6 +582,9 @@ fn orphaned(what: &str, c: sys::Code) -> ! {
         "pertinax: a spawned process: its parents failed before its set-up ended ({what}: {c}); \
          it has nothing to do and ends (exit code 0)"
     );
+    // Finalized (bounded), so that Open MPI's launcher does not take the
+    // end for an abnormal termination.
+    let _ = super::finalize::finalize();
     pertinax_os::process::exit_now(0)
 }
 

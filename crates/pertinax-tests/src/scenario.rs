@@ -180,6 +180,7 @@ scenario_enum! {
         Cross => "cross",
         BadPath => "bad_path",
         Names => "names",
+        AskerDies => "asker_dies",
     }
 }
 

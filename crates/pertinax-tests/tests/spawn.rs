@@ -62,3 +62,26 @@ fn published_names_are_the_jobs() {
     assert_eq!(lines(&j, "child found=yes").len(), 1, "{}", j.stdout);
     assert!(!j.stdout.contains("FAIL"), "{}", j.stdout);
 }
+
+/// The asker of a spawn dies once the two new processes are started
+/// (`ft.spawn.started`): the job still ends within its bound, the other
+/// parents each say what their spawn returned, and no process reports a
+/// failure; the children start with the launcher's copy of their
+/// assignment. (On MPI, where the asker hands the assignment out, the
+/// other parents revoke the spawn's intercommunicator and each child ends
+/// quietly saying its parents failed: `.ci/mpi-spawn`, which runs this
+/// program under `mpirun`.)
+#[test]
+fn the_asker_dying_once_the_children_are_started_leaves_no_failure() {
+    let j = run(spec(3, Spawn::AskerDies, &[], 2)
+        .launcher_arg("--kill")
+        .launcher_arg("0@ft.spawn.started#1"));
+    assert!(!j.stdout.contains("FAIL"), "{}\n{}", j.stdout, j.stderr);
+    assert!(
+        j.stderr.contains("killed by SIGKILL at") && j.stderr.contains("point ft.spawn.started"),
+        "{}",
+        j.stderr
+    );
+    assert_eq!(lines(&j, " parent spawn=").len(), 2, "{}", j.stdout);
+    assert_eq!(lines(&j, " child of=2").len(), 2, "{}", j.stdout);
+}

@@ -136,6 +136,7 @@
 //! | `ft.agree.contributed` | right after contributing |
 //! | `ft.revoke.partial` | in a revocation, after half of the members were marked |
 //! | `ft.replace.request` | in `replace_failed`, at the survivor that asks the launcher, just before it asks |
+//! | `ft.spawn.started` | in a spawn or `replace_failed`, at the member that asked, once the new processes are started and before they have their assignment from it (on MPI) or the parents have the answer (native) |
 //! | `comm.intercomm.enter`, `.received`, `.exchanged`, `.distributing`, `.committed` | the steps of [`Comm::intercomm_create`] |
 //!
 //! # Example

@@ -266,6 +266,11 @@ impl Engine {
         }
     }
 
+    /// This process's slot.
+    pub fn slot(&self) -> usize {
+        self.me
+    }
+
     /// Largest message sent eagerly.
     pub fn eager_limit(&self) -> usize {
         self.eager_limit

@@ -209,6 +209,21 @@ fn names(u: &Universe, w: &Comm, _a: &[String]) -> R {
     Ok("parent published=yes".into())
 }
 
+/// Three parents spawn two children; the test kills the asker (rank 0)
+/// at `ft.spawn.started`. A child that starts says so; a surviving parent
+/// says what its spawn returned (`ok`, or the error's kind).
+fn asker_dies(u: &Universe, w: &Comm, _a: &[String]) -> R {
+    if u.parent().is_some() {
+        return Ok(format!("child of={}", w.size()));
+    }
+    match spawn_self(w, &[Spawn::AskerDies.as_str()], 2) {
+        Ok(_) => Ok("parent spawn=ok".into()),
+        Err(Error::SpawnFailed(_)) => Ok("parent spawn=SpawnFailed".into()),
+        Err(Error::ProcFailed { .. }) => Ok("parent spawn=ProcFailed".into()),
+        Err(x) => Err(format!("spawn: {x}")),
+    }
+}
+
 fn main() {
     let sc = Scenario::<Spawn>::from_args();
     let u: Universe = setup("init", pertinax::init());
@@ -218,6 +233,7 @@ fn main() {
         Spawn::Cross => cross(&u, &w, rest),
         Spawn::BadPath => bad_path(&u, &w, rest),
         Spawn::Names => names(&u, &w, rest),
+        Spawn::AskerDies => asker_dies(&u, &w, rest),
     };
     report(sc.name(), w.rank().index(), r).or_exit();
     drop(u);
