@@ -162,7 +162,7 @@ pub use capability::{
     attach_derived, Capabilities, Coll, CollKind, CollOut, Derived, NameService, OwnAgreement,
     OwnCollectives, OwnCommunicators, Shrunk,
 };
-pub use startup::{Assignment, Started};
+pub use startup::{Assignment, StartBound, Started};
 
 /// A request's key, owned by the backend: slot index and generation (the
 /// backend decides what they mean; native also uses it as a wire cookie).

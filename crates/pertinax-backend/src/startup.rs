@@ -41,6 +41,21 @@ pub struct Started<B> {
     /// For a process started later (spare, spawned): the process ids of
     /// its request, its index among them, and its assignment.
     pub assigned: Option<(Vec<u32>, usize, Assignment)>,
+    /// What bounds this process's start, if the backend bounds it (the MPI
+    /// backend, for a spawned process: a watchdog that ends the process
+    /// when Open MPI never completes its start): the runtime holds it
+    /// until the process has joined its communicators, then drops it.
+    pub bound: Option<StartBound>,
+}
+
+/// A bound on a process's start ([`Started::bound`]): dropping it ends the
+/// bound.
+pub struct StartBound(pub Box<dyn std::any::Any>);
+
+impl std::fmt::Debug for StartBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartBound")
+    }
 }
 
 impl<B> Started<B> {
@@ -54,6 +69,7 @@ impl<B> Started<B> {
             job_id: self.job_id,
             me: self.me,
             assigned: self.assigned,
+            bound: self.bound,
         }
     }
 }

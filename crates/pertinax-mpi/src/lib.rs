@@ -135,7 +135,9 @@ use std::rc::Rc;
 
 use pertinax_mpi_sys::{self as sys, Kind, Op, RecvData, SendData};
 
-use crate::backend::{Backend, MatchSpec, Peers, RecvBuf, ReqKey, SendBuf, Started, Task, TaskIo};
+use crate::backend::{
+    Backend, MatchSpec, Peers, RecvBuf, ReqKey, SendBuf, StartBound, Started, Task, TaskIo,
+};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 use crate::wait::WaitPolicy;
@@ -408,8 +410,9 @@ fn job_id() -> String {
 /// `Bootstrap` if MPI cannot start.
 pub fn start() -> Result<Started<Mpi>> {
     let boot = |what: &str, c: sys::Code| Error::Bootstrap(format!("MPI {what}: {c}"));
-    // A spawned process's start, up to its connections to its parents
-    // (`spawn::world_start`), is bounded.
+    // A spawned process's start is bounded, up to the end of `init` (the
+    // runtime holds the bound until the process has joined its
+    // communicators, which the parents make with it).
     let bound = watchdog::init_guard();
     if !sys::initialized() {
         sys::init_thread(sys::Threads::Funneled).map_err(|c| boot("init", c))?;
@@ -424,7 +427,6 @@ pub fn start() -> Result<Started<Mpi>> {
     let size = w.size().map_err(|c| boot("size", c))?;
     let (rank, size) = (rank.max(0) as usize, size.max(1) as usize);
     let (procs, child) = spawn::world_start(rank as u32, size as u32)?;
-    drop(bound);
     let me = spawn::pid(procs.world, rank as u32);
     let joined = child.as_ref().and_then(|c| c.joined.clone());
     let assigned = match child {
@@ -471,6 +473,7 @@ pub fn start() -> Result<Started<Mpi>> {
         job_id: job_id(),
         me,
         assigned,
+        bound: bound.map(|b| StartBound(Box::new(b))),
     })
 }
 

@@ -117,6 +117,7 @@ pub fn start() -> Result<Started<Native>> {
         job_id: boot.job.job_id,
         me: boot.slot as u32,
         assigned: boot.assign,
+        bound: None,
     })
 }
 

@@ -72,6 +72,9 @@ pub fn init() -> Result<Universe> {
     );
     let names = rt.b.capabilities().name_service;
     let self_comm = Comm::from_parts(rt.clone(), 4, 0, Rc::from([st.me]), &[TOKEN_SELF], None);
+    // The backend's bound on this process's start, if any, ends once it
+    // has joined.
+    let _bound = st.bound;
     if let Some((slots, index, a)) = st.assigned {
         let j = crate::spawn::join(&rt, &slots, index, a)?;
         return Ok(Universe {
