@@ -136,6 +136,7 @@ int pxm_connect_remote(intptr_t inter) {
         return rc;
     }
     MPI_Request reqs[2 * 64];
+    MPI_Status sts[2 * 64];
     unsigned char out = 1, in[64];
     /* In batches of 64 peers: requests on the stack. */
     for (int first = 0; first < n; first += 64) {
@@ -151,7 +152,16 @@ int pxm_connect_remote(intptr_t inter) {
                 return rc;
             }
         }
-        rc = MPI_Waitall(2 * k, reqs, MPI_STATUSES_IGNORE);
+        rc = MPI_Waitall(2 * k, reqs, sts);
+        if (rc == MPI_ERR_IN_STATUS) {
+            /* The first request's own error (a peer's failure), not the
+             * summary code. */
+            for (int i = 0; i < 2 * k; i++) {
+                if (sts[i].MPI_ERROR != MPI_SUCCESS && sts[i].MPI_ERROR != MPI_ERR_PENDING) {
+                    return sts[i].MPI_ERROR;
+                }
+            }
+        }
         if (rc != MPI_SUCCESS) {
             return rc;
         }
