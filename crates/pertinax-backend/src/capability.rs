@@ -9,6 +9,7 @@ use pertinax_os::lend::{Lent, LentMut};
 
 use crate::error::Result;
 use crate::op::ErasedOp;
+use crate::types::Status;
 use crate::{Backend, Peers, ReqKey, Token};
 
 /// This process's part of a communicator derived from a parent
@@ -157,6 +158,19 @@ pub trait OwnCollectives: Backend {
     /// As the backend's collective (a failed member, a revoked
     /// communicator), or `Unsupported` for what it cannot express.
     fn start_coll(&self, c: Coll) -> Result<ReqKey>;
+    /// Runs a collective to completion: the blocking form, which every
+    /// member of the communicator calls for the same collective (the core
+    /// never mixes it with [`OwnCollectives::start_coll`] for one call).
+    /// By default, [`OwnCollectives::start_coll`] then [`Backend::wait`];
+    /// a backend whose transport has blocking collectives that do not match
+    /// its non-blocking ones (MPI's) runs them here.
+    ///
+    /// # Errors
+    /// As [`OwnCollectives::start_coll`], and the collective's outcome.
+    fn run_coll(&self, c: Coll) -> Result<Status> {
+        let k = self.start_coll(c)?;
+        self.wait(k)
+    }
 }
 
 /// A backend whose transport makes and shrinks communicators

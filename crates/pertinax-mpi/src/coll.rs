@@ -21,16 +21,22 @@
 //!   differ in the last bits from the native backend's (whose fixed
 //!   grouping makes it the same at every rank and in every run); MPI does
 //!   not promise that every rank gets the same bits.
-//! - Every call, blocking ones included, is MPI's non-blocking form
-//!   (`MPI_Iallreduce`, ...) behind a request key: MPI never matches a
-//!   blocking collective with a non-blocking one, so every rank must make
-//!   the same call. It completes by `MPI_Test` on progress rounds, or,
-//!   when the caller waits for it and this backend has nothing else to
-//!   progress (no unmatched receive, no task), by `MPI_Wait` (a blocking
-//!   call is then `MPI_Iallreduce` + `MPI_Wait`). Not inside MPI while a
-//!   receive is unmatched: only this backend matches them, so a peer's
-//!   large send to one of them would wait forever, where MPI's semantics
-//!   promise progress.
+//! - A blocking call is MPI's blocking one (`MPI_Allreduce`,
+//!   [`Mpi::run_own_coll`]) and a non-blocking call MPI's non-blocking one
+//!   (`MPI_Iallreduce`) behind a request key: MPI never matches one with
+//!   the other, and every member makes the same call. Inside a blocking
+//!   call, MPI's progress runs this backend's progress round through the
+//!   hook ([`sys::with_progress`]) whenever something of its own is pending (an
+//!   unmatched receive, which only this backend matches, so a peer's large
+//!   send to it would otherwise wait forever; a task; an agreement). An
+//!   MPI without the hook gets the non-blocking form and a wait for every
+//!   call. A non-blocking collective completes by `MPI_Test` on progress
+//!   rounds, or, when the caller waits for it and this backend has nothing
+//!   else to progress, by `MPI_Wait`. Blocking forms matter for speed: in
+//!   C, `MPI_Iallreduce` + `MPI_Wait` is 1.55× `MPI_Allreduce` at 8 ranks,
+//!   and one finished non-blocking collective leaves libnbc's progress
+//!   function in every later MPI call
+//!   (`pertinax-mpi-sys/checks/allreduce_forms.c`, `recv_cost.c`).
 //! - Errors: ULFM's classes as for point-to-point (`ProcFailed` with the
 //!   failed members known, `Revoked`). Open MPI fails every collective on a
 //!   communicator with a failed member, as the native backend does; like
@@ -184,6 +190,55 @@ impl Mpi {
     /// `Unsupported` for a block MPI's `int` counts cannot express. A
     /// failure of MPI's call is the request's outcome.
     pub(super) fn start_own_coll(&self, c: Coll) -> Result<ReqKey> {
+        let (args, comm, rank) = self.own_args(c, false)?;
+        Ok(match sys::Coll::start(args) {
+            Ok(op) => {
+                let k = self.insert(Slot::Coll {
+                    run: Box::new(Running { op, comm, rank }),
+                    forgotten: false,
+                });
+                self.poll(k.idx);
+                k
+            }
+            Err(code) => self.done(Err(error_of(code, Some(comm), None))),
+        })
+    }
+
+    /// Runs `c` as MPI's blocking collective (`MPI_Allreduce`, ...) when
+    /// this process has MPI's progress hook ([`sys::with_progress`]): while
+    /// something of this backend's own is pending, the hook moves it
+    /// inside MPI's call, so a peer that waits for it (a large send to an
+    /// unmatched receive of ours, a schedule's step, an agreement's)
+    /// reaches the collective. Without the hook (another MPI), the
+    /// non-blocking form and a wait, as [`Mpi::start_own_coll`]: the choice
+    /// is the same at every member, since it depends only on the library.
+    pub(super) fn run_own_coll(&self, c: Coll) -> Result<Status> {
+        if !self.hook {
+            let k = self.start_own_coll(c)?;
+            return crate::backend::Backend::wait(self, k);
+        }
+        let (args, comm, rank) = self.own_args(c, true)?;
+        // No borrow of this backend's cells is held across the call.
+        let started = if self.quiet() {
+            sys::Coll::start(args)
+        } else {
+            sys::with_progress(&|| self.round(), || sys::Coll::start(args))
+        };
+        match started {
+            Ok(op) => {
+                let mut run = Running { op, comm, rank };
+                match run.test() {
+                    Some(r) => r,
+                    None => run.wait(),
+                }
+            }
+            Err(code) => Err(error_of(code, Some(comm), None)),
+        }
+    }
+
+    /// MPI's arguments for `c` (see the module documentation), its
+    /// collective communicator and this process's rank there.
+    fn own_args(&self, c: Coll, blocking: bool) -> Result<(Args, sys::Comm, u32)> {
         let t = self.trio(c.ctx)?;
         let comm = t.comms[1];
         let me = t.rank as usize;
@@ -304,14 +359,9 @@ impl Mpi {
                 K::Alltoallv
             }
         };
-        // Always the non-blocking call, blocking callers included: every
-        // rank must make the same call (MPI never matches a blocking
-        // collective with a non-blocking one), and inside a blocking MPI
-        // call this backend could not match its posted receives, so a
-        // peer's large send that one of them waits for would never finish.
-        let started = sys::Coll::start(Args {
+        let args = Args {
             kind,
-            blocking: false,
+            blocking,
             send,
             recv: out,
             count: usize::try_from(count).unwrap_or(0),
@@ -319,21 +369,7 @@ impl Mpi {
             reduction: red,
             root: root as i32,
             comm,
-        });
-        Ok(match started {
-            Ok(op) => {
-                let k = self.insert(Slot::Coll {
-                    run: Box::new(Running {
-                        op,
-                        comm,
-                        rank: t.rank,
-                    }),
-                    forgotten: false,
-                });
-                self.poll(k.idx);
-                k
-            }
-            Err(code) => self.done(Err(error_of(code, Some(comm), None))),
-        })
+        };
+        Ok((args, comm, t.rank))
     }
 }

@@ -21,27 +21,7 @@ impl Backend for Mpi {
     type CommState = CommState;
 
     fn progress(&self) -> bool {
-        let mut moved = self.match_posted();
-        // Every agreement under way, not only the one waited for: a member
-        // may contribute and then wait for something else (a revoker of a
-        // resilient communicator contributes its `iagree` and goes on to
-        // its guard's shrink), and the others' agreement needs its next
-        // step (its `MPIX_Comm_iagree` once its records are in).
-        if let Ok(mut agreed) = self.agreed.try_borrow_mut() {
-            for a in agreed.values_mut().filter(|a| a.running()) {
-                moved |= a.poll().is_some();
-            }
-        }
-        let n = self.slab.borrow().len();
-        for i in 0..n as u32 {
-            let posted = matches!(
-                self.slab.borrow().get(i as usize).map(|e| &e.1),
-                Some(Slot::Posted { .. })
-            );
-            if !posted {
-                moved |= self.poll(i);
-            }
-        }
+        let moved = self.round();
         if !self.unfreed.borrow().is_empty() {
             self.free_unfreed();
         }
@@ -216,11 +196,12 @@ impl Backend for Mpi {
         tag: i32,
         data: &[u8],
     ) -> Result<()> {
-        let comm = self.p2p_comm(ctx)?;
+        let Some((comm, me)) = self.comm(ctx) else {
+            return Err(self.trio(ctx).err().unwrap_or(Error::CommFreed));
+        };
         // On an intercommunicator `dest_rank` is a remote rank, never this
         // process.
-        let to_self = self.comm(ctx).is_some_and(|(_, me)| me == dest_rank)
-            && self.trio(ctx).is_ok_and(|t| t.remote.is_none());
+        let to_self = me == dest_rank && self.trio(ctx).is_ok_and(|t| t.remote.is_none());
         if let Some(r) = self.send_fast(comm, to_self, dest_rank, tag, data) {
             return r;
         }
@@ -626,6 +607,10 @@ impl crate::backend::OwnCollectives for Mpi {
     fn start_coll(&self, c: crate::backend::Coll) -> Result<ReqKey> {
         self.start_own_coll(c)
     }
+
+    fn run_coll(&self, c: crate::backend::Coll) -> Result<Status> {
+        self.run_own_coll(c)
+    }
 }
 
 /// Communicators are `MPI_Comm_split` over the parent and
@@ -727,5 +712,35 @@ impl crate::backend::OwnAgreement for Mpi {
         if let Some(a) = agreed.get_mut(&(ctx, seq)) {
             a.block_on_fast_round();
         }
+    }
+}
+
+impl Mpi {
+    /// One progress round without freeing communicators: matching,
+    /// agreements, requests and tasks. MPI's progress hook runs it inside
+    /// a blocking collective (`coll.rs`), where no communicator is freed.
+    pub(super) fn round(&self) -> bool {
+        let mut moved = self.match_posted();
+        // Every agreement under way, not only the one waited for: a member
+        // may contribute and then wait for something else (a revoker of a
+        // resilient communicator contributes its `iagree` and goes on to
+        // its guard's shrink), and the others' agreement needs its next
+        // step (its `MPIX_Comm_iagree` once its records are in).
+        if let Ok(mut agreed) = self.agreed.try_borrow_mut() {
+            for a in agreed.values_mut().filter(|a| a.running()) {
+                moved |= a.poll().is_some();
+            }
+        }
+        let n = self.slab.borrow().len();
+        for i in 0..n as u32 {
+            let posted = matches!(
+                self.slab.borrow().get(i as usize).map(|e| &e.1),
+                Some(Slot::Posted { .. })
+            );
+            if !posted {
+                moved |= self.poll(i);
+            }
+        }
+        moved
     }
 }

@@ -63,10 +63,12 @@
 //!   blocking send of at most 1 KiB is `MPI_Send`, and waiting for a send
 //!   or a named-source receive is `MPI_Wait`: no request, copy or progress
 //!   round of this backend's own.
-//! - Collectives are MPI's own (`coll.rs`: `MPI_Allreduce` /
-//!   `MPI_Iallreduce`, ... on the collective communicator `ctx + 1`, behind
-//!   the same request keys; built-in operations as MPI's, user operations
-//!   through `MPI_Op_create`). Tasks (the portable schedules) are still
+//! - Collectives are MPI's own (`coll.rs`: `MPI_Allreduce` for a blocking
+//!   call, `MPI_Iallreduce` behind a request key for a non-blocking one,
+//!   ... on the collective communicator `ctx + 1`; built-in operations as
+//!   MPI's, user operations through `MPI_Op_create`). Inside a blocking
+//!   one, MPI's progress runs this backend's progress round while anything
+//!   of its own is pending ([`sys::with_progress`]). Tasks (the portable schedules) are still
 //!   advanced on every progress round through [`TaskIo`], for a caller
 //!   that starts one; the collective layer does not.
 //! - Error classes: `MPIX_ERR_PROC_FAILED` → `ProcFailed` (for an
@@ -315,6 +317,9 @@ pub struct Mpi {
     /// MPI's own collectives (else the portable schedules; see
     /// `pertinax_wire::env::MPI_COLLECTIVES`).
     own_coll: bool,
+    /// MPI's progress can run this backend's ([`sys::register_hook`]), so
+    /// blocking collectives are MPI's blocking calls ([`coll`]).
+    hook: bool,
     /// This process's id.
     me: u32,
     /// The processes this one can name (see `spawn`).
@@ -462,6 +467,7 @@ pub fn start() -> Result<Started<Mpi>> {
             policy: WaitPolicy::for_job(local, cpus),
             own_coll: std::env::var(pertinax_wire::env::MPI_COLLECTIVES)
                 .map_or(true, |v| v != "portable"),
+            hook: sys::register_hook(),
             me,
             procs,
             requests: RefCell::new(HashMap::new()),

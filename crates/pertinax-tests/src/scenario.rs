@@ -47,6 +47,7 @@ scenario_enum! {
         Skew => "skew",
         Agv => "agv",
         Allreduce => "allreduce",
+        Pending => "pending",
     }
 }
 

@@ -168,6 +168,18 @@ fn overlapping_nonblocking_on_different_communicators() {
     .assert_ok(4);
 }
 
+/// Blocking collectives while a rank's receives (a large message, a
+/// synchronous any-source one) and a non-blocking agreement that its peers
+/// wait for are pending: they complete, and every value is right. On MPI
+/// (`.ci/mpi-coll`) this needs the progress the backend runs inside MPI's
+/// blocking collectives.
+#[test]
+fn blocking_collectives_while_receives_are_pending() {
+    for n in [2, 3, 5] {
+        check(n, Collective::Pending, &["20"]);
+    }
+}
+
 /// 400 000 collectives on one pair of communicators cross the wrap of the
 /// 18-bit collective sequence number carried in the tags.
 #[test]

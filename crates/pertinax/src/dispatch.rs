@@ -339,6 +339,17 @@ impl OwnCollectives for Active {
             Active::Mpi(b) => b.start_coll(c),
         }
     }
+
+    fn run_coll(&self, c: Coll) -> Result<Status> {
+        match self {
+            Active::Native(_) => {
+                drop(c);
+                crate::backend::unsupported("the backend's own collectives")
+            }
+            #[cfg(feature = "mpi")]
+            Active::Mpi(b) => b.run_coll(c),
+        }
+    }
 }
 
 impl OwnCommunicators for Active {

@@ -220,6 +220,22 @@ impl Comm {
         let mut bo = Backoff::default();
         lend::scope(
             |s| {
+                if self.own() {
+                    // The backend's blocking form (MPI's `MPI_Allreduce`,
+                    // which never matches an `MPI_Iallreduce`): every
+                    // member reaches it through this call.
+                    self.coll_live()?;
+                    return rt
+                        .b
+                        .run_coll(Coll {
+                            ctx: self.inner.ctx + 1,
+                            kind,
+                            inp: inp.map(|x| s.lend(x)),
+                            out: CollOut::Lent(s.lend_mut(out)),
+                            op,
+                        })
+                        .map(|_| ());
+                }
                 let k = self.start_coll(s, inp, out, op, kind, build)?;
                 rt.b.wait(k).map(|_| ())
             },
@@ -256,14 +272,14 @@ impl Comm {
         let mut bo = Backoff::default();
         lend::scope(
             |s| {
-                let k = rt.b.start_coll(Coll {
+                rt.b.run_coll(Coll {
                     ctx: self.inner.ctx + 1,
                     kind,
                     inp: Some(s.lend(inp)),
                     out: CollOut::Scratch(out),
                     op,
-                })?;
-                rt.b.wait(k).map(|_| ())
+                })
+                .map(|_| ())
             },
             || rt.drain_step(&mut bo),
         )?;

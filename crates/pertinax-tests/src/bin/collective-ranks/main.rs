@@ -24,6 +24,8 @@
 //!   four communicators, mixed with point-to-point messages and blocking
 //!   collectives.
 //! - `longrun COUNT SEED`: back-to-back small collectives, each checked.
+//! - `pending ITERS`: blocking collectives while a rank's receives and
+//!   agreement that its peers wait for are pending.
 //! - `badargs`: typed errors for bad roots and lengths, zero counts, the
 //!   self communicator, a freed communicator.
 //! - `mismatch BYTES less|more`: ranks disagree with the root on a bcast
@@ -37,7 +39,7 @@
 //! Layout: the element types and operations are in `elem.rs`, the inputs
 //! and comparisons in `input.rs`, one collective against the reference in
 //! `coll.rs`; the scenarios in `random.rs` (`all`, `large`, `noncomm`),
-//! `fp.rs`, `overlap.rs` (`overlap`, `longrun`) and `edge.rs` (the
+//! `fp.rs`, `overlap.rs` (`overlap`, `longrun`), `pending.rs` and `edge.rs` (the
 //! others).
 
 use pertinax_harness::{report, setup, Scenario};
@@ -49,11 +51,13 @@ mod elem;
 mod fp;
 mod input;
 mod overlap;
+mod pending;
 mod random;
 
 use edge::{agv, allreduce, badargs, mismatch, skew};
 use fp::fp;
 use overlap::{longrun, overlap};
+use pending::pending;
 #[cfg(doc)]
 use random::plan;
 use random::{all, large, noncomm};
@@ -77,6 +81,7 @@ fn main() {
         Collective::Skew => skew(&u, a),
         Collective::Agv => agv(&u, a),
         Collective::Allreduce => allreduce(&u, a),
+        Collective::Pending => pending(&u, a),
     };
     report(sc.name(), w.rank().index(), r.map(|()| String::new())).or_exit();
     setup("finalize", u.finalize());
