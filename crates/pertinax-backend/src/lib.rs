@@ -445,8 +445,9 @@ pub trait Backend: Debug + Sized {
     /// `peers`.
     fn irecv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> ReqKey;
     /// A blocking receive straight into `buf`, without a request or a lent
-    /// buffer, if this backend can do it now (the native engine when
-    /// nothing else is pending there); `None` for [`Backend::recv`], in the
+    /// buffer, if this backend can do it now (the native engine, or MPI's
+    /// `MPI_Recv`, when nothing else is pending there); `None` for
+    /// [`Backend::recv`], in the
     /// state the general path expects (see `Engine::recv_direct`).
     #[inline]
     fn recv_direct(

@@ -41,7 +41,9 @@ extern "C" {
     pub fn pxm_init_thread(required: c_int, provided: *mut c_int) -> c_int;
     pub fn pxm_revoke_fix_arm() -> c_int;
     pub fn pxm_revoke_fix_loans() -> u64;
-    pub fn pxm_progress_hook(cb: extern "C" fn() -> c_int) -> c_int;
+    pub fn pxm_progress_available() -> c_int;
+    pub fn pxm_progress_arm(cb: extern "C" fn() -> c_int) -> c_int;
+    pub fn pxm_progress_disarm(cb: extern "C" fn() -> c_int) -> c_int;
     pub fn pxm_initialized(flag: *mut c_int) -> c_int;
     pub fn pxm_finalized(flag: *mut c_int) -> c_int;
     pub fn pxm_finalize() -> c_int;

@@ -1,11 +1,11 @@
 //! Work of the program's own inside MPI's progress (`shim/pxm_progress.c`):
-//! [`register_hook`] hooks a function of this crate into MPI's progress
-//! engine (Open MPI's `opal_progress_register`), and [`with_progress`]
-//! runs a blocking MPI call while that function calls the caller's round on
-//! each of MPI's progress passes. So a program that matches or schedules
-//! messages itself keeps doing so while it blocks in `MPI_Allreduce`.
+//! [`with_progress`] runs a blocking MPI call while MPI's progress engine
+//! (Open MPI's `opal_progress_register`) calls the caller's round on each
+//! of its passes. So a program that matches or schedules messages itself
+//! keeps doing so while it blocks in `MPI_Allreduce`.
 //!
-//! - Outside [`with_progress`] the hook returns at once (one load).
+//! - The hook is registered for the call only, so that MPI's other calls
+//!   (a ping-pong's `MPI_Recv`) pay nothing for it.
 //! - Not re-entered: the MPI calls of a round run MPI's progress again, and
 //!   the nested call returns at once.
 //! - A round that panics is caught (it must not unwind through MPI's C
@@ -28,24 +28,27 @@ thread_local! {
     static RUNNING: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Registers the hook with MPI, once; whether this MPI has one (Open MPI
-/// does; elsewhere [`with_progress`] must not be relied on). Call after
-/// [`crate::init_thread`], not from inside MPI's progress.
-pub fn register_hook() -> bool {
-    // SAFETY: looks up and calls libopen-pal's registration, once (the C
-    // side remembers), outside any progress round (the caller's promise);
-    // `on_progress` is a plain function that never unwinds.
-    unsafe { ffi::pxm_progress_hook(on_progress) != 0 }
+/// Whether this MPI has the progress hook (Open MPI does); without it
+/// [`with_progress`] runs the call alone.
+pub fn has_progress_hook() -> bool {
+    // SAFETY: looks up two functions of libopen-pal by name.
+    unsafe { ffi::pxm_progress_available() != 0 }
 }
 
 /// Runs `call` (a blocking MPI call) while MPI's progress runs `round`
 /// (which returns whether it moved anything) on each of its passes.
-/// `round` may call MPI. Needs [`register_hook`] to have returned true.
+/// `round` may call MPI. Call it outside MPI's progress (not from a
+/// round). Without the hook ([`has_progress_hook`]) `round` is not run.
 pub fn with_progress<R>(round: &dyn Fn() -> bool, call: impl FnOnce() -> R) -> R {
     struct Restore(Option<Round>);
     impl Drop for Restore {
         fn drop(&mut self) {
             ROUND.with(|r| r.set(self.0));
+            if self.0.is_none() {
+                // SAFETY: unregisters a plain function, outside any
+                // progress pass (the caller's promise).
+                unsafe { ffi::pxm_progress_disarm(on_progress) };
+            }
         }
     }
     let ptr: *const (dyn Fn() -> bool + '_) = round;
@@ -53,8 +56,15 @@ pub fn with_progress<R>(round: &dyn Fn() -> bool, call: impl FnOnce() -> R) -> R
     // `Restore` puts the previous one back, before `round` goes out of
     // scope, and read only on this thread meanwhile (`on_progress`).
     let erased: Round = unsafe { std::mem::transmute::<_, Round>(ptr) };
-    let _restore = Restore(ROUND.with(|r| r.replace(Some(erased))));
-    call()
+    let restore = Restore(ROUND.with(|r| r.replace(Some(erased))));
+    if restore.0.is_none() {
+        // SAFETY: registers a plain function that never unwinds, outside
+        // any progress pass (the caller's promise).
+        unsafe { ffi::pxm_progress_arm(on_progress) };
+    }
+    let r = call();
+    drop(restore);
+    r
 }
 
 /// MPI's progress engine calls this on each pass.

@@ -35,7 +35,7 @@ mod op;
 mod spawn;
 
 pub use coll::{Args, Builtin, Coll, CollKind, Input, Layout, Outcome, Prim, Reduction, UserFn};
-pub use hook::{register_hook, with_progress};
+pub use hook::{has_progress_hook, with_progress};
 pub use op::{Message, Op, RecvData, SendData};
 pub use spawn::{parent, proc_null, root, Group, SpawnError};
 

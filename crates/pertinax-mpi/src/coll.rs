@@ -30,7 +30,9 @@
 //!   unmatched receive, which only this backend matches, so a peer's large
 //!   send to it would otherwise wait forever; a task; an agreement). An
 //!   MPI without the hook gets the non-blocking form and a wait for every
-//!   call. A non-blocking collective completes by `MPI_Test` on progress
+//!   call, and so does `allgatherv` everywhere (Open MPI 5.0.11's blocking
+//!   one reports success without data after a failure:
+//!   `pertinax-mpi-sys/checks/blocking_after_failure.c`). A non-blocking collective completes by `MPI_Test` on progress
 //!   rounds, or, when the caller waits for it and this backend has nothing
 //!   else to progress, by `MPI_Wait`. Blocking forms matter for speed: in
 //!   C, `MPI_Iallreduce` + `MPI_Wait` is 1.55× `MPI_Allreduce` at 8 ranks,
@@ -213,7 +215,14 @@ impl Mpi {
     /// non-blocking form and a wait, as [`Mpi::start_own_coll`]: the choice
     /// is the same at every member, since it depends only on the library.
     pub(super) fn run_own_coll(&self, c: Coll) -> Result<Status> {
-        if !self.hook {
+        // Open MPI 5.0.11's blocking `MPI_Allgatherv` on a communicator
+        // with a failed member returns `MPI_SUCCESS` at every survivor and
+        // writes nothing, its own block included; `MPI_Iallgatherv` fails
+        // with `MPIX_ERR_PROC_FAILED` (`pertinax-mpi-sys/checks/
+        // blocking_after_failure.c`). The choice depends on the kind only,
+        // so it is the same at every member.
+        let blocking_broken = matches!(c.kind, CollKind::Allgatherv { .. });
+        if !self.hook || blocking_broken {
             let k = self.start_own_coll(c)?;
             return crate::backend::Backend::wait(self, k);
         }

@@ -130,7 +130,7 @@ impl Mpi {
     /// Makes `trio` the communicators of context `ctx`.
     pub(super) fn install(&self, ctx: u32, trio: Result<Trio>) -> CommState {
         self.use_ctx(ctx);
-        self.last.set(None);
+        self.last.clear();
         let trio = trio.map(Rc::new);
         self.comms.borrow_mut().insert(ctx, trio.clone());
         CommState { trio }

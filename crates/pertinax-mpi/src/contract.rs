@@ -151,7 +151,7 @@ impl Backend for Mpi {
         let Ok(mut comms) = self.comms.try_borrow_mut() else {
             return;
         };
-        self.last.set(None);
+        self.last.clear();
         comms.remove(&ctx);
         if let Ok(mut taken) = self.taken.try_borrow_mut() {
             taken.retain(|t| t.ctx & !3 != ctx);
@@ -266,6 +266,10 @@ impl Backend for Mpi {
         self.posted.borrow_mut().push_back(k.idx);
         self.match_posted();
         k
+    }
+
+    fn recv_direct(&self, spec: &MatchSpec, buf: &mut [u8], elem: usize) -> Option<Result<Status>> {
+        self.recv_now(spec, buf, elem)
     }
 
     fn recv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> Result<Status> {

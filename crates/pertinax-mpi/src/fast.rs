@@ -3,7 +3,8 @@
 //! task), a blocking call goes straight to a blocking MPI call, as a C
 //! program would, instead of a request in the slab and progress rounds.
 //!
-//! - A blocking receive naming its source ([`Mpi::recv_fast`]): one call
+//! - A blocking receive naming its source ([`Mpi::recv_now`], which the
+//!   core asks before it lends the buffer, and [`Mpi::recv_fast`]): one call
 //!   into the shim, `MPI_Recv` ([`sys::recv`]; into a 1,025-byte stack
 //!   buffer when the caller's is shorter), and a second `MPI_Recv` for the
 //!   payload when the message was an envelope ([`sys::SMALL`]). A message
@@ -67,27 +68,41 @@ impl Mpi {
         buf: RecvBuf,
         elem: usize,
     ) -> std::result::Result<Result<Status>, RecvBuf> {
-        let Some(src) = spec.src else {
-            return Err(buf);
-        };
         let mut l = match buf {
             RecvBuf::Lent(l) => l,
             other => return Err(other),
         };
-        if !self.quiet() {
-            return Err(RecvBuf::Lent(l));
+        match self.recv_now(spec, l.as_mut_slice(), elem) {
+            Some(r) => Ok(r),
+            None => Err(RecvBuf::Lent(l)),
         }
-        let Some((comm, _)) = self.comm(spec.ctx) else {
-            return Err(RecvBuf::Lent(l));
-        };
+    }
+
+    /// A blocking receive into `buf` straight through MPI (`MPI_Recv`) if
+    /// it names its source and nothing of this backend's own is pending
+    /// (see the module documentation); `None` for the general path, with
+    /// nothing done. The core's blocking receive asks this first
+    /// ([`crate::backend::Backend::recv_direct`]), before it lends the
+    /// buffer.
+    pub(super) fn recv_now(
+        &self,
+        spec: &MatchSpec,
+        buf: &mut [u8],
+        elem: usize,
+    ) -> Option<Result<Status>> {
+        let src = spec.src?;
+        if !self.quiet() {
+            return None;
+        }
+        let (comm, _) = self.comm(spec.ctx)?;
         let tag = spec.tag.unwrap_or_else(sys::any_tag);
-        let capacity = l.len();
-        let st = match sys::recv(l.as_mut_slice(), elem, src as i32, tag, comm) {
+        let capacity = buf.len();
+        let st = match sys::recv(buf, elem, src as i32, tag, comm) {
             Ok(st) => st,
-            Err(c) => return Ok(Err(error_of(c, Some(comm), Some(src)))),
+            Err(c) => return Some(Err(error_of(c, Some(comm), Some(src)))),
         };
         let len = usize::try_from(st.bytes).unwrap_or(0);
-        Ok(if st.error == 0 {
+        Some(if st.error == 0 {
             Ok(Status {
                 source: Rank(st.source),
                 tag: Tag(st.tag),

@@ -281,6 +281,42 @@ enum Slot {
     Done(Result<Status>),
 }
 
+/// The last context [`Mpi::comm`] looked up: its multiple of 4
+/// (`u32::MAX`: none), its communicators and this process's rank, in cells
+/// of their own so that a hit reads two words.
+#[derive(Debug)]
+struct Last {
+    base: Cell<u32>,
+    comms: [Cell<sys::Comm>; 4],
+    rank: Cell<u32>,
+}
+
+impl Default for Last {
+    fn default() -> Last {
+        let null = sys::Comm::null();
+        Last {
+            base: Cell::new(u32::MAX),
+            comms: [null, null, null, null].map(Cell::new),
+            rank: Cell::new(0),
+        }
+    }
+}
+
+impl Last {
+    fn set(&self, base: u32, t: &Trio) {
+        for (c, &m) in self.comms.iter().zip(&t.comms) {
+            c.set(m);
+        }
+        self.rank.set(t.rank);
+        self.base.set(base);
+    }
+
+    /// Forgets the context (its communicators may be freed).
+    fn clear(&self) {
+        self.base.set(u32::MAX);
+    }
+}
+
 /// The MPI backend of this process.
 #[derive(Debug)]
 pub struct Mpi {
@@ -312,12 +348,12 @@ pub struct Mpi {
     /// its communicators and this process's rank: every hot call looks one
     /// up, and a hash lookup costs a tenth of a small message. Cleared by
     /// `attach` and `release`.
-    last: Cell<Option<(u32, [sys::Comm; 4], u32)>>,
+    last: Last,
     policy: WaitPolicy,
     /// MPI's own collectives (else the portable schedules; see
     /// `pertinax_wire::env::MPI_COLLECTIVES`).
     own_coll: bool,
-    /// MPI's progress can run this backend's ([`sys::register_hook`]), so
+    /// MPI's progress can run this backend's ([`sys::has_progress_hook`]), so
     /// blocking collectives are MPI's blocking calls ([`coll`]).
     hook: bool,
     /// This process's id.
@@ -463,11 +499,11 @@ pub fn start() -> Result<Started<Mpi>> {
             free: RefCell::new(Vec::new()),
             next_ctx: Cell::new(8),
             tasks: Cell::new(0),
-            last: Cell::new(None),
+            last: Last::default(),
             policy: WaitPolicy::for_job(local, cpus),
             own_coll: std::env::var(pertinax_wire::env::MPI_COLLECTIVES)
                 .map_or(true, |v| v != "portable"),
-            hook: sys::register_hook(),
+            hook: sys::has_progress_hook(),
             me,
             procs,
             requests: RefCell::new(HashMap::new()),
@@ -494,17 +530,24 @@ impl Mpi {
     }
 
     /// The MPI communicator of context `ctx` (any of its four).
+    #[inline(always)]
     fn comm(&self, ctx: u32) -> Option<(sys::Comm, u32)> {
-        let base = ctx & !3;
-        let (comms, rank) = match self.last.get() {
-            Some((b, comms, rank)) if b == base => (comms, rank),
-            _ => {
-                let t = self.trio(ctx).ok()?;
-                self.last.set(Some((base, t.comms, t.rank)));
-                (t.comms, t.rank)
-            }
-        };
-        comms.get((ctx & 3) as usize).map(|&c| (c, rank))
+        if self.last.base.get() != ctx & !3 {
+            return self.comm_miss(ctx);
+        }
+        Some((
+            self.last.comms[(ctx & 3) as usize].get(),
+            self.last.rank.get(),
+        ))
+    }
+
+    /// [`Mpi::comm`] for a context other than the last one.
+    #[cold]
+    #[inline(never)]
+    fn comm_miss(&self, ctx: u32) -> Option<(sys::Comm, u32)> {
+        let t = self.trio(ctx).ok()?;
+        self.last.set(ctx & !3, &t);
+        Some((t.comms[(ctx & 3) as usize], t.rank))
     }
 
     /// Whether a send on context `ctx`'s communicators (a multiple of 4)
