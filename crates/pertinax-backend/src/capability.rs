@@ -140,7 +140,8 @@ pub struct Capabilities {
     pub own_agreement: bool,
     /// A blocking send or receive of the backend on a revoked communicator
     /// fails with `Revoked` by itself (MPI's do: ULFM checks the
-    /// revocation first), so the API need not ask [`Backend::is_revoked`]
+    /// revocation first), and so does a collective of
+    /// [`OwnCollectives`], so the API need not ask [`Backend::is_revoked`]
     /// before each one.
     pub calls_check_revocation: bool,
     /// The backend publishes and looks up service names for ports

@@ -198,6 +198,11 @@ impl Comm {
                     .into(),
             ));
         }
+        // The backend's own collectives check the revocation themselves
+        // when its calls do (MPI's: ULFM fails them with `Revoked`).
+        if self.inner.caps.own_collectives && self.inner.caps.calls_check_revocation {
+            return self.live_ft();
+        }
         self.live()
     }
 
