@@ -2,11 +2,11 @@
 //!
 //! Built only with the `mpi` feature (without it this crate is empty, so
 //! the default build needs no MPI, and docs.rs, which has no MPI, shows
-//! this page alone). `build.rs` compiles a C shim
-//! (`shim/pxm.c`; `shim/pxm_spawn.c` for groups, intercommunicators and
-//! spawn: `Group`, `parent`, `Comm::spawn`; `shim/pxm_progress.c` for the
-//! progress hook, [`with_progress`]; `shim/pxm_revoke_fix.c`) with the include directories of the MPI's compiler
-//! wrapper (`$PERTINAX_MPICC`, `$MPICC`, or `mpicc` on `PATH`) and links the
+//! this page alone). `build.rs` compiles a C shim (`shim/pxm.c`;
+//! `shim/pxm_spawn.c` for groups, intercommunicators and spawn: `Group`,
+//! `parent`, `Comm::spawn`; `shim/pxm_progress.c` for the progress hook,
+//! `with_progress`; `shim/pxm_revoke_fix.c`) with the include directories
+//! of the MPI's compiler wrapper (`$PERTINAX_MPICC`, `$MPICC`, or `mpicc` on `PATH`) and links the
 //! MPI. The shim exposes only C scalars and pointers: MPI handles cross as
 //! `intptr_t` (addresses of globals in Open MPI, integers in MPICH), a
 //! status as `Status`. Hence no bindgen and no libclang: the one thing
