@@ -273,13 +273,10 @@ impl Backend for Mpi {
     }
 
     fn recv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> Result<Status> {
-        match self.recv_fast(&spec, buf, elem) {
-            Ok(r) => r,
-            Err(buf) => {
-                let k = self.irecv(spec, peers, buf, elem);
-                self.wait(k)
-            }
-        }
+        // The core asks `recv_direct` (`MPI_Recv`) first; this is the
+        // general path.
+        let k = self.irecv(spec, peers, buf, elem);
+        self.wait(k)
     }
 
     fn find(&self, spec: &MatchSpec) -> Option<Status> {

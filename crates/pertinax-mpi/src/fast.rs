@@ -4,7 +4,7 @@
 //! program would, instead of a request in the slab and progress rounds.
 //!
 //! - A blocking receive naming its source ([`Mpi::recv_now`], which the
-//!   core asks before it lends the buffer, and [`Mpi::recv_fast`]): one call
+//!   core asks before it lends the buffer): one call
 //!   into the shim, `MPI_Recv` ([`sys::recv`]; into a 1,025-byte stack
 //!   buffer when the caller's is shorter), and a second `MPI_Recv` for the
 //!   payload when the message was an envelope ([`sys::SMALL`]). A message
@@ -37,7 +37,7 @@
 use pertinax_mpi_sys::{self as sys, Kind};
 
 use super::{error_of, received, Mpi, Slot};
-use crate::backend::{MatchSpec, RecvBuf, ReqKey};
+use crate::backend::{MatchSpec, ReqKey};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 
@@ -58,24 +58,6 @@ impl Mpi {
                 .agreed
                 .try_borrow()
                 .is_ok_and(|a| a.iter().all(|(_, a)| !a.running()))
-    }
-
-    /// A blocking receive straight through MPI if it can be (see the
-    /// module documentation); else the buffer back, for the general path.
-    pub(super) fn recv_fast(
-        &self,
-        spec: &MatchSpec,
-        buf: RecvBuf,
-        elem: usize,
-    ) -> std::result::Result<Result<Status>, RecvBuf> {
-        let mut l = match buf {
-            RecvBuf::Lent(l) => l,
-            other => return Err(other),
-        };
-        match self.recv_now(spec, l.as_mut_slice(), elem) {
-            Some(r) => Ok(r),
-            None => Err(RecvBuf::Lent(l)),
-        }
     }
 
     /// A blocking receive into `buf` straight through MPI (`MPI_Recv`) if
