@@ -26,19 +26,20 @@
 //!   (`MPI_Iallreduce`) behind a request key: MPI never matches one with
 //!   the other, and every member makes the same call. Inside a blocking
 //!   call, MPI's progress runs this backend's progress round through the
-//!   hook ([`sys::with_progress`]) whenever something of its own is pending (an
-//!   unmatched receive, which only this backend matches, so a peer's large
-//!   send to it would otherwise wait forever; a task; an agreement). An
-//!   MPI without the hook gets the non-blocking form and a wait for every
-//!   call, and so does `allgatherv` everywhere (Open MPI 5.0.11's blocking
-//!   one reports success without data after a failure:
-//!   `pertinax-mpi-sys/checks/blocking_after_failure.c`). A non-blocking collective completes by `MPI_Test` on progress
-//!   rounds, or, when the caller waits for it and this backend has nothing
-//!   else to progress, by `MPI_Wait`. Blocking forms matter for speed: in
-//!   C, `MPI_Iallreduce` + `MPI_Wait` is 1.55× `MPI_Allreduce` at 8 ranks,
-//!   and one finished non-blocking collective leaves libnbc's progress
-//!   function in every later MPI call
-//!   (`pertinax-mpi-sys/checks/allreduce_forms.c`, `recv_cost.c`).
+//!   hook ([`sys::with_progress`]) whenever something of its own is pending
+//!   (an unmatched receive, which only this backend matches, so a peer's
+//!   large send to it would otherwise wait forever; a task; an agreement).
+//!   An MPI without the hook gets the non-blocking form and a wait for
+//!   every call, and so does `allgatherv` everywhere (Open MPI 5.0.11's
+//!   blocking one reports success without data after a failure:
+//!   `pertinax-mpi-sys/checks/blocking_after_failure.c`). A non-blocking
+//!   collective completes by `MPI_Test` on progress rounds, or, when the
+//!   caller waits for it and this backend has nothing else to progress, by
+//!   `MPI_Wait`. Blocking forms matter for speed: in C, `MPI_Iallreduce` +
+//!   `MPI_Wait` is 1.55× `MPI_Allreduce` at 8 ranks, and one finished
+//!   non-blocking collective leaves libnbc's progress function in every
+//!   later MPI call (`pertinax-mpi-sys/checks/allreduce_forms.c`,
+//!   `recv_cost.c`).
 //! - Errors: ULFM's classes as for point-to-point (`ProcFailed` with the
 //!   failed members known, `Revoked`). Open MPI fails every collective on a
 //!   communicator with a failed member, as the native backend does; like
