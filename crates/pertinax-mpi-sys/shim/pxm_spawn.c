@@ -5,6 +5,7 @@
  * an MPI error code (MPI_SUCCESS = 0).
  */
 #include <mpi.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -167,4 +168,49 @@ int pxm_connect_remote(intptr_t inter) {
         }
     }
     return MPI_SUCCESS;
+}
+
+/* A one-byte message with `tag` to every process of the intercommunicator's
+ * remote group, waited for at most `bound` seconds. A spawn's parents send
+ * it when they give the spawn up: Open MPI drops a revoke that reaches a
+ * process before its communicator exists (comm_ft_reliable_bcast.c:
+ * "Could not find the communicator"), and a new process still in MPI_Init
+ * would then never learn of it, while a message for a communicator it does
+ * not have yet is kept until it has (ob1's
+ * non_existing_communicator_pending). The caller revokes the communicator
+ * next, which ends sends not yet out (a first message to another job's
+ * process waits for the connection): so they are waited for first, but
+ * bounded, since a send to a process that died before its connection
+ * never completes. */
+int pxm_notify_remote(intptr_t inter, int tag, double bound) {
+    static const unsigned char one = 1;
+    int n = 0, rc = MPI_Comm_remote_size(COMM(inter), &n);
+    if (rc != MPI_SUCCESS || n <= 0) {
+        return rc;
+    }
+    MPI_Request *reqs = malloc((size_t)n * sizeof *reqs);
+    if (reqs == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    int k = 0;
+    for (; rc == MPI_SUCCESS && k < n; k++) {
+        rc = MPI_Isend(&one, 1, MPI_BYTE, k, tag, COMM(inter), &reqs[k]);
+    }
+    if (rc != MPI_SUCCESS) {
+        k--;
+    }
+    int done = 0;
+    double end = MPI_Wtime() + bound;
+    while (!done && MPI_Testall(k, reqs, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS
+           && MPI_Wtime() < end) {
+    }
+    if (!done) {
+        for (int i = 0; i < k; i++) {
+            if (reqs[i] != MPI_REQUEST_NULL) {
+                MPI_Request_free(&reqs[i]);
+            }
+        }
+    }
+    free(reqs);
+    return rc;
 }

@@ -50,6 +50,7 @@ mod ffi {
         pub fn pxm_bcast(buf: *mut u8, len: c_int, root: c_int, comm: isize) -> c_int;
         pub fn pxm_allgather_u32(mine: u32, out: *mut u32, comm: isize) -> c_int;
         pub fn pxm_connect_remote(inter: isize) -> c_int;
+        pub fn pxm_notify_remote(inter: isize, tag: c_int, bound: f64) -> c_int;
     }
 }
 
@@ -331,5 +332,21 @@ impl Comm {
     pub fn connect_remote(self) -> Result<()> {
         // SAFETY: reads the handle only.
         check(unsafe { ffi::pxm_connect_remote(self.0) })
+    }
+
+    /// A one-byte message with `tag` to every process of this
+    /// intercommunicator's remote group, waited for at most `bound`: how a
+    /// spawn's parents tell the new processes they gave it up. Unlike a
+    /// revoke, which Open MPI drops at a process that does not have the
+    /// communicator yet (one still in `MPI_Init`), the message is kept
+    /// until the communicator exists. Waited for, since a revoke of the
+    /// communicator ends sends not yet out; bounded, since a send to a
+    /// process that died before its first message never completes.
+    ///
+    /// # Errors
+    /// The MPI's code.
+    pub fn notify_remote(self, tag: i32, bound: std::time::Duration) -> Result<()> {
+        // SAFETY: reads the handle only; the byte sent is static.
+        check(unsafe { ffi::pxm_notify_remote(self.0, tag, bound.as_secs_f64()) })
     }
 }

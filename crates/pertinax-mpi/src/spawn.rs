@@ -436,11 +436,19 @@ impl Mpi {
     }
 }
 
+/// The tag of the parents' notice that they gave a spawn up, on its
+/// intercommunicator (the connections' bytes use tag 0).
+const GIVEN_UP_TAG: i32 = 1;
+
 /// A spawn given up after its intercommunicator was made: revoked, so
 /// that the new processes, still in their set-up, end at once
 /// ([`orphaned`]) instead of at their bound (Open MPI does not tell them
-/// of a parent's death before they are connected to it).
+/// of a parent's death before they are connected to it). A notice goes
+/// first ([`GIVEN_UP_TAG`], see [`sys::Comm::notify_remote`]): Open MPI
+/// drops the revoke at a new process still in `MPI_Init`, and the notice
+/// makes that process revoke the communicator itself once it has it.
 fn given_up(inter: sys::Comm) -> Option<std::result::Result<Vec<u32>, u32>> {
+    let _ = inter.notify_remote(GIVEN_UP_TAG, std::time::Duration::from_secs(2));
     let _ = inter.revoke();
     Some(Err(refused()))
 }
@@ -483,6 +491,9 @@ fn own_program() -> (String, Vec<String>) {
         .unwrap_or_default();
     (exe, std::env::args().skip(1).collect())
 }
+
+/// A spawned process's assignment bytes and its parents' process ids.
+type Assignment = (Vec<u8>, Vec<u32>);
 
 /// What a process started by `MPI_Comm_spawn` learns from its parents.
 pub(super) struct Child {
@@ -529,32 +540,72 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
         }
     };
     let procs = Procs::new(world)?;
-    let mut len = [0u8; 8];
-    parent
-        .bcast(&mut len, 0)
-        .map_err(|c| boot("assignment", c))?;
-    let len = usize::try_from(u64::from_le_bytes(len))
-        .map_err(|_| Error::Bootstrap("MPI spawned process: assignment too long".into()))?;
-    let mut payload = vec![0u8; len];
-    parent
-        .bcast(&mut payload, 0)
-        .map_err(|c| boot("assignment", c))?;
+    // The parents' notice that they gave the spawn up (see `given_up`):
+    // when it comes, this process revokes the communicator itself, which
+    // ends the set-up call it waits in. Looked for in MPI's progress while
+    // the calls below block (Open MPI's hook) and before each of them.
+    let notice = RefCell::new(
+        sys::Op::recv(
+            sys::RecvData::Owned(Box::new([0u8])),
+            sys::any_source(),
+            GIVEN_UP_TAG,
+            parent,
+        )
+        .ok(),
+    );
+    let look = || {
+        // Busy when MPI's progress runs this from inside its own test.
+        let Ok(mut n) = notice.try_borrow_mut() else {
+            return false;
+        };
+        let seen = matches!(n.as_mut().map(sys::Op::test), Some(Ok(Some(_)) | Err(_)));
+        if seen {
+            n.take();
+            drop(n);
+            let _ = parent.revoke();
+        }
+        seen
+    };
+    // Each step's error is dealt with (`boot`) once the hook and the
+    // notice are gone.
+    let set_up = || -> std::result::Result<Assignment, (&str, sys::Code)> {
+        look();
+        let mut len = [0u8; 8];
+        parent.bcast(&mut len, 0).map_err(|c| ("assignment", c))?;
+        // An assignment too long for this process is a failed set-up.
+        let len = usize::try_from(u64::from_le_bytes(len))
+            .map_err(|_| ("assignment's length", sys::Code(-1)))?;
+        let mut payload = vec![0u8; len];
+        look();
+        parent
+            .bcast(&mut payload, 0)
+            .map_err(|c| ("assignment", c))?;
+        let n = parent.remote_size().map_err(|c| ("parents", c))?;
+        let mut parents = vec![0u32; usize::try_from(n).unwrap_or(0)];
+        look();
+        parent
+            .allgather_u32(pid(world, rank), &mut parents)
+            .map_err(|c| ("parents' ids", c))?;
+        // The parents' `connect_remote` (see `spawn_among`).
+        look();
+        parent
+            .connect_remote()
+            .map_err(|c| ("connection to the parents", c))?;
+        Ok((payload, parents))
+    };
+    let set_up = sys::with_progress(&look, set_up);
+    // Connected to every parent now: Open MPI reports a parent's death.
+    if let Some(mut op) = notice.borrow_mut().take() {
+        let _ = op.cancel();
+    }
+    let (payload, parents) = set_up.map_err(|(what, c)| boot(what, c))?;
     let (faults, payload) = unframe_faults(payload)
         .ok_or_else(|| Error::Bootstrap("MPI spawned process: malformed assignment".into()))?;
     if let Some(f) = faults {
         crate::inject::inherit(f);
     }
-    let n = parent.remote_size().map_err(|c| boot("parents", c))?;
-    let mut parents = vec![0u32; usize::try_from(n).unwrap_or(0)];
-    parent
-        .allgather_u32(pid(world, rank), &mut parents)
-        .map_err(|c| boot("parents' ids", c))?;
     let g = parent.remote_group().map_err(|c| boot("parents", c))?;
     procs.learn(g, &parents);
-    // The parents' `connect_remote` (see `spawn_among`).
-    parent
-        .connect_remote()
-        .map_err(|c| boot("connection to the parents", c))?;
     let pids: Vec<u32> = (0..size).map(|r| pid(world, r)).collect();
     let joined = parent
         .merge(true)
