@@ -10,7 +10,7 @@ use pertinax_os::lend::{Lent, LentMut};
 use crate::error::Result;
 use crate::op::ErasedOp;
 use crate::types::Status;
-use crate::{Backend, Peers, ReqKey, Token};
+use crate::{Backend, Peers, Record, ReqKey, Token};
 
 /// This process's part of a communicator derived from a parent
 /// ([`OwnCommunicators::derive`]).
@@ -230,9 +230,13 @@ pub trait OwnAgreement: Backend {
     /// may block there until agreement `seq` of `ctx` can move on, when
     /// nothing else of its own would need progress meanwhile (MPI:
     /// `MPI_Wait` on the fast round's `MPIX_Comm_iagree`, as a C program's
-    /// `MPIX_Comm_agree` does, instead of polling with a backoff). The
-    /// wait that follows polls as usual.
-    fn block_on_agreement(&self, ctx: u32, seq: u32);
+    /// `MPIX_Comm_agree` does, instead of polling with a backoff).
+    ///
+    /// When the agreement is then decided with the same record from every
+    /// member (MPI's fast round), it returns that record, and the
+    /// agreement is over (not polled again); else `None`, and the wait
+    /// that follows polls as usual.
+    fn block_on_agreement(&self, ctx: u32, seq: u32) -> Option<Record>;
 }
 
 /// A backend with a name service for ports ([`Capabilities::name_service`]):

@@ -98,8 +98,20 @@ impl Agreements {
 pub(super) enum Agreement {
     /// Decided: one record per member (by member: group, then remote group).
     Done(Vec<Record>),
-    /// Under way.
-    Running(Box<Running>),
+    /// Decided by the fast round: every member contributed this record.
+    Uniform(Record),
+    /// Under way (not boxed: a healthy agreement allocates nothing of its
+    /// own, and a process rarely has more than one or two).
+    Running(Running),
+}
+
+/// A decided agreement's records.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Decided<'a> {
+    /// Every member's is this one.
+    Uniform(Record),
+    /// By member (group, then remote group); a member past the end failed.
+    Each(&'a [Record]),
 }
 
 /// An agreement under way.
@@ -170,7 +182,7 @@ impl Agreement {
         if r.fast.is_none() {
             r.exchange();
         }
-        Agreement::Running(Box::new(r))
+        Agreement::Running(r)
     }
 
     /// Blocks inside MPI until the fast round ends, if it runs (see
@@ -189,28 +201,27 @@ impl Agreement {
     }
 
     /// Advances the agreement; its records once decided.
-    pub(super) fn poll(&mut self) -> Option<&[Record]> {
+    pub(super) fn poll(&mut self) -> Option<Decided<'_>> {
         if let Agreement::Running(r) = self {
-            let recs = r.advance()?;
-            *self = Agreement::Done(recs);
+            *self = r.advance()?;
         }
         match self {
-            Agreement::Done(recs) => Some(recs),
+            Agreement::Done(recs) => Some(Decided::Each(recs)),
+            Agreement::Uniform(rec) => Some(Decided::Uniform(*rec)),
             Agreement::Running(_) => None,
         }
     }
 }
 
 impl Running {
-    /// One step: `Some` with the records by member once decided.
-    fn advance(&mut self) -> Option<Vec<Record>> {
+    /// One step: `Some` with the decided agreement once decided.
+    fn advance(&mut self) -> Option<Agreement> {
         if let Some(fast) = &mut self.fast {
             let decided = fast.test()?;
             self.fast = None;
             if let Ok(d) = decided {
                 if let Some((kind, words)) = fast_decided(d as u32) {
-                    let rec = Record::Contributed { kind, words };
-                    return Some(vec![rec; self.trio.order.len()]);
+                    return Some(Agreement::Uniform(Record::Contributed { kind, words }));
                 }
             }
             self.exchange();
@@ -267,13 +278,13 @@ impl Running {
             self.decide_round(agreed);
         }
         // By member (group, then remote group).
-        Some(
+        Some(Agreement::Done(
             self.trio
                 .order
                 .iter()
                 .map(|&r| self.out.get(r as usize).copied().unwrap_or(Record::Failed))
                 .collect(),
-        )
+        ))
     }
 
     /// Starts the full rounds: this member's record to every other, and a

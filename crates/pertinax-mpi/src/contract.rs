@@ -554,12 +554,15 @@ impl Backend for Mpi {
         let Some(a) = agreed.get_mut(&(ctx, seq)) else {
             return false;
         };
-        let Some(recs) = a.poll() else {
+        let Some(decided) = a.poll() else {
             return false;
         };
         for (i, g) in got.iter_mut().enumerate() {
             if g.is_none() {
-                *g = Some(recs.get(i).copied().unwrap_or(Record::Failed));
+                *g = Some(match decided {
+                    agree::Decided::Uniform(rec) => rec,
+                    agree::Decided::Each(recs) => recs.get(i).copied().unwrap_or(Record::Failed),
+                });
             }
         }
         agreed.remove(&(ctx, seq));
@@ -698,21 +701,24 @@ impl crate::backend::OwnCommunicators for Mpi {
 
 /// The agreement's fast round is `MPIX_Comm_iagree`.
 impl crate::backend::OwnAgreement for Mpi {
-    fn block_on_agreement(&self, ctx: u32, seq: u32) {
+    fn block_on_agreement(&self, ctx: u32, seq: u32) -> Option<Record> {
         // Only when nothing else of this backend's waits for progress: no
         // task, no receive to match, no other agreement under way.
         if self.tasks.get() != 0 || !self.posted.borrow().is_empty() {
-            return;
+            return None;
         }
-        let Ok(mut agreed) = self.agreed.try_borrow_mut() else {
-            return;
-        };
+        let mut agreed = self.agreed.try_borrow_mut().ok()?;
         if agreed.iter().any(|(k, a)| *k != (ctx, seq) && a.running()) {
-            return;
+            return None;
         }
-        if let Some(a) = agreed.get_mut(&(ctx, seq)) {
-            a.block_on_fast_round();
-        }
+        let a = agreed.get_mut(&(ctx, seq))?;
+        a.block_on_fast_round();
+        // Decided by the fast round: over, with nothing to copy per member.
+        let agree::Decided::Uniform(rec) = a.poll()? else {
+            return None;
+        };
+        agreed.remove(&(ctx, seq));
+        Some(rec)
     }
 }
 

@@ -396,10 +396,11 @@ impl OwnCommunicators for Active {
 }
 
 impl OwnAgreement for Active {
-    fn block_on_agreement(&self, ctx: u32, seq: u32) {
+    fn block_on_agreement(&self, ctx: u32, seq: u32) -> Option<Record> {
         match self {
             Active::Native(_) => {
                 let _ = (ctx, seq);
+                None
             }
             #[cfg(feature = "mpi")]
             Active::Mpi(b) => b.block_on_agreement(ctx, seq),

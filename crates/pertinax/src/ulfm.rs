@@ -175,8 +175,17 @@ impl Comm {
     /// [`Comm::iagree`] is pending; `CommFreed`, `Finalized`.
     pub fn agree_detailed(&self, flags: u32) -> Result<Agreement> {
         self.live_ft()?;
-        let got = self.agreement(RecoveryCall::Agree, [flags, 0, 0, 0])?;
-        Ok(self.outcome(&got))
+        match self.settle(RecoveryCall::Agree, [flags, 0, 0, 0])? {
+            // Every member contributed: nobody failed or finalized.
+            Settled::Uniform(Record::Contributed { words, .. }) => Ok(Agreement {
+                flags: words[0],
+                failed: Vec::new(),
+                unacked: Vec::new(),
+                finalized: Vec::new(),
+            }),
+            Settled::Uniform(rec) => Ok(self.outcome(&vec![rec; self.size() + self.remote_size()])),
+            Settled::Each(got) => Ok(self.outcome(&got)),
+        }
     }
 
     /// [`Comm::agree_detailed`] in which every member also contributes 12
@@ -349,17 +358,32 @@ impl Comm {
     /// `RecoveryMismatch` (at every member) if a member made another kind
     /// of call; `InvalidArgument` while an `iagree` is pending.
     pub(crate) fn agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Vec<Record>> {
+        Ok(match self.settle(call, words)? {
+            Settled::Uniform(rec) => vec![rec; self.size() + self.remote_size()],
+            Settled::Each(got) => got,
+        })
+    }
+
+    /// [`Comm::agreement`], with the outcome where every member
+    /// contributed the same record kept as one.
+    fn settle(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Settled> {
         let mut p = self.start_agreement(call, words)?;
         let b = &self.inner.rt.b;
         if self.inner.caps.own_agreement {
-            b.block_on_agreement(p.ctx, p.seq);
+            // Decided inside the backend's blocking wait (MPI's fast
+            // round): nothing to read per member.
+            if let Some(rec) = b.block_on_agreement(p.ctx, p.seq) {
+                self.inner.agree_pending.set(false);
+                check_calls(call, std::slice::from_ref(&rec))?;
+                return Ok(Settled::Uniform(rec));
+            }
         }
-        // Decided inside the backend's blocking wait (MPI): no progress
-        // round needed before reading it.
+        // Possibly decided inside that wait: no progress round needed
+        // before reading it.
         if !p.poll(b, self) {
             b.wait_until(|b| p.poll(b, self));
         }
-        p.finish(self)
+        p.finish(self).map(Settled::Each)
     }
 
     /// [`Comm::agreement`] for a call that reserved `entry` for the
@@ -395,7 +419,8 @@ impl Comm {
             call,
             ctx,
             seq,
-            got: vec![None; self.size() + self.remote_size()],
+            members: self.size() + self.remote_size(),
+            got: Vec::new(),
         })
     }
 
@@ -491,12 +516,28 @@ struct Instance {
     call: RecoveryCall,
     ctx: u32,
     seq: u32,
+    /// Members (group, then remote group).
+    members: usize,
+    /// Each member's record once read: empty until the first poll (an
+    /// agreement [`Comm::settle`] gets whole from the backend never
+    /// reads per member).
     got: Vec<Option<Record>>,
+}
+
+/// A blocking agreement's outcome.
+enum Settled {
+    /// Every member's record is this one.
+    Uniform(Record),
+    /// Each member's (group, then remote group).
+    Each(Vec<Record>),
 }
 
 impl Instance {
     /// Reads what is still missing; true once every member is settled.
     fn poll(&mut self, b: &Active, c: &Comm) -> bool {
+        if self.got.len() != self.members {
+            self.got = vec![None; self.members];
+        }
         b.poll_agreement(self.ctx, self.seq, &c.inner.st, &mut self.got)
     }
 
