@@ -419,6 +419,14 @@ int pxm_wait(intptr_t *req, pxm_status *out) {
     if (out != NULL && rc != MPI_SUCCESS) out->error = rc;
     return rc;
 }
+/* MPI_Wait of a request whose status is not read (an agreement's): its
+ * error is the code returned. */
+int pxm_wait_code(intptr_t *req) {
+    MPI_Request r = REQ(*req);
+    int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    *req = (intptr_t)r;
+    return rc;
+}
 int pxm_cancel(intptr_t *req) {
     MPI_Request r = REQ(*req);
     int rc = MPI_Cancel(&r);

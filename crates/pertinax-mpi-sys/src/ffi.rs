@@ -132,6 +132,7 @@ extern "C" {
     pub fn pxm_imrecv(buf: *mut c_void, len: usize, msg: *mut isize, req: *mut isize) -> c_int;
     pub fn pxm_test(req: *mut isize, flag: *mut c_int, out: *mut Status) -> c_int;
     pub fn pxm_wait(req: *mut isize, out: *mut Status) -> c_int;
+    pub fn pxm_wait_code(req: *mut isize) -> c_int;
     pub fn pxm_cancel(req: *mut isize) -> c_int;
 
     pub fn pxm_comm_revoke(comm: isize) -> c_int;

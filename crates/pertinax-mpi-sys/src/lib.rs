@@ -533,6 +533,13 @@ impl Request {
         st
     }
 
+    /// `MPI_Wait` with the status ignored: the request's error code (for
+    /// a request whose status says nothing more, such as an agreement's).
+    pub(crate) fn wait_code(&mut self) -> c_int {
+        // SAFETY: reads and writes the handle.
+        unsafe { ffi::pxm_wait_code(&mut self.0) }
+    }
+
     /// `MPI_Cancel` (the request must still be completed or freed).
     ///
     /// # Errors
@@ -560,8 +567,7 @@ impl IAgree {
         if self.req.is_null() || self.done.is_some() {
             return;
         }
-        let st = self.req.wait();
-        self.done = Some(st.error);
+        self.done = Some(self.req.wait_code());
     }
 
     /// `None` while the agreement runs; once it ended, the agreed flag, or
