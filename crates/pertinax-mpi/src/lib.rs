@@ -93,7 +93,9 @@
 //!   those read `Contributed`, the others `Failed`, the same everywhere.
 //!   So `iagree` returns at once; a blocking agreement with nothing else
 //!   of the backend's pending waits in `MPI_Wait` on the fast round
-//!   (`OwnAgreement::block_on_agreement`), as C's `MPIX_Comm_agree` does.
+//!   (`OwnAgreement::block_on_agreement`), as C's `MPIX_Comm_agree` does,
+//!   and gets an agreement the fast round decided back from it whole (no
+//!   record per member).
 //!   `Finalized` is never read. On an intercommunicator
 //!   the agreement's communicator is a duplicate of the communicator of
 //!   both groups (see [`spawn`]: Open MPI 5's ERA names an agreement by
