@@ -108,7 +108,8 @@
 //!   the core attaches the agreed members ([`attach_derived`]).
 //! - [`OwnAgreement`] ([`Capabilities::own_agreement`]): the backend's
 //!   agreement runs inside its transport (`MPIX_Comm_iagree`), which a
-//!   blocking agreement may wait in ([`OwnAgreement::block_on_agreement`]);
+//!   blocking agreement may wait in ([`OwnAgreement::block_on_agreement`],
+//!   which hands back an agreement decided there whole);
 //!   such an agreement carries one word past its fast round, so several
 //!   words per member take an exchange of records (see `agree_gather`).
 //! - [`NameService`] ([`Capabilities::name_service`]): service names for
