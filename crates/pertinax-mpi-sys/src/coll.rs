@@ -497,6 +497,79 @@ impl Coll {
     }
 }
 
+/// Runs a blocking collective with one count, no layout and a predefined
+/// operation (or none) straight through MPI's call: what [`Coll::start`]
+/// does for such a call, without moving the buffers into a [`Coll`], so
+/// with no allocation and no request. `kind` is `Barrier`, `Bcast`,
+/// `Reduce`, `Allreduce` or `Scan`; `send` is `None` for `MPI_IN_PLACE`
+/// (not at a non-root of `Reduce`); `count` elements of `prim` fit in
+/// `recv`, and in `send` if given.
+///
+/// # Errors
+/// MPI's code, or `Code(-1)` (nothing called) for arguments outside that.
+#[allow(clippy::too_many_arguments, reason = "MPI's own argument list")]
+pub fn coll_now(
+    kind: CollKind,
+    send: Option<&[u8]>,
+    recv: &mut [u8],
+    count: usize,
+    prim: Prim,
+    op: Option<Builtin>,
+    root: i32,
+    comm: Comm,
+) -> Result<()> {
+    let bytes = count.checked_mul(prim.size()).ok_or(Code(-1))?;
+    let fits = bytes <= recv.len() && send.is_none_or(|s| bytes <= s.len());
+    let simple = matches!(
+        kind,
+        CollKind::Barrier
+            | CollKind::Bcast
+            | CollKind::Reduce
+            | CollKind::Allreduce
+            | CollKind::Scan
+    );
+    if !fits || !simple {
+        return Err(Code(-1));
+    }
+    let count = c_int::try_from(count).map_err(|_| Code(-1))?;
+    // Empty buffers get addresses of their own, as in `Coll::start`.
+    let sptr = match send {
+        None => std::ptr::null(),
+        Some([]) => EMPTY_SEND.as_ptr(),
+        Some(s) => s.as_ptr(),
+    };
+    let rptr = if recv.is_empty() {
+        EMPTY_RECV.as_ptr().cast_mut()
+    } else {
+        recv.as_mut_ptr()
+    };
+    let mut req: isize = 0;
+    // SAFETY: a blocking call (`blocking` = 1) with no layout arrays, of
+    // the kinds above, which read at most `count` elements of `prim` from
+    // `send` (or `recv` in place) and write at most that many to `recv`:
+    // both checked to hold them; MPI is done with them when it returns.
+    // `pxm_datatype`/`pxm_op` return constants; writes `req` (null).
+    let rc = unsafe {
+        ffi::pxm_coll(
+            kind as c_int,
+            1,
+            sptr.cast(),
+            rptr.cast(),
+            count,
+            std::ptr::null(),
+            std::ptr::null(),
+            std::ptr::null(),
+            std::ptr::null(),
+            ffi::pxm_datatype(prim as c_int),
+            op.map_or(0, |b| ffi::pxm_op(b as c_int)),
+            root,
+            comm.0,
+            &mut req,
+        )
+    };
+    check(rc)
+}
+
 impl Drop for Coll {
     fn drop(&mut self) {
         if self.recv.is_some() && !self.req.is_null() && !crate::finalized() {

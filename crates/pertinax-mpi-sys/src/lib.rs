@@ -34,7 +34,9 @@ mod hook;
 mod op;
 mod spawn;
 
-pub use coll::{Args, Builtin, Coll, CollKind, Input, Layout, Outcome, Prim, Reduction, UserFn};
+pub use coll::{
+    coll_now, Args, Builtin, Coll, CollKind, Input, Layout, Outcome, Prim, Reduction, UserFn,
+};
 pub use hook::{has_progress_hook, with_progress};
 pub use op::{Message, Op, RecvData, SendData};
 pub use spawn::{parent, proc_null, root, Group, SpawnError};

@@ -227,6 +227,10 @@ impl Mpi {
             let k = self.start_own_coll(c)?;
             return crate::backend::Backend::wait(self, k);
         }
+        let mut c = c;
+        if let Some(r) = self.coll_now(&mut c) {
+            return r;
+        }
         let (args, comm, rank) = self.own_args(c, true)?;
         // No borrow of this backend's cells is held across the call.
         let started = if self.quiet() {
@@ -244,6 +248,67 @@ impl Mpi {
             }
             Err(code) => Err(error_of(code, Some(comm), None)),
         }
+    }
+
+    /// `c` straight through MPI's blocking call ([`sys::coll_now`]: no
+    /// argument block, no allocation, no request) when it is a barrier, a
+    /// bcast, or a reduce, allreduce or scan by one of MPI's predefined
+    /// operations, into the caller's buffer, and nothing of this backend's
+    /// own is pending (so MPI's progress need not run ours); `None`, with
+    /// nothing done, for [`Mpi::run_own_coll`]'s general path.
+    fn coll_now(&self, c: &mut Coll) -> Option<Result<Status>> {
+        let (kind, root) = match c.kind {
+            CollKind::Barrier => (K::Barrier, 0),
+            CollKind::Bcast { root } => (K::Bcast, root),
+            CollKind::Reduce { root } => (K::Reduce, root),
+            CollKind::Allreduce => (K::Allreduce, 0),
+            CollKind::Scan => (K::Scan, 0),
+            _ => return None,
+        };
+        let (prim, op) = match c.op.as_ref().map(reduction) {
+            None => (Prim::Byte, None),
+            Some(Reduction::Builtin(p, b)) => (p, Some(b)),
+            Some(_) => return None,
+        };
+        let CollOut::Lent(out) = &mut c.out else {
+            return None;
+        };
+        if !self.quiet() {
+            return None;
+        }
+        let (comm, rank) = self.comm(c.ctx)?;
+        let send = c.inp.as_ref().map(|l| l.as_slice());
+        // In place at a reduce's non-root: MPI's form passes the buffer as
+        // the input (`own_args`), which this call does not.
+        if send.is_none() && kind == K::Reduce && rank != root {
+            return None;
+        }
+        let len = send.map_or(out.len(), <[u8]>::len);
+        let count = len / prim.size();
+        // A root-only output (a reduce's non-root may pass none): the
+        // general path, which gives MPI scratch.
+        if count * prim.size() > out.len() {
+            return None;
+        }
+        Some(
+            match sys::coll_now(
+                kind,
+                send,
+                out.as_mut_slice(),
+                count,
+                prim,
+                op,
+                root as i32,
+                comm,
+            ) {
+                Ok(()) => Ok(Status {
+                    source: Rank(rank as i32),
+                    tag: Tag(0),
+                    len: 0,
+                }),
+                Err(code) => Err(error_of(code, Some(comm), None)),
+            },
+        )
     }
 
     /// MPI's arguments for `c` (see the module documentation), its

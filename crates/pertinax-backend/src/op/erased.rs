@@ -100,7 +100,12 @@ impl<T: Pod> Op<T> {
             let Ok(mut made) = made.try_borrow_mut() else {
                 return self.make_erased();
             };
-            if let Some((_, e)) = made.iter().find(|(k, _)| *k == key) {
+            // The name by address (a literal's, so one per kernel up to a
+            // copy per codegen unit): no string comparison per entry.
+            let same = |k: &(std::any::TypeId, usize, &'static str)| {
+                k.0 == key.0 && k.1 == key.1 && std::ptr::eq(k.2, key.2)
+            };
+            if let Some((_, e)) = made.iter().find(|(k, _)| same(k)) {
                 return e.clone();
             }
             let e = self.make_erased();
