@@ -22,7 +22,10 @@
 //!   grouping makes it the same at every rank and in every run); MPI does
 //!   not promise that every rank gets the same bits.
 //! - A blocking call is MPI's blocking one (`MPI_Allreduce`,
-//!   [`Mpi::run_own_coll`]) and a non-blocking call MPI's non-blocking one
+//!   [`Mpi::run_own_coll`]; a barrier, bcast, or reduce, allreduce or
+//!   scan by a predefined operation with nothing of ours pending goes
+//!   straight there, with no allocation: [`sys::coll_now`]) and a
+//!   non-blocking call MPI's non-blocking one
 //!   (`MPI_Iallreduce`) behind a request key: MPI never matches one with
 //!   the other, and every member makes the same call. Inside a blocking
 //!   call, MPI's progress runs this backend's progress round through the

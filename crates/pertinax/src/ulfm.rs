@@ -183,8 +183,7 @@ impl Comm {
                 unacked: Vec::new(),
                 finalized: Vec::new(),
             }),
-            Settled::Uniform(rec) => Ok(self.outcome(&vec![rec; self.size() + self.remote_size()])),
-            Settled::Each(got) => Ok(self.outcome(&got)),
+            other => Ok(self.outcome(&other.records(self.agreement_members()))),
         }
     }
 
@@ -358,10 +357,13 @@ impl Comm {
     /// `RecoveryMismatch` (at every member) if a member made another kind
     /// of call; `InvalidArgument` while an `iagree` is pending.
     pub(crate) fn agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Vec<Record>> {
-        Ok(match self.settle(call, words)? {
-            Settled::Uniform(rec) => vec![rec; self.size() + self.remote_size()],
-            Settled::Each(got) => got,
-        })
+        Ok(self.settle(call, words)?.records(self.agreement_members()))
+    }
+
+    /// How many members an agreement on this communicator has: its group's
+    /// and, on an intercommunicator, the remote group's.
+    fn agreement_members(&self) -> usize {
+        self.size() + self.remote_size()
     }
 
     /// [`Comm::agreement`], with the outcome where every member
@@ -419,7 +421,7 @@ impl Comm {
             call,
             ctx,
             seq,
-            members: self.size() + self.remote_size(),
+            members: self.agreement_members(),
             got: Vec::new(),
         })
     }
@@ -530,6 +532,16 @@ enum Settled {
     Uniform(Record),
     /// Each member's (group, then remote group).
     Each(Vec<Record>),
+}
+
+impl Settled {
+    /// One record per member of the `members`.
+    fn records(self, members: usize) -> Vec<Record> {
+        match self {
+            Settled::Uniform(rec) => vec![rec; members],
+            Settled::Each(got) => got,
+        }
+    }
 }
 
 impl Instance {
