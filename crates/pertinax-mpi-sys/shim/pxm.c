@@ -337,8 +337,15 @@ int pxm_recv(void *buf, size_t len, size_t elem, int src, int tag, intptr_t comm
         return MPI_SUCCESS;
     }
     if (!direct && count > 0) {
-        /* A short copy inline (a ping-pong's 8 bytes), else memcpy. */
-        if (count <= 16) {
+        /* A short copy inline (a ping-pong's 8 bytes): 8 to 16 bytes as
+         * two overlapping words, fewer byte by byte; else memcpy. */
+        if (count >= 8 && count <= 16) {
+            uint64_t lo, hi;
+            memcpy(&lo, scratch, 8);
+            memcpy(&hi, scratch + count - 8, 8);
+            memcpy(buf, &lo, 8);
+            memcpy((char *)buf + count - 8, &hi, 8);
+        } else if (count < 8) {
             for (int i = 0; i < count; i++) ((char *)buf)[i] = scratch[i];
         } else {
             memcpy(buf, scratch, (size_t)count);

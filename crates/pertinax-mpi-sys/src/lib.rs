@@ -678,6 +678,7 @@ pub fn small_in_shim() -> usize {
 ///
 /// # Errors
 /// The MPI's code.
+#[inline]
 pub fn send(data: &[u8], dest: i32, tag: i32, comm: Comm) -> Result<()> {
     // SAFETY: MPI reads `data` during the call only.
     check(unsafe { ffi::pxm_send(data.as_ptr().cast(), data.len(), dest, tag, comm.0) })
@@ -725,6 +726,7 @@ pub fn mrecv_envelope(mut msg: Message) -> Result<usize> {
 /// # Errors
 /// The receive's code (ULFM: the source failed and nothing from it is
 /// queued, the communicator revoked).
+#[inline]
 pub fn recv(buf: &mut [u8], elem: usize, src: i32, tag: i32, comm: Comm) -> Result<Status> {
     let mut st = Status::EMPTY;
     // SAFETY: MPI writes at most `buf.len()` bytes into `buf`, during the

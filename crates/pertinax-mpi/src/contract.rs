@@ -36,6 +36,7 @@ impl Backend for Mpi {
         }
     }
 
+    #[inline]
     fn eager_limit(&self) -> usize {
         // Sends of at most this many bytes are copied (`send_eager`).
         4096
@@ -187,6 +188,7 @@ impl Backend for Mpi {
 
     // ---- point-to-point ---------------------------------------------------
 
+    #[inline]
     fn send_eager(
         &self,
         _dest: usize,
@@ -268,6 +270,7 @@ impl Backend for Mpi {
         k
     }
 
+    #[inline]
     fn recv_direct(&self, spec: &MatchSpec, buf: &mut [u8], elem: usize) -> Option<Result<Status>> {
         self.recv_now(spec, buf, elem)
     }

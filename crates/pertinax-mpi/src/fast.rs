@@ -50,6 +50,7 @@ impl Mpi {
     /// Whether no receive waits to be matched here, no task runs and no
     /// agreement is under way, so a blocking MPI call cannot hold up
     /// anything MPI does not progress.
+    #[inline]
     pub(super) fn quiet(&self) -> bool {
         self.tasks.get() == 0
             && self.posted.borrow().is_empty()
@@ -66,6 +67,7 @@ impl Mpi {
     /// nothing done. The core's blocking receive asks this first
     /// ([`crate::backend::Backend::recv_direct`]), before it lends the
     /// buffer.
+    #[inline]
     pub(super) fn recv_now(
         &self,
         spec: &MatchSpec,
@@ -152,6 +154,7 @@ impl Mpi {
     /// A small blocking send straight through `MPI_Send` if it can be;
     /// `None` for the general path. `to_self`: the destination may be this
     /// process.
+    #[inline]
     pub(super) fn send_fast(
         &self,
         comm: sys::Comm,
