@@ -508,6 +508,7 @@ impl Coll {
 /// # Errors
 /// MPI's code, or `Code(-1)` (nothing called) for arguments outside that.
 #[allow(clippy::too_many_arguments, reason = "MPI's own argument list")]
+#[inline]
 pub fn coll_now(
     kind: CollKind,
     send: Option<&[u8]>,

@@ -218,7 +218,7 @@ impl Mpi {
     /// reaches the collective. Without the hook (another MPI), the
     /// non-blocking form and a wait, as [`Mpi::start_own_coll`]: the choice
     /// is the same at every member, since it depends only on the library.
-    pub(super) fn run_own_coll(&self, c: Coll) -> Result<Status> {
+    pub(super) fn run_own_coll(&self, mut c: Coll) -> Result<Status> {
         // Open MPI 5.0.11's blocking `MPI_Allgatherv` on a communicator
         // with a failed member returns `MPI_SUCCESS` at every survivor and
         // writes nothing, its own block included; `MPI_Iallgatherv` fails
@@ -230,7 +230,6 @@ impl Mpi {
             let k = self.start_own_coll(c)?;
             return crate::backend::Backend::wait(self, k);
         }
-        let mut c = c;
         if let Some(r) = self.coll_now(&mut c) {
             return r;
         }

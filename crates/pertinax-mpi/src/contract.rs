@@ -615,6 +615,7 @@ impl crate::backend::OwnCollectives for Mpi {
         self.start_own_coll(c)
     }
 
+    #[inline]
     fn run_coll(&self, c: crate::backend::Coll) -> Result<Status> {
         self.run_own_coll(c)
     }
