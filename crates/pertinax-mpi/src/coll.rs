@@ -287,8 +287,8 @@ impl Mpi {
         }
         let len = send.map_or(out.len(), <[u8]>::len);
         let count = len / prim.size();
-        // A root-only output (a reduce's non-root may pass none): the
-        // general path, which gives MPI scratch.
+        // An output shorter than the count (a reduce's non-root may pass
+        // none, and MPI ignores it there): the general path.
         if count * prim.size() > out.len() {
             return None;
         }

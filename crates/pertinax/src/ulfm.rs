@@ -535,7 +535,7 @@ enum Settled {
 }
 
 impl Settled {
-    /// One record per member of the `members`.
+    /// One record for each of the agreement's `members`.
     fn records(self, members: usize) -> Vec<Record> {
         match self {
             Settled::Uniform(rec) => vec![rec; members],
