@@ -289,7 +289,8 @@ impl Mpi {
         let count = len / prim.size();
         // An output shorter than the count (a reduce's non-root may pass
         // none, and MPI ignores it there): the general path.
-        if count * prim.size() > out.len() {
+        // So is a count MPI's `int` cannot hold (`Unsupported` there).
+        if count * prim.size() > out.len() || i32::try_from(count).is_err() {
             return None;
         }
         Some(
