@@ -7,7 +7,7 @@
 
 use pertinax_os::lend::{Lent, LentMut};
 
-use crate::error::Result;
+use crate::error::{RecoveryCall, Result};
 use crate::op::ErasedOp;
 use crate::types::Status;
 use crate::{Backend, Peers, Record, ReqKey, Token};
@@ -132,7 +132,7 @@ pub struct Capabilities {
     /// ([`OwnCommunicators`]; MPI: `MPI_Comm_split`, `MPIX_Comm_shrink`).
     pub own_communicators: bool,
     /// The backend's agreement runs inside its transport
-    /// ([`OwnAgreement`]; MPI: `MPIX_Comm_iagree`). Such an agreement
+    /// ([`OwnAgreement`]; MPI: `MPIX_Comm_agree`, `MPIX_Comm_iagree`). Such an agreement
     /// carries one word past its fast round: several words per member take
     /// an exchange of records, so callers that could fold data into an
     /// agreement send it their usual way instead. Without it (native),
@@ -237,6 +237,24 @@ pub trait OwnAgreement: Backend {
     /// agreement is over (not polled again); else `None`, and the wait
     /// that follows polls as usual.
     fn block_on_agreement(&self, ctx: u32, seq: u32) -> Option<Record>;
+
+    /// A blocking agreement in one call, when nothing else of the
+    /// backend's own would need progress meanwhile: contributes `words` to
+    /// agreement `seq` of `ctx` and blocks until it is decided (MPI: one
+    /// `MPIX_Comm_agree`, as a C program calls it, instead of
+    /// `MPIX_Comm_iagree` and a wait). Returns the record when every
+    /// member contributed the same one, and the agreement is over. Else
+    /// `None`, with the agreement contributed as by
+    /// [`Backend::contribute`] (perhaps its fast round already decided
+    /// against), and the caller waits for it as after `contribute`.
+    fn agree_now(
+        &self,
+        ctx: u32,
+        seq: u32,
+        call: RecoveryCall,
+        words: [u32; 4],
+        st: &Self::CommState,
+    ) -> Option<Record>;
 }
 
 /// A backend with a name service for ports ([`Capabilities::name_service`]):

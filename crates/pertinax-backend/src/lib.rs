@@ -109,7 +109,8 @@
 //! - [`OwnAgreement`] ([`Capabilities::own_agreement`]): the backend's
 //!   agreement runs inside its transport (`MPIX_Comm_iagree`), which a
 //!   blocking agreement may wait in ([`OwnAgreement::block_on_agreement`],
-//!   which hands back an agreement decided there whole);
+//!   which hands back an agreement decided there whole) or be made in one
+//!   blocking call ([`OwnAgreement::agree_now`]: `MPIX_Comm_agree`);
 //!   such an agreement carries one word past its fast round, so several
 //!   words per member take an exchange of records (see `agree_gather`).
 //! - [`NameService`] ([`Capabilities::name_service`]): service names for

@@ -24,8 +24,12 @@
 //! intercommunicator's is, hence the no-failure-known bit), each reads
 //! `Contributed` with the decided words (for `agree`, the AND of the
 //! flags: what it computes anyway). So a healthy `agree` is one
-//! `MPIX_Comm_iagree`, as in C, and a healthy `shrink` (no value gathered)
-//! or `spawn` needs no record exchange either.
+//! `MPIX_Comm_iagree`, and a healthy `shrink` (no value gathered) or
+//! `spawn` needs no record exchange either. A blocking one on an
+//! intracommunicator, with nothing else of the backend's own under way,
+//! makes that round one blocking `MPIX_Comm_agree` instead
+//! ([`Agreement::decide_now`]), as a C program does: no request, no
+//! state kept for polling.
 //!
 //! **Full rounds**, when the fast round did not decide (the same at every
 //! member, since its value and code are agreed): every member sends its
@@ -93,6 +97,18 @@ impl Agreements {
     }
 }
 
+/// This member's record for a `call` with `words`: the kind, then the
+/// words.
+pub(super) fn record(call: RecoveryCall, words: [u32; 4]) -> [u32; REC_WORDS] {
+    [
+        u32::from(call.code()),
+        words[0],
+        words[1],
+        words[2],
+        words[3],
+    ]
+}
+
 /// One agreement of this process.
 #[derive(Debug)]
 pub(super) enum Agreement {
@@ -148,29 +164,13 @@ impl Agreement {
     /// Starts agreement `seq` on `t` with this member's record `mine`
     /// (its fast round).
     pub(super) fn start(t: &Rc<Trio>, seq: u32, mine: [u32; REC_WORDS]) -> Agreement {
-        let n = t.all.len();
-        let comm = t.comms[3];
+        let mut r = Running::new(t, seq, mine);
         // An intercommunicator's agreement communicator is acknowledged
         // (its failure knowledge): a member that failed and that every
         // survivor acknowledged would not make the fast round fail.
-        let knows_failure = t.remote.is_some() && comm.get_failed().map_or(true, |f| !f.is_empty());
+        let knows_failure =
+            t.remote.is_some() && r.comm.get_failed().map_or(true, |f| !f.is_empty());
         let word = fast_word(&mine, knows_failure);
-        let mut r = Running {
-            comm,
-            fast: None,
-            tag: (seq & 0x3fff_ffff) as i32,
-            mine,
-            me: t.me_all as usize,
-            exchanged: false,
-            trio: t.clone(),
-            sends: Vec::new(),
-            recvs: Vec::new(),
-            n,
-            heard: Vec::new(),
-            round: 0,
-            agreeing: None,
-            out: Vec::new(),
-        };
         // A record that does not fit: the full rounds will run, and it goes
         // out before the contribution, so this member is heard even if it
         // dies right after it (as on the native backend).
@@ -178,11 +178,45 @@ impl Agreement {
             r.exchange();
         }
         // Not started: the full rounds decide.
-        r.fast = comm.iagree(word as i32).ok();
+        r.fast = r.comm.iagree(word as i32).ok();
         if r.fast.is_none() {
             r.exchange();
         }
         Agreement::Running(r)
+    }
+
+    /// The fast round of agreement `seq` on intracommunicator `t` as one
+    /// blocking `MPIX_Comm_agree`, when the record `mine` fits its word:
+    /// `Ok` with the record every member contributed if it decided, else
+    /// the agreement with its full rounds started (as [`Agreement::start`]
+    /// leaves it once its fast round decided against). `None` for an
+    /// intercommunicator or a record that does not fit, with nothing done:
+    /// [`Agreement::start`] then.
+    ///
+    /// The blocking call and the `MPIX_Comm_iagree` of members that
+    /// started theirs with [`Agreement::start`] are one agreement to MPI
+    /// (`checks/agree_mixed.c`).
+    pub(super) fn decide_now(
+        t: &Rc<Trio>,
+        seq: u32,
+        mine: [u32; REC_WORDS],
+    ) -> Option<Result<Record, Agreement>> {
+        if t.remote.is_some() {
+            return None;
+        }
+        let word = fast_word(&mine, false);
+        if word == 0 {
+            return None;
+        }
+        let comm = t.comms[3];
+        if let Ok(d) = comm.agree(word as i32) {
+            if let Some((kind, words)) = fast_decided(d as u32) {
+                return Some(Ok(Record::Contributed { kind, words }));
+            }
+        }
+        let mut r = Running::new(t, seq, mine);
+        r.exchange();
+        Some(Err(Agreement::Running(r)))
     }
 
     /// Blocks inside MPI until the fast round ends, if it runs (see
@@ -214,6 +248,27 @@ impl Agreement {
 }
 
 impl Running {
+    /// Agreement `seq` on `t` with this member's record `mine`, before its
+    /// fast round.
+    fn new(t: &Rc<Trio>, seq: u32, mine: [u32; REC_WORDS]) -> Running {
+        Running {
+            comm: t.comms[3],
+            fast: None,
+            tag: (seq & 0x3fff_ffff) as i32,
+            mine,
+            me: t.me_all as usize,
+            exchanged: false,
+            trio: t.clone(),
+            sends: Vec::new(),
+            recvs: Vec::new(),
+            n: t.all.len(),
+            heard: Vec::new(),
+            round: 0,
+            agreeing: None,
+            out: Vec::new(),
+        }
+    }
+
     /// One step: `Some` with the decided agreement once decided.
     fn advance(&mut self) -> Option<Agreement> {
         if let Some(fast) = &mut self.fast {

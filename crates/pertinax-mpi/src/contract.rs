@@ -531,16 +531,7 @@ impl Backend for Mpi {
 
     fn contribute(&self, ctx: u32, seq: u32, call: RecoveryCall, words: [u32; 4], st: &CommState) {
         let a = match &st.trio {
-            Ok(t) => {
-                let mine = [
-                    u32::from(call.code()),
-                    words[0],
-                    words[1],
-                    words[2],
-                    words[3],
-                ];
-                agree::Agreement::start(t, seq, mine)
-            }
+            Ok(t) => agree::Agreement::start(t, seq, agree::record(call, words)),
             Err(_) => agree::Agreement::Done(Vec::new()),
         };
         self.agreed.borrow_mut().insert((ctx, seq), a);
@@ -703,18 +694,14 @@ impl crate::backend::OwnCommunicators for Mpi {
     }
 }
 
-/// The agreement's fast round is `MPIX_Comm_iagree`.
+/// The agreement's fast round is `MPIX_Comm_iagree`, or one blocking
+/// `MPIX_Comm_agree` (`agree_now`).
 impl crate::backend::OwnAgreement for Mpi {
     fn block_on_agreement(&self, ctx: u32, seq: u32) -> Option<Record> {
-        // Only when nothing else of this backend's waits for progress: no
-        // task, no receive to match, no other agreement under way.
-        if self.tasks.get() != 0 || !self.posted.borrow().is_empty() {
+        if !self.may_block_agreeing((ctx, seq)) {
             return None;
         }
         let mut agreed = self.agreed.try_borrow_mut().ok()?;
-        if agreed.iter().any(|(k, a)| *k != (ctx, seq) && a.running()) {
-            return None;
-        }
         let a = agreed.get_mut(&(ctx, seq))?;
         a.block_on_fast_round();
         // Decided by the fast round: over, with nothing to copy per member.
@@ -724,9 +711,43 @@ impl crate::backend::OwnAgreement for Mpi {
         agreed.remove(&(ctx, seq));
         Some(rec)
     }
+
+    fn agree_now(
+        &self,
+        ctx: u32,
+        seq: u32,
+        call: RecoveryCall,
+        words: [u32; 4],
+        st: &CommState,
+    ) -> Option<Record> {
+        if let (Ok(t), true) = (&st.trio, self.may_block_agreeing((ctx, seq))) {
+            match agree::Agreement::decide_now(t, seq, agree::record(call, words)) {
+                Some(Ok(rec)) => return Some(rec),
+                Some(Err(a)) => {
+                    self.agreed.borrow_mut().insert((ctx, seq), a);
+                    return None;
+                }
+                None => {}
+            }
+        }
+        self.contribute(ctx, seq, call, words, st);
+        None
+    }
 }
 
 impl Mpi {
+    /// Whether a blocking agreement `k` may wait inside MPI: nothing else
+    /// of this backend's own waits for progress (no task, no receive to
+    /// match, no other agreement under way).
+    fn may_block_agreeing(&self, k: (u32, u32)) -> bool {
+        self.tasks.get() == 0
+            && self.posted.borrow().is_empty()
+            && self
+                .agreed
+                .try_borrow()
+                .is_ok_and(|a| !a.iter().any(|(j, a)| *j != k && a.running()))
+    }
+
     /// One progress round without freeing communicators: matching,
     /// agreements, requests and tasks. MPI's progress hook runs it inside
     /// a blocking collective (`coll.rs`), where no communicator is freed.

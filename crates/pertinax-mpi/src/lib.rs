@@ -91,11 +91,13 @@
 //!   ended, the members run `MPIX_Comm_iagree` (a fault-tolerant AND, 32
 //!   members per round) on the set of members every survivor heard from;
 //!   those read `Contributed`, the others `Failed`, the same everywhere.
-//!   So `iagree` returns at once; a blocking agreement with nothing else
-//!   of the backend's pending waits in `MPI_Wait` on the fast round
-//!   (`OwnAgreement::block_on_agreement`), as C's `MPIX_Comm_agree` does,
-//!   and gets an agreement the fast round decided back from it whole (no
-//!   record per member).
+//!   So `iagree` returns at once. A blocking agreement with nothing else
+//!   of the backend's pending makes its fast round one blocking
+//!   `MPIX_Comm_agree`, as a C program does (`OwnAgreement::agree_now`;
+//!   with a fault planned at this process, `MPIX_Comm_iagree` and
+//!   `MPI_Wait`, `OwnAgreement::block_on_agreement`, so that
+//!   `ft.agree.contributed` falls between them), and gets an agreement
+//!   the fast round decided back from it whole (no record per member).
 //!   `Finalized` is never read. On an intercommunicator
 //!   the agreement's communicator is a duplicate of the communicator of
 //!   both groups (see [`spawn`]: Open MPI 5's ERA names an agreement by

@@ -406,6 +406,23 @@ impl OwnAgreement for Active {
             Active::Mpi(b) => b.block_on_agreement(ctx, seq),
         }
     }
+    fn agree_now(
+        &self,
+        ctx: u32,
+        seq: u32,
+        call: RecoveryCall,
+        words: [u32; 4],
+        st: &AnyState,
+    ) -> Option<Record> {
+        match (self, st) {
+            #[cfg(feature = "mpi")]
+            (Active::Mpi(b), AnyState::Mpi(s)) => b.agree_now(ctx, seq, call, words, s),
+            _ => {
+                self.contribute(ctx, seq, call, words, st);
+                None
+            }
+        }
+    }
 }
 
 impl NameService for Active {

@@ -369,11 +369,27 @@ impl Comm {
     /// [`Comm::agreement`], with the outcome where every member
     /// contributed the same record kept as one.
     fn settle(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Settled> {
-        let mut p = self.start_agreement(call, words)?;
         let b = &self.inner.rt.b;
-        if self.inner.caps.own_agreement {
-            // Decided inside the backend's blocking wait (MPI's fast
-            // round): nothing to read per member.
+        let own = self.inner.caps.own_agreement;
+        let mut p = if own && !crate::faults_planned() {
+            // One blocking call inside the backend (MPI's
+            // `MPIX_Comm_agree`). Not when a fault is planned here: then
+            // the contribution and the wait stay apart, so that
+            // `ft.agree.contributed` falls between them.
+            let p = self.next_instance(call)?;
+            if let Some(rec) = b.agree_now(p.ctx, p.seq, call, words, &self.inner.st) {
+                check_calls(call, std::slice::from_ref(&rec))?;
+                return Ok(Settled::Uniform(rec));
+            }
+            self.inner.agree_pending.set(true);
+            p
+        } else {
+            self.start_agreement(call, words)?
+        };
+        // Decided inside the backend's blocking wait (MPI's fast round,
+        // when `agree_now` could not make it one call): nothing to read
+        // per member.
+        if own {
             if let Some(rec) = b.block_on_agreement(p.ctx, p.seq) {
                 self.inner.agree_pending.set(false);
                 check_calls(call, std::slice::from_ref(&rec))?;
@@ -403,23 +419,31 @@ impl Comm {
 
     /// Contributes to the next agreement instance on this communicator.
     fn start_agreement(&self, call: RecoveryCall, words: [u32; 4]) -> Result<Instance> {
+        let p = self.next_instance(call)?;
+        crate::fault_point("ft.agree.enter");
+        self.inner
+            .rt
+            .b
+            .contribute(p.ctx, p.seq, call, words, &self.inner.st);
+        crate::fault_point("ft.agree.contributed");
+        self.inner.agree_pending.set(true);
+        Ok(p)
+    }
+
+    /// The next agreement instance on this communicator, not yet
+    /// contributed to.
+    fn next_instance(&self, call: RecoveryCall) -> Result<Instance> {
         if self.inner.agree_pending.get() {
             return Err(Error::InvalidArgument(
                 "an agreement on this communicator is still pending (wait for the iagree first)"
                     .into(),
             ));
         }
-        let b = &self.inner.rt.b;
-        let seq = b.next_agree_seq(self.inner.ft_seq.get());
+        let seq = self.inner.rt.b.next_agree_seq(self.inner.ft_seq.get());
         self.inner.ft_seq.set(seq);
-        let ctx = self.inner.ctx;
-        crate::fault_point("ft.agree.enter");
-        b.contribute(ctx, seq, call, words, &self.inner.st);
-        crate::fault_point("ft.agree.contributed");
-        self.inner.agree_pending.set(true);
         Ok(Instance {
             call,
-            ctx,
+            ctx: self.inner.ctx,
             seq,
             members: self.agreement_members(),
             got: Vec::new(),
