@@ -3,13 +3,15 @@
 //! case straight to the core, as a Rust program would call it.
 //!
 //! A fast path runs when the call is plain: no `--resilient`, no fault
-//! plan (every call is then a fault point), an intracommunicator, a
-//! predefined contiguous datatype (and a predefined operation), arguments
-//! in range. Anything else, an invalid argument included, returns `None`
-//! and the call takes its general path, which checks everything and
-//! raises the error class. An error of the operation itself (a failed
-//! peer, a truncated message) goes to the communicator's handler here,
-//! with the class the general path gives it.
+//! plan (every call is then a fault point), an intracommunicator for a
+//! collective, a predefined contiguous datatype (and a predefined
+//! operation), arguments in range. Anything else, an invalid argument
+//! included, returns `None` and the call takes its general path, which
+//! checks everything and raises the error class; a send's or receive's
+//! rank and tag are left to the core, whose checks give the same classes.
+//! An error of the operation itself (a failed peer, a truncated message)
+//! goes to the communicator's handler here, with the class the general
+//! path gives it.
 //!
 //! Why: the general path's layers (the resilient switch, the
 //! intercommunicator refusals, the buffer descriptions for derived types,
@@ -155,15 +157,16 @@ pub(crate) unsafe fn send(
     tag: c_int,
     comm: c_int,
 ) -> Option<c_int> {
-    if !plain() || !(0..=pertinax::TAG_UB).contains(&tag) || dest < 0 {
+    if !plain() || dest < 0 {
         return None;
     }
     let (len, _) = len_of(count, ty)?;
     // SAFETY: forwarded.
     let data = unsafe { bytes(buf, len) }?;
-    let r = intra(comm, |c| {
-        ((dest as usize) < c.size()).then(|| class(c.send_bytes(data, Rank(dest), Tag(tag))))
-    })?;
+    // The core checks the rank (in the remote group of an
+    // intercommunicator) and the tag, with the classes the general path
+    // gives (`MPI_ERR_RANK`, `MPI_ERR_TAG`).
+    let r = state::on_comm(comm, |c| class(c.send_bytes(data, Rank(dest), Tag(tag))))?;
     Some(result(comm, "MPI_Send", r))
 }
 
@@ -186,27 +189,27 @@ pub(crate) unsafe fn recv(
     }
     let tag = match tag {
         MPI_ANY_TAG => ANY_TAG,
-        t if (0..=pertinax::TAG_UB).contains(&t) => TagMatch::from(Tag(t)),
+        t => TagMatch::from(Tag(t)),
+    };
+    let from = match src {
+        MPI_ANY_SOURCE => ANY_SOURCE,
+        r if r >= 0 => Source::from(Rank(r)),
         _ => return None,
     };
     let (len, size) = len_of(count, ty)?;
     // SAFETY: forwarded.
     let data = unsafe { bytes_mut(buf, len) }?;
-    let r = intra(comm, |c| {
-        let from = match src {
-            MPI_ANY_SOURCE => ANY_SOURCE,
-            r if r >= 0 && (r as usize) < c.size() => Source::from(Rank(r)),
-            _ => return None,
-        };
+    // As for a send, the core checks the rank and the tag.
+    let r = state::on_comm(comm, |c| {
         // Checks that the message is whole elements of `size` bytes.
-        Some(match c.recv_bytes(data, size, from, tag) {
+        match c.recv_bytes(data, size, from, tag) {
             Ok(s) => {
                 // SAFETY: MPI's contract for `st`.
                 unsafe { put_status(st, crate::resilient::of(s)) };
                 MPI_SUCCESS
             }
             Err(e) => class_of(e),
-        })
+        }
     })?;
     Some(result(comm, "MPI_Recv", r))
 }

@@ -12,22 +12,26 @@ pub struct Rank(pub i32);
 
 impl Rank {
     /// The rank as an index, if it is not negative.
+    #[inline]
     pub fn index(self) -> usize {
         self.0.max(0) as usize
     }
 }
 
 impl From<i32> for Rank {
+    #[inline]
     fn from(r: i32) -> Rank {
         Rank(r)
     }
 }
 impl From<u32> for Rank {
+    #[inline]
     fn from(r: u32) -> Rank {
         Rank(r.min(i32::MAX as u32) as i32)
     }
 }
 impl From<usize> for Rank {
+    #[inline]
     fn from(r: usize) -> Rank {
         Rank(r.min(i32::MAX as usize) as i32)
     }
@@ -46,11 +50,13 @@ pub struct Tag(pub i32);
 pub const TAG_UB: i32 = (1 << 30) - 1;
 
 impl From<i32> for Tag {
+    #[inline]
     fn from(t: i32) -> Tag {
         Tag(t)
     }
 }
 impl From<u32> for Tag {
+    #[inline]
     fn from(t: u32) -> Tag {
         Tag(t.min(i32::MAX as u32) as i32)
     }

@@ -256,13 +256,18 @@ static int send_envelope(size_t len, int dest, int tag, intptr_t comm) {
     pxm_envelope(len, e);
     return MPI_Send(e, PXM_ENVELOPE, MPI_BYTE, dest, tag, COMM(comm));
 }
+/* pxm_send of a long message: its envelope, then the payload. Out of line,
+ * so that a short send saves no registers and builds no envelope. */
+static __attribute__((noinline)) int send_long(const void *buf, size_t len, int dest,
+                                               int tag, intptr_t comm) {
+    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    int rc = send_envelope(len, dest, tag, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Send(buf, (int)len, MPI_BYTE, dest, tag, COMM(comm));
+}
 /* A blocking send of a whole message (its envelope first if long). */
 int pxm_send(const void *buf, size_t len, int dest, int tag, intptr_t comm) {
-    if (len > (size_t)INT_MAX) return MPI_ERR_COUNT;
-    if (len > PXM_SMALL) {
-        int rc = send_envelope(len, dest, tag, comm);
-        if (rc != MPI_SUCCESS) return rc;
-    }
+    if (len > PXM_SMALL) return send_long(buf, len, dest, tag, comm);
     return MPI_Send(buf, (int)len, MPI_BYTE, dest, tag, COMM(comm));
 }
 /* Receives an envelope matched by pxm_improbe (blocking: it is short and
@@ -284,14 +289,39 @@ int pxm_mrecv_envelope(intptr_t *msg, uint64_t *len) {
  * never consumed (checks/recv_from_dead.c). MPI_Irecv has no early check:
  * it matches a queued message at once, and MPI_Wait fails it only if none
  * was there. So the refusal is retried that way. */
-static int recv_queued(void *buf, int cap, int src, int tag, MPI_Comm comm, MPI_Status *st) {
-    int rc = MPI_Recv(buf, cap, MPI_BYTE, src, tag, comm, st);
+static __attribute__((noinline)) int recv_retry(void *buf, int cap, int src, int tag,
+                                                MPI_Comm comm, MPI_Status *st, int rc) {
     int cls = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS || src == MPI_ANY_SOURCE) return rc;
     if (MPI_Error_class(rc, &cls) != MPI_SUCCESS || cls != MPIX_ERR_PROC_FAILED) return rc;
     MPI_Request r = MPI_REQUEST_NULL;
     if (MPI_Irecv(buf, cap, MPI_BYTE, src, tag, comm, &r) != MPI_SUCCESS) return rc;
     return MPI_Wait(&r, st);
+}
+static inline int recv_queued(void *buf, int cap, int src, int tag, MPI_Comm comm,
+                              MPI_Status *st) {
+    int rc = MPI_Recv(buf, cap, MPI_BYTE, src, tag, comm, st);
+    if (rc == MPI_SUCCESS || src == MPI_ANY_SOURCE) return rc;
+    return recv_retry(buf, cap, src, tag, comm, st, rc);
+}
+/* pxm_recv's second half when the first message was an envelope: the
+ * payload into `buf` if it fits and is whole elements, else consumed into
+ * a scratch buffer of its own length with out->error MPI_ERR_TRUNCATE. Out
+ * of line: a short message's receive does not pay for it. */
+static __attribute__((noinline)) int recv_payload(const char *envelope, void *buf, size_t len,
+                                                  size_t elem, MPI_Comm comm, MPI_Status *st,
+                                                  pxm_status *out) {
+    uint64_t n = 0;
+    if (!envelope_read(envelope, &n)) return MPI_ERR_INTERN;
+    out->bytes = (int)n;
+    if (n <= len && (elem <= 1 || n % elem == 0))
+        return recv_queued(buf, (int)n, st->MPI_SOURCE, st->MPI_TAG, comm, st);
+    void *sink = malloc((size_t)n);
+    if (sink == NULL) return MPI_ERR_NO_MEM;
+    int rc = recv_queued(sink, (int)n, st->MPI_SOURCE, st->MPI_TAG, comm, st);
+    free(sink);
+    if (rc != MPI_SUCCESS) return rc;
+    out->error = MPI_ERR_TRUNCATE;
+    return MPI_SUCCESS;
 }
 /* A blocking receive with MPI's semantics that never lets MPI write past
  * `buf`: MPI_Recv of the first message into `buf` (or a stack buffer of
@@ -305,32 +335,18 @@ int pxm_recv(void *buf, size_t len, size_t elem, int src, int tag, intptr_t comm
              pxm_status *out) {
     char scratch[PXM_ENVELOPE];
     MPI_Status st;
-    int count = 0;
     int direct = len >= PXM_ENVELOPE;
     void *first = direct ? buf : (void *)scratch;
     int cap = direct ? (len > (size_t)INT_MAX ? INT_MAX : (int)len) : PXM_ENVELOPE;
     int rc = recv_queued(first, cap, src, tag, COMM(comm), &st);
     if (rc != MPI_SUCCESS) return rc;
     int64_t got = byte_count(&st);
-    count = got < 0 ? 0 : (int)got;
+    int count = got < 0 ? 0 : (int)got;
     out->source = st.MPI_SOURCE;
     out->tag = st.MPI_TAG;
     out->cancelled = 0;
     out->error = MPI_SUCCESS;
-    if (count == PXM_ENVELOPE) {
-        uint64_t n = 0;
-        if (!envelope_read(first, &n)) return MPI_ERR_INTERN;
-        out->bytes = (int)n;
-        if (n <= len && (elem <= 1 || n % elem == 0))
-            return recv_queued(buf, (int)n, st.MPI_SOURCE, st.MPI_TAG, COMM(comm), &st);
-        void *sink = malloc((size_t)n);
-        if (sink == NULL) return MPI_ERR_NO_MEM;
-        rc = recv_queued(sink, (int)n, st.MPI_SOURCE, st.MPI_TAG, COMM(comm), &st);
-        free(sink);
-        if (rc != MPI_SUCCESS) return rc;
-        out->error = MPI_ERR_TRUNCATE;
-        return MPI_SUCCESS;
-    }
+    if (count == PXM_ENVELOPE) return recv_payload(first, buf, len, elem, COMM(comm), &st, out);
     out->bytes = count;
     if ((size_t)count > len || (elem > 1 && (size_t)count % elem != 0)) {
         out->error = MPI_ERR_TRUNCATE;

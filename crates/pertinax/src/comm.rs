@@ -138,16 +138,19 @@ impl Comm {
 
     /// The processes that point-to-point ranks name: the remote group of
     /// an intercommunicator, else the group.
+    #[inline]
     pub(crate) fn targets(&self) -> &Peers {
         self.inner.remote.as_ref().unwrap_or(&self.inner.peers)
     }
 
     /// This process's rank.
+    #[inline]
     pub fn rank(&self) -> Rank {
         Rank(self.inner.rank as i32)
     }
 
     /// Number of ranks.
+    #[inline]
     pub fn size(&self) -> usize {
         self.inner.peers.len()
     }
@@ -162,6 +165,7 @@ impl Comm {
 
     /// Fails if the communicator or the runtime can no longer be used, or
     /// the communicator was revoked.
+    #[inline]
     pub(crate) fn live(&self) -> Result<()> {
         self.live_ft()?;
         if self.inner.rt.b.is_revoked(self.inner.ctx) {
@@ -183,6 +187,7 @@ impl Comm {
 
     /// As [`Comm::live`] but a revoked communicator passes (for the
     /// operations of recovery).
+    #[inline]
     pub(crate) fn live_ft(&self) -> Result<()> {
         if self.inner.freed.get() {
             return Err(Error::CommFreed);
@@ -208,6 +213,7 @@ impl Comm {
 
     /// Checks a rank that point-to-point operations name (in the remote
     /// group of an intercommunicator).
+    #[inline]
     pub(crate) fn check_rank(&self, r: Rank) -> Result<u32> {
         let n = self.targets().len();
         if r.0 < 0 || r.index() >= n {
@@ -216,6 +222,7 @@ impl Comm {
         Ok(r.0 as u32)
     }
 
+    #[inline]
     pub(crate) fn check_tag(t: Tag) -> Result<i32> {
         if t.0 < 0 || t.0 > TAG_UB {
             return Err(Error::InvalidTag {
@@ -441,6 +448,7 @@ impl Comm {
 
     /// The process slot of rank `r` (checked by the caller; in the remote
     /// group of an intercommunicator).
+    #[inline]
     pub(crate) fn slot_of(&self, r: u32) -> usize {
         self.targets()[r as usize] as usize
     }

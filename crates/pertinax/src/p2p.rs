@@ -32,12 +32,22 @@ use crate::wait::Backoff;
 
 impl Comm {
     /// Sends bytes on context `ctx` (validated rank).
+    #[inline(always)]
     pub(crate) fn raw_send(&self, ctx: u32, data: &[u8], dest: u32, tag: i32) -> Result<()> {
         let rt = &self.inner.rt;
         let slot = self.slot_of(dest);
         if data.len() <= rt.b.eager_limit() {
             return rt.b.send_eager(slot, dest, ctx, self.inner.rank, tag, data);
         }
+        self.send_lent(slot, ctx, data, dest, tag)
+    }
+
+    /// [`Comm::raw_send`] of a message past the eager limit: the buffer is
+    /// lent to the backend until the receiver has it. Out of line, so that
+    /// a short send's path stays small enough to inline.
+    #[inline(never)]
+    fn send_lent(&self, slot: usize, ctx: u32, data: &[u8], dest: u32, tag: i32) -> Result<()> {
+        let rt = &self.inner.rt;
         let mut b = Backoff::default();
         lend::scope(
             |s| {
@@ -57,11 +67,20 @@ impl Comm {
     }
 
     /// Receives into bytes (elements of `elem` bytes).
+    #[inline(always)]
     pub(crate) fn raw_recv(&self, spec: MatchSpec, buf: &mut [u8], elem: usize) -> Result<Status> {
-        let rt = &self.inner.rt;
-        if let Some(r) = rt.b.recv_direct(&spec, buf, elem) {
+        if let Some(r) = self.inner.rt.b.recv_direct(&spec, buf, elem) {
             return r;
         }
+        self.recv_lent(spec, buf, elem)
+    }
+
+    /// [`Comm::raw_recv`] when the backend cannot receive at once: the
+    /// buffer is lent to it until the message is in. Out of line, as
+    /// [`Comm::send_lent`].
+    #[inline(never)]
+    fn recv_lent(&self, spec: MatchSpec, buf: &mut [u8], elem: usize) -> Result<Status> {
+        let rt = &self.inner.rt;
         let mut b = Backoff::default();
         lend::scope(
             |s| {
@@ -76,6 +95,7 @@ impl Comm {
         )
     }
 
+    #[inline]
     pub(crate) fn spec(&self, src: Source, tag: TagMatch) -> Result<MatchSpec> {
         Ok(MatchSpec {
             ctx: self.inner.ctx,
@@ -108,6 +128,7 @@ impl Comm {
     }
 
     /// The checked destination and tag of a blocking send.
+    #[inline]
     fn send_args(&self, dest: Rank, tag: Tag) -> Result<(u32, i32)> {
         self.live_p2p()?;
         Ok((self.check_rank(dest)?, Self::check_tag(tag)?))
