@@ -254,9 +254,6 @@ impl Running {
         Running {
             comm: t.comms[3],
             fast: None,
-            // At most `TAG_UB`: on an intracommunicator the agreement's
-            // communicator is the recovery one, whose other messages carry
-            // tags above it (see `Mpi::trio_over`).
             tag: (seq & 0x3fff_ffff) as i32,
             mine,
             me: t.me_all as usize,

@@ -23,9 +23,9 @@ use crate::types::Rank;
 pub(super) fn shrink_live(old: &Trio, agreed: &[bool]) -> Result<(sys::Comm, Vec<usize>, u32)> {
     let err = |c: sys::Code| error_of(c, None, None);
     let t0 = std::time::Instant::now();
-    // On the recovery communicator: never revoked, and no collective runs
-    // there but the agreements, whose order every member keeps (a member
-    // still in a split on the others must not meet this shrink).
+    // On the recovery communicator: never revoked, and no other collective
+    // runs there (a member still in a split on the others must not meet
+    // this shrink).
     let mut from = old.comms[2];
     let mut made: Option<sys::Comm> = None;
     loop {
@@ -200,30 +200,18 @@ impl Mpi {
     /// schedules (`PERTINAX_MPI_COLLECTIVES=portable`) send point-to-point
     /// messages with the user's tag range on `ctx + 1`, so they keep their
     /// own.
-    ///
-    /// The recovery communicator (`ctx + 2`) is also the agreement's
-    /// (`ctx + 3`), which saves a duplicate at every creation and shrink.
-    /// They can share it: neither is ever revoked; the core sends on
-    /// `ctx + 2` only with tags above `TAG_UB` (an intercommunicator's
-    /// creation), the agreement's records go with tags at most `TAG_UB`,
-    /// and no receive there takes any tag; its collectives (`MPIX_Comm_iagree`
-    /// rounds, `MPIX_Comm_shrink`) come in the same order at every member,
-    /// since a communicator runs one agreement at a time and a shrink
-    /// starts once its own agreement decided. An intercommunicator keeps
-    /// them apart (its agreements run on the communicator of both groups,
-    /// see `spawn`).
     pub(super) fn trio_over(&self, base: sys::Comm, rank: u32, peers: &Peers) -> Result<Trio> {
         let made = base
             .errors_return()
             .map_err(|c| error_of(c, None, None))
             .and_then(|()| {
                 if self.own_coll {
-                    dups([base]).map(|[rec]| [base, rec])
+                    dups([base; 2]).map(|[rec, agr]| [base, rec, agr])
                 } else {
-                    dups([base; 2])
+                    dups([base; 3])
                 }
             });
-        let [coll, rec] = match made {
+        let [coll, rec, agr] = match made {
             Ok(d) => d,
             Err(e) => {
                 let mut base = base;
@@ -232,7 +220,7 @@ impl Mpi {
             }
         };
         Ok(Trio {
-            comms: [base, coll, rec, rec],
+            comms: [base, coll, rec, agr],
             rank,
             members: peers.clone(),
             remote: None,

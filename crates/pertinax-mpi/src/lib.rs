@@ -12,10 +12,9 @@
 //! - Process ids are `(world << 20) | rank`: for the processes `mpirun`
 //!   started (world 0) their ranks of `MPI_COMM_WORLD`; spawned worlds
 //!   are numbered by Open MPI's job number (see [`spawn`]).
-//! - A communicator (context `ctx`, a multiple of 4) has four contexts,
-//!   each an MPI communicator with `MPI_ERRORS_RETURN`: `ctx`
-//!   (point-to-point), `ctx + 1` (collectives), `ctx + 2` (recovery
-//!   traffic, never revoked), `ctx + 3` (agreements, below);
+//! - A communicator (context `ctx`, a multiple of 4) is four MPI
+//!   communicators with `MPI_ERRORS_RETURN`: `ctx` (point-to-point),
+//!   `ctx + 1` (collectives), `ctx + 2` (recovery traffic, never revoked);
 //!   with MPI's own collectives (the default) `ctx + 1` is the same MPI
 //!   communicator as `ctx`, since MPI never matches a collective with a
 //!   point-to-point message ([`Mpi::trio_over`]).
@@ -34,11 +33,8 @@
 //!   shrink is `MPIX_Comm_shrink` ([`OwnCommunicators::shrink_attach`](crate::backend::OwnCommunicators::shrink_attach)), a spawn's
 //!   communicators are split from the merge of its intercommunicator (see
 //!   [`spawn`]). Tokens
-//!   are not needed (always 0). The agreement's own messages and
-//!   `MPIX_Comm_iagree`s (`ctx + 3`) run on the recovery communicator
-//!   (an intercommunicator's on a fourth: see [`spawn`]), so an
-//!   intracommunicator is two MPI communicators ([`Mpi::trio_over`] says
-//!   why they can share). The ones beside the point-to-point one
+//!   are not needed (always 0). A fourth communicator (`ctx + 3`) carries
+//!   the agreement's own messages. The ones beside the point-to-point one
 //!   are `MPI_Comm_dup`s made one after the other ([`dups`]), not
 //!   `MPI_Comm_idup`s started together: those overlap, but Open MPI 5.0.11
 //!   aborts every survivor when a member is dead
@@ -188,8 +184,7 @@ pub fn chosen() -> Result<bool> {
 struct Trio {
     /// Point-to-point, collective, recovery, and the agreement's own
     /// traffic (contexts `ctx` to `ctx + 3`). With MPI's own collectives
-    /// the collective one is the point-to-point one, and on an
-    /// intracommunicator the agreement's is the recovery one (see
+    /// the collective one is the point-to-point one (see
     /// [`Mpi::trio_over`]; intercommunicators keep four).
     comms: [sys::Comm; 4],
     /// This process's rank.
@@ -217,7 +212,8 @@ impl Trio {
             .collect()
     }
 
-    /// Frees the MPI communicators, each once (some are the same one, see
+    /// Frees the MPI communicators, each once (with MPI's own collectives
+    /// the collective one is the point-to-point one, see
     /// [`Mpi::trio_over`]).
     fn free(&self) {
         for (i, c) in self.comms.iter().enumerate() {
