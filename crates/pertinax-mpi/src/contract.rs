@@ -188,7 +188,9 @@ impl Backend for Mpi {
 
     // ---- point-to-point ---------------------------------------------------
 
-    #[inline]
+    /// Inlined into the core's send: its common case (`send_fast`) is one
+    /// frame from the user's call to the shim's.
+    #[inline(always)]
     fn send_eager(
         &self,
         _dest: usize,
@@ -199,11 +201,11 @@ impl Backend for Mpi {
         data: &[u8],
     ) -> Result<()> {
         let Some((comm, me)) = self.comm(ctx) else {
-            return Err(self.trio(ctx).err().unwrap_or(Error::CommFreed));
+            return Err(self.comm_error(ctx));
         };
         // On an intercommunicator `dest_rank` is a remote rank, never this
         // process.
-        let to_self = me == dest_rank && self.trio(ctx).is_ok_and(|t| t.remote.is_none());
+        let to_self = me == dest_rank && self.intra(ctx);
         if let Some(r) = self.send_fast(comm, to_self, dest_rank, tag, data) {
             return r;
         }
@@ -270,7 +272,7 @@ impl Backend for Mpi {
         k
     }
 
-    #[inline]
+    #[inline(always)]
     fn recv_direct(&self, spec: &MatchSpec, buf: &mut [u8], elem: usize) -> Option<Result<Status>> {
         self.recv_now(spec, buf, elem)
     }

@@ -66,8 +66,10 @@ impl Mpi {
     /// (see the module documentation); `None` for the general path, with
     /// nothing done. The core's blocking receive asks this first
     /// ([`crate::backend::Backend::recv_direct`]), before it lends the
-    /// buffer.
-    #[inline]
+    /// buffer. Inlined into the core's receive, with every outcome but a
+    /// whole message out of line ([`received_now`]): one frame from the
+    /// user's call to the shim's.
+    #[inline(always)]
     pub(super) fn recv_now(
         &self,
         spec: &MatchSpec,
@@ -81,28 +83,14 @@ impl Mpi {
         let (comm, _) = self.comm(spec.ctx)?;
         let tag = spec.tag.unwrap_or_else(sys::any_tag);
         let capacity = buf.len();
-        let st = match sys::recv(buf, elem, src as i32, tag, comm) {
-            Ok(st) => st,
-            Err(c) => return Some(Err(error_of(c, Some(comm), Some(src)))),
-        };
-        let len = usize::try_from(st.bytes).unwrap_or(0);
-        Some(if st.error == 0 {
-            Ok(Status {
+        let r = sys::recv(buf, elem, src as i32, tag, comm);
+        Some(match r {
+            Ok(st) if st.error == 0 => Ok(Status {
                 source: Rank(st.source),
                 tag: Tag(st.tag),
-                len,
-            })
-        } else if sys::Code(st.error).kind() == Kind::Truncated {
-            Err(if len > capacity {
-                Error::Truncated {
-                    sent: len,
-                    capacity,
-                }
-            } else {
-                Error::LengthNotMultiple { len, elem }
-            })
-        } else {
-            Err(error_of(sys::Code(st.error), Some(comm), Some(src)))
+                len: usize::try_from(st.bytes).unwrap_or(0),
+            }),
+            r => received_now(r, capacity, elem, comm, src),
         })
     }
 
@@ -154,7 +142,7 @@ impl Mpi {
     /// A small blocking send straight through `MPI_Send` if it can be;
     /// `None` for the general path. `to_self`: the destination may be this
     /// process.
-    #[inline]
+    #[inline(always)]
     pub(super) fn send_fast(
         &self,
         comm: sys::Comm,
@@ -174,4 +162,39 @@ impl Mpi {
                 .map_err(|c| error_of(c, Some(comm), Some(dest_rank))),
         )
     }
+}
+
+/// [`Mpi::recv_now`]'s outcome other than a whole message received: the
+/// receive failed (`r` an error), or MPI consumed a message too long for
+/// the buffer or not whole elements (`MPI_ERR_TRUNCATE` in the status).
+#[cold]
+#[inline(never)]
+fn received_now(
+    r: std::result::Result<sys::Status, sys::Code>,
+    capacity: usize,
+    elem: usize,
+    comm: sys::Comm,
+    src: u32,
+) -> Result<Status> {
+    let st = r.map_err(|c| error_of(c, Some(comm), Some(src)))?;
+    let len = usize::try_from(st.bytes).unwrap_or(0);
+    if st.error == 0 {
+        return Ok(Status {
+            source: Rank(st.source),
+            tag: Tag(st.tag),
+            len,
+        });
+    }
+    Err(if sys::Code(st.error).kind() == Kind::Truncated {
+        if len > capacity {
+            Error::Truncated {
+                sent: len,
+                capacity,
+            }
+        } else {
+            Error::LengthNotMultiple { len, elem }
+        }
+    } else {
+        error_of(sys::Code(st.error), Some(comm), Some(src))
+    })
 }

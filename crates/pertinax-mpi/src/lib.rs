@@ -545,6 +545,21 @@ impl Mpi {
         ))
     }
 
+    /// Why context `ctx` has no MPI communicator (freed, or its creation
+    /// failed).
+    #[cold]
+    #[inline(never)]
+    fn comm_error(&self, ctx: u32) -> Error {
+        self.trio(ctx).err().unwrap_or(Error::CommFreed)
+    }
+
+    /// Whether context `ctx` is an intracommunicator's.
+    #[cold]
+    #[inline(never)]
+    fn intra(&self, ctx: u32) -> bool {
+        self.trio(ctx).is_ok_and(|t| t.remote.is_none())
+    }
+
     /// [`Mpi::comm`] for a context other than the last one.
     #[cold]
     #[inline(never)]

@@ -81,7 +81,7 @@ impl Backend for Active {
     fn idle(&self, bo: &mut Backoff) {
         on!(self, b => b.idle(bo))
     }
-    #[inline]
+    #[inline(always)]
     fn eager_limit(&self) -> usize {
         on!(self, b => b.eager_limit())
     }
@@ -136,7 +136,7 @@ impl Backend for Active {
         with!(self, st, b, s => b.release(ctx, s))
     }
 
-    #[inline]
+    #[inline(always)]
     fn send_eager(
         &self,
         dest: usize,
@@ -190,7 +190,7 @@ impl Backend for Active {
     fn recv(&self, spec: MatchSpec, peers: Peers, buf: RecvBuf, elem: usize) -> Result<Status> {
         on!(self, b => b.recv(spec, peers, buf, elem))
     }
-    #[inline]
+    #[inline(always)]
     fn recv_direct(&self, spec: &MatchSpec, buf: &mut [u8], elem: usize) -> Option<Result<Status>> {
         on!(self, b => b.recv_direct(spec, buf, elem))
     }

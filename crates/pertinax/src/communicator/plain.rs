@@ -49,10 +49,12 @@ impl Communicator for Comm {
     fn revoke(&self) -> Result<(), Error> {
         Comm::revoke(self)
     }
+    #[inline]
     fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
         Comm::send(self, buf, dest, tag)?;
         Ok(Outcome::default())
     }
+    #[inline]
     fn recv_bytes(
         &self,
         buf: &mut [u8],
