@@ -11,7 +11,9 @@ run() {
   want_name=$1
   if [ -n "$WANT" ] && [[ " $WANT " != *" $want_name "* ]]; then return; fi
   echo "# $1 $(date -u +%T)"; shift
-  env "$@" 2>&1 | grep -E "campaign|test result|FAILED|panicked" | grep -v "has been running\|campaign run [0-9]"
+  # The whole output is kept (a hang's stacks), the summary printed.
+  env "$@" > "/tmp/campaign-$want_name.log" 2>&1
+  grep -E "campaign|test result|FAILED|panicked" "/tmp/campaign-$want_name.log" | grep -v "has been running\|campaign run [0-9]"
 }
 run ulfm PERTINAX_CAMPAIGN_RUNS=300 timeout 2400 cargo test --release -p pertinax-tests --features mpi --test ulfm -- randomized_campaign --exact --nocapture
 run propagate PERTINAX_PROP_CAMPAIGN_RUNS=300 timeout 2400 cargo test --release -p pertinax-tests --features mpi --test propagate -- randomized_campaign --nocapture
