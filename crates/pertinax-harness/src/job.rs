@@ -334,18 +334,31 @@ pub fn run_with(spec: Spec<'_>, during: impl FnOnce(&Path, u32)) -> Job {
         leftovers.launched(running.pid());
     }
     during(sb.dir(), running.pid());
-    let ended = running.wait_within_then(spec.bound, |mark| {
-        if mpi {
-            crate::mpi::alive_at_bound(mark)
-        } else {
-            String::new()
-        }
-    });
+    let mut watch = crate::mpi::LauncherWatch::new(crate::mpi::LAUNCHER_GRACE);
+    let ended = running.wait_watching(
+        spec.bound,
+        |mark| if mpi { watch.wedged(mark) } else { None },
+        |mark| {
+            if mpi {
+                crate::mpi::alive_at_bound(mark)
+            } else {
+                String::new()
+            }
+        },
+    );
     sb.assert_no_leftovers();
     drop(leftovers);
     // A job past its bound was killed: it has no exit code, and its output
     // says why, so callers that check the outcome fail with the reason.
-    let stdout = if ended.status.is_none() {
+    let stdout = if let Some(why) = &ended.wedged {
+        format!(
+            "{}\n[job of {} ranks `{}` killed after {:?}: {why}]",
+            ended.stdout,
+            spec.ranks,
+            spec.args.join(" "),
+            ended.elapsed
+        )
+    } else if ended.status.is_none() {
         let alive = if mpi {
             format!(
                 "; under mpirun, alive at the bound: {} (if every rank had printed its \
@@ -391,10 +404,11 @@ const SPAWN_HUNG_CODE: i32 = 75;
 const PMIX_LISTENER_FAILED: &str = "The PMIx server's listener thread failed to start";
 
 /// Runs a job to completion. On MPI, a job whose `mpirun` could not start
-/// its runtime (no rank ran: `PMIX_LISTENER_FAILED`), or that ended on the
-/// backend's bound on a spawn Open MPI never completed (`SPAWN_HUNG`), is
-/// started again, at most twice, saying so on stderr: neither is an
-/// outcome of the program under test.
+/// its runtime (no rank ran: `PMIX_LISTENER_FAILED`), that ended on the
+/// backend's bound on a spawn Open MPI never completed (`SPAWN_HUNG`), or
+/// whose `mpirun` outlived every rank (`LAUNCHER_ALONE`: it holds their
+/// output, so the outcome is unknown) is started again, at most twice,
+/// saying so on stderr: none is an outcome of the program under test.
 pub fn run(spec: Spec<'_>) -> Job {
     let mut tries = 0;
     loop {
@@ -403,12 +417,19 @@ pub fn run(spec: Spec<'_>) -> Job {
         let unstarted =
             mpi && j.stdout.trim().is_empty() && j.stderr.contains(PMIX_LISTENER_FAILED);
         let spawn_hung = mpi && j.code == Some(SPAWN_HUNG_CODE) && j.stderr.contains(SPAWN_HUNG);
-        if !(unstarted || spawn_hung) || tries == 2 {
+        let alone = mpi && j.code.is_none() && j.stdout.contains(crate::mpi::LAUNCHER_ALONE);
+        if !(unstarted || spawn_hung || alone) || tries == 2 {
             return j;
         }
         tries += 1;
         let why = if unstarted {
             format!("mpirun could not start its runtime ({PMIX_LISTENER_FAILED})")
+        } else if alone {
+            format!(
+                "{} {:?}, holding their output",
+                crate::mpi::LAUNCHER_ALONE,
+                crate::mpi::LAUNCHER_GRACE
+            )
         } else {
             "Open MPI never completed a spawn (the backend's bound ended the job, exit code 75)"
                 .to_string()

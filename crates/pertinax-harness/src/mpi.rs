@@ -344,6 +344,78 @@ pub(crate) fn alive_at_bound(mark: &str) -> String {
     parts.join(", ")
 }
 
+/// How long Open MPI's launcher may outlive the last of its ranks before
+/// [`LauncherWatch`] calls it wedged. A launcher whose ranks have all
+/// ended, whatever their codes, exits within milliseconds; one that does
+/// not has stopped forwarding the ranks' output too (seen in CI after a
+/// replacement: only `prterun` alive and nothing printed, every rank gone).
+pub(crate) const LAUNCHER_GRACE: Duration = Duration::from_secs(10);
+
+/// Watches an MPI job for a launcher left alone: once a rank has run, a
+/// moment with no rank alive starts a clock, a rank alive stops it, and
+/// the grace ([`LAUNCHER_GRACE`]) on it means the job cannot end by itself.
+#[derive(Debug)]
+pub(crate) struct LauncherWatch {
+    grace: Duration,
+    saw_rank: bool,
+    alone_since: Option<std::time::Instant>,
+}
+
+impl LauncherWatch {
+    /// A watch that calls a launcher wedged after `grace` alone.
+    pub(crate) fn new(grace: Duration) -> LauncherWatch {
+        LauncherWatch {
+            grace,
+            saw_rank: false,
+            alone_since: None,
+        }
+    }
+
+    /// Asked by [`crate::sandbox::Running::wait_watching`]: why the job
+    /// marked `mark` is wedged, if it is (with the launcher's stacks on
+    /// stderr when stacks are asked for).
+    pub(crate) fn wedged(&mut self, mark: &str) -> Option<String> {
+        let procs = marked(mark);
+        let (ranks, launchers): (Vec<u32>, Vec<u32>) = procs
+            .into_iter()
+            .partition(|&p| environ_value(p, "OMPI_COMM_WORLD_RANK").is_some());
+        if !ranks.is_empty() {
+            self.saw_rank = true;
+            self.alone_since = None;
+            return None;
+        }
+        if !self.saw_rank {
+            return None;
+        }
+        let since = *self.alone_since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() < self.grace {
+            return None;
+        }
+        let names: Vec<String> = launchers
+            .iter()
+            .map(|&pid| {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                if std::env::var_os(tenv::STACKS).is_some() {
+                    eprintln!(
+                        "pertinax-harness: {} (pid {pid}) alone:\n{}",
+                        comm.trim(),
+                        stacks(pid)
+                    );
+                }
+                format!("{} (pid {pid})", comm.trim())
+            })
+            .collect();
+        Some(format!(
+            "{LAUNCHER_ALONE} {:?}: {}",
+            self.grace,
+            names.join(", ")
+        ))
+    }
+}
+
+/// What [`LauncherWatch::wedged`] says of a wedged job.
+pub(crate) const LAUNCHER_ALONE: &str = "Open MPI's launcher outlived every rank by";
+
 /// Every thread's backtrace of process `pid` by `gdb -batch`, or why not.
 fn stacks(pid: u32) -> String {
     let out = Command::new("gdb")
@@ -404,6 +476,37 @@ mod tests {
 
     fn t(args: &[&str]) -> Result<Vec<(String, String)>, String> {
         translate(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    /// A stand-in launcher whose one "rank" ends at once while it sleeps
+    /// on is called wedged after the grace, well before the bound, and
+    /// killed; one whose rank outlives the grace is not.
+    #[test]
+    fn a_launcher_left_alone_is_wedged_after_the_grace() {
+        let run = |rank_secs: &str, then_secs: &str| {
+            let sb = crate::sandbox::Sandbox::new();
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c").arg(format!(
+                "OMPI_COMM_WORLD_RANK=0 sleep {rank_secs}; sleep {then_secs}; exit 3"
+            ));
+            let mut watch = LauncherWatch::new(Duration::from_millis(1500));
+            let ended = sb.spawn_command(cmd).wait_watching(
+                Duration::from_secs(30),
+                |mark| watch.wedged(mark),
+                |_| String::new(),
+            );
+            sb.assert_no_leftovers();
+            ended
+        };
+        let e = run("1.5", "60");
+        let why = e.wedged.expect("the launcher was left alone");
+        assert!(why.starts_with(LAUNCHER_ALONE), "{why}");
+        assert!(e.status.is_none());
+        assert!(e.elapsed < Duration::from_secs(10), "{:?}", e.elapsed);
+        // A rank alive all along (3 s, past the grace): the job ends by itself.
+        let e = run("3", "0.2");
+        assert!(e.wedged.is_none());
+        assert_eq!(e.status.and_then(|s| s.code()), Some(3));
     }
 
     #[test]

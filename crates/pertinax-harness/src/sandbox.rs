@@ -86,6 +86,9 @@ pub struct Ended {
     /// Past the bound, what the caller's probe said of the processes still
     /// alive before they were killed ([`Running::wait_within_then`]).
     pub alive: String,
+    /// Why the job was killed before its bound, if it was
+    /// ([`Running::wait_watching`]).
+    pub wedged: Option<String>,
 }
 
 impl Default for Sandbox {
@@ -243,16 +246,37 @@ impl Running {
 
     /// [`Running::wait_within`], with `probe` run on the sandbox's mark at
     /// the bound, before the kill (what was still alive).
-    pub fn wait_within_then(
+    pub fn wait_within_then(self, bound: Duration, probe: impl FnOnce(&str) -> String) -> Ended {
+        self.wait_watching(bound, |_| None, probe)
+    }
+
+    /// [`Running::wait_within_then`], with `wedged` asked twice a second
+    /// whether the job can no longer end by itself: when it answers with a
+    /// reason, the job is killed then as at the bound, `probe` is not run,
+    /// and [`Ended::wedged`] holds the reason.
+    pub fn wait_watching(
         mut self,
         bound: Duration,
+        mut wedged: impl FnMut(&str) -> Option<String>,
         probe: impl FnOnce(&str) -> String,
     ) -> Ended {
         let mut child = self.child.take().expect("launcher");
         let mut alive = String::new();
+        let mut stuck = None;
+        let mut asked = Instant::now();
         let status = loop {
             if let Some(status) = child.try_wait().expect("wait for pertinax") {
                 break Some(status);
+            }
+            if asked.elapsed() >= Duration::from_millis(500) {
+                asked = Instant::now();
+                stuck = wedged(&self.mark);
+                if stuck.is_some() {
+                    let _ = child.kill();
+                    kill_job(&self.mark);
+                    let _ = child.wait();
+                    break None;
+                }
             }
             if self.started.elapsed() > bound {
                 alive = probe(&self.mark);
@@ -273,6 +297,7 @@ impl Running {
             stderr: join(self.err.take()),
             elapsed,
             alive,
+            wedged: stuck,
         }
     }
 }
