@@ -14,8 +14,9 @@
 //! started later (spare, spawned, replacement) keeps only the shots without
 //! a victim, so a replacement is not killed again.
 //!
-//! The native engine's large-message protocols have fault points of their
-//! own, so that a kill can land where the data is (`*` counts them too):
+//! The native engine's large-message protocols and the core's collective
+//! schedules have fault points of their own, so that a kill can land where
+//! the data is (`*` counts them too):
 //!
 //! | point | process | where |
 //! |---|---|---|
@@ -24,6 +25,7 @@
 //! | `p2p.frag` | sender | after each fragment it put in the ring |
 //! | `p2p.frag.recv` | receiver | after each fragment it copied out, but the last |
 //! | `p2p.pull` | receiver | before it copies the message from the sender's memory |
+//! | `coll.round` | every member | a collective's round has started (its sends are out), on a backend whose collectives are the core's schedules (native) |
 //!
 //! A panic planned at one of them ends the process with `SIGABRT` instead:
 //! unwinding out of the progress engine would leave it half-way through a

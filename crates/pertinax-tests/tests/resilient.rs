@@ -713,6 +713,26 @@ fn v_collectives_survive_kills_inside_them() {
     }
 }
 
+/// A victim killed between the rounds of a collective (`coll.round`: its
+/// sends of the round are out, its later ones never come), under both
+/// checks (native-only: on MPI the collectives are MPI's own). Among them
+/// rank 0 after the first round of an exscan: rank 1 completes it with
+/// rank 0's input while the ranks above fail, so the exscan is repeated
+/// on the survivors, where rank 1 is the lowest and must get its buffer
+/// back as it was before the call.
+#[test]
+fn v_collectives_survive_kills_between_rounds() {
+    for victim in [0, 1, 3] {
+        for hit in 1..=24 {
+            let k = format!("{victim}@coll.round#{hit}");
+            for check in ["agree", "log"] {
+                let j = vops(5, check, 3, &["--kill", &k]);
+                vops_agreed(&j, 5, &[victim], &format!("{check} {k}"));
+            }
+        }
+    }
+}
+
 /// A victim killed, under both checks, at times that fall inside the
 /// operations of a long run (native-only: time-based kills).
 #[test]

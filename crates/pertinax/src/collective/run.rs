@@ -120,6 +120,10 @@ impl Task for Running {
                 if let Err(e) = r {
                     break Err(e);
                 }
+                // A kill here lands between a collective's rounds: this
+                // rank's sends of the round are out (an eager one whole),
+                // its later rounds' never will be.
+                crate::inject::protocol_point("coll.round");
             }
             if !self.pending.iter().all(|(k, _)| io.is_done(*k)) {
                 return (moved, None);

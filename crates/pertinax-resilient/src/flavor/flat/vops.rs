@@ -36,21 +36,26 @@ fn over_survivors(st: &State) -> Outcome {
     }
 }
 
-/// Scan or exscan on the survivors. An exscan goes through a scratch
-/// buffer: the lowest survivor's `recv` stays as it was even when an
-/// earlier attempt, at which a lower rank was still alive, wrote it.
+/// Scan or exscan (`before`: `recv` as it was before the call) on the
+/// survivors. An exscan goes through a scratch buffer, and the lowest
+/// survivor's `recv` is put back as it was before the call: an earlier
+/// attempt, at which a lower rank was still alive, may have written it
+/// (also one that completed here, redone because the rank died before the
+/// attempt was agreed).
 fn scan_on(
     st: &State,
     send: &[u8],
     recv: &mut [u8],
     op: &ErasedOp,
-    exclusive: bool,
+    before: Option<&[u8]>,
 ) -> Result<Outcome, Error> {
-    if exclusive {
+    if let Some(before) = before {
         let mut tmp = vec![0u8; recv.len()];
         Communicator::exscan_bytes(&st.cur, send, &mut tmp, op)?;
         if st.cur.rank().index() > 0 {
             recv.copy_from_slice(&tmp);
+        } else {
+            recv.copy_from_slice(before);
         }
     } else {
         Communicator::scan_bytes(&st.cur, send, recv, op)?;
@@ -178,7 +183,8 @@ pub(super) fn scan(
     exclusive: bool,
 ) -> Result<Outcome, Error> {
     check_reduce(send, Some(recv), op)?;
-    let out = r.each(|st| scan_on(st, send, recv, op, exclusive))?;
+    let before = exclusive.then(|| recv.to_vec());
+    let out = r.each(|st| scan_on(st, send, recv, op, before.as_deref()))?;
     // Every rank sends as many bytes: the same weight everywhere.
     r.record(What::Each, false, send.len(), |arena| {
         let op = op.clone();
@@ -187,7 +193,8 @@ pub(super) fn scan(
             send,
             Box::new(move |st: &State, input: &[u8]| {
                 let mut sink = vec![0u8; input.len()];
-                scan_on(st, input, &mut sink, &op, exclusive).map(|_| ())
+                let before = exclusive.then(|| vec![0u8; input.len()]);
+                scan_on(st, input, &mut sink, &op, before.as_deref()).map(|_| ())
             }),
         )
     })?;
