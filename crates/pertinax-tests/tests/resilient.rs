@@ -96,6 +96,22 @@ fn log_survives_kills_before_and_after_collectives() {
     }
 }
 
+/// A victim killed between the rounds of a collective (`coll.round`,
+/// native-only: on MPI the collectives are MPI's own), rank 0 among them,
+/// under both checks.
+#[test]
+fn kills_between_collective_rounds() {
+    for victim in [0, 2] {
+        for hit in 1..=16 {
+            let k = format!("{victim}@coll.round#{hit}");
+            for (check, mode) in [("agree", "full"), ("log", "coll")] {
+                let j = ops(5, check, mode, 4, &["--kill", &k]);
+                j.agreed(4, &format!("{check} {k}"));
+            }
+        }
+    }
+}
+
 #[test]
 fn kills_during_collectives() {
     // Time-based kills land inside the library's collectives; 300 rounds
