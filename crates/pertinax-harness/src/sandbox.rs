@@ -264,6 +264,12 @@ impl Running {
         let mut alive = String::new();
         let mut stuck = None;
         let mut asked = Instant::now();
+        let mark = self.mark.clone();
+        let kill = |child: &mut Child| {
+            let _ = child.kill();
+            kill_job(&mark);
+            let _ = child.wait();
+        };
         let status = loop {
             if let Some(status) = child.try_wait().expect("wait for pertinax") {
                 break Some(status);
@@ -272,17 +278,13 @@ impl Running {
                 asked = Instant::now();
                 stuck = wedged(&self.mark);
                 if stuck.is_some() {
-                    let _ = child.kill();
-                    kill_job(&self.mark);
-                    let _ = child.wait();
+                    kill(&mut child);
                     break None;
                 }
             }
             if self.started.elapsed() > bound {
                 alive = probe(&self.mark);
-                let _ = child.kill();
-                kill_job(&self.mark);
-                let _ = child.wait();
+                kill(&mut child);
                 break None;
             }
             std::thread::sleep(Duration::from_millis(5));
