@@ -268,6 +268,7 @@ impl Backend for Mpi {
             forgotten: false,
         });
         self.posted.borrow_mut().push_back(k.idx);
+        self.stir();
         self.match_posted();
         k
     }
@@ -438,6 +439,7 @@ impl Backend for Mpi {
 
     fn start_task(&self, t: Box<dyn Task>) -> ReqKey {
         self.tasks.set(self.tasks.get() + 1);
+        self.stir();
         let k = self.insert(Slot::Task(Some(t)));
         self.poll(k.idx);
         k
@@ -537,6 +539,7 @@ impl Backend for Mpi {
             Err(_) => agree::Agreement::Done(Vec::new()),
         };
         self.agreed.borrow_mut().insert((ctx, seq), a);
+        self.stir();
     }
 
     fn poll_agreement(
@@ -727,6 +730,7 @@ impl crate::backend::OwnAgreement for Mpi {
                 Some(Ok(rec)) => return Some(rec),
                 Some(Err(a)) => {
                     self.agreed.borrow_mut().insert((ctx, seq), a);
+                    self.stir();
                     return None;
                 }
                 None => {}

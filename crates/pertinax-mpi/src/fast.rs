@@ -49,16 +49,39 @@ pub(super) const FAST_SEND_MAX: usize = 1024;
 impl Mpi {
     /// Whether no receive waits to be matched here, no task runs and no
     /// agreement is under way, so a blocking MPI call cannot hold up
-    /// anything MPI does not progress.
-    #[inline]
+    /// anything MPI does not progress. One load while nothing was added
+    /// since the last time it was quiet ([`Mpi::stir`]).
+    #[inline(always)]
     pub(super) fn quiet(&self) -> bool {
-        self.tasks.get() == 0
-            && self.posted.borrow().is_empty()
-            && self.taken.borrow().is_empty()
+        !self.stirred.get() || self.settled()
+    }
+
+    /// [`Mpi::quiet`] after something was added: looks, and remembers a
+    /// quiet answer until the next [`Mpi::stir`].
+    #[cold]
+    #[inline(never)]
+    fn settled(&self) -> bool {
+        let quiet = self.tasks.get() == 0
+            && self.posted.try_borrow().is_ok_and(|p| p.is_empty())
+            && self.taken.try_borrow().is_ok_and(|t| t.is_empty())
             && self
                 .agreed
                 .try_borrow()
-                .is_ok_and(|a| a.iter().all(|(_, a)| !a.running()))
+                .is_ok_and(|a| a.iter().all(|(_, a)| !a.running()));
+        if quiet {
+            self.stirred.set(false);
+        }
+        quiet
+    }
+
+    /// Notes that a task, a posted receive, a taken envelope or an
+    /// agreement was added: [`Mpi::quiet`] looks again. Called by every
+    /// place that adds one (an agreement only ever leaves `Running`, a
+    /// task or receive only ever ends, so nothing else makes a quiet
+    /// backend busy).
+    #[inline(always)]
+    pub(super) fn stir(&self) {
+        self.stirred.set(true);
     }
 
     /// A blocking receive into `buf` straight through MPI (`MPI_Recv`) if

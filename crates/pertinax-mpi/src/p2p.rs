@@ -443,6 +443,7 @@ impl Mpi {
                 source: st.source,
                 tag: st.tag,
             });
+            self.stir();
         }
         Some(Status {
             source: Rank(st.source),
