@@ -20,6 +20,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/pxm_spawn.c");
     println!("cargo:rerun-if-changed=shim/pxm_revoke_fix.c");
     println!("cargo:rerun-if-changed=shim/pxm_progress.c");
+    println!("cargo:rerun-if-changed=shim/pxm_tell.c");
     println!("cargo:rerun-if-changed=build.rs");
     for v in ["PERTINAX_MPICC", "MPICC", "PATH"] {
         println!("cargo:rerun-if-env-changed={v}");
@@ -47,6 +48,7 @@ fn main() {
         .file("shim/pxm_spawn.c")
         .file("shim/pxm_revoke_fix.c")
         .file("shim/pxm_progress.c")
+        .file("shim/pxm_tell.c")
         .warnings(true);
     for w in compile.split_whitespace() {
         if let Some(dir) = w.strip_prefix("-I") {

@@ -42,6 +42,7 @@ extern "C" {
     pub fn pxm_revoke_fix_arm() -> c_int;
     pub fn pxm_revoke_fix_loans() -> u64;
     pub fn pxm_progress_available() -> c_int;
+    pub fn pxm_tell_failed(nspace: *const c_char, rank: u32) -> c_int;
     pub fn pxm_progress_arm(cb: extern "C" fn() -> c_int) -> c_int;
     pub fn pxm_progress_disarm(cb: extern "C" fn() -> c_int) -> c_int;
     pub fn pxm_initialized(flag: *mut c_int) -> c_int;

@@ -226,6 +226,30 @@ pub fn library_version() -> String {
     String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
+/// Tells every process of the launcher's session, through PMIx, that
+/// process `rank` of job namespace `nspace` died (`shim/pxm_tell.c`): Open
+/// MPI 5 with PRRTE 3 tells only the dead process's own job, and a process
+/// of another job (a spawn's parents and children) may never learn of it
+/// otherwise. Open MPI's own handler marks the process failed wherever it
+/// was not known to be.
+///
+/// # Errors
+/// The shim's or PMIx's status: `-1` without PMIx in this process (or
+/// without a PMIx identity), `-2` for a namespace that is empty, too long
+/// or holds a NUL, else PMIx's error.
+pub fn tell_failed(nspace: &str, rank: u32) -> std::result::Result<(), i32> {
+    let Ok(ns) = std::ffi::CString::new(nspace) else {
+        return Err(-2);
+    };
+    // SAFETY: `ns` is NUL-terminated and outlives the call, which only
+    // reads it.
+    match unsafe { ffi::pxm_tell_failed(ns.as_ptr(), rank) } {
+        // PMIX_SUCCESS, PMIX_OPERATION_SUCCEEDED.
+        0 | -157 => Ok(()),
+        rc => Err(rc),
+    }
+}
+
 /// `MPI_ANY_SOURCE`.
 pub fn any_source() -> i32 {
     // SAFETY: constant.

@@ -214,6 +214,10 @@ impl Agreement {
                 return Some(Ok(Record::Contributed { kind, words }));
             }
         }
+        // Not decided: a member failed (or a record did not fit). The
+        // processes of other jobs may not know of the failure (see
+        // `tell`); the full rounds wait for them.
+        t.failed_pids();
         let mut r = Running::new(t, seq, mine);
         r.exchange();
         Some(Err(Agreement::Running(r)))
@@ -279,6 +283,8 @@ impl Running {
                     return Some(Agreement::Uniform(Record::Contributed { kind, words }));
                 }
             }
+            // As in `decide_now`.
+            self.trio.failed_pids();
             self.exchange();
             return None;
         }
@@ -301,6 +307,12 @@ impl Running {
         self.sends.retain_mut(|op| matches!(op.test(), Ok(None)));
         if !self.recvs.is_empty() || !self.sends.is_empty() {
             return None;
+        }
+        if self.round == 0 && self.agreeing.is_none() {
+            // The records are in: a sender's failure this member learnt
+            // from its receive goes to the other jobs before the rounds,
+            // which wait for every member.
+            self.trio.failed_pids();
         }
         let n = self.n;
         while self.round < n.div_ceil(32) {

@@ -23,6 +23,9 @@ use crate::types::Rank;
 pub(super) fn shrink_live(old: &Trio, agreed: &[bool]) -> Result<(sys::Comm, Vec<usize>, u32)> {
     let err = |c: sys::Code| error_of(c, None, None);
     let t0 = std::time::Instant::now();
+    // The shrink waits for every member that MPI believes alive: the
+    // processes of other jobs learn of the deaths known here first.
+    old.failed_pids();
     // On the recovery communicator: never revoked, and no other collective
     // runs there (a member still in a split on the others must not meet
     // this shrink).

@@ -492,12 +492,7 @@ impl Backend for Mpi {
         // the recovery communicator (never revoked, consumes nothing) lets
         // a process that only polls its failed list see them.
         let _ = sys::iprobe(sys::any_source(), sys::any_tag(), t.comms[2]);
-        t.knowledge()
-            .get_failed()
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|r| t.all.get(usize::try_from(r).ok()?).copied())
-            .collect()
+        t.failed_pids()
     }
 
     fn ack_failed(&self, _ctx: u32, st: &CommState, n: usize) -> usize {

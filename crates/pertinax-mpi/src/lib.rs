@@ -133,6 +133,7 @@ mod p2p;
 mod report;
 
 mod spawn;
+mod tell;
 mod watchdog;
 
 use std::cell::{Cell, RefCell};
@@ -232,6 +233,20 @@ impl Trio {
         } else {
             self.comms[0]
         }
+    }
+
+    /// The process ids of the members MPI knows failed, told to the
+    /// processes of other jobs that may not know ([`tell`]).
+    fn failed_pids(&self) -> Vec<u32> {
+        let pids: Vec<u32> = self
+            .knowledge()
+            .get_failed()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|r| self.all.get(usize::try_from(r).ok()?).copied())
+            .collect();
+        tell::spread(&pids);
+        pids
     }
 }
 

@@ -235,6 +235,10 @@ impl Mpi {
         let t = self.trio(ctx).ok()?;
         let (comm, _) = self.comm(ctx)?;
         let failed = comm.get_failed().ok()?;
+        if !failed.is_empty() {
+            // Told to the other jobs, which may not know (see `tell`).
+            t.failed_pids();
+        }
         // A collective's schedule waits for peers that may wait for the
         // dead: on the collective communicator, any failed member fails it,
         // as on the native backend.

@@ -391,7 +391,11 @@ impl Mpi {
         // the job must reach them as it does under `pertinax run` (and
         // their own spawns too: a spawned asker hands on what it inherited).
         if me == asker {
-            payload = frame_faults(crate::inject::job_plan(), payload);
+            payload = frame_faults(
+                super::tell::origin_job(self.procs.world),
+                crate::inject::job_plan(),
+                payload,
+            );
         }
         let mut len = (payload.len() as u64).to_le_bytes();
         // (The other members' buffers are not read, but Open MPI refuses
@@ -414,6 +418,9 @@ impl Mpi {
             Ok(g) => self.procs.learn(g, &kids),
             Err(_) => return given_up(inter),
         }
+        // Processes of another job among this one's communicators: it
+        // tells them of deaths from now on.
+        super::tell::met_another_job(self.procs.world, None);
         // Every parent-child pair connected while all are alive (see
         // `sys::Comm::connect_remote`): else Open MPI never tells a
         // parent of a child's death, nor a child of a parent's, when the
@@ -453,10 +460,11 @@ fn given_up(inter: sys::Comm) -> Option<std::result::Result<Vec<u32>, u32>> {
     Some(Err(refused()))
 }
 
-/// The start-up payload with the parents' fault plan (`PERTINAX_FAULTS`)
-/// in front: its length (4 bytes, little-endian; `u32::MAX` for none),
-/// then its bytes.
-fn frame_faults(faults: Option<String>, payload: Vec<u8>) -> Vec<u8> {
+/// The start-up payload with what the parents hand on in front: world
+/// 0's job number (4 bytes, little-endian; `u32::MAX` if unknown: see
+/// [`super::tell`]), then the fault plan (`PERTINAX_FAULTS`): its length
+/// (4 bytes; `u32::MAX` for none), then its bytes.
+fn frame_faults(origin: Option<u32>, faults: Option<String>, payload: Vec<u8>) -> Vec<u8> {
     let f = faults.unwrap_or_default();
     let len = if f.is_empty() {
         u32::MAX
@@ -464,23 +472,29 @@ fn frame_faults(faults: Option<String>, payload: Vec<u8>) -> Vec<u8> {
         u32::try_from(f.len()).unwrap_or(u32::MAX)
     };
     let f = if len == u32::MAX { "" } else { f.as_str() };
-    let mut out = Vec::with_capacity(4 + f.len() + payload.len());
+    let mut out = Vec::with_capacity(8 + f.len() + payload.len());
+    out.extend_from_slice(&origin.unwrap_or(u32::MAX).to_le_bytes());
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(f.as_bytes());
     out.extend_from_slice(&payload);
     out
 }
 
-/// [`frame_faults`] undone: the plan, if any, and the payload; `None` if
-/// malformed.
-fn unframe_faults(mut framed: Vec<u8>) -> Option<(Option<String>, Vec<u8>)> {
-    let len = u32::from_le_bytes(framed.get(..4)?.try_into().ok()?);
+/// What [`frame_faults`] framed: world 0's job number, the plan, and the
+/// payload; `None` if malformed.
+type Unframed = (Option<u32>, Option<String>, Vec<u8>);
+
+/// [`frame_faults`] undone; `None` if malformed.
+fn unframe_faults(mut framed: Vec<u8>) -> Option<Unframed> {
+    let origin = u32::from_le_bytes(framed.get(..4)?.try_into().ok()?);
+    let origin = (origin != u32::MAX).then_some(origin);
+    let len = u32::from_le_bytes(framed.get(4..8)?.try_into().ok()?);
     if len == u32::MAX {
-        return Some((None, framed.split_off(4)));
+        return Some((origin, None, framed.split_off(8)));
     }
-    let end = 4 + usize::try_from(len).ok()?;
-    let plan = String::from_utf8(framed.get(4..end)?.to_vec()).ok()?;
-    Some((Some(plan), framed.split_off(end)))
+    let end = 8 + usize::try_from(len).ok()?;
+    let plan = String::from_utf8(framed.get(8..end)?.to_vec()).ok()?;
+    Some((origin, Some(plan), framed.split_off(end)))
 }
 
 /// The program this process runs and its arguments (for replacements).
@@ -599,8 +613,11 @@ pub(super) fn world_start(rank: u32, size: u32) -> Result<(Procs, Option<Child>)
         let _ = op.cancel();
     }
     let (payload, parents) = set_up.map_err(|(what, c)| boot(what, c))?;
-    let (faults, payload) = unframe_faults(payload)
+    let (origin, faults, payload) = unframe_faults(payload)
         .ok_or_else(|| Error::Bootstrap("MPI spawned process: malformed assignment".into()))?;
+    // Connected to processes of another job (its parents): it tells them
+    // of deaths from now on.
+    super::tell::met_another_job(world, origin);
     if let Some(f) = faults {
         crate::inject::inherit(f);
     }
@@ -646,17 +663,21 @@ mod tests {
     #[test]
     fn the_fault_plan_travels_in_front_of_the_assignment() {
         let p = vec![1u8, 2, 3];
-        let f = frame_faults(Some("task@2".into()), p.clone());
-        assert_eq!(unframe_faults(f), Some((Some("task@2".into()), p.clone())));
+        let f = frame_faults(Some(1), Some("task@2".into()), p.clone());
         assert_eq!(
-            unframe_faults(frame_faults(None, p.clone())),
-            Some((None, p.clone()))
+            unframe_faults(f),
+            Some((Some(1), Some("task@2".into()), p.clone()))
         );
         assert_eq!(
-            unframe_faults(frame_faults(Some(String::new()), p.clone())),
-            Some((None, p))
+            unframe_faults(frame_faults(None, None, p.clone())),
+            Some((None, None, p.clone()))
         );
-        assert_eq!(unframe_faults(vec![9, 0, 0, 0, b'x']), None);
+        assert_eq!(
+            unframe_faults(frame_faults(Some(7), Some(String::new()), p.clone())),
+            Some((Some(7), None, p))
+        );
+        assert_eq!(unframe_faults(vec![1, 0, 0, 0, 9, 0, 0, 0, b'x']), None);
         assert_eq!(unframe_faults(vec![1, 2]), None);
+        assert_eq!(unframe_faults(vec![1, 0, 0, 0, 1, 2]), None);
     }
 }
