@@ -10,11 +10,12 @@
  * others run MPIX_Comm_iagree and poll it. In mode `told`, a parent that
  * sees a failure in MPIX_Comm_get_failed tells the session of it with the
  * shim's pxm_tell_failed (shim/pxm_tell.c, compiled in); in `untold`,
- * nobody tells. Each survivor prints what it knows after 3 s if the
+ * nobody tells; `connected` is `untold` with one byte each way between
+ * every parent and the child first (as the backend's spawn does). Each survivor prints what it knows after 3 s if the
  * agreement has not returned, and its result when it does.
  *
  *   /tmp/ompi/bin/mpicc -O2 -o /tmp/sad spawned_agree_death.c ../shim/pxm_tell.c
- *   for m in untold told; do for i in 1 2 3 4 5; do
+ *   for m in untold told connected; do for i in 1 2 3 4 5; do
  *       timeout -k 2 10 /tmp/ompi/bin/mpirun --allow-run-as-root --oversubscribe \
  *           --with-ft ulfm --mca coll ^han -n 4 /tmp/sad $m | grep '^rank 4'
  *   done; done
@@ -35,16 +36,26 @@ enum { VICTIM = 1 };
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int told = argc > 1 && strcmp(argv[1], "told") == 0;
+    int connect = argc > 1 && strcmp(argv[1], "connected") == 0;
     MPI_Comm parent, inter, merged;
     MPI_Comm_get_parent(&parent);
     if (parent == MPI_COMM_NULL) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         MPI_Comm_spawn(argv[0], argv + 1, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
                        MPI_ERRCODES_IGNORE);
-        MPI_Intercomm_merge(inter, 0, &merged);
     } else {
-        MPI_Intercomm_merge(parent, 1, &merged);
+        inter = parent;
     }
+    if (connect) {
+        int k;
+        MPI_Comm_remote_size(inter, &k);
+        for (int i = 0; i < k; i++) {
+            char out = 1, in;
+            MPI_Sendrecv(&out, 1, MPI_BYTE, i, 0, &in, 1, MPI_BYTE, i, 0, inter,
+                         MPI_STATUS_IGNORE);
+        }
+    }
+    MPI_Intercomm_merge(inter, parent != MPI_COMM_NULL, &merged);
     MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
     int r, n;
     MPI_Comm_rank(merged, &r);

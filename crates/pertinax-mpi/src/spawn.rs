@@ -48,7 +48,8 @@
 //! `MPI_Comm_spawn` on it with errors
 //! returned (a failed spawn, e.g. a program that cannot be run, is
 //! `SpawnFailed` at every member). Then the asker broadcasts the start-up
-//! assignment over the new intercommunicator, both sides allgather
+//! assignment over the new intercommunicator (the fault plan and world
+//! 0's job number in front, for [`super::tell`]), both sides allgather
 //! their process ids on it, and every parent-child pair exchanges a byte
 //! ([`sys::Comm::connect_remote`]: Open MPI tells a process of another
 //! job's death only through their connection, made at their first
@@ -145,6 +146,11 @@ impl Procs {
             if p >> RANK_BITS != self.world {
                 o.insert(p, (group, i as i32));
             }
+        }
+        if !o.is_empty() {
+            // Processes of another job among this one's communicators:
+            // it tells them of deaths from now on.
+            super::tell::met_another_job(self.world, None);
         }
     }
 
@@ -418,9 +424,6 @@ impl Mpi {
             Ok(g) => self.procs.learn(g, &kids),
             Err(_) => return given_up(inter),
         }
-        // Processes of another job among this one's communicators: it
-        // tells them of deaths from now on.
-        super::tell::met_another_job(self.procs.world, None);
         // Every parent-child pair connected while all are alive (see
         // `sys::Comm::connect_remote`): else Open MPI never tells a
         // parent of a child's death, nor a child of a parent's, when the
