@@ -109,9 +109,7 @@ pub(super) fn pid(world: u32, rank: u32) -> u32 {
 /// The job number of this process's world from `PMIX_NAMESPACE`
 /// (`...@N`), if there is one.
 fn namespace_job() -> Option<u32> {
-    let ns = std::env::var("PMIX_NAMESPACE").ok()?;
-    let (_, n) = ns.rsplit_once('@')?;
-    n.parse().ok()
+    super::tell::own_namespace().map(|(_, n)| n)
 }
 
 /// The processes this one can name: its world, and those met through

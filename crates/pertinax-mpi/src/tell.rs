@@ -7,8 +7,8 @@
 //! at times it never does: then its `MPIX_Comm_agree` waits for the dead
 //! process forever while the other members have returned, and its
 //! receives from it never end (`pertinax-mpi-sys/checks/spawned_agree_death.c`:
-//! a replacement never connected to the victim, every launch; the MPI
-//! replace campaign's hang, about one job in 800, where it was). So a
+//! a replacement never connected to the victim; the MPI replace
+//! campaign's hang of run 1617, `bench-results/2026-12-01/replace-hang/`). So a
 //! process that knows of a death tells the whole session through PMIx
 //! ([`sys::tell_failed`]), and Open MPI's own handler marks the process
 //! failed at every process that did not know yet, as if PRRTE had
@@ -50,7 +50,7 @@ thread_local! {
 
 /// This process's namespace (`PMIX_NAMESPACE`), split at its last `@`:
 /// the session's prefix and this process's job number.
-fn own_namespace() -> Option<(String, u32)> {
+pub(super) fn own_namespace() -> Option<(String, u32)> {
     let ns = std::env::var("PMIX_NAMESPACE").ok()?;
     let (prefix, n) = ns.rsplit_once('@')?;
     Some((prefix.to_string(), n.parse().ok()?))
