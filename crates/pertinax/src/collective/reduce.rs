@@ -63,6 +63,9 @@ impl Combine for ErasedOp {
 }
 
 /// `len` bytes as a number of `elem`-byte elements.
+// Inlined: `elem` is then the caller's constant and the divisions
+// shifts, not a `div` per call (about 10 ns of an 8 B allreduce).
+#[inline(always)]
 fn elems(what: &str, len: usize, elem: usize) -> Result<usize> {
     if elem == 0 {
         return Err(bad(what, "a zero-sized element type".into()));
@@ -77,6 +80,7 @@ fn elems(what: &str, len: usize, elem: usize) -> Result<usize> {
 }
 
 impl Comm {
+    #[inline]
     fn check_reduce(&self, what: &str, send: usize, recv: usize, root: Option<u32>) -> Result<()> {
         let at_root = root.is_none_or(|r| r == self.inner.rank);
         if at_root && send != recv {
