@@ -621,6 +621,16 @@ impl IAgree {
             e => Err((Code(e), *self.flag)),
         })
     }
+
+    /// Stops waiting for an agreement whose outcome is known otherwise:
+    /// the request and the flag MPI writes at its end are leaked, never
+    /// freed (MPI forbids freeing or cancelling a non-blocking
+    /// collective's request), so the agreement may still end inside MPI,
+    /// and its messages to the other members go on, without this process
+    /// waiting for it.
+    pub fn abandon(self) {
+        std::mem::forget(self);
+    }
 }
 
 impl Drop for IAgree {

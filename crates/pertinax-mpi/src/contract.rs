@@ -764,6 +764,7 @@ impl Mpi {
                 moved |= a.poll().is_some();
             }
         }
+        agree::poll_parked();
         let n = self.slab.borrow().len();
         for i in 0..n as u32 {
             let posted = matches!(

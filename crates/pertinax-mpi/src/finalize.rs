@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 /// # Errors
 /// `Bootstrap` with MPI's code when `MPI_Finalize` fails.
 pub(super) fn finalize() -> Result<()> {
+    super::agree::abandon_parked();
     let failed = sys::Comm::world().get_failed().unwrap_or_default();
     let rank = watchdog::world_rank();
     let bound = watchdog::bound(

@@ -91,9 +91,12 @@
 //!   ended, the members run `MPIX_Comm_iagree` (a fault-tolerant AND, 32
 //!   members per round) on the set of members every survivor heard from;
 //!   those read `Contributed`, the others `Failed`, the same everywhere.
-//!   So `iagree` returns at once. A blocking agreement with nothing else
-//!   of the backend's pending makes its fast round one blocking
-//!   `MPIX_Comm_agree`, as a C program does (`OwnAgreement::agree_now`;
+//!   So `iagree` returns at once. A blocking agreement on a communicator
+//!   of one job, with nothing else of the backend's pending, makes its
+//!   fast round one blocking `MPIX_Comm_agree`, as a C program does
+//!   (on a communicator of several jobs the fast round is polled and
+//!   stops gating the full rounds once a record arrives: see
+//!   [`agree`], "A member left behind"; `OwnAgreement::agree_now`;
 //!   with a fault planned at this process, `MPIX_Comm_iagree` and
 //!   `MPI_Wait`, `OwnAgreement::block_on_agreement`, so that
 //!   `ft.agree.contributed` falls between them), and gets an agreement
@@ -233,6 +236,16 @@ impl Trio {
         } else {
             self.comms[0]
         }
+    }
+
+    /// Whether the members belong to more than one job (a spawn's
+    /// processes and their parents): Open MPI may then leave a member
+    /// uninformed of a death (see [`tell`]).
+    fn mixed(&self) -> bool {
+        let world = |p: &u32| p >> spawn::RANK_BITS;
+        self.all
+            .first()
+            .is_some_and(|w0| self.all.iter().any(|p| world(p) != world(w0)))
     }
 
     /// The process ids of the members MPI knows failed, told to the

@@ -409,6 +409,42 @@ fn s10_agreement_with_deaths_inside() {
     }
 }
 
+/// A member dies inside an agreement on a communicator that holds a
+/// replacement (on MPI, processes of two jobs), and on MPI one survivor
+/// acts as if Open MPI never ended its agreement there (as it at times
+/// leaves a process of another job:
+/// `bench-results/2026-12-02/campaigns-mpi/`): it must go on from the
+/// other members' records, and every survivor must see the same deaths.
+#[test]
+fn a_member_left_in_an_agreement_goes_on_from_the_others_records() {
+    let lost = pertinax_wire::env::tune::MPI_LOSE_FAST_ROUND;
+    let j = run(ft(4, Ulfm::Campaign, &["12", "replace"])
+        .launcher_arg("--kill")
+        .launcher_arg("3@coll#2")
+        .launcher_arg("--kill")
+        .launcher_arg("2@ft.agree.contributed#8")
+        .env(lost, "1"));
+    assert_eq!(j.code, Some(0), "{}\n{}", j.stdout, j.stderr);
+    assert_eq!(j.fails(), 0, "{}", j.stdout);
+    let oks = j.ok_lines();
+    let dead: Vec<&&str> = oks.iter().filter(|l| l.contains("dead=")).collect();
+    assert_eq!(dead.len(), 2, "{}", j.stdout);
+    assert!(
+        dead.iter().all(|l| l.contains("dead=[2,3] recoveries=2")),
+        "{}",
+        j.stdout
+    );
+    assert_eq!(oks.len(), 4, "{}", j.stdout);
+    if on_mpi() {
+        assert!(
+            j.stderr
+                .contains("rank 1: an agreement's fast round had not ended here"),
+            "rank 1 never went on from the others' records:\n{}",
+            j.stderr
+        );
+    }
+}
+
 /// A count from the environment variable `var`, or `default`.
 fn env_count(var: &str, default: u64) -> u64 {
     std::env::var(var)

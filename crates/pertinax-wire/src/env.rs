@@ -125,6 +125,12 @@ pub mod tune {
     /// (Open MPI at times never completes a spawn after a process failure);
     /// `0`: no bound. Default 60000.
     pub const MPI_SPAWN_BOUND: &str = "PERTINAX_MPI_SPAWN_BOUND";
+    /// MPI backend, for tests: the `MPI_COMM_WORLD` rank of the process
+    /// (of the job `mpirun` started) whose agreements on a communicator of
+    /// several jobs act as if Open MPI never ended their fast round when it
+    /// ended without a decision, as Open MPI at times leaves a process of
+    /// another job; it must go on from the other members' records.
+    pub const MPI_LOSE_FAST_ROUND: &str = "PERTINAX_MPI_LOSE_FAST_ROUND";
 }
 
 /// Read by `pertinax-bench`.
