@@ -164,8 +164,6 @@ pub(super) struct Running {
     /// watched for the others' records (see "A member left behind" in the
     /// module documentation).
     watch: bool,
-    /// Records received while the fast round ran, by sender.
-    early: Vec<(usize, [u32; REC_WORDS])>,
     /// A test's stand-in for Open MPI leaving this member in an agreement
     /// the others ended ([`lose_undecided`]): the fast round ended
     /// without a decision, but reads as running.
@@ -177,8 +175,9 @@ pub(super) struct Running {
     recvs: Vec<(usize, Op<RecvData>)>,
     /// Members of the agreement's communicator.
     n: usize,
-    /// Each member's record once received (the full rounds; empty until
-    /// they start, so a healthy agreement allocates nothing per member).
+    /// Each member's record once received (the full rounds, or one that
+    /// came during the fast round; empty until then, so a healthy
+    /// agreement allocates nothing per member).
     heard: Vec<Option<[u32; REC_WORDS]>>,
     /// The round (32 members each) whose `MPIX_Comm_iagree` runs, and it.
     round: usize,
@@ -292,7 +291,6 @@ impl Running {
             me: t.me_all as usize,
             exchanged: false,
             watch: t.mixed(),
-            early: Vec::new(),
             lost: false,
             trio: t.clone(),
             sends: Vec::new(),
@@ -415,10 +413,13 @@ impl Running {
                 break;
             };
             if got.bytes == (REC_WORDS * 4) as i64 {
-                self.early.push((from, words_of(&b)));
+                if self.heard.is_empty() {
+                    self.heard = vec![None; self.n];
+                }
+                self.heard[from] = Some(words_of(&b));
             }
         }
-        !self.early.is_empty()
+        self.heard.iter().any(Option::is_some)
     }
 
     /// Starts the full rounds: this member's record to every other, and a
@@ -428,9 +429,9 @@ impl Running {
             return;
         }
         let (n, me) = (self.n, self.me);
-        self.heard = vec![None; n];
-        for &(r, w) in &self.early {
-            self.heard[r] = Some(w);
+        // Records that came during the fast round are kept.
+        if self.heard.is_empty() {
+            self.heard = vec![None; n];
         }
         self.out = Vec::with_capacity(n);
         let bytes: Vec<u8> = self.mine.iter().flat_map(|w| w.to_le_bytes()).collect();
