@@ -60,9 +60,10 @@
 //! fast round decides nothing at any member, so the member goes on with
 //! the full rounds and parks its fast round, tested by the progress
 //! rounds until MPI ends it ([`poll_parked`]; at finalize it is left to
-//! MPI, [`sys::IAgree::abandon`]). Two agreements of one communicator
-//! then run at once inside MPI, started in the same order at every
-//! member, as MPI allows.
+//! MPI, [`sys::IAgree::abandon`]); one still running 2 s later is said on
+//! standard error, the trace of a member Open MPI left behind. Two
+//! agreements of one communicator then run at once inside MPI, started in
+//! the same order at every member, as MPI allows.
 
 use std::rc::Rc;
 
@@ -332,8 +333,8 @@ impl Running {
             // came (see "A member left behind"): the fast round decides
             // nothing, and the full rounds go on without it.
             if let Some(f) = self.fast.take() {
-                if !self.exchanged {
-                    left_behind();
+                if self.lost {
+                    say_left_behind("taken as never ending here (a test's setting)");
                 }
                 park(f);
             }
@@ -477,23 +478,53 @@ impl Running {
     }
 }
 
+/// How long a parked fast round may run before this process says so
+/// ([`say_left_behind`]): Open MPI ends a healthy one within milliseconds.
+const PARKED_TOO_LONG: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A fast round that decides nothing and that MPI has not ended yet, since
+/// when, and whether that was said.
+struct Parked {
+    f: sys::IAgree,
+    since: std::time::Instant,
+    said: bool,
+}
+
 thread_local! {
-    /// Fast rounds that decide nothing and that MPI has not ended yet
-    /// (see "A member left behind"): tested by every progress round
-    /// ([`poll_parked`]) until they end, never waited for.
-    static PARKED: std::cell::RefCell<Vec<sys::IAgree>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The parked fast rounds (see "A member left behind"): tested by
+    /// every progress round ([`poll_parked`]) until they end, never waited
+    /// for.
+    static PARKED: std::cell::RefCell<Vec<Parked>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Parks `f` (see [`PARKED`]).
 fn park(f: sys::IAgree) {
-    PARKED.with(|p| p.borrow_mut().push(f));
+    let since = std::time::Instant::now();
+    PARKED.with(|p| {
+        p.borrow_mut().push(Parked {
+            f,
+            since,
+            said: false,
+        })
+    });
 }
 
-/// Drops the parked fast rounds that MPI has ended.
+/// Drops the parked fast rounds that MPI has ended, and says once of each
+/// that has run for [`PARKED_TOO_LONG`]: the trace of an agreement Open
+/// MPI left this member in.
 pub(super) fn poll_parked() {
     PARKED.with(|p| {
         if let Ok(mut p) = p.try_borrow_mut() {
-            p.retain_mut(|f| f.test().is_none());
+            p.retain_mut(|e| {
+                if e.f.test().is_some() {
+                    return false;
+                }
+                if !e.said && e.since.elapsed() > PARKED_TOO_LONG {
+                    e.said = true;
+                    say_left_behind("not ended by Open MPI here 2 s after the outcome was known");
+                }
+                true
+            });
         }
     });
 }
@@ -503,7 +534,7 @@ pub(super) fn poll_parked() {
 pub(super) fn abandon_parked() {
     PARKED.with(|p| {
         if let Ok(mut p) = p.try_borrow_mut() {
-            p.drain(..).for_each(sys::IAgree::abandon);
+            p.drain(..).for_each(|e| e.f.abandon());
         }
     });
 }
@@ -531,14 +562,13 @@ fn lose_undecided() -> bool {
     })
 }
 
-/// Says on standard error that this member went on from another member's
-/// record while its own fitted and its fast round ran: rare, and the one
-/// trace of an agreement Open MPI did not end in time here.
+/// Says on standard error that a fast round was left `how`: rare, and
+/// the one trace of an agreement Open MPI did not end at this member.
 #[cold]
-fn left_behind() {
+fn say_left_behind(how: &str) {
     eprintln!(
-        "pertinax: rank {}: an agreement's fast round had not ended here when another member's \
-         record showed it decides nothing; going on with the record exchange",
+        "pertinax: rank {}: an agreement's fast round was {how}; going on with the record exchange \
+         without it",
         super::watchdog::world_rank()
     );
 }
