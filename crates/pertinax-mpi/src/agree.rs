@@ -485,9 +485,21 @@ const PARKED_TOO_LONG: std::time::Duration = std::time::Duration::from_secs(2);
 /// A fast round that decides nothing and that MPI has not ended yet, since
 /// when, and whether that was said.
 struct Parked {
-    f: sys::IAgree,
+    f: Option<sys::IAgree>,
     since: std::time::Instant,
     said: bool,
+}
+
+impl Drop for Parked {
+    /// An ended round is freed; one still running is left to MPI, never
+    /// waited for (also when the thread's state is dropped at exit).
+    fn drop(&mut self) {
+        if let Some(mut f) = self.f.take() {
+            if f.test().is_none() {
+                f.abandon();
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -500,12 +512,17 @@ thread_local! {
 /// Parks `f` (see [`PARKED`]).
 fn park(f: sys::IAgree) {
     let since = std::time::Instant::now();
+    let parked = Parked {
+        f: Some(f),
+        since,
+        said: false,
+    };
+    // (Never borrowed here: the progress round polls the agreements, then
+    // the parked rounds. Were it, dropping `parked` leaves it to MPI.)
     PARKED.with(|p| {
-        p.borrow_mut().push(Parked {
-            f,
-            since,
-            said: false,
-        })
+        if let Ok(mut p) = p.try_borrow_mut() {
+            p.push(parked);
+        }
     });
 }
 
@@ -516,7 +533,7 @@ pub(super) fn poll_parked() {
     PARKED.with(|p| {
         if let Ok(mut p) = p.try_borrow_mut() {
             p.retain_mut(|e| {
-                if e.f.test().is_some() {
+                if e.f.as_mut().is_none_or(|f| f.test().is_some()) {
                     return false;
                 }
                 if !e.said && e.since.elapsed() > PARKED_TOO_LONG {
@@ -534,7 +551,8 @@ pub(super) fn poll_parked() {
 pub(super) fn abandon_parked() {
     PARKED.with(|p| {
         if let Ok(mut p) = p.try_borrow_mut() {
-            p.drain(..).for_each(|e| e.f.abandon());
+            // Dropping each leaves it to MPI.
+            p.clear();
         }
     });
 }
