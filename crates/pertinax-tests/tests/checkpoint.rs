@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use pertinax_harness::{run, Job, Spec};
+use pertinax_wire::rng::SplitMix64;
 
 const N: usize = 5;
 const ITERS: &str = "60";
@@ -22,7 +23,13 @@ const WORDS: &str = "512";
 fn job(kills: &[&str], spares: usize, words: &str, dir: &str, more: &[&str]) -> Job {
     let mut args = vec![ITERS, EVERY, words, dir];
     args.extend_from_slice(more);
-    let mut spec = Spec::new(N, &args)
+    job_on(N, &args, spares, kills)
+}
+
+/// A job of `checkpoint-ranks ARGS` on `n` ranks, with `spares` and
+/// `kills`, on the protocol setting its kills choose.
+fn job_on(n: usize, args: &[&str], spares: usize, kills: &[&str]) -> Job {
+    let mut spec = Spec::new(n, args)
         .program(std::path::PathBuf::from(env!(
             "CARGO_BIN_EXE_checkpoint-ranks"
         )))
@@ -236,40 +243,76 @@ fn a_new_job_resumes_from_the_files() {
     recovered(&j, 0, "[50]", "resumed job");
 }
 
-/// A sweep of two-death plans: the first victim dies in an iteration, the
-/// second at one of the program's or the library's points (`iter`,
-/// `ckpt`, `ckpt.restore`, and the core's `ft.agree.enter` and
-/// `ft.agree.contributed`, the checkpoint's own agreement), often inside
-/// the first recovery. Without files the second victim is never a
-/// neighbour of the first (the buddy scheme cannot survive both before a
-/// restore completes); with files it may be. Every job must end with every
-/// rank's state right.
+/// A seeded campaign: `PERTINAX_CHECKPOINT_RUNS` jobs (default 12) from
+/// seed `PERTINAX_CHECKPOINT_SEED` (default 1). Each job draws what a user
+/// varies: the ranks (2 to 6), the iterations and checkpoint interval, the
+/// state size (one word to 512 KiB a rank, past the eager limit, and each
+/// job on one of the harness's protocol settings), memory only or files
+/// too; and one to three victims, the first at an iteration, a checkpoint
+/// or the checkpoint's agreement (`iter`, `ckpt`, `ft.agree.enter`,
+/// `ft.agree.contributed`), later ones also inside the recovery the first
+/// starts (`ckpt.restore`, the agreements of `replace_failed`). Without
+/// files, a victim beside another is drawn in a quarter of the jobs: both
+/// may lose their memory before a restore completes, and then every rank
+/// must end with the same `Lost` message; otherwise, and always with
+/// files, the job must exit 0 and every rank end with one `OK` line, its
+/// state equal to the sequential simulation's (the program checks it),
+/// but a victim that died after its last exchange, which no one notices.
 #[test]
-fn two_death_sweep() {
-    let points = [
-        "iter",
-        "ckpt",
-        "ckpt.restore",
-        "ft.agree.enter",
-        "ft.agree.contributed",
-    ];
-    for i in 0..12u64 {
-        let disk = i % 2 == 1;
-        let v1 = (i * 3 % N as u64) as usize;
-        let step = if disk {
-            1 + (i / 2) % 4
+fn randomized_campaign() {
+    let runs: u64 = std::env::var("PERTINAX_CHECKPOINT_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
+    let first: u64 = std::env::var("PERTINAX_CHECKPOINT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let (mut killed, mut recoveries, mut lost, mut unnoticed, mut several) =
+        (0usize, 0u64, 0u64, 0usize, 0u64);
+    let t0 = std::time::Instant::now();
+    for run in first..first + runs {
+        let mut s = SplitMix64::new(run.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let n = 2 + s.below_mod(5) as usize;
+        let words = [1u64, 64, 512, 4096, 65536][s.below_mod(5) as usize];
+        // A large state with few iterations: every rank simulates them all.
+        let iters = if words > 4096 {
+            10 + s.below_mod(21)
         } else {
-            2 + (i / 2) % 2
+            20 + s.below_mod(41)
         };
-        let v2 = (v1 + step as usize) % N;
-        let h1 = 3 + (i * 37) % 54;
-        let point = points[(i / 2 % points.len() as u64) as usize];
-        let h2 = match point {
-            "iter" => 1 + (i * 53) % 58,
-            "ckpt.restore" => 1,
-            _ => 1 + (i * 7) % 6,
-        };
-        let kills = [format!("{v1}@iter#{h1}"), format!("{v2}@{point}#{h2}")];
+        let every = 3 + s.below_mod(8);
+        let syncs = iters / every + 2;
+        let disk = s.below_mod(3) == 0;
+        let neighbours = !disk && s.below_mod(4) == 0;
+        let mut victims: Vec<usize> = Vec::new();
+        let mut kills = Vec::new();
+        for _ in 0..1 + s.below_mod(3) {
+            let v = s.below_mod(n as u64) as usize;
+            // At least one rank never dies: the recovery starts from it.
+            if victims.contains(&v) || victims.len() + 1 == n {
+                continue;
+            }
+            let beside = victims
+                .iter()
+                .any(|&w| (w + 1) % n == v || (v + 1) % n == w);
+            if beside && !disk && !neighbours {
+                continue;
+            }
+            // The first death comes in the computation; later ones may
+            // come inside the recovery it starts (a restore exists only
+            // after a first failure).
+            let later = u64::from(!victims.is_empty());
+            let point = match s.below_mod(4 + later) {
+                0 => format!("ckpt#{}", 1 + s.below_mod(syncs)),
+                1 => format!("ft.agree.enter#{}", 1 + s.below_mod(2 * syncs)),
+                2 => format!("ft.agree.contributed#{}", 1 + s.below_mod(2 * syncs)),
+                4 => "ckpt.restore#1".to_string(),
+                _ => format!("iter#{}", 1 + s.below_mod(iters + 5)),
+            };
+            victims.push(v);
+            kills.push(format!("{v}@{point}"));
+        }
         let kills: Vec<&str> = kills.iter().map(String::as_str).collect();
         let t = tempfile::tempdir().expect("temp dir");
         let dir = if disk {
@@ -277,8 +320,66 @@ fn two_death_sweep() {
         } else {
             "-"
         };
-        let what = format!("job {i}: kills {kills:?} disk {disk}");
-        let j = job(&kills, 0, WORDS, dir, &[]);
-        j.expect(0, N, &what);
+        let what = format!(
+            "run {run}: {n} ranks, {iters} iterations, a checkpoint every {every}, \
+             {words} words, files {disk}, kills {kills:?}"
+        );
+        eprintln!("checkpoint campaign {what}");
+        let (iters, every, words) = (iters.to_string(), every.to_string(), words.to_string());
+        let j = job_on(n, &[&iters, &every, &words, dir], 0, &kills);
+        let landed = j.stderr.matches("(injected").count();
+        killed += landed;
+        several += u64::from(landed >= 2);
+        let left: Vec<&str> = (0..n).flat_map(|r| j.rank_lines("LEFT", r)).collect();
+        if j.oks() == 0 && left.len() == n && neighbours {
+            // Both neighbours' memory lost, and no file: the same message
+            // everywhere.
+            let m = |l: &str| l.split_once(": ").map(|(_, m)| m.to_string());
+            assert!(
+                left.iter()
+                    .all(|l| m(l) == m(left[0]) && l.contains("checkpoint lost")),
+                "{what}: ranks disagree on the loss\n{}",
+                j.stdout
+            );
+            assert_eq!(j.code, Some(0), "{what}\n{}\n{}", j.stdout, j.stderr);
+            lost += 1;
+            continue;
+        }
+        // A victim that dies after its last exchange (in the final
+        // checkpoint's agreement, after its contribution) is noticed by
+        // no one: the others finish, and it has no line. Every other rank
+        // ends OK, once (the replacement's line for a replaced one).
+        let missing: Vec<usize> = (0..n)
+            .filter(|&r| j.rank_lines("OK", r).is_empty())
+            .collect();
+        assert!(
+            j.code == Some(0)
+                && j.fails() == 0
+                && left.is_empty()
+                && (0..n).all(|r| j.rank_lines("OK", r).len() <= 1)
+                && missing.iter().all(|r| victims.contains(r))
+                && missing.len() <= landed,
+            "{what}: code {:?}, ranks without an OK line {missing:?}, {} LEFT\nstdout:\n{}\nstderr:\n{}",
+            j.code,
+            left.len(),
+            j.stdout,
+            j.stderr
+        );
+        unnoticed += missing.len();
+        // The recoveries of the rank that saw most (an original).
+        recoveries += j
+            .ok_lines()
+            .iter()
+            .filter_map(|l| l.split(" recoveries=").nth(1))
+            .filter_map(|r| r.split(' ').next()?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
     }
+    println!(
+        "checkpoint campaign: {runs} jobs from seed {first} in {:.1} s: 0 hangs, 0 wrong answers, \
+         {killed} ranks killed ({unnoticed} after their last exchange), {several} jobs with two or more \
+         killed, {recoveries} recoveries, {lost} jobs where neighbours \
+         lost their state (the same message at every rank)",
+        t0.elapsed().as_secs_f64()
+    );
 }
