@@ -466,6 +466,15 @@ pub fn wait_file(path: &Path, secs: u64) -> String {
     }
 }
 
+/// A campaign's size or first seed: the number in environment variable
+/// `var`, or `default` when it is unset or not a number.
+pub fn env_count(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,7 +48,7 @@ mod rank;
 mod sandbox;
 
 pub use fake::{fake_script, run_fake_job, sh, summary_time};
-pub use job::{check, run, run_with, wait_file, Job, Protocol, Spec, PROTOCOL_MIX};
+pub use job::{check, env_count, run, run_with, wait_file, Job, Protocol, Spec, PROTOCOL_MIX};
 pub use mpi::{
     backend, environ_value, job_code, kill_rank, mpi_available, mpi_ready, mpirun, native_only,
     on_mpi, translate, TestBackend, NATIVE_ONLY_LIST,

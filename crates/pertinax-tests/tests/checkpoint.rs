@@ -260,14 +260,8 @@ fn a_new_job_resumes_from_the_files() {
 /// but a victim that died after its last exchange, which no one notices.
 #[test]
 fn randomized_campaign() {
-    let runs: u64 = std::env::var("PERTINAX_CHECKPOINT_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(12);
-    let first: u64 = std::env::var("PERTINAX_CHECKPOINT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
+    let runs: u64 = pertinax_harness::env_count("PERTINAX_CHECKPOINT_RUNS", 12);
+    let first: u64 = pertinax_harness::env_count("PERTINAX_CHECKPOINT_SEED", 1);
     let (mut killed, mut recoveries, mut lost, mut unnoticed, mut several) =
         (0usize, 0u64, 0u64, 0usize, 0u64);
     let t0 = std::time::Instant::now();

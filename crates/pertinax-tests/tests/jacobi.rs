@@ -139,10 +139,7 @@ fn deaths_inside_the_recovery() {
 /// `PERTINAX_JACOBI_RUNS` sets the number of jobs (12 by default).
 #[test]
 fn two_death_sweep() {
-    let runs: u64 = std::env::var(pertinax_wire::env::test::JACOBI_RUNS)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(12);
+    let runs: u64 = pertinax_harness::env_count(pertinax_wire::env::test::JACOBI_RUNS, 12);
     let want_sum = reference();
     let points = [
         "iter",

@@ -22,10 +22,7 @@ fn program() -> std::path::PathBuf {
 /// Jobs per case: `PERTINAX_MIDTRANSFER_RUNS`, or 10 (2 on MPI, where a
 /// job takes about a second to start).
 fn runs() -> u64 {
-    std::env::var("PERTINAX_MIDTRANSFER_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if on_mpi() { 2 } else { 10 })
+    pertinax_harness::env_count("PERTINAX_MIDTRANSFER_RUNS", if on_mpi() { 2 } else { 10 })
 }
 
 /// The large-message protocols a case runs on: the native engine's

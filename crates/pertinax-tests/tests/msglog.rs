@@ -423,14 +423,8 @@ fn plain_mode_does_not_recover_and_says_so() {
 /// `PERTINAX_MSGLOG_CAMPAIGN_SEED` (default 1).
 #[test]
 fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
-    let runs: u64 = std::env::var("PERTINAX_MSGLOG_CAMPAIGN_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(12);
-    let first: u64 = std::env::var("PERTINAX_MSGLOG_CAMPAIGN_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
+    let runs: u64 = pertinax_harness::env_count("PERTINAX_MSGLOG_CAMPAIGN_RUNS", 12);
+    let first: u64 = pertinax_harness::env_count("PERTINAX_MSGLOG_CAMPAIGN_SEED", 1);
     let dir = tempfile::tempdir().expect("a temporary directory");
     let mut refs = std::collections::HashMap::new();
     let mut tally = std::collections::BTreeMap::new();

@@ -453,14 +453,8 @@ fn random_args(seed: u64, heartbeats: bool) -> (usize, String) {
 /// (default 20), `PERTINAX_OFFLOAD_SEED` the first seed.
 #[test]
 fn randomized_campaign() {
-    let n: u64 = std::env::var("PERTINAX_OFFLOAD_CAMPAIGN")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
-    let first: u64 = std::env::var("PERTINAX_OFFLOAD_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
+    let n: u64 = pertinax_harness::env_count("PERTINAX_OFFLOAD_CAMPAIGN", 20);
+    let first: u64 = pertinax_harness::env_count("PERTINAX_OFFLOAD_SEED", 1);
     let heartbeats = !pertinax_harness::on_mpi();
     let (mut hangs, mut wrong) = (Vec::new(), Vec::new());
     let mut recoveries = 0u64;
@@ -598,10 +592,7 @@ fn one_booster_of_the_first_group_dies_once_and_the_job_exits_0() {
 /// jobs (16 by default); the summary line counts the injected kills.
 #[test]
 fn random_booster_kills_of_a_recovered_job_exit_0() {
-    let runs: u64 = std::env::var("PERTINAX_OFFLOAD_EXIT_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(16);
+    let runs: u64 = pertinax_harness::env_count("PERTINAX_OFFLOAD_EXIT_RUNS", 16);
     let t0 = std::time::Instant::now();
     let (mut kills, mut recovered) = (0, 0);
     for seed in 1..=runs {

@@ -264,14 +264,8 @@ fn the_three_examples_recover_and_verify_their_results() {
 /// `PERTINAX_PROP_CAMPAIGN_SEED` the first seed (1).
 #[test]
 fn randomized_campaign() {
-    let var = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let runs = var(pertinax_wire::env::test::PROP_CAMPAIGN_RUNS, 60);
-    let first = var(pertinax_wire::env::test::PROP_CAMPAIGN_SEED, 1);
+    let runs = pertinax_harness::env_count(pertinax_wire::env::test::PROP_CAMPAIGN_RUNS, 60);
+    let first = pertinax_harness::env_count(pertinax_wire::env::test::PROP_CAMPAIGN_SEED, 1);
     let points = [
         ("prop.report.sent", 2),
         ("prop.resolve.agreed", 3),
@@ -439,10 +433,7 @@ fn a_guard_over_a_resilient_communicator_propagates_signals_and_absorbs_deaths()
 /// default).
 #[test]
 fn a_guard_over_a_resilient_communicator_survives_seeded_kills() {
-    let runs: u64 = std::env::var("PERTINAX_PROPAGATE_RESGUARD_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
+    let runs: u64 = pertinax_harness::env_count("PERTINAX_PROPAGATE_RESGUARD_RUNS", 20);
     let t0 = std::time::Instant::now();
     let mut killed = 0;
     for seed in 1..=runs {

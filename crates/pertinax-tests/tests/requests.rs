@@ -168,14 +168,8 @@ fn stopped_peer_ended_by_the_heartbeat() {
 /// `PERTINAX_REQ_CAMPAIGN_FIRST` the first run's number.
 #[test]
 fn randomized_campaign() {
-    let runs: u64 = std::env::var(pertinax_wire::env::test::REQ_CAMPAIGN_RUNS)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(30);
-    let first: u64 = std::env::var(pertinax_wire::env::test::REQ_CAMPAIGN_FIRST)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let runs: u64 = pertinax_harness::env_count(pertinax_wire::env::test::REQ_CAMPAIGN_RUNS, 30);
+    let first: u64 = pertinax_harness::env_count(pertinax_wire::env::test::REQ_CAMPAIGN_FIRST, 0);
     let t0 = std::time::Instant::now();
     let mut killed_total = 0;
     for i in first..first + runs {

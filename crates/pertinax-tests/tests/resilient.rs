@@ -134,10 +134,8 @@ fn kills_during_collectives() {
 /// default; each seed runs four jobs).
 #[test]
 fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
-    let runs: u64 = std::env::var(pertinax_wire::env::test::RESILIENT_CAMPAIGN_RUNS)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+    let runs: u64 =
+        pertinax_harness::env_count(pertinax_wire::env::test::RESILIENT_CAMPAIGN_RUNS, 40);
     let t0 = std::time::Instant::now();
     let (mut killed, mut left) = (0, 0);
     for seed in 1..=runs {
@@ -501,10 +499,7 @@ fn hierarchical_survives_kills_of_masters_and_non_masters() {
 /// default).
 #[test]
 fn hierarchical_randomized_campaign_has_no_hang_and_no_wrong_answer() {
-    let runs: u64 = std::env::var(pertinax_wire::env::test::RESILIENT_HIER_RUNS)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(24);
+    let runs: u64 = pertinax_harness::env_count(pertinax_wire::env::test::RESILIENT_HIER_RUNS, 24);
     for seed in 1..=runs {
         let n = 4 + (seed as usize % 9);
         let k = 2 + (seed as usize % 3);
@@ -537,10 +532,7 @@ fn hierarchical_randomized_campaign_has_no_hang_and_no_wrong_answer() {
 /// `PERTINAX_RESILIENT_NBP2P_RUNS` sets the number of seeds (12 by default).
 #[test]
 fn nonblocking_point_to_point_and_alltoall_through_the_trait_survive_kills() {
-    let runs: u64 = std::env::var("PERTINAX_RESILIENT_NBP2P_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(12);
+    let runs: u64 = pertinax_harness::env_count("PERTINAX_RESILIENT_NBP2P_RUNS", 12);
     let t0 = std::time::Instant::now();
     let job = |n: usize, extra: &[&str]| {
         let mut s = Spec::scenario(n, Resilient::Nbp2p, &["12"])
@@ -827,10 +819,7 @@ fn v_collectives_on_the_hierarchy_survive_kills() {
 /// the number of seeds (12 by default; each seed runs three jobs).
 #[test]
 fn v_collectives_randomized_campaign_has_no_hang_and_no_wrong_answer() {
-    let runs: u64 = std::env::var("PERTINAX_RESILIENT_VOPS_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(12);
+    let runs: u64 = pertinax_harness::env_count("PERTINAX_RESILIENT_VOPS_RUNS", 12);
     for seed in 1..=runs {
         let n = 4 + (seed as usize % 2);
         let c = 1 + (seed as usize / 2 % 2);

@@ -222,14 +222,8 @@ fn points(rounds: u64) -> [(&'static str, u64); 9] {
 /// `PERTINAX_RESNB_CAMPAIGN_SEED` the first seed (1).
 #[test]
 fn randomized_campaign_has_no_hang_and_no_wrong_answer() {
-    let var = |k: &str, d: u64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let runs = var(pertinax_wire::env::test::RESNB_CAMPAIGN_RUNS, 30);
-    let first = var(pertinax_wire::env::test::RESNB_CAMPAIGN_SEED, 1);
+    let runs = pertinax_harness::env_count(pertinax_wire::env::test::RESNB_CAMPAIGN_RUNS, 30);
+    let first = pertinax_harness::env_count(pertinax_wire::env::test::RESNB_CAMPAIGN_SEED, 1);
     let rounds_per_run = 18;
     let t0 = std::time::Instant::now();
     let (mut hit_runs, mut dead) = (0, 0);

@@ -3,7 +3,7 @@
 //! bounded randomized campaign. Every job has a wall-clock bound and the
 //! harness checks that none of its processes survives it.
 
-use pertinax_harness::{backend, job_code, on_mpi, run, Spec, TestBackend};
+use pertinax_harness::{backend, env_count, job_code, on_mpi, run, Spec, TestBackend};
 use pertinax_tests::scenario::Ulfm;
 
 fn ulfm_ranks() -> std::path::PathBuf {
@@ -443,14 +443,6 @@ fn a_member_left_in_an_agreement_goes_on_from_the_others_records() {
             j.stderr
         );
     }
-}
-
-/// A count from the environment variable `var`, or `default`.
-fn env_count(var: &str, default: u64) -> u64 {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// The randomized campaign: seeded random kills (any rank but 0, at any

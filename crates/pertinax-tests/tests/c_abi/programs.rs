@@ -90,10 +90,7 @@ fn c_rma_runs_at_one_rank() {
 /// `PERTINAX_ABI_BADARGS_SEEDS` (8 by default), 3 rounds each.
 #[test]
 fn bad_arguments_from_c_are_errors_never_crashes() {
-    let seeds: u64 = std::env::var("PERTINAX_ABI_BADARGS_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8);
+    let seeds: u64 = pertinax_harness::env_count("PERTINAX_ABI_BADARGS_SEEDS", 8);
     for seed in 1..=seeds {
         for n in [1, 2, 3] {
             let s = seed.to_string();

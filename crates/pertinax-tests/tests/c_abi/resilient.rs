@@ -322,10 +322,7 @@ fn an_unchanged_python_program_survives_a_seeded_resilient_campaign() {
 }
 
 fn resilient_campaign(lang: McLang, var: &str, default: u64) {
-    let runs: u64 = std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
+    let runs: u64 = pertinax_harness::env_count(var, default);
     let base = match lang {
         McLang::C | McLang::CNonBlocking => 1000,
         McLang::Python => 5000,

@@ -71,10 +71,7 @@ fn a_dead_lock_holder_and_a_dead_file_member_are_errors_not_hangs() {
 /// `PERTINAX_ABI_CAMPAIGN_RUNS` jobs (40 by default).
 #[test]
 fn the_c_ulfm_loop_survives_a_seeded_campaign() {
-    let runs: u64 = std::env::var("PERTINAX_ABI_CAMPAIGN_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+    let runs: u64 = pertinax_harness::env_count("PERTINAX_ABI_CAMPAIGN_RUNS", 40);
     let mut killed = 0;
     for seed in 0..runs {
         let mut r = pertinax_wire::rng::SplitMix64::new(seed);

@@ -528,14 +528,8 @@ fn hier_library_messages_never_reach_an_any_tag_receive() {
 /// default, about 20 s), `PERTINAX_RESILIENT_HIER_FIRST` the first seed (1).
 #[test]
 fn hier_randomized_multi_failure_campaign_has_no_hang_and_no_wrong_answer() {
-    let runs: u64 = std::env::var(pertinax_wire::env::test::RESILIENT_HIER_RUNS)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(120);
-    let first: u64 = std::env::var(pertinax_wire::env::test::RESILIENT_HIER_FIRST)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
+    let runs: u64 = pertinax_harness::env_count(pertinax_wire::env::test::RESILIENT_HIER_RUNS, 120);
+    let first: u64 = pertinax_harness::env_count(pertinax_wire::env::test::RESILIENT_HIER_FIRST, 1);
     let t0 = std::time::Instant::now();
     let mut hangs = 0;
     let mut bad = Vec::new();
