@@ -59,28 +59,26 @@ pub(crate) fn root_of<C: Communicator + ?Sized>(c: &C, root: c_int) -> Result<Ra
 
 crate::mpi! {
     /// `MPI_Barrier`.
-    fn PMPI_Barrier(comm: c_int) -> c_int as MPI_Barrier {
-        if let Some(rc) = crate::fast::barrier(comm) { return rc; }
-        crate::fast::general(move || {
-            if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Barrier", |c| crate::intercoll::barrier(comm, c, None)) { return rc; }
-            call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(ready::barrier(c)(c)) }))
-        })
+    fn PMPI_Barrier(comm: c_int) -> c_int as MPI_Barrier fast {
+        crate::fast::barrier(comm)
+    } else {
+        if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Barrier", |c| crate::intercoll::barrier(comm, c, None)) { return rc; }
+        call(comm, "MPI_Barrier", || crate::on_comm!(comm, |c| { done(ready::barrier(c)(c)) }))
     }
 }
 
 crate::mpi! {
     /// `MPI_Bcast`.
-    fn PMPI_Bcast(buf: *mut c_void, count: c_int, ty: c_int, root: c_int, comm: c_int) -> c_int as MPI_Bcast {
+    fn PMPI_Bcast(buf: *mut c_void, count: c_int, ty: c_int, root: c_int, comm: c_int) -> c_int as MPI_Bcast fast {
         // SAFETY: forwarded.
-        if let Some(rc) = unsafe { crate::fast::bcast(buf, count, ty, root, comm) } { return rc; }
-        crate::fast::general(move || {
+        unsafe { crate::fast::bcast(buf, count, ty, root, comm) }
+    } else {
+        // SAFETY: MPI's contract, forwarded.
+        if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Bcast", |c| unsafe { crate::intercoll::bcast(buf, count_of(count)?, ty, root, comm, c, None) }) { return rc; }
+        call(comm, "MPI_Bcast", || {
+            crate::on_comm!(comm, |c| {
             // SAFETY: MPI's contract, forwarded.
-            if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Bcast", |c| unsafe { crate::intercoll::bcast(buf, count_of(count)?, ty, root, comm, c, None) }) { return rc; }
-            call(comm, "MPI_Bcast", || {
-                crate::on_comm!(comm, |c| {
-                // SAFETY: MPI's contract, forwarded.
-                done(unsafe { ready::bcast(c, buf, count_of(count)?, ty, root) }?(c))
-                })
+            done(unsafe { ready::bcast(c, buf, count_of(count)?, ty, root) }?(c))
             })
         })
     }
@@ -107,17 +105,16 @@ pub(crate) unsafe fn operand(
 
 crate::mpi! {
     /// `MPI_Reduce` (`MPI_IN_PLACE` at the root).
-    fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, root: c_int, comm: c_int) -> c_int as MPI_Reduce {
+    fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, root: c_int, comm: c_int) -> c_int as MPI_Reduce fast {
         // SAFETY: forwarded.
-        if let Some(rc) = unsafe { crate::fast::reduce(sendbuf, recvbuf, count, ty, op, root, comm) } { return rc; }
-        crate::fast::general(move || {
+        unsafe { crate::fast::reduce(sendbuf, recvbuf, count, ty, op, root, comm) }
+    } else {
+        // SAFETY: MPI's contract, forwarded.
+        if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Reduce", |c| unsafe { crate::intercoll::reduce(sendbuf, recvbuf, count_of(count)?, ty, op, root, comm, c, None) }) { return rc; }
+        call(comm, "MPI_Reduce", || {
+            crate::on_comm!(comm, |c| {
             // SAFETY: MPI's contract, forwarded.
-            if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Reduce", |c| unsafe { crate::intercoll::reduce(sendbuf, recvbuf, count_of(count)?, ty, op, root, comm, c, None) }) { return rc; }
-            call(comm, "MPI_Reduce", || {
-                crate::on_comm!(comm, |c| {
-                // SAFETY: MPI's contract, forwarded.
-                done(unsafe { ready::reduce(c, sendbuf, recvbuf, count_of(count)?, ty, op, Some(root)) }?(c))
-                })
+            done(unsafe { ready::reduce(c, sendbuf, recvbuf, count_of(count)?, ty, op, Some(root)) }?(c))
             })
         })
     }
@@ -125,17 +122,16 @@ crate::mpi! {
 
 crate::mpi! {
     /// `MPI_Allreduce` (`MPI_IN_PLACE` too).
-    fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Allreduce {
+    fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, ty: c_int, op: c_int, comm: c_int) -> c_int as MPI_Allreduce fast {
         // SAFETY: forwarded.
-        if let Some(rc) = unsafe { crate::fast::allreduce(sendbuf, recvbuf, count, ty, op, comm) } { return rc; }
-        crate::fast::general(move || {
+        unsafe { crate::fast::allreduce(sendbuf, recvbuf, count, ty, op, comm) }
+    } else {
+        // SAFETY: MPI's contract, forwarded.
+        if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Allreduce", |c| unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count_of(count)?, ty, op, comm, c, None) }) { return rc; }
+        call(comm, "MPI_Allreduce", || {
+            crate::on_comm!(comm, |c| {
             // SAFETY: MPI's contract, forwarded.
-            if let Some(rc) = crate::intercoll::on_inter(comm, "MPI_Allreduce", |c| unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count_of(count)?, ty, op, comm, c, None) }) { return rc; }
-            call(comm, "MPI_Allreduce", || {
-                crate::on_comm!(comm, |c| {
-                // SAFETY: MPI's contract, forwarded.
-                done(unsafe { ready::reduce(c, sendbuf, recvbuf, count_of(count)?, ty, op, None) }?(c))
-                })
+            done(unsafe { ready::reduce(c, sendbuf, recvbuf, count_of(count)?, ty, op, None) }?(c))
             })
         })
     }

@@ -2,9 +2,10 @@
 //! `MPI_Allreduce`, `MPI_Reduce`, `MPI_Bcast`, `MPI_Barrier`): the common
 //! case straight to the core, as a Rust program would call it.
 //!
-//! A fast path runs when the call is plain: no `--resilient`, no fault
-//! plan (every call is then a fault point), an intracommunicator for a
-//! collective, a predefined contiguous datatype (and a predefined
+//! A fast path runs when the call is plain: from the thread that calls
+//! without the lock (`MPI_THREAD_SINGLE`/`FUNNELED`, before any guard: see
+//! the `mpi!` macro), no `--resilient`, no fault plan (every call is then
+//! a fault point), an intracommunicator for a collective, a predefined contiguous datatype (and a predefined
 //! operation), arguments in range. Anything else, an invalid argument
 //! included, returns `None` and the call takes its general path, which
 //! checks everything and raises the error class; a send's or receive's
@@ -65,7 +66,12 @@ fn plain() -> bool {
 /// general path must check.
 #[inline(always)]
 fn intra<R>(h: c_int, f: impl FnOnce(&Comm) -> Option<R>) -> Option<R> {
-    state::on_comm(h, |c| if c.is_inter() { None } else { f(c) }).flatten()
+    state::on_comm(
+        h,
+        #[inline(always)]
+        |c| if c.is_inter() { None } else { f(c) },
+    )
+    .flatten()
 }
 
 /// `count` elements of predefined contiguous type `ty`: their byte length.
@@ -122,7 +128,12 @@ fn class_of(e: Error) -> c_int {
 #[inline(always)]
 fn class<T>(r: Result<T, Error>) -> c_int {
     match r {
-        Ok(_) => MPI_SUCCESS,
+        // Moved out and dropped here (a `_` pattern would leave the whole
+        // result to an outlined drop).
+        Ok(v) => {
+            drop(v);
+            MPI_SUCCESS
+        }
         Err(e) => class_of(e),
     }
 }
@@ -166,7 +177,11 @@ pub(crate) unsafe fn send(
     // The core checks the rank (in the remote group of an
     // intercommunicator) and the tag, with the classes the general path
     // gives (`MPI_ERR_RANK`, `MPI_ERR_TAG`).
-    let r = state::on_comm(comm, |c| class(c.send_bytes(data, Rank(dest), Tag(tag))))?;
+    let r = state::on_comm(
+        comm,
+        #[inline(always)]
+        |c| class(c.send_bytes(data, Rank(dest), Tag(tag))),
+    )?;
     Some(result(comm, "MPI_Send", r))
 }
 
@@ -200,17 +215,21 @@ pub(crate) unsafe fn recv(
     // SAFETY: forwarded.
     let data = unsafe { bytes_mut(buf, len) }?;
     // As for a send, the core checks the rank and the tag.
-    let r = state::on_comm(comm, |c| {
-        // Checks that the message is whole elements of `size` bytes.
-        match c.recv_bytes(data, size, from, tag) {
-            Ok(s) => {
-                // SAFETY: MPI's contract for `st`.
-                unsafe { put_status(st, crate::resilient::of(s)) };
-                MPI_SUCCESS
+    let r = state::on_comm(
+        comm,
+        #[inline(always)]
+        |c| {
+            // Checks that the message is whole elements of `size` bytes.
+            match c.recv_bytes(data, size, from, tag) {
+                Ok(s) => {
+                    // SAFETY: MPI's contract for `st`.
+                    unsafe { put_status(st, crate::resilient::of(s)) };
+                    MPI_SUCCESS
+                }
+                Err(e) => class_of(e),
             }
-            Err(e) => class_of(e),
-        }
-    })?;
+        },
+    )?;
     Some(result(comm, "MPI_Recv", r))
 }
 
@@ -220,7 +239,11 @@ pub(crate) fn barrier(comm: c_int) -> Option<c_int> {
     if !plain() {
         return None;
     }
-    let r = intra(comm, |c| Some(class(c.barrier())))?;
+    let r = intra(
+        comm,
+        #[inline(always)]
+        |c| Some(class(c.barrier())),
+    )?;
     Some(result(comm, "MPI_Barrier", r))
 }
 
@@ -242,9 +265,11 @@ pub(crate) unsafe fn bcast(
     let (len, _) = len_of(count, ty)?;
     // SAFETY: forwarded.
     let data = unsafe { bytes_mut(buf, len) }?;
-    let r = intra(comm, |c| {
-        ((root as usize) < c.size()).then(|| class(c.bcast_bytes(data, Rank(root))))
-    })?;
+    let r = intra(
+        comm,
+        #[inline(always)]
+        |c| ((root as usize) < c.size()).then(|| class(c.bcast_bytes(data, Rank(root)))),
+    )?;
     Some(result(comm, "MPI_Bcast", r))
 }
 
@@ -274,24 +299,27 @@ fn with_op<R>(op: c_int, ty: c_int, f: impl FnOnce(&ErasedOp) -> R) -> Option<R>
         return None;
     }
     let key = ((op as usize & 0xf) << 7) | (ty as usize & 0x7f);
-    OPS.with(|ops| {
-        let mut made = false;
-        loop {
-            let found = ops.try_borrow().ok()?;
-            // Slot 0 (none yet) wraps to an index past the end.
-            if let Some((t, e)) = found.made.get(usize::from(found.slot[key]).wrapping_sub(1)) {
-                // Another type with the same low bits is no predefined
-                // one (their indices differ): the general path refuses it.
-                return (*t == ty).then(|| f(e));
+    OPS.with(
+        #[inline(always)]
+        |ops| {
+            let mut made = false;
+            loop {
+                let found = ops.try_borrow().ok()?;
+                // Slot 0 (none yet) wraps to an index past the end.
+                if let Some((t, e)) = found.made.get(usize::from(found.slot[key]).wrapping_sub(1)) {
+                    // Another type with the same low bits is no predefined
+                    // one (their indices differ): the general path refuses it.
+                    return (*t == ty).then(|| f(e));
+                }
+                drop(found);
+                if made {
+                    return None;
+                }
+                make_op(ops, op, ty, key)?;
+                made = true;
             }
-            drop(found);
-            if made {
-                return None;
-            }
-            make_op(ops, op, ty, key)?;
-            made = true;
-        }
-    })
+        },
+    )
 }
 
 /// Makes the erased form of `op` on `ty` and gives it slot `key`; `None`
@@ -377,12 +405,28 @@ pub(crate) unsafe fn allreduce(
     let (len, _) = len_of(count, ty)?;
     // SAFETY: forwarded.
     let recv = unsafe { bytes_mut(recvbuf, len) }?;
-    let r = with_op(op, ty, |e| {
-        intra(comm, |c| {
-            // SAFETY: forwarded.
-            unsafe { operand(sendbuf, recv, |s, r| class(c.allreduce_bytes(s, r, e))) }
-        })
-    })??;
+    let r = with_op(
+        op,
+        ty,
+        #[inline(always)]
+        |e| {
+            intra(
+                comm,
+                #[inline(always)]
+                |c| {
+                    // SAFETY: forwarded.
+                    unsafe {
+                        operand(
+                            sendbuf,
+                            recv,
+                            #[inline(always)]
+                            |s, r| class(c.allreduce_bytes(s, r, e)),
+                        )
+                    }
+                },
+            )
+        },
+    )??;
     Some(result(comm, "MPI_Allreduce", r))
 }
 
@@ -404,36 +448,41 @@ pub(crate) unsafe fn reduce(
         return None;
     }
     let (len, _) = len_of(count, ty)?;
-    let r = with_op(op, ty, |e| {
-        intra(comm, |c| {
-            if root as usize >= c.size() {
-                return None;
-            }
-            if c.rank().0 != root {
-                // Only the root's receive buffer is significant.
-                if in_place(sendbuf) {
-                    return None;
-                }
-                // SAFETY: forwarded.
-                let send = unsafe { bytes(sendbuf, len) }?;
-                return Some(class(c.reduce_bytes(send, &mut [], e, Rank(root))));
-            }
-            // SAFETY: forwarded.
-            let recv = unsafe { bytes_mut(recvbuf, len) }?;
-            // SAFETY: forwarded.
-            unsafe {
-                operand(sendbuf, recv, |s, r| {
-                    class(c.reduce_bytes(s, r, e, Rank(root)))
-                })
-            }
-        })
-    })??;
+    let r = with_op(
+        op,
+        ty,
+        #[inline(always)]
+        |e| {
+            intra(
+                comm,
+                #[inline(always)]
+                |c| {
+                    if root as usize >= c.size() {
+                        return None;
+                    }
+                    if c.rank().0 != root {
+                        // Only the root's receive buffer is significant.
+                        if in_place(sendbuf) {
+                            return None;
+                        }
+                        // SAFETY: forwarded.
+                        let send = unsafe { bytes(sendbuf, len) }?;
+                        return Some(class(c.reduce_bytes(send, &mut [], e, Rank(root))));
+                    }
+                    // SAFETY: forwarded.
+                    let recv = unsafe { bytes_mut(recvbuf, len) }?;
+                    // SAFETY: forwarded.
+                    unsafe {
+                        operand(
+                            sendbuf,
+                            recv,
+                            #[inline(always)]
+                            |s, r| class(c.reduce_bytes(s, r, e, Rank(root))),
+                        )
+                    }
+                },
+            )
+        },
+    )??;
     Some(result(comm, "MPI_Reduce", r))
-}
-
-/// A call's general path, kept out of line so that the fast path before
-/// it stays a small function.
-#[inline(never)]
-pub(crate) fn general<R>(f: impl FnOnce() -> R) -> R {
-    f()
 }

@@ -68,9 +68,11 @@ pub type MPI_Aint = isize;
 /// Defines `PMPI_X` and `MPI_X` calling it: `mpi! { fn PMPI_X(args) -> T
 /// as MPI_X { body } }`. The body runs behind the entry guard
 /// (`serial::enter`: see `serial.rs`), or is refused with
-/// `MPI_ERR_OTHER`. `mpi! { any_thread fn ... }` defines a function that
-/// reads no state and passes no guard (callable from any thread, at any
-/// time).
+/// `MPI_ERR_OTHER`. `mpi! { fn ... as MPI_X fast { .. } else { .. } }`
+/// gives a hot call a fast path (an `Option` of the return, `None` to
+/// decline) that the thread calling without the lock runs before any
+/// guard; other threads (`MPI_THREAD_SERIALIZED`) take the general path. `mpi! { any_thread fn ... }` defines a function that reads no
+/// state and passes no guard (callable from any thread, at any time).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! mpi {
@@ -83,6 +85,39 @@ macro_rules! mpi {
                 Err(()) => return $crate::serial::refused(stringify!($mpi)),
             };
             $body
+        }
+
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $mpi($($a: $t),*) -> $r {
+            // SAFETY: the same function, the same contract.
+            unsafe { $pmpi($($a),*) }
+        }
+    };
+    ($(#[$m:meta])* fn $pmpi:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty as $mpi:ident fast $fast:block else $body:block) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($a: $t),*) -> $r {
+            // The thread that may call without the lock passes no guard
+            // (its entry would be `Entry::Free`, which holds nothing), so
+            // its fast path saves no register for one; the general path,
+            // guarded, is out of line. (The fast path is written once:
+            // its closures, called from one place, are inlined.)
+            if $crate::serial::free() {
+                if let Some(rc) = $fast {
+                    return rc;
+                }
+            }
+            #[inline(never)]
+            unsafe fn guarded($($a: $t),*) -> $r {
+                let _entry = match $crate::serial::enter() {
+                    Ok(entry) => entry,
+                    Err(()) => return $crate::serial::refused(stringify!($mpi)),
+                };
+                $body
+            }
+            // SAFETY: forwarded.
+            unsafe { guarded($($a),*) }
         }
 
         $(#[$m])*

@@ -126,52 +126,50 @@ pub(crate) unsafe fn slice<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
 
 crate::mpi! {
     /// `MPI_Send` (standard mode).
-    fn PMPI_Send(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Send {
+    fn PMPI_Send(buf: *const c_void, count: c_int, ty: c_int, dest: c_int, tag: c_int, comm: c_int) -> c_int as MPI_Send fast {
         // SAFETY: forwarded.
-        if let Some(rc) = unsafe { crate::fast::send(buf, count, ty, dest, tag, comm) } { return rc; }
-        crate::fast::general(move || {
-            if let Some(rc) = crate::resilient::send(buf, count, ty, dest, tag, comm) { return rc; }
-            call(comm, "MPI_Send", || {
-                let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
-                if dest == MPI_PROC_NULL {
-                    return Ok(());
-                }
-                // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
-                let data = unsafe { SendBuf::new(buf, n, &t) }?;
-                c.send_bytes(data.bytes(), Rank(dest), Tag(tag)).map(drop).map_err(|e| code_of(&e))
-            })
+        unsafe { crate::fast::send(buf, count, ty, dest, tag, comm) }
+    } else {
+        if let Some(rc) = crate::resilient::send(buf, count, ty, dest, tag, comm) { return rc; }
+        call(comm, "MPI_Send", || {
+            let (c, t, n) = check::send(buf, count, ty, dest, tag, comm)?;
+            if dest == MPI_PROC_NULL {
+                return Ok(());
+            }
+            // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
+            let data = unsafe { SendBuf::new(buf, n, &t) }?;
+            c.send_bytes(data.bytes(), Rank(dest), Tag(tag)).map(drop).map_err(|e| code_of(&e))
         })
     }
 }
 
 crate::mpi! {
     /// `MPI_Recv`.
-    fn PMPI_Recv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Recv {
+    fn PMPI_Recv(buf: *mut c_void, count: c_int, ty: c_int, src: c_int, tag: c_int, comm: c_int, st: *mut MpiStatus) -> c_int as MPI_Recv fast {
         // SAFETY: forwarded.
-        if let Some(rc) = unsafe { crate::fast::recv(buf, count, ty, src, tag, comm, st) } { return rc; }
-        crate::fast::general(move || {
-            if let Some(rc) = crate::resilient::recv(buf, count, ty, src, tag, comm, st) { return rc; }
-            call(comm, "MPI_Recv", || {
-                let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;
-                if src == MPI_PROC_NULL {
+        unsafe { crate::fast::recv(buf, count, ty, src, tag, comm, st) }
+    } else {
+        if let Some(rc) = crate::resilient::recv(buf, count, ty, src, tag, comm, st) { return rc; }
+        call(comm, "MPI_Recv", || {
+            let (c, t, n) = check::recv(buf, count, ty, src, tag, comm)?;
+            if src == MPI_PROC_NULL {
+                // SAFETY: MPI's contract for `st`.
+                unsafe { put_status(st, empty()) };
+                return Ok(());
+            }
+            // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
+            let mut data = unsafe { RecvBuf::new(buf, n, &t) }?;
+            let got = c.recv_bytes(data.bytes_mut(), t.recv_elem(), source(src)?, tag_match(tag));
+            match got {
+                Ok(Some(s)) => {
+                    data.finish(s.len);
                     // SAFETY: MPI's contract for `st`.
-                    unsafe { put_status(st, empty()) };
-                    return Ok(());
+                    unsafe { put_status(st, of(&s)) };
+                    Ok(())
                 }
-                // SAFETY: MPI's contract: `buf` holds `count` elements of `ty`.
-                let mut data = unsafe { RecvBuf::new(buf, n, &t) }?;
-                let got = c.recv_bytes(data.bytes_mut(), t.recv_elem(), source(src)?, tag_match(tag));
-                match got {
-                    Ok(Some(s)) => {
-                        data.finish(s.len);
-                        // SAFETY: MPI's contract for `st`.
-                        unsafe { put_status(st, of(&s)) };
-                        Ok(())
-                    }
-                    Ok(None) => Err(MPI_ERR_INTERN),
-                    Err(e) => Err(code_of(&e)),
-                }
-            })
+                Ok(None) => Err(MPI_ERR_INTERN),
+                Err(e) => Err(code_of(&e)),
+            }
         })
     }
 }

@@ -71,8 +71,9 @@ impl<T> Serial<T> {
     }
 
     /// Runs `f` on the value (as `LocalKey::with`). Only inside a library
-    /// call, after [`enter`].
-    #[inline]
+    /// call, after [`enter`]. (Always inlined, with `f`: the fast paths
+    /// would otherwise call their own closures.)
+    #[inline(always)]
     pub(crate) fn with<R>(&'static self, f: impl FnOnce(&T) -> R) -> R {
         debug_assert!(inside(), "the library's state touched outside a call");
         f(&self.0)
@@ -87,7 +88,7 @@ const NONE: c_int = -1;
 static LEVEL: AtomicI32 = AtomicI32::new(NONE);
 
 /// At `MPI_THREAD_SINGLE`/`FUNNELED`: the thread that joined (its
-/// `pthread_self`), whose calls pass without the lock; 0 (no thread)
+/// [`this_thread`]), whose calls pass without the lock; 0 (no thread)
 /// otherwise. Written once, by that thread, inside its call: the thread
 /// sees its own write; any other thread finds another id, or 0, and goes
 /// to the slow path, which decides with `LEVEL`. (A thread id is reused
@@ -111,11 +112,46 @@ std::thread_local! {
     static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
 }
 
-/// This thread's id (`pthread_self`: one instruction past a call).
+/// This thread's id: its thread pointer, one instruction, no call (a
+/// call would make every exported function save its arguments first).
+/// Distinct between live threads; reused only after a thread has ended,
+/// as `pthread_self`'s value (the same address on x86-64 Linux).
 #[inline(always)]
 fn this_thread() -> usize {
-    // SAFETY: `pthread_self` has no preconditions and cannot fail.
-    unsafe { libc::pthread_self() as usize }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let tp: usize;
+        // SAFETY: the x86-64 ELF TLS ABI keeps at `%fs:0` a pointer to the
+        // thread control block itself, for every thread: a plain load,
+        // nothing written, no stack used.
+        unsafe {
+            std::arch::asm!(
+                "mov {}, qword ptr fs:[0]",
+                out(reg) tp,
+                options(nostack, readonly, preserves_flags, pure)
+            );
+        }
+        tp
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let tp: usize;
+        // SAFETY: `tpidr_el0` is the thread pointer every thread has; reading
+        // it touches no memory.
+        unsafe {
+            std::arch::asm!(
+                "mrs {}, tpidr_el0",
+                out(reg) tp,
+                options(nomem, nostack, preserves_flags, pure)
+            );
+        }
+        tp
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        // SAFETY: `pthread_self` has no preconditions and cannot fail.
+        unsafe { libc::pthread_self() as usize }
+    }
 }
 
 /// The thread level given: `MPI_THREAD_FUNNELED` (what `MPI_Init` gives)
@@ -154,6 +190,13 @@ pub(crate) fn start(required: c_int) -> c_int {
     }
 }
 
+/// Whether this thread calls without the lock (the one that joined at
+/// `MPI_THREAD_SINGLE`/`FUNNELED`): what [`enter`] checks first.
+#[inline(always)]
+pub(crate) fn free() -> bool {
+    this_thread() == FREE_THREAD.load(Ordering::Relaxed)
+}
+
 /// Whether this thread is inside a library call now (it may touch the
 /// state).
 pub(crate) fn inside() -> bool {
@@ -174,7 +217,7 @@ pub(crate) enum Entry {
 /// thread may not make (another thread's at `MPI_THREAD_FUNNELED`).
 #[inline(always)]
 pub(crate) fn enter() -> Result<Entry, ()> {
-    if this_thread() == FREE_THREAD.load(Ordering::Relaxed) {
+    if free() {
         return Ok(Entry::Free);
     }
     enter_slow()

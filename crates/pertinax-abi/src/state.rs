@@ -148,11 +148,14 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut State) -> R) -> Option<R> {
 #[inline(always)]
 pub(crate) fn on_comm<R>(h: c_int, f: impl FnOnce(&Comm) -> R) -> Option<R> {
     let i = comm_index(h)?;
-    STATE.with(|st| {
-        let st = st.try_borrow().ok()?;
-        let e = st.as_ref()?.comms.get(i)?.as_ref()?;
-        Some(f(&e.comm))
-    })
+    STATE.with(
+        #[inline(always)]
+        |st| {
+            let st = st.try_borrow().ok()?;
+            let e = st.as_ref()?.comms.get(i)?.as_ref()?;
+            Some(f(&e.comm))
+        },
+    )
 }
 
 fn index(handle: c_int, direct: c_int) -> Option<usize> {
