@@ -2,10 +2,11 @@
 //! `MPI_Allreduce`, `MPI_Reduce`, `MPI_Bcast`, `MPI_Barrier`): the common
 //! case straight to the core, as a Rust program would call it.
 //!
-//! A fast path runs when the call is plain: from the thread that calls
-//! without the lock (`MPI_THREAD_SINGLE`/`FUNNELED`, before any guard: see
-//! the `mpi!` macro), no `--resilient`, no fault plan (every call is then
-//! a fault point), an intracommunicator for a collective, a predefined contiguous datatype (and a predefined
+//! A fast path runs when the call is plain (for the thread that calls
+//! without the lock, at `MPI_THREAD_SINGLE`/`FUNNELED`, before any guard;
+//! for another behind it: see the `mpi!` macro): no `--resilient`, no
+//! fault plan (every call is then a fault point), an intracommunicator
+//! for a collective, a predefined contiguous datatype (and a predefined
 //! operation), arguments in range. Anything else, an invalid argument
 //! included, returns `None` and the call takes its general path, which
 //! checks everything and raises the error class; a send's or receive's

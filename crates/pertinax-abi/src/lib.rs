@@ -71,7 +71,8 @@ pub type MPI_Aint = isize;
 /// `MPI_ERR_OTHER`. `mpi! { fn ... as MPI_X fast { .. } else { .. } }`
 /// gives a hot call a fast path (an `Option` of the return, `None` to
 /// decline) that the thread calling without the lock runs before any
-/// guard; other threads (`MPI_THREAD_SERIALIZED`) take the general path. `mpi! { any_thread fn ... }` defines a function that reads no
+/// guard; a thread holding the lock (`MPI_THREAD_SERIALIZED`) runs it
+/// behind the guard. `mpi! { any_thread fn ... }` defines a function that reads no
 /// state and passes no guard (callable from any thread, at any time).
 #[macro_export]
 #[doc(hidden)]
@@ -100,9 +101,9 @@ macro_rules! mpi {
         pub unsafe extern "C" fn $pmpi($($a: $t),*) -> $r {
             // The thread that may call without the lock passes no guard
             // (its entry would be `Entry::Free`, which holds nothing), so
-            // its fast path saves no register for one; the general path,
-            // guarded, is out of line. (The fast path is written once:
-            // its closures, called from one place, are inlined.)
+            // its fast path saves no register for one; the guarded path
+            // (the lock's holder's fast path, then the general path) is
+            // out of line.
             if $crate::serial::free() {
                 if let Some(rc) = $fast {
                     return rc;
@@ -110,10 +111,15 @@ macro_rules! mpi {
             }
             #[inline(never)]
             unsafe fn guarded($($a: $t),*) -> $r {
-                let _entry = match $crate::serial::enter() {
+                let entry = match $crate::serial::enter() {
                     Ok(entry) => entry,
                     Err(()) => return $crate::serial::refused(stringify!($mpi)),
                 };
+                if matches!(entry, $crate::serial::Entry::Held(_)) {
+                    if let Some(rc) = $fast {
+                        return rc;
+                    }
+                }
                 $body
             }
             // SAFETY: forwarded.
