@@ -336,6 +336,30 @@ fn make_op(ops: &RefCell<Ops>, op: c_int, ty: c_int, key: usize) -> Option<()> {
     Some(())
 }
 
+/// Runs `f` with predefined operation `op` on predefined type `ty` and
+/// the intracommunicator of handle `comm`; `None` if either is not for
+/// the fast path (see [`with_op`], [`intra`]), or `f` declines.
+#[inline(always)]
+fn with_op_on<R>(
+    op: c_int,
+    ty: c_int,
+    comm: c_int,
+    f: impl FnOnce(&ErasedOp, &Comm) -> Option<R>,
+) -> Option<R> {
+    with_op(
+        op,
+        ty,
+        #[inline(always)]
+        |e| {
+            intra(
+                comm,
+                #[inline(always)]
+                |c| f(e, c),
+            )
+        },
+    )?
+}
+
 /// The input of a reduction: `sendbuf`, or with `MPI_IN_PLACE` a copy of
 /// `recv`'s contents (on the stack when small), handed to `f`.
 ///
@@ -406,28 +430,23 @@ pub(crate) unsafe fn allreduce(
     let (len, _) = len_of(count, ty)?;
     // SAFETY: forwarded.
     let recv = unsafe { bytes_mut(recvbuf, len) }?;
-    let r = with_op(
+    let r = with_op_on(
         op,
         ty,
+        comm,
         #[inline(always)]
-        |e| {
-            intra(
-                comm,
-                #[inline(always)]
-                |c| {
-                    // SAFETY: forwarded.
-                    unsafe {
-                        operand(
-                            sendbuf,
-                            recv,
-                            #[inline(always)]
-                            |s, r| class(c.allreduce_bytes(s, r, e)),
-                        )
-                    }
-                },
-            )
+        |e, c| {
+            // SAFETY: forwarded.
+            unsafe {
+                operand(
+                    sendbuf,
+                    recv,
+                    #[inline(always)]
+                    |s, r| class(c.allreduce_bytes(s, r, e)),
+                )
+            }
         },
-    )??;
+    )?;
     Some(result(comm, "MPI_Allreduce", r))
 }
 
@@ -449,41 +468,36 @@ pub(crate) unsafe fn reduce(
         return None;
     }
     let (len, _) = len_of(count, ty)?;
-    let r = with_op(
+    let r = with_op_on(
         op,
         ty,
+        comm,
         #[inline(always)]
-        |e| {
-            intra(
-                comm,
-                #[inline(always)]
-                |c| {
-                    if root as usize >= c.size() {
-                        return None;
-                    }
-                    if c.rank().0 != root {
-                        // Only the root's receive buffer is significant.
-                        if in_place(sendbuf) {
-                            return None;
-                        }
-                        // SAFETY: forwarded.
-                        let send = unsafe { bytes(sendbuf, len) }?;
-                        return Some(class(c.reduce_bytes(send, &mut [], e, Rank(root))));
-                    }
-                    // SAFETY: forwarded.
-                    let recv = unsafe { bytes_mut(recvbuf, len) }?;
-                    // SAFETY: forwarded.
-                    unsafe {
-                        operand(
-                            sendbuf,
-                            recv,
-                            #[inline(always)]
-                            |s, r| class(c.reduce_bytes(s, r, e, Rank(root))),
-                        )
-                    }
-                },
-            )
+        |e, c| {
+            if root as usize >= c.size() {
+                return None;
+            }
+            if c.rank().0 != root {
+                // Only the root's receive buffer is significant.
+                if in_place(sendbuf) {
+                    return None;
+                }
+                // SAFETY: forwarded.
+                let send = unsafe { bytes(sendbuf, len) }?;
+                return Some(class(c.reduce_bytes(send, &mut [], e, Rank(root))));
+            }
+            // SAFETY: forwarded.
+            let recv = unsafe { bytes_mut(recvbuf, len) }?;
+            // SAFETY: forwarded.
+            unsafe {
+                operand(
+                    sendbuf,
+                    recv,
+                    #[inline(always)]
+                    |s, r| class(c.reduce_bytes(s, r, e, Rank(root))),
+                )
+            }
         },
-    )??;
+    )?;
     Some(result(comm, "MPI_Reduce", r))
 }
