@@ -72,8 +72,9 @@ pub type MPI_Aint = isize;
 /// gives a hot call a fast path (an `Option` of the return, `None` to
 /// decline) that the thread calling without the lock runs before any
 /// guard; a thread holding the lock (`MPI_THREAD_SERIALIZED`) runs it
-/// behind the guard. `mpi! { any_thread fn ... }` defines a function that reads no
-/// state and passes no guard (callable from any thread, at any time).
+/// behind the guard. `mpi! { any_thread fn ... }` defines a function that
+/// reads no state and passes no guard (callable from any thread, at any
+/// time).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! mpi {

@@ -71,8 +71,8 @@ impl<T> Serial<T> {
     }
 
     /// Runs `f` on the value (as `LocalKey::with`). Only inside a library
-    /// call, after [`enter`]. (Always inlined, with `f`: the fast paths
-    /// would otherwise call their own closures.)
+    /// call, after [`enter`]. (Always inlined: every fast path passes
+    /// here.)
     #[inline(always)]
     pub(crate) fn with<R>(&'static self, f: impl FnOnce(&T) -> R) -> R {
         debug_assert!(inside(), "the library's state touched outside a call");
