@@ -157,7 +157,7 @@ impl Mpi {
     pub(super) fn make_trio(&self, ctx: u32, rank: u32, peers: &Peers) -> Result<Trio> {
         let err = |c: sys::Code| error_of(c, None, None);
         let base = if ctx == 0 {
-            sys::Comm::world().dup().map_err(err)?
+            return self.world_trio(rank, peers);
         } else if peers.len() == 1 {
             sys::Comm::self_().dup().map_err(err)?
         } else {
@@ -188,6 +188,37 @@ impl Mpi {
             base?
         };
         self.trio_over(base, rank, peers)
+    }
+
+    /// The world's communicators, each a duplicate of a transient
+    /// `MPI_Comm_create_group` of `MPI_COMM_WORLD` that is freed at once.
+    ///
+    /// Not duplicates of `MPI_COMM_WORLD` itself: in Open MPI 5.0.x an
+    /// `MPI_Comm_dup` allocates its context with a non-blocking allreduce
+    /// (libnbc) on the parent, which registers libnbc's progress function
+    /// with `opal_progress` until that parent is freed, so every later
+    /// MPI call of the run (each `MPI_Recv` of a ping-pong) would pay for
+    /// it: 161 instructions a round trip more inside `MPI_Recv` than a C
+    /// program that never duplicates (callgrind). `MPI_Comm_create_group`
+    /// allocates its context with point-to-point messages, and the
+    /// duplicates' parent is gone once they exist, so no communicator
+    /// pertinax made keeps the callback registered. A program that
+    /// duplicates a communicator itself pays for it, as in C.
+    fn world_trio(&self, rank: u32, peers: &Peers) -> Result<Trio> {
+        let err = |c: sys::Code| error_of(c, None, None);
+        let world = sys::Comm::world();
+        let n = world.size().map_err(err)?;
+        let all: Vec<i32> = (0..n).collect();
+        let mut t = world.create_group(&all, WORLD_TAG).map_err(err)?;
+        let made = t.errors_return().map_err(err).and_then(|()| {
+            if self.own_coll {
+                dups([t; 3]).map(|[base, rec, agr]| [base, base, rec, agr])
+            } else {
+                dups([t; 4])
+            }
+        });
+        let _ = t.free();
+        Ok(Trio::over(made?, rank, peers))
     }
 
     /// The communicators of a pertinax communicator whose point-to-point
@@ -222,8 +253,20 @@ impl Mpi {
                 return Err(e);
             }
         };
-        Ok(Trio {
-            comms: [base, coll, rec, agr],
+        Ok(Trio::over([base, coll, rec, agr], rank, peers))
+    }
+}
+
+/// The tag of the world's transient `MPI_Comm_create_group` (any tag
+/// works: no other creation runs on the world at start).
+const WORLD_TAG: i32 = 0x7074;
+
+impl Trio {
+    /// An intracommunicator's trio of `comms` (point-to-point, collective,
+    /// recovery, agreement), this process at `rank` of `peers`.
+    fn over(comms: [sys::Comm; 4], rank: u32, peers: &Peers) -> Trio {
+        Trio {
+            comms,
             rank,
             members: peers.clone(),
             remote: None,
@@ -231,6 +274,6 @@ impl Mpi {
             me_all: rank,
             order: (0..peers.len() as u32).collect(),
             acked: Cell::new(0),
-        })
+        }
     }
 }
