@@ -3,11 +3,12 @@
 //! documentation). [`Capabilities`] announces them; [`OwnCollectives`]
 //! (with the collective it is handed, [`Coll`]), [`OwnCommunicators`]
 //! (with [`Derived`] and [`Shrunk`], and [`attach_derived`] for a backend
-//! without it), [`OwnAgreement`] and [`NameService`] are the traits.
+//! without it), [`OwnAgreement`], [`NameService`] and [`DirectP2p`] (with
+//! what its calls did, [`Now`]) are the traits.
 
 use pertinax_os::lend::{Lent, LentMut};
 
-use crate::error::{RecoveryCall, Result};
+use crate::error::{Error, RecoveryCall, Result};
 use crate::op::ErasedOp;
 use crate::types::Status;
 use crate::{Backend, Peers, Record, ReqKey, Token};
@@ -147,6 +148,48 @@ pub struct Capabilities {
     /// The backend publishes and looks up service names for ports
     /// ([`NameService`]; native: the launcher's name table).
     pub name_service: bool,
+    /// A blocking send or a receive from a named source can go straight to
+    /// the transport's blocking call, without a request
+    /// ([`DirectP2p`]; MPI: `MPI_Send`, `MPI_Recv`).
+    pub direct_p2p: bool,
+}
+
+/// What a call of [`DirectP2p`] did.
+#[derive(Debug)]
+pub enum Now {
+    /// The call is done (a receive wrote its status).
+    Done,
+    /// Nothing was done: the caller takes the general path, which sees
+    /// the same state as if this call had not been made.
+    General,
+    /// The call failed (a receive may have consumed its message: a
+    /// truncation). Boxed: rare, and it keeps [`Now`] two words.
+    Failed(Box<Error>),
+}
+
+/// A backend whose blocking sends and receives from a named source can
+/// skip the request machinery ([`Capabilities::direct_p2p`]): the API
+/// calls these first, with arguments it has checked, and falls back to
+/// the general path on [`Now::General`]. The hot path of a ping-pong.
+pub trait DirectP2p: Backend {
+    /// A blocking send of `data` to `dest_rank` with `tag` on context
+    /// `ctx`, made at once if this backend can (it returns when `data` may
+    /// be reused).
+    fn send_now(&self, ctx: u32, dest_rank: u32, tag: i32, data: &[u8]) -> Now;
+    /// A blocking receive on context `ctx` from `src` with `tag` (`None`:
+    /// any tag) into `buf` (elements of `elem` bytes), made at once if this
+    /// backend can; on [`Now::Done`] the message's status is in `st`. A
+    /// message too long for `buf` or not whole elements is consumed and
+    /// fails it (`Truncated`, `LengthNotMultiple`).
+    fn recv_now(
+        &self,
+        ctx: u32,
+        src: u32,
+        tag: Option<i32>,
+        buf: &mut [u8],
+        elem: usize,
+        st: &mut Status,
+    ) -> Now;
 }
 
 /// A backend that runs the collectives itself

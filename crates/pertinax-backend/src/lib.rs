@@ -93,7 +93,7 @@
 //! [`Capabilities`] that the core reads once per communicator (the name
 //! service: once per process, at `init`), never per call. The native
 //! backend opts into the name service only; the MPI backend into the other
-//! three, so that MPI's tuned implementations run:
+//! four, so that MPI's tuned implementations run:
 //!
 //! - [`OwnCollectives`] ([`Capabilities::own_collectives`]): the backend
 //!   runs every collective: the collective layer checks the arguments, then
@@ -117,6 +117,12 @@
 //!   ports (`MPI_Publish_name`, `MPI_Lookup_name`); there is no portable
 //!   fallback, so without it `Universe::publish_name` and its kin answer
 //!   `Unsupported`.
+//! - [`DirectP2p`] ([`Capabilities::direct_p2p`]): a blocking send, or a
+//!   receive from a named source, straight to the transport's blocking
+//!   call when the backend can make it at once ([`DirectP2p::send_now`],
+//!   [`DirectP2p::recv_now`]: `MPI_Send`, `MPI_Recv`), before the core
+//!   builds anything for the general path; [`Now::General`] sends it
+//!   there.
 //!
 //! # What is optional
 //!
@@ -161,8 +167,8 @@ pub mod wait;
 
 pub use buf::{Cell, RecvBuf, SendBuf, Store};
 pub use capability::{
-    attach_derived, Capabilities, Coll, CollKind, CollOut, Derived, NameService, OwnAgreement,
-    OwnCollectives, OwnCommunicators, Shrunk,
+    attach_derived, Capabilities, Coll, CollKind, CollOut, Derived, DirectP2p, NameService, Now,
+    OwnAgreement, OwnCollectives, OwnCommunicators, Shrunk,
 };
 pub use startup::{Assignment, StartBound, Started};
 

@@ -11,7 +11,7 @@ use super::comms::shrink_live;
 use super::{agree, finalize, report, spawn};
 use super::{error_of, received, recv_error_of, CommState, Mpi, Slot};
 use crate::backend::{
-    Backend, MatchSpec, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Task, Token,
+    Backend, MatchSpec, Now, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::Status;
@@ -206,10 +206,11 @@ impl Backend for Mpi {
         // On an intercommunicator `dest_rank` is a remote rank, never this
         // process.
         let to_self = me == dest_rank && self.intra(ctx);
-        if let Some(r) = self.send_fast(comm, to_self, dest_rank, tag, data) {
-            return r;
+        match self.send_fast(comm, to_self, dest_rank, tag, data) {
+            Now::Done => Ok(()),
+            Now::Failed(e) => Err(*e),
+            Now::General => self.send_copy((comm, ctx), dest_rank, tag, data),
         }
-        self.send_copy((comm, ctx), dest_rank, tag, data)
     }
 
     fn bsend(
@@ -462,6 +463,7 @@ impl Backend for Mpi {
             // names seen across jobs): `Universe::publish_name` answers
             // `Unsupported`.
             name_service: false,
+            direct_p2p: true,
         }
     }
 

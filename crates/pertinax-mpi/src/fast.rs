@@ -37,7 +37,7 @@
 use pertinax_mpi_sys::{self as sys, Kind};
 
 use super::{error_of, received, Mpi, Slot};
-use crate::backend::{MatchSpec, ReqKey};
+use crate::backend::{DirectP2p, MatchSpec, Now, ReqKey};
 use crate::error::{Error, Result};
 use crate::types::{Rank, Status, Tag};
 
@@ -87,11 +87,9 @@ impl Mpi {
     /// A blocking receive into `buf` straight through MPI (`MPI_Recv`) if
     /// it names its source and nothing of this backend's own is pending
     /// (see the module documentation); `None` for the general path, with
-    /// nothing done. The core's blocking receive asks this first
-    /// ([`crate::backend::Backend::recv_direct`]), before it lends the
-    /// buffer. Inlined into the core's receive, with every outcome but a
-    /// whole message out of line ([`received_now`]): one frame from the
-    /// user's call to the shim's.
+    /// nothing done: [`DirectP2p::recv_now`] for a receive the core has
+    /// already made a match specification of
+    /// ([`crate::backend::Backend::recv_direct`]).
     #[inline(always)]
     pub(super) fn recv_now(
         &self,
@@ -99,22 +97,16 @@ impl Mpi {
         buf: &mut [u8],
         elem: usize,
     ) -> Option<Result<Status>> {
-        let src = spec.src?;
-        if !self.quiet() {
-            return None;
+        let mut st = Status {
+            source: Rank(0),
+            tag: Tag(0),
+            len: 0,
+        };
+        match DirectP2p::recv_now(self, spec.ctx, spec.src?, spec.tag, buf, elem, &mut st) {
+            Now::Done => Some(Ok(st)),
+            Now::Failed(e) => Some(Err(*e)),
+            Now::General => None,
         }
-        let (comm, _) = self.comm(spec.ctx)?;
-        let tag = spec.tag.unwrap_or_else(sys::any_tag);
-        let capacity = buf.len();
-        let r = sys::recv(buf, elem, src as i32, tag, comm);
-        Some(match r {
-            Ok(st) if st.error == 0 => Ok(Status {
-                source: Rank(st.source),
-                tag: Tag(st.tag),
-                len: usize::try_from(st.bytes).unwrap_or(0),
-            }),
-            r => received_now(r, capacity, elem, comm, src),
-        })
     }
 
     /// Waits for `k` inside MPI (`MPI_Wait`) if it is a send or a
@@ -163,8 +155,8 @@ impl Mpi {
     }
 
     /// A small blocking send straight through `MPI_Send` if it can be;
-    /// `None` for the general path. `to_self`: the destination may be this
-    /// process.
+    /// [`Now::General`] for the general path. `to_self`: the destination
+    /// may be this process.
     #[inline(always)]
     pub(super) fn send_fast(
         &self,
@@ -173,18 +165,78 @@ impl Mpi {
         dest_rank: u32,
         tag: i32,
         data: &[u8],
-    ) -> Option<Result<()>> {
+    ) -> Now {
         // Not to this process: Open MPI's `self` transport sends eagerly
         // only up to 1 KiB with its header, so `MPI_Send` to self could
         // wait for a receive this process has not posted.
-        if data.len() > FAST_SEND_MAX || !self.quiet() || to_self {
-            return None;
+        if data.len() > FAST_SEND_MAX || to_self || !self.quiet() {
+            return Now::General;
         }
-        Some(
-            sys::send(data, dest_rank as i32, tag, comm)
-                .map_err(|c| error_of(c, Some(comm), Some(dest_rank))),
-        )
+        match sys::send(data, dest_rank as i32, tag, comm) {
+            Ok(()) => Now::Done,
+            Err(c) => failed(error_of(c, Some(comm), Some(dest_rank))),
+        }
     }
+}
+
+/// The user's blocking calls ([`crate::backend::Capabilities::direct_p2p`]):
+/// the fast paths above, asked before the core builds a match
+/// specification or a result of the general path, each one frame from the
+/// user's call to the shim's.
+impl DirectP2p for Mpi {
+    #[inline(always)]
+    fn send_now(&self, ctx: u32, dest_rank: u32, tag: i32, data: &[u8]) -> Now {
+        let Some((comm, me)) = self.comm(ctx) else {
+            return Now::General;
+        };
+        // `me == dest_rank`: perhaps to itself (on an intercommunicator a
+        // remote rank, which the general path sends all the same).
+        self.send_fast(comm, me == dest_rank, dest_rank, tag, data)
+    }
+
+    #[inline(always)]
+    fn recv_now(
+        &self,
+        ctx: u32,
+        src: u32,
+        tag: Option<i32>,
+        buf: &mut [u8],
+        elem: usize,
+        st: &mut Status,
+    ) -> Now {
+        if !self.quiet() {
+            return Now::General;
+        }
+        let Some((comm, _)) = self.comm(ctx) else {
+            return Now::General;
+        };
+        let capacity = buf.len();
+        let tag = tag.unwrap_or_else(sys::any_tag);
+        match sys::recv(buf, elem, src as i32, tag, comm) {
+            Ok(s) if s.error == 0 => {
+                *st = Status {
+                    source: Rank(s.source),
+                    tag: Tag(s.tag),
+                    len: usize::try_from(s.bytes).unwrap_or(0),
+                };
+                Now::Done
+            }
+            r => match received_now(r, capacity, elem, comm, src) {
+                Ok(s) => {
+                    *st = s;
+                    Now::Done
+                }
+                Err(e) => failed(e),
+            },
+        }
+    }
+}
+
+/// [`Now::Failed`] of `e`, out of line.
+#[cold]
+#[inline(never)]
+fn failed(e: Error) -> Now {
+    Now::Failed(Box::new(e))
 }
 
 /// [`Mpi::recv_now`]'s outcome other than a whole message received: the

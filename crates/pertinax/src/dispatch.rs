@@ -7,8 +7,9 @@
 use pertinax_native::{self as native, Native};
 
 use crate::backend::{
-    attach_derived, Backend, Coll, Derived, MatchSpec, NameService, OwnAgreement, OwnCollectives,
-    OwnCommunicators, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Shrunk, Task, Token,
+    attach_derived, Backend, Coll, Derived, DirectP2p, MatchSpec, NameService, Now, OwnAgreement,
+    OwnCollectives, OwnCommunicators, Peers, ProcRequest, Record, RecvBuf, ReqKey, SendBuf, Shrunk,
+    Task, Token,
 };
 use crate::error::{Error, RecoveryCall, Result};
 use crate::types::Status;
@@ -64,6 +65,41 @@ macro_rules! with {
             _ => Default::default(),
         }
     };
+}
+
+/// Native: never (its blocking calls have their own short paths behind
+/// [`Backend::recv_direct`] and the eager send).
+impl DirectP2p for Active {
+    #[inline(always)]
+    fn send_now(&self, ctx: u32, dest_rank: u32, tag: i32, data: &[u8]) -> Now {
+        match self {
+            Active::Native(_) => {
+                let _ = (ctx, dest_rank, tag, data);
+                Now::General
+            }
+            #[cfg(feature = "mpi")]
+            Active::Mpi(b) => b.send_now(ctx, dest_rank, tag, data),
+        }
+    }
+    #[inline(always)]
+    fn recv_now(
+        &self,
+        ctx: u32,
+        src: u32,
+        tag: Option<i32>,
+        buf: &mut [u8],
+        elem: usize,
+        st: &mut Status,
+    ) -> Now {
+        match self {
+            Active::Native(_) => {
+                let _ = (ctx, src, tag, buf, elem, st);
+                Now::General
+            }
+            #[cfg(feature = "mpi")]
+            Active::Mpi(b) => b.recv_now(ctx, src, tag, buf, elem, st),
+        }
+    }
 }
 
 impl Backend for Active {

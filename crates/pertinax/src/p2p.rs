@@ -23,7 +23,7 @@ use bytemuck::Pod;
 use pertinax_os::lend;
 use serde::Serialize;
 
-use crate::backend::{Backend, MatchSpec, RecvBuf, SendBuf};
+use crate::backend::{Backend, DirectP2p, MatchSpec, Now, RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::request::{Request, Scope};
@@ -125,6 +125,57 @@ impl Comm {
     ) -> Result<()> {
         let (dest, tag) = self.send_args(dest.into(), tag.into())?;
         self.raw_send(self.inner.ctx, bytemuck::cast_slice(buf), dest, tag)
+    }
+
+    /// A blocking send through the backend's direct call
+    /// ([`DirectP2p::send_now`]) when the communicator has one and the
+    /// arguments are valid; [`Now::General`], with nothing done, otherwise
+    /// (the general path then reports what is wrong).
+    #[inline(always)]
+    pub(crate) fn send_now(&self, data: &[u8], dest: Rank, tag: Tag) -> Now {
+        let i = &*self.inner;
+        if !i.caps.direct_p2p
+            || self.live_p2p().is_err()
+            || dest.0 < 0
+            || dest.index() >= self.targets().len()
+            || Self::check_tag(tag).is_err()
+        {
+            return Now::General;
+        }
+        i.rt.b.send_now(i.ctx, dest.0 as u32, tag.0, data)
+    }
+
+    /// A blocking receive from a named source through the backend's direct
+    /// call ([`DirectP2p::recv_now`]), as [`Comm::send_now`]; on
+    /// [`Now::Done`] the status is in `st`.
+    #[inline(always)]
+    pub(crate) fn recv_now(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+        st: &mut Status,
+    ) -> Now {
+        let i = &*self.inner;
+        let Source::Rank(src) = src else {
+            return Now::General;
+        };
+        let tag = match tag {
+            TagMatch::Any => None,
+            TagMatch::Tag(t) => match Self::check_tag(t) {
+                Ok(t) => Some(t),
+                Err(_) => return Now::General,
+            },
+        };
+        if !i.caps.direct_p2p
+            || self.live_p2p().is_err()
+            || src.0 < 0
+            || src.index() >= self.targets().len()
+        {
+            return Now::General;
+        }
+        i.rt.b.recv_now(i.ctx, src.0 as u32, tag, buf, elem, st)
     }
 
     /// The checked destination and tag of a blocking send.

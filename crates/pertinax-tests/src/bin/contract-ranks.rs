@@ -163,7 +163,7 @@ fn anysource(w: &Comm) -> R {
 /// next receive gets the next message. Eager and rendezvous sizes, and the
 /// MPI backend's envelope sizes (1,024 bytes travel as themselves, 1,025
 /// and up as an envelope and a payload; a 5,000-byte message into a buffer
-/// longer than an envelope), on the blocking path (the message arrives
+/// longer than an envelope; envelopes into buffers of 8 and 0 bytes), on the blocking path (the message arrives
 /// first) and on a receive posted before the message arrives. Then
 /// messages sized by probe and received whole (`recv_vec`), a probe asked
 /// twice, an any-tag receive after a probe for a named tag, and messages
@@ -176,6 +176,8 @@ fn truncation(u: &Universe, w: &Comm) -> R {
         (5, big, big / 2),
         (8, 1025, 1024),
         (9, 5000, 2000),
+        (16, 100_000, 8),
+        (17, 2000, 0),
     ];
     let posted = [
         (6, 16, 8),

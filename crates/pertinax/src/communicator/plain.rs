@@ -2,6 +2,7 @@
 //! methods), and boxed communicators as communicators.
 
 use super::{BoxedComm, CommError, Communicator, Outcome, PendingOp};
+use crate::backend::Now;
 use crate::op::ErasedOp;
 use crate::{Comm, Error, Rank, Scope, Source, Status, Tag, TagMatch};
 
@@ -14,6 +15,27 @@ fn in_bytes(v: &[usize], elem: usize) -> Result<Vec<usize>, Error> {
             })
         })
         .collect()
+}
+
+impl Comm {
+    /// [`Communicator::send_bytes`] where the direct call was not taken.
+    #[inline(never)]
+    fn send_general(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
+        Comm::send(self, buf, dest, tag)?;
+        Ok(Outcome::default())
+    }
+
+    /// [`Communicator::recv_bytes`] where the direct call was not taken.
+    #[inline(never)]
+    fn recv_general(
+        &self,
+        buf: &mut [u8],
+        elem: usize,
+        src: Source,
+        tag: TagMatch,
+    ) -> Result<Option<Status>, Error> {
+        self.recv_elems(buf, elem, src, tag).map(Some)
+    }
 }
 
 impl Communicator for Comm {
@@ -51,8 +73,11 @@ impl Communicator for Comm {
     }
     #[inline]
     fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
-        Comm::send(self, buf, dest, tag)?;
-        Ok(Outcome::default())
+        match self.send_now(buf, dest, tag) {
+            Now::Done => Ok(Outcome::default()),
+            Now::Failed(e) => Err(*e),
+            Now::General => self.send_general(buf, dest, tag),
+        }
     }
     #[inline]
     fn recv_bytes(
@@ -62,7 +87,16 @@ impl Communicator for Comm {
         src: Source,
         tag: TagMatch,
     ) -> Result<Option<Status>, Error> {
-        self.recv_elems(buf, elem, src, tag).map(Some)
+        let mut st = Status {
+            source: Rank(0),
+            tag: Tag(0),
+            len: 0,
+        };
+        match self.recv_now(buf, elem, src, tag, &mut st) {
+            Now::Done => Ok(Some(st)),
+            Now::Failed(e) => Err(*e),
+            Now::General => self.recv_general(buf, elem, src, tag),
+        }
     }
     fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
         Comm::probe(self, src, tag).map(Some)
