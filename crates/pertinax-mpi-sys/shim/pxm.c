@@ -223,12 +223,13 @@ int pxm_issend(const void *buf, size_t len, int dest, int tag, intptr_t comm, in
  * PXM_SMALL bytes travels as itself; a longer one as an envelope of
  * PXM_ENVELOPE bytes (its length and a magic word) followed at once by the
  * payload, with the same source, tag and communicator. A receiver so never
- * hands MPI a buffer shorter than what it matches: a first message is at
- * most PXM_ENVELOPE bytes, received into a buffer at least that long, and a
- * payload's length is known before it is received. That keeps Open MPI
- * 5.0.x's single copy (smsc/cma) from writing a truncated rendezvous
- * message past the buffer (checks/truncate.c) while receives stay MPI_Recv
- * and MPI_Irecv, not a matched probe each. The layout: bytes 0..8 the
+ * hands MPI a buffer shorter than a rendezvous message it matches: a first
+ * message is at most PXM_ENVELOPE bytes (eager: a truncation of it stays
+ * inside the buffer, checks/truncate_eager.c), and a payload's length is
+ * known before it is received. That keeps Open MPI 5.0.x's single copy
+ * (smsc/cma) from writing a truncated rendezvous message past the buffer
+ * (checks/truncate.c) while receives stay MPI_Recv and MPI_Irecv, not a
+ * matched probe each. The layout: bytes 0..8 the
  * length (native order), 8..12 the magic word, the rest zero. */
 #define PXM_SMALL 1024
 #define PXM_ENVELOPE (PXM_SMALL + 1)

@@ -3,22 +3,25 @@
 //! task), a blocking call goes straight to a blocking MPI call, as a C
 //! program would, instead of a request in the slab and progress rounds.
 //!
-//! - A blocking receive naming its source ([`Mpi::recv_now`], which the
-//!   core asks before it lends the buffer): one call
-//!   into the shim, `MPI_Recv` ([`sys::recv`]; into a 1,025-byte stack
-//!   buffer when the caller's is shorter), and a second `MPI_Recv` for the
-//!   payload when the message was an envelope ([`sys::SMALL`]). A message
-//!   too long for the buffer (or not whole elements) is consumed into a
-//!   scratch buffer and fails the receive with `Truncated` /
-//!   `LengthNotMultiple`, as MPI's `MPI_ERR_TRUNCATE` does; MPI itself
-//!   never truncates, so Open MPI 5.0.x's single copy cannot write past
-//!   the buffer (`pertinax-mpi-sys/checks/truncate.c`).
+//! - A blocking receive naming its source ([`DirectP2p::recv_now`], which
+//!   the core asks before anything else): one call into the shim,
+//!   `MPI_Recv` into the caller's buffer ([`sys::recv`]), and a second
+//!   `MPI_Recv` for the payload when the message was an envelope
+//!   ([`sys::SMALL`]). A message too long for the buffer (or not whole
+//!   elements) is consumed and fails the receive with `Truncated` /
+//!   `LengthNotMultiple`, as MPI's `MPI_ERR_TRUNCATE` does: a first
+//!   message is eager, which Open MPI truncates inside the buffer and
+//!   reports whole (`pertinax-mpi-sys/checks/truncate_eager.c`); a payload
+//!   too long is received into scratch, so Open MPI 5.0.x's single copy
+//!   cannot write a rendezvous message past the buffer
+//!   (`pertinax-mpi-sys/checks/truncate.c`).
 //!   Ordering is MPI's: no receive of ours is waiting unmatched and no
 //!   probed envelope waits for its payload, so none posted earlier could
 //!   have claimed the message. Any-source receives
 //!   always take the general path (ULFM's `MPIX_ERR_PROC_FAILED_PENDING`
 //!   leaves those pending).
-//! - A blocking send of at most [`FAST_SEND_MAX`] bytes: `MPI_Send`, which
+//! - A blocking send of at most [`FAST_SEND_MAX`] bytes
+//!   ([`DirectP2p::send_now`], and the core's eager send): `MPI_Send`, which
 //!   for a message this small copies it out and returns (every transport
 //!   of Open MPI sends it eagerly), so the call still returns at once as
 //!   [`crate::backend::Backend::eager_limit`] promises, without the copy into an

@@ -18,7 +18,9 @@
 //!   with MPI's own collectives (the default) `ctx + 1` is the same MPI
 //!   communicator as `ctx`, since MPI never matches a collective with a
 //!   point-to-point message ([`Mpi::trio_over`]).
-//!   The world's are duplicates of `MPI_COMM_WORLD`, the self
+//!   The world's are duplicates of a transient `MPI_Comm_create_group`
+//!   of `MPI_COMM_WORLD`, freed at once (so that no parent keeps libnbc's
+//!   progress function registered: `Mpi::world_trio`), the self
 //!   communicator's of `MPI_COMM_SELF`; any other is made in
 //!   [`Backend::attach`] by `MPI_Comm_create_from_group` over the group
 //!   of its members' process ids (collective over its members only, who

@@ -18,7 +18,8 @@ fn in_bytes(v: &[usize], elem: usize) -> Result<Vec<usize>, Error> {
 }
 
 impl Comm {
-    /// [`Communicator::send_bytes`] where the direct call was not taken.
+    /// [`Communicator::send_bytes`] where the direct call was not taken (a
+    /// backend without [`crate::backend::DirectP2p`] runs the same inline).
     #[inline(never)]
     fn send_general(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
         Comm::send(self, buf, dest, tag)?;
@@ -73,11 +74,15 @@ impl Communicator for Comm {
     }
     #[inline]
     fn send_bytes(&self, buf: &[u8], dest: Rank, tag: Tag) -> Result<Outcome, Error> {
-        match self.send_now(buf, dest, tag) {
-            Now::Done => Ok(Outcome::default()),
-            Now::Failed(e) => Err(*e),
-            Now::General => self.send_general(buf, dest, tag),
+        if self.inner.caps.direct_p2p {
+            match self.send_now(buf, dest, tag) {
+                Now::Done => return Ok(Outcome::default()),
+                Now::Failed(e) => return Err(*e),
+                Now::General => return self.send_general(buf, dest, tag),
+            }
         }
+        Comm::send(self, buf, dest, tag)?;
+        Ok(Outcome::default())
     }
     #[inline]
     fn recv_bytes(
@@ -87,16 +92,19 @@ impl Communicator for Comm {
         src: Source,
         tag: TagMatch,
     ) -> Result<Option<Status>, Error> {
-        let mut st = Status {
-            source: Rank(0),
-            tag: Tag(0),
-            len: 0,
-        };
-        match self.recv_now(buf, elem, src, tag, &mut st) {
-            Now::Done => Ok(Some(st)),
-            Now::Failed(e) => Err(*e),
-            Now::General => self.recv_general(buf, elem, src, tag),
+        if self.inner.caps.direct_p2p {
+            let mut st = Status {
+                source: Rank(0),
+                tag: Tag(0),
+                len: 0,
+            };
+            return match self.recv_now(buf, elem, src, tag, &mut st) {
+                Now::Done => Ok(Some(st)),
+                Now::Failed(e) => Err(*e),
+                Now::General => self.recv_general(buf, elem, src, tag),
+            };
         }
+        self.recv_elems(buf, elem, src, tag).map(Some)
     }
     fn probe(&self, src: Source, tag: TagMatch) -> Result<Option<Status>, Error> {
         Comm::probe(self, src, tag).map(Some)
