@@ -14,7 +14,7 @@ for c in ${@:-ulfm replace}; do
   echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) $c" > $D/$c.log
   case $c in
     ulfm) PERTINAX_CAMPAIGN_RUNS=1000 $T -- randomized_campaign --exact --nocapture >> $D/$c.log 2>&1 ;;
-    replace) PERTINAX_REPLACE_RUNS=1000 $T -- randomized_replace_campaign --exact --nocapture >> $D/$c.log 2>&1 ;;
+    replace) PERTINAX_REPLACE_RUNS=${REPLACE_RUNS:-1000} $T -- randomized_replace_campaign --exact --nocapture >> $D/$c.log 2>&1 ;;
   esac
   echo "# $(date -u +%FT%TZ) rc=$?" >> $D/$c.log
 done
