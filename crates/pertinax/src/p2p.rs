@@ -128,14 +128,14 @@ impl Comm {
     }
 
     /// A blocking send through the backend's direct call
-    /// ([`DirectP2p::send_now`]) when the communicator has one and the
-    /// arguments are valid; [`Now::General`], with nothing done, otherwise
-    /// (the general path then reports what is wrong).
+    /// ([`DirectP2p::send_now`]; the caller has seen
+    /// `caps.direct_p2p`) when the arguments are valid; [`Now::General`],
+    /// with nothing done, otherwise (the general path then reports what is
+    /// wrong).
     #[inline(always)]
     pub(crate) fn send_now(&self, data: &[u8], dest: Rank, tag: Tag) -> Now {
         let i = &*self.inner;
-        if !i.caps.direct_p2p
-            || self.live_p2p().is_err()
+        if self.live_p2p().is_err()
             || dest.0 < 0
             || dest.index() >= self.targets().len()
             || Self::check_tag(tag).is_err()
@@ -168,11 +168,7 @@ impl Comm {
                 Err(_) => return Now::General,
             },
         };
-        if !i.caps.direct_p2p
-            || self.live_p2p().is_err()
-            || src.0 < 0
-            || src.index() >= self.targets().len()
-        {
+        if self.live_p2p().is_err() || src.0 < 0 || src.index() >= self.targets().len() {
             return Now::General;
         }
         i.rt.b.recv_now(i.ctx, src.0 as u32, tag, buf, elem, st)
